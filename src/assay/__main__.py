@@ -1,0 +1,5 @@
+"""`python -m assay` runs the CLI."""
+
+from assay.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,443 @@
+"""The one way assay runs a process: argv, deadline, whole-tree kill, bounded output.
+
+Defaults are fail-closed, and each one says why:
+
+- stdin is /dev/null, because a child that reads stdin otherwise hangs until
+  its deadline and the hang looks like slowness, not like the bug it is;
+- the child gets its own session and process group, because killing only the
+  child leaves its children holding the output pipes and running on;
+- the environment is scrubbed of secret-looking variables unless a caller asks
+  for more, because code under test is untrusted;
+- the call returns at the deadline (plus the kill grace period) even when a
+  process we could not kill still holds the pipes open: output collection stops
+  at that point and the result says so.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import math
+import os
+import selectors
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from assay import reaper
+from assay.environment import EnvPolicy, build_env
+from assay.output import HEAD_BYTES, TAIL_BYTES, BoundedBuffer, CapturedOutput
+
+#: Time between SIGTERM to the process tree and SIGKILL. Tests shrink it.
+TERM_GRACE_SECONDS = 1.0
+#: After the main process exits, how long to keep reading pipes held open by
+#: leftovers that are being killed.
+DRAIN_SECONDS = 0.5
+#: Bytes per read from a pipe.
+READ_CHUNK = 256 * 1024
+#: Requested pipe capacity (Linux F_SETPIPE_SZ); bigger pipes mean fewer wake-ups.
+PIPE_CAPACITY = 1024 * 1024
+_F_SETPIPE_SZ = 1031
+
+
+class StartFailure(enum.StrEnum):
+    """Why a process did not start."""
+
+    NOT_FOUND = "not_found"
+    PERMISSION_DENIED = "permission_denied"
+    OS_ERROR = "os_error"
+
+
+class InvalidRun(ValueError):
+    """The arguments to `run_process` are unusable; nothing was started."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """What happened when one command ran."""
+
+    argv: tuple[str, ...]
+    """The exact argv that was executed."""
+    cwd: str
+    """The directory it ran in."""
+    exit_code: int | None
+    """Exit status when it exited on its own; None when a signal ended it or it never started."""
+    signal: int | None
+    """The signal that ended the main process, if one did (ours at the deadline included)."""
+    timed_out: bool
+    """True when our deadline expired and we killed the process tree."""
+    start_failure: StartFailure | None
+    """Set when the process could not be started; exit_code is then None, not 127."""
+    start_error: str | None
+    """The OS's message for a start failure."""
+    duration_s: float
+    """Wall time from start to the end of collection."""
+    stdout: CapturedOutput
+    stderr: CapturedOutput
+    cpu_s: float | None = None
+    """User + system CPU time of the main process and the children it waited for."""
+    peak_rss_bytes: int | None = None
+    """Peak resident set size of the largest process among them."""
+    output_complete: bool = True
+    """False when some process kept the pipes open past the drain period."""
+
+    @property
+    def started(self) -> bool:
+        return self.start_failure is None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "argv": list(self.argv),
+            "cwd": self.cwd,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "timed_out": self.timed_out,
+            "start_failure": self.start_failure.value if self.start_failure else None,
+            "start_error": self.start_error,
+            "duration_s": round(self.duration_s, 6),
+            "cpu_s": None if self.cpu_s is None else round(self.cpu_s, 6),
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "output_complete": self.output_complete,
+            "stdout": self.stdout.to_dict(),
+            "stderr": self.stderr.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> ProcessResult:
+        failure = data.get("start_failure")
+        return cls(
+            argv=tuple(data["argv"]),  # type: ignore[arg-type]
+            cwd=str(data["cwd"]),
+            exit_code=data.get("exit_code"),  # type: ignore[arg-type]
+            signal=data.get("signal"),  # type: ignore[arg-type]
+            timed_out=bool(data.get("timed_out")),
+            start_failure=StartFailure(failure) if failure else None,
+            start_error=data.get("start_error"),  # type: ignore[arg-type]
+            duration_s=float(data.get("duration_s", 0.0)),  # type: ignore[arg-type]
+            cpu_s=data.get("cpu_s"),  # type: ignore[arg-type]
+            peak_rss_bytes=data.get("peak_rss_bytes"),  # type: ignore[arg-type]
+            output_complete=bool(data.get("output_complete", True)),
+            stdout=CapturedOutput.from_dict(data.get("stdout", {})),  # type: ignore[arg-type]
+            stderr=CapturedOutput.from_dict(data.get("stderr", {})),  # type: ignore[arg-type]
+        )
+
+
+def _validate(argv: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None) -> tuple[tuple[str, ...], str]:
+    if isinstance(argv, str | bytes):
+        raise InvalidRun("argv must be a sequence of strings, not one string (no shell is used)")
+    argv = tuple(argv)
+    if not argv:
+        raise InvalidRun("argv is empty: there is no command to run")
+    if not all(isinstance(a, str) for a in argv):
+        raise InvalidRun("every argv element must be a string")
+    if any("\0" in a for a in argv):
+        raise InvalidRun("argv contains a NUL byte")
+    if timeout is not None:
+        if not isinstance(timeout, int | float) or math.isnan(timeout):
+            raise InvalidRun(f"timeout must be a number of seconds, got {timeout!r}")
+        if timeout < 0:
+            raise InvalidRun(f"timeout must be >= 0 seconds, got {timeout}")
+    resolved = os.getcwd() if cwd is None else os.fspath(cwd)
+    if not os.path.isdir(resolved):
+        raise InvalidRun(f"working directory does not exist or is not a directory: {resolved}")
+    return argv, resolved
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    env_policy: EnvPolicy = EnvPolicy.SCRUB,
+    pin_home: bool = False,
+    head_bytes: int = HEAD_BYTES,
+    tail_bytes: int = TAIL_BYTES,
+    shell: bool = False,
+) -> ProcessResult:
+    """Run `argv` to completion or to its deadline and return what happened.
+
+    `timeout` is seconds from start (None or 0: no deadline). `env` is laid over
+    the environment `env_policy` builds. `pin_home` points HOME at a fresh scratch
+    directory removed afterwards. `shell=True` runs argv[0] as a /bin/sh script
+    and must be asked for explicitly.
+
+    Never raises for anything the child does; raises `InvalidRun` for bad arguments.
+    """
+    argv, resolved_cwd = _validate(argv, cwd, timeout)
+    if shell:
+        argv = ("/bin/sh", "-c", *argv)
+    deadline = None if not timeout else time.monotonic() + timeout
+    marker = uuid.uuid4().hex
+    scratch_home = _make_scratch_home() if pin_home else None
+    child_env = build_env(env_policy, env, home=scratch_home)
+    child_env[reaper.MARKER_VAR] = marker
+    reaper.ensure_subreaper()
+    try:
+        return _Execution(argv, resolved_cwd, child_env, deadline, marker, head_bytes, tail_bytes).run()
+    finally:
+        if scratch_home is not None:
+            _remove_tree(scratch_home)
+
+
+class _Execution:
+    """One process tree from spawn to reap."""
+
+    def __init__(
+        self,
+        argv: tuple[str, ...],
+        cwd: str,
+        env: dict[str, str],
+        deadline: float | None,
+        marker: str,
+        head_bytes: int,
+        tail_bytes: int,
+    ) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.deadline = deadline
+        self.marker = marker
+        self.out = BoundedBuffer(head_bytes, tail_bytes)
+        self.err = BoundedBuffer(head_bytes, tail_bytes)
+
+    def run(self) -> ProcessResult:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            return self._start_failed(exc, time.monotonic() - started)
+        try:
+            return self._supervise(proc, started)
+        finally:
+            # Whatever happened above, nothing of this run outlives it.
+            reaper.kill_run(proc.pid, self.marker)
+            if proc.returncode is None:
+                _wait(proc.pid, blocking=True)
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+    def _start_failed(self, exc: OSError, duration: float) -> ProcessResult:
+        if isinstance(exc, FileNotFoundError):
+            failure = StartFailure.NOT_FOUND
+        elif isinstance(exc, PermissionError) or exc.errno == errno.EACCES:
+            failure = StartFailure.PERMISSION_DENIED
+        else:
+            failure = StartFailure.OS_ERROR
+        return ProcessResult(
+            argv=self.argv,
+            cwd=self.cwd,
+            exit_code=None,
+            signal=None,
+            timed_out=False,
+            start_failure=failure,
+            start_error=f"{self.argv[0]}: {exc.strerror or exc}",
+            duration_s=duration,
+            stdout=CapturedOutput.empty(),
+            stderr=CapturedOutput.empty(),
+        )
+
+    def _supervise(self, proc: subprocess.Popen[bytes], started: float) -> ProcessResult:
+        assert proc.stdout is not None and proc.stderr is not None
+        pipes = _Pipes({proc.stdout.fileno(): self.out, proc.stderr.fileno(): self.err})
+        exit_fd = _pidfd(proc.pid)
+        if exit_fd is not None:
+            pipes.watch(exit_fd)
+        status: _Status | None = None
+        timed_out = False
+        try:
+            # Phase 1: pump output until the main process exits or the deadline passes.
+            while status is None:
+                now = time.monotonic()
+                if self.deadline is not None and now >= self.deadline:
+                    timed_out = True
+                    break
+                wait = None if self.deadline is None else self.deadline - now
+                if exit_fd is None:
+                    wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
+                pipes.pump(wait)
+                status = _try_wait(proc.pid)
+        finally:
+            if exit_fd is not None:
+                pipes.unwatch(exit_fd)
+        if timed_out:
+            status = self._terminate(proc.pid, pipes)
+        else:
+            # The main process is gone; anything it left behind goes with it.
+            reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+        # Phase 3: collect what is still in the pipes, but never wait on a holder forever.
+        drain_end = time.monotonic() + DRAIN_SECONDS
+        while pipes.open and (remaining := drain_end - time.monotonic()) > 0:
+            pipes.pump(remaining)
+        output_complete = not pipes.open
+        pipes.close()
+        assert status is not None
+        proc.returncode = status.returncode  # we reaped it; keep Popen consistent
+        return ProcessResult(
+            argv=self.argv,
+            cwd=self.cwd,
+            exit_code=status.exit_code,
+            signal=status.signal,
+            timed_out=timed_out,
+            start_failure=None,
+            start_error=None,
+            duration_s=time.monotonic() - started,
+            stdout=self.out.result(),
+            stderr=self.err.result(),
+            cpu_s=status.cpu_s,
+            peak_rss_bytes=status.peak_rss_bytes,
+            output_complete=output_complete,
+        )
+
+    def _terminate(self, pid: int, pipes: _Pipes) -> _Status:
+        """TERM the whole tree, keep draining through the grace period, then KILL and reap."""
+        reaper.signal_run(pid, self.marker, signal.SIGTERM)
+        grace_end = time.monotonic() + TERM_GRACE_SECONDS
+        status = None
+        while (remaining := grace_end - time.monotonic()) > 0:
+            status = status or _try_wait(pid)
+            if status is not None and not reaper.run_alive(pid, self.marker):
+                return status
+            pipes.pump(min(_EXIT_POLL_SECONDS / 5, remaining))
+        reaper.kill_run(pid, self.marker, keep=pid)
+        return status or _wait(pid, blocking=True)  # type: ignore[return-value]
+
+
+#: Without a pidfd, how often to look for the main process's exit.
+_EXIT_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class _Status:
+    exit_code: int | None
+    signal: int | None
+    cpu_s: float
+    peak_rss_bytes: int
+
+    @property
+    def returncode(self) -> int:
+        return self.exit_code if self.exit_code is not None else -(self.signal or 0)
+
+
+def _wait(pid: int, *, blocking: bool) -> _Status | None:
+    try:
+        got, raw, usage = os.wait4(pid, 0 if blocking else os.WNOHANG)
+    except ChildProcessError:
+        # Already reaped elsewhere: we no longer know how it ended; say so fail-closed.
+        return _Status(exit_code=None, signal=signal.SIGKILL, cpu_s=0.0, peak_rss_bytes=0)
+    if got == 0:
+        return None
+    code = os.waitstatus_to_exitcode(raw)
+    return _Status(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        peak_rss_bytes=usage.ru_maxrss * 1024,  # Linux reports KiB
+    )
+
+
+def _try_wait(pid: int) -> _Status | None:
+    return _wait(pid, blocking=False)
+
+
+class _Pipes:
+    """The child's output pipes (plus optional watched fds) behind one selector."""
+
+    def __init__(self, streams: dict[int, BoundedBuffer]) -> None:
+        self._streams = streams
+        self._selector = selectors.DefaultSelector()
+        for fd in streams:
+            _widen_pipe(fd)
+            os.set_blocking(fd, False)
+            self._selector.register(fd, selectors.EVENT_READ)
+
+    @property
+    def open(self) -> bool:
+        return any(key.fd in self._streams for key in self._selector.get_map().values())
+
+    def watch(self, fd: int) -> None:
+        """Also wake up when `fd` becomes readable (a pidfd: the process exited)."""
+        self._selector.register(fd, selectors.EVENT_READ)
+
+    def unwatch(self, fd: int) -> None:
+        self._selector.unregister(fd)
+        os.close(fd)
+
+    def pump(self, timeout: float | None) -> None:
+        """Wait up to `timeout` for output or a watched event; read what is ready."""
+        if not self._selector.get_map():
+            time.sleep(timeout if timeout is not None else _EXIT_POLL_SECONDS)
+            return
+        for key, _ in self._selector.select(timeout):
+            buffer = self._streams.get(key.fd)
+            if buffer is None:
+                continue
+            try:
+                chunk = os.read(key.fd, READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if chunk:
+                buffer.feed(chunk)
+            else:
+                self._selector.unregister(key.fd)
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _widen_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_CAPACITY)
+    except OSError:
+        pass  # capacity is an optimisation; the default pipe works
+
+
+def _make_scratch_home() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="assay-home-")
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class CommandRunner(Protocol):
+    """The seam through which checks run commands: `run_process` itself, a sandbox
+    backend's runner, or a deterministic fake in unit tests."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ProcessResult: ...
