@@ -25,6 +25,8 @@ class ParsedOutput:
     test_cases: tuple[TestCase, ...] = ()
     failure_recognized: bool = False
     """The output shows why it failed (failed tests, errors): a non-zero exit is a real `fail`."""
+    no_tests_reported: bool = False
+    """The runner said it found no tests (pytest's exit 5, "no test files")."""
     report_found: bool = False
     """A structured report (JUnit XML, go test -json, jest JSON) was read."""
 

@@ -1,0 +1,111 @@
+"""From what a process did (and what its output says) to a verdict: DESIGN.md's table as code.
+
+Pure: no I/O. The order of the rules is the order of the table, and each rule
+can only lower a verdict, so nothing a tool prints can turn a non-zero exit,
+a timeout or a signal into a pass.
+"""
+
+from __future__ import annotations
+
+from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.parsers import ParsedOutput
+from assay.process import ProcessResult, StartFailure
+from assay.verdict import Cause, Kind
+
+#: Longest failure reason kept for a person or an agent to read.
+REASON_MAX_CHARS = 4000
+
+#: Kinds whose tools say "problems found" by exiting non-zero.
+_DIAGNOSING_KINDS = frozenset({Kind.BUILD, Kind.TYPECHECK, Kind.LINT})
+
+
+def classify(
+    check: Check,
+    result: ProcessResult,
+    parsed: ParsedOutput | None = None,
+    *,
+    checker: CheckerId | None = None,
+    sandbox: str | None = None,
+) -> Evidence:
+    """The evidence for `check` given how its process ended and what was parsed from it."""
+    parsed = parsed or ParsedOutput()
+    cause = _cause(check, result, parsed)
+    return evidence_for(
+        check,
+        cause,
+        checker=checker,
+        result=result,
+        diagnostics=parsed.diagnostics,
+        tests=parsed.tests,
+        test_cases=parsed.test_cases,
+        reason=failure_reason(check, result, cause),
+        note=_note(check, result, cause, parsed),
+        sandbox=sandbox,
+    )
+
+
+def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
+    if result.start_failure is not None:
+        return Cause.START_FAILED
+    if result.timed_out:
+        return Cause.TIMEOUT
+    if result.signal is not None:
+        return Cause.SIGNAL
+    tests = parsed.tests
+    if result.exit_code == 0:
+        if check.kind is Kind.TEST:
+            if tests is not None and tests.any_failed:
+                # Exit 0 with failures in the report: a runner that hides failures.
+                return Cause.REPORT_MISMATCH
+            if tests is None or tests.executed == 0:
+                return Cause.NO_TESTS_OBSERVED
+        return Cause.EXIT_ZERO
+    if check.kind in _DIAGNOSING_KINDS:
+        return Cause.EXIT_NONZERO
+    if check.kind is Kind.TEST and tests is not None and tests.executed > 0 and not tests.any_failed:
+        # Every test passed but the runner failed: never a pass, and not the tests' fault.
+        return Cause.REPORT_MISMATCH
+    if check.kind is Kind.TEST and parsed.no_tests_reported and (tests is None or tests.executed == 0):
+        return Cause.NO_TESTS_OBSERVED
+    if parsed.failure_recognized or parsed.diagnostics or (tests is not None and tests.any_failed):
+        return Cause.EXIT_NONZERO
+    return Cause.UNRECOGNIZED_FAILURE
+
+
+def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
+    """The text a reader needs first: the head for compilers, the tail for test runners."""
+    if cause is Cause.EXIT_ZERO:
+        return ""
+    if result.start_failure is not None:
+        return result.start_error or result.start_failure.value
+    text = (result.stdout.text.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
+    if len(text) <= REASON_MAX_CHARS:
+        return text
+    if check.kind is Kind.TEST:
+        return "..." + text[-REASON_MAX_CHARS:]
+    return text[:REASON_MAX_CHARS] + "..."
+
+
+def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutput) -> str:
+    argv0 = result.argv[0] if result.argv else "?"
+    match cause:
+        case Cause.START_FAILED if result.start_failure is StartFailure.NOT_FOUND:
+            return f"{argv0} was not found: install it or put it on PATH."
+        case Cause.START_FAILED:
+            return f"{argv0} could not be started: {result.start_error}."
+        case Cause.TIMEOUT:
+            return f"{check.name} was killed at its deadline; raise the timeout if it is just slow."
+        case Cause.SIGNAL:
+            return f"{check.name} was killed by signal {result.signal} (out of memory, or a crash)."
+        case Cause.NO_TESTS_OBSERVED:
+            return f"{check.name} exited 0 but no test was seen executing."
+        case Cause.REPORT_MISMATCH if result.exit_code == 0:
+            return f"{check.name} exited 0 but its output reports failing tests."
+        case Cause.REPORT_MISMATCH:
+            return (
+                f"{check.name} exited {result.exit_code} although every test it reported passed."
+            )
+        case Cause.UNRECOGNIZED_FAILURE:
+            return f"{check.name} exited {result.exit_code} and its output does not say why."
+        case _:
+            return ""

@@ -1,0 +1,158 @@
+"""Aggregating checks into the status an agent or CI acts on (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay._version import __version__
+from assay.evidence import Evidence
+from assay.verdict import Cause, Kind, Status, Verdict
+
+#: Version of the report JSON document.
+REPORT_SCHEMA = "assay.report/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The verdict on a whole change."""
+
+    status: Status
+    checks: tuple[Evidence, ...]
+    note: str
+    """Why the status is not VERIFIED, in a sentence someone can act on; empty when it is."""
+    plan: Mapping[str, Any] = field(default_factory=dict)
+    """What was planned and why (from the planner), kept with the evidence."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return self.status.exit_code
+
+    @property
+    def verified(self) -> bool:
+        return self.status.verified
+
+    def tool_versions(self) -> dict[str, str]:
+        return {e.checker.tool: e.checker.version for e in self.checks if e.checker}
+
+    def output(self) -> str:
+        """One line per check, the completion gate's `output` field."""
+        return "\n".join(summary_line(e) for e in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        # The first five keys are the completion-gate format, in this order.
+        return {
+            "status": self.status.value,
+            "exit_code": self.exit_code,
+            "output": self.output(),
+            "verified": self.verified,
+            "note": self.note,
+            "checks": [e.to_dict() for e in self.checks],
+            "plan": dict(self.plan),
+            "tool_versions": self.tool_versions(),
+            "assay_version": __version__,
+            "schema": REPORT_SCHEMA,
+            **({"extra": dict(self.extra)} if self.extra else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Report:
+        if data.get("schema") != REPORT_SCHEMA:
+            raise ValueError(f"unsupported report schema {data.get('schema')!r}")
+        return cls(
+            status=Status(data["status"]),
+            checks=tuple(Evidence.from_dict(c) for c in data.get("checks", [])),
+            note=str(data.get("note", "")),
+            plan=dict(data.get("plan") or {}),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+def summary_line(evidence: Evidence) -> str:
+    duration = evidence.result.duration_s if evidence.result else 0.0
+    tests = ""
+    if evidence.tests is not None:
+        t = evidence.tests
+        tests = f" ({t.passed} passed, {t.failed + t.errors} failed, {t.skipped} skipped)"
+    return (
+        f"{evidence.verdict.value:<12} {evidence.check.kind.value:<9} {evidence.check.name}"
+        f"{tests} [{evidence.cause.value}, {duration:.2f}s]"
+    )
+
+
+def aggregate(
+    checks: Sequence[Evidence],
+    *,
+    require_tests: bool = True,
+    plan: Mapping[str, Any] | None = None,
+    empty_note: str = "nothing to run was found",
+) -> Report:
+    """DESIGN.md's status rules: any fail -> FAILED; else any inconclusive ->
+    INDETERMINATE; else anything unverified, nothing run, or no tests executed
+    (when tests are required) -> UNVERIFIED; else VERIFIED."""
+    checks = tuple(checks)
+    status, note = _status(checks, require_tests, empty_note)
+    return Report(status=status, checks=checks, note=note, plan=dict(plan or {}))
+
+
+def _status(checks: tuple[Evidence, ...], require_tests: bool, empty_note: str) -> tuple[Status, str]:
+    if not checks:
+        return Status.UNVERIFIED, _sentence(empty_note)
+    failed = _with(checks, Verdict.FAIL)
+    if failed:
+        return Status.FAILED, _explain(failed)
+    inconclusive = _with(checks, Verdict.INCONCLUSIVE)
+    if inconclusive:
+        return Status.INDETERMINATE, _explain(inconclusive)
+    unverified = _with(checks, Verdict.UNVERIFIED)
+    if unverified:
+        return Status.UNVERIFIED, _explain(unverified)
+    if require_tests and not any(_executed_tests(e) for e in checks):
+        return Status.UNVERIFIED, "No test check executed any test, so nothing shows the code works."
+    if not all(e.verdict.passed for e in checks):  # defensive: every verdict handled above
+        return Status.INDETERMINATE, "A check ended with an unexpected verdict."
+    return Status.VERIFIED, ""
+
+
+def _with(checks: Iterable[Evidence], verdict: Verdict) -> list[Evidence]:
+    return [e for e in checks if e.verdict is verdict]
+
+
+def _executed_tests(evidence: Evidence) -> bool:
+    return (
+        evidence.check.kind is Kind.TEST
+        and evidence.cause is Cause.EXIT_ZERO
+        and evidence.tests is not None
+        and evidence.tests.executed > 0
+    )
+
+
+def _explain(problems: list[Evidence]) -> str:
+    first = problems[0]
+    what = first.note or _default_note(first)
+    more = f" ({len(problems) - 1} more check(s) likewise)" if len(problems) > 1 else ""
+    return _sentence(what) + more
+
+
+def _default_note(evidence: Evidence) -> str:
+    name = evidence.check.name
+    if evidence.verdict is Verdict.FAIL:
+        first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
+        if first_diag is not None:
+            where = f"{first_diag.file}:{first_diag.line}: " if first_diag.file else ""
+            return f"{name} failed: {where}{first_diag.message}"
+        if evidence.tests is not None and evidence.tests.any_failed:
+            t = evidence.tests
+            return f"{name} failed: {t.failed + t.errors} of {t.executed} tests failed"
+        return f"{name} failed ({evidence.cause.value})"
+    return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
