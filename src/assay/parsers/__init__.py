@@ -8,6 +8,7 @@ which can only make a verdict less favourable, never a pass).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,11 +32,55 @@ class ParsedOutput:
     """A structured report (JUnit XML, go test -json, jest JSON) was read."""
 
 
+#: A parser: what `check` printed (and the reports it wrote under `report_dir`) into structure.
+Parser = Callable[[Check, ProcessResult, "Path | None"], ParsedOutput]
+
+
+def report_path(report_dir: Path, check: Check, suffix: str) -> Path:
+    """Where `check`'s structured report goes: one file per check, named after it.
+
+    The engine asks the tool to write here and the parser reads from here; keeping
+    the name in one place keeps the two in step.
+    """
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in check.name) or "check"
+    return report_dir / f"{safe}.{suffix}"
+
+
+def _parsers() -> Mapping[str, Parser]:
+    from assay.parsers import generic, go, node, pytest, python, rust
+
+    return {
+        "compileall": python.parse_compileall,
+        "python": python.parse_compileall,
+        "mypy": python.parse_mypy,
+        "pyright": python.parse_pyright,
+        "ruff": python.parse_ruff,
+        "pytest": pytest.parse,
+        "tsc": node.parse_tsc,
+        "eslint": node.parse_eslint,
+        "jest": node.parse_jest,
+        "vitest": node.parse_jest,
+        "node-test": node.parse_node_test,
+        "npm": node.parse_npm,
+        "go": go.parse,
+        "cargo": rust.parse_cargo,
+        "rustc": rust.parse_rustc,
+        "generic": generic.parse,
+    }
+
+
+def parser_for(tool: str | None) -> Parser:
+    """The parser for logical tool `tool`; the generic text reader for unknown tools."""
+    table = _parsers()
+    return table.get(tool or "generic", table["generic"])
+
+
 def parse_output(check: Check, result: ProcessResult, report_dir: Path | None = None) -> ParsedOutput:
     """Parse `result` as the output of `check.tool`; unknown tools get the generic text reader."""
-    from assay.parsers import generic
-
     try:
-        return generic.parse(check, result, report_dir)
-    except Exception:  # a parser bug must not decide a verdict
+        parsed = parser_for(check.tool)(check, result, report_dir)
+    except Exception:  # noqa: BLE001 - a parser bug must not decide a verdict
         return ParsedOutput()
+    if not isinstance(parsed, ParsedOutput):
+        return ParsedOutput()
+    return parsed

@@ -7,22 +7,28 @@ from pathlib import Path
 
 from assay.evidence import Check, TestCounts
 from assay.parsers import ParsedOutput
+from assay.parsers._text import combined
 from assay.process import ProcessResult
 
 # "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo).
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|error)\b")
+_KEYS = {"error": "errors", "errors": "errors"}
 
 
-def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    text = result.stdout.text + "\n" + result.stderr.text
+def parse_counts(text: str) -> TestCounts | None:
+    """The largest count of each outcome in the last lines of `text`, or None if none is named."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     seen = False
     for line in text.splitlines()[-200:]:
         for number, word in _COUNT.findall(line):
-            key = {"error": "errors", "errors": "errors"}.get(word, word)
+            key = _KEYS.get(word, word)
             counts[key] = max(counts[key], int(number))
             seen = True
-    if not seen:
+    return TestCounts(**counts, source="text") if seen else None
+
+
+def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    tests = parse_counts(combined(result))
+    if tests is None:
         return ParsedOutput()
-    tests = TestCounts(**counts, source="text")
     return ParsedOutput(tests=tests, failure_recognized=tests.any_failed)

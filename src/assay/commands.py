@@ -1,0 +1,85 @@
+"""Running checks through the fail-closed runner: a `Check` becomes a verifier.
+
+Every command assay runs as a check goes through here, so `run_verifiers` is the
+only path from a process to a verdict, for `assay run` and `assay verify` alike.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from assay.evidence import Check, Evidence
+from assay.runner import Isolation, VerifierContext, run_verifiers
+from assay.verdict import Kind
+
+#: Extra seconds the runner allows past a check's own deadline: the process
+#: runner kills at the deadline itself, so this only catches a stuck verifier.
+RUNNER_SLACK_SECONDS = 15.0
+
+CheckExecutor = Callable[[Check], Evidence]
+
+
+@dataclass(frozen=True)
+class CommandVerifier:
+    """A verifier that runs one check's command via `execute` (assay's own trusted
+    code: the untrusted part is the child process, which has its own deadline)."""
+
+    check: Check
+    execute: CheckExecutor
+    isolation: Isolation = Isolation.IN_PROCESS
+
+    @property
+    def id(self) -> str:
+        return self.check.name
+
+    @property
+    def kind(self) -> Kind:
+        return self.check.kind
+
+    def verify(self, ctx: VerifierContext) -> Evidence:
+        return self.execute(self.check)
+
+
+def run_checks(checks: Sequence[Check], execute: CheckExecutor, *, workdir: str) -> list[Evidence]:
+    """Run `checks` concurrently through the runner; one Evidence each, in order."""
+    if not checks:
+        return []
+    longest = max((c.timeout_s or 0.0) for c in checks)
+    deadline = longest + RUNNER_SLACK_SECONDS if longest else None
+    verifiers = [CommandVerifier(check, execute) for check in checks]
+    outcomes = run_verifiers(verifiers, VerifierContext(workdir=workdir), deadline=deadline)
+    return [outcome.evidence for outcome in outcomes]
+
+
+def run_one(
+    argv: list[str],
+    *,
+    cwd: str = ".",
+    kind: str = "test",
+    timeout: float | None = None,
+    sandbox: str = "none",
+) -> Evidence:
+    """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments."""
+    from assay.engine import run_check
+    from assay.process import InvalidRun
+
+    if not argv:
+        raise InvalidRun("no command given: put it after `--`")
+    root = os.path.abspath(cwd)
+    if not os.path.isdir(root):
+        raise InvalidRun(f"working directory does not exist or is not a directory: {cwd}")
+    check = Check(
+        name=os.path.basename(argv[0]) or argv[0],
+        kind=Kind(kind),
+        argv=tuple(argv),
+        timeout_s=timeout,
+        tool=None,
+        source="command line",
+    )
+
+    def execute(c: Check) -> Evidence:
+        return run_check(c, root=root)
+
+    return run_checks([check], execute, workdir=root)[0]

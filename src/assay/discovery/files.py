@@ -1,0 +1,122 @@
+"""Reading repository files for discovery, safely: bounded, inside the root, never blocking.
+
+This is the only discovery module that touches the file system. Every read is
+capped (a 200 MB package.json is refused, not loaded), confined to the
+repository (a symlink pointing outside it is not followed), and limited to
+regular files (a FIFO named `Makefile` would otherwise block forever). A file
+that cannot be read raises `UnreadableFile` with a message naming it; a file
+that is simply absent reads as None.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+#: Largest config file read. Real configs are kilobytes; anything bigger is refused
+#: with a note rather than loaded, so a hostile file cannot stall discovery.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+#: Most directory entries looked at in one listing (workspace globs, tests/).
+MAX_DIR_ENTRIES = 5_000
+
+
+class UnreadableFile(Exception):
+    """A file exists but cannot be used; the message names it and says why."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = path
+        self.why = why
+
+
+class RepoFiles:
+    """Bounded, confined access to the files under one repository root."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.realpath(root)
+        self._text: dict[str, str | None] = {}
+
+    def _inside(self, rel: str) -> str | None:
+        """The real path of `rel` when it stays inside the root, else None."""
+        full = os.path.join(self.root, rel)
+        real = os.path.realpath(full)
+        if real != self.root and not real.startswith(self.root + os.sep):
+            return None
+        return real
+
+    def exists(self, rel: str) -> bool:
+        real = self._inside(rel)
+        return real is not None and os.path.exists(real)
+
+    def is_file(self, rel: str) -> bool:
+        real = self._inside(rel)
+        return real is not None and os.path.isfile(real)
+
+    def is_dir(self, rel: str) -> bool:
+        real = self._inside(rel)
+        return real is not None and os.path.isdir(real)
+
+    def lexists(self, rel: str) -> bool:
+        """True for anything at `rel`, including a symlink (a venv's `bin/python` points outside)."""
+        return os.path.lexists(os.path.join(self.root, rel))
+
+    def list_dir(self, rel: str = ".") -> list[str]:
+        """Sorted entry names of a directory inside the root; [] when absent or unreadable."""
+        real = self._inside(rel)
+        if real is None:
+            return []
+        names: list[str] = []
+        try:
+            with os.scandir(real) as entries:
+                for entry in entries:
+                    names.append(entry.name)
+                    if len(names) >= MAX_DIR_ENTRIES:
+                        break
+        except OSError:
+            return []
+        return sorted(names)
+
+    def read_text(self, rel: str) -> str | None:
+        """The UTF-8 text of a file, None when absent; `UnreadableFile` when it cannot be used."""
+        if rel in self._text:
+            return self._text[rel]
+        text = self._read(rel)
+        self._text[rel] = text
+        return text
+
+    def _read(self, rel: str) -> str | None:
+        full = os.path.join(self.root, rel)
+        if not os.path.lexists(full):
+            return None
+        real = self._inside(rel)
+        if real is None:
+            raise UnreadableFile(rel, "symlink pointing outside the repository, not followed")
+        try:
+            info = os.stat(real)
+        except OSError as exc:  # dangling link, symlink loop, permission
+            raise UnreadableFile(rel, _os_reason(exc)) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(rel, "not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise UnreadableFile(
+                rel, f"{info.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit; not read"
+            )
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise UnreadableFile(rel, _os_reason(exc)) from None
+        if len(data) > MAX_FILE_BYTES:  # grew after the stat
+            raise UnreadableFile(rel, f"larger than the {MAX_FILE_BYTES} byte limit; not read")
+        if b"\x00" in data:
+            raise UnreadableFile(rel, "binary content (NUL bytes), not a text file")
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(rel, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else type(exc).__name__

@@ -1,0 +1,210 @@
+"""The values discovery produces: candidates, each detector's answer, and the whole result."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.verdict import Kind
+
+
+class Outcome(enum.StrEnum):
+    """A detector's answer about one source of checks."""
+
+    FOUND = "found"
+    """The source exists and yielded at least one candidate."""
+    NOT_APPLICABLE = "not_applicable"
+    """The source is absent, or present but says nothing about checks."""
+    ERROR = "error"
+    """The source exists but could not be read or parsed; the message says why."""
+
+
+class Origin(enum.IntEnum):
+    """Where a candidate came from; a lower value outranks a higher one."""
+
+    ASSAY_CONFIG = 1
+    PACKAGE_JSON = 2
+    PYTHON_CONFIG = 3
+    TASK_RUNNER = 4
+    CI = 5
+    MANIFEST = 6
+    DOCS = 7
+    FALLBACK = 8
+
+    @property
+    def label(self) -> str:
+        return self.name.lower().replace("_", "-")
+
+
+class Ecosystem(enum.StrEnum):
+    """Which toolchain a candidate belongs to; one check per kind per ecosystem at most."""
+
+    PYTHON = "python"
+    NODE = "node"
+    GO = "go"
+    RUST = "rust"
+    GENERIC = "generic"
+    """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A place in the repository: a file and, when known, a 1-based line."""
+
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One way the repository could answer one kind of question."""
+
+    kind: Kind
+    argv: tuple[str, ...]
+    tool: str
+    """The logical tool whose output the parsers read (`pytest`, `npm-test`, `make`)."""
+    ecosystem: Ecosystem
+    origin: Origin
+    source: Source
+    reason: str
+    """Why this command answers the question, in a phrase."""
+    cwd: str = "."
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float | None = None
+    cost: int = 5
+    """Relative expense among candidates of the same kind and origin; lower is cheaper."""
+    runs: frozenset[str] = frozenset()
+    """Tools a generic wrapper is known to run (an npm script `tsc --noEmit` runs `tsc`)."""
+    redundant_with: frozenset[str] = frozenset()
+    """Tools whose planned check already answers this one (a build that is just `tsc`)."""
+    notes: tuple[str, ...] = ()
+    """Facts worth showing with the check (a `pretest` hook that builds first)."""
+
+    @property
+    def label(self) -> str:
+        return f"{' '.join(self.argv)} ({self.source})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "argv": list(self.argv),
+            "tool": self.tool,
+            "ecosystem": self.ecosystem.value,
+            "origin": self.origin.label,
+            "source": str(self.source),
+            "reason": self.reason,
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "timeout_s": self.timeout_s,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A candidate, or a would-be candidate, that was not kept, and why."""
+
+    what: str
+    """The command or entry that was dropped (`npm run test`, `tox.ini [testenv]`)."""
+    source: Source
+    reason: str
+
+    def __str__(self) -> str:
+        return f"dropped {self.what} ({self.source}): {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "source": str(self.source), "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class DetectorReport:
+    """One detector's answer: found (with candidates), not applicable, or error (with why)."""
+
+    detector: str
+    outcome: Outcome
+    candidates: tuple[Candidate, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+    errors: tuple[str, ...] = ()
+    """Problems with the source, each naming the file (`package.json: not valid JSON ...`)."""
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detector": self.detector,
+            "outcome": self.outcome.value,
+            "candidates": [c.to_dict() for c in self.candidates],
+            "dropped": [d.to_dict() for d in self.dropped],
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+        }
+
+
+def report(
+    detector: str,
+    candidates: list[Candidate] | tuple[Candidate, ...] = (),
+    *,
+    dropped: list[Dropped] | tuple[Dropped, ...] = (),
+    errors: list[str] | tuple[str, ...] = (),
+    notes: list[str] | tuple[str, ...] = (),
+) -> DetectorReport:
+    """A report whose outcome follows from its content: any error wins, then any candidate."""
+    if errors:
+        outcome = Outcome.ERROR
+    elif candidates:
+        outcome = Outcome.FOUND
+    else:
+        outcome = Outcome.NOT_APPLICABLE
+    return DetectorReport(
+        detector=detector,
+        outcome=outcome,
+        candidates=tuple(candidates),
+        dropped=tuple(dropped),
+        errors=tuple(errors),
+        notes=tuple(notes),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectEnv:
+    """The project's own tools: where its interpreter and node binaries live."""
+
+    python: str
+    """The interpreter planned Python commands use (`.venv/bin/python`, or `python3`)."""
+    python_source: str
+    """How it was chosen (`in-tree virtualenv .venv`, `.pdm-python`, `PATH`)."""
+    venv_dirs: tuple[str, ...] = ()
+    """In-tree virtualenv directories, relative to the root; linters must not scan them."""
+    node_bin: str | None = None
+    """`node_modules/.bin` when present, relative to the root."""
+    node_tools: frozenset[str] = frozenset()
+    """Executables found in `node_bin` among the ones assay plans (`tsc`, `eslint`, ...)."""
+    package_manager: str = "npm"
+    package_manager_source: str = "default"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def in_tree_python(self) -> bool:
+        return self.python_source != "PATH"
+
+    def node_tool(self, name: str) -> str:
+        """The command for a node tool: the project's copy when installed, else the bare name."""
+        if self.node_bin and name in self.node_tools:
+            return f"{self.node_bin}/{name}"
+        return name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "python_source": self.python_source,
+            "venv_dirs": list(self.venv_dirs),
+            "node_bin": self.node_bin,
+            "node_tools": sorted(self.node_tools),
+            "package_manager": self.package_manager,
+            "package_manager_source": self.package_manager_source,
+            "notes": list(self.notes),
+        }

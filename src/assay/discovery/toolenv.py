@@ -1,0 +1,111 @@
+"""The project's own environment: its in-tree virtualenv, node_modules/.bin, package manager.
+
+A workspace an agent works in is usually set up already; planned commands use
+the project's interpreter and tools rather than whatever is first on PATH, and
+the plan records which was chosen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.model import ProjectEnv
+
+#: In-tree virtualenv directory names, most conventional first (uv, poetry with
+#: virtualenvs.in-project, hatch and pdm all default to `.venv` when in-tree).
+VENV_NAMES = (".venv", "venv", "env", ".env", "virtualenv")
+
+#: Node executables assay plans directly, looked up in node_modules/.bin.
+NODE_TOOLS = ("tsc", "vue-tsc", "eslint", "jest", "vitest", "mocha")
+
+#: Lockfiles, in the order they decide the package manager.
+LOCKFILES = (
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+    ("bun.lockb", "bun"),
+    ("bun.lock", "bun"),
+    ("package-lock.json", "npm"),
+    ("npm-shrinkwrap.json", "npm"),
+)
+
+_PACKAGE_MANAGER_FIELD = re.compile(r"^(npm|pnpm|yarn|bun)@")
+
+PATH_PYTHON = "python3"
+
+
+def detect_env(files: RepoFiles) -> ProjectEnv:
+    """Look for the project's interpreter and tools at known paths (never a walk)."""
+    notes: list[str] = []
+    venvs = tuple(name for name in VENV_NAMES if _is_venv(files, name))
+    python, python_source = PATH_PYTHON, "PATH"
+    for name in venvs:
+        if files.lexists(f"{name}/bin/python"):
+            python, python_source = f"{name}/bin/python", f"in-tree virtualenv {name}"
+            break
+    if python_source == "PATH":
+        pdm = _pdm_python(files)
+        if pdm:
+            python, python_source = pdm, ".pdm-python"
+    if python_source == "PATH" and files.is_file("poetry.lock") and not venvs:
+        notes.append(
+            "poetry project without an in-tree virtualenv: planned commands use python3 from PATH "
+            "(`poetry config virtualenvs.in-project true && poetry install` puts one in .venv)"
+        )
+    node_bin = "node_modules/.bin" if files.is_dir("node_modules/.bin") else None
+    node_tools = frozenset(t for t in NODE_TOOLS if node_bin and files.lexists(f"{node_bin}/{t}"))
+    manager, manager_source = package_manager(_package_json(files), files.list_dir("."))
+    return ProjectEnv(
+        python=python,
+        python_source=python_source,
+        venv_dirs=venvs,
+        node_bin=node_bin,
+        node_tools=node_tools,
+        package_manager=manager,
+        package_manager_source=manager_source,
+        notes=tuple(notes),
+    )
+
+
+def package_manager(package_json: object, root_names: list[str]) -> tuple[str, str]:
+    """npm, pnpm, yarn or bun: the `packageManager` field first, then lockfiles, else npm."""
+    if isinstance(package_json, dict):
+        declared = package_json.get("packageManager")
+        if isinstance(declared, str):
+            match = _PACKAGE_MANAGER_FIELD.match(declared)
+            if match:
+                return match.group(1), "package.json packageManager"
+    present = set(root_names)
+    for lockfile, manager in LOCKFILES:
+        if lockfile in present:
+            return manager, lockfile
+    return "npm", "default"
+
+
+def _is_venv(files: RepoFiles, name: str) -> bool:
+    # pyvenv.cfg marks a virtualenv; a `.env` dotenv file is not one.
+    return files.is_dir(name) and files.is_file(f"{name}/pyvenv.cfg")
+
+
+def _pdm_python(files: RepoFiles) -> str | None:
+    """The interpreter pdm recorded for this project, when it lives inside the tree."""
+    try:
+        text = files.read_text(".pdm-python")
+    except UnreadableFile:
+        return None
+    if not text:
+        return None
+    path = text.strip().splitlines()[0] if text.strip() else ""
+    prefix = files.root + "/"
+    if path.startswith(prefix) and files.lexists(path[len(prefix) :]):
+        return path[len(prefix) :]
+    return None
+
+
+def _package_json(files: RepoFiles) -> object:
+    try:
+        text = files.read_text("package.json")
+        return json.loads(text) if text else None
+    except (UnreadableFile, ValueError, RecursionError):
+        return None  # the node detector reports the problem

@@ -1,0 +1,92 @@
+"""Go: compiler and vet diagnostics (text), and `go test -json` events."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsers import ParsedOutput
+from assay.parsers._text import combined, json_lines, relative
+from assay.process import ProcessResult
+
+# ./main.go:5:2: undefined: x      (go build, go vet; column optional)
+_GO_DIAG = re.compile(r"^(?:vet: )?(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$")
+
+
+def go_diagnostics(text: str, cwd: str) -> list[Diagnostic]:
+    diagnostics = []
+    for line in text.splitlines():
+        if match := _GO_DIAG.match(line.strip()):
+            diagnostics.append(
+                Diagnostic(
+                    message=match["msg"],
+                    file=relative(match["file"], cwd),
+                    line=int(match["line"]),
+                    column=int(match["col"]) if match["col"] else None,
+                    tool="go",
+                )
+            )
+    return diagnostics
+
+
+def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """`go test` (JSON events) or `go build` / `go vet` (text), told apart by the subcommand."""
+    if "test" in check.argv[1:2]:
+        return parse_test_json(check, result, report_dir)
+    diagnostics = go_diagnostics(combined(result), result.cwd)
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+_ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+
+
+def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """Per-test outcomes from `go test -json`; build errors (printed as text) as diagnostics."""
+    outcomes: dict[tuple[str, str], str] = {}
+    output: dict[tuple[str, str], list[str]] = {}
+    durations: dict[tuple[str, str], float] = {}
+    package_failed = False
+    events = 0
+    for event in json_lines(result.stdout.text):
+        action, package, test = event.get("Action"), str(event.get("Package", "")), event.get("Test")
+        if not isinstance(action, str):
+            continue
+        events += 1
+        if not test:
+            package_failed = package_failed or action == "fail"
+            continue
+        key = (package, str(test))
+        if action == "output":
+            output.setdefault(key, []).append(str(event.get("Output", "")))
+        elif action in _ACTIONS:
+            outcomes[key] = _ACTIONS[action]
+            if isinstance(event.get("Elapsed"), int | float):
+                durations[key] = float(event["Elapsed"])
+    cases = tuple(
+        TestCase(
+            name=f"{package}.{test}",
+            outcome=outcome,
+            file=None,
+            duration_s=durations.get((package, test)),
+            message="".join(output.get((package, test), []))[-500:] if outcome == "failed" else None,
+        )
+        for (package, test), outcome in outcomes.items()
+    )
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for case in cases:
+        counts[case.outcome] += 1
+    diagnostics = go_diagnostics(result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd)
+    tests = TestCounts(**counts, source="go-json") if events else None
+    return ParsedOutput(
+        diagnostics=tuple(diagnostics),
+        tests=tests,
+        test_cases=cases,
+        failure_recognized=bool(diagnostics) or package_failed or counts["failed"] > 0,
+        no_tests_reported=events > 0 and not cases,
+        report_found=events > 0,
+    )
+
+
+def _non_json(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("{"))

@@ -1,0 +1,195 @@
+"""TypeScript/JavaScript tools: tsc text, eslint JSON, jest/vitest JSON reports, node --test TAP."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsers import ParsedOutput, generic, report_path
+from assay.parsers._text import combined, json_document, relative, to_int
+from assay.process import ProcessResult
+
+# tsc --pretty false:  src/a.ts(1,7): error TS2322: Type 'string' is not ...
+_TSC_PLAIN = re.compile(
+    r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning|message) "
+    r"(?P<code>TS\d+): (?P<msg>.*)$"
+)
+# tsc --pretty:  src/a.ts:1:7 - error TS2322: Type 'string' is not ...
+_TSC_PRETTY = re.compile(
+    r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+) - (?P<sev>error|warning|message) "
+    r"(?P<code>TS\d+): (?P<msg>.*)$"
+)
+# A diagnostic with no file: "error TS5058: The specified path does not exist".
+_TSC_GLOBAL = re.compile(r"^(?P<sev>error|warning) (?P<code>TS\d+): (?P<msg>.*)$")
+
+
+def parse_tsc(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    diagnostics: list[Diagnostic] = []
+    for line in combined(result).splitlines():
+        match = _TSC_PLAIN.match(line) or _TSC_PRETTY.match(line)
+        if match is not None:
+            diagnostics.append(
+                Diagnostic(
+                    message=match["msg"],
+                    file=relative(match["file"], result.cwd),
+                    line=int(match["line"]),
+                    column=int(match["col"]),
+                    code=match["code"],
+                    severity=_TSC_SEVERITY[match["sev"]],
+                    tool="tsc",
+                )
+            )
+        elif match := _TSC_GLOBAL.match(line.strip()):
+            diagnostics.append(
+                Diagnostic(
+                    message=match["msg"],
+                    code=match["code"],
+                    severity=_TSC_SEVERITY[match["sev"]],
+                    tool="tsc",
+                )
+            )
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+_TSC_SEVERITY = {"error": "error", "warning": "warning", "message": "note"}
+_ESLINT_SEVERITY = {2: "error", 1: "warning"}
+
+
+def parse_eslint(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """eslint `-f json`: one entry per file, each with its messages (severity 2 = error)."""
+    document = json_document(result.stdout.text)
+    diagnostics: list[Diagnostic] = []
+    if isinstance(document, list):
+        for file_result in document:
+            if not isinstance(file_result, dict):
+                continue
+            file = relative(file_result.get("filePath"), result.cwd)
+            for message in file_result.get("messages") or ():
+                if not isinstance(message, dict):
+                    continue
+                fatal = bool(message.get("fatal"))
+                diagnostics.append(
+                    Diagnostic(
+                        message=str(message.get("message", "")),
+                        file=file,
+                        line=to_int(message.get("line")),
+                        column=to_int(message.get("column")),
+                        # Parse errors have no rule; name them so they are not mistaken for none.
+                        code=message.get("ruleId") or ("syntax-error" if fatal else None),
+                        severity=_ESLINT_SEVERITY.get(to_int(message.get("severity")) or 2, "error"),
+                        tool="eslint",
+                    )
+                )
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+_JEST_STATUS = {
+    "passed": "passed",
+    "failed": "failed",
+    "pending": "skipped",
+    "skipped": "skipped",
+    "todo": "skipped",
+    "disabled": "skipped",
+}
+
+
+def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """jest `--json` / vitest `--reporter=json` (the same shape), from the report file when
+    one was asked for, else from stdout."""
+    if report_dir is not None:
+        try:
+            document: Any = json.loads(report_path(report_dir, check, "json").read_text())
+        except (OSError, ValueError):
+            document = None
+    else:
+        document = json_document(result.stdout.text)
+    if not isinstance(document, dict):
+        return ParsedOutput(failure_recognized=_text_shows_failure(result))
+    cases: list[TestCase] = []
+    suite_failed = False
+    for suite in document.get("testResults") or ():
+        if not isinstance(suite, dict):
+            continue
+        file = relative(suite.get("name"), result.cwd)
+        if suite.get("status") == "failed" and not suite.get("assertionResults"):
+            suite_failed = True  # the file failed to load: no test in it ran
+        for assertion in suite.get("assertionResults") or ():
+            if not isinstance(assertion, dict):
+                continue
+            messages = assertion.get("failureMessages") or []
+            cases.append(
+                TestCase(
+                    name=str(assertion.get("fullName") or assertion.get("title") or "?"),
+                    outcome=_JEST_STATUS.get(str(assertion.get("status")), "error"),
+                    file=file,
+                    duration_s=_ms(assertion.get("duration")),
+                    message=str(messages[0])[:500] if messages else None,
+                )
+            )
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for case in cases:
+        counts[{"error": "errors"}.get(case.outcome, case.outcome)] += 1
+    if suite_failed:
+        counts["errors"] += 1
+    tests = TestCounts(**counts, source="jest-json")
+    return ParsedOutput(
+        tests=tests,
+        test_cases=tuple(cases),
+        failure_recognized=tests.any_failed,
+        no_tests_reported=tests.executed == 0,
+        report_found=True,
+    )
+
+
+def _ms(value: object) -> float | None:
+    return float(value) / 1000.0 if isinstance(value, int | float) else None
+
+
+def _text_shows_failure(result: ProcessResult) -> bool:
+    counts = generic.parse_counts(combined(result))
+    return counts is not None and counts.any_failed
+
+
+# TAP (node --test --test-reporter=tap):  "# pass 3" ... ; spec reporter:  "ℹ pass 3"
+_NODE_SUMMARY = re.compile(r"^(?:#|ℹ)\s+(?P<key>tests|pass|fail|cancelled|skipped|todo)\s+(?P<n>\d+)\s*$")
+_TAP_CASE = re.compile(r"^(?P<not>not )?ok \d+ - (?P<name>.*?)(?:\s+#\s*(?P<directive>SKIP|TODO)\b.*)?$")
+
+
+def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """`node --test`: the closing summary (TAP or spec reporter) and top-level TAP results."""
+    text = combined(result)
+    summary: dict[str, int] = {}
+    cases: list[TestCase] = []
+    for line in text.splitlines():
+        if match := _NODE_SUMMARY.match(line.strip()):
+            # The last summary wins: the closing one covers the whole run.
+            summary[match["key"]] = int(match["n"])
+        elif match := _TAP_CASE.match(line):  # unindented: top-level tests only
+            outcome = "failed" if match["not"] else "passed"
+            if match["directive"]:
+                outcome = "skipped"
+            cases.append(TestCase(name=match["name"], outcome=outcome))
+    if not summary:
+        return generic.parse(check, result, report_dir)
+    tests = TestCounts(
+        passed=summary.get("pass", 0),
+        failed=summary.get("fail", 0),
+        errors=summary.get("cancelled", 0),
+        skipped=summary.get("skipped", 0) + summary.get("todo", 0),
+        source="text",
+    )
+    return ParsedOutput(
+        tests=tests,
+        test_cases=tuple(cases),
+        failure_recognized=tests.any_failed,
+        no_tests_reported=summary.get("tests", tests.executed) == 0,
+    )
+
+
+def parse_npm(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """`npm test` runs whatever the package says: read a node --test summary if there is one,
+    else the common "N passed, M failed" counts."""
+    return parse_node_test(check, result, report_dir)

@@ -1,0 +1,125 @@
+"""pytest results: the JUnit XML report (authoritative when it was asked for), else the summary line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.etree.ElementTree import Element
+
+import defusedxml.ElementTree as SafeET
+
+from assay.evidence import Check, TestCase, TestCounts
+from assay.parsers import ParsedOutput, report_path
+from assay.parsers._text import combined
+from assay.process import ProcessResult
+
+#: pytest's exit code for "no tests were collected".
+PYTEST_NO_TESTS_EXIT = 5
+
+# "==== 1 failed, 2 passed, 1 warning in 0.12s ====" or, with -q, "1 failed, 2 passed in 0.12s".
+_SUMMARY = re.compile(r"^=*\s*(?P<body>(?:\d+ \w+(?:, )?)+) in [\d.]+s\b")
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
+_NO_TESTS = re.compile(r"^=*\s*no tests ran\b")
+
+
+def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    no_tests = result.exit_code == PYTEST_NO_TESTS_EXIT
+    text_tests = _summary_counts(combined(result))
+    if report_dir is not None:
+        # The report was asked for, so it is the only source of counts: summary text can be
+        # printed by anything (a conftest that prints "5 passed" and exits), the report is
+        # written by pytest's own reporter after tests really ran.
+        junit = read_junit(report_path(report_dir, check, "xml"))
+        if junit is None:
+            return ParsedOutput(
+                failure_recognized=text_tests is not None and text_tests.any_failed,
+                no_tests_reported=no_tests,
+            )
+        tests, cases = junit
+        return ParsedOutput(
+            tests=tests,
+            test_cases=cases,
+            failure_recognized=tests.any_failed,
+            no_tests_reported=no_tests or tests.executed == 0,
+            report_found=True,
+        )
+    return ParsedOutput(
+        tests=text_tests,
+        failure_recognized=text_tests is not None and text_tests.any_failed,
+        no_tests_reported=no_tests,
+    )
+
+
+def _summary_counts(text: str) -> TestCounts | None:
+    for line in reversed(text.splitlines()[-200:]):
+        stripped = line.strip()
+        if _NO_TESTS.match(stripped):
+            return TestCounts(source="text")
+        match = _SUMMARY.match(stripped)
+        if match is None:
+            continue
+        counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+        for number, word in _COUNT.findall(match["body"]):
+            key = _TEXT_KEYS[word]
+            counts[key] += int(number)
+        return TestCounts(**counts, source="text")
+    return None
+
+
+_TEXT_KEYS = {
+    "passed": "passed",
+    "xpassed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "errors": "errors",
+    "skipped": "skipped",
+    # An expected failure ran and failed as expected: not a failure, not a pass; count as skipped.
+    "xfailed": "skipped",
+}
+
+
+def read_junit(path: Path) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
+    """Counts and cases from a JUnit XML file, or None when it is missing or unreadable.
+
+    Counted from the `<testcase>` elements, not the suite attributes, so the numbers
+    are the tests listed. Parsed with defusedxml: the file may be written by code under test.
+    """
+    try:
+        root = SafeET.parse(str(path)).getroot()
+    except (OSError, SafeET.ParseError, ValueError):
+        return None
+    except Exception:  # noqa: BLE001 - defusedxml refusals (entities, DTDs) are unreadable too
+        return None
+    cases = tuple(_case(element) for element in root.iter("testcase"))
+    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
+    for case in cases:
+        counts[_OUTCOME_KEYS[case.outcome]] += 1
+    return TestCounts(**counts, source="junit"), cases
+
+
+_OUTCOME_KEYS = {"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}
+
+
+def _case(element: Element) -> TestCase:
+    classname = element.get("classname") or ""
+    name = element.get("name") or "?"
+    outcome, message = "passed", None
+    for child in element:
+        tag = child.tag
+        if tag == "failure":
+            outcome, message = "failed", child.get("message") or (child.text or "")[:500]
+        elif tag == "error":
+            outcome, message = "error", child.get("message") or (child.text or "")[:500]
+        elif tag == "skipped" and outcome == "passed":
+            outcome, message = "skipped", child.get("message")
+    try:
+        duration = float(element.get("time") or "")
+    except ValueError:
+        duration = None
+    return TestCase(
+        name=f"{classname}::{name}" if classname else name,
+        outcome=outcome,
+        file=element.get("file"),
+        duration_s=duration,
+        message=message,
+    )

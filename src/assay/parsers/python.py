@@ -1,0 +1,144 @@
+"""Diagnostics from Python's checkers: compileall, mypy (JSON lines or text), pyright and ruff JSON."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from assay.evidence import Check, Diagnostic
+from assay.parsers import ParsedOutput
+from assay.parsers._text import combined, json_document, json_lines, relative, to_int
+from assay.process import ProcessResult
+
+# compileall:  *** Error compiling './a.py'...  /  File "./a.py", line 2  /  SyntaxError: invalid syntax
+_COMPILE_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_COMPILE_ERROR = re.compile(r"^(?P<code>\w*(?:Error|Exception)): (?P<msg>.*)$")
+_COMPILE_START = "*** Error compiling"
+
+# mypy text:  a.py:3:5: error: Incompatible types ...  [assignment]
+_MYPY_TEXT = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|note): "
+    r"(?P<msg>.*?)(?:  \[(?P<code>[\w-]+)\])?$"
+)
+
+
+def parse_compileall(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    diagnostics: list[Diagnostic] = []
+    file: str | None = None
+    line: int | None = None
+    in_error = False
+    for text_line in combined(result).splitlines():
+        if text_line.startswith(_COMPILE_START):
+            in_error, file, line = True, None, None
+            continue
+        if not in_error:
+            continue
+        if (where := _COMPILE_FILE.match(text_line)) and file is None:
+            file, line = where["file"], int(where["line"])
+        elif error := _COMPILE_ERROR.match(text_line):
+            diagnostics.append(
+                Diagnostic(
+                    message=error["msg"],
+                    file=relative(file, result.cwd),
+                    line=line,
+                    code=error["code"],
+                    tool="compileall",
+                )
+            )
+            in_error = False
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+def parse_mypy(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """mypy's `--output=json` lines when present, its text format otherwise (older mypy)."""
+    diagnostics: list[Diagnostic] = []
+    for item in json_lines(result.stdout.text):
+        if "message" not in item:
+            continue
+        diagnostics.append(
+            Diagnostic(
+                message=str(item["message"]),
+                file=relative(item.get("file"), result.cwd),
+                line=to_int(item.get("line")),
+                column=_mypy_column(item.get("column")),
+                code=item.get("code"),
+                severity=str(item.get("severity") or "error"),
+                tool="mypy",
+            )
+        )
+    if not diagnostics:
+        for text_line in combined(result).splitlines():
+            if match := _MYPY_TEXT.match(text_line):
+                diagnostics.append(
+                    Diagnostic(
+                        message=match["msg"],
+                        file=relative(match["file"], result.cwd),
+                        line=int(match["line"]),
+                        column=int(match["col"]) if match["col"] else None,
+                        code=match["code"],
+                        severity=match["sev"],
+                        tool="mypy",
+                    )
+                )
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
+
+
+def _mypy_column(value: object) -> int | None:
+    column = to_int(value)
+    # mypy's JSON uses -1 for "no column"; 0-based columns otherwise are reported 1-based already.
+    return column if column is not None and column >= 0 else None
+
+
+def parse_pyright(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """pyright `--outputjson`: generalDiagnostics with 0-based ranges."""
+    document = json_document(result.stdout.text)
+    diagnostics: list[Diagnostic] = []
+    if isinstance(document, dict):
+        for item in document.get("generalDiagnostics") or ():
+            if not isinstance(item, dict):
+                continue
+            start = (item.get("range") or {}).get("start") or {}
+            line, column = to_int(start.get("line")), to_int(start.get("character"))
+            diagnostics.append(
+                Diagnostic(
+                    message=str(item.get("message", "")),
+                    file=relative(item.get("file"), result.cwd),
+                    line=None if line is None else line + 1,
+                    column=None if column is None else column + 1,
+                    code=item.get("rule"),
+                    severity=_pyright_severity(item.get("severity")),
+                    tool="pyright",
+                )
+            )
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
+
+
+def _pyright_severity(value: object) -> str:
+    return {"error": "error", "warning": "warning", "information": "note"}.get(str(value), "error")
+
+
+def parse_ruff(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """ruff `--output-format=json`: a list of violations (syntax errors have no code)."""
+    document = json_document(result.stdout.text)
+    diagnostics: list[Diagnostic] = []
+    if isinstance(document, list):
+        for item in document:
+            if not isinstance(item, dict):
+                continue
+            location = item.get("location") or {}
+            diagnostics.append(
+                Diagnostic(
+                    message=str(item.get("message", "")),
+                    file=relative(item.get("filename"), result.cwd),
+                    line=to_int(location.get("row")),
+                    column=to_int(location.get("column")),
+                    code=item.get("code") or "syntax-error",
+                    severity="error",
+                    tool="ruff",
+                )
+            )
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+def _any_error(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity == "error" for d in diagnostics)

@@ -1,0 +1,119 @@
+"""Rust: rustc diagnostics from cargo's JSON messages (or rustc's text), and cargo test's summary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsers import ParsedOutput
+from assay.parsers._text import combined, json_lines, relative, to_int
+from assay.process import ProcessResult
+
+# error[E0308]: mismatched types      then      --> src/main.rs:2:18
+_RUSTC_HEADER = re.compile(r"^(?P<sev>error|warning)(?:\[(?P<code>[A-Z]\d+)\])?: (?P<msg>.+)$")
+_RUSTC_WHERE = re.compile(r"^\s*--> (?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+)")
+# test result: ok. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+_TEST_RESULT = re.compile(
+    r"^test result: (?P<status>\w+)\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; "
+    r"(?P<ignored>\d+) ignored"
+)
+_TEST_LINE = re.compile(r"^test (?P<name>\S+) \.\.\. (?P<outcome>ok|FAILED|ignored)\b")
+_TEST_OUTCOME = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
+_SEVERITY = {"error": "error", "warning": "warning", "note": "note", "help": "note"}
+
+
+def rustc_diagnostics(result: ProcessResult) -> list[Diagnostic]:
+    """From `--message-format=json` compiler messages when there are any, else from text."""
+    diagnostics = [
+        d
+        for item in json_lines(result.stdout.text)
+        if item.get("reason") == "compiler-message"
+        and (d := _from_json(item.get("message"), result.cwd)) is not None
+    ]
+    return diagnostics or _from_text(combined(result), result.cwd)
+
+
+def _from_json(message: Any, cwd: str) -> Diagnostic | None:
+    if not isinstance(message, dict):
+        return None
+    level = str(message.get("level", ""))
+    spans = [s for s in message.get("spans") or () if isinstance(s, dict)]
+    if level not in ("error", "warning") or not spans:
+        return None  # "aborting due to N errors" and friends carry no location
+    span = next((s for s in spans if s.get("is_primary")), spans[0])
+    code = message.get("code")
+    return Diagnostic(
+        message=str(message.get("message", "")),
+        file=relative(span.get("file_name"), cwd),
+        line=to_int(span.get("line_start")),
+        column=to_int(span.get("column_start")),
+        code=code.get("code") if isinstance(code, dict) else None,
+        severity=_SEVERITY[level],
+        tool="rustc",
+    )
+
+
+def _from_text(text: str, cwd: str) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    pending: re.Match[str] | None = None
+    for line in text.splitlines():
+        if header := _RUSTC_HEADER.match(line):
+            pending = header
+        elif pending is not None and (where := _RUSTC_WHERE.match(line)):
+            diagnostics.append(
+                Diagnostic(
+                    message=pending["msg"],
+                    file=relative(where["file"], cwd),
+                    line=int(where["line"]),
+                    column=int(where["col"]),
+                    code=pending["code"],
+                    severity=_SEVERITY[pending["sev"]],
+                    tool="rustc",
+                )
+            )
+            pending = None
+    return diagnostics
+
+
+def parse_cargo(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """`cargo build/check/clippy` (diagnostics) or `cargo test` (diagnostics and test results)."""
+    diagnostics = rustc_diagnostics(result)
+    errors = any(d.severity == "error" for d in diagnostics)
+    if "test" not in check.argv[1:2]:
+        return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=errors)
+    tests, cases = cargo_test_results(combined(result))
+    return ParsedOutput(
+        diagnostics=tuple(diagnostics),
+        tests=tests,
+        test_cases=cases,
+        failure_recognized=errors or (tests is not None and tests.any_failed),
+        no_tests_reported=tests is not None and tests.executed == 0,
+    )
+
+
+def cargo_test_results(text: str) -> tuple[TestCounts | None, tuple[TestCase, ...]]:
+    """Sum of every `test result:` line (one per test binary, doc-tests included)."""
+    passed = failed = ignored = 0
+    seen = False
+    cases: list[TestCase] = []
+    for line in text.splitlines():
+        if match := _TEST_RESULT.match(line):
+            seen = True
+            passed += int(match["passed"])
+            failed += int(match["failed"])
+            ignored += int(match["ignored"])
+        elif match := _TEST_LINE.match(line):
+            cases.append(TestCase(name=match["name"], outcome=_TEST_OUTCOME[match["outcome"]]))
+    if not seen:
+        return None, tuple(cases)
+    return TestCounts(passed=passed, failed=failed, skipped=ignored, source="text"), tuple(cases)
+
+
+def parse_rustc(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    diagnostics = rustc_diagnostics(result)
+    return ParsedOutput(
+        diagnostics=tuple(diagnostics),
+        failure_recognized=any(d.severity == "error" for d in diagnostics),
+    )

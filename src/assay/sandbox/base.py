@@ -1,0 +1,162 @@
+"""The `Sandbox` seam: a workspace's lifecycle (provision, run, read/write, clean up).
+
+Errors, and when to catch each::
+
+    SandboxError                 anything this package raises; catch to degrade a run
+    ├── SandboxUnavailable       the backend cannot run commands here at all (probe failed):
+    │                            checks are `inconclusive` / `sandbox_unavailable`, never run
+    │                            elsewhere in its place
+    ├── ProvisionError           the workspace could not be made; nothing ran
+    └── CleanupError             the workspace could not be removed; the run's result stays,
+                                 but the run is an error
+
+A command that ran and failed is none of these: it is a `ProcessResult`.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.process import CommandRunner, ProcessResult
+
+
+class SandboxError(Exception):
+    """Base of every error a sandbox raises."""
+
+    def __init__(self, message: str, *, backend: str) -> None:
+        super().__init__(message)
+        self.backend = backend
+        """The backend that raised (`bwrap`, `local`, `none`)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The backend cannot run anything on this machine; commands were not run.
+
+    `note` says how to fix it, or how to opt into a weaker backend explicitly:
+    assay never downgrades on its own.
+    """
+
+    def __init__(self, message: str, *, backend: str, note: str) -> None:
+        super().__init__(message, backend=backend)
+        self.note = note
+
+    def __str__(self) -> str:
+        return f"{self.args[0]} -- {self.note}"
+
+
+class ProvisionError(SandboxError):
+    """The workspace could not be created from its source."""
+
+
+class CleanupError(SandboxError):
+    """The workspace could not be removed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """One provisioned sandbox instance."""
+
+    run_id: str
+    """Unique id of this instance; names its scratch directories."""
+    path: Path
+    """The workspace directory as the host sees it (and, for every backend, as commands do)."""
+    base_commit: str | None = None
+    """The commit it was made from, when the source was a git repository at a commit."""
+    owned: bool = True
+    """Whether cleanup removes `path` (False for `none`, which runs in place)."""
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class Sandbox(abc.ABC):
+    """A place to run untrusted commands against a copy of some code."""
+
+    #: Backend name, as `--sandbox` spells it.
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """Backend name and version for evidence (`bwrap 0.8.0`, `local`, `none`).
+
+        Raises `SandboxUnavailable` when the backend cannot run here.
+        """
+
+    def ensure_available(self) -> None:
+        """Raise `SandboxUnavailable` unless commands can run; probes at most once."""
+
+    @abc.abstractmethod
+    def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
+        """Make a workspace from a directory, or from a git repository at `commit`."""
+
+    @abc.abstractmethod
+    def runner(self, workspace: Workspace) -> CommandRunner:
+        """The `CommandRunner` that runs commands inside `workspace`.
+
+        The runner never raises for what a command does; a sandbox that refuses at
+        run time is reported as a start failure, never as the command's exit.
+        """
+
+    @abc.abstractmethod
+    def cleanup(self, workspace: Workspace) -> None:
+        """Remove the workspace; raises `CleanupError` when that fails."""
+
+    def run(
+        self,
+        workspace: Workspace,
+        argv: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ProcessResult:
+        """Run one command in `workspace` (`cwd` relative to it, or absolute inside it)."""
+        return self.runner(workspace)(
+            argv, cwd=str(resolve_inside(workspace, cwd)), env=env, timeout=timeout
+        )
+
+    def read_file(self, workspace: Workspace, relpath: str) -> bytes:
+        return resolve_inside(workspace, relpath).read_bytes()
+
+    def write_file(self, workspace: Workspace, relpath: str, data: bytes) -> None:
+        target = resolve_inside(workspace, relpath)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()  # never write through a link the code under test planted
+        target.write_bytes(data)
+
+    @contextlib.contextmanager
+    def workspace(
+        self, source: str | os.PathLike[str], *, commit: str | None = None
+    ) -> Iterator[Workspace]:
+        """Provision, yield, and always clean up.
+
+        A cleanup failure raises `CleanupError` after a clean body; after a failed
+        body it is attached to that error as a note instead, so it never masks it.
+        """
+        ws = self.provision(source, commit=commit)
+        try:
+            yield ws
+        except BaseException as body_error:
+            try:
+                self.cleanup(ws)
+            except CleanupError as cleanup_error:
+                body_error.add_note(f"and cleanup failed: {cleanup_error}")
+            raise
+        self.cleanup(ws)
+
+
+def resolve_inside(workspace: Workspace, relpath: str | os.PathLike[str] | None) -> Path:
+    """`relpath` resolved against the workspace; refuses paths that leave it."""
+    root = workspace.path.resolve()
+    target = (root / (relpath or ".")).resolve()
+    if target != root and root not in target.parents:
+        raise ValueError(f"path {relpath!r} is outside the workspace {root}")
+    return target

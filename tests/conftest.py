@@ -1,0 +1,60 @@
+"""Shared fixtures: a clean environment for every test, and helpers to look at the process table."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PYTHON = sys.executable
+
+
+@pytest.fixture(autouse=True)
+def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts from, and leaves, the environment it found."""
+    for name in list(os.environ):
+        monkeypatch.setenv(name, os.environ[name])
+
+
+@pytest.fixture
+def short_grace(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Shrink the TERM->KILL grace period so kill tests run fast."""
+    from assay import process
+
+    monkeypatch.setattr(process, "TERM_GRACE_SECONDS", 0.3)
+    return 0.3
+
+
+def pid_alive(pid: int) -> bool:
+    """True if `pid` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+    return state not in (b"Z", b"X")
+
+
+def wait_gone(pid: int, seconds: float = 2.0) -> bool:
+    """Wait up to `seconds` for `pid` to be gone; True if it is."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.01)
+    return not pid_alive(pid)
+
+
+def read_pids(path: Path) -> list[int]:
+    """Pids written one per line by a test program."""
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        if path.exists():
+            text = path.read_text().split()
+            if text:
+                return [int(p) for p in text]
+        time.sleep(0.01)
+    raise AssertionError(f"no pids written to {path}")

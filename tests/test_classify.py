@@ -1,0 +1,75 @@
+"""DESIGN.md's verdict table, row by row, on plain values."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from assay.classify import REASON_MAX_CHARS, classify
+from assay.evidence import Check, Diagnostic, TestCounts
+from assay.output import CapturedOutput
+from assay.parsers import ParsedOutput
+from assay.process import ProcessResult, StartFailure
+from assay.verdict import Cause, Kind, Verdict
+
+
+def result(exit_code: int | None = 0, *, sig: int | None = None, timed_out: bool = False,
+           start_failure: StartFailure | None = None, out: str = "") -> ProcessResult:
+    text = CapturedOutput(head=out, tail="", bytes=len(out), truncated=False)
+    return ProcessResult(
+        argv=("tool",), cwd=".", exit_code=exit_code, signal=sig, timed_out=timed_out,
+        start_failure=start_failure, start_error="tool: not found" if start_failure else None,
+        duration_s=0.1, stdout=text, stderr=CapturedOutput.empty(),
+    )
+
+
+def check(kind: Kind) -> Check:
+    return Check(name="c", kind=kind, argv=("tool",))
+
+
+RAN_TESTS = ParsedOutput(tests=TestCounts(passed=3))
+FAILED_TESTS = ParsedOutput(tests=TestCounts(passed=2, failed=1), failure_recognized=True)
+
+
+@pytest.mark.parametrize(
+    ("kind", "res", "parsed", "cause"),
+    [
+        (Kind.TEST, result(0), RAN_TESTS, Cause.EXIT_ZERO),
+        (Kind.LINT, result(0), None, Cause.EXIT_ZERO),
+        (Kind.TEST, result(0), None, Cause.NO_TESTS_OBSERVED),
+        (Kind.TEST, result(0), ParsedOutput(tests=TestCounts(skipped=4)), Cause.NO_TESTS_OBSERVED),
+        (Kind.TEST, result(0), FAILED_TESTS, Cause.REPORT_MISMATCH),
+        (Kind.TEST, result(1), FAILED_TESTS, Cause.EXIT_NONZERO),
+        (Kind.TEST, result(1), RAN_TESTS, Cause.REPORT_MISMATCH),
+        (Kind.TEST, result(1), None, Cause.UNRECOGNIZED_FAILURE),
+        (Kind.TEST, result(5), ParsedOutput(no_tests_reported=True), Cause.NO_TESTS_OBSERVED),
+        (Kind.TYPECHECK, result(2), None, Cause.EXIT_NONZERO),
+        (Kind.BUILD, result(1), None, Cause.EXIT_NONZERO),
+        (Kind.TEST, result(None, timed_out=True, sig=signal.SIGKILL), RAN_TESTS, Cause.TIMEOUT),
+        (Kind.BUILD, result(None, sig=signal.SIGSEGV), None, Cause.SIGNAL),
+        (Kind.TEST, result(None, start_failure=StartFailure.NOT_FOUND), None, Cause.START_FAILED),
+        (Kind.TEST, result(1), ParsedOutput(diagnostics=(Diagnostic("boom"),)), Cause.EXIT_NONZERO),
+    ],
+)
+def test_rows_of_the_table(kind: Kind, res: ProcessResult, parsed: ParsedOutput | None, cause: Cause) -> None:
+    evidence = classify(check(kind), res, parsed)
+    assert evidence.cause is cause
+    assert evidence.verdict is cause.verdict
+
+
+def test_nothing_parsed_can_turn_a_timeout_or_signal_into_a_pass() -> None:
+    for res in (result(None, timed_out=True, sig=9), result(None, sig=11), result(3)):
+        for kind in Kind:
+            assert classify(check(kind), res, RAN_TESTS).verdict is not Verdict.PASS
+
+
+def test_reason_is_the_head_for_compilers_and_the_tail_for_tests() -> None:
+    long = "FIRST " + "x" * (REASON_MAX_CHARS * 2) + " LAST"
+    assert classify(check(Kind.BUILD), result(1, out=long)).reason.startswith("FIRST")
+    assert classify(check(Kind.TEST), result(1, out=long), FAILED_TESTS).reason.endswith("LAST")
+
+
+def test_start_failure_note_says_what_to_do() -> None:
+    evidence = classify(check(Kind.TEST), result(None, start_failure=StartFailure.NOT_FOUND))
+    assert "not found" in evidence.note and "install" in evidence.note
