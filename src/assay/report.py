@@ -146,7 +146,10 @@ def _default_note(evidence: Evidence) -> str:
         if evidence.tests is not None and evidence.tests.any_failed:
             t = evidence.tests
             return f"{name} failed: {t.failed + t.errors} of {t.executed} tests failed"
-        return f"{name} failed ({evidence.cause.value})"
+        first_line = next((ln.strip() for ln in evidence.reason.splitlines() if ln.strip()), "")
+        exit_code = evidence.result.exit_code if evidence.result else None
+        how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
+        return f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
     return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
 
 
@@ -154,5 +157,4 @@ def _sentence(text: str) -> str:
     text = text.strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?", ")")) else text + "."

@@ -1,0 +1,345 @@
+"""The one run loop for every language: `run_check` (probe, instrument, run, parse, classify)
+and `verify` (a build-then-test spec under one deadline).
+
+Errors (catch `VerificationError` for "the verification could not be carried out"):
+
+    VerificationError      the spec or workdir is unusable; nothing ran
+     +-- StepStartError    a step could not start (not found, OS failure); carries the phase
+
+A command that ran and exited non-zero is never an error: it is a result.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.classify import classify
+from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.instrument import instrument
+from assay.parsers import parse_output
+from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
+from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
+from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
+from assay.verdict import Cause
+
+
+def default_runner(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> ProcessResult:
+    """`run_process` with the default environment policy: the runner when none is injected."""
+    return run_process(argv, cwd=cwd, env=env, timeout=timeout)
+
+
+# --------------------------------------------------------------------------- run_check
+
+
+def run_check(
+    check: Check,
+    *,
+    root: Path,
+    runner: CommandRunner | None = None,
+    probes: ProbeCache | None = None,
+    report_dir: Path | None = None,
+    sandbox: str | None = None,
+) -> Evidence:
+    """Run one planned check and return its evidence.
+
+    The tool is probed first; a tool that cannot be identified gives `unverified` /
+    `toolchain_missing` and nothing runs, because a verdict from an unknown tool is
+    not evidence. Reports the tool writes go to `report_dir` (a temporary directory
+    when None), which must lie outside `root`. Never raises for anything the tool does.
+    """
+    root = Path(root).resolve()
+    cwd = (root / check.cwd).resolve()
+    probes = probes if probes is not None else ProbeCache()
+    located = _locate(check, root, cwd)
+    try:
+        checker = probes.get(
+            located.tool, path=located.probe_path, env=check.env or None, module=located.module
+        )
+    except ProbeFailure as failure:
+        return evidence_for(
+            check,
+            Cause.TOOLCHAIN_MISSING,
+            reason=str(failure),
+            note=failure.install_hint,
+            sandbox=sandbox,
+            extra={"candidates": list(getattr(failure, "candidates", ()))},
+        )
+    if report_dir is None:
+        with tempfile.TemporaryDirectory(prefix="assay-reports-") as scratch:
+            return _run(check, located, checker, cwd, runner, Path(scratch), sandbox)
+    report_dir = Path(report_dir).resolve()
+    if report_dir == root or root in report_dir.parents:
+        raise ValueError(f"report_dir {report_dir} lies inside the workspace {root}")
+    report_dir.mkdir(parents=True, exist_ok=True)
+    return _run(check, located, checker, cwd, runner, report_dir, sandbox)
+
+
+def _run(
+    check: Check,
+    located: _Located,
+    checker: CheckerId,
+    cwd: Path,
+    runner: CommandRunner | None,
+    report_dir: Path,
+    sandbox: str | None,
+) -> Evidence:
+    planned = instrument(check, checker, report_dir)
+    # The argv runs the very binary that was probed, not whatever PATH finds later.
+    argv = (located.argv0, *planned.argv[1:])
+    run = runner or default_runner
+    try:
+        result = run(argv, cwd=str(cwd), env=planned.env or None, timeout=check.timeout_s)
+    except (InvalidRun, OSError) as exc:
+        return evidence_for(
+            check,
+            Cause.START_FAILED,
+            checker=checker,
+            reason=str(exc),
+            note=f"{check.name} could not be started: {exc}",
+            sandbox=sandbox,
+        )
+    parsed = parse_output(check, result, report_dir)
+    return classify(check, result, parsed, checker=checker, sandbox=sandbox)
+
+
+@dataclass(frozen=True, slots=True)
+class _Located:
+    """Which binary a check will run and how to identify it."""
+
+    tool: str
+    argv0: str
+    """What to execute: the check's argv[0], pinned to the binary found."""
+    probe_path: str | None
+    """The binary (or interpreter, with `module`) to probe; None: search the candidates."""
+    module: str | None = None
+
+
+def _locate(check: Check, root: Path, cwd: Path) -> _Located:
+    argv0 = check.argv[0] if check.argv else ""
+    toolchain = toolchain_for(check.tool) if check.tool else None
+    tool = check.tool or os.path.basename(argv0) or "unknown"
+    toolchain = toolchain or generic_toolchain(tool, argv0 or None)
+    binary = _find(argv0, toolchain, root, cwd, check.env)
+    if binary is None:
+        # Not found: let the probe search the candidates and report what it tried.
+        return _Located(tool, argv0, probe_path=argv0 if os.sep in argv0 else None)
+    pinned = _pin(binary, root, cwd)
+    if toolchain.module and check.argv[1:3] == ("-m", toolchain.module):
+        return _Located(tool, pinned, probe_path=binary, module=toolchain.module)
+    if os.path.basename(argv0) in toolchain.candidates or toolchain.tool == tool and not check.tool:
+        return _Located(tool, pinned, probe_path=binary)
+    if check.tool and toolchain_for(check.tool) is None:
+        return _Located(tool, pinned, probe_path=binary)
+    # The check runs a launcher (npx, a script) for a known tool: identify the tool itself.
+    local = _find(toolchain.candidates[0], toolchain, root, cwd, check.env)
+    return _Located(tool, pinned, probe_path=local)
+
+
+def _find(name: str, toolchain: Toolchain, root: Path, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """The absolute path `name` resolves to: relative to cwd when it has a slash, else the
+    project's local bin directories (node_modules/.bin, .venv/bin) first, then PATH."""
+    if not name:
+        return None
+    if os.sep in name:
+        path = Path(name) if os.path.isabs(name) else cwd / name
+        return str(path) if path.is_file() else None
+    for local_dir in toolchain.local_dirs:
+        candidate = root / local_dir / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which(name, path=search_path(env or None))
+    return os.path.abspath(found) if found else None
+
+
+def _pin(binary: str, root: Path, cwd: Path) -> str:
+    """argv[0] for `binary`: relative to cwd inside the workspace (a sandbox may mount it
+    elsewhere), absolute outside it."""
+    path = Path(binary)
+    if root == path or root in path.parents:
+        relative = os.path.relpath(path, cwd)
+        return relative if os.sep in relative else f".{os.sep}{relative}"
+    return binary
+
+
+# --------------------------------------------------------------------------- verify
+
+
+class Phase(enum.StrEnum):
+    """A step of a verification."""
+
+    BUILD = "build"
+    TEST = "test"
+
+
+class VerificationError(Exception):
+    """The verification could not be carried out; nothing about the code was learned."""
+
+
+class StepStartError(VerificationError):
+    """A step could not start. `phase` says which; `__cause__` is the underlying OS error."""
+
+    def __init__(self, phase: Phase, message: str, result: ProcessResult | None = None) -> None:
+        self.phase = phase
+        self.result = result
+        super().__init__(f"{phase.value} step could not start: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """What to run to verify a workdir: an optional build, then the tests."""
+
+    test_cmd: tuple[str, ...]
+    build_cmd: tuple[str, ...] | None = None
+    timeout_seconds: float = 0
+    """One deadline over build and test together; 0 means none."""
+
+    def __post_init__(self) -> None:
+        if not self.test_cmd:
+            raise VerificationError("test_cmd is empty: there is nothing to verify")
+        if self.build_cmd is not None and not self.build_cmd:
+            raise VerificationError("build_cmd is empty; leave it out when there is no build")
+        timeout = self.timeout_seconds
+        if not isinstance(timeout, int | float) or math.isnan(timeout) or timeout < 0:
+            raise VerificationError(f"timeout_seconds must be >= 0, got {timeout!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """One step that ran."""
+
+    phase: Phase
+    result: ProcessResult
+
+    @property
+    def succeeded(self) -> bool:
+        r = self.result
+        return r.exit_code == 0 and not r.timed_out and r.signal is None and r.start_failure is None
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationResult:
+    """How a verification ended; a failing build or test is a result, not an error."""
+
+    passed: bool
+    phase: Phase
+    """The last phase that ran (or, at an expired deadline, the one that could not)."""
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    steps: tuple[StepResult, ...] = field(default_factory=tuple)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(step.result.stdout.text for step in self.steps)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(step.result.stderr.text for step in self.steps)
+
+
+def verify(
+    spec: Verification | None,
+    workdir: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    runner: CommandRunner | None = None,
+) -> VerificationResult:
+    """Build (when the spec has a build), then test, in `workdir` with `env` laid over the policy.
+
+    A failing build short-circuits the tests. The spec's timeout is one deadline over
+    both steps. Raises `VerificationError` before anything runs when the spec or the
+    workdir is unusable (an empty workdir never means "the current directory"), and
+    `StepStartError` when a step could not start.
+    """
+    if spec is None:
+        raise VerificationError("no verification spec given")
+    if workdir is None or not os.fspath(workdir):
+        raise VerificationError("workdir is empty: refusing to default to the current directory")
+    directory = os.fspath(workdir)
+    if not os.path.isdir(directory):
+        raise VerificationError(f"workdir does not exist or is not a directory: {directory}")
+    run = runner or default_runner
+    clock = _Deadline(spec.timeout_seconds)
+    steps: list[StepResult] = []
+    phases = [(Phase.BUILD, spec.build_cmd), (Phase.TEST, spec.test_cmd)]
+    for phase, argv in phases:
+        if argv is None:
+            continue
+        remaining = clock.remaining()
+        if remaining is not None and remaining <= 0:
+            # run_process reads a zero timeout as "no deadline": never start a step past it.
+            return _ended(phase, steps, clock, timed_out=True)
+        step = StepResult(phase, _start(run, phase, argv, directory, env, remaining))
+        steps.append(step)
+        if not step.succeeded:
+            return _ended(phase, steps, clock, timed_out=step.result.timed_out)
+    return _ended(Phase.TEST, steps, clock, timed_out=False, passed=True)
+
+
+def _start(
+    run: CommandRunner,
+    phase: Phase,
+    argv: Sequence[str],
+    directory: str,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+) -> ProcessResult:
+    try:
+        result = run(argv, cwd=directory, env=env, timeout=timeout)
+    except InvalidRun as exc:
+        raise StepStartError(phase, str(exc)) from exc
+    except OSError as exc:
+        raise StepStartError(phase, str(exc)) from exc
+    if result.start_failure is not None:
+        cause = OSError(result.start_error or result.start_failure.value)
+        raise StepStartError(phase, str(cause), result) from cause
+    return result
+
+
+def _ended(
+    phase: Phase,
+    steps: list[StepResult],
+    clock: _Deadline,
+    *,
+    timed_out: bool,
+    passed: bool = False,
+) -> VerificationResult:
+    last = steps[-1].result if steps and steps[-1].phase is phase else None
+    return VerificationResult(
+        passed=passed,
+        phase=phase,
+        exit_code=last.exit_code if last else None,
+        timed_out=timed_out,
+        duration_s=clock.elapsed(),
+        steps=tuple(steps),
+    )
+
+
+class _Deadline:
+    """One deadline shared by consecutive steps."""
+
+    def __init__(self, seconds: float) -> None:
+        import time
+
+        self._now = time.monotonic
+        self._start = self._now()
+        self._end = self._start + seconds if seconds else None
+
+    def remaining(self) -> float | None:
+        return None if self._end is None else self._end - self._now()
+
+    def elapsed(self) -> float:
+        return self._now() - self._start

@@ -1,0 +1,79 @@
+"""The local backend: a temporary copy, a pinned HOME and a scrubbed environment. NOT a security boundary.
+
+It keeps a check from modifying the tree it verifies, from reading the user's
+HOME by accident and from seeing secret-looking variables, and it has the same
+deadlines and whole-tree kill as every backend. Code that means harm can still
+write anywhere the user can, read any file, and use the network: use it only
+where bubblewrap cannot run, and only when asked for by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+
+from assay.environment import EnvPolicy
+from assay.process import ProcessResult, run_process
+from assay.sandbox.base import (
+    CleanupError,
+    ProvisionError,
+    Sandbox,
+    Workspace,
+    new_run_id,
+    resolve_inside,
+)
+from assay.sandbox.provision import CopyFailed, provision_copy, remove_tree
+
+
+class LocalSandbox(Sandbox):
+    """Commands run unconfined in a temporary copy of the source."""
+
+    name = "local"
+
+    def describe(self) -> str:
+        return "local"
+
+    def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
+        run_id = new_run_id()
+        try:
+            path, base_commit, _method = provision_copy(
+                source, commit=commit, backend=self.name, run_id=run_id
+            )
+        except (CopyFailed, OSError) as exc:
+            raise ProvisionError(f"could not copy {source}: {exc}", backend=self.name) from exc
+        return Workspace(run_id=run_id, path=path, base_commit=base_commit)
+
+    def runner(self, workspace: Workspace) -> _PinnedRunner:
+        return _PinnedRunner(workspace)
+
+    def cleanup(self, workspace: Workspace) -> None:
+        try:
+            remove_tree(workspace.path)
+        except OSError as exc:
+            raise CleanupError(str(exc), backend=self.name) from exc
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _PinnedRunner:
+    """`run_process` with a scrubbed environment and a fresh HOME, confined to one directory tree."""
+
+    workspace: Workspace
+    pin_home: bool = True
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ProcessResult:
+        return run_process(
+            argv,
+            cwd=resolve_inside(self.workspace, cwd),
+            env=env,
+            timeout=timeout,
+            env_policy=EnvPolicy.SCRUB,
+            pin_home=self.pin_home,
+        )
