@@ -9,9 +9,7 @@ detects deaths, hangs and leftover processes.
 
 from __future__ import annotations
 
-import asyncio
 import enum
-import inspect
 import os
 import signal
 import threading
@@ -47,7 +45,9 @@ class Reply:
 def call_verify(verifier: Any, ctx: Any) -> object:
     """Call `verify` and settle an awaitable result (both isolation modes use this)."""
     result = verifier.verify(ctx)
-    if inspect.isawaitable(result):
+    if hasattr(result, "__await__"):
+        import asyncio  # only async verifiers pay for importing it
+
         result = asyncio.run(_await(result))
     return result
 

@@ -63,6 +63,121 @@ def run(timeout: float | None, cwd: str, kind: str, sandbox: str, as_json: bool,
     sys.exit(_verdict_exit(evidence))
 
 
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (completion-gate keys first).")
+@click.option("--timeout", type=float, default=None, callback=_positive_seconds, help="Deadline per check, in seconds.")
+@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="Where checks run.")
+@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True, help="Only these kinds (repeatable).")
+@click.option("--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree.")
+@click.option("--base", default=None, metavar="REF", help="Git ref to compare against: report tampering with protected files.")
+@click.option("--protect", is_flag=True, help="Verify with the protected files restored from --base.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Also write JUnit XML here.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), default=None, help="Also write SARIF here.")
+def verify(
+    path: str, as_json: bool, timeout: float | None, sandbox: str, kinds: tuple[str, ...],
+    no_cache: bool, base: str | None, protect: bool, junit_path: str | None, sarif_path: str | None,
+) -> None:
+    """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
+    from assay.verdict import Kind
+    from assay.verify import VerifyOptions, VerifyUsageError
+    from assay.verify import verify as run_verify
+
+    options = VerifyOptions(
+        timeout_s=timeout or None,
+        sandbox=sandbox,
+        use_cache=not no_cache,
+        base=base,
+        protect=protect,
+        kinds=frozenset(Kind(k) for k in kinds) or None,
+    )
+    try:
+        report = run_verify(path, options)
+    except VerifyUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    _write_formats(report, junit_path, sarif_path)
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        _print_report(report)
+    sys.exit(report.exit_code)
+
+
+def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
+    from pathlib import Path
+
+    from assay.formats import render_junit, render_sarif
+
+    for target, render in ((junit_path, render_junit), (sarif_path, render_sarif)):
+        if target is None:
+            continue
+        try:
+            Path(target).write_text(render(report), encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
+
+
+def _print_report(report: Any) -> None:
+    from assay.report import summary_line
+
+    for evidence in report.checks:
+        click.echo(summary_line(evidence))
+    for evidence in report.checks:
+        if evidence.passed:
+            continue
+        for diag in evidence.diagnostics[:5]:
+            where = f"{diag.file}:{diag.line}: " if diag.file else ""
+            click.echo(f"  {evidence.check.name}: {where}{diag.message}")
+        if not evidence.diagnostics and evidence.reason:
+            click.echo(_indent("\n".join(evidence.reason.strip().splitlines()[-15:])))
+    cached = report.extra.get("cached") if report.extra else None
+    click.echo(f"{report.status.value}" + (" (cached)" if cached else ""))
+    if report.note:
+        click.echo(f"note: {report.note}")
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list dropped candidates and detector results.")
+def plan(path: str, as_json: bool, verbose: bool) -> None:
+    """Show what `assay verify` would run, and why, without running anything."""
+    from assay.formats import render_plan
+    from assay.verify import VerifyOptions, VerifyUsageError, make_plan
+
+    try:
+        the_plan = make_plan(path, VerifyOptions())
+    except VerifyUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        _emit_json(the_plan.to_dict())
+    else:
+        click.echo(render_plan(the_plan, verbose=verbose))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
+def probe(as_json: bool) -> None:
+    """List every toolchain assay knows, found or not, with versions."""
+    from assay.probe import ProbeFailure, probe_all
+
+    found = probe_all()
+    if as_json:
+        document: dict[str, Any] = {"schema": "assay.probe/1", "tools": {}}
+        for tool, result in found.items():
+            if isinstance(result, ProbeFailure):
+                document["tools"][tool] = {"found": False, "error": str(result), "install": result.install_hint}
+            else:
+                document["tools"][tool] = {"found": True, **result.to_dict()}
+        _emit_json(document)
+        return
+    for tool, result in found.items():
+        if isinstance(result, ProbeFailure):
+            click.echo(f"{tool:<14} missing   {result.install_hint}")
+        else:
+            click.echo(f"{tool:<14} {result.version:<10} {result.path}")
+
+
 def _verdict_exit(evidence: Any) -> int:
     from assay.verdict import Status, Verdict
 

@@ -169,7 +169,9 @@ def _argv(value: Any, where: str) -> tuple[str, ...]:
     elif isinstance(value, list) and all(isinstance(w, str) for w in value):
         argv = tuple(value)
     else:
-        raise ConfigError(f"{where}: expected a command string or a list of strings, got {_type(value)}")
+        raise ConfigError(
+            f"{where}: expected a command string or a list of strings, got {_type(value)}"
+        )
     if not argv or not argv[0]:
         raise ConfigError(f"{where}: empty command")
     return argv
@@ -193,7 +195,9 @@ def _timeout(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 86_400:
-        raise ConfigError(f"{where}: expected a number of seconds between 0 and 86400, got {value!r}")
+        raise ConfigError(
+            f"{where}: expected a number of seconds between 0 and 86400, got {value!r}"
+        )
     return float(value)
 
 

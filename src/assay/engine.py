@@ -63,8 +63,8 @@ def run_check(
     root = Path(root).resolve()
     cwd = (root / check.cwd).resolve()
     probes = probes if probes is not None else ProbeCache()
-    located = _locate(check, root, cwd)
     try:
+        located = _locate(check, root, cwd)
         checker = probes.get(
             located.tool, path=located.probe_path, env=check.env or None, module=located.module
         )
@@ -115,6 +115,14 @@ def _run(
     return classify(check, result, parsed, checker=checker, sandbox=sandbox)
 
 
+def identify(check: Check, *, root: Path, probes: ProbeCache) -> CheckerId:
+    """The checker `run_check` would use for `check` (probed once per cache); raises
+    `ProbeFailure` when the tool is missing or cannot be identified."""
+    root = Path(root).resolve()
+    located = _locate(check, root, (root / check.cwd).resolve())
+    return probes.get(located.tool, path=located.probe_path, env=check.env or None, module=located.module)
+
+
 @dataclass(frozen=True, slots=True)
 class _Located:
     """Which binary a check will run and how to identify it."""
@@ -128,27 +136,29 @@ class _Located:
 
 
 def _locate(check: Check, root: Path, cwd: Path) -> _Located:
+    """The binary `check` runs and what to probe; `ToolchainError` when it is not installed."""
     argv0 = check.argv[0] if check.argv else ""
-    toolchain = toolchain_for(check.tool) if check.tool else None
+    known = toolchain_for(check.tool) if check.tool else None
     tool = check.tool or os.path.basename(argv0) or "unknown"
-    toolchain = toolchain or generic_toolchain(tool, argv0 or None)
+    toolchain = known or generic_toolchain(tool, argv0 or None)
     binary = _find(argv0, toolchain, root, cwd, check.env)
     if binary is None:
-        # Not found: let the probe search the candidates and report what it tried.
-        return _Located(tool, argv0, probe_path=argv0 if os.sep in argv0 else None)
+        tried = (*(f"{d}/{argv0}" for d in toolchain.local_dirs), argv0)
+        raise ToolchainError(toolchain.language, argv0 or tool, tried, toolchain.install_hint)
     pinned = _pin(binary, root, cwd)
-    if toolchain.module and check.argv[1:3] == ("-m", toolchain.module):
-        return _Located(tool, pinned, probe_path=binary, module=toolchain.module)
-    if os.path.basename(argv0) in toolchain.candidates or toolchain.tool == tool and not check.tool:
+    if known is not None and known.module and check.argv[1:3] == ("-m", known.module):
+        return _Located(tool, pinned, probe_path=binary, module=known.module)
+    if known is None or os.path.basename(argv0) in known.candidates:
         return _Located(tool, pinned, probe_path=binary)
-    if check.tool and toolchain_for(check.tool) is None:
-        return _Located(tool, pinned, probe_path=binary)
-    # The check runs a launcher (npx, a script) for a known tool: identify the tool itself.
-    local = _find(toolchain.candidates[0], toolchain, root, cwd, check.env)
-    return _Located(tool, pinned, probe_path=local)
+    # A launcher (npx, a wrapper script) runs a known tool: identify the tool itself.
+    return _Located(
+        tool, pinned, probe_path=_find(known.candidates[0], known, root, cwd, check.env)
+    )
 
 
-def _find(name: str, toolchain: Toolchain, root: Path, cwd: Path, env: Mapping[str, str]) -> str | None:
+def _find(
+    name: str, toolchain: Toolchain, root: Path, cwd: Path, env: Mapping[str, str]
+) -> str | None:
     """The absolute path `name` resolves to: relative to cwd when it has a slash, else the
     project's local bin directories (node_modules/.bin, .venv/bin) first, then PATH."""
     if not name:

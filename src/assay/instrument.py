@@ -51,73 +51,147 @@ def _after_subcommand(argv: tuple[str, ...], subcommand: str, *flags: str) -> tu
 _Rule = Callable[[Check, CheckerId | None, Path, tuple[str, ...], dict[str, str]], Instrumented]
 
 
-def _pytest(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _pytest(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     # Appended last so that it wins over a --junitxml the project configured.
     return Instrumented((*argv, f"--junitxml={report_path(reports, check, 'xml')}"), env)
 
 
-def _go(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _go(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     if argv[1:2] == ("test",) and not _has(argv, "-json"):
         argv = _after_subcommand(argv, "test", "-json")
     return Instrumented(argv, env)
 
 
-def _ruff(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _ruff(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     if "format" not in argv and not _has(argv, "--output-format"):
         argv = (*argv, "--output-format=json")
     return Instrumented(argv, env)
 
 
-def _eslint(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _eslint(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     if not _has(argv, "-f", "--format"):
         argv = (*argv, "-f", "json")
     return Instrumented(argv, env)
 
 
-def _mypy(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _mypy(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     if _version_at_least(checker, MYPY_JSON_SINCE) and not _has(argv, "--output", "-O"):
         argv = (*argv, "--output=json")
     return Instrumented(argv, env)
 
 
-def _cargo(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _cargo(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     subcommand = argv[1] if len(argv) > 1 else ""
     if subcommand in ("build", "check", "test", "clippy") and not _has(argv, "--message-format"):
         argv = _after_subcommand(argv, subcommand, "--message-format=json")
     return Instrumented(argv, env)
 
 
-def _tsc(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _tsc(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     # One line per diagnostic, no colour: the form the text parser reads.
     if not _has(argv, "--pretty"):
         argv = (*argv, "--pretty", "false")
     return Instrumented(argv, env)
 
 
-def _pyright(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _pyright(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     if "--outputjson" not in argv:
         argv = (*argv, "--outputjson")
     return Instrumented(argv, env)
 
 
-def _jest(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
-    return Instrumented((*argv, "--json", f"--outputFile={report_path(reports, check, 'json')}"), env)
+def _jest(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
+    return Instrumented(
+        (*argv, "--json", f"--outputFile={report_path(reports, check, 'json')}"), env
+    )
 
 
-def _vitest(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _vitest(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     return Instrumented(
         (*argv, "--reporter=json", f"--outputFile={report_path(reports, check, 'json')}"), env
     )
 
 
-def _node_test(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _node_test(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     # Node picks the spec reporter on a terminal and TAP otherwise; ask for TAP explicitly.
     if not _has(argv, "--test-reporter"):
         argv = (argv[0], "--test-reporter=tap", *argv[1:])
     return Instrumented(argv, env)
 
 
-def _compileall(check: Check, checker: CheckerId | None, reports: Path, argv: tuple[str, ...], env: dict[str, str]) -> Instrumented:
+def _compileall(
+    check: Check,
+    checker: CheckerId | None,
+    reports: Path,
+    argv: tuple[str, ...],
+    env: dict[str, str],
+) -> Instrumented:
     # Byte-code goes next to the reports, not into the workspace's __pycache__ directories.
     env.setdefault("PYTHONPYCACHEPREFIX", str(reports / "pycache"))
     return Instrumented(argv, env)

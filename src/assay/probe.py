@@ -107,7 +107,9 @@ def probe(
     if result.start_failure is not None:
         raise ProbeError(tool, binary, result.start_error or result.start_failure.value, result)
     if result.timed_out:
-        raise ProbeError(tool, binary, f"version command timed out after {PROBE_TIMEOUT_S}s", result)
+        raise ProbeError(
+            tool, binary, f"version command timed out after {PROBE_TIMEOUT_S}s", result
+        )
     if result.exit_code != 0:
         detail = f"{' '.join(argv[1:])} exited {result.exit_code}"
         if result.signal is not None:
@@ -185,3 +187,19 @@ class ProbeCache:
         with self._lock:
             done = [f for f in self._entries.values() if f.done() and f.exception() is None]
         return {c.tool: c for c in (f.result() for f in done)}
+
+
+def probe_all(
+    cache: ProbeCache | None = None, env: Mapping[str, str] | None = None
+) -> dict[str, CheckerId | ProbeFailure]:
+    """Every tool in the registry, identified or with the reason it could not be (`assay probe`)."""
+    from assay.toolchains import TOOLCHAINS
+
+    cache = cache if cache is not None else ProbeCache()
+    found: dict[str, CheckerId | ProbeFailure] = {}
+    for tool in TOOLCHAINS:
+        try:
+            found[tool] = cache.get(tool, env=env)
+        except ProbeFailure as failure:
+            found[tool] = failure
+    return found

@@ -98,6 +98,14 @@ TOOLCHAINS: Mapping[str, Toolchain] = {
             install_hint=_PYTHON_INSTALL,
             local_dirs=_PY_LOCAL,
         ),
+        # `python -m unittest`: Python itself; the logical name selects unittest's parser.
+        Toolchain(
+            "unittest",
+            Language.PYTHON,
+            ("python3", "python"),
+            install_hint=_PYTHON_INSTALL,
+            local_dirs=_PY_LOCAL,
+        ),
         _python("mypy", "install mypy (`pip install mypy`)", module="mypy"),
         _python("pytest", "install pytest (`pip install pytest`)", module="pytest"),
         _python("ruff", "install ruff (`pip install ruff`)", module="ruff"),
@@ -116,6 +124,12 @@ TOOLCHAINS: Mapping[str, Toolchain] = {
             install_hint="install Node.js >= 18 (Debian: `apt-get install nodejs`)",
         ),
         _node("npm", "install npm (Debian: `apt-get install npm`)"),
+        # A package.json script run by whichever package manager the project uses.
+        _node(
+            "npm-test",
+            "install the project's package manager (npm, pnpm, yarn or bun)",
+            candidates=("npm", "pnpm", "yarn", "bun"),
+        ),
         _node("tsc", "install TypeScript (`npm i -g typescript` or `npm i -D typescript`)"),
         _node("eslint", "install ESLint (`npm i -g eslint` or `npm i -D eslint`)"),
         _node("vitest", "install Vitest (`npm i -D vitest`)"),

@@ -11,7 +11,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from assay.discovery.model import Ecosystem
+from assay.discovery.model import Ecosystem, ProjectEnv
 from assay.verdict import Kind
 
 #: Words that run another command, dropped before looking at the real one.
@@ -152,8 +152,29 @@ _SIMPLE: dict[str, tuple[Kind, str, Ecosystem]] = {
 
 _PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
 _PM_BUILTINS = frozenset(
-    {"install", "i", "ci", "add", "remove", "exec", "dlx", "create", "init", "publish", "link",
-     "outdated", "audit", "config", "version", "cache", "why", "list", "ls", "pack", "rebuild"}
+    {
+        "install",
+        "i",
+        "ci",
+        "add",
+        "remove",
+        "exec",
+        "dlx",
+        "create",
+        "init",
+        "publish",
+        "link",
+        "outdated",
+        "audit",
+        "config",
+        "version",
+        "cache",
+        "why",
+        "list",
+        "ls",
+        "pack",
+        "rebuild",
+    }
 )
 
 #: Script or target names and the kind they answer.
@@ -198,15 +219,22 @@ def _recognise_core(words: list[str]) -> _ToolHit | None:
     if head == "node" and "--test" in rest:
         return Kind.TEST, "node-test", Ecosystem.NODE, rest, None
     if head == "go" and rest:
-        sub = {"test": (Kind.TEST, "go-test"), "vet": (Kind.LINT, "go-vet"),
-               "build": (Kind.BUILD, "go-build")}.get(rest[0])
+        sub = {
+            "test": (Kind.TEST, "go-test"),
+            "vet": (Kind.LINT, "go-vet"),
+            "build": (Kind.BUILD, "go-build"),
+        }.get(rest[0])
         if sub:
             return sub[0], sub[1], Ecosystem.GO, rest[1:], None
         return None
     if head == "cargo" and rest:
-        sub = {"test": (Kind.TEST, "cargo-test"), "check": (Kind.BUILD, "cargo-check"),
-               "build": (Kind.BUILD, "cargo-build"), "clippy": (Kind.LINT, "shell"),
-               "nextest": (Kind.TEST, "cargo-test")}.get(rest[0])
+        sub = {
+            "test": (Kind.TEST, "cargo-test"),
+            "check": (Kind.BUILD, "cargo-check"),
+            "build": (Kind.BUILD, "cargo-build"),
+            "clippy": (Kind.LINT, "shell"),
+            "nextest": (Kind.TEST, "cargo-test"),
+        }.get(rest[0])
         if sub:
             return sub[0], sub[1], Ecosystem.RUST, rest[1:], None
         return None
@@ -233,3 +261,29 @@ def _package_script(rest: list[str]) -> _ToolHit | None:
     if kind is None:
         return None
     return kind, "npm-test", Ecosystem.NODE, rest, script
+
+
+_PYTHON_RUNNERS = frozenset({"pytest", "unittest"})
+_PYTHON_LINTERS = frozenset({"mypy", "ruff", "pyright"})
+_NODE_BINARIES = {"tsc": "tsc", "eslint": "eslint", "jest": "jest", "vitest": "vitest"}
+
+
+def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
+    """The command re-targeted at the project's own tools: its interpreter, its node_modules."""
+    if hit.tool in _PYTHON_RUNNERS:
+        return env.python_module(hit.tool, *hit.args)
+    if hit.tool in _PYTHON_LINTERS:
+        return env.python_tool(_tool_word(hit), *hit.args)
+    if hit.tool in _NODE_BINARIES and hit.argv:
+        name = _tool_word(hit)
+        return (env.node_tool(name), *hit.args)
+    return hit.argv
+
+
+def _tool_word(hit: Recognised) -> str:
+    """The tool's own word in the command (`vue-tsc`, `basedpyright`), after any runner prefix."""
+    for word in hit.argv:
+        base = _basename(word)
+        if base in _SIMPLE or base in ("ruff", "vitest"):
+            return base
+    return hit.tool

@@ -58,7 +58,7 @@ class RepoFiles:
         return real is not None and os.path.isdir(real)
 
     def lexists(self, rel: str) -> bool:
-        """True for anything at `rel`, including a symlink (a venv's `bin/python` points outside)."""
+        """True for anything at `rel`, even a symlink (a venv's `bin/python` points outside)."""
         return os.path.lexists(os.path.join(self.root, rel))
 
     def list_dir(self, rel: str = ".") -> list[str]:

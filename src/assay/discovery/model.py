@@ -179,6 +179,8 @@ class ProjectEnv:
     """How it was chosen (`in-tree virtualenv .venv`, `.pdm-python`, `PATH`)."""
     venv_dirs: tuple[str, ...] = ()
     """In-tree virtualenv directories, relative to the root; linters must not scan them."""
+    venv_tools: frozenset[str] = frozenset()
+    """Python tools installed in the in-tree virtualenv (`pytest`, `ruff`, ...)."""
     node_bin: str | None = None
     """`node_modules/.bin` when present, relative to the root."""
     node_tools: frozenset[str] = frozenset()
@@ -191,6 +193,18 @@ class ProjectEnv:
     def in_tree_python(self) -> bool:
         return self.python_source != "PATH"
 
+    def python_module(self, module: str, *args: str) -> tuple[str, ...]:
+        """`<python> -m module args`: the project's interpreter runs the tool, so the
+        project's own installed packages and plugins are the ones in play."""
+        return (self.python, "-m", module, *args)
+
+    def python_tool(self, name: str, *args: str) -> tuple[str, ...]:
+        """A standalone Python tool (a linter): from the virtualenv when installed there,
+        else from PATH (a linter does not need the project's packages to run)."""
+        if name in self.venv_tools or not self.in_tree_python:
+            return self.python_module(name, *args) if self.in_tree_python else (name, *args)
+        return (name, *args)
+
     def node_tool(self, name: str) -> str:
         """The command for a node tool: the project's copy when installed, else the bare name."""
         if self.node_bin and name in self.node_tools:
@@ -202,6 +216,7 @@ class ProjectEnv:
             "python": self.python,
             "python_source": self.python_source,
             "venv_dirs": list(self.venv_dirs),
+            "venv_tools": sorted(self.venv_tools),
             "node_bin": self.node_bin,
             "node_tools": sorted(self.node_tools),
             "package_manager": self.package_manager,

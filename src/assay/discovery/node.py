@@ -98,9 +98,16 @@ def script_candidates(
             body = manifest.scripts.get(name)
             if body is None:
                 continue
-            source = Source(manifest.path, line_of(manifest.text, rf'"{re.escape(name)}"\s*:', after=max(scripts_at, 0)))
+            source = Source(
+                manifest.path,
+                line_of(manifest.text, rf'"{re.escape(name)}"\s*:', after=max(scripts_at, 0)),
+            )
             if kind is Kind.TEST and _PLACEHOLDER_TEST.search(body):
-                dropped.append(Dropped(f"script {name!r}", source, "the `npm init` placeholder; it tests nothing"))
+                dropped.append(
+                    Dropped(
+                        f"script {name!r}", source, "the `npm init` placeholder; it tests nothing"
+                    )
+                )
                 continue
             runs = frozenset(r.tool for r in recognise_line(body))
             redundant: frozenset[str] = frozenset()
@@ -112,7 +119,9 @@ def script_candidates(
                 extra_notes.append(f"`pre{name}` hook runs first: {pre}")
                 if kind is Kind.TEST and _runs_build(pre):
                     runs |= {RUNS_BUILD_SCRIPT}
-                notes.append(f"{manifest.path}: `{name}` has a `pre{name}` hook ({pre}); it runs with it")
+                notes.append(
+                    f"{manifest.path}: `{name}` has a `pre{name}` hook ({pre}); it runs with it"
+                )
             found.append(
                 Candidate(
                     kind=kind,
@@ -125,7 +134,8 @@ def script_candidates(
                     cwd=cwd,
                     cost=cost,
                     runs=runs,
-                    redundant_with=redundant | ({RUNS_BUILD_SCRIPT} if kind is Kind.BUILD else frozenset()),
+                    redundant_with=redundant
+                    | ({RUNS_BUILD_SCRIPT} if kind is Kind.BUILD else frozenset()),
                     notes=tuple(extra_notes),
                 )
             )
@@ -145,8 +155,11 @@ def workspace_command(manager: str, script: str, yarn_berry: bool) -> tuple[str,
     if manager == "pnpm":
         return ("pnpm", "-r", "--if-present", "run", script)
     if manager == "yarn":
-        return ("yarn", "workspaces", "foreach", "-A", "run", script) if yarn_berry else (
-            "yarn", "workspaces", "run", script)
+        return (
+            ("yarn", "workspaces", "foreach", "-A", "run", script)
+            if yarn_berry
+            else ("yarn", "workspaces", "run", script)
+        )
     if manager == "bun":
         return ("bun", "run", "--filter", "*", script)
     return ("npm", "run", script, "--workspaces", "--if-present")
@@ -168,9 +181,13 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     patterns = list(manifest.workspaces) + _pnpm_workspaces(files, errors)
     if patterns:
         packages = workspace_packages(files, patterns)
-        notes.append(f"workspaces: {len(packages)} package(s) ({', '.join(packages[:10])}{' ...' if len(packages) > 10 else ''})")
+        notes.append(f"workspaces: {len(packages)} package(s) ({_preview(packages)})")
         found += _workspace_candidates(files, env, packages, found, errors, dropped)
     return report(NAME, found, dropped=dropped, errors=errors, notes=notes)
+
+
+def _preview(names: list[str], limit: int = 10) -> str:
+    return ", ".join(names[:limit]) + (" ..." if len(names) > limit else "")
 
 
 def _pnpm_workspaces(files: RepoFiles, errors: list[str]) -> list[str]:
@@ -203,11 +220,19 @@ def workspace_packages(files: RepoFiles, patterns: list[str]) -> list[str]:
         else:
             base, _, tail = pattern.partition("*")
             base = base.rstrip("/") or "."
-            candidates = [f"{base}/{name}" if base != "." else name for name in files.list_dir(base)]
+            candidates = [
+                f"{base}/{name}" if base != "." else name for name in files.list_dir(base)
+            ]
             if tail.startswith("*"):  # `packages/**`: one more level, no deeper
-                candidates += [f"{c}/{name}" for c in list(candidates) for name in files.list_dir(c)]
+                candidates += [
+                    f"{c}/{name}" for c in list(candidates) for name in files.list_dir(c)
+                ]
         for directory in candidates:
-            if directory not in found and "node_modules" not in directory.split("/") and files.is_file(f"{directory}/package.json"):
+            if (
+                directory not in found
+                and "node_modules" not in directory.split("/")
+                and files.is_file(f"{directory}/package.json")
+            ):
                 found.append(directory)
         if len(found) >= MAX_WORKSPACE_PACKAGES:
             break
@@ -260,7 +285,9 @@ def _workspace_candidates(
                     source=Source(f"{dirs[0]}/package.json"),
                     reason=f"script {name!r} in {len(dirs)} workspace package(s)",
                     cost=cost,
-                    redundant_with=frozenset({RUNS_BUILD_SCRIPT}) if kind is Kind.BUILD else frozenset(),
+                    redundant_with=frozenset({RUNS_BUILD_SCRIPT})
+                    if kind is Kind.BUILD
+                    else frozenset(),
                 )
             )
     return found

@@ -20,6 +20,9 @@ VENV_NAMES = (".venv", "venv", "env", ".env", "virtualenv")
 #: Node executables assay plans directly, looked up in node_modules/.bin.
 NODE_TOOLS = ("tsc", "vue-tsc", "eslint", "jest", "vitest", "mocha")
 
+#: Python tools looked up in the virtualenv's bin directory.
+PYTHON_TOOLS = ("pytest", "mypy", "ruff", "pyright", "basedpyright")
+
 #: Lockfiles, in the order they decide the package manager.
 LOCKFILES = (
     ("pnpm-lock.yaml", "pnpm"),
@@ -44,6 +47,10 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         if files.lexists(f"{name}/bin/python"):
             python, python_source = f"{name}/bin/python", f"in-tree virtualenv {name}"
             break
+    venv_tools: frozenset[str] = frozenset()
+    if python_source.startswith("in-tree"):
+        bin_dir = python.rsplit("/", 1)[0]
+        venv_tools = frozenset(t for t in PYTHON_TOOLS if files.lexists(f"{bin_dir}/{t}"))
     if python_source == "PATH":
         pdm = _pdm_python(files)
         if pdm:
@@ -60,6 +67,7 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         python=python,
         python_source=python_source,
         venv_dirs=venvs,
+        venv_tools=venv_tools,
         node_bin=node_bin,
         node_tools=node_tools,
         package_manager=manager,

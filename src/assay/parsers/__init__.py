@@ -56,12 +56,14 @@ def _parsers() -> Mapping[str, Parser]:
         "pyright": python.parse_pyright,
         "ruff": python.parse_ruff,
         "pytest": pytest.parse,
+        "unittest": python.parse_unittest,
         "tsc": node.parse_tsc,
         "eslint": node.parse_eslint,
         "jest": node.parse_jest,
         "vitest": node.parse_jest,
         "node-test": node.parse_node_test,
         "npm": node.parse_npm,
+        "npm-test": node.parse_npm,
         "go": go.parse,
         "cargo": rust.parse_cargo,
         "rustc": rust.parse_rustc,
@@ -75,7 +77,9 @@ def parser_for(tool: str | None) -> Parser:
     return table.get(tool or "generic", table["generic"])
 
 
-def parse_output(check: Check, result: ProcessResult, report_dir: Path | None = None) -> ParsedOutput:
+def parse_output(
+    check: Check, result: ProcessResult, report_dir: Path | None = None
+) -> ParsedOutput:
     """Parse `result` as the output of `check.tool`; unknown tools get the generic text reader."""
     try:
         parsed = parser_for(check.tool)(check, result, report_dir)

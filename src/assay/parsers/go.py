@@ -11,7 +11,9 @@ from assay.parsers._text import combined, json_lines, relative
 from assay.process import ProcessResult
 
 # ./main.go:5:2: undefined: x      (go build, go vet; column optional)
-_GO_DIAG = re.compile(r"^(?:vet: )?(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$")
+_GO_DIAG = re.compile(
+    r"^(?:vet: )?(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$"
+)
 
 
 def go_diagnostics(text: str, cwd: str) -> list[Diagnostic]:
@@ -49,7 +51,11 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     package_failed = False
     events = 0
     for event in json_lines(result.stdout.text):
-        action, package, test = event.get("Action"), str(event.get("Package", "")), event.get("Test")
+        action, package, test = (
+            event.get("Action"),
+            str(event.get("Package", "")),
+            event.get("Test"),
+        )
         if not isinstance(action, str):
             continue
         events += 1
@@ -69,14 +75,18 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             outcome=outcome,
             file=None,
             duration_s=durations.get((package, test)),
-            message="".join(output.get((package, test), []))[-500:] if outcome == "failed" else None,
+            message="".join(output.get((package, test), []))[-500:]
+            if outcome == "failed"
+            else None,
         )
         for (package, test), outcome in outcomes.items()
     )
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     for case in cases:
         counts[case.outcome] += 1
-    diagnostics = go_diagnostics(result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd)
+    diagnostics = go_diagnostics(
+        result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd
+    )
     tests = TestCounts(**counts, source="go-json") if events else None
     return ParsedOutput(
         diagnostics=tuple(diagnostics),

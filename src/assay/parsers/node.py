@@ -79,7 +79,9 @@ def parse_eslint(check: Check, result: ProcessResult, report_dir: Path | None) -
                         column=to_int(message.get("column")),
                         # Parse errors have no rule; name them so they are not mistaken for none.
                         code=message.get("ruleId") or ("syntax-error" if fatal else None),
-                        severity=_ESLINT_SEVERITY.get(to_int(message.get("severity")) or 2, "error"),
+                        severity=_ESLINT_SEVERITY.get(
+                            to_int(message.get("severity")) or 2, "error"
+                        ),
                         tool="eslint",
                     )
                 )
@@ -154,8 +156,12 @@ def _text_shows_failure(result: ProcessResult) -> bool:
 
 
 # TAP (node --test --test-reporter=tap):  "# pass 3" ... ; spec reporter:  "ℹ pass 3"
-_NODE_SUMMARY = re.compile(r"^(?:#|ℹ)\s+(?P<key>tests|pass|fail|cancelled|skipped|todo)\s+(?P<n>\d+)\s*$")
-_TAP_CASE = re.compile(r"^(?P<not>not )?ok \d+ - (?P<name>.*?)(?:\s+#\s*(?P<directive>SKIP|TODO)\b.*)?$")
+_NODE_SUMMARY = re.compile(
+    r"^(?:#|ℹ)\s+(?P<key>tests|pass|fail|cancelled|skipped|todo)\s+(?P<n>\d+)\s*$"
+)
+_TAP_CASE = re.compile(
+    r"^(?P<not>not )?ok \d+ - (?P<name>.*?)(?:\s+#\s*(?P<directive>SKIP|TODO)\b.*)?$"
+)
 
 
 def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:

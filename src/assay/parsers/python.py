@@ -1,11 +1,11 @@
-"""Diagnostics from Python's checkers: compileall, mypy (JSON lines or text), pyright and ruff JSON."""
+"""Python's checkers: compileall, mypy (JSON lines or text), pyright and ruff JSON; unittest's summary."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from assay.evidence import Check, Diagnostic
+from assay.evidence import Check, Diagnostic, TestCounts
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, json_document, json_lines, relative, to_int
 from assay.process import ProcessResult
@@ -142,3 +142,38 @@ def parse_ruff(check: Check, result: ProcessResult, report_dir: Path | None) -> 
 
 def _any_error(diagnostics: list[Diagnostic]) -> bool:
     return any(d.severity == "error" for d in diagnostics)
+
+
+# unittest:  "Ran 3 tests in 0.001s"  then  "OK (skipped=1)"  or  "FAILED (failures=1, errors=2)"
+_UNITTEST_RAN = re.compile(r"^Ran (?P<n>\d+) tests? in ")
+_UNITTEST_END = re.compile(r"^(?P<status>OK|FAILED)(?: \((?P<details>[^)]*)\))?\s*$")
+_UNITTEST_DETAIL = re.compile(
+    r"(failures|errors|skipped|expected failures|unexpected successes)=(\d+)"
+)
+
+
+def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """The closing `Ran N tests` and `OK`/`FAILED (...)` lines (unittest writes no report)."""
+    ran: int | None = None
+    details: dict[str, int] = {}
+    for line in combined(result).splitlines():
+        if match := _UNITTEST_RAN.match(line):
+            ran, details = int(match["n"]), {}
+        elif ran is not None and (match := _UNITTEST_END.match(line)):
+            details = {k: int(v) for k, v in _UNITTEST_DETAIL.findall(match["details"] or "")}
+    if ran is None:
+        return ParsedOutput()
+    failed, errors = details.get("failures", 0), details.get("errors", 0)
+    skipped = details.get("skipped", 0)
+    # Unexpected successes fail a unittest run; count them as failures.
+    failed += details.get("unexpected successes", 0)
+    tests = TestCounts(
+        passed=max(ran - failed - errors - skipped, 0),
+        failed=failed,
+        errors=errors,
+        skipped=skipped,
+        source="text",
+    )
+    return ParsedOutput(
+        tests=tests, failure_recognized=tests.any_failed, no_tests_reported=tests.executed == 0
+    )

@@ -32,7 +32,8 @@ def rustc_diagnostics(result: ProcessResult) -> list[Diagnostic]:
         if item.get("reason") == "compiler-message"
         and (d := _from_json(item.get("message"), result.cwd)) is not None
     ]
-    return diagnostics or _from_text(combined(result), result.cwd)
+    # One crate compiled as several targets (lib, lib test) reports the same problem per target.
+    return list(dict.fromkeys(diagnostics or _from_text(combined(result), result.cwd)))
 
 
 def _from_json(message: Any, cwd: str) -> Diagnostic | None:

@@ -104,6 +104,9 @@ class Sandbox(abc.ABC):
         run time is reported as a start failure, never as the command's exit.
         """
 
+    def reclaim(self, workspace: Workspace) -> None:
+        """Make files the host wrote into `workspace` usable by its commands again."""
+
     @abc.abstractmethod
     def cleanup(self, workspace: Workspace) -> None:
         """Remove the workspace; raises `CleanupError` when that fails."""

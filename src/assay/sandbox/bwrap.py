@@ -194,6 +194,13 @@ class BwrapSandbox(Sandbox):
         self.ensure_available()
         return _BwrapRunner(self, workspace)
 
+    def reclaim(self, workspace: Workspace) -> None:
+        self._hand_over(workspace.path, recursive=True)
+
+    def write_file(self, workspace: Workspace, relpath: str, data: bytes) -> None:
+        super().write_file(workspace, relpath, data)
+        self.reclaim(workspace)
+
     def cleanup(self, workspace: Workspace) -> None:
         try:
             remove_tree(workspace.path)

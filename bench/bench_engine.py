@@ -1,0 +1,96 @@
+"""Engine overhead: `run_check` against running the same ~1 s command directly, and probe
+cost with and without the per-run cache. Prints figures measured in this run.
+
+    .venv/bin/python bench/bench_engine.py [--repeats N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from assay.engine import run_check
+from assay.evidence import Check
+from assay.probe import ProbeCache, ProbeFailure, probe
+from assay.verdict import Kind, Verdict
+
+#: The workload: about one second of real CPU work in a fresh interpreter, like a small check.
+WORKLOAD = "import time\nend = time.monotonic() + 1.0\nwhile time.monotonic() < end: pass\n"
+#: The overhead target from the issue: engine time / direct time.
+TARGET_RATIO = 1.05
+PROBED_TOOLS = ("python", "go", "cargo", "node", "tsc", "mypy", "ruff")
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def bench_overhead(repeats: int) -> None:
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as reports:
+        argv = (sys.executable, "-c", WORKLOAD)
+        check = Check("busy", Kind.BUILD, argv, tool="python", timeout_s=60)
+        probes = ProbeCache()
+
+        def engine() -> None:
+            evidence = run_check(check, root=Path(root), probes=probes, report_dir=Path(reports))
+            assert evidence.verdict is Verdict.PASS, evidence.reason
+
+        def direct() -> None:
+            subprocess.run(
+                argv, cwd=root, check=True, capture_output=True, stdin=subprocess.DEVNULL
+            )
+
+        first = timed(engine)  # includes the one probe of the run
+        pairs = [(timed(direct), timed(engine)) for _ in range(repeats)]
+    direct_s = statistics.median(d for d, _ in pairs)
+    engine_s = statistics.median(e for _, e in pairs)
+    ratio = engine_s / direct_s
+    verdict = "ok" if ratio <= TARGET_RATIO else "OVER TARGET"
+    print(f"per-check overhead ({repeats} paired runs, medians)")
+    print(f"  direct subprocess.run    {direct_s:8.3f} s")
+    print(
+        f"  run_check (cache warm)   {engine_s:8.3f} s   overhead {1000 * (engine_s - direct_s):+7.1f} ms"
+    )
+    print(f"  run_check (first, cold)  {first:8.3f} s   includes the probe")
+    print(f"  ratio engine/direct      {ratio:8.3f}     target <= {TARGET_RATIO}  [{verdict}]")
+
+
+def bench_probes(lookups: int) -> None:
+    print(f"probe cost (uncached: one version command; cached: mean of {lookups} lookups)")
+    cache = ProbeCache()
+    # The interpreter's own bin directory too, so a virtualenv's mypy and ruff are found.
+    env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    for tool in PROBED_TOOLS:
+        try:
+            cold = timed(lambda tool=tool: probe(tool, env=env))
+            cache.get(tool, env=env)
+        except ProbeFailure as failure:
+            print(f"  {tool:8s} not identified: {failure}")
+            continue
+        warm = timed(lambda tool=tool: [cache.get(tool, env=env) for _ in range(lookups)]) / lookups
+        print(
+            f"  {tool:8s} uncached {1000 * cold:8.1f} ms   cached {1e6 * warm:7.2f} us   x{cold / warm:,.0f}"
+        )
+    print(f"  version commands run by the cache: {cache.probes_run} for {len(PROBED_TOOLS)} tools")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--lookups", type=int, default=1000)
+    args = parser.parse_args()
+    bench_overhead(args.repeats)
+    bench_probes(args.lookups)
+
+
+if __name__ == "__main__":
+    main()

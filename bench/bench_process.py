@@ -1,0 +1,125 @@
+"""Benchmarks for the process runner and the CLI, as ratios against baselines measured in the same run.
+
+    python bench/bench_process.py            # all
+    python bench/bench_process.py --quick    # fewer repetitions
+
+Prints one line per figure: the measurement, its baseline, the ratio, the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay")
+
+
+def wall(argv: list[str], **kwargs: object) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, **kwargs)  # type: ignore[call-overload]
+    return time.perf_counter() - started
+
+
+def median_wall(argv: list[str], repeat: int) -> float:
+    wall(argv)  # warm caches
+    return statistics.median(wall(argv) for _ in range(repeat))
+
+
+def row(name: str, value: float, baseline: float, unit: str, target: str) -> None:
+    ratio = value / baseline if baseline else float("inf")
+    print(f"{name:<44} {value * 1000 if unit == 'ms' else value:>10.1f} {unit:<4} "
+          f"baseline {baseline * 1000 if unit == 'ms' else baseline:>9.1f} {unit:<4} "
+          f"ratio {ratio:>6.3f}   {target}")
+
+
+def bench_cold_start(repeat: int) -> None:
+    base = median_wall([PYTHON, "-c", "pass"], repeat)
+    row("cold start: assay --version", median_wall([ASSAY, "--version"], repeat), base, "ms",
+        "target < 80 ms absolute")
+    row("cold start: assay run -- true", median_wall([ASSAY, "run", "--", "true"], repeat), base, "ms", "")
+
+
+def bench_overhead(repeat: int) -> None:
+    direct = median_wall(["true"], repeat)
+    row("overhead: assay run -- true", median_wall([ASSAY, "run", "--", "true"], repeat), direct, "ms", "")
+    one_second = [PYTHON, "-c", "import time; time.sleep(1)"]
+    direct = median_wall(one_second, max(3, repeat // 4))
+    via = median_wall([ASSAY, "run", "--", *one_second], max(3, repeat // 4))
+    row("overhead: assay run -- (1 s command)", via, direct, "ms", "target ratio <= 1.05")
+
+
+KILL_TREE = """
+import signal, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(flush=True); time.sleep(600)"],
+    stdout=subprocess.PIPE)
+child.stdout.readline()
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(600)
+"""
+
+
+def bench_kill_latency(repeat: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from assay import process
+
+    latencies = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = Path(tmp) / "pid"
+            timeout = 0.5
+            started = time.monotonic()
+            process.run_process([PYTHON, "-c", KILL_TREE, str(pidfile)], timeout=timeout)
+            pid = int(pidfile.read_text())
+            while Path(f"/proc/{pid}").exists() and b"Z" not in _state(pid):
+                time.sleep(0.001)
+            latencies.append(time.monotonic() - started - timeout)
+    grace = process.TERM_GRACE_SECONDS
+    row("kill latency after deadline (tree, TERM-deaf)", statistics.median(latencies), grace, "ms",
+        "target: grace + < 100 ms")
+
+
+def _state(pid: int) -> bytes:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return b"Z"
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+
+
+def bench_flood() -> None:
+    flood = [PYTHON, "-c", "import os\nb = b'x' * (1 << 20)\nfor _ in range(1024): os.write(1, b)"]
+    direct = wall(flood)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    via = wall([ASSAY, "run", "--kind", "build", "--", *flood])
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    row("flood 1 GiB: assay run vs > /dev/null", via, direct, "s", "throughput ratio = 1/ratio")
+    note = "" if peak_kib > before else " (bounded by an earlier child's peak)"
+    print(f"{'flood 1 GiB: peak RSS of assay':<44} {peak_kib / 1024:>10.1f} MiB  target < 100 MiB{note}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if ASSAY is None:
+        sys.exit("the `assay` command is not installed: pip install -e . first")
+    repeat = 5 if args.quick else 20
+    print(f"assay: {ASSAY}\npython: {PYTHON}\n")
+    bench_cold_start(repeat)
+    bench_overhead(repeat)
+    bench_kill_latency(3 if args.quick else 5)
+    bench_flood()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""Detector 3: Python tool configuration (pytest, ruff, mypy, pyright) and unittest suites.
+
+A tool's configuration being present means the project uses it, so the tool's
+native command is planned, run by the project's own interpreter.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass
+
+from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.model import (
+    Candidate,
+    DetectorReport,
+    Ecosystem,
+    Origin,
+    ProjectEnv,
+    Source,
+    report,
+)
+from assay.discovery.text import line_of
+from assay.verdict import Kind
+
+NAME = "python-config"
+
+#: Directories where test files conventionally live.
+TEST_DIRS = ("tests", "test")
+
+#: Most test files opened to tell a unittest suite from a pytest one.
+MAX_TEST_FILES_READ = 20
+
+#: Directory names ruff already leaves out by default; others need --extend-exclude.
+RUFF_DEFAULT_EXCLUDES = frozenset({".venv", "venv", "node_modules", "site-packages", ".tox"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolConfig:
+    """Where a tool's configuration was found."""
+
+    tool: str
+    source: Source
+    mypy_has_files: bool = False
+
+
+def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str]]:
+    """Tool configurations in the given file texts (path -> text): (configs, errors). Pure."""
+    configs: list[ToolConfig] = []
+    errors: list[str] = []
+    pyproject = texts.get("pyproject.toml")
+    if pyproject is not None:
+        try:
+            tool = tomllib.loads(pyproject).get("tool", {})
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+            errors.append(f"pyproject.toml: not valid TOML: {exc}")
+            tool = {}
+        if not isinstance(tool, dict):
+            tool = {}
+        tables = {
+            "pytest": r"^\[tool\.pytest",
+            "ruff": r"^\[tool\.ruff",
+            "mypy": r"^\[tool\.mypy",
+            "pyright": r"^\[tool\.(based)?pyright",
+        }
+        for name, pattern in tables.items():
+            key = "basedpyright" if name == "pyright" and "basedpyright" in tool else name
+            if key in tool:
+                files = name == "mypy" and isinstance(tool[key], dict) and "files" in tool[key]
+                configs.append(
+                    ToolConfig(name, Source("pyproject.toml", line_of(pyproject, pattern)), files)
+                )
+    for path, sections in (
+        ("setup.cfg", {"tool:pytest": "pytest", "mypy": "mypy"}),
+        ("tox.ini", {"pytest": "pytest"}),
+        ("pytest.ini", {"pytest": "pytest"}),
+        ("mypy.ini", {"mypy": "mypy"}),
+        (".mypy.ini", {"mypy": "mypy"}),
+    ):
+        text = texts.get(path)
+        if text is None:
+            continue
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(text, source=path)
+        except (configparser.Error, ValueError) as exc:
+            errors.append(f"{path}: not a valid INI file: {' '.join(str(exc).split())[:200]}")
+            continue
+        for section, tool in sections.items():
+            if parser.has_section(section):
+                line = line_of(text, rf"^\[{re.escape(section)}\]")
+                files = tool == "mypy" and parser.has_option(section, "files")
+                configs.append(ToolConfig(tool, Source(path, line), files))
+    for path, tool in (
+        ("ruff.toml", "ruff"),
+        (".ruff.toml", "ruff"),
+        ("pyrightconfig.json", "pyright"),
+    ):
+        if path in texts:
+            configs.append(ToolConfig(tool, Source(path)))
+    if "conftest.py" in texts:
+        configs.append(ToolConfig("pytest", Source("conftest.py")))
+    return _first_per_tool(configs), errors
+
+
+def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
+    seen: dict[str, ToolConfig] = {}
+    for config in configs:
+        seen.setdefault(config.tool, config)
+    return list(seen.values())
+
+
+def tool_candidates(
+    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str]
+) -> list[Candidate]:
+    """Native commands for configured tools. Pure."""
+    found = []
+    for config in configs:
+        if config.tool == "pytest":
+            found.append(_configured(config, Kind.TEST, env.python_module("pytest")))
+        elif config.tool == "ruff":
+            # ruff skips .venv/venv by itself; other virtualenv names must be excluded.
+            extra = [d for d in env.venv_dirs if d not in RUFF_DEFAULT_EXCLUDES]
+            args = ("check", ".", *(("--extend-exclude", ",".join(extra)) if extra else ()))
+            found.append(_configured(config, Kind.LINT, env.python_tool("ruff", *args)))
+        elif config.tool == "mypy":
+            targets = _mypy_targets(config, env, root_dirs)
+            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
+        elif config.tool == "pyright":
+            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=1))
+    return found
+
+
+def _configured(config: ToolConfig, kind: Kind, argv: tuple[str, ...], cost: int = 0) -> Candidate:
+    return Candidate(
+        kind=kind,
+        argv=argv,
+        tool=config.tool,
+        ecosystem=Ecosystem.PYTHON,
+        origin=Origin.PYTHON_CONFIG,
+        source=config.source,
+        reason=f"{config.tool} configured in {config.source.file}",
+        cost=cost,
+    )
+
+
+def _mypy_targets(config: ToolConfig, env: ProjectEnv, root_dirs: set[str]) -> tuple[str, ...]:
+    if config.mypy_has_files:
+        return ()
+    if "src" in root_dirs:
+        return ("src",)
+    # mypy skips dot-directories by itself; a `venv/` must be excluded explicitly.
+    excludes = [d for d in env.venv_dirs if not d.startswith(".")]
+    return (".", *(a for d in excludes for a in ("--exclude", f"^{re.escape(d)}/")))
+
+
+def test_style(texts: list[str]) -> str | None:
+    """`pytest`, `unittest` or None, from the text of some test files. Pure."""
+    uses_unittest = False
+    for text in texts:
+        if re.search(r"^\s*(import pytest|from pytest\b)", text, re.MULTILINE):
+            return "pytest"
+        if re.search(r"^\s*(import unittest|from unittest\b)", text, re.MULTILINE):
+            uses_unittest = True
+    return "unittest" if uses_unittest else None
+
+
+def unittest_candidate(
+    test_dir: str, first_file: str, env: ProjectEnv, is_package: bool
+) -> Candidate:
+    # With an __init__.py the tests import as a package from the root (-t .);
+    # without one, the directory itself is the top level.
+    args = ("discover", "-s", test_dir, *(("-t", ".") if is_package else ()))
+    return Candidate(
+        kind=Kind.TEST,
+        argv=env.python_module("unittest", *args),
+        tool="unittest",
+        ecosystem=Ecosystem.PYTHON,
+        origin=Origin.PYTHON_CONFIG,
+        source=Source(first_file, 1),
+        reason=f"{test_dir}/ holds unittest test cases and no pytest configuration exists",
+    )
+
+
+CONFIG_FILES = (
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "pytest.ini",
+    "mypy.ini",
+    ".mypy.ini",
+    "ruff.toml",
+    ".ruff.toml",
+    "pyrightconfig.json",
+    "conftest.py",
+)
+
+
+def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
+    texts: dict[str, str] = {}
+    errors: list[str] = []
+    for path in CONFIG_FILES:
+        try:
+            text = files.read_text(path)
+        except UnreadableFile as exc:
+            errors.append(str(exc))
+            continue
+        if text is not None:
+            texts[path] = text
+    configs, parse_errors = find_tool_configs(texts)
+    errors += parse_errors
+    root_names = set(files.list_dir("."))
+    root_dirs = {n for n in root_names if files.is_dir(n)}
+    found = tool_candidates(configs, env, root_dirs)
+    if not any(c.tool == "pytest" for c in configs):
+        found += _unittest(files, env, root_dirs)
+    return report(NAME, found, errors=errors)
+
+
+def test_files(files: RepoFiles, root_dirs: set[str]) -> list[str]:
+    """Test files in the conventional test directories (one level, plus one below)."""
+    paths: list[str] = []
+    for directory in TEST_DIRS:
+        if directory not in root_dirs:
+            continue
+        for name in files.list_dir(directory):
+            if _is_test_file(name):
+                paths.append(f"{directory}/{name}")
+            elif "." not in name and files.is_dir(f"{directory}/{name}"):
+                paths += [
+                    f"{directory}/{name}/{n}"
+                    for n in files.list_dir(f"{directory}/{name}")
+                    if _is_test_file(n)
+                ]
+    return paths
+
+
+def _is_test_file(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Candidate]:
+    paths = test_files(files, root_dirs)
+    texts = []
+    for path in paths[:MAX_TEST_FILES_READ]:
+        try:
+            texts.append(files.read_text(path) or "")
+        except UnreadableFile:
+            continue
+    if test_style(texts) != "unittest":
+        return []
+    test_dir = paths[0].split("/", 1)[0]
+    return [unittest_candidate(test_dir, paths[0], env, files.is_file(f"{test_dir}/__init__.py"))]

@@ -1,0 +1,240 @@
+"""Detector 3b: tox and nox environments, read statically for the commands they run.
+
+A project whose test command lives only in tox.ini or noxfile.py still gets
+that command, run directly in the project's environment: tox and nox would
+build fresh virtualenvs (slow, networked), which verification must not need.
+The noxfile is parsed with `ast`, never imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+
+from assay.discovery.commands import (
+    SCRIPT_KINDS,
+    Recognised,
+    project_argv,
+    recognise_line,
+    split_commands,
+)
+from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.model import (
+    Candidate,
+    DetectorReport,
+    Dropped,
+    Ecosystem,
+    Origin,
+    ProjectEnv,
+    Source,
+    report,
+)
+from assay.discovery.text import line_of
+from assay.verdict import Kind
+
+NAME = "tox-nox"
+
+#: tox environment names (after `testenv:`) and the kind their commands answer.
+_ENV_KINDS: dict[str, Kind] = {
+    **SCRIPT_KINDS,
+    "": Kind.TEST,  # the bare [testenv]
+    "py": Kind.TEST,
+    "unit": Kind.TEST,
+    "type": Kind.TYPECHECK,
+    "typing": Kind.TYPECHECK,
+    "flake8": Kind.LINT,
+    "style": Kind.LINT,
+    "ruff": Kind.LINT,
+    "pre-commit": Kind.LINT,
+}
+
+_POSARGS = re.compile(r"\{posargs(?::([^}]*))?\}")
+_TOXINIDIR = re.compile(r"\{toxinidir\}/?")
+
+
+def env_kind(name: str) -> Kind | None:
+    """The kind a tox env or nox session named `name` answers, if its name says."""
+    name = name.lower()
+    if name in _ENV_KINDS:
+        return _ENV_KINDS[name]
+    if re.fullmatch(r"py\d*|py3\d*|pypy3?\d*", name) or name.startswith("test"):
+        return Kind.TEST
+    return None
+
+
+def expand_tox_line(line: str) -> str:
+    """Substitute the tox placeholders a command can run without: posargs defaults, toxinidir."""
+    line = _POSARGS.sub(lambda m: m.group(1) or "", line)
+    return _TOXINIDIR.sub("", line).strip()
+
+
+def parse_tox(
+    text: str, path: str, env: ProjectEnv
+) -> tuple[list[Candidate], list[Dropped], list[str]]:
+    """Candidates from the `commands` of tox environments. Pure."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source=path)
+    except (configparser.Error, ValueError) as exc:
+        return [], [], [f"{path}: not a valid INI file: {' '.join(str(exc).split())[:200]}"]
+    found: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for section in parser.sections():
+        if section != "testenv" and not section.startswith("testenv:"):
+            continue
+        kind = env_kind(section.partition(":")[2])
+        commands = parser.get(section, "commands", fallback="")
+        if kind is None or not commands.strip():
+            continue
+        section_line = line_of(text, rf"^\[{re.escape(section)}\]")
+        setenv = _setenv(parser.get(section, "setenv", fallback=""))
+        for raw in commands.replace("\\\n", " ").splitlines():
+            line = expand_tox_line(raw.strip().lstrip("-").strip())
+            if not line or line.startswith("#"):
+                continue
+            source = Source(path, line_of(text, re.escape(raw.strip()[:40])) or section_line)
+            found_here = _from_line(
+                line, kind, env, source, f"command of tox env [{section}]", setenv
+            )
+            if found_here is None:
+                dropped.append(Dropped(line, source, f"not a {kind.value} command"))
+            else:
+                found.append(found_here)
+    return found, dropped, []
+
+
+def _setenv(text: str) -> dict[str, str]:
+    env = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().partition("=")
+        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()) and "{" not in value:
+            env[name.strip()] = value.strip()
+    return env
+
+
+def _from_line(
+    line: str, kind: Kind, env: ProjectEnv, source: Source, why: str, extra_env: dict[str, str]
+) -> Candidate | None:
+    recognised = [r for r in recognise_line(line) if r.kind is kind]
+    if recognised:
+        return _native(recognised[0], env, source, why, extra_env)
+    if kind is not Kind.TEST:
+        return None
+    # An unrecognised test command (`python runtests.py`) is still the project's test
+    # command; run it generically with the project's interpreter.
+    try:
+        words = split_commands(line)
+    except ValueError:
+        return None
+    if len(words) != 1 or _is_setup_step(words[0]):
+        return None
+    argv = list(words[0])
+    if re.fullmatch(r"python(3(\.\d+)?)?", argv[0]):
+        argv[0] = env.python
+    return Candidate(
+        kind,
+        tuple(argv),
+        "shell",
+        Ecosystem.PYTHON,
+        Origin.PYTHON_CONFIG,
+        source,
+        f"{why}: {line}",
+        env=extra_env,
+    )
+
+
+def _is_setup_step(words: list[str]) -> bool:
+    joined = " ".join(words)
+    return bool(
+        re.search(
+            r"\b(pip|install|sync|coverage (combine|report|html|xml)|rm|mkdir|echo)\b", joined
+        )
+    )
+
+
+def _native(
+    hit: Recognised, env: ProjectEnv, source: Source, why: str, extra_env: dict[str, str]
+) -> Candidate:
+    """A recognised tool re-targeted at the project's interpreter."""
+    return Candidate(
+        hit.kind,
+        project_argv(hit, env),
+        hit.tool,
+        hit.ecosystem,
+        Origin.PYTHON_CONFIG,
+        source,
+        f"{why}: {' '.join(hit.argv)}",
+        env={**extra_env, **dict(hit.env)},
+    )
+
+
+def parse_noxfile(
+    text: str, path: str, env: ProjectEnv
+) -> tuple[list[Candidate], list[Dropped], list[str]]:
+    """Candidates from `session.run(...)` calls with literal arguments in nox sessions. Pure."""
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return [], [], [f"{path}: not valid Python: {' '.join(str(exc).split())[:200]}"]
+    found: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not _is_nox_session(node):
+            continue
+        kind = env_kind(node.name)
+        if kind is None:
+            continue
+        for call in ast.walk(node):
+            words = _session_run_words(call)
+            if words is None:
+                continue
+            source = Source(path, getattr(call, "lineno", None))
+            line = " ".join(words)
+            candidate = _from_line(line, kind, env, source, f"nox session {node.name!r}", {})
+            if candidate is None:
+                dropped.append(Dropped(line, source, f"not a {kind.value} command"))
+            else:
+                found.append(candidate)
+    return found, dropped, []
+
+
+def _is_nox_session(node: ast.FunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr == "session":
+            return True
+        if isinstance(target, ast.Name) and target.id == "session":
+            return True
+    return False
+
+
+def _session_run_words(node: ast.AST) -> list[str] | None:
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "run"
+    ):
+        return None
+    words = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    # Computed arguments (`*session.posargs`) are left out; nothing literal means no command.
+    return words or None
+
+
+def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
+    found: list[Candidate] = []
+    dropped: list[Dropped] = []
+    errors: list[str] = []
+    for path, parse in (("tox.ini", parse_tox), ("noxfile.py", parse_noxfile)):
+        try:
+            text = files.read_text(path)
+        except UnreadableFile as exc:
+            errors.append(str(exc))
+            continue
+        if text is None:
+            continue
+        more, more_dropped, problems = parse(text, path, env)
+        found += more
+        dropped += more_dropped
+        errors += problems
+    return report(NAME, found, dropped=dropped, errors=errors)

@@ -1,0 +1,385 @@
+"""Planning: from everything discovered, the smallest ordered set of checks that covers it (pure).
+
+Rules, in order:
+
+- assay's own configuration names the command for a kind: that command, nothing else;
+- otherwise the best candidate for a kind by source priority, then cost; when it
+  belongs to an ecosystem (not a generic wrapper like `make test`), the best of
+  each other ecosystem too, so a polyglot repository has its Python and its
+  TypeScript both checked -- still at most one command per kind per ecosystem;
+- a chosen check another chosen check already covers is dropped (a `build`
+  script that is just `tsc` when `tsc --noEmit` is planned; `go build` when
+  `go vet` compiles everything anyway; a build a `pretest` hook runs);
+- CI steps running the same tool confirm a check and lend it their environment;
+- stages: build, then typecheck and lint in parallel, then test.
+
+Every candidate not chosen is kept in `Plan.dropped` with the reason.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv
+from assay.evidence import Check
+from assay.verdict import Kind
+
+#: Version of the plan JSON document.
+PLAN_SCHEMA = "assay.plan/1"
+
+#: Seconds each check may run unless configured otherwise: long enough for a
+#: typical unit suite, short enough that a hung test does not stall an agent.
+DEFAULT_TIMEOUT_S = 60.0
+
+#: Tools that only wrap other commands; their output is read generically.
+GENERIC_TOOLS = frozenset({"npm-test", "make", "shell"})
+
+
+class Stage(enum.StrEnum):
+    """When a check runs. Stages run in this order; checks within one run in parallel."""
+
+    BUILD = "build"
+    STATIC = "static"
+    """Type-checking and linting: independent of each other, so run side by side."""
+    TEST = "test"
+
+
+STAGE_OF_KIND: dict[Kind, Stage] = {
+    Kind.BUILD: Stage.BUILD,
+    Kind.TYPECHECK: Stage.STATIC,
+    Kind.LINT: Stage.STATIC,
+    Kind.TEST: Stage.TEST,
+}
+
+_KIND_ORDER = (Kind.BUILD, Kind.TYPECHECK, Kind.LINT, Kind.TEST)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanOptions:
+    """What the caller asks of a plan (usually from the command line)."""
+
+    timeout_s: float | None = None
+    """Per-check deadline; overrides the configuration. None: configured, else 60 s."""
+    fail_fast: bool = True
+    """Stop a test run at its first failure (`pytest -x`): the first failure is the evidence."""
+    kinds: frozenset[Kind] | None = None
+    """Only these kinds; None for all."""
+    require_tests: bool | None = None
+    """Overrides the configuration's `require_tests`; None: configured, else True."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStage:
+    """One stage of the plan and its checks, which may run in parallel."""
+
+    stage: Stage
+    checks: tuple[Check, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The checks to run, in order, with where each came from and what was left out."""
+
+    root: str
+    checks: tuple[Check, ...]
+    """Ordered by stage: build, then typecheck and lint, then test."""
+    require_tests: bool = True
+    """VERIFIED needs a test check that executed tests."""
+    required: frozenset[Kind] = frozenset()
+    missing: frozenset[Kind] = frozenset()
+    """Required kinds nothing was found for."""
+    dropped: tuple[Dropped, ...] = ()
+    errors: tuple[str, ...] = ()
+    """Sources that exist but could not be read or parsed."""
+    notes: tuple[str, ...] = ()
+    env: ProjectEnv | None = None
+    detectors: tuple[tuple[str, str], ...] = ()
+    """(detector, outcome) for every detector, in priority order."""
+    config_error: str | None = None
+    """assay's configuration is malformed: a usage error; nothing should run."""
+    root_problem: str | None = None
+    """The path cannot be examined at all."""
+
+    @property
+    def runnable(self) -> bool:
+        """False when the plan must not be run (configuration error, bad path)."""
+        return self.config_error is None and self.root_problem is None
+
+    @property
+    def stages(self) -> tuple[PlanStage, ...]:
+        """Non-empty stages in run order."""
+        return tuple(
+            PlanStage(stage, checks)
+            for stage in Stage
+            if (checks := tuple(c for c in self.checks if STAGE_OF_KIND[c.kind] is stage))
+        )
+
+    def stage_of(self, check: Check) -> Stage:
+        return STAGE_OF_KIND[check.kind]
+
+    @property
+    def empty_note(self) -> str:
+        """Why nothing can run, for a report with no checks (`aggregate(..., empty_note=)`)."""
+        if self.root_problem:
+            return self.root_problem
+        if self.config_error:
+            return f"assay configuration error: {self.config_error}"
+        where = ", ".join(name for name, _ in self.detectors) or "nothing"
+        errors = f"; unreadable sources: {'; '.join(self.errors)}" if self.errors else ""
+        return (
+            "no build, typecheck, lint or test command was found "
+            f"(looked at: {where}){errors}; add [tool.assay.commands] to say what to run"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": PLAN_SCHEMA,
+            "root": self.root,
+            "runnable": self.runnable,
+            "config_error": self.config_error,
+            "root_problem": self.root_problem,
+            "require_tests": self.require_tests,
+            "required": sorted(k.value for k in self.required),
+            "missing": sorted(k.value for k in self.missing),
+            "checks": [{**c.to_dict(), "stage": self.stage_of(c).value} for c in self.checks],
+            "stages": [
+                {
+                    "stage": s.stage.value,
+                    "parallel": len(s.checks) > 1,
+                    "checks": [c.name for c in s.checks],
+                }
+                for s in self.stages
+            ],
+            "environment": self.env.to_dict() if self.env else None,
+            "detectors": [{"detector": d, "outcome": o} for d, o in self.detectors],
+            "dropped": [d.to_dict() for d in self.dropped],
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+        }
+
+
+def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
+    """Choose, tune and order the checks for one discovered repository."""
+    options = options or PlanOptions()
+    config = discovery.config
+    detectors = tuple((r.detector, r.outcome.value) for r in discovery.reports)
+    require_tests = _first_set(
+        options.require_tests, config.require_tests if config else None, True
+    )
+    base = Plan(
+        root=discovery.root,
+        checks=(),
+        require_tests=require_tests,
+        env=discovery.env,
+        detectors=detectors,
+        errors=discovery.errors,
+        config_error=discovery.config_error,
+        root_problem=discovery.root_problem,
+    )
+    if not base.runnable:
+        return base
+    candidates = list(discovery.candidates)
+    dropped: list[Dropped] = [d for r in discovery.reports for d in r.dropped]
+    notes: list[str] = [n for r in discovery.reports for n in r.notes] + list(discovery.env.notes)
+    wanted = _wanted_kinds(options, config.skip if config else frozenset())
+    chosen: list[Candidate] = []
+    for kind in _KIND_ORDER:
+        of_kind = [c for c in candidates if c.kind is kind]
+        if kind not in wanted:
+            dropped += [
+                Dropped(c.label, c.source, f"{kind.value} checks not requested") for c in of_kind
+            ]
+            continue
+        picked, left_out = choose(of_kind)
+        chosen += picked
+        dropped += left_out
+    chosen, covered = _drop_covered(chosen)
+    dropped += covered
+    chosen = [_confirm_with_ci(c, candidates) for c in chosen]
+    default_timeout = _first_set(
+        options.timeout_s, config.timeout_s if config else None, DEFAULT_TIMEOUT_S
+    )
+    checks = _named([_to_check(c, options, default_timeout, discovery.env) for c in chosen])
+    planned_kinds = {c.kind for c in checks}
+    required = config.required if config else frozenset()
+    missing = frozenset(required - planned_kinds)
+    for kind in sorted(missing, key=_KIND_ORDER.index):
+        notes.append(
+            f'required {kind.value} check has no command: add `{kind.value} = "..."` '
+            "under [tool.assay.commands]"
+        )
+    if require_tests and Kind.TEST not in planned_kinds and checks:
+        notes.append(
+            "no test command was found, and tests are required: the result cannot be "
+            "VERIFIED (set require_tests = false in [tool.assay] if that is intended)"
+        )
+    return replace(
+        base,
+        checks=checks,
+        required=required,
+        missing=missing,
+        dropped=tuple(dropped),
+        notes=tuple(notes),
+    )
+
+
+def plan_repository(root: str | os.PathLike[str], options: PlanOptions | None = None) -> Plan:
+    """Discover and plan in one call (what `assay plan PATH` shows)."""
+    from assay.discovery import discover
+
+    return plan(discover(root), options)
+
+
+def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
+    """At most one candidate per ecosystem for one kind, and why the others were left out."""
+    if not candidates:
+        return [], []
+    ranked = sorted(
+        candidates, key=lambda c: (c.origin, c.cost)
+    )  # stable: discovery order breaks ties
+    winner = ranked[0]
+    if winner.origin is Origin.ASSAY_CONFIG:
+        return [winner], [
+            _drop(c, winner, "assay configuration names this kind's command") for c in ranked[1:]
+        ]
+    if winner.ecosystem is Ecosystem.GENERIC:
+        return [winner], [_drop(c, winner, "outranked") for c in ranked[1:]]
+    picked = [winner]
+    left_out: list[Dropped] = []
+    for candidate in ranked[1:]:
+        best_of_its_ecosystem = next(p for p in ranked if p.ecosystem is candidate.ecosystem)
+        if candidate is best_of_its_ecosystem and candidate.ecosystem is not Ecosystem.GENERIC:
+            picked.append(candidate)
+        else:
+            beaten_by = (
+                best_of_its_ecosystem if candidate.ecosystem is not Ecosystem.GENERIC else winner
+            )
+            left_out.append(_drop(candidate, beaten_by, "outranked"))
+    return picked, left_out
+
+
+def _drop(candidate: Candidate, by: Candidate, why: str) -> Dropped:
+    if why == "outranked":
+        if by.origin < candidate.origin:
+            ranks = f"{by.origin.label} ranks above {candidate.origin.label}"
+            why = f"outranked by {' '.join(by.argv)} from {by.source} ({ranks})"
+        else:
+            why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
+    return Dropped(candidate.label, candidate.source, why)
+
+
+def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in chosen:
+        others = [c for c in chosen if c is not candidate]
+        cover = next((c for c in others if candidate.redundant_with & ({c.tool} | c.runs)), None)
+        if cover is None:
+            kept.append(candidate)
+        else:
+            dropped.append(
+                Dropped(
+                    candidate.label,
+                    candidate.source,
+                    f"covered by {' '.join(cover.argv)}, which is planned and cheaper",
+                )
+            )
+    return kept, dropped
+
+
+def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> Candidate:
+    if candidate.origin is Origin.CI:
+        return candidate
+    ci = [
+        c
+        for c in everything
+        if c.origin is Origin.CI and c.kind is candidate.kind and c.tool == candidate.tool
+    ]
+    if not ci:
+        return candidate
+    env = {**ci[0].env, **candidate.env}
+    reason = f"{candidate.reason}; CI runs it too ({ci[0].source})"
+    return replace(candidate, env=env, reason=reason)
+
+
+def _to_check(
+    candidate: Candidate, options: PlanOptions, default_timeout: float, env: ProjectEnv
+) -> Check:
+    argv = candidate.argv if candidate.origin is Origin.ASSAY_CONFIG else tune(candidate, options)
+    reason = "; ".join((candidate.reason, *candidate.notes))
+    if (
+        candidate.tool not in GENERIC_TOOLS
+        and env.in_tree_python
+        and argv
+        and argv[0] == env.python
+    ):
+        reason += f"; interpreter: {env.python} ({env.python_source})"
+    timeout = options.timeout_s or candidate.timeout_s or default_timeout
+    return Check(
+        name=candidate.tool,
+        kind=candidate.kind,
+        argv=argv,
+        cwd=candidate.cwd,
+        env=dict(candidate.env),
+        timeout_s=timeout,
+        tool=candidate.tool,
+        source=str(candidate.source),
+        reason=reason,
+    )
+
+
+def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:
+    """Flags that make a discovered command quiet, fail fast and side-effect free."""
+    argv = list(candidate.argv)
+    if candidate.tool == "pytest":
+        if not {"-q", "--quiet", "-v", "--verbose", "-qq"} & set(argv):
+            argv.append("-q")
+        if options.fail_fast and not any(
+            a in ("-x", "--exitfirst") or a.startswith("--maxfail") for a in argv
+        ):
+            argv.append("-x")
+    elif candidate.tool in ("ruff", "eslint"):
+        # A verifier must not rewrite the code it is judging.
+        argv = [a for a in argv if a not in ("--fix", "--fix-only", "--unsafe-fixes")]
+    elif candidate.tool == "tsc":
+        if not {"--noEmit", "-b", "--build"} & set(argv):
+            argv.append("--noEmit")
+    elif candidate.tool == "vitest" and "run" not in argv:
+        argv.insert(1, "run")  # without `run`, vitest watches in a terminal
+    return tuple(argv)
+
+
+def _named(checks: list[Check]) -> tuple[Check, ...]:
+    """Give every check a short unique name, and order them by stage."""
+    ordered = sorted(checks, key=lambda c: _KIND_ORDER.index(c.kind))
+    names: list[str] = []
+    result = []
+    for check in ordered:
+        name = _base_name(check)
+        if name in names:
+            name = f"{name}-{check.kind.value}"
+        while name in names:
+            name += "'"
+        names.append(name)
+        result.append(replace(check, name=name))
+    return tuple(result)
+
+
+def _base_name(check: Check) -> str:
+    if check.tool in GENERIC_TOOLS:
+        runner = os.path.basename(check.argv[0]) if check.argv else "shell"
+        return f"{runner}-{check.kind.value}"
+    return check.tool or check.kind.value
+
+
+def _wanted_kinds(options: PlanOptions, skip: frozenset[Kind]) -> frozenset[Kind]:
+    wanted = options.kinds if options.kinds is not None else frozenset(Kind)
+    return frozenset(wanted - skip)
+
+
+def _first_set(*values: Any) -> Any:
+    return next(v for v in values if v is not None)

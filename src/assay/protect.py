@@ -1,0 +1,136 @@
+"""Which files a change may not alter if its verdict is to mean anything: tests, test and CI config.
+
+Pure: patterns in, matches out. Defaults are per language; a project's config can
+add patterns or drop defaults. Patterns are globs over `/`-separated paths
+relative to the repository root, where `**/` matches any number of directories.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class Language(enum.StrEnum):
+    """Languages with default protected patterns."""
+
+    PYTHON = "python"
+    JAVASCRIPT = "javascript"
+    GO = "go"
+    RUST = "rust"
+
+
+#: Test files and test configuration, per language.
+LANGUAGE_DEFAULTS: dict[Language, tuple[str, ...]] = {
+    Language.PYTHON: (
+        "**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/conftest.py",
+        "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py",
+    ),
+    Language.JAVASCRIPT: (
+        "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/jest.config.*",
+        "**/vitest.config.*", "**/vitest.workspace.*", "**/jest.setup.*", "**/vitest.setup.*",
+        "**/.mocharc*", "**/karma.conf.*", "**/playwright.config.*", "**/cypress.config.*",
+    ),
+    Language.GO: ("**/*_test.go", "**/testdata/**"),
+    Language.RUST: ("tests/**", "**/tests/**", "benches/**"),
+}
+
+#: CI and assay's own configuration: protected whatever the language.
+ALWAYS_PROTECTED: tuple[str, ...] = (
+    ".github/workflows/**", ".gitlab-ci.yml", ".circleci/**", "azure-pipelines.yml",
+    "Jenkinsfile", ".buildkite/**", ".travis.yml", "assay.toml", ".assay.toml", ".assay/**",
+)
+
+#: Files where only some sections are protected: file name -> dotted key paths into its
+#: parsed TOML/JSON. A change to any of them counts as touching a protected file, and
+#: restoring restores the whole file (a section cannot be restored without a writer).
+SECTION_PROTECTED: dict[str, tuple[str, ...]] = {
+    "pyproject.toml": ("tool.pytest", "tool.coverage", "tool.assay", "tool.tox", "tool.hatch.envs"),
+    "package.json": ("jest", "vitest", "mocha", "scripts.test", "scripts.pretest"),
+    "Cargo.toml": ("test", "dev-dependencies"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedSet:
+    """The patterns that decide which paths are protected."""
+
+    patterns: tuple[str, ...]
+    sections: tuple[tuple[str, tuple[str, ...]], ...] = tuple(SECTION_PROTECTED.items())
+
+    def matches(self, relpath: str) -> bool:
+        """Whether `relpath` (repository-relative, `/`-separated) is protected as a whole."""
+        normalised = relpath.removeprefix("./")
+        return _compiled(self.patterns).match(normalised) is not None
+
+    def section_keys(self, relpath: str) -> tuple[str, ...]:
+        """The protected dotted keys of `relpath`, if it is a section-protected file."""
+        for name, keys in self.sections:
+            if relpath == name or relpath.endswith("/" + name):
+                return keys
+        return ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"patterns": list(self.patterns), "sections": {k: list(v) for k, v in self.sections}}
+
+
+def protected_set(
+    languages: Iterable[Language | str] | None = None,
+    *,
+    extra: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+) -> ProtectedSet:
+    """Default patterns for `languages` (all of them when None), plus `extra`, minus `exclude`.
+
+    Every language's defaults apply when none is named, because a change in an
+    undetected language is exactly where a forged pass would hide.
+    """
+    chosen = list(Language) if languages is None else [Language(lang) for lang in languages]
+    dropped = set(exclude)
+    patterns: list[str] = []
+    defaults = [p for lang in chosen for p in LANGUAGE_DEFAULTS[lang]]
+    for pattern in (*ALWAYS_PROTECTED, *defaults, *extra):
+        if pattern not in dropped and pattern not in patterns:
+            patterns.append(pattern)
+    return ProtectedSet(patterns=tuple(patterns))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{_glob_to_regex(p)})" for p in patterns) or r"(?!)")
+
+
+def _glob_to_regex(pattern: str) -> str:
+    """A glob where `**/` spans directories and `*` stays within one path component."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out) + r"\Z"
+
+
+__all__ = [
+    "ALWAYS_PROTECTED",
+    "LANGUAGE_DEFAULTS",
+    "SECTION_PROTECTED",
+    "Language",
+    "ProtectedSet",
+    "protected_set",
+]

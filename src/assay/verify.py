@@ -1,0 +1,256 @@
+"""`assay verify`: discover -> plan -> (cache) -> sandbox -> run by stage -> aggregate.
+
+This module owns sequencing and failure policy only; each step is a call into
+the module that does it. Whatever goes wrong inside a step becomes evidence
+(a non-passing verdict with a note), never a traceback and never a pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.plan import Plan, PlanOptions, Stage
+from assay.report import Report, aggregate
+from assay.sandbox import Sandbox, SandboxUnavailable
+from assay.verdict import Cause, Kind, Status, Verdict
+
+
+class VerifyUsageError(Exception):
+    """Nothing was run: the path or the configuration is unusable (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyOptions:
+    """What `assay verify` was asked to do."""
+
+    timeout_s: float | None = None
+    """Per-check deadline; None: configured, else the planner's default."""
+    sandbox: str = "auto"
+    use_cache: bool = True
+    base: str | None = None
+    """A git ref to compare the change against (tampering signals)."""
+    protect: bool = False
+    """Run in a fresh workspace with protected files restored from `base`."""
+    kinds: frozenset[Kind] | None = None
+    cache_dir: str | None = None
+
+
+def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
+    """Discover and plan; raises `VerifyUsageError` when nothing can be planned at all."""
+    from assay.discovery import discover
+    from assay.plan import plan
+
+    found = plan(discover(Path(path)), PlanOptions(timeout_s=options.timeout_s, kinds=options.kinds))
+    if found.root_problem:
+        raise VerifyUsageError(found.root_problem)
+    if found.config_error:
+        raise VerifyUsageError(f"assay configuration error: {found.config_error}")
+    return found
+
+
+def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
+    """Verify the repository at `path` and return the report. Raises only `VerifyUsageError`."""
+    options = options or VerifyOptions()
+    root = Path(path).resolve()
+    if options.protect and not options.base:
+        raise VerifyUsageError("--protect needs --base REF: the protected files are restored from it")
+    the_plan = make_plan(root, options)
+    plan_dict = the_plan.to_dict()
+    if not the_plan.checks:
+        return aggregate([], plan=plan_dict, empty_note=the_plan.empty_note)
+
+    from assay.probe import ProbeCache
+
+    probes = ProbeCache()
+    checkers = _identify_all(the_plan, root, probes)
+    with tempfile.TemporaryDirectory(prefix="assay-reports-") as reports:
+        sandbox = _sandbox(options.sandbox, Path(reports), checkers)
+        try:
+            sandbox.ensure_available()
+            sandbox_name = sandbox.describe()
+        except SandboxUnavailable as exc:
+            refused = [
+                evidence_for(c, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=options.sandbox)
+                for c in the_plan.checks
+            ]
+            return aggregate(refused, require_tests=the_plan.require_tests, plan=plan_dict)
+
+        cache, key = _cache_lookup(root, the_plan, options, checkers, sandbox_name)
+        if cache is not None and key is not None:
+            hit = _cached_report(cache, key)
+            if hit is not None:
+                return hit
+
+        extra: dict[str, Any] = {"sandbox": sandbox_name}
+        with _base_tree(root, options.base) as base_dir:
+            if base_dir is not None:
+                extra["tampering"] = _tampering(base_dir, root)
+            evidence, skipped = _run_plan(the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports))
+    report = aggregate(evidence, require_tests=the_plan.require_tests, plan=plan_dict)
+    report = _with_missing_kinds(report, the_plan)
+    if skipped:
+        extra["skipped"] = skipped
+    report = replace(report, extra=extra)
+    if cache is not None and key is not None:
+        _cache_store(cache, key, report)
+    return report
+
+
+def _sandbox(name: str, reports: Path, checkers: list[CheckerId | None]) -> Sandbox:
+    """The backend for this run: bubblewrap may write only the report directory, and sees
+    the toolchains the probes found even where they live under the hidden home."""
+    from assay.sandbox import BwrapOptions, select_sandbox
+
+    tool_paths = tuple(sorted({c.path for c in checkers if c is not None and c.path}))
+    return select_sandbox(name, bwrap_options=BwrapOptions(toolchain_paths=tool_paths, writable_paths=(str(reports),)))
+
+
+def _run_plan(
+    the_plan: Plan,
+    root: Path,
+    sandbox: Any,
+    sandbox_name: str,
+    probes: Any,
+    base_dir: Path | None,
+    options: VerifyOptions,
+    extra: dict[str, Any],
+    reports: Path,
+) -> tuple[list[Evidence], list[str]]:
+    """Run the plan's stages in order inside one workspace; checks of a stage in parallel."""
+    from assay.commands import run_checks
+    from assay.engine import run_check
+
+    evidence: list[Evidence] = []
+    skipped: list[str] = []
+    with _workspace(sandbox, root, base_dir, options, extra) as workspace:
+        runner = sandbox.runner(workspace)
+
+        def execute(check: Check) -> Evidence:
+            # One report directory for all checks: reports are named after their check.
+            return run_check(
+                check, root=workspace.path, runner=runner, probes=probes,
+                report_dir=reports, sandbox=sandbox_name,
+            )
+
+        for stage in the_plan.stages:
+            if any(e.verdict is Verdict.FAIL for e in evidence) and stage.stage is not Stage.BUILD:
+                # A failed build decides the verdict; the rest would only fail after it.
+                skipped.extend(c.name for c in stage.checks)
+                continue
+            evidence.extend(run_checks(stage.checks, execute, workdir=str(workspace.path)))
+    return evidence, skipped
+
+
+@contextlib.contextmanager
+def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyOptions, extra: dict[str, Any]) -> Iterator[Any]:
+    """A workspace for the run: the change itself, or with `--protect` a fresh copy of it
+    whose protected files come from the base. Always cleaned up."""
+    if options.protect and base_dir is not None:
+        from assay.protect import protected_set
+        from assay.sandbox.protected import provision_protected
+
+        workspace, restored = provision_protected(sandbox, root, base_dir, protected_set())
+        extra["protected"] = {"restored": list(restored.restored), "removed": list(restored.removed)}
+        try:
+            yield workspace
+        finally:
+            sandbox.cleanup(workspace)
+        return
+    with sandbox.workspace(root) as workspace:
+        yield workspace
+
+
+@contextlib.contextmanager
+def _base_tree(root: Path, base: str | None) -> Iterator[Path | None]:
+    """The tree of `base` (a git ref of the repository at `root`), exported to a temp dir."""
+    if base is None:
+        yield None
+        return
+    from assay.sandbox import export_commit
+
+    with tempfile.TemporaryDirectory(prefix="assay-base-") as scratch:
+        try:
+            export_commit(root, base, Path(scratch))
+        except Exception as exc:  # a bad ref is a usage problem: say which
+            raise VerifyUsageError(f"could not read --base {base!r} from {root}: {exc}") from exc
+        yield Path(scratch)
+
+
+def _tampering(base_dir: Path, root: Path) -> dict[str, Any]:
+    from assay.protect import protected_set
+    from assay.tamper import detect_tampering
+
+    return detect_tampering(base_dir, root, protected_set()).to_dict()
+
+
+def _with_missing_kinds(report: Report, the_plan: Plan) -> Report:
+    """Kinds the configuration requires but nothing checks: never VERIFIED."""
+    if not the_plan.missing or report.status is not Status.VERIFIED:
+        return report
+    kinds = ", ".join(sorted(k.value for k in the_plan.missing))
+    note = f"the configuration requires {kinds} but no command for it was found."
+    return replace(report, status=Status.UNVERIFIED, note=note)
+
+
+# --------------------------------------------------------------------------- the verdict cache
+
+
+def _cache_lookup(
+    root: Path, the_plan: Plan, options: VerifyOptions, checkers: list[CheckerId | None], sandbox_name: str
+) -> tuple[Any, str | None]:
+    """The cache and this run's key; (None, None) when caching is off or impossible."""
+    if not options.use_cache or options.base or options.protect or None in checkers:
+        return None, None  # a missing tool's verdict is not worth caching
+    from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
+
+    try:
+        cache = VerdictCache(options.cache_dir)
+        key = cache_key(workspace_digest(root), the_plan.to_dict(), [c for c in checkers if c], sandbox_name)
+    except (CacheError, OSError):
+        return None, None
+    return cache, key
+
+
+def _identify_all(the_plan: Plan, root: Path, probes: Any) -> list[CheckerId | None]:
+    """Every check's tool, probed once and remembered for the run; None where missing
+    (the check itself then reports it, when it runs)."""
+    from assay.engine import identify
+    from assay.probe import ProbeFailure
+
+    checkers: list[CheckerId | None] = []
+    for check in the_plan.checks:
+        try:
+            checkers.append(identify(check, root=root, probes=probes))
+        except ProbeFailure:
+            checkers.append(None)
+    return checkers
+
+
+def _cached_report(cache: Any, key: str) -> Report | None:
+    from assay.cache import CacheError
+
+    try:
+        hit = cache.get(key)
+        if hit is None:
+            return None
+        report = Report.from_dict(hit.report)
+    except (CacheError, ValueError, KeyError, TypeError):
+        return None  # an unreadable entry is a miss, never a verdict
+    extra = dict(report.extra)
+    extra["cached"] = {"stored_at": hit.stored_at, "key": key}
+    return replace(report, extra=extra)
+
+
+def _cache_store(cache: Any, key: str, report: Report) -> None:
+    from assay.cache import CacheError, cacheable
+
+    if not cacheable(report.status, report.checks):
+        return
+    with contextlib.suppress(CacheError, OSError):
+        cache.put(key, report.to_dict())

@@ -1,0 +1,355 @@
+"""Discovery: detector outcomes, the project's environment, and bad input that must never traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assay.discovery import (
+    Outcome,
+    ProjectEnv,
+    ci,
+    discover,
+    docs,
+    make,
+    manifests,
+    node,
+    python,
+    python_envs,
+)
+from assay.discovery import detectors as detectors_module
+from assay.discovery.commands import recognise, recognise_line
+from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
+from assay.plan import plan, plan_repository
+from assay.verdict import Kind
+
+ENV = ProjectEnv(python="python3", python_source="PATH")
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+def outcomes(root: Path) -> dict[str, Outcome]:
+    return {r.detector: r.outcome for r in discover(root).reports}
+
+
+def errors_of(root: Path) -> str:
+    return "\n".join(discover(root).errors)
+
+
+# --- detector outcomes ---------------------------------------------------------------
+
+
+def test_each_detector_answers_found_not_applicable_or_error(tmp_path: Path) -> None:
+    write(tmp_path, {"package.json": "{not json", "Makefile": "test:\n\tpytest\n"})
+    answers = outcomes(tmp_path)
+    assert answers["package.json"] is Outcome.ERROR
+    assert answers["task-runner"] is Outcome.FOUND
+    assert answers["manifests"] is Outcome.NOT_APPLICABLE
+    assert "package.json: not valid JSON" in errors_of(tmp_path)
+    assert "line 1" in errors_of(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("package.json", "[1, 2]", "expected a JSON object"),
+        ("package.json", '{"scripts": "x"}', "'scripts' must be an object"),
+        ("pyproject.toml", "[tool.ruff\n", "not valid TOML"),
+        ("setup.cfg", "no section header\n", "not a valid INI file"),
+        ("tox.ini", "[testenv\ncommands=x", "not a valid INI file"),
+        (".github/workflows/ci.yml", "jobs: [unclosed", "not valid YAML"),
+        (".github/workflows/ci.yml", "- just\n- a list\n", "not a workflow"),
+        (".gitlab-ci.yml", "a: b: c", "not valid YAML"),
+        ("pnpm-workspace.yaml", "packages: [", "not valid YAML"),
+        ("Cargo.toml", "[package\n", "not valid TOML"),
+        ("go.mod", "go 1.22\n", "no `module` directive"),
+        ("noxfile.py", "def (:\n", "not valid Python"),
+    ],
+)
+def test_malformed_files_are_errors_with_a_message(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    write(tmp_path, {name: content})
+    if name == "pnpm-workspace.yaml":
+        write(tmp_path, {"package.json": "{}"})
+    assert message in errors_of(tmp_path)
+    plan_repository(tmp_path)  # and planning still works
+
+
+def test_binary_garbage(tmp_path: Path) -> None:
+    write(
+        tmp_path, {"package.json": b"\x00\x01\xff\xfe garbage", "Makefile": b"\xff\xfe\xfd test:\n"}
+    )
+    text = errors_of(tmp_path)
+    assert "package.json: binary content" in text
+    assert "Makefile: not UTF-8 text" in text
+
+
+def test_huge_file_is_refused_without_reading(tmp_path: Path) -> None:
+    with open(tmp_path / "package.json", "wb") as handle:
+        handle.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper, nothing on disk
+    started = time.perf_counter()
+    text = errors_of(tmp_path)
+    assert time.perf_counter() - started < 1.0
+    assert f"larger than the {MAX_FILE_BYTES} byte limit" in text
+
+
+def test_symlink_loop_and_outside_link(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    outside = tmp_path / "secret.toml"
+    outside.write_text("[tool.pytest.ini_options]\n")
+    os.symlink(outside, repo / "pyproject.toml")
+    os.symlink(repo / "Makefile", repo / "Makefile")  # a loop onto itself
+    os.symlink("tests", repo / "tests2")
+    os.symlink(repo, repo / "self")
+    text = errors_of(repo)
+    assert "pyproject.toml: symlink pointing outside the repository" in text
+    assert "Makefile:" in text
+    assert plan_repository(repo).checks == ()
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads everything")
+    write(tmp_path, {"package.json": "{}"})
+    os.chmod(tmp_path / "package.json", 0)
+    try:
+        assert "package.json: permission denied" in errors_of(tmp_path)
+    finally:
+        os.chmod(tmp_path / "package.json", 0o644)
+
+
+def test_fifo_is_not_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "Makefile")
+    assert "Makefile: not a regular file" in errors_of(tmp_path)
+
+
+def test_directory_where_a_file_is_expected(tmp_path: Path) -> None:
+    (tmp_path / "package.json").mkdir()
+    assert "package.json: not a regular file" in errors_of(tmp_path)
+
+
+def test_root_problems(tmp_path: Path) -> None:
+    assert "no such file" in (discover(tmp_path / "nope").root_problem or "")
+    write(tmp_path, {"file": "x"})
+    assert "not a directory" in (discover(tmp_path / "file").root_problem or "")
+    (tmp_path / "empty").mkdir()
+    empty = discover(tmp_path / "empty")
+    assert empty.root_problem is None and empty.candidates == ()
+
+
+def test_a_broken_detector_costs_only_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(files: RepoFiles, env: ProjectEnv) -> None:
+        raise RuntimeError("bug")
+
+    detectors = tuple((n, explode if n == make.NAME else d) for n, d in detectors_module.DETECTORS)
+    monkeypatch.setattr(detectors_module, "DETECTORS", detectors)
+    write(tmp_path, {"Makefile": "test:\n\tx\n", "pytest.ini": "[pytest]\n"})
+    result = discover(tmp_path)
+    assert "task-runner detector failed: RuntimeError: bug" in result.errors
+    assert plan(result).checks
+
+
+# --- the project's environment -------------------------------------------------------
+
+
+def test_environment_detection(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            ".env": "SECRET=1\n",
+            "venv/pyvenv.cfg": "",
+            "package.json": '{"packageManager": "pnpm@9"}',
+        },
+    )
+    os.makedirs(tmp_path / "venv/bin")
+    os.symlink("/nonexistent/python3", tmp_path / "venv/bin/python")  # dangling is fine: lexists
+    (tmp_path / "venv/bin/pytest").write_text("")
+    os.makedirs(tmp_path / "node_modules/.bin")
+    (tmp_path / "node_modules/.bin/eslint").write_text("")
+    env = discover(tmp_path).env
+    assert env.python == "venv/bin/python" and env.venv_dirs == ("venv",)
+    assert env.venv_tools == frozenset({"pytest"})
+    assert env.node_bin == "node_modules/.bin" and env.node_tools == frozenset({"eslint"})
+    assert env.node_tool("eslint") == "node_modules/.bin/eslint" and env.node_tool("tsc") == "tsc"
+    assert (env.package_manager, env.package_manager_source) == (
+        "pnpm",
+        "package.json packageManager",
+    )
+    assert env.python_tool("ruff", "check") == ("ruff", "check")  # not in the venv: from PATH
+    assert env.python_tool("pytest") == ("venv/bin/python", "-m", "pytest")
+
+
+def test_pdm_interpreter_inside_the_tree(tmp_path: Path) -> None:
+    root = os.path.realpath(tmp_path)
+    write(tmp_path, {".pdm-python": f"{root}/.pdm-env/bin/python\n", ".pdm-env/bin/python": ""})
+    env = discover(tmp_path).env
+    assert (env.python, env.python_source) == (".pdm-env/bin/python", ".pdm-python")
+
+
+def test_poetry_without_in_tree_venv_says_so(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {"poetry.lock": "", "pyproject.toml": "[tool.pytest.ini_options]\n", "tests/test_a.py": ""},
+    )
+    assert any("virtualenvs.in-project" in n for n in plan_repository(tmp_path).notes)
+
+
+# --- the command recogniser ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "tool"),
+    [
+        ("pytest -q", Kind.TEST, "pytest"),
+        ("uv run --frozen python -m pytest", Kind.TEST, "pytest"),
+        ("poetry run mypy src", Kind.TYPECHECK, "mypy"),
+        ("CI=1 npx --no-install tsc -p .", Kind.TYPECHECK, "tsc"),
+        ("python3 -m unittest discover", Kind.TEST, "unittest"),
+        ("ruff format --check .", Kind.LINT, "ruff"),
+        ("go test -race ./...", Kind.TEST, "go-test"),
+        ("cargo check --all-targets", Kind.BUILD, "cargo-check"),
+        ("pnpm run lint", Kind.LINT, "npm-test"),
+        ("yarn test", Kind.TEST, "npm-test"),
+        ("make -j4 test", Kind.TEST, "make"),
+        ("node --test", Kind.TEST, "node-test"),
+        ("./node_modules/.bin/vitest run", Kind.TEST, "vitest"),
+    ],
+)
+def test_recognise(line: str, kind: Kind, tool: str) -> None:
+    hits = recognise_line(line)
+    assert [(h.kind, h.tool) for h in hits] == [(kind, tool)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pip install -e .",
+        "npm ci",
+        "ruff format .",
+        "tsc --watch",
+        "vitest watch",
+        "cd src",
+        "echo 'unclosed",
+    ],
+)
+def test_not_a_check(line: str) -> None:
+    assert recognise_line(line) == []
+
+
+def test_recognise_chained_and_env() -> None:
+    hits = recognise_line("cd web && FOO=1 npm test; mypy .")
+    assert [(h.tool, h.env) for h in hits] == [("npm-test", (("FOO", "1"),)), ("mypy", ())]
+    assert recognise([]) is None
+
+
+# --- property-based: every parser, arbitrary input -------------------------------------
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+text_or_decoded_bytes = st.one_of(
+    st.text(max_size=400),
+    st.binary(max_size=400).map(lambda b: b.decode("utf-8", "replace")),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+        max_leaves=12,
+    ).map(json.dumps),
+)
+
+
+@FUZZ
+@given(text_or_decoded_bytes)
+def test_every_parser_survives_arbitrary_text(text: str) -> None:
+    manifest, _, _ = node.parse_manifest(text, "package.json")
+    if manifest is not None:
+        node.script_candidates(manifest, "npm")
+    python.find_tool_configs({p: text for p in python.CONFIG_FILES})
+    python.test_style([text])
+    python_envs.parse_tox(text, "tox.ini", ENV)
+    python_envs.parse_noxfile(text, "noxfile.py", ENV)
+    make.target_candidates(make.parse_makefile(text), "Makefile", "make")
+    make.target_candidates(make.parse_justfile(text), "justfile", "just")
+    ci.parse_workflow(text, "ci.yml", ENV)
+    ci.parse_gitlab(text, ".gitlab-ci.yml", ENV)
+    manifests.cargo_candidates(text)
+    manifests.go_candidates(text)
+    manifests.tsconfig_candidate(text, ENV)
+    docs.doc_candidates(text, "README.md", ENV)
+    recognise_line(text)
+
+
+@FUZZ
+@given(
+    st.sampled_from(
+        [
+            "package.json",
+            "pyproject.toml",
+            "setup.cfg",
+            "tox.ini",
+            "Makefile",
+            "justfile",
+            ".github/workflows/ci.yml",
+            ".gitlab-ci.yml",
+            "Cargo.toml",
+            "go.mod",
+            "tsconfig.json",
+            "README.md",
+            "assay.toml",
+            "noxfile.py",
+            "pnpm-workspace.yaml",
+        ]
+    ),
+    st.binary(max_size=300),
+)
+def test_discover_and_plan_survive_arbitrary_bytes(
+    tmp_path_factory: pytest.TempPathFactory, name: str, data: bytes
+) -> None:
+    root = tmp_path_factory.mktemp("fuzz")
+    write(
+        root, {name: data, "package.json": b"{}"} if name == "pnpm-workspace.yaml" else {name: data}
+    )
+    result = plan(discover(root))
+    json.dumps(result.to_dict())
+
+
+def test_yaml_alias_bomb_is_cheap(tmp_path: Path) -> None:
+    bomb = (
+        "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+            for i in range(8)
+        )
+        + "jobs: {t: {steps: [{run: pytest}]}}\n"
+    )
+    write(tmp_path, {".github/workflows/ci.yml": bomb})
+    started = time.perf_counter()
+    assert [c.tool for c in discover(tmp_path).candidates] == ["pytest"]
+    assert time.perf_counter() - started < 2
+
+
+def test_repo_files_stays_inside(tmp_path: Path) -> None:
+    files = RepoFiles(str(tmp_path))
+    assert files.read_text("absent") is None
+    assert files.list_dir("../..") == []
+    assert not files.is_file("../../etc/passwd")
+    with pytest.raises(UnreadableFile):
+        write(tmp_path, {"bin": b"\x00"})
+        files.read_text("bin")

@@ -1,0 +1,592 @@
+"""Language adapters against real toolchains, on tiny projects written into tmp_path.
+
+Nothing here is skipped when a toolchain is absent: a missing compiler is a broken
+test machine, and the test says so by failing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from assay.engine import run_check
+from assay.evidence import Check, Evidence
+from assay.languages import adapter_for, default_checks, detect_languages
+from assay.probe import ProbeCache
+from assay.toolchains import Language
+from assay.verdict import Cause, Kind, Verdict
+
+#: Deadline for the hanging-test cases: long enough to start the runner, short for the suite.
+HANG_TIMEOUT_S = 4.0
+
+_PROBES = ProbeCache()  # one run's worth of probing, shared by every test in this module
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def check_named(language: Language, root: Path, name: str, **env: str) -> Check:
+    """The adapter's default check called `name`, with tool directories added to PATH."""
+    by_name = {c.name: c for c in default_checks(language, root)}
+    assert name in by_name, f"{language} has no default check {name!r}: {sorted(by_name)}"
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    return dataclasses.replace(by_name[name], env={"PATH": path, **env})
+
+
+def run(
+    check: Check,
+    root: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    *,
+    timeout_s: float | None = None,
+) -> Evidence:
+    if timeout_s is not None:
+        check = dataclasses.replace(check, timeout_s=timeout_s)
+    reports = tmp_path_factory.mktemp("reports")
+    return run_check(check, root=root, probes=_PROBES, report_dir=reports)
+
+
+def assert_verdict(evidence: Evidence, verdict: Verdict, cause: Cause) -> None:
+    detail = f"{evidence.verdict}/{evidence.cause}: {evidence.reason[-2000:]} {evidence.note}"
+    assert (evidence.verdict, evidence.cause) == (verdict, cause), detail
+
+
+def assert_diagnostic(evidence: Evidence, file: str, line: int) -> None:
+    where = [(d.file, d.line) for d in evidence.diagnostics]
+    assert (file, line) in where, f"no diagnostic at {file}:{line}; got {evidence.diagnostics}"
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def test_each_language_has_an_adapter_with_build_or_typecheck_and_test(tmp_path: Path) -> None:
+    for language in (Language.PYTHON, Language.TYPESCRIPT, Language.GO, Language.RUST):
+        checks = adapter_for(language).checks(tmp_path)
+        kinds = {c.kind for c in checks}
+        assert Kind.TEST in kinds
+        assert all(c.tool for c in checks), "every default check names the tool it parses"
+
+
+def test_unknown_language_is_a_key_error_naming_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(KeyError, match="python"):
+        default_checks("cobol", tmp_path)
+
+
+def test_detect_languages_reads_marker_files(tmp_path: Path) -> None:
+    write(tmp_path, {"go.mod": "module x\n", "package.json": "{}"})
+    assert detect_languages(tmp_path) == [Language.TYPESCRIPT, Language.GO]
+
+
+def test_typescript_test_runner_follows_the_package(tmp_path: Path) -> None:
+    write(tmp_path, {"package.json": '{"devDependencies": {"vitest": "1"}}'})
+    assert [c.tool for c in default_checks("typescript", tmp_path)] == ["vitest"]
+    write(
+        tmp_path, {"package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\""}}'}
+    )
+    assert [c.tool for c in default_checks("typescript", tmp_path)] == ["node-test"]
+    write(tmp_path, {"package.json": '{"scripts": {"test": "mocha"}}', "tsconfig.json": "{}"})
+    assert [c.tool for c in default_checks("typescript", tmp_path)] == ["tsc", "npm"]
+
+
+def test_python_prefers_pyright_when_configured(tmp_path: Path) -> None:
+    assert "mypy" in [c.tool for c in default_checks("python", tmp_path)]
+    write(tmp_path, {"pyproject.toml": "[tool.pyright]\nstrict = []\n"})
+    assert "pyright" in [c.tool for c in default_checks("python", tmp_path)]
+
+
+# --------------------------------------------------------------------------- Python
+
+PY_CLEAN = {
+    "pyproject.toml": "[project]\nname = 'tiny'\nversion = '0'\n",
+    "tiny.py": """
+        def add(a: int, b: int) -> int:
+            return a + b
+    """,
+    "test_tiny.py": """
+        from tiny import add
+
+
+        def test_add() -> None:
+            assert add(1, 2) == 3
+    """,
+}
+
+
+@pytest.fixture
+def py_project(tmp_path: Path) -> Path:
+    return write(tmp_path / "proj", PY_CLEAN)
+
+
+@pytest.mark.parametrize("name", ["compileall", "mypy", "ruff", "pytest"])
+def test_python_clean_project_passes(
+    py_project: Path, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    evidence = run(check_named(Language.PYTHON, py_project, name), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert evidence.checker is not None and evidence.checker.version
+
+
+def test_python_clean_compile_writes_no_bytecode_into_the_workspace(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    run(check_named(Language.PYTHON, py_project, "compileall"), py_project, tmp_path_factory)
+    assert not list(py_project.rglob("*.pyc"))
+
+
+def test_python_syntax_error_fails_compile_with_location(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(py_project, {"broken.py": "x = 1\ndef f(:\n    pass\n"})
+    evidence = run(
+        check_named(Language.PYTHON, py_project, "compileall"), py_project, tmp_path_factory
+    )
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "broken.py", 2)
+
+
+def test_python_type_error_fails_mypy_with_location(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(py_project, {"typed.py": "from tiny import add\n\nresult: str = add(1, 2)\n"})
+    evidence = run(check_named(Language.PYTHON, py_project, "mypy"), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "typed.py", 3)
+    assert any(d.code == "assignment" for d in evidence.diagnostics)
+
+
+def test_python_lint_error_fails_ruff_with_location(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(py_project, {"unused.py": "import os\n"})
+    evidence = run(check_named(Language.PYTHON, py_project, "ruff"), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "unused.py", 1)
+    assert any(d.code == "F401" for d in evidence.diagnostics)
+
+
+def test_python_failing_test_fails_with_junit_counts(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(py_project, {"test_bad.py": "def test_bad() -> None:\n    assert 1 == 2\n"})
+    evidence = run(check_named(Language.PYTHON, py_project, "pytest"), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.tests is not None
+    assert (evidence.tests.passed, evidence.tests.failed, evidence.tests.source) == (1, 1, "junit")
+    assert [c.outcome for c in evidence.test_cases if "test_bad" in c.name] == ["failed"]
+
+
+def test_python_hanging_test_is_a_timeout(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        py_project,
+        {"test_hang.py": "import time\n\ndef test_hang() -> None:\n    time.sleep(120)\n"},
+    )
+    check = check_named(Language.PYTHON, py_project, "pytest")
+    evidence = run(check, py_project, tmp_path_factory, timeout_s=HANG_TIMEOUT_S)
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_python_no_tests_is_inconclusive(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    project = write(tmp_path / "empty", {"tiny.py": "X = 1\n"})
+    evidence = run(check_named(Language.PYTHON, project, "pytest"), project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.NO_TESTS_OBSERVED)
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        # Prints pytest's summary and leaves before any test runs or any report is written.
+        'import os, sys\nprint("==== 5 passed in 0.01s ====")\nsys.stdout.flush()\nos._exit(0)\n',
+        # Deselects every test, so the real report lists none, and prints a pass anyway.
+        (
+            "def pytest_collection_modifyitems(config, items):\n"
+            "    items.clear()\n"
+            "def pytest_sessionfinish(session, exitstatus):\n"
+            '    print("5 passed in 0.01s")\n'
+            "    session.exitstatus = 0\n"
+        ),
+    ],
+    ids=["exit-before-tests", "deselect-all"],
+)
+def test_python_forged_pass_is_not_a_pass(
+    py_project: Path, conftest: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    (py_project / "conftest.py").write_text(conftest)
+    evidence = run(check_named(Language.PYTHON, py_project, "pytest"), py_project, tmp_path_factory)
+    assert evidence.verdict is not Verdict.PASS, evidence.reason
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.NO_TESTS_OBSERVED)
+
+
+@pytest.mark.parametrize("name", ["compileall", "mypy", "ruff", "pytest"])
+def test_python_missing_toolchain_is_unverified(
+    py_project: Path, name: str, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    check = dataclasses.replace(
+        check_named(Language.PYTHON, py_project, name), env={"PATH": str(empty)}
+    )
+    evidence = run_check(check, root=py_project, probes=ProbeCache())
+    assert_verdict(evidence, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
+    assert evidence.result is None, "nothing may run without an identified tool"
+    assert "install" in evidence.note
+
+
+def test_python_project_local_tool_is_probed_at_its_path(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    venv_bin = py_project / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    tool = venv_bin / "ruff"
+    tool.write_text(
+        f"#!{sys.executable}\nimport sys\nprint('ruff 0.0.1-local') if '--version' in sys.argv else print('[]')\n"
+    )
+    tool.chmod(0o755)
+    evidence = run(check_named(Language.PYTHON, py_project, "ruff"), py_project, tmp_path_factory)
+    assert evidence.checker is not None
+    assert (evidence.checker.path, evidence.checker.version) == (str(tool), "0.0.1-local")
+    assert evidence.result is not None and evidence.result.argv[0] == ".venv/bin/ruff"
+
+
+# --------------------------------------------------------------------------- TypeScript / JavaScript
+
+TS_CLEAN = {
+    "package.json": '{"name": "tiny", "version": "0.0.0", "type": "module"}',
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "target": "es2022",'
+    ' "module": "nodenext"}, "include": ["src"]}',
+    "eslint.config.mjs": 'export default [{ files: ["**/*.js", "**/*.mjs"], rules: { "no-unused-vars": "error" } }];\n',
+    "src/add.ts": "export function add(a: number, b: number): number {\n  return a + b;\n}\n",
+    "lib.mjs": "export function add(a, b) {\n  return a + b;\n}\n",
+    "add.test.mjs": """
+        import { test } from "node:test";
+        import assert from "node:assert/strict";
+        import { add } from "./lib.mjs";
+
+        test("adds", () => {
+          assert.equal(add(1, 2), 3);
+        });
+    """,
+}
+
+
+@pytest.fixture
+def ts_project(tmp_path: Path) -> Path:
+    return write(tmp_path / "proj", TS_CLEAN)
+
+
+@pytest.mark.parametrize("name", ["tsc", "eslint", "node-test"])
+def test_typescript_clean_project_passes(
+    ts_project: Path, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    evidence = run(check_named(Language.TYPESCRIPT, ts_project, name), ts_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert evidence.checker is not None and evidence.checker.version
+
+
+def test_typescript_syntax_error_fails_tsc_with_location(
+    ts_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(ts_project, {"src/broken.ts": "export const x = 1;\nlet y = ;\n"})
+    evidence = run(
+        check_named(Language.TYPESCRIPT, ts_project, "tsc"), ts_project, tmp_path_factory
+    )
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "src/broken.ts", 2)
+
+
+def test_typescript_type_error_fails_tsc_with_code(
+    ts_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        ts_project,
+        {
+            "src/typed.ts": 'import { add } from "./add.js";\n\nexport const s: string = add(1, 2);\n'
+        },
+    )
+    evidence = run(
+        check_named(Language.TYPESCRIPT, ts_project, "tsc"), ts_project, tmp_path_factory
+    )
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "src/typed.ts", 3)
+    assert any(d.code == "TS2322" for d in evidence.diagnostics)
+
+
+def test_javascript_lint_error_fails_eslint_with_rule(
+    ts_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(ts_project, {"unused.mjs": "const z = 1;\n"})
+    evidence = run(
+        check_named(Language.TYPESCRIPT, ts_project, "eslint"), ts_project, tmp_path_factory
+    )
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "unused.mjs", 1)
+    assert any(d.code == "no-unused-vars" for d in evidence.diagnostics)
+
+
+def test_javascript_failing_test_fails_with_counts(
+    ts_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        ts_project,
+        {
+            "bad.test.mjs": 'import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
+            'test("bad", () => { assert.equal(1, 2); });\n'
+        },
+    )
+    evidence = run(
+        check_named(Language.TYPESCRIPT, ts_project, "node-test"), ts_project, tmp_path_factory
+    )
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (1, 1)
+
+
+def test_javascript_hanging_test_is_a_timeout(
+    ts_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        ts_project,
+        {
+            "hang.test.mjs": 'import { test } from "node:test";\n'
+            "test('hang', async () => { await new Promise((r) => setTimeout(r, 120000)); });\n"
+        },
+    )
+    check = check_named(Language.TYPESCRIPT, ts_project, "node-test")
+    evidence = run(check, ts_project, tmp_path_factory, timeout_s=HANG_TIMEOUT_S)
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+@pytest.mark.parametrize("name", ["tsc", "eslint", "node-test"])
+def test_typescript_missing_toolchain_is_unverified(
+    ts_project: Path, name: str, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    check = dataclasses.replace(
+        check_named(Language.TYPESCRIPT, ts_project, name), env={"PATH": str(empty)}
+    )
+    evidence = run_check(check, root=ts_project, probes=ProbeCache())
+    assert_verdict(evidence, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
+
+
+# --------------------------------------------------------------------------- Go
+
+GO_CLEAN = {
+    "go.mod": "module example.com/tiny\n\ngo 1.19\n",
+    "add.go": "package tiny\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+    "add_test.go": """
+        package tiny
+
+        import "testing"
+
+        func TestAdd(t *testing.T) {
+        \tif Add(1, 2) != 3 {
+        \t\tt.Fatal("wrong sum")
+        \t}
+        }
+    """,
+}
+
+
+@pytest.fixture
+def go_project(tmp_path: Path) -> Path:
+    return write(tmp_path / "proj", GO_CLEAN)
+
+
+@pytest.mark.parametrize("name", ["go-build", "go-vet", "go-test"])
+def test_go_clean_project_passes(
+    go_project: Path, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    evidence = run(check_named(Language.GO, go_project, name), go_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert evidence.checker is not None and evidence.checker.version.startswith("1.")
+
+
+def test_go_syntax_error_fails_build_with_location(
+    go_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(go_project, {"broken.go": "package tiny\n\nfunc Broken( {\n}\n"})
+    evidence = run(check_named(Language.GO, go_project, "go-build"), go_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "broken.go", 3)
+
+
+def test_go_type_error_fails_build_with_location(
+    go_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(go_project, {"typed.go": "package tiny\n\nvar S string = Add(1, 2)\n"})
+    evidence = run(check_named(Language.GO, go_project, "go-build"), go_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "typed.go", 3)
+
+
+def test_go_vet_error_fails_with_location(
+    go_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        go_project,
+        {
+            "vet.go": 'package tiny\n\nimport "fmt"\n\nfunc Say() string {\n\treturn fmt.Sprintf("%d", "x")\n}\n'
+        },
+    )
+    evidence = run(check_named(Language.GO, go_project, "go-vet"), go_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "vet.go", 6)
+
+
+def test_go_failing_test_fails_with_counts(
+    go_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        go_project,
+        {
+            "bad_test.go": 'package tiny\n\nimport "testing"\n\nfunc TestBad(t *testing.T) {\n\tt.Fatal("no")\n}\n'
+        },
+    )
+    evidence = run(check_named(Language.GO, go_project, "go-test"), go_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.tests is not None
+    assert (evidence.tests.passed, evidence.tests.failed, evidence.tests.source) == (
+        1,
+        1,
+        "go-json",
+    )
+
+
+def test_go_hanging_test_is_a_timeout(
+    go_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    write(
+        go_project,
+        {
+            "hang_test.go": 'package tiny\n\nimport (\n\t"testing"\n\t"time"\n)\n\n'
+            "func TestHang(t *testing.T) {\n\ttime.Sleep(2 * time.Minute)\n}\n"
+        },
+    )
+    check = check_named(Language.GO, go_project, "go-test")
+    evidence = run(check, go_project, tmp_path_factory, timeout_s=HANG_TIMEOUT_S)
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_go_missing_toolchain_is_unverified(go_project: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    check = dataclasses.replace(
+        check_named(Language.GO, go_project, "go-build"), env={"PATH": str(empty)}
+    )
+    evidence = run_check(check, root=go_project, probes=ProbeCache())
+    assert_verdict(evidence, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
+    assert "golang-go" in evidence.note
+
+
+# --------------------------------------------------------------------------- Rust
+
+
+@pytest.fixture(scope="session")
+def cargo_target(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One target directory for every crate: dependencies-free crates still share std's metadata."""
+    return str(tmp_path_factory.mktemp("cargo-target"))
+
+
+def rust_project(root: Path, name: str, lib: str, tests: str = "") -> Path:
+    return write(
+        root / name,
+        {
+            "Cargo.toml": f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+            "src/lib.rs": lib
+            + ("\n#[cfg(test)]\nmod tests {\n    use super::*;\n" + tests + "}\n" if tests else ""),
+        },
+    )
+
+
+RUST_ADD = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+RUST_TEST_OK = "    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n"
+
+
+def rust_check(root: Path, name: str, target: str) -> Check:
+    return check_named(Language.RUST, root, name, CARGO_TARGET_DIR=target)
+
+
+@pytest.mark.parametrize("name", ["cargo-build", "cargo-clippy", "cargo-test"])
+def test_rust_clean_crate_passes(
+    tmp_path: Path, name: str, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    crate = rust_project(tmp_path, "tiny_clean", RUST_ADD, RUST_TEST_OK)
+    evidence = run(rust_check(crate, name, cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert evidence.checker is not None and evidence.checker.tool == "cargo"
+
+
+def test_rust_syntax_error_fails_build_with_location(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    crate = rust_project(tmp_path, "tiny_syntax", "pub fn f() -> i32 {\n    let x = ;\n    x\n}\n")
+    evidence = run(rust_check(crate, "cargo-build", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "src/lib.rs", 2)
+
+
+def test_rust_type_error_fails_build_with_code(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    crate = rust_project(
+        tmp_path, "tiny_types", RUST_ADD + "pub fn s() -> String {\n    add(1, 2)\n}\n"
+    )
+    evidence = run(rust_check(crate, "cargo-build", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "src/lib.rs", 5)
+    assert any(d.code == "E0308" for d in evidence.diagnostics)
+
+
+def test_rust_lint_error_fails_clippy_with_location(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    crate = rust_project(tmp_path, "tiny_lint", "pub fn unused() {\n    let x = 1;\n}\n")
+    evidence = run(rust_check(crate, "cargo-clippy", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "src/lib.rs", 2)
+
+
+def test_rust_failing_test_fails_with_counts(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    bad = "    #[test]\n    fn wrong() {\n        assert_eq!(add(1, 2), 4);\n    }\n"
+    crate = rust_project(tmp_path, "tiny_fails", RUST_ADD, RUST_TEST_OK + bad)
+    evidence = run(rust_check(crate, "cargo-test", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (1, 1)
+
+
+def test_rust_hanging_test_is_a_timeout(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    hang = "    #[test]\n    fn hangs() {\n        std::thread::sleep(std::time::Duration::from_secs(120));\n    }\n"
+    crate = rust_project(tmp_path, "tiny_hangs", RUST_ADD, hang)
+    build = run(rust_check(crate, "cargo-build", cargo_target), crate, tmp_path_factory)
+    assert_verdict(build, Verdict.PASS, Cause.EXIT_ZERO)  # so the deadline is spent in the test
+    check = rust_check(crate, "cargo-test", cargo_target)
+    evidence = run(check, crate, tmp_path_factory, timeout_s=HANG_TIMEOUT_S)
+    assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_rust_missing_toolchain_is_unverified(tmp_path: Path) -> None:
+    crate = rust_project(tmp_path, "tiny_missing", RUST_ADD)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    check = dataclasses.replace(
+        check_named(Language.RUST, crate, "cargo-build"), env={"PATH": str(empty)}
+    )
+    evidence = run_check(check, root=crate, probes=ProbeCache())
+    assert_verdict(evidence, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)

@@ -1,0 +1,434 @@
+"""Parsers on plain values: what each tool prints, into diagnostics and test counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.classify import classify
+from assay.evidence import Check, Diagnostic
+from assay.output import CapturedOutput
+from assay.parsers import ParsedOutput, parse_output, report_path
+from assay.process import ProcessResult
+from assay.verdict import Cause, Kind, Verdict
+
+CWD = "/work/proj"
+
+
+def result(stdout: str = "", stderr: str = "", exit_code: int | None = 1) -> ProcessResult:
+    def cap(text: str) -> CapturedOutput:
+        return CapturedOutput(head=text, tail="", bytes=len(text), truncated=False)
+
+    return ProcessResult(
+        argv=("x",),
+        cwd=CWD,
+        exit_code=exit_code,
+        signal=None,
+        timed_out=False,
+        start_failure=None,
+        start_error=None,
+        duration_s=0.1,
+        stdout=cap(stdout),
+        stderr=cap(stderr),
+    )
+
+
+def check(
+    tool: str, argv: tuple[str, ...] = ("x",), kind: Kind = Kind.LINT, name: str | None = None
+) -> Check:
+    return Check(name=name or tool, kind=kind, argv=argv, tool=tool)
+
+
+def only(parsed: ParsedOutput) -> Diagnostic:
+    assert len(parsed.diagnostics) == 1, parsed.diagnostics
+    return parsed.diagnostics[0]
+
+
+def where(d: Diagnostic) -> tuple[str | None, int | None, int | None, str | None, str]:
+    return (d.file, d.line, d.column, d.code, d.severity)
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+def test_mypy_json_lines() -> None:
+    line = json.dumps(
+        {
+            "file": "a.py",
+            "line": 3,
+            "column": 9,
+            "message": "Incompatible",
+            "code": "assignment",
+            "severity": "error",
+        }
+    )
+    d = only(parse_output(check("mypy"), result(line + "\n")))
+    assert where(d) == ("a.py", 3, 9, "assignment", "error") and d.tool == "mypy"
+
+
+def test_mypy_text_fallback() -> None:
+    text = (
+        "a.py:3: error: Incompatible types in assignment  [assignment]\nFound 1 error in 1 file\n"
+    )
+    d = only(parse_output(check("mypy"), result(text)))
+    assert where(d) == ("a.py", 3, None, "assignment", "error")
+
+
+def test_pyright_json_is_one_based() -> None:
+    doc = {
+        "generalDiagnostics": [
+            {
+                "file": f"{CWD}/a.py",
+                "severity": "error",
+                "message": "bad",
+                "range": {"start": {"line": 0, "character": 4}},
+                "rule": "reportGeneralTypeIssues",
+            }
+        ]
+    }
+    d = only(parse_output(check("pyright"), result(json.dumps(doc))))
+    assert where(d) == ("a.py", 1, 5, "reportGeneralTypeIssues", "error")
+
+
+def test_ruff_json_with_absolute_paths_made_relative() -> None:
+    doc = [
+        {
+            "code": "F401",
+            "message": "`os` imported but unused",
+            "filename": f"{CWD}/pkg/a.py",
+            "location": {"row": 1, "column": 8},
+        }
+    ]
+    d = only(parse_output(check("ruff"), result(json.dumps(doc))))
+    assert where(d) == ("pkg/a.py", 1, 8, "F401", "error")
+
+
+def test_ruff_syntax_error_gets_a_code() -> None:
+    doc = [
+        {
+            "code": None,
+            "message": "SyntaxError: bad",
+            "filename": "a.py",
+            "location": {"row": 2, "column": 1},
+        }
+    ]
+    assert only(parse_output(check("ruff"), result(json.dumps(doc)))).code == "syntax-error"
+
+
+def test_compileall_syntax_error() -> None:
+    text = "*** Error compiling './a.py'...\n  File \"./a.py\", line 2\n    def f(:\n          ^\nSyntaxError: invalid syntax\n"
+    d = only(parse_output(check("compileall", kind=Kind.BUILD), result(text)))
+    assert where(d) == ("a.py", 2, None, "SyntaxError", "error")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "src/a.ts(1,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+        "\x1b[96msrc/a.ts\x1b[0m:\x1b[93m1\x1b[0m:\x1b[93m7\x1b[0m - \x1b[91merror\x1b[0m\x1b[90m TS2322: \x1b[0mType 'string' is not assignable to type 'number'.",
+    ],
+    ids=["plain", "pretty"],
+)
+def test_tsc_text(line: str) -> None:
+    d = only(parse_output(check("tsc"), result(line + "\n")))
+    assert where(d) == ("src/a.ts", 1, 7, "TS2322", "error")
+
+
+def test_tsc_global_error_without_file() -> None:
+    d = only(
+        parse_output(
+            check("tsc"), result("error TS5058: The specified path does not exist: 'x'.\n")
+        )
+    )
+    assert (d.file, d.code) == (None, "TS5058")
+
+
+def test_eslint_json() -> None:
+    doc = [
+        {
+            "filePath": f"{CWD}/c.js",
+            "messages": [
+                {
+                    "ruleId": "no-unused-vars",
+                    "severity": 2,
+                    "message": "'z' is unused",
+                    "line": 1,
+                    "column": 7,
+                },
+                {
+                    "ruleId": None,
+                    "severity": 2,
+                    "fatal": True,
+                    "message": "Parsing error",
+                    "line": 4,
+                    "column": 1,
+                },
+                {
+                    "ruleId": "semi",
+                    "severity": 1,
+                    "message": "Missing semicolon",
+                    "line": 5,
+                    "column": 2,
+                },
+            ],
+        }
+    ]
+    parsed = parse_output(check("eslint"), result(json.dumps(doc)))
+    assert [where(d) for d in parsed.diagnostics] == [
+        ("c.js", 1, 7, "no-unused-vars", "error"),
+        ("c.js", 4, 1, "syntax-error", "error"),
+        ("c.js", 5, 2, "semi", "warning"),
+    ]
+
+
+def test_go_build_and_vet_text() -> None:
+    text = "# example.com/tiny\n./typed.go:3:16: cannot use Add(1, 2) (value of type int) as string value\nvet: ./vet.go:6:9: bad format\n"
+    parsed = parse_output(check("go", ("go", "build", "./...")), result(stderr=text))
+    assert [(d.file, d.line, d.column) for d in parsed.diagnostics] == [
+        ("typed.go", 3, 16),
+        ("vet.go", 6, 9),
+    ]
+
+
+def test_cargo_json_messages_primary_span_and_dedup() -> None:
+    message = {
+        "reason": "compiler-message",
+        "message": {
+            "level": "error",
+            "message": "mismatched types",
+            "code": {"code": "E0308"},
+            "spans": [
+                {
+                    "file_name": "src/other.rs",
+                    "line_start": 9,
+                    "column_start": 1,
+                    "is_primary": False,
+                },
+                {"file_name": "src/lib.rs", "line_start": 5, "column_start": 5, "is_primary": True},
+            ],
+        },
+    }
+    abort = {
+        "reason": "compiler-message",
+        "message": {"level": "error", "message": "aborting due to 1 previous error", "spans": []},
+    }
+    stdout = "\n".join(json.dumps(m) for m in (message, message, abort))
+    d = only(parse_output(check("cargo", ("cargo", "build"), Kind.BUILD), result(stdout)))
+    assert where(d) == ("src/lib.rs", 5, 5, "E0308", "error")
+
+
+def test_rustc_text_fallback() -> None:
+    text = "error[E0308]: mismatched types\n --> src/main.rs:2:18\n  |\n"
+    d = only(parse_output(check("cargo", ("cargo", "build"), Kind.BUILD), result(stderr=text)))
+    assert where(d) == ("src/main.rs", 2, 18, "E0308", "error")
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def junit(tmp_path: Path, name: str, body: str) -> Path:
+    path = report_path(tmp_path, check("pytest", name=name), "xml")
+    path.write_text(f'<?xml version="1.0"?><testsuites><testsuite>{body}</testsuite></testsuites>')
+    return path
+
+
+def test_pytest_junit_counts_testcases(tmp_path: Path) -> None:
+    junit(
+        tmp_path,
+        "pytest",
+        '<testcase classname="t" name="a"/><testcase classname="t" name="b"><failure message="boom"/></testcase>'
+        '<testcase classname="t" name="c"><skipped/></testcase><testcase classname="t" name="d"><error message="e"/></testcase>',
+    )
+    parsed = parse_output(check("pytest", kind=Kind.TEST), result("9 passed in 0.1s"), tmp_path)
+    assert parsed.tests is not None and parsed.report_found
+    assert (
+        parsed.tests.passed,
+        parsed.tests.failed,
+        parsed.tests.skipped,
+        parsed.tests.errors,
+    ) == (1, 1, 1, 1)
+    assert parsed.tests.source == "junit"
+    assert [c.outcome for c in parsed.test_cases] == ["passed", "failed", "skipped", "error"]
+
+
+def test_pytest_missing_report_gives_no_counts_even_if_text_claims_passes(tmp_path: Path) -> None:
+    parsed = parse_output(
+        check("pytest", kind=Kind.TEST),
+        result("===== 5 passed in 0.01s =====", exit_code=0),
+        tmp_path,
+    )
+    assert parsed.tests is None and not parsed.report_found
+    evidence = classify(check("pytest", kind=Kind.TEST), result("5 passed", exit_code=0), parsed)
+    assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.NO_TESTS_OBSERVED)
+
+
+def test_pytest_hostile_xml_is_refused(tmp_path: Path) -> None:
+    path = report_path(tmp_path, check("pytest"), "xml")
+    path.write_text(
+        '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+        '<testsuites><testsuite><testcase name="&b;"/></testsuite></testsuites>'
+    )
+    parsed = parse_output(check("pytest", kind=Kind.TEST), result(exit_code=0), tmp_path)
+    assert parsed.tests is None
+
+
+def test_pytest_text_summary_without_report_dir() -> None:
+    parsed = parse_output(
+        check("pytest", kind=Kind.TEST), result("== 1 failed, 2 passed, 1 skipped in 0.3s ==")
+    )
+    assert parsed.tests is not None
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.skipped) == (2, 1, 1)
+    assert parsed.failure_recognized
+
+
+def test_pytest_exit_5_is_no_tests() -> None:
+    parsed = parse_output(
+        check("pytest", kind=Kind.TEST), result("no tests ran in 0.01s", exit_code=5)
+    )
+    assert parsed.no_tests_reported
+    evidence = classify(check("pytest", kind=Kind.TEST), result(exit_code=5), parsed)
+    assert evidence.cause is Cause.NO_TESTS_OBSERVED
+
+
+def test_go_test_json_events() -> None:
+    events = [
+        {"Action": "run", "Package": "p", "Test": "TestA"},
+        {"Action": "pass", "Package": "p", "Test": "TestA", "Elapsed": 0.01},
+        {"Action": "output", "Package": "p", "Test": "TestB", "Output": "x_test.go:5: no\n"},
+        {"Action": "fail", "Package": "p", "Test": "TestB"},
+        {"Action": "skip", "Package": "p", "Test": "TestC"},
+        {"Action": "fail", "Package": "p"},
+    ]
+    parsed = parse_output(
+        check("go", ("go", "test", "-json"), Kind.TEST), result("\n".join(map(json.dumps, events)))
+    )
+    assert parsed.tests is not None and parsed.tests.source == "go-json"
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.skipped) == (1, 1, 1)
+    failed = [c for c in parsed.test_cases if c.outcome == "failed"]
+    assert failed[0].message is not None and "no" in failed[0].message
+
+
+def test_go_test_build_failure_is_recognized() -> None:
+    stdout = json.dumps({"Action": "fail", "Package": "p"}) + "\n"
+    parsed = parse_output(
+        check("go", ("go", "test", "-json"), Kind.TEST),
+        result(stdout, stderr="./a.go:3:1: syntax error\n"),
+    )
+    assert parsed.failure_recognized and only(parsed).line == 3
+
+
+def test_jest_json_report(tmp_path: Path) -> None:
+    doc = {
+        "testResults": [
+            {
+                "name": f"{CWD}/a.test.js",
+                "status": "failed",
+                "assertionResults": [
+                    {"fullName": "adds", "status": "passed", "duration": 3},
+                    {"fullName": "breaks", "status": "failed", "failureMessages": ["expected 1"]},
+                    {"fullName": "later", "status": "pending"},
+                ],
+            }
+        ]
+    }
+    c = check("jest", kind=Kind.TEST)
+    report_path(tmp_path, c, "json").write_text(json.dumps(doc))
+    parsed = parse_output(c, result(), tmp_path)
+    assert parsed.tests is not None and parsed.report_found
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.skipped) == (1, 1, 1)
+    assert parsed.test_cases[1].file == "a.test.js"
+
+
+def test_vitest_missing_report_has_no_counts(tmp_path: Path) -> None:
+    parsed = parse_output(
+        check("vitest", kind=Kind.TEST), result("Tests 3 passed", exit_code=0), tmp_path
+    )
+    assert parsed.tests is None
+
+
+def test_cargo_test_text_sums_every_binary() -> None:
+    text = (
+        "test tests::a ... ok\ntest tests::b ... FAILED\n"
+        "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+        "test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+    )
+    parsed = parse_output(check("cargo", ("cargo", "test"), Kind.TEST), result(text))
+    assert parsed.tests is not None
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.skipped) == (3, 1, 1)
+    assert [c.outcome for c in parsed.test_cases] == ["passed", "failed"]
+
+
+def test_node_test_tap_summary() -> None:
+    text = "ok 1 - a\nnot ok 2 - b\n  ---\n  ...\nok 3 - c # SKIP\n1..3\n# tests 3\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 1\n# todo 0\n"
+    parsed = parse_output(check("node-test", kind=Kind.TEST), result(text))
+    assert parsed.tests is not None
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.skipped) == (1, 1, 1)
+    assert [c.outcome for c in parsed.test_cases] == ["passed", "failed", "skipped"]
+
+
+def test_node_test_spec_summary_with_no_tests() -> None:
+    parsed = parse_output(
+        check("node-test", kind=Kind.TEST), result("ℹ tests 0\nℹ pass 0\nℹ fail 0\n", exit_code=0)
+    )
+    assert parsed.no_tests_reported and parsed.tests is not None and parsed.tests.executed == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("...\nRan 3 tests in 0.001s\n\nOK\n", (3, 0, 0, 0)),
+        ("Ran 4 tests in 0.01s\n\nFAILED (failures=1, errors=1, skipped=1)\n", (1, 1, 1, 1)),
+        ("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n", (0, 0, 0, 0)),
+    ],
+)
+def test_unittest_summary(text: str, counts: tuple[int, int, int, int]) -> None:
+    parsed = parse_output(check("unittest", kind=Kind.TEST), result(stderr=text))
+    assert parsed.tests is not None
+    t = parsed.tests
+    assert (t.passed, t.failed, t.errors, t.skipped) == counts
+
+
+# --------------------------------------------------------------------------- the contract
+
+
+def test_unknown_tool_uses_the_generic_reader() -> None:
+    parsed = parse_output(check("make", kind=Kind.TEST), result("3 passed, 1 failed"))
+    assert parsed.tests is not None and parsed.tests.failed == 1
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "mypy",
+        "pyright",
+        "ruff",
+        "tsc",
+        "eslint",
+        "go",
+        "cargo",
+        "pytest",
+        "jest",
+        "node-test",
+        "compileall",
+        "unittest",
+        "npm-test",
+    ],
+)
+@pytest.mark.parametrize(
+    "garbage", ["", "{not json", "[1, 2, {}]", '{"generalDiagnostics": 5}', "\x00\xff" * 50]
+)
+def test_parsers_never_raise_on_garbage(tool: str, garbage: str, tmp_path: Path) -> None:
+    parsed = parse_output(check(tool), result(garbage, garbage), tmp_path)
+    assert isinstance(parsed, ParsedOutput)
+
+
+def test_a_parser_that_raises_yields_nothing_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay import parsers
+
+    def broken(*args: object) -> ParsedOutput:
+        raise RuntimeError("parser bug")
+
+    monkeypatch.setattr(parsers, "parser_for", lambda tool: broken)
+    assert parse_output(check("mypy"), result("anything")) == ParsedOutput()

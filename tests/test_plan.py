@@ -1,0 +1,448 @@
+"""Fixture repositories, one per ecosystem and discovery source, each with its expected plan."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from assay.discovery import discover
+from assay.formats import render_plan
+from assay.plan import DEFAULT_TIMEOUT_S, PlanOptions, Stage, plan, plan_repository
+from assay.verdict import Kind
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def make_venv(root: Path, name: str = ".venv", tools: tuple[str, ...] = ()) -> None:
+    (root / name / "bin").mkdir(parents=True)
+    (root / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    os.symlink("/usr/bin/python3", root / name / "bin" / "python")
+    for tool in tools:
+        (root / name / "bin" / tool).write_text("#!/bin/sh\n")
+
+
+def argvs(p) -> dict[str, list[str]]:
+    return {c.name: list(c.argv) for c in p.checks}
+
+
+def kinds(p) -> list[str]:
+    return [c.kind.value for c in p.checks]
+
+
+PACKAGE_JSON = {
+    "name": "web",
+    "scripts": {
+        "build": "tsc -p .",
+        "typecheck": "tsc --noEmit",
+        "lint": "eslint src",
+        "test": "jest",
+        "start": "node dist/index.js",
+    },
+}
+
+
+def test_package_json_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path, {"package.json": json.dumps(PACKAGE_JSON, indent=2), "package-lock.json": "{}"}
+    )
+    p = plan_repository(tmp_path)
+    # the build script is plain tsc, so `npm run typecheck` (tsc --noEmit) covers it
+    assert argvs(p) == {
+        "npm-typecheck": ["npm", "run", "typecheck"],
+        "npm-lint": ["npm", "run", "lint"],
+        "npm-test": ["npm", "run", "test"],
+    }
+    assert all(c.tool == "npm-test" for c in p.checks)
+    assert p.checks[-1].source == "package.json:7"
+    assert any("covered by npm run typecheck" in d.reason for d in p.dropped)
+    assert [s.stage for s in p.stages] == [Stage.STATIC, Stage.TEST]
+
+
+def test_package_manager_from_lockfile_and_field(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path / "a", {"package.json": '{"scripts": {"test": "vitest"}}', "pnpm-lock.yaml": ""}
+    )
+    make_repo(
+        tmp_path / "b",
+        {
+            "package.json": '{"packageManager": "yarn@4.1.0", "scripts": {"test": "vitest"}}',
+            "package-lock.json": "{}",
+        },
+    )
+    assert plan_repository(tmp_path / "a").checks[0].argv == ("pnpm", "run", "test")
+    b = plan_repository(tmp_path / "b")
+    assert b.checks[0].argv == ("yarn", "run", "test")
+    assert b.env is not None and b.env.package_manager_source == "package.json packageManager"
+
+
+def test_pretest_hook_that_builds_replaces_the_build_check(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "package.json": json.dumps(
+                {"scripts": {"build": "webpack", "pretest": "npm run build", "test": "mocha"}}
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {"npm-test": ["npm", "run", "test"]}
+    assert "pretest" in (p.checks[0].reason or "")
+    assert any("pretest" in n for n in p.notes)
+
+
+def test_npm_init_placeholder_test_is_dropped(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "package.json": json.dumps(
+                {"scripts": {"test": 'echo "Error: no test specified" && exit 1'}}
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert p.checks == ()
+    assert any("placeholder" in d.reason for d in p.dropped)
+    assert "no build, typecheck, lint or test command" in p.empty_note
+
+
+def test_workspaces_get_one_workspace_wide_command(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "package.json": json.dumps({"private": True, "workspaces": ["packages/*"]}),
+            "packages/a/package.json": json.dumps({"scripts": {"test": "jest"}}),
+            "packages/b/package.json": json.dumps(
+                {"scripts": {"test": "jest", "lint": "eslint ."}}
+            ),
+            "packages/c/README.md": "not a package",
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {
+        "npm-lint": ["npm", "run", "lint", "--workspaces", "--if-present"],
+        "npm-test": ["npm", "run", "test", "--workspaces", "--if-present"],
+    }
+    assert any("workspaces: 2 package(s)" in n for n in p.notes)
+
+
+def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "pyproject.toml": "[project]\nname='x'\n\n[tool.pytest.ini_options]\naddopts='-ra'\n\n"
+            "[tool.ruff]\nline-length=100\n\n[tool.mypy]\nstrict=true\n",
+            "src/x/__init__.py": "",
+            "tests/test_x.py": "def test_x(): pass\n",
+        },
+    )
+    make_venv(tmp_path, tools=("pytest", "ruff", "mypy"))
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {
+        "compileall": [
+            ".venv/bin/python",
+            "-m",
+            "compileall",
+            "-q",
+            "-x",
+            r"(^|/)(\.venv|\.git|\.tox|\.nox|node_modules|build|dist|__pycache__)(/|$)",
+            "src",
+        ],
+        "mypy": [".venv/bin/python", "-m", "mypy", "src"],
+        "ruff": [".venv/bin/python", "-m", "ruff", "check", "."],
+        "pytest": [".venv/bin/python", "-m", "pytest", "-q", "-x"],
+    }
+    assert kinds(p) == ["build", "typecheck", "lint", "test"]
+    by_name = {c.name: c for c in p.checks}
+    assert by_name["pytest"].source == "pyproject.toml:4"
+    assert by_name["pytest"].tool == "pytest"
+    assert "in-tree virtualenv .venv" in (by_name["pytest"].reason or "")
+    assert all(c.timeout_s == DEFAULT_TIMEOUT_S for c in p.checks)
+    assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.STATIC, Stage.TEST]
+
+
+def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"setup.cfg": "[mypy]\nstrict = True\n", "ruff.toml": "", "app.py": ""})
+    make_venv(tmp_path, "venv")
+    make_venv(tmp_path, "env")
+    p = plan_repository(tmp_path)
+    a = argvs(p)
+    assert a["mypy"] == ["mypy", ".", "--exclude", "^venv/", "--exclude", "^env/"]
+    assert a["ruff"] == ["ruff", "check", ".", "--extend-exclude", "env"]
+    assert "venv" in a["compileall"][5] and "env" in a["compileall"][5]
+
+
+def test_makefile_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "Makefile": (
+                ".PHONY: test lint\nVERSION := 1\n\nbuild:\n\tcc -o app main.c\n\n"
+                "test: build\n\t./run-tests.sh\n\nlint:\n\tshellcheck *.sh\n\n%.o: %.c\n\tcc -c $<\n"
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {
+        "make-build": ["make", "build"],
+        "make-lint": ["make", "lint"],
+        "make-test": ["make", "test"],
+    }
+    assert {c.name: c.source for c in p.checks}["make-test"] == "Makefile:7"
+    assert all(c.tool == "make" for c in p.checks)
+
+
+def test_makefile_check_target_takes_the_kind_of_its_recipe(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"Makefile": "check:\n\t@python -m pytest -q\nci: check\n"})
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {"make-test": ["make", "check"]}
+    assert any("ci" in d.what and "kind is unknown" in d.reason for d in p.dropped)
+
+
+def test_justfile(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {"justfile": "set shell := ['bash', '-c']\n\ntest *ARGS:\n    cargo test {{ARGS}}\n"},
+    )
+    assert argvs(plan_repository(tmp_path)) == {"just-test": ["just", "test"]}
+
+
+def test_workflow_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            ".github/workflows/ci.yml": (
+                "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      PYTHONHASHSEED: '0'\n"
+                "    steps:\n      - uses: actions/checkout@v4\n      - run: pip install -e .\n"
+                "      - run: |\n          ruff check --fix .\n          pytest -n auto tests/\n"
+                "      - run: mypy --python-version ${{ matrix.py }} src\n"
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    a = argvs(p)
+    assert a["pytest"] == ["python3", "-m", "pytest", "-n", "auto", "tests/", "-q", "-x"]
+    assert a["ruff"] == ["ruff", "check", "."]  # --fix removed: verification must not edit code
+    assert "mypy" not in a
+    by_name = {c.name: c for c in p.checks}
+    assert by_name["pytest"].env == {"PYTHONHASHSEED": "0"}
+    assert by_name["pytest"].source == ".github/workflows/ci.yml:12"
+    assert any("CI expression" in d.reason for d in p.dropped)
+
+
+def test_ci_confirms_a_configured_check_and_lends_env(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "tests/test_a.py": "",
+            ".gitlab-ci.yml": "variables:\n  DJANGO_SETTINGS: test\ntests:\n  script:\n    - pytest\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = next(c for c in p.checks if c.kind is Kind.TEST)
+    assert test.source == "pytest.ini:1"
+    assert test.env == {"DJANGO_SETTINGS": "test"}
+    assert "CI runs it too (.gitlab-ci.yml:5)" in (test.reason or "")
+
+
+def test_readme_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "README.md": (
+                "# tool\n\nInstall:\n\n```sh\n$ pip install -e .\n```\n\nRun the tests:\n\n```bash\n"
+                "$ python -m pytest tests\n```\n\n```python\npytest.main()\n```\n"
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {"pytest": ["python3", "-m", "pytest", "tests", "-q", "-x"]}
+    assert p.checks[0].source == "README.md:12"
+
+
+def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "package.json": json.dumps({"scripts": {"test": "vitest run", "build": "vite build"}}),
+            "tsconfig.json": '{\n  // comments are allowed\n  "compilerOptions": {"strict": true,},\n}\n',
+            "pyproject.toml": "[tool.pytest.ini_options]\n[tool.ruff]\n",
+            "tests/test_api.py": "import pytest\n",
+        },
+    )
+    os.makedirs(tmp_path / "node_modules/.bin")
+    (tmp_path / "node_modules/.bin/tsc").write_text("")
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {
+        "npm-build": ["npm", "run", "build"],
+        "compileall": [
+            "python3",
+            "-m",
+            "compileall",
+            "-q",
+            "-x",
+            r"(^|/)(\.git|\.tox|\.nox|node_modules|build|dist|__pycache__)(/|$)",
+            ".",
+        ],
+        "tsc": ["node_modules/.bin/tsc", "--noEmit"],
+        "ruff": ["ruff", "check", "."],
+        "npm-test": ["npm", "run", "test"],
+        "pytest": ["python3", "-m", "pytest", "-q", "-x"],
+    }
+    assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.STATIC, Stage.TEST]
+    assert all(len(s.checks) == 2 for s in p.stages)
+
+
+def test_tox_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "tox.ini": (
+                "[tox]\nenvlist = py311, lint\n\n[testenv]\ndeps = -rrequirements.txt\nsetenv =\n    MODE = test\n"
+                "commands =\n    python runtests.py {posargs:--fast}\n\n[testenv:lint]\ncommands = flake8 src\n"
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    a = argvs(p)
+    assert a["python3-test"] == ["python3", "runtests.py", "--fast"]
+    assert a["flake8-lint"] == ["flake8", "src"]
+    test = next(c for c in p.checks if c.kind is Kind.TEST)
+    assert test.env == {"MODE": "test"}
+    assert test.source == "tox.ini:9"
+
+
+def test_noxfile_read_without_running_it(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "noxfile.py": (
+                "import nox\nraise SystemExit('never imported')\n\n@nox.session(python=['3.11'])\n"
+                "def tests(session):\n    session.install('.')\n    session.run('pytest', '-q', *session.posargs)\n"
+            )
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p)["pytest"] == ["python3", "-m", "pytest", "-q", "-x"]
+    assert p.checks[-1].source == "noxfile.py:7"
+
+
+def test_unittest_only(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup()\n",
+            "tests/__init__.py": "",
+            "tests/test_core.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = next(c for c in p.checks if c.kind is Kind.TEST)
+    assert test.argv == ("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+    assert test.tool == "unittest"
+    assert any("fallback" in d.what or "pytest" in d.what for d in p.dropped)
+
+
+def test_pytest_style_tests_without_config_fall_back_to_pytest(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"requirements.txt": "", "tests/test_a.py": "import pytest\n"})
+    test = next(c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST)
+    assert test.argv == ("python3", "-m", "pytest", "-q", "-x")
+
+
+def test_cargo_and_go(tmp_path: Path) -> None:
+    make_repo(tmp_path / "rs", {"Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n"})
+    make_repo(tmp_path / "go", {"go.mod": "module example.com/x\n\ngo 1.22\n"})
+    assert argvs(plan_repository(tmp_path / "rs")) == {
+        "cargo-check": ["cargo", "check"],
+        "cargo-test": ["cargo", "test"],
+    }
+    go = plan_repository(tmp_path / "go")
+    assert argvs(go) == {"go-vet": ["go", "vet", "./..."], "go-test": ["go", "test", "./..."]}
+    assert any("go build" in d.what and "covered by go vet" in d.reason for d in go.dropped)
+
+
+def test_assay_config_outranks_discovery(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n\n[tool.assay]\ntimeout = 30\nrequire_tests = false\n"
+            "required = ['typecheck']\nskip = ['build']\n\n[tool.assay.commands]\n"
+            "test = { command = 'pytest tests/unit', timeout = 120, env = { CI = '1' } }\n",
+            "Makefile": "test:\n\tpytest\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert argvs(p) == {"pytest": ["pytest", "tests/unit"]}  # explicit: no flags added
+    check = p.checks[0]
+    assert (
+        check.timeout_s == 120 and check.env == {"CI": "1"} and check.source == "pyproject.toml:10"
+    )
+    assert p.require_tests is False
+    assert p.missing == frozenset({Kind.TYPECHECK})
+    assert any("required typecheck" in n for n in p.notes)
+
+
+def test_options_override_config(tmp_path: Path) -> None:
+    make_repo(
+        tmp_path,
+        {"assay.toml": "timeout = 30\n[commands]\ntest = 'pytest'\nlint = 'ruff check .'\n"},
+    )
+    p = plan(
+        discover(tmp_path),
+        PlanOptions(timeout_s=5, kinds=frozenset({Kind.TEST}), require_tests=True),
+    )
+    assert [c.name for c in p.checks] == ["pytest"]
+    assert p.checks[0].timeout_s == 5
+    assert any("not requested" in d.reason for d in p.dropped)
+    assert plan_repository(tmp_path).checks[0].timeout_s == 30
+
+
+def test_malformed_assay_config_is_a_configuration_error(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"assay.toml": "[commands]\ntset = 'pytest'\n", "pytest.ini": "[pytest]\n"})
+    p = plan_repository(tmp_path)
+    assert not p.runnable and p.checks == ()
+    assert "unknown kind 'tset'" in (p.config_error or "")
+    assert "configuration error" in render_plan(p)
+
+
+def test_nonexistent_and_empty(tmp_path: Path) -> None:
+    missing = plan_repository(tmp_path / "nope")
+    assert not missing.runnable and "no such file" in (missing.root_problem or "")
+    empty = plan_repository(tmp_path)
+    assert empty.runnable and empty.checks == ()
+    assert "nothing to run" in render_plan(empty)
+
+
+def test_plan_json_and_text(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"package.json": json.dumps(PACKAGE_JSON), "tsconfig.json": "{}"})
+    p = plan_repository(tmp_path)
+    data = json.loads(json.dumps(p.to_dict()))
+    assert data["schema"] == "assay.plan/1"
+    assert [c["stage"] for c in data["checks"]] == ["static", "static", "test"]
+    assert data["stages"][0] == {
+        "stage": "static",
+        "parallel": True,
+        "checks": ["npm-typecheck", "npm-lint"],
+    }
+    assert {d["detector"] for d in data["detectors"]} >= {"package.json", "manifests", "fallback"}
+    assert any("tsc --noEmit" in d["what"] for d in data["dropped"])
+    text = render_plan(p, verbose=True)
+    assert "2. test" in text and "(in parallel)" in text and "dropped" in text
+
+
+@pytest.mark.parametrize("fail_fast", [True, False])
+def test_pytest_flags(tmp_path: Path, fail_fast: bool) -> None:
+    make_repo(
+        tmp_path, {"pytest.ini": "[pytest]\n", "Makefile": "test:\n\tpytest -v --maxfail=2\n"}
+    )
+    p = plan(discover(tmp_path), PlanOptions(fail_fast=fail_fast))
+    assert p.checks[-1].argv[-1] == ("-x" if fail_fast else "-q")

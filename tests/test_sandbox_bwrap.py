@@ -1,0 +1,386 @@
+"""Escape attempts against the bubblewrap backend: each is a real program, each must fail,
+and the host must be untouched afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+
+PYTHON = sys.executable
+
+
+@pytest.fixture
+def host_dir() -> Iterator[Path]:
+    """A host directory outside /tmp (which the sandbox replaces), so hiding it is meaningful."""
+    path = Path(tempfile.mkdtemp(prefix="assay-host-", dir="/var/tmp"))
+    path.chmod(0o755)  # world-readable: only the sandbox, not file modes, may stop a read
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def fake_home(host_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the real HOME with planted secrets."""
+    home = host_dir / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY----- planted\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = planted\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def source(host_dir: Path) -> Path:
+    src = host_dir / "src"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_protected.py").write_text("def test_it():\n    assert 1 + 1 == 2\n")
+    (src / "main.py").write_text("print('hello')\n")
+    return src
+
+
+def make_sandbox(**limits: int | None) -> BwrapSandbox:
+    return BwrapSandbox(BwrapOptions(limits=Limits(**limits) if limits else Limits()))
+
+
+@pytest.fixture
+def sandbox(fake_home: Path) -> BwrapSandbox:
+    # Built after HOME is pointed at the fake home, so that is the home it hides.
+    return make_sandbox(address_space_bytes=1024**3, processes=256)
+
+
+@pytest.fixture
+def workspace(sandbox: BwrapSandbox, source: Path) -> Iterator[Workspace]:
+    with sandbox.workspace(source) as ws:
+        yield ws
+
+
+def attempt(sandbox: BwrapSandbox, ws: Workspace, code: str, timeout: float = 30, **kw: object):
+    """Run `code` with Python inside the sandbox; it prints one JSON object as its last line."""
+    return sandbox.run(ws, [PYTHON, "-c", textwrap.dedent(code)], timeout=timeout, **kw)  # type: ignore[arg-type]
+
+
+def outcome(result) -> dict:
+    assert result.started, result.start_error
+    lines = result.stdout.text.strip().splitlines()
+    assert lines, f"no output; stderr: {result.stderr.text}"
+    return json.loads(lines[-1])
+
+
+TRY_WRITE = """
+import json, sys
+results = {}
+for path in sys.argv[1:]:
+    try:
+        with open(path, "w") as f:
+            f.write("escaped")
+        results[path] = "written"
+    except OSError as exc:
+        results[path] = type(exc).__name__
+print(json.dumps(results))
+"""
+
+
+def test_the_workspace_itself_is_writable(sandbox: BwrapSandbox, workspace: Workspace) -> None:
+    result = sandbox.run(workspace, [PYTHON, "-c", TRY_WRITE, "inside.txt"], timeout=30)
+    assert outcome(result) == {"inside.txt": "written"}
+    assert (workspace.path / "inside.txt").read_text() == "escaped"
+
+
+def test_writes_outside_the_workspace_fail(
+    sandbox: BwrapSandbox, workspace: Workspace, host_dir: Path, fake_home: Path, source: Path
+) -> None:
+    host_file = host_dir / "host.txt"
+    host_file.write_text("original")
+    host_tmp = Path("/tmp") / f"assay-escape-{uuid.uuid4().hex}"
+    targets = [
+        str(host_file),
+        str(host_dir / "new.txt"),
+        str(fake_home / ".bashrc"),
+        str(source / "main.py"),
+        str(host_tmp),
+        "/etc/assay-escape",
+    ]
+    result = sandbox.run(workspace, [PYTHON, "-c", TRY_WRITE, *targets], timeout=30)
+    got = outcome(result)
+    # /tmp inside is private: the write "succeeds" there and never reaches the host.
+    assert got.pop(str(host_tmp)) == "written"
+    assert all(v != "written" for v in got.values()), got
+    assert host_file.read_text() == "original"
+    assert not (host_dir / "new.txt").exists()
+    assert not (fake_home / ".bashrc").exists()
+    assert (source / "main.py").read_text() == "print('hello')\n"
+    assert not host_tmp.exists()
+    assert not Path("/etc/assay-escape").exists()
+
+
+def test_secrets_in_the_real_home_cannot_be_read(
+    sandbox: BwrapSandbox, workspace: Workspace, fake_home: Path
+) -> None:
+    code = """
+    import json, os, sys
+    out = {"HOME": os.environ.get("HOME")}
+    for path in sys.argv[1:]:
+        try:
+            out[path] = open(path).read()
+        except OSError as exc:
+            out[path] = type(exc).__name__
+    out["listing"] = sorted(os.listdir(sys.argv[3]))
+    print(json.dumps(out))
+    """
+    paths = [str(fake_home / ".ssh" / "id_rsa"), str(fake_home / ".aws" / "credentials")]
+    result = sandbox.run(
+        workspace, [PYTHON, "-c", textwrap.dedent(code), *paths, str(fake_home)], timeout=30
+    )
+    got = outcome(result)
+    assert got[paths[0]] == "FileNotFoundError"
+    assert got[paths[1]] == "FileNotFoundError"
+    assert got["listing"] == []  # the home is an empty tmpfs inside
+    assert got["HOME"] != str(fake_home)
+    assert "planted" not in result.stdout.text + result.stderr.text
+    assert (fake_home / ".ssh" / "id_rsa").read_text().endswith("planted\n")
+
+
+def test_secret_environment_variables_are_not_visible(
+    sandbox: BwrapSandbox, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_API_TOKEN", "planted-token")
+    monkeypatch.setenv("UNRELATED_SETTING", "planted-setting")
+    code = "import json, os; print(json.dumps(dict(os.environ)))"
+    result = attempt(sandbox, workspace, code, env={"EXPLICIT_FOR_CHECK": "yes"})
+    env = outcome(result)
+    assert "planted" not in json.dumps(env)
+    assert env["EXPLICIT_FOR_CHECK"] == "yes"  # what the caller passes is passed
+    assert env["HOME"].startswith("/tmp/")
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[tuple[int, list[object]]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            accepted.append(conn)
+            conn.sendall(b"secret-from-host")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join(timeout=2)
+    server.close()
+
+
+CONNECT = """
+import json, socket, sys
+try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+    print(json.dumps({"connected": True, "data": s.recv(100).decode()}))
+except OSError as exc:
+    print(json.dumps({"connected": False, "error": type(exc).__name__}))
+"""
+
+
+def test_host_loopback_is_unreachable(
+    sandbox: BwrapSandbox, workspace: Workspace, loopback_server: tuple[int, list[object]]
+) -> None:
+    port, accepted = loopback_server
+    result = sandbox.run(workspace, [PYTHON, "-c", CONNECT, str(port)], timeout=30)
+    assert outcome(result)["connected"] is False
+    time.sleep(0.3)
+    assert accepted == []
+
+
+def test_network_option_does_reach_the_host(
+    source: Path, fake_home: Path, loopback_server: tuple[int, list[object]]
+) -> None:
+    """The control for the test above: the same program connects when network is on."""
+    port, accepted = loopback_server
+    sandbox = BwrapSandbox(BwrapOptions(network=True))
+    with sandbox.workspace(source) as ws:
+        result = sandbox.run(ws, [PYTHON, "-c", CONNECT, str(port)], timeout=30)
+    assert outcome(result) == {"connected": True, "data": "secret-from-host"}
+    assert len(accepted) == 1
+
+
+def test_protected_file_cannot_be_replaced_through_a_symlink(
+    sandbox: BwrapSandbox, workspace: Workspace, source: Path
+) -> None:
+    original = source / "tests" / "test_protected.py"
+    before = original.read_bytes()
+    code = """
+    import json, os, sys
+    out = {}
+    os.symlink(sys.argv[1], "link_to_host_test.py")
+    try:
+        with open("link_to_host_test.py", "w") as f:
+            f.write("def test_it():\\n    assert True\\n")
+        out["through_link"] = "written"
+    except OSError as exc:
+        out["through_link"] = type(exc).__name__
+    try:
+        os.replace("link_to_host_test.py", sys.argv[1])
+        out["rename_over"] = "replaced"
+    except OSError as exc:
+        out["rename_over"] = type(exc).__name__
+    print(json.dumps(out))
+    """
+    result = sandbox.run(workspace, [PYTHON, "-c", textwrap.dedent(code), str(original)], timeout=30)
+    got = outcome(result)
+    assert got["through_link"] != "written"
+    assert got["rename_over"] != "replaced"
+    assert original.read_bytes() == before
+    assert not original.is_symlink()
+
+
+def test_git_directory_is_read_only(fake_home: Path, host_dir: Path) -> None:
+    repo = host_dir / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    sandbox = make_sandbox()
+    with sandbox.workspace(repo) as ws:
+        config_before = (ws.path / ".git" / "config").read_bytes()
+        targets = [".git/config", ".git/hooks/pre-commit", ".git/HEAD"]
+        result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, *targets], timeout=30)
+        got = outcome(result)
+        assert all(v != "written" for v in got.values()), got
+        assert (ws.path / ".git" / "config").read_bytes() == config_before
+        assert not (ws.path / ".git" / "hooks" / "pre-commit").exists()
+        # ...while the rest of the workspace stays writable.
+        result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, "a.py"], timeout=30)
+        assert outcome(result) == {"a.py": "written"}
+
+
+def _processes_with(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if token.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_background_processes_do_not_outlive_the_check(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    token = f"assay-leftover-{uuid.uuid4().hex}"
+    survivor = (
+        "import os, sys, time\n"
+        "time.sleep(1.5)\n"
+        "open(sys.argv[1], 'w').write('still running')\n"
+    )
+    code = f"""
+    import json, os, subprocess, sys
+    # Detach fully: new session, double fork, output closed.
+    subprocess.Popen([sys.executable, "-c", {survivor!r}, "survivor.txt", {token!r}],
+                     start_new_session=True, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    print(json.dumps({{"spawned": True}}))
+    """
+    result = attempt(sandbox, workspace, code)
+    assert outcome(result) == {"spawned": True}
+    time.sleep(2.5)
+    assert _processes_with(token) == []
+    assert not (workspace.path / "survivor.txt").exists()
+
+
+def test_fork_bomb_is_bounded_by_the_process_limit(
+    fake_home: Path, source: Path, short_grace: float
+) -> None:
+    limit = 48
+    sandbox = make_sandbox(processes=limit, address_space_bytes=1024**3)
+    counter = """
+    import json, os, time
+    children = 0
+    refused = None
+    for _ in range(500):
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            refused = exc.strerror
+            break
+        if pid == 0:
+            time.sleep(20)
+            os._exit(0)
+        children += 1
+    print(json.dumps({"children": children, "refused": refused}))
+    """
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    token = f"assay-bomb-{uuid.uuid4().hex}"
+    with sandbox.workspace(source) as ws:
+        counted = outcome(attempt(sandbox, ws, counter))
+        assert counted["refused"] is not None
+        assert counted["children"] < limit
+        # A real, exponential bomb: it is contained, killed at the deadline, and leaves nothing.
+        result = sandbox.run(ws, [PYTHON, "-c", bomb, token], timeout=3)
+        assert result.timed_out or result.exit_code != 0
+    assert _processes_with(token) == []
+
+
+def test_unbounded_allocation_hits_the_address_space_limit(
+    fake_home: Path, source: Path
+) -> None:
+    sandbox = make_sandbox(address_space_bytes=512 * 1024**2)
+    code = """
+    import json
+    try:
+        hog = bytearray(4 * 1024**3)
+        print(json.dumps({"allocated": len(hog)}))
+    except MemoryError:
+        print(json.dumps({"allocated": 0}))
+    """
+    with sandbox.workspace(source) as ws:
+        assert outcome(attempt(sandbox, ws, code)) == {"allocated": 0}
+
+
+def test_evidence_string_names_backend_and_version(sandbox: BwrapSandbox) -> None:
+    described = sandbox.describe()
+    assert described.startswith("bwrap ")
+    assert described.split()[1][0].isdigit()
+
+
+def test_a_command_that_does_not_exist_is_a_start_failure(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    result = sandbox.run(workspace, ["assay-no-such-command"], timeout=30)
+    assert not result.started
+    assert result.exit_code is None
+    assert result.argv == ("assay-no-such-command",)

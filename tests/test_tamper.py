@@ -1,0 +1,178 @@
+"""Tampering signals, and protected workspaces in which the base's tests decide the verdict."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from defusedxml import ElementTree
+
+from assay.protect import protected_set
+from assay.sandbox import BwrapOptions, BwrapSandbox
+from assay.sandbox.protected import provision_protected, restore_protected
+from assay.tamper import TamperKind, detect_tampering
+
+PYTHON = sys.executable
+
+BASE_FILES = {
+    "calc.py": "def add(a, b):\n    return a - b  # the bug the change should fix\n",
+    "tests/test_calc.py": (
+        "from calc import add\n\n\n"
+        "def test_add():\n    assert add(2, 2) == 4\n\n\n"
+        "def test_add_zero():\n    assert add(1, 0) == 1\n"
+    ),
+    "pyproject.toml": '[project]\nname = "calc"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+}
+
+#: Each change leaves calc.py broken and cheats instead.
+CHEATS = {
+    "assert_true": {
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert True\n\n\n"
+        "def test_add_zero():\n    assert True\n",
+    },
+    "delete_failing_test": {
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_add_zero():\n    assert add(1, 0) == 1\n",
+    },
+    "conftest_forces_pass": {
+        "conftest.py": (
+            "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+            "def pytest_runtest_makereport(item, call):\n"
+            "    outcome = yield\n    report = outcome.get_result()\n"
+            "    report.outcome = 'passed'\n"
+        ),
+    },
+    "writes_own_report": {
+        "calc.py": (
+            "import os\n"
+            "REPORT = os.environ.get('ASSAY_REPORT', 'report.xml')\n"
+            "for target in (REPORT, 'report.xml'):\n"
+            "    try:\n"
+            "        open(target, 'w').write('<testsuite tests=\"2\" failures=\"0\" errors=\"0\"/>')\n"
+            "    except OSError:\n"
+            "        pass\n\n\n"
+            "def add(a, b):\n    return a - b\n"
+        ),
+    },
+}
+
+EXPECTED_SIGNAL = {
+    "assert_true": TamperKind.ASSERTION_WEAKENED,
+    "delete_failing_test": TamperKind.TEST_REMOVED,
+    "conftest_forces_pass": TamperKind.CONFTEST_ADDED,
+}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    root = tmp_path / "base"
+    write_tree(root, BASE_FILES)
+    return root
+
+
+def make_change(tmp_path: Path, base: Path, cheat: str) -> Path:
+    change = tmp_path / f"change-{cheat}"
+    shutil.copytree(base, change)
+    write_tree(change, CHEATS[cheat])
+    return change
+
+
+@pytest.mark.parametrize("cheat", sorted(EXPECTED_SIGNAL))
+def test_cheats_are_reported_as_signals(tmp_path: Path, base: Path, cheat: str) -> None:
+    change = make_change(tmp_path, base, cheat)
+    report = detect_tampering(base, change, protected_set())
+    assert report.tampered
+    assert EXPECTED_SIGNAL[cheat] in {s.kind for s in report.signals}
+    assert report.to_dict()["signals"]
+
+
+def test_an_honest_fix_is_not_tampering(tmp_path: Path, base: Path) -> None:
+    change = tmp_path / "fix"
+    shutil.copytree(base, change)
+    (change / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    assert not detect_tampering(base, change, protected_set()).tampered
+
+
+def test_markers_symlinks_and_sections(tmp_path: Path, base: Path) -> None:
+    change = tmp_path / "c"
+    shutil.copytree(base, change)
+    text = (change / "tests" / "test_calc.py").read_text()
+    (change / "tests" / "test_calc.py").write_text(
+        "import pytest\n" + text.replace("def test_add()", "@pytest.mark.skip\ndef test_add()")
+    )
+    (change / "pyproject.toml").write_text(
+        BASE_FILES["pyproject.toml"].replace('addopts = "-q"', 'addopts = "-q -k zero"')
+    )
+    (change / "tests" / "web.test.js").symlink_to("/etc/passwd")
+    kinds = {s.kind for s in detect_tampering(base, change, protected_set()).signals}
+    assert {TamperKind.SKIP_ADDED, TamperKind.SECTION_CHANGED, TamperKind.PROTECTED_SYMLINK} <= kinds
+
+
+def test_restore_never_writes_through_a_planted_directory_link(tmp_path: Path, base: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    change = tmp_path / "c"
+    shutil.copytree(base, change)
+    shutil.rmtree(change / "tests")
+    (change / "tests").symlink_to(outside, target_is_directory=True)
+    result = restore_protected(change, base, protected_set())
+    assert "tests/test_calc.py" in result.restored
+    assert not (change / "tests").is_symlink()
+    assert list(outside.iterdir()) == []
+
+
+@pytest.fixture
+def report_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="assay-reports-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def run_pytest(sandbox: BwrapSandbox, workspace, junit: Path):
+    argv = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", "tests"]
+    return sandbox.run(workspace, argv, timeout=60, env={"ASSAY_REPORT": str(junit)})
+
+
+def junit_failures(path: Path) -> int:
+    root = ElementTree.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    return sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_protected_workspace_keeps_the_base_tests_verdict(
+    tmp_path: Path, base: Path, report_dir: Path, cheat: str
+) -> None:
+    change = make_change(tmp_path, base, cheat)
+    sandbox = BwrapSandbox(BwrapOptions(writable_paths=(str(report_dir),)))
+    junit = report_dir / f"{cheat}.xml"
+    workspace, restore = provision_protected(sandbox, change, base, protected_set())
+    try:
+        result = run_pytest(sandbox, workspace, junit)
+    finally:
+        sandbox.cleanup(workspace)
+    assert result.exit_code == 1, result.stdout.text  # the base's tests still fail
+    assert junit_failures(junit) >= 1  # the report outside the workspace says so
+    if cheat in EXPECTED_SIGNAL:
+        assert restore.restored or restore.removed
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Path) -> None:
+    """The control: the same cheat, unprotected, makes pytest exit 0 — hence the signal."""
+    change = make_change(tmp_path, base, "assert_true")
+    sandbox = BwrapSandbox()
+    with sandbox.workspace(change) as ws:
+        result = sandbox.run(ws, [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "tests"], timeout=60)
+    assert result.exit_code == 0
+    assert detect_tampering(base, change, protected_set()).tampered
