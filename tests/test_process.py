@@ -7,7 +7,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -130,7 +129,7 @@ def test_one_gibibyte_flood_stays_within_the_memory_bound(tmp_path: Path) -> Non
             "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
         """
     )
-    out = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=180)
+    out = subprocess.run([PYTHON, "-c", script], check=False, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["exit"] == 0

@@ -43,18 +43,29 @@ def cli() -> None:
 @click.option("--kind", type=click.Choice(KINDS), default="test", show_default=True, help="What the command checks.")
 @click.option("--sandbox", type=click.Choice(SANDBOXES), default="none", show_default=True, help="Where the command runs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence as JSON.")
-@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(timeout: float | None, cwd: str, kind: str, sandbox: str, as_json: bool, argv: tuple[str, ...]) -> None:
+@click.option("--verifier", "verifier_spec", default=None, metavar="MODULE:ATTR",
+              help="Run this verifier plugin (in a worker process) instead of a command.")
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def run(
+    timeout: float | None, cwd: str, kind: str, sandbox: str, as_json: bool,
+    verifier_spec: str | None, argv: tuple[str, ...],
+) -> None:
     """Run one command as one check and print its evidence.
 
     Put the command after `--`:  assay run --kind test -- pytest -q
     """
-    from assay.commands import run_one
+    from assay.commands import run_one, run_plugin
+    from assay.plugins import PluginSpecError
     from assay.process import InvalidRun
 
+    if bool(argv) == bool(verifier_spec):
+        raise click.UsageError("give either a command after `--` or --verifier MODULE:ATTR")
     try:
-        evidence = run_one(list(argv), cwd=cwd, kind=kind, timeout=timeout or None, sandbox=sandbox)
-    except InvalidRun as exc:
+        if verifier_spec:
+            evidence = run_plugin(verifier_spec, cwd=cwd, timeout=timeout or None)
+        else:
+            evidence = run_one(list(argv), cwd=cwd, kind=kind, timeout=timeout or None, sandbox=sandbox)
+    except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
         _emit_json(evidence.to_dict())
@@ -201,7 +212,8 @@ def _print_evidence(evidence: Any) -> None:
         click.echo(f"  {where}{diag.message}")
     if evidence.note:
         click.echo(f"  note: {evidence.note}")
-    if not evidence.passed and evidence.reason and not evidence.diagnostics:
+    first_reason_line = evidence.reason.strip().split("\n", 1)[0]
+    if not evidence.passed and evidence.reason and not evidence.diagnostics and first_reason_line not in evidence.note:
         click.echo(_indent(evidence.reason[-2000:]))
 
 

@@ -83,3 +83,17 @@ def run_one(
         return run_check(c, root=root)
 
     return run_checks([check], execute, workdir=root)[0]
+
+
+def run_plugin(spec: str, *, cwd: str = ".", timeout: float | None = None) -> Evidence:
+    """`assay run --verifier MODULE:ATTR`: one plugin verifier, in a worker process,
+    importable from `cwd`. Raises `PluginSpecError` for a malformed name."""
+    from assay.plugins import ImportedVerifier
+    from assay.process import InvalidRun
+
+    root = os.path.abspath(cwd)
+    if not os.path.isdir(root):
+        raise InvalidRun(f"working directory does not exist or is not a directory: {cwd}")
+    verifier = ImportedVerifier(spec, search_path=(root,))
+    (outcome,) = run_verifiers([verifier], VerifierContext(workdir=root, timeout_s=timeout), deadline=timeout)
+    return outcome.evidence

@@ -38,6 +38,17 @@ DEFAULT_TIMEOUT_S = 60.0
 #: Tools that only wrap other commands; their output is read generically.
 GENERIC_TOOLS = frozenset({"npm-test", "make", "shell"})
 
+#: Discovery names Go and Cargo candidates per subcommand (`go-vet`, `cargo-test`); the
+#: toolchain registry, the parsers and the instrumentation know them by the binary.
+_TOOL_OF = {
+    "go-build": "go",
+    "go-vet": "go",
+    "go-test": "go",
+    "cargo-build": "cargo",
+    "cargo-check": "cargo",
+    "cargo-test": "cargo",
+}
+
 
 class Stage(enum.StrEnum):
     """When a check runs. Stages run in this order; checks within one run in parallel."""
@@ -326,7 +337,7 @@ def _to_check(
         cwd=candidate.cwd,
         env=dict(candidate.env),
         timeout_s=timeout,
-        tool=candidate.tool,
+        tool=_TOOL_OF.get(candidate.tool, candidate.tool),
         source=str(candidate.source),
         reason=reason,
     )
@@ -373,7 +384,7 @@ def _base_name(check: Check) -> str:
     if check.tool in GENERIC_TOOLS:
         runner = os.path.basename(check.argv[0]) if check.argv else "shell"
         return f"{runner}-{check.kind.value}"
-    return check.tool or check.kind.value
+    return check.name or check.tool or check.kind.value
 
 
 def _wanted_kinds(options: PlanOptions, skip: frozenset[Kind]) -> frozenset[Kind]:

@@ -177,7 +177,7 @@ class ProbeCache:
         if owner:
             try:
                 future.set_result(probe(tool, path=path, env=env, module=module))
-            except BaseException as exc:  # noqa: BLE001 - re-raised by result() below
+            except BaseException as exc:
                 # Waiting threads see the same failure instead of hanging on the future.
                 future.set_exception(exc)
         return future.result()

@@ -114,10 +114,9 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None) -> None:
         seen.update(signal_run(pgid, marker, signal.SIGKILL))
         seen.discard(keep)  # type: ignore[arg-type]
         _reap(seen)
-        seen = {p for p in seen if os.path.exists(f"/proc/{p}")}
-        if not any(_alive(p) for p in seen) and not _group_alive(pgid):
-            if not seen:
-                return
+        seen = {p for p in seen if os.path.exists(f"/proc/{p}")}  # zombies too: not yet reaped
+        if not seen and not _group_alive(pgid):
+            return
         if time.monotonic() >= deadline:
             return
         time.sleep(0.005)

@@ -79,7 +79,7 @@ _REPLY_FAULT: dict[ReplyKind, Cause] = {
 class Outcome:
     """A verifier's result as the runner established it. Built only by this module."""
 
-    __slots__ = ("verifier_id", "evidence", "fault", "detail", "duration_s", "isolation")
+    __slots__ = ("detail", "duration_s", "evidence", "fault", "isolation", "verifier_id")
 
     def __init__(
         self,

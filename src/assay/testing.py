@@ -122,8 +122,8 @@ class GarbageVerifier:
 class OrphaningVerifier:
     """Starts a grandchild that ignores SIGTERM, then hangs (or returns, if `hang` is False).
 
-    The grandchild's pid is written to `ctx.data["pid_file"]` when given, so a
-    test can check that it is gone afterwards.
+    The grandchild's pid is written to `ctx.data["pid_file"]` (or the file named
+    by $ASSAY_TESTING_PID_FILE) when given, so a test can check that it is gone.
     """
 
     id: str = "orphans"
@@ -137,7 +137,7 @@ class OrphaningVerifier:
         )
         assert child.stdout is not None
         child.stdout.readline()  # wait until it ignores SIGTERM
-        pid_file = ctx.data.get("pid_file")
+        pid_file = ctx.data.get("pid_file") or os.environ.get("ASSAY_TESTING_PID_FILE")
         if pid_file:
             with open(pid_file, "w") as f:
                 f.write(str(child.pid))

@@ -101,7 +101,7 @@ def _guarded(name: str, detect: Detector, files: RepoFiles, env: ProjectEnv) -> 
     # A detector bug must cost its own source, not the whole discovery.
     try:
         result = detect(files, env)
-    except Exception as exc:  # noqa: BLE001 - fail closed into the report
+    except Exception as exc:
         return report(name, errors=[f"{name} detector failed: {type(exc).__name__}: {exc}"])
     if not isinstance(result, DetectorReport) or not isinstance(result.outcome, Outcome):
         return report(name, errors=[f"{name} detector returned {type(result).__name__}"])
