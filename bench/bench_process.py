@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 PYTHON = sys.executable
+# Measure what users get: bytecode written once and reused (some shells disable it).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay")
 
 

@@ -39,25 +39,25 @@ def versioned(directory: Path, name: str, version: str, *, log: Path | None = No
 
 
 def test_the_first_binary_on_path_is_the_one_probed(tmp_path: Path) -> None:
-    first = versioned(tmp_path / "a", "faketool", "2.0.0")
-    versioned(tmp_path / "b", "faketool", "1.0.0")
+    first = versioned(tmp_path / "a", "eslint", "2.0.0")
+    versioned(tmp_path / "b", "eslint", "1.0.0")
     env = {"PATH": f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'b'}"}
-    checker = probe("faketool", env=env)
-    assert (checker.tool, checker.version, checker.path) == ("faketool", "2.0.0", str(first))
+    checker = probe("eslint", env=env)
+    assert (checker.tool, checker.version, checker.path) == ("eslint", "2.0.0", str(first))
 
 
 def test_run_check_records_the_version_of_the_binary_that_ran(tmp_path: Path) -> None:
     """Two tools of one name print different versions; evidence names the one executed."""
-    versioned(tmp_path / "old", "faketool", "1.0.0")
+    versioned(tmp_path / "old", "eslint", "1.0.0")
     new = fake_tool(
         tmp_path / "new",
-        "faketool",
-        "print('faketool 2.0.0') if '--version' in sys.argv else print('ran new')",
+        "eslint",
+        "print('eslint 2.0.0') if '--version' in sys.argv else print('ran new')",
     )
     env = {"PATH": f"{tmp_path / 'new'}{os.pathsep}{tmp_path / 'old'}"}
     project = tmp_path / "project"
     project.mkdir()
-    check = Check("fake", Kind.LINT, ("faketool", "lint"), env=env, tool="faketool")
+    check = Check("fake", Kind.LINT, ("eslint", "lint"), env=env, tool="eslint")
     evidence = run_check(check, root=project, report_dir=tmp_path / "reports")
     assert evidence.checker is not None and evidence.result is not None
     assert (evidence.checker.version, evidence.checker.path) == ("2.0.0", str(new))
@@ -97,9 +97,9 @@ def test_missing_explicit_path_is_a_toolchain_error(tmp_path: Path) -> None:
     ids=["no-version", "nonzero-exit", "killed"],
 )
 def test_a_tool_that_cannot_identify_itself_is_a_probe_error(tmp_path: Path, script: str) -> None:
-    tool = fake_tool(tmp_path, "mystery", script)
+    tool = fake_tool(tmp_path, "eslint", script)
     with pytest.raises(ProbeError) as caught:
-        probe("mystery", path=str(tool))
+        probe("eslint", path=str(tool))
     assert not isinstance(caught.value, ToolchainError)
 
 
@@ -107,30 +107,33 @@ def test_a_hanging_version_command_is_a_probe_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(probe_module, "PROBE_TIMEOUT_S", 0.5)
-    tool = fake_tool(tmp_path, "slow", "import time; time.sleep(30)")
+    tool = fake_tool(tmp_path, "eslint", "import time; time.sleep(30)")
     with pytest.raises(ProbeError, match="timed out"):
-        probe("slow", path=str(tool))
+        probe("eslint", path=str(tool))
 
 
-def test_unknown_tools_are_probed_with_dash_dash_version(tmp_path: Path) -> None:
-    tool = fake_tool(
-        tmp_path,
-        "whatever",
-        "print('whatever v3.1.4') if sys.argv[1:] == ['--version'] else sys.exit(9)",
-    )
-    assert probe("whatever", path=str(tool)).version == "3.1.4"
+def test_unknown_tools_are_identified_by_digest_without_running_them(tmp_path: Path) -> None:
+    """`./deploy.sh --version` would run the script: an unknown tool is never executed to
+    identify it; the digest of its file names exactly what will run."""
+    marker = tmp_path / "ran"
+    tool = fake_tool(tmp_path, "whatever", f"open({str(marker)!r}, 'w')")
+    checker = probe("whatever", path=str(tool))
+    assert not marker.exists()
+    assert checker.version.startswith("sha256:") and checker.path == str(tool)
+    tool.write_text(tool.read_text() + "# changed\n")
+    assert probe("whatever", path=str(tool)).version != checker.version
 
 
 def test_unidentifiable_tool_makes_the_check_unverified_and_runs_nothing(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     fake_tool(
         tmp_path / "bin",
-        "mute",
+        "eslint",
         f"open({str(marker)!r}, 'w') if '--version' not in sys.argv else None",
     )
     project = tmp_path / "project"
     project.mkdir()
-    check = Check("mute", Kind.LINT, ("mute",), env={"PATH": str(tmp_path / "bin")}, tool="mute")
+    check = Check("mute", Kind.LINT, ("eslint",), env={"PATH": str(tmp_path / "bin")}, tool="eslint")
     evidence = run_check(check, root=project)
     assert (evidence.verdict, evidence.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
     assert not marker.exists()
@@ -138,7 +141,7 @@ def test_unidentifiable_tool_makes_the_check_unverified_and_runs_nothing(tmp_pat
 
 def test_cache_probes_each_tool_once_across_threads(tmp_path: Path) -> None:
     log = tmp_path / "probes.log"
-    versioned(tmp_path / "bin", "faketool", "1.2.3", log=log)
+    versioned(tmp_path / "bin", "eslint", "1.2.3", log=log)
     env = {"PATH": str(tmp_path / "bin")}
     cache = ProbeCache()
     results: list[str] = []
@@ -146,7 +149,7 @@ def test_cache_probes_each_tool_once_across_threads(tmp_path: Path) -> None:
 
     def ask() -> None:
         barrier.wait()
-        results.append(cache.get("faketool", env=env).version)
+        results.append(cache.get("eslint", env=env).version)
 
     threads = [threading.Thread(target=ask) for _ in range(8)]
     for thread in threads:
@@ -156,7 +159,7 @@ def test_cache_probes_each_tool_once_across_threads(tmp_path: Path) -> None:
     assert results == ["1.2.3"] * 8
     assert log.read_text().count("probe") == 1
     assert cache.probes_run == 1
-    assert cache.known()["faketool"].version == "1.2.3"
+    assert cache.known()["eslint"].version == "1.2.3"
 
 
 def test_cache_remembers_failures_too(tmp_path: Path) -> None:

@@ -155,6 +155,13 @@ TOOLCHAINS: Mapping[str, Toolchain] = {
             ("rustc",),
             install_hint="install Rust (https://rustup.rs, or Debian: `apt-get install rustc`)",
         ),
+        # Task runners: the commands they run are the project's, the runner is identified.
+        Toolchain(
+            "make",
+            Language.UNKNOWN,
+            ("make", "gmake"),
+            install_hint="install make (Debian: `apt-get install make`)",
+        ),
     )
 }
 
@@ -165,7 +172,8 @@ def toolchain_for(tool: str) -> Toolchain | None:
 
 
 def generic_toolchain(tool: str, binary: str | None = None) -> Toolchain:
-    """An entry for a tool assay does not know: look for `binary` (default: `tool`), ask `--version`."""
+    """An entry for a tool assay does not know: look for `binary` (default: `tool`); it is
+    identified by the digest of its file, never by running it (see `probe`)."""
     return Toolchain(
         tool=tool,
         language=Language.UNKNOWN,

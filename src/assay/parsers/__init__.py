@@ -46,35 +46,37 @@ def report_path(report_dir: Path, check: Check, suffix: str) -> Path:
     return report_dir / f"{safe}.{suffix}"
 
 
-def _parsers() -> Mapping[str, Parser]:
-    from assay.parsers import generic, go, node, pytest, python, rust
-
-    return {
-        "compileall": python.parse_compileall,
-        "python": python.parse_compileall,
-        "mypy": python.parse_mypy,
-        "pyright": python.parse_pyright,
-        "ruff": python.parse_ruff,
-        "pytest": pytest.parse,
-        "unittest": python.parse_unittest,
-        "tsc": node.parse_tsc,
-        "eslint": node.parse_eslint,
-        "jest": node.parse_jest,
-        "vitest": node.parse_jest,
-        "node-test": node.parse_node_test,
-        "npm": node.parse_npm,
-        "npm-test": node.parse_npm,
-        "go": go.parse,
-        "cargo": rust.parse_cargo,
-        "rustc": rust.parse_rustc,
-        "generic": generic.parse,
-    }
+#: Which parser reads which logical tool, as (module, function): imported on first use,
+#: so that running one tool does not pay for importing every tool's parser.
+_PARSERS: Mapping[str, tuple[str, str]] = {
+    "compileall": ("python", "parse_compileall"),
+    "python": ("python", "parse_compileall"),
+    "mypy": ("python", "parse_mypy"),
+    "pyright": ("python", "parse_pyright"),
+    "ruff": ("python", "parse_ruff"),
+    "pytest": ("pytest", "parse"),
+    "unittest": ("python", "parse_unittest"),
+    "tsc": ("node", "parse_tsc"),
+    "eslint": ("node", "parse_eslint"),
+    "jest": ("node", "parse_jest"),
+    "vitest": ("node", "parse_jest"),
+    "node-test": ("node", "parse_node_test"),
+    "npm": ("node", "parse_npm"),
+    "npm-test": ("node", "parse_npm"),
+    "go": ("go", "parse"),
+    "cargo": ("rust", "parse_cargo"),
+    "rustc": ("rust", "parse_rustc"),
+    "generic": ("generic", "parse"),
+}
 
 
 def parser_for(tool: str | None) -> Parser:
     """The parser for logical tool `tool`; the generic text reader for unknown tools."""
-    table = _parsers()
-    return table.get(tool or "generic", table["generic"])
+    import importlib
+
+    module, function = _PARSERS.get(tool or "generic", _PARSERS["generic"])
+    parser: Parser = getattr(importlib.import_module(f"assay.parsers.{module}"), function)
+    return parser
 
 
 def parse_output(

@@ -1,17 +1,39 @@
-"""Making workspace copies fast: copy-on-write where the filesystem has it, a kernel copy otherwise.
+"""Making workspaces fast: copy the project's source, link its environments, on a fast disk.
 
-Hard links are deliberately not used for read-write workspaces: a hard-linked
-file is the same inode as the source, so code under test that writes a file in
+What a workspace gets from its source (one rule, applied by `scan_source`):
+
+- cache directories (`CACHE_DIRS`) are left out wherever they are: tools rebuild them;
+- environment directories (`ENV_DIRS`) at the project root, or directly inside a package
+  root (a directory holding one of `PACKAGE_MANIFESTS`), are not copied but linked: the
+  workspace holds a symlink to the source's directory, which a backend that can (bubblewrap)
+  shows read-only. Checks still run `.venv/bin/pytest` or `node_modules/.bin/tsc` by the
+  path they were planned with;
+- build output (`BUILD_OUTPUT_DIRS`) at those same places is left out: a build writes there,
+  so it cannot be shared, and it rebuilds what it needs;
+- `.git` at the root is linked when the backend makes links read-only, copied otherwise;
+- everything else is copied. Symlinks are copied as symlinks, never followed, and a symlink
+  is never treated as an environment or a cache.
+
+Files are copy-on-write clones where the filesystem pair supports them, per-file kernel
+copies otherwise. Hard links are deliberately not used for read-write workspaces: a
+hard-linked file is the same inode as the source, so code under test that writes a file in
 place would write straight through into the tree it was copied from.
+
+Workspaces go on a RAM-backed scratch filesystem when one has room (`scratch_dir`): creating
+thousands of files there costs a fraction of what it costs on a journaled disk.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import enum
+import fcntl
 import os
+import re
 import shutil
+import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from assay.environment import EnvPolicy
@@ -20,21 +42,44 @@ from assay.process import ProcessResult, run_process
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
 COPY_TIMEOUT_SECONDS = 600.0
 
+#: Caches tools rebuild on demand: left out at any depth.
+CACHE_DIRS: frozenset[str] = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+#: Installed environments: linked to the source's, at the project root and at package roots.
+ENV_DIRS: frozenset[str] = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
+#: Build output a check writes into: left out at the project root and at package roots.
+BUILD_OUTPUT_DIRS: frozenset[str] = frozenset({"target"})
+#: Files that make the directory holding them a package root (a member of a monorepo).
+PACKAGE_MANIFESTS: frozenset[str] = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml"}
+)
+#: The repository's own state, looked for at the project root only.
+GIT_DIR = ".git"
+
+#: Names a directory to make workspaces in, overriding the choice `scratch_dir` makes.
+WORKSPACE_DIR_ENV = "ASSAY_WORKSPACE_DIR"
+#: A tmpfs is used only with this many times the bytes to copy free (tests write files too)...
+SCRATCH_HEADROOM = 4
+#: ...and never with less than this free: it is RAM, shared with everything else.
+SCRATCH_MIN_FREE_BYTES = 1024**3
+#: Where mounted filesystems and their types are listed.
+MOUNTS_FILE = "/proc/self/mounts"
+
+#: Threads issuing file copies; the work is in the kernel, so more threads than cores helps.
+COPY_THREADS = 8
+#: ioctl(2) request that makes one file share another's extents (Linux `FICLONE`).
+FICLONE = 0x40049409
+
 
 class CopyMethod(enum.StrEnum):
     """How a workspace's files were made."""
 
     REFLINK = "reflink"
-    """Copy-on-write clones (`cp --reflink=always`): near-instant, fully independent."""
+    """Copy-on-write clones (`FICLONE`): near-instant, fully independent."""
     PARALLEL = "parallel"
     """Per-file kernel copies (sendfile) issued from a thread pool: the cost is syscalls
     per file, and those overlap."""
     GIT_ARCHIVE = "git-archive"
     """The tree of a commit, exported with `git archive` (no repository state touched)."""
-
-
-#: Threads issuing file copies; the work is in the kernel, so more threads than cores helps.
-COPY_THREADS = 8
 
 
 class CopyFailed(OSError):
@@ -50,65 +95,222 @@ def _run(argv: list[str], cwd: str | os.PathLike[str] | None = None) -> ProcessR
     return run_process(argv, cwd=cwd, timeout=COPY_TIMEOUT_SECONDS, env_policy=EnvPolicy.SCRUB)
 
 
-def copy_tree(source: str | os.PathLike[str], dest: str | os.PathLike[str]) -> CopyMethod:
-    """Copy the contents of `source` into `dest` (created if missing), preserving
-    symlinks as symlinks, modes and times. Returns the method that worked."""
-    src = Path(source)
-    dst = Path(dest)
+# --------------------------------------------------------------------------- what to copy
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLayout:
+    """One walk of a source tree, sorted by the module's rule (`/`-separated relative paths)."""
+
+    dirs: tuple[str, ...]
+    """Directories to create, each after its parent."""
+    files: tuple[str, ...]
+    """Files and symlinks to copy."""
+    linked: tuple[str, ...]
+    """Entries the workspace links to instead of copying."""
+    skipped: tuple[str, ...]
+    """Directories left out."""
+    size: int
+    """Bytes in `files`."""
+
+
+class _Fate(enum.Enum):
+    COPY = "copy"
+    DESCEND = "descend"
+    LINK = "link"
+    SKIP = "skip"
+
+
+def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayout:
+    """Walk `source` once and sort every entry: copy, descend, link or leave out."""
+    root = Path(source)
+    dirs: list[str] = []
+    files: list[str] = []
+    linked: list[str] = []
+    skipped: list[str] = []
+    size = 0
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(root / rel if rel else root) as listing:
+            entries = list(listing)
+        package_root = rel == "" or any(
+            e.name in PACKAGE_MANIFESTS and not e.is_dir(follow_symlinks=False) for e in entries
+        )
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            fate = _fate(entry, at_root=rel == "", package_root=package_root, link_git=link_git)
+            if fate is _Fate.DESCEND:
+                dirs.append(child)
+                stack.append(child)
+            elif fate is _Fate.COPY:
+                files.append(child)
+                size += entry.stat(follow_symlinks=False).st_size
+            elif fate is _Fate.LINK:
+                linked.append(child)
+            else:
+                skipped.append(child)
+    return SourceLayout(tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size)
+
+
+def _fate(entry: os.DirEntry[str], *, at_root: bool, package_root: bool, link_git: bool) -> _Fate:
+    """What happens to one entry of the source (the rule in the module docstring)."""
+    if entry.is_symlink():
+        return _Fate.COPY  # a link is copied as a link, whatever it is named or points to
+    if at_root and entry.name == GIT_DIR and link_git:
+        return _Fate.LINK
+    if not entry.is_dir(follow_symlinks=False):
+        return _Fate.COPY
+    if entry.name in CACHE_DIRS:
+        return _Fate.SKIP
+    if package_root and entry.name in ENV_DIRS:
+        return _Fate.LINK
+    if package_root and entry.name in BUILD_OUTPUT_DIRS:
+        return _Fate.SKIP
+    return _Fate.DESCEND
+
+
+# --------------------------------------------------------------------------- copying
+
+
+def copy_tree(
+    source: str | os.PathLike[str], dest: str | os.PathLike[str], *, link_git: bool = False
+) -> CopyMethod:
+    """Make `dest` (created if missing) a workspace of `source` by the module's rule.
+
+    Modes and times are preserved. Returns the method that made the files.
+    """
+    src = Path(source).resolve()
     if not src.is_dir():
         raise CopyFailed(f"source is not a directory: {src}")
+    return copy_layout(src, Path(dest), scan_source(src, link_git=link_git))
+
+
+def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
+    """Create `layout`'s directories, files and links under `dst`; returns how files were made."""
     dst.mkdir(parents=True, exist_ok=True)
-    cp = shutil.which("cp")
-    if cp is not None and _reflink_works(cp, src, dst):
-        result = _run([cp, "-a", "--reflink=always", "--", f"{src}/.", str(dst)])
-        if result.exit_code == 0:
-            return CopyMethod.REFLINK
-        _empty_dir(dst)  # a partial clone must not leave files behind
-    _parallel_copy(src, dst)
-    return CopyMethod.PARALLEL
-
-
-def _reflink_works(cp: str, src: Path, dst: Path) -> bool:
-    """Clone one small file to learn whether this filesystem pair supports reflinks.
-
-    `cp --reflink=always` on a tree does not stop at the first refusal, it tries
-    (and fails) every file; one probe is cheaper than finding out that way.
-    """
-    with tempfile.NamedTemporaryFile(dir=src, prefix=".assay-reflink-") as probe:
-        target = dst / os.path.basename(probe.name)
-        try:
-            return _run([cp, "--reflink=always", "--", probe.name, str(target)]).exit_code == 0
-        finally:
-            target.unlink(missing_ok=True)
-
-
-def _parallel_copy(src: Path, dst: Path) -> None:
-    files: list[tuple[Path, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(src):
-        rel = os.path.relpath(dirpath, src)
-        out = dst if rel == "." else dst / rel
-        for name in list(dirnames):
-            source_dir = Path(dirpath, name)
-            if source_dir.is_symlink():
-                dirnames.remove(name)  # copied as a link below, never followed
-                filenames.append(name)
-            else:
-                (out / name).mkdir(exist_ok=True)
-        files.extend((Path(dirpath, name), out / name) for name in filenames)
+    for rel in layout.dirs:
+        (dst / rel).mkdir()
+    clone = _clone_works(src, dst, layout.files)
+    copy_one = _clone_file if clone else _copy_file
     with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
         # list() re-raises the first copy error here instead of dropping it.
-        list(pool.map(lambda pair: shutil.copy2(*pair, follow_symlinks=False), files))
-    for dirpath, dirnames, _ in os.walk(src):
-        rel = os.path.relpath(dirpath, src)
-        shutil.copystat(dirpath, dst if rel == "." else dst / rel)
+        list(pool.map(lambda rel: copy_one(src / rel, dst / rel), layout.files))
+    link_entries(src, dst, layout.linked)
+    # Children first: creating an entry changes its parent's times.
+    for rel in reversed(layout.dirs):
+        shutil.copystat(src / rel, dst / rel)
+    shutil.copystat(src, dst)
+    return CopyMethod.REFLINK if clone else CopyMethod.PARALLEL
 
 
-def _empty_dir(path: Path) -> None:
-    for child in path.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
+def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ...]:
+    """Symlink each `dst/rel` to `src/rel` (absolute) where its parent exists; returns those made."""
+    made = []
+    for rel in linked:
+        target = dst / rel
+        if target.parent.is_dir() and not os.path.lexists(target):
+            os.symlink(src / rel, target)
+            made.append(rel)
+    return tuple(made)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _clone_file(source: Path, target: Path) -> None:
+    """Clone one regular file copy-on-write; copy anything else, or what will not clone."""
+    if not stat.S_ISREG(os.lstat(source).st_mode):
+        _copy_file(source, target)  # links and special files: never opened
+        return
+    try:
+        with open(source, "rb") as src, open(target, "wb") as dst:
+            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+    except OSError:
+        _copy_file(source, target)  # e.g. a file on another filesystem inside the tree
+        return
+    shutil.copystat(source, target)
+
+
+def _clone_works(src: Path, dst: Path, files: tuple[str, ...]) -> bool:
+    """Clone the first regular file to learn whether this filesystem pair supports it.
+
+    Trying (and failing) a clone per file would cost a syscall each for nothing.
+    """
+    regular = (src / rel for rel in files if stat.S_ISREG(os.lstat(src / rel).st_mode))
+    sample = next(regular, None)
+    if sample is None:
+        return False
+    probe = dst / ".assay-clone-probe"
+    try:
+        with open(sample, "rb") as source, open(probe, "wb") as target:
+            fcntl.ioctl(target.fileno(), FICLONE, source.fileno())
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- where to copy
+
+
+@dataclass(frozen=True, slots=True)
+class Scratch:
+    """The directory workspaces are made in, and why it was chosen."""
+
+    path: Path
+    reason: str
+
+
+def scratch_dir(size: int) -> Scratch:
+    """Where to make a workspace of `size` bytes: `$ASSAY_WORKSPACE_DIR`, else a tmpfs
+    (/dev/shm, `$XDG_RUNTIME_DIR`) with room, else the system temp dir."""
+    override = os.environ.get(WORKSPACE_DIR_ENV)
+    if override:
+        return Scratch(Path(override), f"${WORKSPACE_DIR_ENV}")
+    needed = max(SCRATCH_HEADROOM * size, SCRATCH_MIN_FREE_BYTES)
+    for candidate in ("/dev/shm", os.environ.get("XDG_RUNTIME_DIR")):
+        if candidate and _tmpfs_with_room(candidate, needed):
+            return Scratch(Path(candidate), f"tmpfs with more than {needed} bytes free")
+    return Scratch(Path(tempfile.gettempdir()), "system temp dir: no tmpfs with room")
+
+
+def _tmpfs_with_room(path: str, needed: int) -> bool:
+    if not os.path.isdir(path) or not os.access(path, os.W_OK | os.X_OK):
+        return False
+    try:
+        return filesystem_type(path) == "tmpfs" and shutil.disk_usage(path).free > needed
+    except OSError:
+        return False
+
+
+def filesystem_type(path: str, mounts: str | None = None) -> str | None:
+    """The type of the filesystem `path` lies on, from the mount table (`mounts`: its text)."""
+    if mounts is None:
+        with open(MOUNTS_FILE, encoding="utf-8", errors="replace") as table:
+            mounts = table.read()
+    real = os.path.realpath(path)
+    best, kind = "", None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = _unescape_mount(fields[1])
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        # The longest mount point wins; on a tie the later mount is the one on top.
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def _unescape_mount(field: str) -> str:
+    """Mount tables write space, tab, newline and backslash as octal escapes (`\\040`)."""
+    return _MOUNT_ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), field)
+
+
+_MOUNT_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
 def export_commit(repo: str | os.PathLike[str], ref: str, dest: str | os.PathLike[str]) -> str:
@@ -150,23 +352,89 @@ def _stderr(result: ProcessResult) -> str:
     return result.stderr.text.strip()[-500:] or f"exit {result.exit_code}"
 
 
-def provision_copy(
-    source: str | os.PathLike[str], *, commit: str | None, backend: str, run_id: str
-) -> tuple[Path, str | None, CopyMethod]:
-    """A fresh temporary directory holding `source` (or its tree at `commit`).
+@dataclass(frozen=True, slots=True)
+class ProvisionRecord:
+    """How a workspace was made, for evidence: where, how, and what was not copied."""
 
-    Returns the directory, the resolved commit, and how the files were made.
-    The caller owns the directory.
+    source: str
+    """The source directory, resolved."""
+    location: str
+    """The directory the workspace was made in."""
+    location_reason: str
+    method: CopyMethod
+    copied_files: int | None
+    """Files and links copied; None for a git export."""
+    copied_bytes: int | None
+    linked: tuple[str, ...]
+    """Relative paths that are symlinks to the source's own directories (environments, `.git`)."""
+    skipped: tuple[str, ...]
+    """Relative paths left out (caches, build output)."""
+
+    @property
+    def shared_paths(self) -> tuple[str, ...]:
+        """The source's directories the workspace links to, as absolute host paths."""
+        return tuple(os.path.join(self.source, rel) for rel in self.linked)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source, "location": self.location,
+            "location_reason": self.location_reason, "method": self.method.value,
+            "copied_files": self.copied_files, "copied_bytes": self.copied_bytes,
+            "linked": list(self.linked), "skipped": list(self.skipped),
+        }
+
+
+def provision_copy(
+    source: str | os.PathLike[str],
+    *,
+    commit: str | None,
+    backend: str,
+    run_id: str,
+    link_git: bool = False,
+) -> tuple[Path, str | None, ProvisionRecord]:
+    """A fresh directory holding `source` (or its tree at `commit`) by the module's rule.
+
+    `link_git`: link `.git` instead of copying it (for a backend that makes it read-only;
+    a commit's tree never gets one). Returns the directory, the resolved commit and how it
+    was made. The caller owns the directory.
     """
-    path = Path(tempfile.mkdtemp(prefix=f"assay-{backend}-{run_id}-"))
+    root = Path(source).resolve()
+    if not root.is_dir():
+        raise CopyFailed(f"source is not a directory: {root}")
+    layout = scan_source(root, link_git=link_git and commit is None)
+    scratch = scratch_dir(layout.size)
+    path = Path(tempfile.mkdtemp(prefix=f"assay-{backend}-{run_id}-", dir=scratch.path))
     try:
         if commit is not None:
-            resolved = export_commit(source, commit, path)
-            return path, resolved, CopyMethod.GIT_ARCHIVE
-        return path, None, copy_tree(source, path)
+            resolved = export_commit(root, commit, path)
+            # The commit's tree runs against today's environments, where that tree has a place.
+            linked = link_entries(root, path, layout.linked)
+            return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, None, linked, layout)
+        method = copy_layout(root, path, layout)
+        return path, None, _record(root, scratch, method, layout, layout.linked, layout)
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
+
+
+def _record(
+    root: Path,
+    scratch: Scratch,
+    method: CopyMethod,
+    copied: SourceLayout | None,
+    linked: tuple[str, ...],
+    layout: SourceLayout,
+) -> ProvisionRecord:
+    return ProvisionRecord(
+        source=str(root),
+        location=str(scratch.path),
+        location_reason=scratch.reason,
+        method=method,
+        copied_files=len(copied.files) if copied else None,
+        copied_bytes=copied.size if copied else None,
+        linked=linked,
+        skipped=layout.skipped if copied else (),
+    )
 
 
 def remove_tree(path: str | os.PathLike[str]) -> None:
