@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -101,12 +100,17 @@ def _state(pid: int) -> bytes:
 def bench_flood() -> None:
     flood = [PYTHON, "-c", "import os\nb = b'x' * (1 << 20)\nfor _ in range(1024): os.write(1, b)"]
     direct = wall(flood)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     via = wall([ASSAY, "run", "--kind", "build", "--", *flood])
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    row("flood 1 GiB: assay run vs > /dev/null", via, direct, "s", "throughput ratio = 1/ratio")
-    note = "" if peak_kib > before else " (bounded by an earlier child's peak)"
-    print(f"{'flood 1 GiB: peak RSS of assay':<44} {peak_kib / 1024:>10.1f} MiB  target < 100 MiB{note}")
+    row("flood 1 GiB: assay run vs > /dev/null", via, direct, "s",
+        f"assay reads {1024 / via:.0f} MiB/s through its pipes")
+    # A fresh parent, so that the peak is this run's alone (assay, or the flood writer).
+    measure = ("import resource, subprocess, sys\n"
+               "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([PYTHON, "-c", measure, ASSAY, "run", "--kind", "build", "--", *flood],
+                         capture_output=True, text=True, check=True)
+    peak_kib = int(out.stdout.strip())
+    print(f"{'flood 1 GiB: peak RSS of assay run':<44} {peak_kib / 1024:>10.1f} MiB  target < 100 MiB")
 
 
 def main() -> None:

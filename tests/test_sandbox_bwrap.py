@@ -270,18 +270,91 @@ def test_git_directory_is_read_only(fake_home: Path, host_dir: Path) -> None:
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    config_before = (repo / ".git" / "config").read_bytes()
     sandbox = make_sandbox()
     with sandbox.workspace(repo) as ws:
-        config_before = (ws.path / ".git" / "config").read_bytes()
+        assert (ws.path / ".git").is_symlink()  # not copied: the source's, shown read-only
         targets = [".git/config", ".git/hooks/pre-commit", ".git/HEAD"]
         result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, *targets], timeout=30)
         got = outcome(result)
         assert all(v != "written" for v in got.values()), got
-        assert (ws.path / ".git" / "config").read_bytes() == config_before
-        assert not (ws.path / ".git" / "hooks" / "pre-commit").exists()
-        # ...while the rest of the workspace stays writable.
+        # ...while git itself still reads the repository...
+        log = sandbox.run(ws, ["git", "log", "--format=%s"], timeout=30)
+        assert log.exit_code == 0, log.stderr.text
+        assert log.stdout.text == "base\n"
+        # ...and the rest of the workspace stays writable.
         result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, "a.py"], timeout=30)
         assert outcome(result) == {"a.py": "written"}
+    assert (repo / ".git" / "config").read_bytes() == config_before
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert (repo / "a.py").read_text() == "x = 1\n"
+
+
+@pytest.fixture
+def project_under_home(fake_home: Path) -> Path:
+    """A project inside the hidden home, with a tiny `.venv` whose `bin/tool` runs."""
+    src = fake_home / "code" / "proj"
+    (src / "pkg" / "__pycache__").mkdir(parents=True)
+    (src / "pkg" / "__pycache__" / "m.pyc").write_text("bytecode")
+    (src / "pkg" / "m.py").write_text("X = 1\n")
+    tool = src / ".venv" / "bin" / "tool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    (src / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return src
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_environments_are_not_copied_but_run_read_only(
+    sandbox: BwrapSandbox, project_under_home: Path, fake_home: Path
+) -> None:
+    venv = project_under_home / ".venv"
+    before = _snapshot(venv)
+    with sandbox.workspace(project_under_home) as ws:
+        assert (ws.path / ".venv").is_symlink()
+        assert not (ws.path / "pkg" / "__pycache__").exists()
+        # Run by the relative path a plan uses, even though the home it lives in is hidden.
+        ran = sandbox.run(ws, [".venv/bin/tool"], timeout=30)
+        assert ran.exit_code == 0, ran.stderr.text
+        assert ran.stdout.text == "tool ran\n"
+        targets = [".venv/new.txt", ".venv/bin/tool", ".venv/pyvenv.cfg"]
+        got = outcome(sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, *targets], timeout=30))
+        assert all(v != "written" for v in got.values()), got
+        # Only the environment is shown: the rest of the hidden home stays hidden.
+        secret = str(fake_home / ".ssh" / "id_rsa")
+        got = outcome(sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, secret], timeout=30))
+        assert got[secret] == "FileNotFoundError"
+    assert _snapshot(venv) == before
+    assert (project_under_home / "pkg" / "__pycache__" / "m.pyc").exists()
+
+
+def test_repointing_a_link_does_not_widen_what_is_shown(
+    sandbox: BwrapSandbox, project_under_home: Path, fake_home: Path
+) -> None:
+    repoint = f"""
+    import json, os
+    os.remove(".venv")
+    os.symlink({str(fake_home / ".ssh")!r}, ".venv")
+    print(json.dumps({{"repointed": True}}))
+    """
+    read = """
+    import json
+    try:
+        print(json.dumps({"read": open(".venv/id_rsa").read()}))
+    except OSError as exc:
+        print(json.dumps({"read": type(exc).__name__}))
+    """
+    with sandbox.workspace(project_under_home) as ws:
+        assert outcome(attempt(sandbox, ws, repoint)) == {"repointed": True}
+        # The next check is confined by what was recorded at provisioning, not by the link.
+        result = attempt(sandbox, ws, read)
+        assert outcome(result) == {"read": "FileNotFoundError"}
+        assert "planted" not in result.stdout.text
+    assert (project_under_home / ".venv" / "bin" / "tool").exists()
 
 
 def _processes_with(token: str) -> list[int]:

@@ -1,13 +1,27 @@
-"""Workspace copies and commit export."""
+"""Workspace copies: what is copied, linked or left out, where it goes, and commit export."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from assay.sandbox.provision import CopyFailed, CopyMethod, copy_tree, export_commit, remove_tree
+from assay.sandbox import LocalSandbox, ProvisionError, provision
+from assay.sandbox.provision import (
+    WORKSPACE_DIR_ENV,
+    CopyFailed,
+    CopyMethod,
+    copy_tree,
+    export_commit,
+    provision_copy,
+    remove_tree,
+    scan_source,
+    scratch_dir,
+)
 
 
 def test_copy_keeps_dotfiles_symlinks_and_modes(tmp_path: Path) -> None:
@@ -55,3 +69,171 @@ def test_remove_tree_handles_read_only_directories(tmp_path: Path) -> None:
     (tree / "ro").chmod(0o500)
     remove_tree(tree)
     assert not tree.exists()
+
+
+# --------------------------------------------------------------------------- what is copied
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _fake_venv(root: Path) -> Path:
+    """A tiny `.venv` whose `bin/tool` is a runnable script."""
+    venv = root / ".venv"
+    _tree(venv, {"pyvenv.cfg": "home = /usr/bin\n", "lib/site.txt": "installed\n"})
+    tool = venv / "bin" / "tool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    return venv
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A monorepo-shaped source with environments, caches and build output in every place."""
+    src = tmp_path / "project"
+    _tree(src, {
+        "pyproject.toml": "[project]\nname = 'p'\n",
+        "pkg/mod.py": "X = 1\n",
+        "pkg/sub/__pycache__/mod.cpython-311.pyc": "bytecode",
+        ".mypy_cache/3.11/cache.json": "{}",
+        "node_modules/left-pad/index.js": "module.exports = 1\n",
+        "target/debug/junk": "build output",
+        "crates/c/Cargo.toml": "[package]\nname = 'c'\n",
+        "crates/c/src/lib.rs": "pub fn f() {}\n",
+        "crates/c/target/debug/junk": "build output",
+        "packages/web/package.json": "{}\n",
+        "packages/web/node_modules/react/index.js": "module.exports = 2\n",
+        "src/target/keep.py": "# a source directory that happens to be named target\n",
+        "docs/venv/notes.txt": "not a package root: copied\n",
+        ".git/config": "[core]\n",
+    })
+    _fake_venv(src)
+    (src / "packages" / "web" / "deps").symlink_to("node_modules")
+    return src
+
+
+def test_scan_sorts_the_tree_by_the_rule(project: Path) -> None:
+    layout = scan_source(project, link_git=True)
+    assert layout.linked == (".git", ".venv", "node_modules", "packages/web/node_modules")
+    assert layout.skipped == (
+        ".mypy_cache", "crates/c/target", "pkg/sub/__pycache__", "target",
+    )
+    assert {"src/target/keep.py", "docs/venv/notes.txt", "packages/web/deps"} <= set(layout.files)
+    assert not any(f.startswith((".venv", "node_modules", "target/")) for f in layout.files)
+    assert layout.size == sum((project / f).lstat().st_size for f in layout.files)
+    # Without a read-only link available, .git is copied like any directory.
+    assert ".git/config" in scan_source(project, link_git=False).files
+
+
+def test_environments_are_links_to_the_source_and_caches_are_left_out(
+    project: Path, tmp_path: Path
+) -> None:
+    dst = tmp_path / "ws"
+    copy_tree(project, dst)
+    for env in (".venv", "node_modules", "packages/web/node_modules"):
+        assert (dst / env).is_symlink()
+        assert os.readlink(dst / env) == str(project / env)
+    assert subprocess.run([str(dst / ".venv" / "bin" / "tool")], capture_output=True, text=True,
+                          check=True).stdout == "tool ran\n"
+    for gone in ("pkg/sub/__pycache__", ".mypy_cache", "target", "crates/c/target"):
+        assert not os.path.lexists(dst / gone), gone
+    assert (dst / "pkg" / "mod.py").read_text() == "X = 1\n"
+    assert (dst / "src" / "target" / "keep.py").exists()
+    assert (dst / "docs" / "venv" / "notes.txt").exists()
+    assert os.readlink(dst / "packages" / "web" / "deps") == "node_modules"  # a link stays a link
+    assert (dst / ".git").is_dir() and not (dst / ".git").is_symlink()
+
+
+def test_cleanup_removes_the_links_and_leaves_the_source_environment(project: Path) -> None:
+    sandbox = LocalSandbox()
+    with sandbox.workspace(project) as ws:
+        result = sandbox.run(ws, [".venv/bin/tool"], timeout=30)
+        assert result.exit_code == 0 and result.stdout.text == "tool ran\n"
+        assert ws.provisioned is not None
+        assert ".venv" in ws.provisioned.linked
+        assert "pkg/sub/__pycache__" in ws.provisioned.skipped
+    assert not ws.path.exists()
+    assert (project / ".venv" / "bin" / "tool").read_text() == "#!/bin/sh\necho tool ran\n"
+    assert (project / "node_modules" / "left-pad" / "index.js").exists()
+
+
+def test_a_commit_export_links_todays_environments(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    _tree(repo, {"a.py": "x = 1\n", ".gitignore": ".venv/\n"})
+    _fake_venv(repo)
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    path, commit, record = provision_copy(repo, commit="HEAD", backend="t", run_id="r", link_git=True)
+    try:
+        assert commit is not None and record.method is CopyMethod.GIT_ARCHIVE
+        assert (path / "a.py").read_text() == "x = 1\n"
+        assert (path / ".venv").is_symlink()
+        assert not os.path.lexists(path / ".git")  # a commit's tree has no repository state
+        assert record.linked == (".venv",)
+    finally:
+        remove_tree(path)
+
+
+# --------------------------------------------------------------------------- where it goes
+
+
+def test_workspace_dir_can_be_chosen(project: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen = tmp_path / "scratch"
+    chosen.mkdir()
+    monkeypatch.setenv(WORKSPACE_DIR_ENV, str(chosen))
+    path, _, record = provision_copy(project, commit=None, backend="t", run_id="r")
+    try:
+        assert path.parent == chosen
+        assert record.location == str(chosen) and WORKSPACE_DIR_ENV in record.location_reason
+        assert record.copied_files is not None and record.copied_files > 0
+    finally:
+        remove_tree(path)
+
+
+def test_a_missing_workspace_dir_is_an_error_not_a_fallback(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(WORKSPACE_DIR_ENV, str(tmp_path / "absent"))
+    with pytest.raises(ProvisionError):
+        LocalSandbox().provision(project)
+
+
+@pytest.mark.skipif(provision.filesystem_type("/dev/shm") != "tmpfs", reason="no tmpfs /dev/shm")
+def test_a_tmpfs_with_room_is_preferred(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WORKSPACE_DIR_ENV, raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert scratch_dir(1024).path == Path("/dev/shm")
+    # Not enough room for four times the copy: the system temp dir, and the record says why.
+    free = shutil.disk_usage("/dev/shm").free
+    fallback = scratch_dir(free)
+    assert fallback.path == Path(tempfile.gettempdir())
+    assert "no tmpfs" in fallback.reason
+
+
+def test_filesystem_type_uses_the_longest_mount_point() -> None:
+    mounts = (
+        "/dev/vda / ext4 rw 0 0\n"
+        "tmpfs /dev/shm tmpfs rw 0 0\n"
+        "tmpfs /mnt/with\\040space tmpfs rw 0 0\n"
+    )
+    assert provision.filesystem_type("/dev/shm/x", mounts) == "tmpfs"
+    assert provision.filesystem_type("/dev/shmother", mounts) == "ext4"
+    assert provision.filesystem_type("/mnt/with space/w", mounts) == "tmpfs"
+    assert provision.filesystem_type("/mnt/with", mounts) == "ext4"
+
+
+def test_clone_falls_back_to_a_copy_where_the_filesystem_cannot_share(tmp_path: Path) -> None:
+    src = tmp_path / "a"
+    src.write_text("content")
+    src.chmod(0o640)
+    provision._clone_file(src, tmp_path / "b")
+    assert (tmp_path / "b").read_text() == "content"
+    assert (tmp_path / "b").stat().st_mode & 0o777 == 0o640

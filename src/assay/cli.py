@@ -83,11 +83,13 @@ def run(
 @click.option("--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree.")
 @click.option("--base", default=None, metavar="REF", help="Git ref to compare against: report tampering with protected files.")
 @click.option("--protect", is_flag=True, help="Verify with the protected files restored from --base.")
+@click.option("--install", is_flag=True, help="Install dependencies first (network on for that step only).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Also write JUnit XML here.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), default=None, help="Also write SARIF here.")
 def verify(
     path: str, as_json: bool, timeout: float | None, sandbox: str, kinds: tuple[str, ...],
-    no_cache: bool, base: str | None, protect: bool, junit_path: str | None, sarif_path: str | None,
+    no_cache: bool, base: str | None, protect: bool, install: bool,
+    junit_path: str | None, sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
     from assay.verdict import Kind
@@ -101,6 +103,7 @@ def verify(
         base=base,
         protect=protect,
         kinds=frozenset(Kind(k) for k in kinds) or None,
+        install=install,
     )
     try:
         report = run_verify(path, options)

@@ -39,6 +39,8 @@ class VerifyOptions:
     """Run in a fresh workspace with protected files restored from `base`."""
     kinds: frozenset[Kind] | None = None
     cache_dir: str | None = None
+    install: bool = False
+    """Run the ecosystem's install steps first (network on for them only), for a fresh clone."""
 
 
 def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
@@ -91,9 +93,12 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
         with _base_tree(root, options.base) as base_dir:
             if base_dir is not None:
                 extra["tampering"] = _tampering(base_dir, root)
-            evidence, skipped = _run_plan(the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports))
-    report = aggregate(evidence, require_tests=the_plan.require_tests, plan=plan_dict)
+            evidence, skipped, the_plan = _run_plan(
+                the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports)
+            )
+    report = aggregate(evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
     report = _with_missing_kinds(report, the_plan)
+    report = _with_config_errors(report, the_plan)
     if skipped:
         extra["skipped"] = skipped
     report = replace(report, extra=extra)
@@ -121,8 +126,11 @@ def _run_plan(
     options: VerifyOptions,
     extra: dict[str, Any],
     reports: Path,
-) -> tuple[list[Evidence], list[str]]:
-    """Run the plan's stages in order inside one workspace; checks of a stage in parallel."""
+) -> tuple[list[Evidence], list[str], Plan]:
+    """Run the plan's stages in order inside one workspace; checks of a stage in parallel.
+
+    With `--install`, the install steps run first and the plan is made again from the
+    workspace they prepared (its new environment is what the checks must use)."""
     from assay.commands import run_checks
     from assay.engine import run_check
 
@@ -132,19 +140,71 @@ def _run_plan(
         runner = sandbox.runner(workspace)
 
         def execute(check: Check) -> Evidence:
+            if options.install:
+                check = replace(check, env={**dependency_caches(workspace.path), **check.env})
             # One report directory for all checks: reports are named after their check.
             return run_check(
                 check, root=workspace.path, runner=runner, probes=probes,
                 report_dir=reports, sandbox=sandbox_name,
             )
 
+        if options.install:
+            installed = _install(sandbox, workspace, reports)
+            extra["install"] = [e.to_dict() for e in installed]
+            if not all(e.passed for e in installed):
+                return [_install_failed(e) for e in installed], [c.name for c in the_plan.checks], the_plan
+            the_plan = make_plan(workspace.path, options)
         for stage in the_plan.stages:
             if any(e.verdict is Verdict.FAIL for e in evidence) and stage.stage is not Stage.BUILD:
                 # A failed build decides the verdict; the rest would only fail after it.
                 skipped.extend(c.name for c in stage.checks)
                 continue
             evidence.extend(run_checks(stage.checks, execute, workdir=str(workspace.path)))
-    return evidence, skipped
+    return evidence, skipped, the_plan
+
+
+def _install(sandbox: Any, workspace: Any, reports: Path) -> list[Evidence]:
+    """Run the install steps one after another, in the sandbox with the network on."""
+    from assay.commands import run_checks
+    from assay.engine import run_check
+    from assay.install import install_steps
+
+    online = sandbox.with_network() if hasattr(sandbox, "with_network") else sandbox
+    runner = online.runner(workspace)
+    evidence: list[Evidence] = []
+    for step in install_steps(workspace.path):
+        step = replace(step, env={**step.env, **dependency_caches(workspace.path)})
+        (done,) = run_checks(
+            [step], lambda c: run_check(c, root=workspace.path, runner=runner, report_dir=reports), workdir=str(workspace.path)
+        )
+        evidence.append(done)
+        if not done.passed:
+            break
+    return evidence
+
+
+def dependency_caches(workspace: Path) -> dict[str, str]:
+    """Where installed dependencies go: inside the workspace, so that later checks (each
+    with its own scratch HOME) find what the install steps downloaded."""
+    deps = workspace / ".assay-deps"
+    return {
+        "GOMODCACHE": str(deps / "go-mod"),
+        "GOFLAGS": "-modcacherw",
+        "CARGO_HOME": str(deps / "cargo"),
+        "npm_config_cache": str(deps / "npm"),
+        "PIP_CACHE_DIR": str(deps / "pip"),
+    }
+
+
+def _install_failed(evidence: Evidence) -> Evidence:
+    """A failed install step means the checks could not run: not a verdict on the code."""
+    if evidence.passed:
+        return evidence
+    note = (
+        f"install step {evidence.check.name} did not succeed ({evidence.cause.value}); "
+        "the checks were not run. Check the lockfile and the network, or set the environment up yourself."
+    )
+    return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
 
 
 @contextlib.contextmanager
@@ -198,6 +258,15 @@ def _with_missing_kinds(report: Report, the_plan: Plan) -> Report:
     return replace(report, status=Status.UNVERIFIED, note=note)
 
 
+def _with_config_errors(report: Report, the_plan: Plan) -> Report:
+    """A configuration file that could not be read is named in the note of any
+    non-VERIFIED report: it is often why the checks did not do what was expected."""
+    if report.status is Status.VERIFIED or not the_plan.errors:
+        return report
+    unreadable = "; ".join(the_plan.errors)
+    return replace(report, note=f"{report.note} Unreadable configuration: {unreadable}".strip())
+
+
 # --------------------------------------------------------------------------- the verdict cache
 
 
@@ -205,7 +274,7 @@ def _cache_lookup(
     root: Path, the_plan: Plan, options: VerifyOptions, checkers: list[CheckerId | None], sandbox_name: str
 ) -> tuple[Any, str | None]:
     """The cache and this run's key; (None, None) when caching is off or impossible."""
-    if not options.use_cache or options.base or options.protect or None in checkers:
+    if not options.use_cache or options.base or options.protect or options.install or None in checkers:
         return None, None  # a missing tool's verdict is not worth caching
     from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
 

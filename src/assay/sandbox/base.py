@@ -22,8 +22,12 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.process import CommandRunner, ProcessResult
+
+if TYPE_CHECKING:
+    from assay.sandbox.provision import ProvisionRecord
 
 
 class SandboxError(Exception):
@@ -70,6 +74,9 @@ class Workspace:
     """The commit it was made from, when the source was a git repository at a commit."""
     owned: bool = True
     """Whether cleanup removes `path` (False for `none`, which runs in place)."""
+    provisioned: ProvisionRecord | None = None
+    """How it was made (where, what was linked or left out); None when nothing was copied.
+    Fixed at provisioning: what the code under test does to the workspace never changes it."""
 
 
 def new_run_id() -> str:

@@ -1,7 +1,7 @@
 """The bubblewrap backend: untrusted commands confined to a copy of the workspace.
 
 Inside, a command sees the host read-only, its workspace read-write (with
-`.git` read-only), a private /tmp holding its HOME, no network unless asked
+`.git` and the environments it links to read-only, see `provision`), a private /tmp holding its HOME, no network unless asked
 for, its own PID namespace (everything in it dies with the check), a cleared
 environment, and resource limits. The real home directory is replaced by an
 empty tmpfs, and only toolchain directories under it are bound back, read-only.
@@ -180,15 +180,21 @@ class BwrapSandbox(Sandbox):
         self.ensure_available()  # never make a workspace nothing can run in
         run_id = new_run_id()
         try:
-            path, base_commit, _method = provision_copy(
-                source, commit=commit, backend=self.name, run_id=run_id
+            # .git is linked, not copied: the link's target is bound read-only below.
+            path, base_commit, record = provision_copy(
+                source, commit=commit, backend=self.name, run_id=run_id, link_git=True
             )
         except (CopyFailed, OSError) as exc:
             raise ProvisionError(f"could not copy {source}: {exc}", backend=self.name) from exc
-        self._hand_over(path, recursive=True)
-        for writable in self.options.writable_paths:
-            self._hand_over(Path(writable))
-        return Workspace(run_id=run_id, path=path, base_commit=base_commit)
+        ws = Workspace(run_id=run_id, path=path, base_commit=base_commit, provisioned=record)
+        try:
+            self._hand_over(path, recursive=True)  # the copy only: links are not followed
+            for writable in self.options.writable_paths:
+                self._hand_over(Path(writable))
+        except BaseException as error:
+            _discard(path, error)
+            raise
+        return ws
 
     def runner(self, workspace: Workspace) -> _BwrapRunner:
         self.ensure_available()
@@ -243,9 +249,11 @@ class BwrapSandbox(Sandbox):
         for writable in self.options.writable_paths:
             args += ["--bind", writable, writable]
         args += ["--bind", ws, ws]
-        git = os.path.join(ws, ".git")
-        if os.path.lexists(git):
-            args += ["--ro-bind", git, git]
+        for shared in _shared_paths(workspace):
+            # The workspace's links (.venv, node_modules, .git) point here: the source's own
+            # directories, read-only at their own paths, so links and absolute shebangs
+            # resolve even when the source lies under the hidden home or /tmp.
+            args += ["--ro-bind", shared, shared]
         args += ["--chdir", cwd]
         if self._as_root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
@@ -353,6 +361,23 @@ def _interpret(result: ProcessResult) -> ProcessResult:
     return dataclasses.replace(
         result, exit_code=None, start_failure=failure, start_error=message
     )
+
+
+def _discard(path: Path, error: BaseException) -> None:
+    """Remove a workspace that failed half-made; a removal failure is noted on `error`."""
+    try:
+        remove_tree(path)
+    except OSError as cleanup_error:
+        error.add_note(f"and removing {path} failed: {cleanup_error}")
+
+
+def _shared_paths(workspace: Workspace) -> tuple[str, ...]:
+    """The source directories `workspace` links to, as recorded when it was provisioned.
+
+    Never read back from the workspace: the code under test can repoint its links.
+    """
+    record = workspace.provisioned
+    return record.shared_paths if record is not None else ()
 
 
 def _real_homes() -> list[str]:

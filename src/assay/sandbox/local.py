@@ -5,6 +5,11 @@ HOME by accident and from seeing secret-looking variables, and it has the same
 deadlines and whole-tree kill as every backend. Code that means harm can still
 write anywhere the user can, read any file, and use the network: use it only
 where bubblewrap cannot run, and only when asked for by name.
+
+Installed environments (`.venv`, `node_modules`, ...) are not copied: the workspace
+links to the source's own, so checks find their tools where they were planned. Those
+links are writable here: a check that installs into `.venv` changes the user's `.venv`.
+`.git` is copied, so a check's git commands leave the user's repository alone.
 """
 
 from __future__ import annotations
@@ -37,12 +42,13 @@ class LocalSandbox(Sandbox):
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
         run_id = new_run_id()
         try:
-            path, base_commit, _method = provision_copy(
-                source, commit=commit, backend=self.name, run_id=run_id
+            # Nothing here could make a linked .git read-only, so it is copied.
+            path, base_commit, record = provision_copy(
+                source, commit=commit, backend=self.name, run_id=run_id, link_git=False
             )
         except (CopyFailed, OSError) as exc:
             raise ProvisionError(f"could not copy {source}: {exc}", backend=self.name) from exc
-        return Workspace(run_id=run_id, path=path, base_commit=base_commit)
+        return Workspace(run_id=run_id, path=path, base_commit=base_commit, provisioned=record)
 
     def runner(self, workspace: Workspace) -> _PinnedRunner:
         return _PinnedRunner(workspace)
