@@ -242,7 +242,8 @@ class BwrapSandbox(Sandbox):
         args += ["--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
         if self.options.network and os.path.isdir("/run/systemd/resolve"):
             args += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
-        for home in _real_homes():
+        homes = _real_homes()
+        for home in homes:
             args += ["--tmpfs", home]
         for path in self._toolchain_binds():
             args += ["--ro-bind", path, path]
@@ -253,6 +254,7 @@ class BwrapSandbox(Sandbox):
             # The workspace's links (.venv, node_modules, .git) point here: the source's own
             # directories, read-only at their own paths, so links and absolute shebangs
             # resolve even when the source lies under the hidden home or /tmp.
+            args += _traversable_parents(shared, ["/tmp", "/run", *homes])
             args += ["--ro-bind", shared, shared]
         args += ["--chdir", cwd]
         if self._as_root:
@@ -378,6 +380,24 @@ def _shared_paths(workspace: Workspace) -> tuple[str, ...]:
     """
     record = workspace.provisioned
     return record.shared_paths if record is not None else ()
+
+
+def _traversable_parents(path: str, tmpfs_mounts: Sequence[str]) -> list[str]:
+    """bwrap arguments creating `path`'s parents inside the tmpfs that covers it, mode 0755.
+
+    bwrap makes missing parents of a mount point 0700, owned by root, which would close
+    them to `SANDBOX_UID`. They are empty apart from the mount, so 0755 shows nothing.
+    """
+    covering = [m for m in tmpfs_mounts if path.startswith(m.rstrip("/") + "/")]
+    if not covering:
+        return []
+    current = max(covering, key=len)
+    args: list[str] = []
+    for part in Path(os.path.relpath(os.path.dirname(path), current)).parts:
+        if part != ".":
+            current = os.path.join(current, part)
+            args += ["--perms", "0755", "--dir", current]
+    return args
 
 
 def _real_homes() -> list[str]:
