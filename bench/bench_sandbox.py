@@ -5,20 +5,21 @@ Run: `.venv/bin/python bench/bench_sandbox.py`. Every ratio is measured in the s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from assay.cache import VerdictCache, cache_key, workspace_digest
 from assay.evidence import CheckerId
 from assay.process import run_process
-from assay.sandbox import BwrapSandbox
-from assay.sandbox.provision import copy_tree
+from assay.sandbox import BwrapSandbox, provision
+from assay.sandbox.provision import WORKSPACE_DIR_ENV, provision_copy, remove_tree
 
 PYTHON = sys.executable
 
@@ -39,22 +40,87 @@ def best_of(runs: int, fn: Callable[[], object]) -> float:
     return statistics.median(times)
 
 
+def make_venv(root: Path, files: int, per_dir: int = 100) -> None:
+    """A `.venv`-shaped directory of `files` small modules (an installed environment)."""
+    site = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    for i in range(files):
+        d = site / f"dist{i // per_dir:03d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"m{i:05d}.py").write_text(f"V = {i}\n" + "# installed\n" * 40)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+
+
 def bench_provision(scratch: Path) -> None:
-    src = scratch / "src10k"
+    """10,000 source files plus a 5,000-file `.venv`: assay's workspace against `shutil.copytree`."""
+    src = scratch / "project"
     make_tree(src, 10_000)
+    make_venv(src, 5_000)
+    made: list[Path] = []
     counter = iter(range(1000))
 
-    def assay_copy() -> None:
-        copy_tree(src, scratch / f"a{next(counter)}")
+    def assay_workspace() -> None:
+        path, _, record = provision_copy(src, commit=None, backend="bench", run_id=str(next(counter)))
+        made.append(path)
+        where.append(f"{record.location} ({record.method}, linked {', '.join(record.linked)})")
 
     def plain_copy() -> None:
         shutil.copytree(src, scratch / f"p{next(counter)}", symlinks=True)
 
-    method = copy_tree(src, scratch / "warm")
-    ours = best_of(3, assay_copy)
-    plain = best_of(3, plain_copy)
-    print(f"provision 10,000 files: assay ({method}) {ours:.3f}s  shutil.copytree {plain:.3f}s"
-          f"  ratio {ours / plain:.2f}")
+    where: list[str] = []
+    ours = best_of(3, assay_workspace)
+    with _workspace_dir(scratch / "disk"):
+        on_disk = best_of(1, assay_workspace)
+    plain = best_of(2, plain_copy)
+    for path in made:
+        remove_tree(path)
+    print(f"provision 10,000 files + 5,000-file .venv: shutil.copytree {plain:.3f}s")
+    print(f"  assay, default location {where[0]}: {ours:.3f}s  ratio {ours / plain:.3f}")
+    print(f"  assay, same disk as copytree: {on_disk:.3f}s  ratio {on_disk / plain:.3f}")
+
+
+@contextlib.contextmanager
+def _workspace_dir(path: Path) -> Iterator[None]:
+    """Make workspaces in `path` for the duration (as `$ASSAY_WORKSPACE_DIR` would)."""
+    path.mkdir(exist_ok=True)
+    old = os.environ.get(WORKSPACE_DIR_ENV)
+    os.environ[WORKSPACE_DIR_ENV] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[WORKSPACE_DIR_ENV]
+        else:
+            os.environ[WORKSPACE_DIR_ENV] = old
+
+
+@contextlib.contextmanager
+def _copy_everything_to_disk(scratch: Path) -> Iterator[None]:
+    """The previous provisioning: every directory copied, into the system temp dir."""
+    saved = (provision.CACHE_DIRS, provision.ENV_DIRS, provision.BUILD_OUTPUT_DIRS)
+    provision.CACHE_DIRS = provision.ENV_DIRS = provision.BUILD_OUTPUT_DIRS = frozenset()
+    try:
+        with _workspace_dir(scratch):
+            yield
+    finally:
+        provision.CACHE_DIRS, provision.ENV_DIRS, provision.BUILD_OUTPUT_DIRS = saved
+
+
+def bench_verify(scratch: Path) -> None:
+    """`assay verify --kind build` of this repository (it has a .venv): old copy rule against the new."""
+    from assay.verdict import Kind
+    from assay.verify import VerifyOptions, verify
+
+    repo = Path(__file__).resolve().parents[1]
+    if not (repo / ".venv").is_dir():
+        print("verify: skipped (this repository has no .venv)")
+        return
+    options = VerifyOptions(kinds=frozenset({Kind.BUILD}), use_cache=False)
+    statuses: list[str] = []
+    with _copy_everything_to_disk(scratch / "old"):
+        before = best_of(1, lambda: statuses.append(verify(repo, options).status))
+    after = best_of(3, lambda: statuses.append(verify(repo, options).status))
+    print(f"assay verify --kind build {repo}: copy everything to disk {before:.2f}s  "
+          f"now {after:.2f}s  ratio {after / before:.3f}  (statuses {sorted(set(statuses))})")
 
 
 def bench_bwrap(scratch: Path) -> None:
@@ -96,6 +162,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="assay-bench-", dir=os.environ.get("TMPDIR")))
     try:
         bench_provision(scratch)
+        bench_verify(scratch)
         bench_bwrap(scratch)
         bench_cache(scratch)
     finally:

@@ -77,14 +77,18 @@ def test_timeout_kills_the_whole_tree(tmp_path: Path, short_grace: float) -> Non
 
 def test_returns_promptly_when_a_leftover_holds_the_pipes(tmp_path: Path) -> None:
     # The main process exits at once; a double-forked daemon keeps stdout open.
+    pid_file = tmp_path / "pid"
     code = f"""
 import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        open({str(tmp_path / 'pid')!r}, 'w').write(str(os.getpid()))
+        open({str(pid_file) + '.tmp'!r}, 'w').write(str(os.getpid()))
+        os.rename({str(pid_file) + '.tmp'!r}, {str(pid_file)!r})
         time.sleep(600)
     os._exit(0)
+while not os.path.exists({str(pid_file)!r}):  # exit only once the daemon is running
+    time.sleep(0.01)
 print("parent done")
 """
     started = time.monotonic()

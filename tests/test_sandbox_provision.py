@@ -234,6 +234,6 @@ def test_clone_falls_back_to_a_copy_where_the_filesystem_cannot_share(tmp_path: 
     src = tmp_path / "a"
     src.write_text("content")
     src.chmod(0o640)
-    provision._clone_file(src, tmp_path / "b")
+    provision.copy_entry(src, tmp_path / "b", clone=True)
     assert (tmp_path / "b").read_text() == "content"
     assert (tmp_path / "b").stat().st_mode & 0o777 == 0o640

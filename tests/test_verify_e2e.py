@@ -37,7 +37,9 @@ def write(root: Path, files: dict[str, str]) -> Path:
 def base_env(cache_dir: Path, path: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["ASSAY_CACHE_DIR"] = str(cache_dir)
-    env["PATH"] = path if path is not None else f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    env["PATH"] = (
+        path if path is not None else f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
     env.pop("PYTHONPATH", None)
     return env
 
@@ -48,7 +50,9 @@ class Assay:
     def __init__(self, cache_dir: Path) -> None:
         self.cache_dir = cache_dir
 
-    def __call__(self, *args: str, path: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str, path: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [ASSAY, *args],
             capture_output=True,
@@ -131,7 +135,12 @@ NODE_FAILING_TEST = NODE_TEST.replace("1 + 1, 2", "1 + 1, 3")
 
 
 def js_repo(root: Path) -> Path:
-    package = {"name": "fx", "version": "1.0.0", "private": True, "scripts": {"test": "node --test"}}
+    package = {
+        "name": "fx",
+        "version": "1.0.0",
+        "private": True,
+        "scripts": {"test": "node --test"},
+    }
     return write(root, {"package.json": json.dumps(package), "test/add.test.js": NODE_TEST})
 
 
@@ -190,7 +199,10 @@ def rust_repo(root: Path) -> Path:
 
 def polyglot_repo(root: Path) -> Path:
     python_repo(root)
-    tsconfig = {"compilerOptions": {"strict": True, "noEmit": True, "target": "es2020"}, "include": ["web"]}
+    tsconfig = {
+        "compilerOptions": {"strict": True, "noEmit": True, "target": "es2020"},
+        "include": ["web"],
+    }
     return write(
         root,
         {
@@ -204,11 +216,18 @@ def polyglot_repo(root: Path) -> Path:
 ECOSYSTEMS: dict[str, tuple[Any, dict[str, tuple[str, str]]]] = {
     "pyproject": (
         python_repo,
-        {"compileall": ("build", "compileall"), "ruff": ("lint", "ruff"), "pytest": ("test", "pytest")},
+        {
+            "compileall": ("build", "compileall"),
+            "ruff": ("lint", "ruff"),
+            "pytest": ("test", "pytest"),
+        },
     ),
     "package-json": (js_repo, {"npm-test": ("test", "npm-test")}),
     "makefile": (make_repo, {"compileall": ("build", "compileall"), "make-test": ("test", "make")}),
-    "workflow": (workflow_repo, {"compileall": ("build", "compileall"), "pytest": ("test", "pytest")}),
+    "workflow": (
+        workflow_repo,
+        {"compileall": ("build", "compileall"), "pytest": ("test", "pytest")},
+    ),
     "readme": (readme_repo, {"compileall": ("build", "compileall"), "pytest": ("test", "pytest")}),
     "go": (go_repo, {"go-vet": ("lint", "go"), "go-test": ("test", "go")}),
     "rust": (rust_repo, {"cargo-check": ("build", "cargo"), "cargo-test": ("test", "cargo")}),
@@ -252,7 +271,9 @@ def test_each_ecosystem_plans_and_verifies(ecosystem: str, tmp_path: Path, assay
     assert by_name[name]["reason"]
 
     report = assay.verify(repo)
-    assert (report["status"], report["exit_code"], report["verified"]) == ("VERIFIED", 0, True), explain(report)
+    assert (report["status"], report["exit_code"], report["verified"]) == ("VERIFIED", 0, True), (
+        explain(report)
+    )
     assert set(verdicts(report)) == set(expected)
     assert all(v == ("pass", "exit_zero") for v in verdicts(report).values()), verdicts(report)
     tests = [c for c in report["checks"] if c["kind"] == "test"]
@@ -285,7 +306,9 @@ def _python_broken(root: Path, how: str) -> Path:
         ("hanging", "INDETERMINATE", "pytest", "timeout"),
     ],
 )
-def test_broken_python(how: str, status: str, culprit: str, cause: str, tmp_path: Path, assay: Assay) -> None:
+def test_broken_python(
+    how: str, status: str, culprit: str, cause: str, tmp_path: Path, assay: Assay
+) -> None:
     repo = _python_broken(tmp_path / "repo", how)
     started = time.monotonic()
     report = assay.verify(repo, "--timeout", "2")
@@ -302,14 +325,20 @@ def test_broken_python(how: str, status: str, culprit: str, cause: str, tmp_path
 def test_syntax_error_is_located(tmp_path: Path, assay: Assay) -> None:
     report = assay.verify(_python_broken(tmp_path / "repo", "syntax"))
     compileall = next(c for c in report["checks"] if c["name"] == "compileall")
-    assert any(d["file"] == "fx.py" and d["line"] == 1 for d in compileall["diagnostics"]), compileall["diagnostics"]
-    assert "pytest" in report["extra"]["skipped"]  # a failed build decides; tests are not run after it
+    assert any(d["file"] == "fx.py" and d["line"] == 1 for d in compileall["diagnostics"]), (
+        compileall["diagnostics"]
+    )
+    assert (
+        "pytest" in report["extra"]["skipped"]
+    )  # a failed build decides; tests are not run after it
 
 
 @pytest.mark.parametrize("how", ["failing", "syntax"])
 def test_broken_js(how: str, tmp_path: Path, assay: Assay) -> None:
     repo = js_repo(tmp_path / "repo")
-    write(repo, {"test/add.test.js": NODE_FAILING_TEST if how == "failing" else "test('x', () => {\n"})
+    write(
+        repo, {"test/add.test.js": NODE_FAILING_TEST if how == "failing" else "test('x', () => {\n"}
+    )
     report = assay.verify(repo)
     assert report["status"] == "FAILED", explain(report)
     assert report["exit_code"] == 1
@@ -326,7 +355,7 @@ def test_broken_go(tmp_path: Path, assay: Assay) -> None:
 
 def test_broken_rust(tmp_path: Path, assay: Assay) -> None:
     repo = rust_repo(tmp_path / "repo")
-    write(repo, {"src/lib.rs": RUST_LIB.replace("a + b", "a + \"b\"")})
+    write(repo, {"src/lib.rs": RUST_LIB.replace("a + b", 'a + "b"')})
     report = assay.verify(repo)
     assert report["status"] == "FAILED", explain(report)
     assert verdicts(report)["cargo-check"] == ("fail", "exit_nonzero")
@@ -379,11 +408,16 @@ def test_nonexistent_path_is_a_usage_error(tmp_path: Path, assay: Assay) -> None
     ("files", "message"),
     [
         ({"package.json": "{not json"}, "package.json: not valid JSON"),
-        ({"pyproject.toml": "[tool.pytest\n", "tests/test_a.py": SIMPLE_TEST}, "pyproject.toml: not valid TOML"),
+        (
+            {"pyproject.toml": "[tool.pytest\n", "tests/test_a.py": SIMPLE_TEST},
+            "pyproject.toml: not valid TOML",
+        ),
         ({"package.json": "\x00\xff binary garbage"}, "package.json"),
     ],
 )
-def test_malformed_config_gives_a_clear_note(files: dict[str, str], message: str, tmp_path: Path, assay: Assay) -> None:
+def test_malformed_config_gives_a_clear_note(
+    files: dict[str, str], message: str, tmp_path: Path, assay: Assay
+) -> None:
     repo = write(tmp_path / "repo", files)
     plan = assay.plan(repo)
     assert any(message in e for e in plan["errors"]), plan["errors"]
@@ -411,7 +445,10 @@ def test_json_gate_keys_and_evidence(tmp_path: Path, assay: Assay) -> None:
     for check in report["checks"]:
         assert check["schema"].startswith("assay.evidence/")
         assert isinstance(check["checker"]["tool"], str) and check["checker"]["tool"]
-        assert isinstance(check["checker"]["version"], str) and check["checker"]["version"][0].isdigit()
+        assert (
+            isinstance(check["checker"]["version"], str)
+            and check["checker"]["version"][0].isdigit()
+        )
         assert isinstance(check["argv"], list) and check["argv"]
         for stream in ("stdout", "stderr"):
             assert set(check[stream]) >= {"text", "truncated", "bytes"}
@@ -431,7 +468,9 @@ def test_human_output_exit_codes(status: str, tmp_path: Path, assay: Assay) -> N
     else:
         repo.mkdir()
     done = assay("verify", str(repo), "--timeout", "2")
-    assert done.returncode == {"VERIFIED": 0, "FAILED": 1, "INDETERMINATE": 3, "UNVERIFIED": 4}[status]
+    assert (
+        done.returncode == {"VERIFIED": 0, "FAILED": 1, "INDETERMINATE": 3, "UNVERIFIED": 4}[status]
+    )
     assert status in done.stdout.splitlines()[-1] or status in done.stdout
     assert "Traceback" not in done.stderr
 
@@ -448,7 +487,9 @@ def test_bwrap_is_the_default_and_recorded(tmp_path: Path, assay: Assay) -> None
 
 
 @pytest.mark.parametrize("backend", ["local", "none"])
-def test_local_and_none_backends_work_and_are_recorded(backend: str, tmp_path: Path, assay: Assay) -> None:
+def test_local_and_none_backends_work_and_are_recorded(
+    backend: str, tmp_path: Path, assay: Assay
+) -> None:
     repo = python_repo(tmp_path / "repo")
     report = assay.verify(repo, "--sandbox", backend)
     assert report["status"] == "VERIFIED", explain(report)
@@ -457,10 +498,14 @@ def test_local_and_none_backends_work_and_are_recorded(backend: str, tmp_path: P
 
 
 @pytest.mark.parametrize("backend", ["auto", "bwrap"])
-def test_broken_bwrap_is_indeterminate_with_the_fix(backend: str, tmp_path: Path, assay: Assay) -> None:
+def test_broken_bwrap_is_indeterminate_with_the_fix(
+    backend: str, tmp_path: Path, assay: Assay
+) -> None:
     fake_bin = tmp_path / "fakebin"
     fake_bin.mkdir()
-    (fake_bin / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (fake_bin / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+    )
     (fake_bin / "bwrap").chmod(0o755)
     repo = python_repo(tmp_path / "repo")
     path = f"{fake_bin}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ['PATH']}"
@@ -479,7 +524,16 @@ def test_broken_bwrap_is_indeterminate_with_the_fix(backend: str, tmp_path: Path
 
 def git(repo: Path, *args: str) -> None:
     subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
+        [
+            "git",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "user.name=t",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
         cwd=repo,
         check=True,
         capture_output=True,
@@ -501,7 +555,10 @@ def pytest_runtest_makereport(item, call):
 
 def tampered_repo(root: Path, how: str) -> Path:
     """A git repository whose base commit has a truly failing test, and a change that hides it."""
-    write(root, {"pyproject.toml": TAMPER_PYPROJECT, "fx.py": PY_CODE, "tests/test_fx.py": PY_FAILING_TEST})
+    write(
+        root,
+        {"pyproject.toml": TAMPER_PYPROJECT, "fx.py": PY_CODE, "tests/test_fx.py": PY_FAILING_TEST},
+    )
     git(root, "init", "-q", ".")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
@@ -517,11 +574,17 @@ def tampered_repo(root: Path, how: str) -> Path:
     return root
 
 
-TAMPER_SIGNAL = {"assert-true": "assertion_weakened", "delete": "protected_deleted", "conftest": "conftest"}
+TAMPER_SIGNAL = {
+    "assert-true": "assertion_weakened",
+    "delete": "protected_deleted",
+    "conftest": "conftest",
+}
 
 
 @pytest.mark.parametrize("how", ["assert-true", "delete", "conftest"])
-def test_tampering_is_judged_by_the_base_tests_with_protect(how: str, tmp_path: Path, assay: Assay) -> None:
+def test_tampering_is_judged_by_the_base_tests_with_protect(
+    how: str, tmp_path: Path, assay: Assay
+) -> None:
     repo = tampered_repo(tmp_path / "repo", how)
     if how == "assert-true":
         # Without a base the change looks fine: the tampering works on a naive verifier.
@@ -588,7 +651,10 @@ def test_cache_hit_miss_and_bypass(tmp_path: Path, assay: Assay) -> None:
 def test_junit_and_sarif_are_written_and_parse(tmp_path: Path, assay: Assay) -> None:
     repo = write(
         python_repo(tmp_path / "repo"),
-        {"tests/test_fx.py": PY_TEST + "\n\ndef test_bad():\n    assert add(2, 2) == 5\n", "lint.py": "import os\n"},
+        {
+            "tests/test_fx.py": PY_TEST + "\n\ndef test_bad():\n    assert add(2, 2) == 5\n",
+            "lint.py": "import os\n",
+        },
     )
     junit, sarif = tmp_path / "out" / "report.xml", tmp_path / "out" / "report.sarif"
     junit.parent.mkdir()
@@ -606,7 +672,7 @@ def test_junit_and_sarif_are_written_and_parse(tmp_path: Path, assay: Assay) -> 
     assert document["version"] == "2.1.0"
     results = [r for run in document["runs"] for r in run.get("results", [])]
     assert any(r.get("ruleId") == "F401" for r in results), results
-    located = [r for r in results if r.get("ruleId") == "F401"][0]
+    located = next(r for r in results if r.get("ruleId") == "F401")
     where = located["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"].endswith("lint.py")
     assert where["region"]["startLine"] == 1

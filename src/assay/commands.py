@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from assay.evidence import Check, Evidence
 from assay.runner import Isolation, VerifierContext, run_verifiers
@@ -61,7 +62,11 @@ def run_one(
     timeout: float | None = None,
     sandbox: str = "none",
 ) -> Evidence:
-    """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments."""
+    """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments.
+
+    With a sandbox other than `none`, the command runs in a workspace made from `cwd`
+    (its writes never reach `cwd`), and the evidence names the backend.
+    """
     from assay.engine import run_check
     from assay.process import InvalidRun
 
@@ -78,11 +83,54 @@ def run_one(
         tool=None,
         source="command line",
     )
+    if sandbox == "none":
+        return run_checks([check], lambda c: run_check(c, root=Path(root)), workdir=root)[0]
+    return _run_sandboxed(check, Path(root), sandbox)
 
-    def execute(c: Check) -> Evidence:
-        return run_check(c, root=root)
 
-    return run_checks([check], execute, workdir=root)[0]
+def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
+    """Run `check` in a fresh workspace of `backend`; a refusing sandbox is evidence too."""
+    import tempfile
+
+    from assay.engine import run_check
+    from assay.evidence import evidence_for
+    from assay.sandbox import (
+        BwrapOptions,
+        CleanupError,
+        ProvisionError,
+        SandboxUnavailable,
+        select_sandbox,
+    )
+    from assay.verdict import Cause
+
+    with tempfile.TemporaryDirectory(prefix="assay-reports-") as reports:
+        sandbox = select_sandbox(backend, bwrap_options=BwrapOptions(writable_paths=(reports,)))
+        try:
+            sandbox.ensure_available()
+            name = sandbox.describe()
+        except SandboxUnavailable as exc:
+            return evidence_for(check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=backend)
+        try:
+            workspace = sandbox.provision(root)
+        except ProvisionError as exc:
+            note = f"the {name} sandbox could not make a workspace from {root}: {exc}"
+            return evidence_for(check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=name)
+        runner = sandbox.runner(workspace)
+
+        def execute(c: Check) -> Evidence:
+            return run_check(c, root=workspace.path, runner=runner, report_dir=Path(reports), sandbox=name)
+
+        try:
+            evidence = run_checks([check], execute, workdir=str(workspace.path))[0]
+        finally:
+            try:
+                sandbox.cleanup(workspace)
+                problem = None
+            except CleanupError as exc:
+                problem = f"the workspace {workspace.path} could not be removed: {exc}"
+        if problem is None:
+            return evidence
+        return replace(evidence, extra={**evidence.extra, "cleanup_error": problem})
 
 
 def run_plugin(spec: str, *, cwd: str = ".", timeout: float | None = None) -> Evidence:

@@ -17,7 +17,7 @@ from typing import Any
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.plan import Plan, PlanOptions, Stage
 from assay.report import Report, aggregate
-from assay.sandbox import Sandbox, SandboxUnavailable
+from assay.sandbox import CleanupError, ProvisionError, Sandbox, SandboxUnavailable
 from assay.verdict import Cause, Kind, Status, Verdict
 
 
@@ -93,9 +93,12 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
         with _base_tree(root, options.base) as base_dir:
             if base_dir is not None:
                 extra["tampering"] = _tampering(base_dir, root)
-            evidence, skipped, the_plan = _run_plan(
-                the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports)
-            )
+            try:
+                evidence, skipped, the_plan = _run_plan(
+                    the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports)
+                )
+            except ProvisionError as exc:
+                evidence, skipped = _unprovisioned(the_plan, exc, sandbox_name), []
     report = aggregate(evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
     report = _with_missing_kinds(report, the_plan)
     report = _with_config_errors(report, the_plan)
@@ -105,6 +108,15 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     if cache is not None and key is not None:
         _cache_store(cache, key, report)
     return report
+
+
+def _unprovisioned(the_plan: Plan, exc: Exception, sandbox_name: str) -> list[Evidence]:
+    """No workspace could be made: nothing ran, so every check is inconclusive, with why."""
+    note = f"the {sandbox_name} sandbox could not make a workspace: {exc}"
+    return [
+        evidence_for(c, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=sandbox_name)
+        for c in the_plan.checks
+    ]
 
 
 def _sandbox(name: str, reports: Path, checkers: list[CheckerId | None]) -> Sandbox:
@@ -154,13 +166,22 @@ def _run_plan(
             if not all(e.passed for e in installed):
                 return [_install_failed(e) for e in installed], [c.name for c in the_plan.checks], the_plan
             the_plan = make_plan(workspace.path, options)
-        for stage in the_plan.stages:
-            if any(e.verdict is Verdict.FAIL for e in evidence) and stage.stage is not Stage.BUILD:
+        for wave in _waves(the_plan):
+            if any(e.verdict is Verdict.FAIL for e in evidence):
                 # A failed build decides the verdict; the rest would only fail after it.
-                skipped.extend(c.name for c in stage.checks)
+                skipped.extend(c.name for c in wave)
                 continue
-            evidence.extend(run_checks(stage.checks, execute, workdir=str(workspace.path)))
+            evidence.extend(run_checks(wave, execute, workdir=str(workspace.path)))
     return evidence, skipped, the_plan
+
+
+def _waves(the_plan: Plan) -> list[tuple[Check, ...]]:
+    """What runs together: the build first (later checks need what it makes), then every
+    other check at once — type checks, linters and tests do not depend on each other,
+    so running them side by side is what makes verify faster than running them by hand."""
+    build = tuple(c for s in the_plan.stages if s.stage is Stage.BUILD for c in s.checks)
+    rest = tuple(c for s in the_plan.stages if s.stage is not Stage.BUILD for c in s.checks)
+    return [wave for wave in (build, rest) if wave]
 
 
 def _install(sandbox: Any, workspace: Any, reports: Path) -> list[Evidence]:
@@ -209,21 +230,24 @@ def _install_failed(evidence: Evidence) -> Evidence:
 
 @contextlib.contextmanager
 def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyOptions, extra: dict[str, Any]) -> Iterator[Any]:
-    """A workspace for the run: the change itself, or with `--protect` a fresh copy of it
-    whose protected files come from the base. Always cleaned up."""
+    """A workspace for the run: a copy of the change, or with `--protect` a copy whose
+    protected files come from the base. Always cleaned up; a cleanup failure is recorded
+    in `extra` (the checks' evidence stands) instead of replacing the report."""
     if options.protect and base_dir is not None:
         from assay.protect import protected_set
         from assay.sandbox.protected import provision_protected
 
         workspace, restored = provision_protected(sandbox, root, base_dir, protected_set())
         extra["protected"] = {"restored": list(restored.restored), "removed": list(restored.removed)}
-        try:
-            yield workspace
-        finally:
-            sandbox.cleanup(workspace)
-        return
-    with sandbox.workspace(root) as workspace:
+    else:
+        workspace = sandbox.provision(root)
+    try:
         yield workspace
+    finally:
+        try:
+            sandbox.cleanup(workspace)
+        except CleanupError as exc:
+            extra["cleanup_error"] = f"the workspace {workspace.path} could not be removed: {exc}"
 
 
 @contextlib.contextmanager

@@ -192,10 +192,11 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
     for rel in layout.dirs:
         (dst / rel).mkdir()
     clone = _clone_works(src, dst, layout.files)
-    copy_one = _clone_file if clone else _copy_file
+    # One chunk per thread, not one task per file: a task costs more than copying a small file.
+    chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
     with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
         # list() re-raises the first copy error here instead of dropping it.
-        list(pool.map(lambda rel: copy_one(src / rel, dst / rel), layout.files))
+        list(pool.map(lambda chunk: _copy_files(src, dst, chunk, clone), chunks))
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
     for rel in reversed(layout.dirs):
@@ -215,28 +216,66 @@ def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ..
     return tuple(made)
 
 
-def _copy_file(source: Path, target: Path) -> None:
-    shutil.copy2(source, target, follow_symlinks=False)
+def _copy_files(src: Path, dst: Path, rels: tuple[str, ...], clone: bool) -> None:
+    for rel in rels:
+        copy_entry(src / rel, dst / rel, clone=clone)
 
 
-def _clone_file(source: Path, target: Path) -> None:
-    """Clone one regular file copy-on-write; copy anything else, or what will not clone."""
-    if not stat.S_ISREG(os.lstat(source).st_mode):
-        _copy_file(source, target)  # links and special files: never opened
-        return
+def copy_entry(source: Path, target: Path, *, clone: bool = False) -> None:
+    """Copy one non-directory: a file's bytes (cloned when `clone`), mode and times; a link as a link.
+
+    Owners and extended attributes are not copied. Special files (fifos, sockets) go through
+    `shutil.copy2`, which refuses them: a workspace never silently lacks a file.
+    """
+    info = os.lstat(source)
+    if stat.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), target)
+        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+    elif stat.S_ISREG(info.st_mode):
+        _copy_regular(source, target, info, clone=clone)
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _copy_regular(source: Path, target: Path, info: os.stat_result, *, clone: bool) -> None:
+    """A regular file's bytes, mode and times, in as few system calls as the kernel allows."""
+    fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        with open(source, "rb") as src, open(target, "wb") as dst:
-            fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+        fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            if not (clone and _clone(fd_in, fd_out)):
+                _send_all(fd_in, fd_out, info.st_size)
+            os.fchmod(fd_out, stat.S_IMODE(info.st_mode))
+            os.utime(fd_out, ns=(info.st_atime_ns, info.st_mtime_ns))
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
+
+
+def _clone(fd_in: int, fd_out: int) -> bool:
+    """Make `fd_out` share `fd_in`'s extents (copy-on-write); False where the filesystem cannot."""
+    try:
+        fcntl.ioctl(fd_out, FICLONE, fd_in)
     except OSError:
-        _copy_file(source, target)  # e.g. a file on another filesystem inside the tree
-        return
-    shutil.copystat(source, target)
+        return False  # e.g. a file on another filesystem mounted inside the tree
+    return True
+
+
+def _send_all(fd_in: int, fd_out: int, size: int) -> None:
+    """Copy `size` bytes in the kernel; sendfile may move fewer than asked, so loop."""
+    offset = 0
+    while offset < size:
+        sent = os.sendfile(fd_out, fd_in, offset, size - offset)
+        if sent == 0:
+            break  # the file shrank while being copied: what was there is copied
+        offset += sent
 
 
 def _clone_works(src: Path, dst: Path, files: tuple[str, ...]) -> bool:
     """Clone the first regular file to learn whether this filesystem pair supports it.
 
-    Trying (and failing) a clone per file would cost a syscall each for nothing.
+    Trying (and failing) a clone per file would cost a system call each for nothing.
     """
     regular = (src / rel for rel in files if stat.S_ISREG(os.lstat(src / rel).st_mode))
     sample = next(regular, None)
@@ -245,10 +284,7 @@ def _clone_works(src: Path, dst: Path, files: tuple[str, ...]) -> bool:
     probe = dst / ".assay-clone-probe"
     try:
         with open(sample, "rb") as source, open(probe, "wb") as target:
-            fcntl.ioctl(target.fileno(), FICLONE, source.fileno())
-        return True
-    except OSError:
-        return False
+            return _clone(source.fileno(), target.fileno())
     finally:
         probe.unlink(missing_ok=True)
 
