@@ -52,6 +52,8 @@ def env_for(cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["ASSAY_CACHE_DIR"] = str(cache)
+    # Measure what users get: bytecode written once and reused (some shells disable it).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

@@ -457,3 +457,18 @@ def test_a_command_that_does_not_exist_is_a_start_failure(
     assert not result.started
     assert result.exit_code is None
     assert result.argv == ("assay-no-such-command",)
+
+
+def test_posix_shared_memory_is_private_and_usable(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    code = """
+    import json, multiprocessing, os
+    lock = multiprocessing.Lock()  # a POSIX semaphore, made in /dev/shm
+    with lock:
+        pass
+    open("/dev/shm/assay-private", "w").write("inside")
+    print(json.dumps({"locked": True}))
+    """
+    assert outcome(attempt(sandbox, workspace, code)) == {"locked": True}
+    assert not Path("/dev/shm/assay-private").exists()

@@ -312,17 +312,21 @@ def _cache_lookup(
 
 def _identify_all(the_plan: Plan, root: Path, probes: Any) -> list[CheckerId | None]:
     """Every check's tool, probed once and remembered for the run; None where missing
-    (the check itself then reports it, when it runs)."""
+    (the check itself then reports it, when it runs). Probes run side by side: a slow
+    version command (`python -m pytest --version`) should not queue the others."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from assay.engine import identify
     from assay.probe import ProbeFailure
 
-    checkers: list[CheckerId | None] = []
-    for check in the_plan.checks:
+    def one(check: Check) -> CheckerId | None:
         try:
-            checkers.append(identify(check, root=root, probes=probes))
+            return identify(check, root=root, probes=probes)
         except ProbeFailure:
-            checkers.append(None)
-    return checkers
+            return None
+
+    with ThreadPoolExecutor(max_workers=max(1, len(the_plan.checks))) as pool:
+        return list(pool.map(one, the_plan.checks))
 
 
 def _cached_report(cache: Any, key: str) -> Report | None:

@@ -41,6 +41,8 @@ from assay.sandbox.provision import CopyFailed, provision_copy, remove_tree
 SANDBOX_HOME = "/tmp/home"
 #: The unprivileged uid/gid commands run as when assay itself runs as root (`nobody`).
 SANDBOX_UID = 65534
+#: Directories the sandbox replaces with fresh, empty filesystems (besides the hidden homes).
+FRESH_MOUNTS: tuple[str, ...] = ("/tmp", "/run", "/dev", "/dev/shm")
 #: Deadline for the availability probe; a working bwrap answers in milliseconds.
 PROBE_TIMEOUT_SECONDS = 20.0
 
@@ -240,6 +242,8 @@ class BwrapSandbox(Sandbox):
         # A private /tmp (where HOME lives) and /run: host sockets there (docker, dbus) stay
         # connectable through a read-only mount, so they are hidden, not just read-only.
         args += ["--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+        # bwrap's /dev/shm is root's and 0755: POSIX semaphores (multiprocessing) need it writable.
+        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         if self.options.network and os.path.isdir("/run/systemd/resolve"):
             args += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
         homes = _real_homes()
@@ -254,7 +258,7 @@ class BwrapSandbox(Sandbox):
             # The workspace's links (.venv, node_modules, .git) point here: the source's own
             # directories, read-only at their own paths, so links and absolute shebangs
             # resolve even when the source lies under the hidden home or /tmp.
-            args += _traversable_parents(shared, ["/tmp", "/run", *homes])
+            args += _traversable_parents(shared, [*FRESH_MOUNTS, *homes])
             args += ["--ro-bind", shared, shared]
         args += ["--chdir", cwd]
         if self._as_root:
@@ -382,13 +386,13 @@ def _shared_paths(workspace: Workspace) -> tuple[str, ...]:
     return record.shared_paths if record is not None else ()
 
 
-def _traversable_parents(path: str, tmpfs_mounts: Sequence[str]) -> list[str]:
-    """bwrap arguments creating `path`'s parents inside the tmpfs that covers it, mode 0755.
+def _traversable_parents(path: str, fresh_mounts: Sequence[str]) -> list[str]:
+    """bwrap arguments creating `path`'s parents inside the fresh mount that covers it, mode 0755.
 
     bwrap makes missing parents of a mount point 0700, owned by root, which would close
     them to `SANDBOX_UID`. They are empty apart from the mount, so 0755 shows nothing.
     """
-    covering = [m for m in tmpfs_mounts if path.startswith(m.rstrip("/") + "/")]
+    covering = [m for m in fresh_mounts if path.startswith(m.rstrip("/") + "/")]
     if not covering:
         return []
     current = max(covering, key=len)

@@ -12,7 +12,7 @@ What a workspace gets from its source (one rule, applied by `scan_source`):
   so it cannot be shared, and it rebuilds what it needs;
 - `.git` at the root is linked when the backend makes links read-only, copied otherwise;
 - everything else is copied. Symlinks are copied as symlinks, never followed, and a symlink
-  is never treated as an environment or a cache.
+  is never treated as an environment, a cache or `.git`.
 
 Files are copy-on-write clones where the filesystem pair supports them, per-file kernel
 copies otherwise. Hard links are deliberately not used for read-write workspaces: a
@@ -437,6 +437,7 @@ def provision_copy(
     root = Path(source).resolve()
     if not root.is_dir():
         raise CopyFailed(f"source is not a directory: {root}")
+    # For a commit too: its environments are the working tree's, and its size is near enough.
     layout = scan_source(root, link_git=link_git and commit is None)
     scratch = scratch_dir(layout.size)
     path = Path(tempfile.mkdtemp(prefix=f"assay-{backend}-{run_id}-", dir=scratch.path))
@@ -445,22 +446,18 @@ def provision_copy(
             resolved = export_commit(root, commit, path)
             # The commit's tree runs against today's environments, where that tree has a place.
             linked = link_entries(root, path, layout.linked)
-            return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, None, linked, layout)
+            return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, linked, None)
         method = copy_layout(root, path, layout)
-        return path, None, _record(root, scratch, method, layout, layout.linked, layout)
+        return path, None, _record(root, scratch, method, layout.linked, layout)
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
 
 
 def _record(
-    root: Path,
-    scratch: Scratch,
-    method: CopyMethod,
-    copied: SourceLayout | None,
-    linked: tuple[str, ...],
-    layout: SourceLayout,
+    root: Path, scratch: Scratch, method: CopyMethod, linked: tuple[str, ...], copied: SourceLayout | None
 ) -> ProvisionRecord:
+    """The record of one workspace; `copied` is None for a git export (git chose the files)."""
     return ProvisionRecord(
         source=str(root),
         location=str(scratch.path),
@@ -469,7 +466,7 @@ def _record(
         copied_files=len(copied.files) if copied else None,
         copied_bytes=copied.size if copied else None,
         linked=linked,
-        skipped=layout.skipped if copied else (),
+        skipped=copied.skipped if copied else (),
     )
 
 
