@@ -15,7 +15,6 @@ import signal
 import threading
 import time
 import traceback
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,7 +153,7 @@ def shutdown_workers() -> None:
 def run_in_worker(verifier: Any, ctx: Any, expires: float | None) -> Reply:
     """Run one verifier in a worker process and report how it went."""
     reaper.ensure_subreaper()  # orphans of a killed worker come back to us to be reaped
-    marker = uuid.uuid4().hex
+    marker = os.urandom(16).hex()
     worker = _acquire()
     try:
         worker.conn.send((verifier, ctx, marker))

@@ -332,11 +332,23 @@ def _python_package_dirs(interpreter: str, effective: Mapping[str, str]) -> list
     for prefix in prefixes:
         for pattern in _PREFIX_PACKAGE_GLOBS:
             dirs.extend(sorted(glob.glob(os.path.join(prefix, pattern))))
-    user_base = effective.get("PYTHONUSERBASE") or os.path.join(
-        effective.get("HOME") or os.path.expanduser("~"), ".local"
-    )
+    user_base = effective.get("PYTHONUSERBASE") or os.path.join(_home(effective), ".local")
     dirs.extend(sorted(glob.glob(os.path.join(user_base, _VENV_PACKAGE_GLOB))))
-    return dirs
+    return list(dict.fromkeys(dirs))  # a venv's `home` is often the real interpreter's prefix
+
+
+def _home(effective: Mapping[str, str]) -> str:
+    """The home directory the version command would see."""
+    return effective.get("HOME") or os.path.expanduser("~")
+
+
+def _go_env_file(effective: Mapping[str, str]) -> str:
+    """Where `go env -w` keeps settings such as GOTOOLCHAIN, which pick the Go that answers."""
+    explicit = effective.get("GOENV")
+    if explicit:
+        return explicit
+    config = effective.get("XDG_CONFIG_HOME") or os.path.join(_home(effective), ".config")
+    return os.path.join(config, "go", "env")
 
 
 def _pyvenv_home(cfg: str) -> str | None:
@@ -375,6 +387,9 @@ def _program_parts(
     if _is_dispatcher(invoked, real):
         raise _Unfingerprintable(f"{invoked} is a version manager's launcher")
     parts = [_identity(real)]
+    go_env = _go_env_file(effective)
+    if os.path.basename(real) == "go" and os.path.exists(go_env):
+        parts.append(_identity(go_env))
     words = _shebang(real)
     if words is None:
         return parts
@@ -526,9 +541,11 @@ class ProbeCache:
         if persistent and not probe_cache_disabled():
             self._store = store if store is not None else PersistentProbes()
         self.probes_run = 0
-        """How many lookups were not answered from the persistent record (probed here)."""
+        """How many distinct tools this cache identified (or failed to), from disk or not."""
+        self.commands_run = 0
+        """How many identifications this cache made by probing (not from the record)."""
         self.persisted_hits = 0
-        """How many lookups the persistent record answered without running anything."""
+        """How many identifications the persistent record answered without running anything."""
 
     def get(
         self,
@@ -545,6 +562,7 @@ class ProbeCache:
             owner = future is None
             if future is None:
                 future = self._entries[key] = Future()
+                self.probes_run += 1
         if owner:
             try:
                 future.set_result(self._identify(tool, path=path, env=env, module=module))
@@ -592,14 +610,16 @@ class ProbeCache:
         self._count_probe()
         checker = run_version_command(tool, toolchain, binary, env=env, module=module)
         # Recorded only if nothing changed during the probe and nothing is racily new.
-        unchanged = before is not None and _settled(before, started_ns)
-        if unchanged and fingerprint(binary, env=env, module=module) == before:
+        if before is None or not _settled(before, started_ns):
+            return checker
+        if fingerprint(binary, env=env, module=module) == before:
             store.record(record_key, before, checker.version)
         return checker
 
     def _count_probe(self) -> None:
+        """Note one identification made by probing rather than from the record."""
         with self._lock:
-            self.probes_run += 1
+            self.commands_run += 1
 
     def known(self) -> dict[str, CheckerId]:
         """Checkers identified so far, by tool (the last one probed wins for a tool name)."""

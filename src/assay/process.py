@@ -23,7 +23,6 @@ import selectors
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -172,7 +171,7 @@ def run_process(
     if shell:
         argv = ("/bin/sh", "-c", *argv)
     deadline = None if not timeout else time.monotonic() + timeout
-    marker = uuid.uuid4().hex
+    marker = os.urandom(16).hex()
     scratch_home = _make_scratch_home() if pin_home else None
     child_env = build_env(env_policy, env, home=scratch_home)
     child_env[reaper.MARKER_VAR] = marker

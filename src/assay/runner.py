@@ -22,7 +22,6 @@ import enum
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -184,21 +183,21 @@ def run_verifiers(
     if deadline is not None and not deadline >= 0:
         raise ValueError(f"deadline must be >= 0 seconds or None, got {deadline!r}")
     expires = None if deadline is None else time.monotonic() + deadline
-    futures: list[Future[Outcome]] = []
+    slots: list[_Slot] = []
     for verifier in verifiers:
-        future: Future[Outcome] = Future()
+        slot = _Slot()
         mode = _isolation_of(verifier, isolation)
         thread = threading.Thread(
             target=_run_one,
-            args=(verifier, ctx, expires, mode, future),
+            args=(verifier, ctx, expires, mode, slot),
             name=f"assay-verifier-{_verifier_id(verifier)}",
             daemon=True,  # an abandoned in-process hang must not keep assay alive
         )
         thread.start()
-        futures.append(future)
+        slots.append(slot)
     outcomes = []
-    for verifier, future in zip(verifiers, futures, strict=True):
-        outcomes.append(_join(verifier, future, expires, isolation))
+    for verifier, slot in zip(verifiers, slots, strict=True):
+        outcomes.append(_join(verifier, slot, expires, isolation))
     return outcomes
 
 
@@ -211,7 +210,7 @@ def _isolation_of(verifier: Any, default: Isolation) -> Isolation:
 
 
 def _run_one(
-    verifier: Any, ctx: VerifierContext, expires: float | None, mode: Isolation, future: Future[Outcome]
+    verifier: Any, ctx: VerifierContext, expires: float | None, mode: Isolation, slot: _Slot
 ) -> None:
     started = time.monotonic()
     try:
@@ -221,8 +220,7 @@ def _run_one(
             outcome = _run_in_thread(verifier, ctx, started)
     except BaseException as exc:  # the runner itself must not let anything escape
         outcome = _faulted(verifier, Cause.VERIFIER_ERROR, describe_exception(exc), started, mode)
-    if not future.done():
-        future.set_result(outcome)
+    slot.set(outcome)
 
 
 def _run_in_thread(verifier: Any, ctx: VerifierContext, started: float) -> Outcome:
@@ -239,7 +237,27 @@ def _from_reply(verifier: Any, reply: Reply, started: float) -> Outcome:
     return _faulted(verifier, _REPLY_FAULT[reply.kind], reply.detail, started, Isolation.WORKER)
 
 
-def _join(verifier: Any, future: Future[Outcome], expires: float | None, default: Isolation) -> Outcome:
+class _Slot:
+    """One verifier's outcome, handed from its thread to the joining caller."""
+
+    __slots__ = ("_done", "_outcome")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._outcome: Outcome | None = None
+
+    def set(self, outcome: Outcome) -> None:
+        self._outcome = outcome
+        self._done.set()
+
+    def result(self, timeout: float | None) -> Outcome:
+        """The outcome; raises TimeoutError when none arrived within `timeout` seconds."""
+        if not self._done.wait(timeout) or self._outcome is None:
+            raise TimeoutError
+        return self._outcome
+
+
+def _join(verifier: Any, slot: _Slot, expires: float | None, default: Isolation) -> Outcome:
     mode = _isolation_of(verifier, default)
     timeout = None if expires is None else max(expires - time.monotonic(), 0)
     if timeout is not None and mode is Isolation.WORKER:
@@ -247,7 +265,7 @@ def _join(verifier: Any, future: Future[Outcome], expires: float | None, default
         timeout += _WORKER_KILL_SLACK_SECONDS
     started = time.monotonic()
     try:
-        return future.result(timeout=timeout)
+        return slot.result(timeout=timeout)
     except TimeoutError:
         return _faulted(
             verifier,
