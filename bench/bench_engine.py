@@ -1,5 +1,6 @@
-"""Engine overhead: `run_check` against running the same ~1 s command directly, and probe
-cost with and without the per-run cache. Prints figures measured in this run.
+"""Engine overhead: `run_check` against running the same ~1 s command directly, probe cost
+with and without the per-run cache, and a cold probe against an answer from the persistent
+probe record (a later run, binary unchanged). Prints figures measured in this run.
 
     .venv/bin/python bench/bench_engine.py [--repeats N]
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from assay.engine import run_check
 from assay.evidence import Check
-from assay.probe import ProbeCache, ProbeFailure, probe
+from assay.probe import PersistentProbes, ProbeCache, ProbeFailure, probe
 from assay.verdict import Kind, Verdict
 
 #: The workload: about one second of real CPU work in a fresh interpreter, like a small check.
@@ -26,6 +27,9 @@ WORKLOAD = "import time\nend = time.monotonic() + 1.0\nwhile time.monotonic() < 
 #: The overhead target from the issue: engine time / direct time.
 TARGET_RATIO = 1.05
 PROBED_TOOLS = ("python", "go", "cargo", "node", "tsc", "mypy", "ruff")
+#: Tools timed against the persistent record: (label, tool, module) — `python -m pytest`
+#: through this interpreter, and the ruff binary next to it.
+PERSISTED_TOOLS = (("python -m pytest", "pytest", "pytest"), ("ruff", "ruff", None))
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -83,6 +87,49 @@ def bench_probes(lookups: int) -> None:
     print(f"  version commands run by the cache: {cache.probes_run} for {len(PROBED_TOOLS)} tools")
 
 
+def bench_persisted(repeats: int) -> None:
+    """Cold probe (version command) against a new run answered from the persistent record."""
+    print(f"persistent probe record (medians of {repeats}; each hit is a new ProbeCache)")
+    bin_dir = os.path.dirname(sys.executable)
+    env = {"PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")])}
+    with tempfile.TemporaryDirectory() as directory:
+        store = PersistentProbes(directory)
+        for label, tool, module in PERSISTED_TOOLS:
+            try:
+                _bench_persisted_tool(store, label, tool, module, env, repeats)
+            except ProbeFailure as failure:
+                print(f"  {label:18s} not identified: {failure}")
+
+
+def _bench_persisted_tool(
+    store: PersistentProbes,
+    label: str,
+    tool: str,
+    module: str | None,
+    env: dict[str, str],
+    repeats: int,
+) -> None:
+    """Print one tool's cold probe time, persisted-hit time and their ratio."""
+    path = sys.executable if module else None
+
+    def cold() -> object:
+        return probe(tool, path=path, env=env, module=module)
+
+    cold_s = statistics.median(timed(cold) for _ in range(repeats))
+    ProbeCache(store=store).get(tool, path=path, env=env, module=module)  # records it
+    runs = [ProbeCache(store=store) for _ in range(repeats)]
+    hit_s = statistics.median(
+        timed(lambda run=run: run.get(tool, path=path, env=env, module=module)) for run in runs
+    )
+    hits = sum(run.persisted_hits for run in runs)
+    # Recently changed files (the racy window) are probed instead: say so, not a false figure.
+    note = "" if hits == repeats else f"   only {hits}/{repeats} answered from the record"
+    print(
+        f"  {label:18s} cold {1000 * cold_s:8.1f} ms   persisted hit {1000 * hit_s:6.2f} ms"
+        f"   x{cold_s / hit_s:,.0f}{note}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -90,6 +137,7 @@ def main() -> None:
     args = parser.parse_args()
     bench_overhead(args.repeats)
     bench_probes(args.lookups)
+    bench_persisted(args.repeats)
 
 
 if __name__ == "__main__":

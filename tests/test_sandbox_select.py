@@ -116,8 +116,12 @@ def test_none_runs_in_place_and_cleanup_keeps_the_tree(source: Path) -> None:
         sandbox.provision(source, commit="HEAD")
 
 
-def test_cleanup_failure_is_reported(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cleanup_failure_is_reported(
+    source: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from assay.sandbox import local
+
+    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
 
     def broken_remove(path: object) -> None:
         raise OSError("device busy")
@@ -129,9 +133,11 @@ def test_cleanup_failure_is_reported(source: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_cleanup_failure_never_masks_the_first_error(
-    source: Path, monkeypatch: pytest.MonkeyPatch
+    source: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from assay.sandbox import local
+
+    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
 
     monkeypatch.setattr(local, "remove_tree", lambda path: (_ for _ in ()).throw(OSError("busy")))
     with (

@@ -241,6 +241,8 @@ def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyO
         extra["protected"] = {"restored": list(restored.restored), "removed": list(restored.removed)}
     else:
         workspace = sandbox.provision(root)
+    if getattr(workspace, "provisioned", None) is not None:
+        extra["workspace"] = workspace.provisioned.to_dict()
     try:
         yield workspace
     finally:
