@@ -12,11 +12,18 @@ import pytest
 PYTHON = sys.executable
 
 
+@pytest.fixture(scope="session")
+def _session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("assay-cache")
+
+
 @pytest.fixture(autouse=True)
-def _clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts from, and leaves, the environment it found."""
+def _clean_environ(monkeypatch: pytest.MonkeyPatch, _session_cache_dir: Path) -> None:
+    """Every test starts from, and leaves, the environment it found; and no test reads or
+    writes the user's cache (verdicts, probe records): the suite has one of its own."""
     for name in list(os.environ):
         monkeypatch.setenv(name, os.environ[name])
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(_session_cache_dir))
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -125,12 +127,24 @@ def test_symlink_loop_and_outside_link(tmp_path: Path) -> None:
 
 
 def test_unreadable_file(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads everything")
     write(tmp_path, {"package.json": "{}"})
     os.chmod(tmp_path / "package.json", 0)
     try:
-        assert "package.json: permission denied" in errors_of(tmp_path)
+        if os.geteuid() != 0:
+            assert "package.json: permission denied" in errors_of(tmp_path)
+            return
+        # Root reads everything, unless the capabilities that let it are dropped: run the
+        # discovery in a child without them, so the file really cannot be read.
+        code = (
+            "import sys; from pathlib import Path; from assay.discovery import discover; "
+            "print('\\n'.join(discover(Path(sys.argv[1])).errors))"
+        )
+        done = subprocess.run(
+            ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+             sys.executable, "-c", code, str(tmp_path)],
+            capture_output=True, text=True, timeout=60, check=True,
+        )
+        assert "package.json: permission denied" in done.stdout
     finally:
         os.chmod(tmp_path / "package.json", 0o644)
 

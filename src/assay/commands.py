@@ -94,6 +94,7 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
 
     from assay.engine import run_check
     from assay.evidence import evidence_for
+    from assay.probe import Confinement, ProbeCache
     from assay.sandbox import (
         BwrapOptions,
         CleanupError,
@@ -116,9 +117,13 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
             note = f"the {name} sandbox could not make a workspace from {root}: {exc}"
             return evidence_for(check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=name)
         runner = sandbox.runner(workspace)
+        # A binary inside the workspace is identified inside the sandbox too.
+        probes = ProbeCache(confinement=Confinement(workspace.path, runner))
 
         def execute(c: Check) -> Evidence:
-            return run_check(c, root=workspace.path, runner=runner, report_dir=Path(reports), sandbox=name)
+            return run_check(
+                c, root=workspace.path, runner=runner, probes=probes, report_dir=Path(reports), sandbox=name
+            )
 
         try:
             evidence = run_checks([check], execute, workdir=str(workspace.path))[0]

@@ -115,6 +115,16 @@ def _run(
     return classify(check, result, parsed, checker=checker, sandbox=sandbox)
 
 
+def locate(check: Check, *, root: Path) -> str | None:
+    """The binary `check` will run (or, for `python -m tool`, the interpreter), found
+    without starting any process; None when it is not installed."""
+    root = Path(root).resolve()
+    try:
+        return _locate(check, root, (root / check.cwd).resolve()).probe_path
+    except ProbeFailure:
+        return None
+
+
 def identify(check: Check, *, root: Path, probes: ProbeCache) -> CheckerId:
     """The checker `run_check` would use for `check` (probed once per cache); raises
     `ProbeFailure` when the tool is missing or cannot be identified."""

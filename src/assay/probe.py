@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.evidence import CheckerId
-from assay.process import InvalidRun, ProcessResult, run_process
+from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.toolchains import Language, Toolchain, generic_toolchain, toolchain_for
 
 #: Deadline for a version command. Short: `--version` that takes longer is not identifying itself.
@@ -119,12 +119,21 @@ def run_version_command(
     *,
     env: Mapping[str, str] | None = None,
     module: str | None = None,
+    confinement: Confinement | None = None,
 ) -> CheckerId:
-    """Run `binary`'s version command (or `binary -m module --version`) and read the version."""
+    """Run `binary`'s version command (or `binary -m module --version`) and read the version.
+
+    A binary inside `confinement.root` belongs to the code under test: its version command
+    runs through the confinement's runner (the sandbox), never directly on the host."""
     argv = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
     try:
-        # A neutral directory: a version command must not read (or be steered by) a workspace.
-        result = run_process(argv, cwd=tempfile.gettempdir(), timeout=PROBE_TIMEOUT_S, env=env)
+        if confinement is not None and confinement.contains(binary):
+            result = confinement.runner(
+                argv, cwd=str(confinement.root), timeout=PROBE_TIMEOUT_S, env=env
+            )
+        else:
+            # A neutral directory: a version command must not read (or be steered by) a workspace.
+            result = run_process(argv, cwd=tempfile.gettempdir(), timeout=PROBE_TIMEOUT_S, env=env)
     except InvalidRun as exc:
         raise ProbeError(tool, binary, str(exc)) from exc
     if result.start_failure is not None:
@@ -142,6 +151,20 @@ def run_version_command(
     if version is None:
         raise ProbeError(tool, binary, "version output has no version number", result)
     return CheckerId(tool=tool, version=version, path=binary)
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """Where untrusted binaries live (a workspace) and the runner that confines them."""
+
+    root: Path
+    runner: CommandRunner
+
+    def contains(self, binary: str) -> bool:
+        """Whether `binary`, as it will be invoked (links not followed), lies under `root`."""
+        path = Path(os.path.abspath(binary))
+        root = Path(os.path.abspath(self.root))
+        return path == root or root in path.parents
 
 
 #: Bytes of a file read to identify it; beyond that, its size stands in for the rest.
@@ -533,8 +556,14 @@ class ProbeCache:
     (`fingerprint`); failures are never recorded."""
 
     def __init__(
-        self, persistent: bool = True, *, store: PersistentProbes | None = None
+        self,
+        persistent: bool = True,
+        *,
+        store: PersistentProbes | None = None,
+        confinement: Confinement | None = None,
     ) -> None:
+        self._confinement = confinement
+        """Version commands of binaries inside it run through its runner (see `Confinement`)."""
         self._lock = threading.Lock()
         self._entries: dict[_Key, Future[CheckerId]] = {}
         self._store = None
@@ -576,15 +605,20 @@ class ProbeCache:
     ) -> CheckerId:
         """The checker for one key: from the persistent record if it can vouch, else probed."""
         known = toolchain_for(tool)
-        if self._store is None or (known is None and module is None):
-            self._count_probe()
-            return probe(tool, path=path, env=env, module=module)
         toolchain = known or generic_toolchain(tool)
         try:
             binary = _resolve(toolchain, path, env)
         except ToolchainError:
             self._count_probe()
             raise
+        if known is None and module is None:
+            self._count_probe()
+            return identify_by_digest(tool, binary)
+        if self._store is None:
+            self._count_probe()
+            return run_version_command(
+                tool, toolchain, binary, env=env, module=module, confinement=self._confinement
+            )
         return self._identify_binary(tool, toolchain, binary, env, module, self._store)
 
     def _identify_binary(
@@ -608,7 +642,9 @@ class ProbeCache:
                     self.persisted_hits += 1
                 return CheckerId(tool=tool, version=version, path=binary)
         self._count_probe()
-        checker = run_version_command(tool, toolchain, binary, env=env, module=module)
+        checker = run_version_command(
+            tool, toolchain, binary, env=env, module=module, confinement=self._confinement
+        )
         # Recorded only if nothing changed during the probe and nothing is racily new.
         if before is None or not _settled(before, started_ns):
             return checker

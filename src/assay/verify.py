@@ -63,16 +63,11 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     if options.protect and not options.base:
         raise VerifyUsageError("--protect needs --base REF: the protected files are restored from it")
     the_plan = make_plan(root, options)
-    plan_dict = the_plan.to_dict()
     if not the_plan.checks:
-        return aggregate([], plan=plan_dict, empty_note=the_plan.empty_note)
+        return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
 
-    from assay.probe import ProbeCache
-
-    probes = ProbeCache()
-    checkers = _identify_all(the_plan, root, probes)
     with tempfile.TemporaryDirectory(prefix="assay-reports-") as reports:
-        sandbox = _sandbox(options.sandbox, Path(reports), checkers)
+        sandbox = _sandbox(options.sandbox, Path(reports), _tool_paths(the_plan, root))
         try:
             sandbox.ensure_available()
             sandbox_name = sandbox.describe()
@@ -81,33 +76,107 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
                 evidence_for(c, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=options.sandbox)
                 for c in the_plan.checks
             ]
-            return aggregate(refused, require_tests=the_plan.require_tests, plan=plan_dict)
-
-        cache, key = _cache_lookup(root, the_plan, options, checkers, sandbox_name)
-        if cache is not None and key is not None:
-            hit = _cached_report(cache, key)
-            if hit is not None:
-                return hit
+            return aggregate(refused, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
 
         extra: dict[str, Any] = {"sandbox": sandbox_name}
+        run = _Run(root, options, sandbox, sandbox_name, Path(reports), extra)
         with _base_tree(root, options.base) as base_dir:
             if base_dir is not None:
                 extra["tampering"] = _tampering(base_dir, root)
             try:
-                evidence, skipped, the_plan = _run_plan(
-                    the_plan, root, sandbox, sandbox_name, probes, base_dir, options, extra, Path(reports)
-                )
+                with _workspace(sandbox, root, base_dir, options, extra) as workspace:
+                    outcome = run.in_workspace(the_plan, workspace)
             except ProvisionError as exc:
-                evidence, skipped = _unprovisioned(the_plan, exc, sandbox_name), []
-    report = aggregate(evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
+                outcome = _Outcome(_unprovisioned(the_plan, exc, sandbox_name), [], the_plan)
+    if outcome.cached is not None:
+        return outcome.cached
+    the_plan = outcome.plan
+    report = aggregate(outcome.evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
     report = _with_missing_kinds(report, the_plan)
     report = _with_config_errors(report, the_plan)
-    if skipped:
-        extra["skipped"] = skipped
+    if outcome.skipped:
+        extra["skipped"] = outcome.skipped
     report = replace(report, extra=extra)
-    if cache is not None and key is not None:
-        _cache_store(cache, key, report)
+    if outcome.cache is not None and outcome.key is not None:
+        _cache_store(outcome.cache, outcome.key, report)
     return report
+
+
+@dataclass
+class _Outcome:
+    """What running in the workspace produced (or the cached report that made it unnecessary)."""
+
+    evidence: list[Evidence]
+    skipped: list[str]
+    plan: Plan
+    cached: Report | None = None
+    cache: Any = None
+    key: str | None = None
+
+
+@dataclass
+class _Run:
+    """One verification's fixed inputs, for the steps that happen inside its workspace."""
+
+    root: Path
+    options: VerifyOptions
+    sandbox: Any
+    sandbox_name: str
+    reports: Path
+    extra: dict[str, Any]
+
+    def in_workspace(self, the_plan: Plan, workspace: Any) -> _Outcome:
+        """Install (if asked), identify every tool, consult the cache, then run the checks.
+
+        Tools are identified from inside the workspace, through the sandbox: a project's
+        own binaries (`.venv/bin/python`, `node_modules/.bin/tsc`) are code under test,
+        and even their version commands must not run on the host."""
+        from assay.commands import run_checks
+        from assay.engine import run_check
+        from assay.probe import Confinement, ProbeCache
+
+        runner = self.sandbox.runner(workspace)
+        probes = ProbeCache(confinement=Confinement(workspace.path, runner))
+        if self.options.install:
+            installed = _install(self.sandbox, workspace, self.reports)
+            self.extra["install"] = [e.to_dict() for e in installed]
+            if not all(e.passed for e in installed):
+                return _Outcome([_install_failed(e) for e in installed], [c.name for c in the_plan.checks], the_plan)
+            the_plan = make_plan(workspace.path, self.options)
+        checkers = _identify_all(the_plan, workspace.path, probes)
+        cache, key = _cache_lookup(self.root, the_plan, self.options, checkers, self.sandbox_name)
+        if cache is not None and key is not None:
+            hit = _cached_report(cache, key)
+            if hit is not None:
+                return _Outcome([], [], the_plan, cached=hit)
+
+        def execute(check: Check) -> Evidence:
+            if self.options.install:
+                check = replace(check, env={**dependency_caches(workspace.path), **check.env})
+            # One report directory for all checks: reports are named after their check.
+            return run_check(
+                check, root=workspace.path, runner=runner, probes=probes,
+                report_dir=self.reports, sandbox=self.sandbox_name,
+            )
+
+        evidence: list[Evidence] = []
+        skipped: list[str] = []
+        for wave in _waves(the_plan):
+            if any(e.verdict is Verdict.FAIL for e in evidence):
+                # A failed build decides the verdict; the rest would only fail after it.
+                skipped.extend(c.name for c in wave)
+                continue
+            evidence.extend(run_checks(wave, execute, workdir=str(workspace.path)))
+        return _Outcome(evidence, skipped, the_plan, cache=cache, key=key)
+
+
+def _tool_paths(the_plan: Plan, root: Path) -> tuple[str, ...]:
+    """The binaries the plan will run, found without running anything (for the sandbox
+    to bind back toolchains that live under the hidden home)."""
+    from assay.engine import locate
+
+    found = {locate(check, root=root) for check in the_plan.checks}
+    return tuple(sorted(p for p in found if p))
 
 
 def _unprovisioned(the_plan: Plan, exc: Exception, sandbox_name: str) -> list[Evidence]:
@@ -119,60 +188,12 @@ def _unprovisioned(the_plan: Plan, exc: Exception, sandbox_name: str) -> list[Ev
     ]
 
 
-def _sandbox(name: str, reports: Path, checkers: list[CheckerId | None]) -> Sandbox:
+def _sandbox(name: str, reports: Path, tool_paths: tuple[str, ...]) -> Sandbox:
     """The backend for this run: bubblewrap may write only the report directory, and sees
-    the toolchains the probes found even where they live under the hidden home."""
+    the toolchains the plan uses even where they live under the hidden home."""
     from assay.sandbox import BwrapOptions, select_sandbox
 
-    tool_paths = tuple(sorted({c.path for c in checkers if c is not None and c.path}))
     return select_sandbox(name, bwrap_options=BwrapOptions(toolchain_paths=tool_paths, writable_paths=(str(reports),)))
-
-
-def _run_plan(
-    the_plan: Plan,
-    root: Path,
-    sandbox: Any,
-    sandbox_name: str,
-    probes: Any,
-    base_dir: Path | None,
-    options: VerifyOptions,
-    extra: dict[str, Any],
-    reports: Path,
-) -> tuple[list[Evidence], list[str], Plan]:
-    """Run the plan's stages in order inside one workspace; checks of a stage in parallel.
-
-    With `--install`, the install steps run first and the plan is made again from the
-    workspace they prepared (its new environment is what the checks must use)."""
-    from assay.commands import run_checks
-    from assay.engine import run_check
-
-    evidence: list[Evidence] = []
-    skipped: list[str] = []
-    with _workspace(sandbox, root, base_dir, options, extra) as workspace:
-        runner = sandbox.runner(workspace)
-
-        def execute(check: Check) -> Evidence:
-            if options.install:
-                check = replace(check, env={**dependency_caches(workspace.path), **check.env})
-            # One report directory for all checks: reports are named after their check.
-            return run_check(
-                check, root=workspace.path, runner=runner, probes=probes,
-                report_dir=reports, sandbox=sandbox_name,
-            )
-
-        if options.install:
-            installed = _install(sandbox, workspace, reports)
-            extra["install"] = [e.to_dict() for e in installed]
-            if not all(e.passed for e in installed):
-                return [_install_failed(e) for e in installed], [c.name for c in the_plan.checks], the_plan
-            the_plan = make_plan(workspace.path, options)
-        for wave in _waves(the_plan):
-            if any(e.verdict is Verdict.FAIL for e in evidence):
-                # A failed build decides the verdict; the rest would only fail after it.
-                skipped.extend(c.name for c in wave)
-                continue
-            evidence.extend(run_checks(wave, execute, workdir=str(workspace.path)))
-    return evidence, skipped, the_plan
 
 
 def _waves(the_plan: Plan) -> list[tuple[Check, ...]]:
