@@ -78,6 +78,7 @@ def run(
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (completion-gate keys first).")
 @click.option("--timeout", type=float, default=None, callback=_positive_seconds, help="Deadline per check, in seconds.")
+@click.option("--deadline", type=float, default=None, callback=_positive_seconds, help="Budget for the whole verification, in seconds.")
 @click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="Where checks run.")
 @click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True, help="Only these kinds (repeatable).")
 @click.option("--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree.")
@@ -87,7 +88,7 @@ def run(
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Also write JUnit XML here.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), default=None, help="Also write SARIF here.")
 def verify(
-    path: str, as_json: bool, timeout: float | None, sandbox: str, kinds: tuple[str, ...],
+    path: str, as_json: bool, timeout: float | None, deadline: float | None, sandbox: str, kinds: tuple[str, ...],
     no_cache: bool, base: str | None, protect: bool, install: bool,
     junit_path: str | None, sarif_path: str | None,
 ) -> None:
@@ -104,6 +105,7 @@ def verify(
         protect=protect,
         kinds=frozenset(Kind(k) for k in kinds) or None,
         install=install,
+        deadline_s=deadline or None,
     )
     try:
         report = run_verify(path, options)

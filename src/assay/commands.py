@@ -84,7 +84,7 @@ def run_one(
         source="command line",
     )
     if sandbox == "none":
-        return run_checks([check], lambda c: run_check(c, root=Path(root)), workdir=root)[0]
+        return run_checks([check], lambda c: run_check(c, root=Path(root), sandbox="none"), workdir=root)[0]
     return _run_sandboxed(check, Path(root), sandbox)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,6 +42,8 @@ class VerifyOptions:
     cache_dir: str | None = None
     install: bool = False
     """Run the ecosystem's install steps first (network on for them only), for a fresh clone."""
+    deadline_s: float | None = None
+    """A budget for the whole verification; each check's own deadline is cut to what is left."""
 
 
 def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
@@ -59,6 +62,7 @@ def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
 def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     """Verify the repository at `path` and return the report. Raises only `VerifyUsageError`."""
     options = options or VerifyOptions()
+    expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
     root = Path(path).resolve()
     if options.protect and not options.base:
         raise VerifyUsageError("--protect needs --base REF: the protected files are restored from it")
@@ -79,7 +83,7 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
             return aggregate(refused, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
 
         extra: dict[str, Any] = {"sandbox": sandbox_name}
-        run = _Run(root, options, sandbox, sandbox_name, Path(reports), extra)
+        run = _Run(root, options, sandbox, sandbox_name, Path(reports), extra, expires)
         with _base_tree(root, options.base) as base_dir:
             if base_dir is not None:
                 extra["tampering"] = _tampering(base_dir, root)
@@ -124,6 +128,8 @@ class _Run:
     sandbox_name: str
     reports: Path
     extra: dict[str, Any]
+    expires: float | None = None
+    """Monotonic time at which the overall deadline passes (None: no overall deadline)."""
 
     def in_workspace(self, the_plan: Plan, workspace: Any) -> _Outcome:
         """Install (if asked), identify every tool, consult the cache, then run the checks.
@@ -153,6 +159,12 @@ class _Run:
         def execute(check: Check) -> Evidence:
             if self.options.install:
                 check = replace(check, env={**dependency_caches(workspace.path), **check.env})
+            if self.expires is not None:
+                left = self.expires - time.monotonic()
+                if left <= 0:
+                    note = "the verification's overall --deadline passed before this check could start"
+                    return evidence_for(check, Cause.TIMEOUT, note=note, sandbox=self.sandbox_name)
+                check = replace(check, timeout_s=min(check.timeout_s or left, left))
             # One report directory for all checks: reports are named after their check.
             return run_check(
                 check, root=workspace.path, runner=runner, probes=probes,
