@@ -6,6 +6,10 @@ Run: `.venv/bin/python bench/bench_verify.py [--repeat N]`. Every ratio is measu
   unsandboxed, with no probing, parsing or reporting: the floor assay is compared with.
 - assay: `assay verify --no-cache` (default sandbox: bubblewrap), the whole CLI process.
 - cache hit: `assay verify` on an unchanged tree right after a run that stored the verdict.
+
+Two repositories: a small one (compileall, ruff, 48 quick tests: fixed costs dominate) and a
+typed one (mypy too, with its cache off so both sides start cold, and ~1 s of test work:
+where running the independent checks side by side pays).
 """
 
 from __future__ import annotations
@@ -26,21 +30,31 @@ VENV_BIN = Path(sys.executable).parent
 ASSAY = str(VENV_BIN / "assay")
 
 
-def make_repo(root: Path, modules: int = 12, tests_per_module: int = 4) -> None:
-    """A Python project with pytest and ruff configured: `modules` x `tests_per_module` tests."""
+#: Test work per test in the typed repository: enough that the suite takes about a second.
+WORK = "sum(i * i for i in range(150_000))"
+
+
+def make_repo(root: Path, modules: int = 12, tests_per_module: int = 4, *, typed: bool = False) -> None:
+    """A Python project with pytest and ruff configured: `modules` x `tests_per_module` tests;
+    `typed` adds mypy (cache off) and some real work in every test."""
     (root / "tests").mkdir(parents=True)
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").write_text("")
+    mypy = '\n[tool.mypy]\ncache_dir = "/dev/null"\nstrict = true\n' if typed else ""
     (root / "pyproject.toml").write_text(
         '[project]\nname = "bench"\nversion = "0.1.0"\n\n'
         '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.ruff]\nline-length = 100\n'
+        + mypy
     )
+    signature = "(x: int) -> int" if typed else "(x)"
+    test_signature = "() -> None" if typed else "()"
+    work = f"\n    {WORK}" if typed else ""
     for m in range(modules):
         (root / "pkg" / f"mod{m:02d}.py").write_text(
-            "\n\n".join(f"def f{i}(x):\n    return x * {i} + {m}" for i in range(20)) + "\n"
+            "\n\n".join(f"def f{i}{signature}:\n    return x * {i} + {m}" for i in range(20)) + "\n"
         )
         tests = "\n\n\n".join(
-            f"def test_f{i}():\n    assert mod{m:02d}.f{i}(2) == {2 * i + m}"
+            f"def test_f{i}{test_signature}:{work}\n    assert mod{m:02d}.f{i}(2) == {2 * i + m}"
             for i in range(tests_per_module)
         )
         (root / "tests" / f"test_mod{m:02d}.py").write_text(
@@ -67,6 +81,53 @@ def median_of(repeat: int, fn: Callable[[], object]) -> float:
     return statistics.median(timed(fn) for _ in range(repeat))
 
 
+def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
+    """Print by-hand, assay (bwrap and none) and cache-hit figures for one repository."""
+    plan = json.loads(
+        subprocess.run(
+            [ASSAY, "plan", "--json", str(repo)], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
+    commands = [c["argv"] for c in plan["checks"]]
+
+    def by_hand() -> None:
+        for argv in commands:
+            done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(
+                    f"{' '.join(argv)} failed by hand:\n{done.stdout.decode()}{done.stderr.decode()}"
+                )
+        shutil.rmtree(repo / ".pytest_cache", ignore_errors=True)
+
+    def verify(*extra: str) -> dict[str, object]:
+        done = subprocess.run(
+            [ASSAY, "verify", "--json", str(repo), *extra],
+            env=env, capture_output=True, text=True, check=False,
+        )
+        report = json.loads(done.stdout)
+        if report["status"] != "VERIFIED":
+            raise SystemExit(f"assay verify: {report['status']}: {report['note']}")
+        return report
+
+    first = verify("--no-cache")  # warm-up, and the test count
+    tests = sum((c.get("tests") or {}).get("executed", 0) for c in first["checks"])  # type: ignore[union-attr]
+    by_hand()
+
+    hand_s = median_of(repeat, by_hand)
+    assay_s = median_of(repeat, lambda: verify("--no-cache"))
+    assay_none_s = median_of(repeat, lambda: verify("--no-cache", "--sandbox", "none"))
+    verify()  # stores the verdict
+    hit_s = median_of(repeat, verify)
+    assert "cached" in verify().get("extra", {}), "the second run was not a cache hit"  # type: ignore[operator]
+
+    names = ", ".join(c["name"] for c in plan["checks"])
+    print(f"{name}: {len(commands)} planned checks ({names}), {tests} tests")
+    print(f"  by hand, sequential            {hand_s * 1000:8.0f} ms")
+    print(f"  assay verify (bwrap)           {assay_s * 1000:8.0f} ms   ratio {assay_s / hand_s:5.2f}x by hand")
+    print(f"  assay verify (--sandbox none)  {assay_none_s * 1000:8.0f} ms   ratio {assay_none_s / hand_s:5.2f}x by hand")
+    print(f"  assay verify, cache hit        {hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
@@ -74,68 +135,11 @@ def main() -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="assay-bench-verify-"))
     try:
-        repo = scratch / "repo"
-        make_repo(repo)
         env = env_for(scratch / "cache")
-
-        plan = json.loads(
-            subprocess.run(
-                [ASSAY, "plan", "--json", str(repo)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        commands = [c["argv"] for c in plan["checks"]]
-
-        def by_hand() -> None:
-            for argv in commands:
-                done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, check=False)
-                if done.returncode != 0:
-                    raise SystemExit(
-                        f"{' '.join(argv)} failed by hand:\n{done.stdout.decode()}{done.stderr.decode()}"
-                    )
-            shutil.rmtree(repo / ".pytest_cache", ignore_errors=True)
-
-        def verify(*extra: str) -> dict[str, object]:
-            done = subprocess.run(
-                [ASSAY, "verify", "--json", str(repo), *extra],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            report = json.loads(done.stdout)
-            if report["status"] != "VERIFIED":
-                raise SystemExit(f"assay verify: {report['status']}: {report['note']}")
-            return report
-
-        first = verify("--no-cache")  # warm-up, and the test count
-        tests = sum((c.get("tests") or {}).get("executed", 0) for c in first["checks"])  # type: ignore[union-attr]
-        by_hand()
-
-        hand_s = median_of(args.repeat, by_hand)
-        assay_s = median_of(args.repeat, lambda: verify("--no-cache"))
-        assay_local_s = median_of(args.repeat, lambda: verify("--no-cache", "--sandbox", "none"))
-
-        verify()  # stores the verdict
-        hit_s = median_of(args.repeat, verify)
-        assert "cached" in verify().get("extra", {}), "the second run was not a cache hit"  # type: ignore[operator]
-
-        print(
-            f"repo: {len(commands)} planned checks ({', '.join(c['name'] for c in plan['checks'])}), {tests} tests"
-        )
-        print(f"by hand, sequential         {hand_s * 1000:8.0f} ms")
-        print(
-            f"assay verify (bwrap)        {assay_s * 1000:8.0f} ms   ratio {assay_s / hand_s:5.2f}x by hand"
-        )
-        print(
-            f"assay verify (--sandbox none){assay_local_s * 1000:7.0f} ms   ratio {assay_local_s / hand_s:5.2f}x by hand"
-        )
-        print(
-            f"assay verify, cache hit     {hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached"
-        )
+        for name, typed in (("small", False), ("typed", True)):
+            repo = scratch / name
+            make_repo(repo, typed=typed)
+            measure(name, repo, env, args.repeat)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -166,7 +166,18 @@ def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
     assert by_name["pytest"].tool == "pytest"
     assert "in-tree virtualenv .venv" in (by_name["pytest"].reason or "")
     assert all(c.timeout_s == DEFAULT_TIMEOUT_S for c in p.checks)
-    assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.STATIC, Stage.TEST]
+    # Byte-compiling produces nothing later checks read: it runs beside mypy and ruff.
+    assert [s.stage for s in p.stages] == [Stage.STATIC, Stage.TEST]
+    assert [c.name for c in p.stages[0].checks] == ["compileall", "mypy", "ruff"]
+
+
+def test_builds_that_produce_artifacts_run_first() -> None:
+    from assay.evidence import Check
+    from assay.plan import stage_of
+
+    assert stage_of(Check("go-build", Kind.BUILD, ("go", "build", "./..."), tool="go")) is Stage.BUILD
+    assert stage_of(Check("tsc-build", Kind.BUILD, ("tsc",), tool="tsc")) is Stage.BUILD
+    assert stage_of(Check("compileall", Kind.BUILD, ("python3",), tool="compileall")) is Stage.STATIC
 
 
 def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
@@ -299,7 +310,8 @@ def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
         "pytest": ["python3", "-m", "pytest", "-q", "-x"],
     }
     assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.STATIC, Stage.TEST]
-    assert all(len(s.checks) == 2 for s in p.stages)
+    # Python's byte-compile runs with the static checks; TypeScript's build stays first.
+    assert [len(s.checks) for s in p.stages] == [1, 3, 2]
 
 
 def test_tox_only(tmp_path: Path) -> None:

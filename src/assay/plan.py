@@ -66,7 +66,18 @@ STAGE_OF_KIND: dict[Kind, Stage] = {
     Kind.TEST: Stage.TEST,
 }
 
+#: Build checks whose output nothing later reads: byte-compiling into a scratch prefix is a
+#: syntax check, so it runs beside the type checkers and linters instead of before them.
+CHECK_ONLY_BUILDS = frozenset({"compileall"})
+
 _KIND_ORDER = (Kind.BUILD, Kind.TYPECHECK, Kind.LINT, Kind.TEST)
+
+
+def stage_of(check: Check) -> Stage:
+    """The stage `check` runs in: its kind's, except for builds that produce nothing."""
+    if check.kind is Kind.BUILD and check.tool in CHECK_ONLY_BUILDS:
+        return Stage.STATIC
+    return STAGE_OF_KIND[check.kind]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +137,11 @@ class Plan:
         return tuple(
             PlanStage(stage, checks)
             for stage in Stage
-            if (checks := tuple(c for c in self.checks if STAGE_OF_KIND[c.kind] is stage))
+            if (checks := tuple(c for c in self.checks if stage_of(c) is stage))
         )
 
     def stage_of(self, check: Check) -> Stage:
-        return STAGE_OF_KIND[check.kind]
+        return stage_of(check)
 
     @property
     def empty_note(self) -> str:
