@@ -51,7 +51,12 @@ def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
     from assay.discovery import discover
     from assay.plan import plan
 
-    found = plan(discover(Path(path)), PlanOptions(timeout_s=options.timeout_s, kinds=options.kinds))
+    # Asking for some kinds only, without tests, is asking for a verdict on those kinds.
+    without_tests = options.kinds is not None and Kind.TEST not in options.kinds
+    plan_options = PlanOptions(
+        timeout_s=options.timeout_s, kinds=options.kinds, require_tests=False if without_tests else None
+    )
+    found = plan(discover(Path(path)), plan_options)
     if found.root_problem:
         raise VerifyUsageError(found.root_problem)
     if found.config_error:

@@ -1,4 +1,4 @@
-"""`assay verify --deadline`: one budget for the whole run, never a pass when it runs out."""
+"""`assay verify` options that shape a run: `--deadline` and `--kind`."""
 
 from __future__ import annotations
 
@@ -30,3 +30,23 @@ def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
     pytest_check = next(c for c in report["checks"] if c["name"] == "pytest")
     assert pytest_check["cause"] == "timeout"
     assert elapsed < 15, f"the 3 s budget took {elapsed:.1f} s"
+
+
+def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[tool.ruff]\n[tool.pytest.ini_options]\n")
+    (repo / "tests" / "test_a.py").write_text("def test_a():\n    assert False\n")
+
+    def verify(*args: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local", *args, str(repo)],
+            capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ),
+        )
+        return json.loads(done.stdout)
+
+    lint_only = verify("--kind", "lint")
+    assert [c["name"] for c in lint_only["checks"]] == ["ruff"]
+    assert lint_only["status"] == "VERIFIED", lint_only["note"]
+    everything = verify()
+    assert everything["status"] == "FAILED"  # the failing test is seen when tests are asked for
