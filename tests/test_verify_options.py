@@ -36,12 +36,15 @@ def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
     (repo / "pyproject.toml").write_text("[tool.ruff]\n[tool.pytest.ini_options]\n")
-    (repo / "tests" / "test_a.py").write_text("def test_a():\n    assert False\n")
+    (repo / "tests" / "test_a.py").write_text("def test_a() -> None:\n    assert False\n")
+
+    # ruff and pytest come from this interpreter's environment.
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
 
     def verify(*args: str) -> dict:
         done = subprocess.run(
             [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local", *args, str(repo)],
-            capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ),
+            capture_output=True, text=True, timeout=120, check=False, env=env,
         )
         return json.loads(done.stdout)
 
