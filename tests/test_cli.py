@@ -291,10 +291,10 @@ def test_plan_human_output(tmp_path: Path) -> None:
     assert done.returncode == 0
     out = done.stdout
     assert f"plan for {tmp_path}" in out
-    assert "1. build" in out and "compileall" in out
+    assert "1. static" in out and "compileall" in out  # byte-compiling runs with static checks
     assert "test" in out and "pytest" in out and "pyproject.toml" in out
     lines = out.splitlines()
-    build = next(i for i, line in enumerate(lines) if line.strip() == "1. build")
+    build = next(i for i, line in enumerate(lines) if line.strip() == "1. static")
     test = next(i for i, line in enumerate(lines) if line.strip().endswith(". test"))
     assert (
         build

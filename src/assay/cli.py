@@ -93,9 +93,9 @@ def verify(
     junit_path: str | None, sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
+    from assay.pipeline import VerifyOptions, VerifyUsageError
+    from assay.pipeline import verify as run_verify
     from assay.verdict import Kind
-    from assay.verify import VerifyOptions, VerifyUsageError
-    from assay.verify import verify as run_verify
 
     options = VerifyOptions(
         timeout_s=timeout or None,
@@ -159,7 +159,7 @@ def _print_report(report: Any) -> None:
 def plan(path: str, as_json: bool, verbose: bool) -> None:
     """Show what `assay verify` would run, and why, without running anything."""
     from assay.formats import render_plan
-    from assay.verify import VerifyOptions, VerifyUsageError, make_plan
+    from assay.pipeline import VerifyOptions, VerifyUsageError, make_plan
 
     try:
         the_plan = make_plan(path, VerifyOptions())

@@ -1,4 +1,4 @@
-"""`assay verify`: discover -> plan -> (cache) -> sandbox -> run by stage -> aggregate.
+"""The pipeline behind `assay verify`: discover -> plan -> sandbox -> identify -> cache -> run -> aggregate.
 
 This module owns sequencing and failure policy only; each step is a call into
 the module that does it. Whatever goes wrong inside a step becomes evidence
