@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 #: Bytes kept from the start of each stream (compiler diagnostics: the first error is the cause).
 HEAD_BYTES = 256 * 1024
@@ -38,12 +40,12 @@ class CapturedOutput:
         return {"text": self.text, "truncated": self.truncated, "bytes": self.bytes}
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> CapturedOutput:
+    def from_dict(cls, data: Mapping[str, Any]) -> CapturedOutput:
         text = str(data.get("text", ""))
         return cls(
             head=text,
             tail="",
-            bytes=int(data.get("bytes", len(text))),  # type: ignore[call-overload]
+            bytes=int(data.get("bytes", len(text))),
             truncated=bool(data.get("truncated", False)),
         )
 

@@ -279,8 +279,9 @@ def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyO
         extra["protected"] = {"restored": list(restored.restored), "removed": list(restored.removed)}
     else:
         workspace = sandbox.provision(root)
-    if getattr(workspace, "provisioned", None) is not None:
-        extra["workspace"] = workspace.provisioned.to_dict()
+    record = getattr(workspace, "provisioned", None)
+    if record is not None:
+        extra["workspace"] = record.to_dict()
     try:
         yield workspace
     finally:

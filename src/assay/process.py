@@ -25,7 +25,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from assay import reaper
 from assay.environment import EnvPolicy, build_env
@@ -106,22 +106,22 @@ class ProcessResult:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> ProcessResult:
+    def from_dict(cls, data: Mapping[str, Any]) -> ProcessResult:
         failure = data.get("start_failure")
         return cls(
-            argv=tuple(data["argv"]),  # type: ignore[arg-type]
+            argv=tuple(data["argv"]),
             cwd=str(data["cwd"]),
-            exit_code=data.get("exit_code"),  # type: ignore[arg-type]
-            signal=data.get("signal"),  # type: ignore[arg-type]
+            exit_code=data.get("exit_code"),
+            signal=data.get("signal"),
             timed_out=bool(data.get("timed_out")),
             start_failure=StartFailure(failure) if failure else None,
-            start_error=data.get("start_error"),  # type: ignore[arg-type]
-            duration_s=float(data.get("duration_s", 0.0)),  # type: ignore[arg-type]
-            cpu_s=data.get("cpu_s"),  # type: ignore[arg-type]
-            peak_rss_bytes=data.get("peak_rss_bytes"),  # type: ignore[arg-type]
+            start_error=data.get("start_error"),
+            duration_s=float(data.get("duration_s", 0.0)),
+            cpu_s=data.get("cpu_s"),
+            peak_rss_bytes=data.get("peak_rss_bytes"),
             output_complete=bool(data.get("output_complete", True)),
-            stdout=CapturedOutput.from_dict(data.get("stdout", {})),  # type: ignore[arg-type]
-            stderr=CapturedOutput.from_dict(data.get("stderr", {})),  # type: ignore[arg-type]
+            stdout=CapturedOutput.from_dict(data.get("stdout", {})),
+            stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )
 
 

@@ -112,7 +112,8 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None) -> None:
     seen: set[int] = set()
     while True:
         seen.update(signal_run(pgid, marker, signal.SIGKILL))
-        seen.discard(keep)  # type: ignore[arg-type]
+        if keep is not None:
+            seen.discard(keep)
         _reap(seen)
         seen = {p for p in seen if os.path.exists(f"/proc/{p}")}  # zombies too: not yet reaped
         if not seen and not _group_alive(pgid):

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -486,7 +487,7 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
         except OSError as retry_exc:
             errors.append(f"{failed}: {retry_exc.strerror or retry_exc}")
 
-    if _HAS_ONEXC:
+    if sys.version_info >= (3, 12):  # onerror is deprecated there
         shutil.rmtree(path, onexc=on_error)
     else:
         shutil.rmtree(path, onerror=lambda func, failed, info: on_error(func, failed, info[1]))
@@ -495,5 +496,3 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
     if os.path.lexists(path):
         raise OSError(f"{path} still exists after removal")
 
-
-_HAS_ONEXC = "onexc" in shutil.rmtree.__code__.co_varnames  # Python 3.12+
