@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from assay import probe as probe_module
+from assay import probe_record
 from assay.engine import run_check
 from assay.evidence import Check
 from assay.probe import (
-    NO_PROBE_CACHE_VAR,
-    PROBE_STORE_NAME,
     ProbeCache,
     ProbeError,
     ProbeFailure,
@@ -24,6 +23,7 @@ from assay.probe import (
     probe,
     probe_all,
 )
+from assay.probe_record import NO_PROBE_CACHE_VAR, PROBE_STORE_NAME
 from assay.toolchains import TOOLCHAINS, Language, toolchain_for
 from assay.verdict import Cause, Kind, Verdict
 
@@ -42,7 +42,7 @@ def _own_probe_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def short_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(probe_module, "RACY_WINDOW_NS", TEST_RACY_WINDOW_NS)
+    monkeypatch.setattr(probe_record, "RACY_WINDOW_NS", TEST_RACY_WINDOW_NS)
 
 
 def settle() -> None:
@@ -344,7 +344,7 @@ def test_a_virtualenvs_own_site_packages_are_part_of_the_fingerprint(tmp_path: P
     (venv / "pyvenv.cfg").write_text(f"home = {base.parent}\n")
     venv_site = venv / "lib" / "python3.11" / "site-packages"
     venv_site.mkdir(parents=True)
-    parts = probe_module.fingerprint(str(venv / "bin" / "python3"), module="mypy")
+    parts = probe_record.fingerprint(str(venv / "bin" / "python3"), module="mypy")
     assert parts is not None
     paths = [part[0] for part in parts]
     assert str(venv_site) in paths and str(venv / "pyvenv.cfg") in paths
