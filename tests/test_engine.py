@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from assay.engine import (
-    Phase,
-    StepStartError,
-    Verification,
-    VerificationError,
-    run_check,
-    verify,
-)
+from assay.engine import run_check
 from assay.evidence import Check, CheckerId
 from assay.instrument import instrument
 from assay.output import CapturedOutput
 from assay.probe import ProbeCache
 from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind, Verdict
+from assay.verification import (
+    Phase,
+    StepStartError,
+    Verification,
+    VerificationError,
+    verify,
+)
 
 PY = sys.executable
 

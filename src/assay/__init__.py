@@ -10,8 +10,9 @@ that `import assay` — and the CLI's start-up — pays only for what is used.
     Report, aggregate                                              assay.report
     run_verifiers, Verifier, VerifierContext, Outcome, Isolation   assay.runner
     ProbeCache, ProbeFailure, ProbeError, ToolchainError           assay.probe
-    run_check, Verification, VerificationResult,                   assay.engine
-    VerificationError, StepStartError
+    run_check                                                      assay.engine
+    Verification, VerificationResult, VerificationError,           assay.verification
+    StepStartError
     discover                                                       assay.discovery
     Plan, PlanOptions                                              assay.plan
     select_sandbox, Sandbox, SandboxUnavailable                    assay.sandbox
@@ -50,9 +51,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ("ProbeCache", "ProbeFailure", "ProbeError", "ToolchainError"), "assay.probe"
     ),
+    "run_check": "assay.engine",
     **dict.fromkeys(
-        ("run_check", "Verification", "VerificationResult", "VerificationError", "StepStartError"),
-        "assay.engine",
+        ("Verification", "VerificationResult", "VerificationError", "StepStartError"),
+        "assay.verification",
     ),
     "discover": "assay.discovery",
     **dict.fromkeys(("Plan", "PlanOptions"), "assay.plan"),
@@ -80,10 +82,6 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
     from assay.cache import VerdictCache as VerdictCache
     from assay.discovery import discover as discover
-    from assay.engine import StepStartError as StepStartError
-    from assay.engine import Verification as Verification
-    from assay.engine import VerificationError as VerificationError
-    from assay.engine import VerificationResult as VerificationResult
     from assay.engine import run_check as run_check
     from assay.environment import EnvPolicy as EnvPolicy
     from assay.evidence import Check as Check
@@ -121,3 +119,7 @@ if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eag
     from assay.verdict import Kind as Kind
     from assay.verdict import Status as Status
     from assay.verdict import Verdict as Verdict
+    from assay.verification import StepStartError as StepStartError
+    from assay.verification import Verification as Verification
+    from assay.verification import VerificationError as VerificationError
+    from assay.verification import VerificationResult as VerificationResult
