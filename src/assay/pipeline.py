@@ -157,7 +157,7 @@ class _Run:
         checkers = _identify_all(the_plan, workspace.path, probes)
         cache, key = _cache_lookup(self.root, the_plan, self.options, checkers, self.sandbox_name)
         if cache is not None and key is not None:
-            hit = _cached_report(cache, key)
+            hit = _cached_report(cache, key, the_plan.require_tests)
             if hit is not None:
                 return _Outcome([], [], the_plan, cached=hit)
 
@@ -370,7 +370,9 @@ def _identify_all(the_plan: Plan, root: Path, probes: Any) -> list[CheckerId | N
         return list(pool.map(one, the_plan.checks))
 
 
-def _cached_report(cache: Any, key: str) -> Report | None:
+def _cached_report(cache: Any, key: str, require_tests: bool) -> Report | None:
+    """The stored report for `key`, if it is readable and its status is the one its own
+    evidence gives: a stored status is never believed on its own word."""
     from assay.cache import CacheError
 
     try:
@@ -378,8 +380,10 @@ def _cached_report(cache: Any, key: str) -> Report | None:
         if hit is None:
             return None
         report = Report.from_dict(hit.report)
-    except (CacheError, ValueError, KeyError, TypeError):
+    except (CacheError, ValueError, KeyError, TypeError, AttributeError):
         return None  # an unreadable entry is a miss, never a verdict
+    if aggregate(report.checks, require_tests=require_tests).status is not report.status:
+        return None
     extra = dict(report.extra)
     extra["cached"] = {"stored_at": hit.stored_at, "key": key}
     return replace(report, extra=extra)
