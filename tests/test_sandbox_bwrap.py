@@ -57,7 +57,11 @@ def source(host_dir: Path) -> Path:
 
 
 def make_sandbox(**limits: int | None) -> BwrapSandbox:
-    return BwrapSandbox(BwrapOptions(limits=Limits(**limits) if limits else Limits()))
+    # The interpreter the attempts run with is a toolchain the sandbox must show, wherever
+    # it is installed (a checkout under /tmp included).
+    return BwrapSandbox(
+        BwrapOptions(limits=Limits(**limits) if limits else Limits(), toolchain_paths=(PYTHON,))
+    )
 
 
 @pytest.fixture
@@ -225,7 +229,7 @@ def test_network_option_does_reach_the_host(
 ) -> None:
     """The control for the test above: the same program connects when network is on."""
     port, accepted = loopback_server
-    sandbox = BwrapSandbox(BwrapOptions(network=True))
+    sandbox = BwrapSandbox(BwrapOptions(network=True, toolchain_paths=(PYTHON,)))
     with sandbox.workspace(source) as ws:
         result = sandbox.run(ws, [PYTHON, "-c", CONNECT, str(port)], timeout=30)
     assert outcome(result) == {"connected": True, "data": "secret-from-host"}

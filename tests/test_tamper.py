@@ -154,7 +154,9 @@ def test_protected_workspace_keeps_the_base_tests_verdict(
     tmp_path: Path, base: Path, report_dir: Path, cheat: str
 ) -> None:
     change = make_change(tmp_path, base, cheat)
-    sandbox = BwrapSandbox(BwrapOptions(writable_paths=(str(report_dir),)))
+    sandbox = BwrapSandbox(
+        BwrapOptions(writable_paths=(str(report_dir),), toolchain_paths=(sys.executable,))
+    )
     junit = report_dir / f"{cheat}.xml"
     workspace, restore = provision_protected(sandbox, change, base, protected_set())
     try:
@@ -171,7 +173,7 @@ def test_protected_workspace_keeps_the_base_tests_verdict(
 def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Path) -> None:
     """The control: the same cheat, unprotected, makes pytest exit 0 — hence the signal."""
     change = make_change(tmp_path, base, "assert_true")
-    sandbox = BwrapSandbox()
+    sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(sys.executable,)))
     with sandbox.workspace(change) as ws:
         result = sandbox.run(ws, [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "tests"], timeout=60)
     assert result.exit_code == 0

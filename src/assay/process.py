@@ -80,7 +80,9 @@ class ProcessResult:
     cpu_s: float | None = None
     """User + system CPU time of the main process and the children it waited for."""
     peak_rss_bytes: int | None = None
-    """Peak resident set size of the largest process among them."""
+    """Peak resident set size of the largest process among them, as the kernel reports it
+    (Linux counts a child's size before exec too, so this is at least the size of the
+    process that started it: an upper bound, not an exact figure)."""
     output_complete: bool = True
     """False when some process kept the pipes open past the drain period."""
 

@@ -43,6 +43,8 @@ SANDBOX_HOME = "/tmp/home"
 SANDBOX_UID = 65534
 #: Directories the sandbox replaces with fresh, empty filesystems (besides the hidden homes).
 FRESH_MOUNTS: tuple[str, ...] = ("/tmp", "/run", "/dev", "/dev/shm")
+#: Fresh mounts a toolchain may live under (a checkout with its venv in /tmp).
+HIDDEN_TOOLCHAIN_MOUNTS: tuple[str, ...] = ("/tmp", "/run")
 #: Deadline for the availability probe; a working bwrap answers in milliseconds.
 PROBE_TIMEOUT_SECONDS = 20.0
 
@@ -250,6 +252,7 @@ class BwrapSandbox(Sandbox):
         for home in homes:
             args += ["--tmpfs", home]
         for path in self._toolchain_binds():
+            args += _traversable_parents(path, [*FRESH_MOUNTS, *homes])
             args += ["--ro-bind", path, path]
         for writable in self.options.writable_paths:
             args += ["--bind", writable, writable]
@@ -286,19 +289,17 @@ class BwrapSandbox(Sandbox):
         return flags
 
     def _toolchain_binds(self) -> list[str]:
+        """Toolchain directories hidden by the sandbox's fresh mounts, to bind back read-only.
+
+        Under a hidden home: the toolchain's top directory there (`~/.pyenv`), never a
+        secret one. Under /tmp or /run (a checkout or a venv made there): the binary's
+        installation prefix only (`/tmp/x/.venv`), not the whole directory around it."""
         binds: list[str] = []
         homes = _real_homes()
         candidates = [os.path.join(h, rel) for h in homes for rel in TOOLCHAIN_HOME_DIRS]
         for path in self.options.toolchain_paths:
-            resolved = os.path.realpath(path)
-            for home in homes:
-                rel = os.path.relpath(resolved, home)
-                if rel.startswith(".."):
-                    continue
-                top = rel.split(os.sep)[0]
-                if top in SECRET_HOME_DIRS:
-                    continue  # a probe never legitimately resolves into these
-                candidates.append(os.path.join(home, top))
+            for form in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+                candidates.extend(_hidden_toolchain_dirs(form, homes))
         for path in candidates:
             if os.path.exists(path) and path not in binds:
                 binds.append(path)
@@ -384,6 +385,27 @@ def _shared_paths(workspace: Workspace) -> tuple[str, ...]:
     """
     record = workspace.provisioned
     return record.shared_paths if record is not None else ()
+
+
+def _hidden_toolchain_dirs(path: str, homes: Sequence[str]) -> list[str]:
+    """What to bind back so that the binary at `path` runs inside the sandbox (see
+    `BwrapSandbox._toolchain_binds`); nothing when the path is visible anyway."""
+    for home in homes:
+        rel = os.path.relpath(path, home)
+        if not rel.startswith(".."):
+            top = rel.split(os.sep)[0]
+            # A probe never legitimately resolves into a secret directory.
+            return [] if top in SECRET_HOME_DIRS else [os.path.join(home, top)]
+    if any(path.startswith(m.rstrip("/") + "/") for m in HIDDEN_TOOLCHAIN_MOUNTS):
+        return [_install_prefix(path)]
+    return []
+
+
+def _install_prefix(binary: str) -> str:
+    """The installation a binary belongs to: `/x` for `/x/bin/tool` (a venv, a prefix),
+    `/x/node_modules` for `/x/node_modules/.bin/tool`, else the binary's directory."""
+    parent = Path(binary).parent
+    return str(parent.parent if parent.name in ("bin", ".bin") else parent)
 
 
 def _traversable_parents(path: str, fresh_mounts: Sequence[str]) -> list[str]:
