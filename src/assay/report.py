@@ -132,8 +132,10 @@ def _executed_tests(evidence: Evidence) -> bool:
 def _explain(problems: list[Evidence]) -> str:
     first = problems[0]
     what = first.note or _default_note(first)
-    more = f" ({len(problems) - 1} more check(s) likewise)" if len(problems) > 1 else ""
-    return _sentence(what) + more
+    others = [e.check.name for e in problems[1:]]
+    if not others:
+        return _sentence(what)
+    return _sentence(what) + f" Also {first.verdict.value}: {', '.join(others)}."
 
 
 def _default_note(evidence: Evidence) -> str:
