@@ -476,3 +476,31 @@ def test_posix_shared_memory_is_private_and_usable(
     """
     assert outcome(attempt(sandbox, workspace, code)) == {"locked": True}
     assert not Path("/dev/shm/assay-private").exists()
+
+
+def test_a_source_under_tmp_is_shown_read_only_for_editable_installs() -> None:
+    """An editable install in the project's .venv imports from the source tree itself; a
+    source under /tmp (which the sandbox replaces) must still be importable, not writable."""
+    src = Path(tempfile.mkdtemp(prefix="assay-editable-", dir="/tmp"))
+    try:
+        src.chmod(0o755)
+        (src / "pkg").mkdir()
+        (src / "pkg" / "__init__.py").write_text("VALUE = 42\n")
+        sandbox = make_sandbox()
+        with sandbox.workspace(src) as ws:
+            code = f"""
+                import json, sys
+                sys.path.insert(0, {str(src)!r})  # what an editable install's .pth does
+                import pkg
+                try:
+                    open({str(src / "pkg" / "__init__.py")!r}, "w").write("VALUE = 0")
+                    wrote = True
+                except OSError:
+                    wrote = False
+                print(json.dumps({{"value": pkg.VALUE, "wrote": wrote}}))
+            """
+            got = outcome(attempt(sandbox, ws, code))
+        assert got == {"value": 42, "wrote": False}
+        assert (src / "pkg" / "__init__.py").read_text() == "VALUE = 42\n"
+    finally:
+        shutil.rmtree(src, ignore_errors=True)

@@ -256,13 +256,14 @@ class BwrapSandbox(Sandbox):
             args += ["--ro-bind", path, path]
         for writable in self.options.writable_paths:
             args += ["--bind", writable, writable]
+        source = _source_of(workspace)
+        if source is not None:
+            # The source tree, read-only at its own path: the workspace's links (.venv,
+            # node_modules, .git) point into it, and an editable install in the project's
+            # environment imports from it, even when it lies under the hidden home or /tmp.
+            args += _traversable_parents(source, [*FRESH_MOUNTS, *homes])
+            args += ["--ro-bind", source, source]
         args += ["--bind", ws, ws]
-        for shared in _shared_paths(workspace):
-            # The workspace's links (.venv, node_modules, .git) point here: the source's own
-            # directories, read-only at their own paths, so links and absolute shebangs
-            # resolve even when the source lies under the hidden home or /tmp.
-            args += _traversable_parents(shared, [*FRESH_MOUNTS, *homes])
-            args += ["--ro-bind", shared, shared]
         args += ["--chdir", cwd]
         if self._as_root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
@@ -378,13 +379,15 @@ def _discard(path: Path, error: BaseException) -> None:
         error.add_note(f"and removing {path} failed: {cleanup_error}")
 
 
-def _shared_paths(workspace: Workspace) -> tuple[str, ...]:
-    """The source directories `workspace` links to, as recorded when it was provisioned.
+def _source_of(workspace: Workspace) -> str | None:
+    """The source directory `workspace` was made from, as recorded when it was provisioned.
 
     Never read back from the workspace: the code under test can repoint its links.
     """
     record = workspace.provisioned
-    return record.shared_paths if record is not None else ()
+    if record is None or not os.path.isdir(record.source):
+        return None
+    return record.source
 
 
 def _hidden_toolchain_dirs(path: str, homes: Sequence[str]) -> list[str]:

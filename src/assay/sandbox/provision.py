@@ -407,10 +407,6 @@ class ProvisionRecord:
     skipped: tuple[str, ...]
     """Relative paths left out (caches, build output)."""
 
-    @property
-    def shared_paths(self) -> tuple[str, ...]:
-        """The source's directories the workspace links to, as absolute host paths."""
-        return tuple(os.path.join(self.source, rel) for rel in self.linked)
 
     def to_dict(self) -> dict[str, object]:
         return {
