@@ -110,8 +110,8 @@ def _copy_everything_to_disk(scratch: Path) -> Iterator[None]:
 
 def bench_verify(scratch: Path) -> None:
     """`assay verify --kind build` of this repository (it has a .venv): old copy rule against the new."""
+    from assay.pipeline import VerifyOptions, verify
     from assay.verdict import Kind
-    from assay.verify import VerifyOptions, verify
 
     repo = Path(__file__).resolve().parents[1]
     if not (repo / ".venv").is_dir():
