@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from assay.engine import run_check
@@ -30,6 +31,11 @@ PROBED_TOOLS = ("python", "go", "cargo", "node", "tsc", "mypy", "ruff")
 #: Tools timed against the persistent record: (label, tool, module) — `python -m pytest`
 #: through this interpreter, and the ruff binary next to it.
 PERSISTED_TOOLS = (("python -m pytest", "pytest", "pytest"), ("ruff", "ruff", None))
+
+
+def _lookups(cache: ProbeCache, tool: str, env: dict[str, str] | None, count: int) -> None:
+    for _ in range(count):
+        cache.get(tool, env=env)
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -75,12 +81,12 @@ def bench_probes(lookups: int) -> None:
     env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     for tool in PROBED_TOOLS:
         try:
-            cold = timed(lambda tool=tool: probe(tool, env=env))
+            cold = timed(partial(probe, tool, env=env))
             cache.get(tool, env=env)
         except ProbeFailure as failure:
             print(f"  {tool:8s} not identified: {failure}")
             continue
-        warm = timed(lambda tool=tool: [cache.get(tool, env=env) for _ in range(lookups)]) / lookups
+        warm = timed(partial(_lookups, cache, tool, env, lookups)) / lookups
         print(
             f"  {tool:8s} uncached {1000 * cold:8.1f} ms   cached {1e6 * warm:7.2f} us   x{cold / warm:,.0f}"
         )
@@ -119,7 +125,7 @@ def _bench_persisted_tool(
     ProbeCache(store=store).get(tool, path=path, env=env, module=module)  # records it
     runs = [ProbeCache(store=store) for _ in range(repeats)]
     hit_s = statistics.median(
-        timed(lambda run=run: run.get(tool, path=path, env=env, module=module)) for run in runs
+        timed(partial(run.get, tool, path=path, env=env, module=module)) for run in runs
     )
     hits = sum(run.persisted_hits for run in runs)
     # Recently changed files (the racy window) are probed instead: say so, not a false figure.

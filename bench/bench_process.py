@@ -21,7 +21,7 @@ from pathlib import Path
 PYTHON = sys.executable
 # Measure what users get: bytecode written once and reused (some shells disable it).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay")
+ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay") or ""
 
 
 def wall(argv: list[str], **kwargs: object) -> float:
@@ -117,7 +117,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    if ASSAY is None:
+    if not ASSAY:
         sys.exit("the `assay` command is not installed: pip install -e . first")
     repeat = 5 if args.quick else 20
     print(f"assay: {ASSAY}\npython: {PYTHON}\n")

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from assay.cache import VerdictCache, cache_key, workspace_digest
@@ -138,8 +139,8 @@ def bench_bwrap(scratch: Path) -> None:
             ("trivial command (true)", ["true"], 10),
             ("~1 s command", [PYTHON, "-c", "import time; time.sleep(1.0)"], 3),
         ):
-            bare = best_of(runs, lambda a=argv: run_process(a, cwd=cwd, timeout=30))
-            boxed = best_of(runs, lambda a=argv: run(a, cwd=cwd, timeout=30))
+            bare = best_of(runs, partial(run_process, argv, cwd=cwd, timeout=30))
+            boxed = best_of(runs, partial(run, argv, cwd=cwd, timeout=30))
             print(f"bwrap {label}: sandboxed {boxed * 1000:.1f}ms  bare {bare * 1000:.1f}ms"
                   f"  ratio {boxed / bare:.3f}")
 

@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 VENV_BIN = Path(sys.executable).parent
 ASSAY = str(VENV_BIN / "assay")
@@ -99,7 +100,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
                 )
         shutil.rmtree(repo / ".pytest_cache", ignore_errors=True)
 
-    def verify(*extra: str) -> dict[str, object]:
+    def verify(*extra: str) -> dict[str, Any]:
         done = subprocess.run(
             [ASSAY, "verify", "--json", str(repo), *extra],
             env=env, capture_output=True, text=True, check=False,
@@ -110,7 +111,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
         return report
 
     first = verify("--no-cache")  # warm-up, and the test count
-    tests = sum((c.get("tests") or {}).get("executed", 0) for c in first["checks"])  # type: ignore[union-attr]
+    tests = sum((c.get("tests") or {}).get("executed", 0) for c in first["checks"])
     by_hand()
 
     hand_s = median_of(repeat, by_hand)
@@ -118,7 +119,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     assay_none_s = median_of(repeat, lambda: verify("--no-cache", "--sandbox", "none"))
     verify()  # stores the verdict
     hit_s = median_of(repeat, verify)
-    assert "cached" in verify().get("extra", {}), "the second run was not a cache hit"  # type: ignore[operator]
+    assert "cached" in verify().get("extra", {}), "the second run was not a cache hit"
 
     names = ", ".join(c["name"] for c in plan["checks"])
     print(f"{name}: {len(commands)} planned checks ({names}), {tests} tests")
