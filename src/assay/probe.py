@@ -12,14 +12,12 @@ never looked at, so the caller reports `unverified` / `toolchain_missing`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,6 +168,8 @@ DIGEST_MAX_BYTES = 64 * 1024 * 1024
 def identify_by_digest(tool: str, binary: str) -> CheckerId:
     """Identify a tool assay does not know by the content of its file, not by running it:
     `X --version` on an arbitrary project script (`./test.sh`) would execute that script."""
+    import hashlib  # only unknown tools need it
+
     digest = hashlib.sha256()
     try:
         with open(binary, "rb") as f:
@@ -202,6 +202,32 @@ def _resolve(toolchain: Toolchain, path: str | None, env: Mapping[str, str] | No
     return os.path.abspath(path)
 
 
+class _Pending:
+    """One identification, shared by every thread that asks for the same key meanwhile."""
+
+    __slots__ = ("_done", "_error", "value")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._error: BaseException | None = None
+        self.value: CheckerId | None = None
+
+    def resolve(self, checker: CheckerId) -> None:
+        self.value = checker
+        self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._done.set()
+
+    def result(self) -> CheckerId:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self.value is not None
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class _Key:
     tool: str
@@ -229,10 +255,10 @@ class ProbeCache:
         self._confinement = confinement
         """Version commands of binaries inside it run through its runner (see `Confinement`)."""
         self._lock = threading.Lock()
-        self._entries: dict[_Key, Future[CheckerId]] = {}
-        self._store = None
-        if persistent and not probe_cache_disabled():
-            self._store = store if store is not None else PersistentProbes()
+        self._entries: dict[_Key, _Pending] = {}
+        self._persistent = persistent and not probe_cache_disabled()
+        self._store = store if self._persistent else None
+        """Opened on first need: identifying an unknown tool by digest never needs it."""
         self.probes_run = 0
         """How many distinct tools this cache identified (or failed to), from disk or not."""
         self.commands_run = 0
@@ -251,18 +277,18 @@ class ProbeCache:
         """Like `probe`, but answered from the cache after the first call."""
         key = _Key(tool, path, module, search_path(env))
         with self._lock:
-            future = self._entries.get(key)
-            owner = future is None
-            if future is None:
-                future = self._entries[key] = Future()
+            pending = self._entries.get(key)
+            owner = pending is None
+            if pending is None:
+                pending = self._entries[key] = _Pending()
                 self.probes_run += 1
         if owner:
             try:
-                future.set_result(self._identify(tool, path=path, env=env, module=module))
+                pending.resolve(self._identify(tool, path=path, env=env, module=module))
             except BaseException as exc:
-                # Waiting threads see the same failure instead of hanging on the future.
-                future.set_exception(exc)
-        return future.result()
+                # Waiting threads see the same failure instead of hanging on it.
+                pending.fail(exc)
+        return pending.result()
 
     def _identify(
         self, tool: str, *, path: str | None, env: Mapping[str, str] | None, module: str | None
@@ -278,12 +304,19 @@ class ProbeCache:
         if known is None and module is None:
             self._count_probe()
             return identify_by_digest(tool, binary)
-        if self._store is None:
+        store = self._open_store()
+        if store is None:
             self._count_probe()
             return run_version_command(
                 tool, toolchain, binary, env=env, module=module, confinement=self._confinement
             )
-        return self._identify_binary(tool, toolchain, binary, env, module, self._store)
+        return self._identify_binary(tool, toolchain, binary, env, module, store)
+
+    def _open_store(self) -> PersistentProbes | None:
+        with self._lock:
+            if self._persistent and self._store is None:
+                self._store = PersistentProbes()
+            return self._store
 
     def _identify_binary(
         self,
@@ -324,8 +357,8 @@ class ProbeCache:
     def known(self) -> dict[str, CheckerId]:
         """Checkers identified so far, by tool (the last one probed wins for a tool name)."""
         with self._lock:
-            done = [f for f in self._entries.values() if f.done() and f.exception() is None]
-        return {c.tool: c for c in (f.result() for f in done)}
+            pending = list(self._entries.values())
+        return {c.tool: c for c in (p.value for p in pending) if c is not None}
 
 
 def probe_all(

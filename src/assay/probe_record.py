@@ -8,18 +8,20 @@ has exactly the identity (device, inode, size, mtime, ctime) it had when it was 
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 import re
 import shutil
-import sqlite3
 import time
 from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.toolchains import Toolchain
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 def search_path(env: Mapping[str, str] | None) -> str:
@@ -287,6 +289,8 @@ def record_key(
         toolchain.version_pattern.pattern,
         _steering_env(_effective_env(env)),
     ]
+    import hashlib  # the record is opened only when a known tool is probed
+
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
 
@@ -305,6 +309,8 @@ class PersistentProbes:
 
     def lookup(self, key: str, parts: list[_Part]) -> str | None:
         """The version stored for `key` with exactly this fingerprint, or None."""
+        import sqlite3
+
         try:
             with closing(self._connect()) as db:
                 row = db.execute(
@@ -319,6 +325,8 @@ class PersistentProbes:
 
     def record(self, key: str, parts: list[_Part], version: str) -> None:
         """Remember `version` for `key` and this fingerprint (best effort), bounded in size."""
+        import sqlite3
+
         try:
             with closing(self._connect()) as db, db:
                 db.execute(
@@ -336,6 +344,8 @@ class PersistentProbes:
 
     def _connect(self) -> sqlite3.Connection:
         """An open connection with the table in place."""
+        import sqlite3  # imported where used: `assay run` on an unknown tool never opens it
+
         self.directory.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=PROBE_STORE_BUSY_S)
         try:
