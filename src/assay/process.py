@@ -224,10 +224,10 @@ class _Execution:
         try:
             return self._supervise(proc, started)
         finally:
-            # Whatever happened above, nothing of this run outlives it.
-            reaper.kill_run(proc.pid, self.marker)
             if proc.returncode is None:
-                _wait(proc.pid, blocking=True)
+                # Supervision did not finish: nothing of this run outlives it all the same.
+                reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+                _reap(proc.pid)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
                     pipe.close()
@@ -258,11 +258,11 @@ class _Execution:
         exit_fd = _pidfd(proc.pid)
         if exit_fd is not None:
             pipes.watch(exit_fd)
-        status: _Status | None = None
+        exited = False
         timed_out = False
         try:
             # Phase 1: pump output until the main process exits or the deadline passes.
-            while status is None:
+            while not exited:
                 now = time.monotonic()
                 if self.deadline is not None and now >= self.deadline:
                     timed_out = True
@@ -271,22 +271,22 @@ class _Execution:
                 if exit_fd is None:
                     wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
                 pipes.pump(wait)
-                status = _try_wait(proc.pid)
+                exited = _has_exited(proc.pid)
         finally:
             if exit_fd is not None:
                 pipes.unwatch(exit_fd)
         if timed_out:
-            status = self._terminate(proc.pid, pipes)
-        else:
-            # The main process is gone; anything it left behind goes with it.
-            reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+            self._terminate(proc.pid, pipes)
+        # Phase 2: the main process is done, or about to be killed. It is not reaped yet, so
+        # its process group id cannot be reused: everything it left behind dies first.
+        reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+        status = _reap(proc.pid)
         # Phase 3: collect what is still in the pipes, but never wait on a holder forever.
         drain_end = time.monotonic() + DRAIN_SECONDS
         while pipes.open and (remaining := drain_end - time.monotonic()) > 0:
             pipes.pump(remaining)
         output_complete = not pipes.open
         pipes.close()
-        assert status is not None
         proc.returncode = status.returncode  # we reaped it; keep Popen consistent
         return ProcessResult(
             argv=self.argv,
@@ -304,18 +304,15 @@ class _Execution:
             output_complete=output_complete,
         )
 
-    def _terminate(self, pid: int, pipes: _Pipes) -> _Status:
-        """TERM the whole tree, keep draining through the grace period, then KILL and reap."""
+    def _terminate(self, pid: int, pipes: _Pipes) -> None:
+        """TERM the whole tree and keep draining until it is gone or the grace period ends
+        (the caller then KILLs whatever is left, and reaps)."""
         reaper.signal_run(pid, self.marker, signal.SIGTERM)
         grace_end = time.monotonic() + TERM_GRACE_SECONDS
-        status = None
         while (remaining := grace_end - time.monotonic()) > 0:
-            status = status or _try_wait(pid)
-            if status is not None and not reaper.run_alive(pid, self.marker):
-                return status
+            if _has_exited(pid) and not reaper.run_alive(pid, self.marker):
+                return
             pipes.pump(min(_EXIT_POLL_SECONDS / 5, remaining))
-        reaper.kill_run(pid, self.marker, keep=pid)
-        return status or _wait(pid, blocking=True)  # type: ignore[return-value]
 
 
 #: Without a pidfd, how often to look for the main process's exit.
@@ -334,14 +331,13 @@ class _Status:
         return self.exit_code if self.exit_code is not None else -(self.signal or 0)
 
 
-def _wait(pid: int, *, blocking: bool) -> _Status | None:
+def _reap(pid: int) -> _Status:
+    """Wait for the child and collect its status and resource use."""
     try:
-        got, raw, usage = os.wait4(pid, 0 if blocking else os.WNOHANG)
+        _, raw, usage = os.wait4(pid, 0)
     except ChildProcessError:
         # Already reaped elsewhere: we no longer know how it ended; say so fail-closed.
         return _Status(exit_code=None, signal=signal.SIGKILL, cpu_s=0.0, peak_rss_bytes=0)
-    if got == 0:
-        return None
     code = os.waitstatus_to_exitcode(raw)
     return _Status(
         exit_code=code if code >= 0 else None,
@@ -351,8 +347,12 @@ def _wait(pid: int, *, blocking: bool) -> _Status | None:
     )
 
 
-def _try_wait(pid: int) -> _Status | None:
-    return _wait(pid, blocking=False)
+def _has_exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it (a reaped pid could be reused)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 class _Pipes:
