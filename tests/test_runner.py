@@ -120,6 +120,15 @@ def test_an_outcome_cannot_be_built_outside_the_runner() -> None:
         Outcome("x", evidence, None, "", 0.0, Isolation.IN_PROCESS)
 
 
+def test_an_outcome_cannot_be_changed_after_the_runner_made_it() -> None:
+    (outcome,) = run_verifiers([testing.SegfaultVerifier()], CTX, deadline=10)
+    with pytest.raises(AttributeError):
+        outcome.fault = None  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del outcome.fault
+    assert outcome.fault is Cause.VERIFIER_CRASH and not outcome.passed
+
+
 def test_every_fault_cause_is_a_failing_verdict() -> None:
     for cause in VERIFIER_FAULTS:
         assert cause.verdict is Verdict.FAIL

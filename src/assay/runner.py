@@ -79,6 +79,12 @@ class Outcome:
     """A verifier's result as the runner established it. Built only by this module."""
 
     __slots__ = ("detail", "duration_s", "evidence", "fault", "isolation", "verifier_id")
+    verifier_id: str
+    evidence: Evidence
+    fault: Cause | None
+    detail: str
+    duration_s: float
+    isolation: Isolation
 
     def __init__(
         self,
@@ -93,12 +99,18 @@ class Outcome:
     ) -> None:
         if _token is not _RUNNER_TOKEN:
             raise TypeError("Outcome is built only by assay.runner.run_verifiers")
-        self.verifier_id = verifier_id
-        self.evidence = evidence
-        self.fault = fault
-        self.detail = detail
-        self.duration_s = duration_s
-        self.isolation = isolation
+        for name, value in (
+            ("verifier_id", verifier_id), ("evidence", evidence), ("fault", fault),
+            ("detail", detail), ("duration_s", duration_s), ("isolation", isolation),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Immutable: a fault recorded by the runner cannot be erased afterwards.
+        raise AttributeError(f"Outcome is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Outcome is immutable; cannot delete {name!r}")
 
     @property
     def passed(self) -> bool:
