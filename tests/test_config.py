@@ -129,3 +129,12 @@ def test_arbitrary_structures_are_a_config_or_a_config_error(data: dict) -> None
         parse_config(data, "assay.toml")
     except ConfigError as exc:
         assert "assay.toml" in str(exc)
+
+
+def test_command_line_is_found_under_the_commands_table() -> None:
+    text = (
+        "[project.optional-dependencies]\ntest = ['pytest']\n\n"
+        "[tool.assay.commands]\ntest = 'pytest -q'\n"
+    )
+    config = from_pyproject(text)
+    assert config is not None and config.commands[0].line == 5

@@ -367,3 +367,45 @@ def test_repo_files_stays_inside(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile):
         write(tmp_path, {"bin": b"\x00"})
         files.read_text("bin")
+
+
+def test_a_bad_workspace_file_does_not_cost_the_root_scripts(tmp_path: Path) -> None:
+    # Nesting deep enough to exhaust the YAML parser's recursion, not just a syntax error.
+    write(
+        tmp_path,
+        {"package.json": '{"scripts": {"test": "jest"}}', "pnpm-workspace.yaml": "a: " + "[" * 2000},
+    )
+    result = discover(tmp_path)
+    assert "pnpm-workspace.yaml: not valid YAML" in "\n".join(result.errors)
+    assert [c.argv for c in result.candidates if c.kind is Kind.TEST] == [("npm", "run", "test")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["pytest || true", "ruff check . || :", "eslint . || exit 0", "jest; true", "-pytest", "@-pytest"],
+)
+def test_commands_that_ignore_failures_are_recognised(line: str) -> None:
+    from assay.discovery.commands import masks_failure
+
+    assert masks_failure(line)
+
+
+@pytest.mark.parametrize("line", ["pytest -q", "test -f x && pytest", "pytest --maxfail=1", "cargo test -- --nocapture"])
+def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
+    from assay.discovery.commands import masks_failure
+
+    assert not masks_failure(line)
+
+
+def test_targets_and_scripts_that_ignore_failures_are_dropped(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "Makefile": "test:\n\t-pytest\nlint:\n\truff check . || true\n",
+        "package.json": '{"scripts": {"test": "jest || true"}}',
+        "pyproject.toml": "[tool.pytest.ini_options]\n",
+    })
+    p = plan_repository(tmp_path)
+    names = [c.name for c in p.checks]
+    assert "make-test" not in names and "make-lint" not in names and "npm-test" not in names
+    assert "pytest" in names  # the native command answers the test question instead
+    reasons = " ".join(d.reason for d in p.dropped)
+    assert "ignores failures" in reasons

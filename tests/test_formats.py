@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from assay.evidence import Check, CheckerId, Diagnostic, TestCase, TestCounts, evidence_for
 from assay.formats import render_junit, render_sarif, to_sarif
+from assay.formats.junit import MAX_OUTPUT_CHARS
 from assay.output import CapturedOutput
 from assay.process import ProcessResult
 from assay.report import aggregate
@@ -111,6 +112,16 @@ def test_sarif_diagnostics_with_location_and_rule() -> None:
     assert runs["tsc"]["invocations"][0]["executionSuccessful"] is False
     assert "exitCode" not in runs["tsc"]["invocations"][0]
     assert json.loads(render_sarif(sample_report())) == log
+
+
+def test_junit_says_how_much_output_it_cut() -> None:
+    check = Check("pytest", Kind.TEST, ("pytest",), tool="pytest")
+    long_output = "x" * (MAX_OUTPUT_CHARS + 7) + "1 failed"
+    report = aggregate([evidence_for(check, Cause.EXIT_NONZERO, result=result(check.argv, 1, long_output))])
+    out = ET.fromstring(render_junit(report)).find("testsuite/testcase/system-out")
+    assert out is not None and out.text is not None
+    assert out.text.startswith("[assay: first 15 characters not shown]\n")
+    assert out.text.endswith("1 failed")
 
 
 def test_empty_report() -> None:

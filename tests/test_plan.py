@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.discovery import discover
+from assay.discovery import Candidate, Discovery, Ecosystem, Origin, ProjectEnv, Source, discover
+from assay.discovery.model import report
 from assay.formats import render_plan
 from assay.plan import DEFAULT_TIMEOUT_S, PlanOptions, Stage, plan, plan_repository
 from assay.verdict import Kind
@@ -233,7 +234,7 @@ def test_workflow_only(tmp_path: Path) -> None:
             ".github/workflows/ci.yml": (
                 "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      PYTHONHASHSEED: '0'\n"
                 "    steps:\n      - uses: actions/checkout@v4\n      - run: pip install -e .\n"
-                "      - run: |\n          ruff check --fix .\n          pytest -n auto tests/\n"
+                "      - run: |\n          ruff check --fix --exit-zero .\n          pytest -n auto tests/\n"
                 "      - run: mypy --python-version ${{ matrix.py }} src\n"
             )
         },
@@ -241,7 +242,8 @@ def test_workflow_only(tmp_path: Path) -> None:
     p = plan_repository(tmp_path)
     a = argvs(p)
     assert a["pytest"] == ["python3", "-m", "pytest", "-n", "auto", "tests/", "-q", "-x"]
-    assert a["ruff"] == ["ruff", "check", "."]  # --fix removed: verification must not edit code
+    # --fix removed: verification must not edit code; --exit-zero would hide every finding.
+    assert a["ruff"] == ["ruff", "check", "."]
     assert "mypy" not in a
     by_name = {c.name: c for c in p.checks}
     assert by_name["pytest"].env == {"PYTHONHASHSEED": "0"}
@@ -458,3 +460,23 @@ def test_pytest_flags(tmp_path: Path, fail_fast: bool) -> None:
     )
     p = plan(discover(tmp_path), PlanOptions(fail_fast=fail_fast))
     assert p.checks[-1].argv[-1] == ("-x" if fail_fast else "-q")
+
+
+def test_checks_that_cover_each_other_keep_one(tmp_path: Path) -> None:
+    def build(tool: str, other: str, ecosystem: Ecosystem) -> Candidate:
+        return Candidate(
+            Kind.BUILD,
+            (tool,),
+            tool,
+            ecosystem,
+            Origin.MANIFEST,
+            Source("x"),
+            "r",
+            redundant_with=frozenset({other}),
+        )
+
+    found = report("manifests", [build("a", "b", Ecosystem.NODE), build("b", "a", Ecosystem.GO)])
+    discovery = Discovery(str(tmp_path), ProjectEnv("python3", "PATH"), (found,))
+    p = plan(discovery)
+    assert [c.argv for c in p.checks] == [("b",)]  # once `a` is left out, nothing covers `b`
+    assert [d.what for d in p.dropped] == ["a (x)"]

@@ -112,6 +112,7 @@ def parse_config(data: Any, source: str, text: str = "", *, table: str = "") -> 
     commands_table = data.get("commands", {})
     if not isinstance(commands_table, dict):
         raise ConfigError(f"{where}: 'commands' must be a table of kind = command")
+    commands_header = f"{table}.commands" if table else "commands"
     return AssayConfig(
         source=source,
         timeout_s=_timeout(data.get("timeout"), f"{where} timeout"),
@@ -119,7 +120,9 @@ def parse_config(data: Any, source: str, text: str = "", *, table: str = "") -> 
         required=_kinds(data.get("required", []), f"{where} required"),
         skip=_kinds(data.get("skip", []), f"{where} skip"),
         commands=tuple(
-            _command(name, value, f"{where} commands.{name}", _line_of(text, name))
+            _command(
+                name, value, f"{where} commands.{name}", _line_of(text, name, commands_header)
+            )
             for name, value in commands_table.items()
         ),
     )
@@ -213,10 +216,16 @@ def _type(value: Any) -> str:
     )
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """Best-effort 1-based line where `key = ...` is written (tomllib keeps no positions)."""
+def _line_of(text: str, key: str, header: str) -> int | None:
+    """Best-effort 1-based line where `key = ...` is written (tomllib keeps no positions).
+
+    The search starts at the `[header]` line when there is one, so a command's line is
+    not taken from an earlier `test = [...]` in `[project.optional-dependencies]`."""
+    lines = text.splitlines()
+    header_line = re.compile(rf"^\s*\[\s*{re.escape(header)}\s*\]")
+    start = next((i for i, line in enumerate(lines) if header_line.match(line)), 0)
     pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines[start:], start=start + 1):
         if pattern.match(line):
             return number
     return None

@@ -22,9 +22,9 @@ import enum
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv
+from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
 from assay.evidence import Check
 from assay.verdict import Kind
 
@@ -222,13 +222,11 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen, covered = _drop_covered(chosen)
     dropped += covered
     chosen = [_confirm_with_ci(c, candidates) for c in chosen]
-    default_timeout = _first_set(
-        options.timeout_s, config.timeout_s if config else None, DEFAULT_TIMEOUT_S
-    )
-    checks = _named([_to_check(c, options, default_timeout, discovery.env) for c in chosen])
+    configured_timeout = _first_set(config.timeout_s if config else None, DEFAULT_TIMEOUT_S)
+    checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     planned_kinds = {c.kind for c in checks}
     required = config.required if config else frozenset()
-    missing = frozenset(required - planned_kinds)
+    missing = required - planned_kinds
     for kind in sorted(missing, key=_KIND_ORDER.index):
         notes.append(
             f'required {kind.value} check has no command: add `{kind.value} = "..."` '
@@ -251,65 +249,64 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
 
 def plan_repository(root: str | os.PathLike[str], options: PlanOptions | None = None) -> Plan:
     """Discover and plan in one call (what `assay plan PATH` shows)."""
-    from assay.discovery import discover
-
     return plan(discover(root), options)
 
 
 def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
     """At most one candidate per ecosystem for one kind, and why the others were left out."""
-    if not candidates:
+    ranked = sorted(candidates, key=lambda c: (c.origin, c.cost))  # stable: discovery order breaks ties
+    if not ranked:
         return [], []
-    ranked = sorted(
-        candidates, key=lambda c: (c.origin, c.cost)
-    )  # stable: discovery order breaks ties
     winner = ranked[0]
     if winner.origin is Origin.ASSAY_CONFIG:
-        return [winner], [
-            _drop(c, winner, "assay configuration names this kind's command") for c in ranked[1:]
-        ]
+        why = "assay configuration names this kind's command"
+        return [winner], [Dropped(c.label, c.source, why) for c in ranked[1:]]
     if winner.ecosystem is Ecosystem.GENERIC:
-        return [winner], [_drop(c, winner, "outranked") for c in ranked[1:]]
-    picked = [winner]
+        return [winner], [_outranked(c, winner) for c in ranked[1:]]
+    best: dict[Ecosystem, Candidate] = {}
+    for candidate in ranked:
+        best.setdefault(candidate.ecosystem, candidate)
+    picked: list[Candidate] = []
     left_out: list[Dropped] = []
-    for candidate in ranked[1:]:
-        best_of_its_ecosystem = next(p for p in ranked if p.ecosystem is candidate.ecosystem)
-        if candidate is best_of_its_ecosystem and candidate.ecosystem is not Ecosystem.GENERIC:
+    for candidate in ranked:
+        if candidate.ecosystem is Ecosystem.GENERIC:  # the winner is not generic: it covers this
+            left_out.append(_outranked(candidate, winner))
+        elif best[candidate.ecosystem] is candidate:
             picked.append(candidate)
         else:
-            beaten_by = (
-                best_of_its_ecosystem if candidate.ecosystem is not Ecosystem.GENERIC else winner
-            )
-            left_out.append(_drop(candidate, beaten_by, "outranked"))
+            left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
 
 
-def _drop(candidate: Candidate, by: Candidate, why: str) -> Dropped:
-    if why == "outranked":
-        if by.origin < candidate.origin:
-            ranks = f"{by.origin.label} ranks above {candidate.origin.label}"
-            why = f"outranked by {' '.join(by.argv)} from {by.source} ({ranks})"
-        else:
-            why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
+def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
+    if by.origin < candidate.origin:
+        ranks = f"{by.origin.label} ranks above {candidate.origin.label}"
+        why = f"outranked by {' '.join(by.argv)} from {by.source} ({ranks})"
+    else:
+        why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
     return Dropped(candidate.label, candidate.source, why)
 
 
 def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
-    kept: list[Candidate] = []
+    """Leave out each chosen check that another one still planned already runs.
+
+    Only a check still kept can cover another, so two checks can never cover each
+    other away and leave neither question answered."""
+    kept = list(chosen)
     dropped: list[Dropped] = []
     for candidate in chosen:
-        others = [c for c in chosen if c is not candidate]
-        cover = next((c for c in others if candidate.redundant_with & ({c.tool} | c.runs)), None)
-        if cover is None:
-            kept.append(candidate)
-        else:
-            dropped.append(
-                Dropped(
-                    candidate.label,
-                    candidate.source,
-                    f"covered by {' '.join(cover.argv)}, which is planned and cheaper",
-                )
-            )
+        cover = next(
+            (
+                c
+                for c in kept
+                if c is not candidate and candidate.redundant_with & ({c.tool} | c.runs)
+            ),
+            None,
+        )
+        if cover is not None:
+            kept = [c for c in kept if c is not candidate]
+            why = f"covered by {' '.join(cover.argv)}, which is planned and cheaper"
+            dropped.append(Dropped(candidate.label, candidate.source, why))
     return kept, dropped
 
 
@@ -329,7 +326,7 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
 
 
 def _to_check(
-    candidate: Candidate, options: PlanOptions, default_timeout: float, env: ProjectEnv
+    candidate: Candidate, options: PlanOptions, configured_timeout: float, env: ProjectEnv
 ) -> Check:
     argv = candidate.argv if candidate.origin is Origin.ASSAY_CONFIG else tune(candidate, options)
     reason = "; ".join((candidate.reason, *candidate.notes))
@@ -340,7 +337,8 @@ def _to_check(
         and argv[0] == env.python
     ):
         reason += f"; interpreter: {env.python} ({env.python_source})"
-    timeout = options.timeout_s or candidate.timeout_s or default_timeout
+    # The caller's deadline beats the command's own, which beats the configuration-wide one.
+    timeout = _first_set(options.timeout_s, candidate.timeout_s, configured_timeout)
     return Check(
         name=candidate.tool,
         kind=candidate.kind,
@@ -354,6 +352,10 @@ def _to_check(
     )
 
 
+#: Linter flags a verification drops: they edit the code, or hide what the linter found.
+_LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
+
+
 def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:
     """Flags that make a discovered command quiet, fail fast and side-effect free."""
     argv = list(candidate.argv)
@@ -365,8 +367,9 @@ def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:
         ):
             argv.append("-x")
     elif candidate.tool in ("ruff", "eslint"):
-        # A verifier must not rewrite the code it is judging.
-        argv = [a for a in argv if a not in ("--fix", "--fix-only", "--unsafe-fixes")]
+        # A verifier must not rewrite the code it is judging, nor ask the linter to exit 0
+        # whatever it finds (`--exit-zero` would make every lint check pass).
+        argv = [a for a in argv if a not in _LINT_FLAGS_DROPPED]
     elif candidate.tool == "tsc":
         if not {"--noEmit", "-b", "--build"} & set(argv):
             argv.append("--noEmit")
@@ -400,8 +403,12 @@ def _base_name(check: Check) -> str:
 
 def _wanted_kinds(options: PlanOptions, skip: frozenset[Kind]) -> frozenset[Kind]:
     wanted = options.kinds if options.kinds is not None else frozenset(Kind)
-    return frozenset(wanted - skip)
+    return wanted - skip
 
 
-def _first_set(*values: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _first_set(*values: _T | None) -> _T:
+    """The first value that is not None (the last one given never is)."""
     return next(v for v in values if v is not None)

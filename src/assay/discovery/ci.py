@@ -10,20 +10,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
-from assay.discovery.commands import project_argv, recognise_line
-from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.commands import candidate_from, recognise_line
+from assay.discovery.files import RepoFiles
 from assay.discovery.make import logical_lines
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
     Dropped,
+    FileParser,
     Origin,
     ProjectEnv,
     Source,
-    report,
+    parsed_report,
 )
+from assay.discovery.text import line_at, load_yaml
 
 NAME = "ci"
 
@@ -48,15 +48,6 @@ _GITLAB_RESERVED = frozenset(
         "pages",
     }
 )
-
-
-def _load_yaml(text: str, path: str) -> tuple[Any, str | None]:
-    try:
-        return yaml.safe_load(text), None
-    except yaml.YAMLError as exc:
-        return None, f"{path}: not valid YAML: {' '.join(str(exc).split())[:200]}"
-    except (RecursionError, ValueError) as exc:
-        return None, f"{path}: not valid YAML: {type(exc).__name__}"
 
 
 def plain_env(*layers: Any) -> dict[str, str]:
@@ -93,33 +84,32 @@ def script_candidates(
                 Dropped(line, source, "uses a CI expression (${{ ... }}) assay cannot evaluate")
             )
             continue
-        for hit in hits:
-            found.append(
-                Candidate(
-                    kind=hit.kind,
-                    argv=project_argv(hit, env),
-                    tool=hit.tool,
-                    ecosystem=hit.ecosystem,
-                    origin=Origin.CI,
-                    source=source,
-                    reason=f"CI {where} runs: {' '.join(hit.argv)}",
-                    cwd=cwd,
-                    env={**ci_env, **dict(hit.env)},
-                )
+        found += [
+            candidate_from(
+                hit,
+                env,
+                Origin.CI,
+                source,
+                f"CI {where} runs: {' '.join(hit.argv)}",
+                cwd=cwd,
+                extra_env=ci_env,
             )
+            for hit in hits
+        ]
     return found, dropped
 
 
 def _line_in(text: str, line: str) -> int | None:
+    # The script was re-joined from YAML, so find its first characters in the raw text.
     index = text.find(line[:60])
-    return text.count("\n", 0, index) + 1 if index >= 0 else None
+    return line_at(text, index) if index >= 0 else None
 
 
 def parse_workflow(
     text: str, path: str, env: ProjectEnv
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
     """Candidates from the `run:` steps of one GitHub workflow. Pure."""
-    data, error = _load_yaml(text, path)
+    data, error = load_yaml(text, path)
     if error:
         return [], [], [error]
     if data is None:
@@ -131,15 +121,11 @@ def parse_workflow(
     for job_id, job in data["jobs"].items():
         if not isinstance(job, dict) or not isinstance(job.get("steps"), list):
             continue
-        defaults = (
-            job.get("defaults", {}).get("run", {}) if isinstance(job.get("defaults"), dict) else {}
-        )
+        job_cwd = _mapping(_mapping(job.get("defaults")).get("run")).get("working-directory")
         for step in job["steps"]:
             if not isinstance(step, dict) or not isinstance(step.get("run"), str):
                 continue
-            cwd = step.get("working-directory") or (
-                defaults.get("working-directory") if isinstance(defaults, dict) else None
-            )
+            cwd = step.get("working-directory") or job_cwd
             cwd = cwd if isinstance(cwd, str) and "${{" not in cwd else "."
             more, more_dropped = script_candidates(
                 step["run"],
@@ -155,11 +141,15 @@ def parse_workflow(
     return found, dropped, []
 
 
+def _mapping(value: Any) -> Mapping[Any, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def parse_gitlab(
     text: str, path: str, env: ProjectEnv
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
     """Candidates from the `script:` lines of GitLab CI jobs. Pure."""
-    data, error = _load_yaml(text, path)
+    data, error = load_yaml(text, path)
     if error:
         return [], [], [error]
     if data is None:
@@ -174,14 +164,8 @@ def parse_gitlab(
         if not isinstance(job, dict):
             continue
         script = job.get("script")
-        lines = (
-            [script]
-            if isinstance(script, str)
-            else [s for s in script if isinstance(s, str)]
-            if isinstance(script, list)
-            else []
-        )
-        for line in lines:
+        lines = [script] if isinstance(script, str) else script if isinstance(script, list) else []
+        for line in [s for s in lines if isinstance(s, str)]:
             more, more_dropped = script_candidates(
                 line,
                 path,
@@ -197,25 +181,12 @@ def parse_gitlab(
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    found: list[Candidate] = []
-    dropped: list[Dropped] = []
-    errors: list[str] = []
-    paths = [
+    workflows = [
         f"{WORKFLOW_DIR}/{name}"
         for name in files.list_dir(WORKFLOW_DIR)
         if re.search(r"\.ya?ml$", name)
     ][:MAX_WORKFLOWS]
-    sources = [(p, parse_workflow) for p in paths] + [(GITLAB_CI, parse_gitlab)]
-    for path, parse in sources:
-        try:
-            text = files.read_text(path)
-        except UnreadableFile as exc:
-            errors.append(str(exc))
-            continue
-        if text is None:
-            continue
-        more, more_dropped, problems = parse(text, path, env)
-        found += more
-        dropped += more_dropped
-        errors += problems
-    return report(NAME, found, dropped=dropped, errors=errors)
+    parsers: dict[str, FileParser] = {path: parse_workflow for path in workflows}
+    parsers[GITLAB_CI] = parse_gitlab
+    texts, errors = files.read_texts(parsers)
+    return parsed_report(NAME, parsers, texts, errors, env)

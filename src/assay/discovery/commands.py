@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from assay.discovery.model import Ecosystem, ProjectEnv
+from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
 from assay.verdict import Kind
 
 #: Words that run another command, dropped before looking at the real one.
@@ -46,8 +47,6 @@ class Recognised:
     """The whole command as written, without leading variable assignments."""
     env: tuple[tuple[str, str], ...] = ()
     """Leading `NAME=value` assignments."""
-    script: str | None = None
-    """For package-manager and task-runner commands: the script or target invoked."""
 
 
 def split_commands(line: str) -> list[list[str]]:
@@ -64,6 +63,16 @@ def split_commands(line: str) -> list[list[str]]:
         else:
             commands[-1].append(token)
     return [c for c in commands if c]
+
+
+#: Shell that turns a failing command into a success: `cmd || true`, `cmd || :`,
+#: `cmd || exit 0`, `cmd; true` at the end, and make's `-` prefix on a recipe line.
+_MASKED_FAILURE = re.compile(r"\|\|\s*(true|:|exit\s+0)(?![\w-])|;\s*(true|:)\s*$|^\s*@?-")
+
+
+def masks_failure(line: str) -> bool:
+    """Whether `line` makes a failing command exit 0: a check built on it proves nothing."""
+    return _MASKED_FAILURE.search(line) is not None
 
 
 def recognise_line(line: str) -> list[Recognised]:
@@ -83,24 +92,26 @@ def recognise_line(line: str) -> list[Recognised]:
 def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
     """The check a single command runs, or None when it is not one assay knows."""
     words = list(words)
-    env: list[tuple[str, str]] = []
+    env = _take_assignments(words)
+    if words[:1] == ["env"]:  # `FOO=1 env BAR=2 pytest`
+        words.pop(0)
+        env += _take_assignments(words)
+    argv = tuple(words)
+    core = _strip_runners(words)
+    hit = _recognise_core(core) if core else None
+    if hit is None:
+        return None
+    kind, tool, ecosystem, args = hit
+    return Recognised(kind, tool, ecosystem, tuple(args), argv, tuple(env))
+
+
+def _take_assignments(words: list[str]) -> list[tuple[str, str]]:
+    """Remove the leading `NAME=value` words from `words`, returning them as pairs."""
+    env = []
     while words and _ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
         env.append((name, value))
-    if words and words[0] == "env":
-        words.pop(0)
-        while words and _ASSIGNMENT.match(words[0]):
-            name, _, value = words.pop(0).partition("=")
-            env.append((name, value))
-    argv = tuple(words)
-    core = _strip_runners(words)
-    if not core:
-        return None
-    hit = _recognise_core(core)
-    if hit is None:
-        return None
-    kind, tool, ecosystem, args, script = hit
-    return Recognised(kind, tool, ecosystem, tuple(args), argv, tuple(env), script)
+    return env
 
 
 def _strip_runners(words: list[str]) -> list[str]:
@@ -116,14 +127,15 @@ def _strip_runners(words: list[str]) -> list[str]:
             while words and words[0].startswith("-") and head in ("npx", "bunx", "pnpx", "uv"):
                 words = words[1:]  # npx --no-install tsc, uv run --frozen pytest
             continue
-        if _is_python(head) and len(words) > 2 and words[1] == "-m":
+        if is_python(head) and len(words) > 2 and words[1] == "-m":
             words = words[2:]
             continue
         break
     return words
 
 
-def _is_python(name: str) -> bool:
+def is_python(name: str) -> bool:
+    """`python`, `python3` or `python3.12`: an interpreter the project's own may stand in for."""
     return re.fullmatch(r"python(3(\.\d+)?)?", name) is not None
 
 
@@ -131,7 +143,7 @@ def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-_ToolHit = tuple[Kind, str, Ecosystem, list[str], str | None]
+_ToolHit = tuple[Kind, str, Ecosystem, list[str]]
 
 #: Tools recognised by their first word alone: name -> (kind, logical tool, ecosystem).
 _SIMPLE: dict[str, tuple[Kind, str, Ecosystem]] = {
@@ -201,23 +213,21 @@ def _recognise_core(words: list[str]) -> _ToolHit | None:
             return None
         if head == "jest" and "--watch" in rest:
             return None
-        return kind, tool, ecosystem, rest, None
+        return kind, tool, ecosystem, rest
     if head == "unittest":
-        return Kind.TEST, "unittest", Ecosystem.PYTHON, rest, None
+        return Kind.TEST, "unittest", Ecosystem.PYTHON, rest
     if head == "ruff":
-        if rest[:1] == ["check"] or (rest[:1] == ["format"] and "--check" in rest):
-            return Kind.LINT, "ruff", Ecosystem.PYTHON, rest, None
-        if rest and not rest[0].startswith("-") and rest[0] not in ("check", "format"):
-            return None  # ruff server, ruff rule ...
-        return (Kind.LINT, "ruff", Ecosystem.PYTHON, rest, None) if not rest else None
+        # Not `ruff format` (it rewrites files), nor `ruff server`, `ruff rule` ...
+        linting = not rest or rest[0] == "check" or (rest[0] == "format" and "--check" in rest)
+        return (Kind.LINT, "ruff", Ecosystem.PYTHON, rest) if linting else None
     if head == "black" and "--check" in rest:
-        return Kind.LINT, "shell", Ecosystem.PYTHON, rest, None
+        return Kind.LINT, "shell", Ecosystem.PYTHON, rest
     if head == "vitest":
         if rest[:1] in (["watch"], ["dev"]):
             return None
-        return Kind.TEST, "vitest", Ecosystem.NODE, rest, None
+        return Kind.TEST, "vitest", Ecosystem.NODE, rest
     if head == "node" and "--test" in rest:
-        return Kind.TEST, "node-test", Ecosystem.NODE, rest, None
+        return Kind.TEST, "node-test", Ecosystem.NODE, rest
     if head == "go" and rest:
         sub = {
             "test": (Kind.TEST, "go-test"),
@@ -225,7 +235,7 @@ def _recognise_core(words: list[str]) -> _ToolHit | None:
             "build": (Kind.BUILD, "go-build"),
         }.get(rest[0])
         if sub:
-            return sub[0], sub[1], Ecosystem.GO, rest[1:], None
+            return sub[0], sub[1], Ecosystem.GO, rest[1:]
         return None
     if head == "cargo" and rest:
         sub = {
@@ -236,7 +246,7 @@ def _recognise_core(words: list[str]) -> _ToolHit | None:
             "nextest": (Kind.TEST, "cargo-test"),
         }.get(rest[0])
         if sub:
-            return sub[0], sub[1], Ecosystem.RUST, rest[1:], None
+            return sub[0], sub[1], Ecosystem.RUST, rest[1:]
         return None
     if head in _PACKAGE_MANAGERS and rest:
         return _package_script(rest)
@@ -244,10 +254,10 @@ def _recognise_core(words: list[str]) -> _ToolHit | None:
         targets = [w for w in rest if not w.startswith("-") and "=" not in w]
         if targets and targets[0] in SCRIPT_KINDS:
             tool = "make" if head != "just" else "shell"
-            return SCRIPT_KINDS[targets[0]], tool, Ecosystem.GENERIC, rest, targets[0]
+            return SCRIPT_KINDS[targets[0]], tool, Ecosystem.GENERIC, rest
         return None
     if head in ("tox", "nox") and rest[:1] != ["--version"]:
-        return Kind.TEST, "shell", Ecosystem.PYTHON, rest, None
+        return Kind.TEST, "shell", Ecosystem.PYTHON, rest
     return None
 
 
@@ -260,7 +270,7 @@ def _package_script(rest: list[str]) -> _ToolHit | None:
         kind = Kind.TEST
     if kind is None:
         return None
-    return kind, "npm-test", Ecosystem.NODE, rest, script
+    return kind, "npm-test", Ecosystem.NODE, rest
 
 
 _PYTHON_RUNNERS = frozenset({"pytest", "unittest"})
@@ -278,6 +288,32 @@ def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
         name = _tool_word(hit)
         return (env.node_tool(name), *hit.args)
     return hit.argv
+
+
+def candidate_from(
+    hit: Recognised,
+    env: ProjectEnv,
+    origin: Origin,
+    source: Source,
+    reason: str,
+    *,
+    cwd: str = ".",
+    extra_env: Mapping[str, str] | None = None,
+) -> Candidate:
+    """A recognised command as a candidate, re-targeted at the project's own tools.
+
+    The command's own `NAME=value` assignments override `extra_env` (CI or tox settings)."""
+    return Candidate(
+        kind=hit.kind,
+        argv=project_argv(hit, env),
+        tool=hit.tool,
+        ecosystem=hit.ecosystem,
+        origin=origin,
+        source=source,
+        reason=reason,
+        cwd=cwd,
+        env={**(extra_env or {}), **dict(hit.env)},
+    )
 
 
 def _tool_word(hit: Recognised) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from assay.discovery.commands import project_argv, recognise_line
-from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.commands import candidate_from, recognise_line
+from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -64,33 +64,14 @@ def code_lines(text: str) -> list[tuple[int, str]]:
 
 def doc_candidates(text: str, path: str, env: ProjectEnv) -> list[Candidate]:
     """Check commands written in the document's code blocks. Pure."""
-    found = []
-    for number, line in code_lines(text):
-        for hit in recognise_line(line):
-            found.append(
-                Candidate(
-                    kind=hit.kind,
-                    argv=project_argv(hit, env),
-                    tool=hit.tool,
-                    ecosystem=hit.ecosystem,
-                    origin=Origin.DOCS,
-                    source=Source(path, number),
-                    reason=f"{path} says to run: {line}",
-                    env=dict(hit.env),
-                )
-            )
-    return found
+    return [
+        candidate_from(hit, env, Origin.DOCS, Source(path, number), f"{path} says to run: {line}")
+        for number, line in code_lines(text)
+        for hit in recognise_line(line)
+    ]
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    found: list[Candidate] = []
-    errors: list[str] = []
-    for path in DOC_FILES:
-        try:
-            text = files.read_text(path)
-        except UnreadableFile as exc:
-            errors.append(str(exc))
-            continue
-        if text is not None:
-            found += doc_candidates(text, path, env)
+    texts, errors = files.read_texts(DOC_FILES)
+    found = [c for path, text in texts.items() for c in doc_candidates(text, path, env)]
     return report(NAME, found, errors=errors)

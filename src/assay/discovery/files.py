@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 
 #: Largest config file read. Real configs are kilobytes; anything bigger is refused
 #: with a note rather than loaded, so a hostile file cannot stall discovery.
@@ -44,10 +45,6 @@ class RepoFiles:
         if real != self.root and not real.startswith(self.root + os.sep):
             return None
         return real
-
-    def exists(self, rel: str) -> bool:
-        real = self._inside(rel)
-        return real is not None and os.path.exists(real)
 
     def is_file(self, rel: str) -> bool:
         real = self._inside(rel)
@@ -84,6 +81,20 @@ class RepoFiles:
         text = self._read(rel)
         self._text[rel] = text
         return text
+
+    def read_texts(self, paths: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+        """The text of each of `paths` that exists, and a message for each that cannot be used."""
+        texts: dict[str, str] = {}
+        errors: list[str] = []
+        for rel in paths:
+            try:
+                text = self.read_text(rel)
+            except UnreadableFile as exc:
+                errors.append(str(exc))
+                continue
+            if text is not None:
+                texts[rel] = text
+        return texts, errors
 
     def _read(self, rel: str) -> str | None:
         full = os.path.join(self.root, rel)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assay.discovery.commands import SCRIPT_KINDS, recognise_line
+from assay.discovery.commands import SCRIPT_KINDS, masks_failure, recognise_line
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,
@@ -46,7 +46,6 @@ class Target:
     name: str
     line: int
     recipe: tuple[str, ...]
-    prerequisites: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -55,11 +54,10 @@ class _Open:
 
     name: str
     line: int
-    prerequisites: list[str]
     recipe: list[str] = field(default_factory=list)
 
     def close(self) -> Target:
-        return Target(self.name, self.line, tuple(self.recipe), tuple(self.prerequisites))
+        return Target(self.name, self.line, tuple(self.recipe))
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
@@ -94,11 +92,11 @@ def parse_makefile(text: str) -> list[Target]:
         match = _MAKE_RULE.match(line)
         if not match or "%" in match.group(1) or "=" in match.group(1):
             continue
-        prerequisites, _, inline = match.group(2).partition(";")
+        inline = match.group(2).partition(";")[2]  # `test: deps ; cmd` has a one-line recipe
         for name in match.group(1).split():
             if name.startswith("."):  # .PHONY, .DEFAULT_GOAL
                 continue
-            target = _Open(name, number, prerequisites.split())
+            target = _Open(name, number)
             if inline.strip():
                 target.recipe.append(inline.strip())
             current.append(target)
@@ -122,7 +120,7 @@ def parse_justfile(text: str) -> list[Target]:
             continue
         match = _JUST_RECIPE.match(line)
         if match:
-            current = _Open(match.group(1), number, match.group(3).split())
+            current = _Open(match.group(1), number)
             targets.append(current)
     return [t.close() for t in targets]
 
@@ -134,10 +132,21 @@ def target_candidates(
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     for target in targets:
-        runs = frozenset(
-            r.tool for line in target.recipe for r in recognise_line(line.lstrip("@-"))
-        )
-        kinds = {r.kind for line in target.recipe for r in recognise_line(line.lstrip("@-"))}
+        if target.name in SCRIPT_KINDS or target.name in _AMBIGUOUS:
+            masking = next((line for line in target.recipe if masks_failure(line)), None)
+            if masking is not None:
+                dropped.append(
+                    Dropped(
+                        f"{runner} {target.name}",
+                        Source(path, target.line),
+                        f"its recipe ignores failures ({masking.strip()[:80]!r}): "
+                        "it would exit 0 whatever the code does",
+                    )
+                )
+                continue
+        # `@` silences a recipe line; neither it nor `-` is part of the command.
+        hits = [r for line in target.recipe for r in recognise_line(line.lstrip("@-"))]
+        kinds = {r.kind for r in hits}
         if target.name in SCRIPT_KINDS:
             kind = SCRIPT_KINDS[target.name]
         elif target.name in _AMBIGUOUS:
@@ -166,7 +175,7 @@ def target_candidates(
                 reason=f"{path} target {target.name!r}"
                 + (f" runs: {'; '.join(target.recipe)[:200]}" if target.recipe else ""),
                 cost=cost,
-                runs=runs,
+                runs=frozenset(r.tool for r in hits),
             )
         )
     return found, dropped

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 
-from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -146,25 +146,15 @@ def tsconfig_candidate(text: str, env: ProjectEnv) -> tuple[list[Candidate], lis
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
+    parsers = {
+        "Cargo.toml": cargo_candidates,
+        "go.mod": go_candidates,
+        "tsconfig.json": lambda text: tsconfig_candidate(text, env),
+    }
+    texts, errors = files.read_texts(parsers)
     found: list[Candidate] = []
-    errors: list[str] = []
-    for path, parse in (("Cargo.toml", cargo_candidates), ("go.mod", go_candidates)):
-        try:
-            text = files.read_text(path)
-        except UnreadableFile as exc:
-            errors.append(str(exc))
-            continue
-        if text is not None:
-            more, problems = parse(text)
-            found += more
-            errors += problems
-    try:
-        tsconfig = files.read_text("tsconfig.json")
-    except UnreadableFile as exc:
-        errors.append(str(exc))
-        tsconfig = None
-    if tsconfig is not None:
-        more, problems = tsconfig_candidate(tsconfig, env)
+    for path, text in texts.items():
+        more, problems = parsers[path](text)
         found += more
         errors += problems
     found += _node_tool_configs(files, env)

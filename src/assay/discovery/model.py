@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,8 +201,8 @@ class ProjectEnv:
     def python_tool(self, name: str, *args: str) -> tuple[str, ...]:
         """A standalone Python tool (a linter): from the virtualenv when installed there,
         else from PATH (a linter does not need the project's packages to run)."""
-        if name in self.venv_tools or not self.in_tree_python:
-            return self.python_module(name, *args) if self.in_tree_python else (name, *args)
+        if self.in_tree_python and name in self.venv_tools:
+            return self.python_module(name, *args)
         return (name, *args)
 
     def node_tool(self, name: str) -> str:
@@ -223,3 +223,26 @@ class ProjectEnv:
             "package_manager_source": self.package_manager_source,
             "notes": list(self.notes),
         }
+
+
+#: Reads one file's text (text, path, env) into (candidates, dropped, errors). Pure.
+FileParser = Callable[[str, str, ProjectEnv], tuple[list[Candidate], list[Dropped], list[str]]]
+
+
+def parsed_report(
+    detector: str,
+    parsers: Mapping[str, FileParser],
+    texts: Mapping[str, str],
+    read_errors: list[str],
+    env: ProjectEnv,
+) -> DetectorReport:
+    """A report from running each file's parser over its text (`texts` keys are `parsers` keys)."""
+    found: list[Candidate] = []
+    dropped: list[Dropped] = []
+    errors = list(read_errors)
+    for path, text in texts.items():
+        more, more_dropped, problems = parsers[path](text, path, env)
+        found += more
+        dropped += more_dropped
+        errors += problems
+    return report(detector, found, dropped=dropped, errors=errors)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from assay.discovery.commands import recognise_line
+from assay.discovery.commands import masks_failure, recognise_line
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,
@@ -20,7 +19,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
-from assay.discovery.text import json_error, line_of, load_json
+from assay.discovery.text import json_error, line_of, load_yaml
 from assay.verdict import Kind
 
 NAME = "package.json"
@@ -57,7 +56,7 @@ class Manifest:
 def parse_manifest(text: str, path: str) -> tuple[Manifest | None, list[str], list[Dropped]]:
     """Parse package.json text: (manifest, errors, dropped entries). Pure."""
     try:
-        data = load_json(text)
+        data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, [json_error(path, exc)], []
     if not isinstance(data, dict):
@@ -102,6 +101,15 @@ def script_candidates(
                 manifest.path,
                 line_of(manifest.text, rf'"{re.escape(name)}"\s*:', after=max(scripts_at, 0)),
             )
+            if masks_failure(body):
+                dropped.append(
+                    Dropped(
+                        f"script {name!r}",
+                        source,
+                        f"it ignores failures ({body[:80]!r}): it would exit 0 whatever the code does",
+                    )
+                )
+                continue
             if kind is Kind.TEST and _PLACEHOLDER_TEST.search(body):
                 dropped.append(
                     Dropped(
@@ -193,19 +201,17 @@ def _preview(names: list[str], limit: int = 10) -> str:
 def _pnpm_workspaces(files: RepoFiles, errors: list[str]) -> list[str]:
     try:
         text = files.read_text("pnpm-workspace.yaml")
-        data = yaml.safe_load(text) if text else None
     except UnreadableFile as exc:
         errors.append(str(exc))
         return []
-    except yaml.YAMLError as exc:
-        errors.append(f"pnpm-workspace.yaml: not valid YAML: {_first_line(exc)}")
+    # Deeply nested YAML raises RecursionError, not YAMLError; load_yaml turns both into
+    # a message, so a bad workspace file cannot cost the root package's scripts.
+    data, error = load_yaml(text or "", "pnpm-workspace.yaml")
+    if error:
+        errors.append(error)
         return []
     packages = data.get("packages") if isinstance(data, dict) else None
     return [p for p in packages if isinstance(p, str)] if isinstance(packages, list) else []
-
-
-def _first_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:200]
 
 
 def workspace_packages(files: RepoFiles, patterns: list[str]) -> list[str]:

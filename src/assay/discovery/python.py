@@ -6,12 +6,11 @@ native command is planned, run by the project's own interpreter.
 
 from __future__ import annotations
 
-import configparser
 import re
 import tomllib
 from dataclasses import dataclass
 
-from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -21,7 +20,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
-from assay.discovery.text import line_of
+from assay.discovery.text import line_of, load_ini
 from assay.verdict import Kind
 
 NAME = "python-config"
@@ -81,11 +80,9 @@ def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str
         text = texts.get(path)
         if text is None:
             continue
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(text, source=path)
-        except (configparser.Error, ValueError) as exc:
-            errors.append(f"{path}: not a valid INI file: {' '.join(str(exc).split())[:200]}")
+        parser, error = load_ini(text, path)
+        if error:
+            errors.append(error)
             continue
         for section, tool in sections.items():
             if parser.has_section(section):
@@ -198,16 +195,7 @@ CONFIG_FILES = (
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    texts: dict[str, str] = {}
-    errors: list[str] = []
-    for path in CONFIG_FILES:
-        try:
-            text = files.read_text(path)
-        except UnreadableFile as exc:
-            errors.append(str(exc))
-            continue
-        if text is not None:
-            texts[path] = text
+    texts, errors = files.read_texts(CONFIG_FILES)
     configs, parse_errors = find_tool_configs(texts)
     errors += parse_errors
     root_names = set(files.list_dir("."))
@@ -242,13 +230,9 @@ def _is_test_file(name: str) -> bool:
 
 def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Candidate]:
     paths = test_files(files, root_dirs)
-    texts = []
-    for path in paths[:MAX_TEST_FILES_READ]:
-        try:
-            texts.append(files.read_text(path) or "")
-        except UnreadableFile:
-            continue
-    if test_style(texts) != "unittest":
+    # An unreadable test file only leaves the style undecided; the runner will report it.
+    texts, _ = files.read_texts(paths[:MAX_TEST_FILES_READ])
+    if test_style(list(texts.values())) != "unittest":
         return []
     test_dir = paths[0].split("/", 1)[0]
     return [unittest_candidate(test_dir, paths[0], env, files.is_file(f"{test_dir}/__init__.py"))]

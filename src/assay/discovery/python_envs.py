@@ -9,28 +9,28 @@ The noxfile is parsed with `ast`, never imported.
 from __future__ import annotations
 
 import ast
-import configparser
 import re
 
 from assay.discovery.commands import (
     SCRIPT_KINDS,
-    Recognised,
-    project_argv,
+    candidate_from,
+    is_python,
     recognise_line,
     split_commands,
 )
-from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
     Dropped,
     Ecosystem,
+    FileParser,
     Origin,
     ProjectEnv,
     Source,
-    report,
+    parsed_report,
 )
-from assay.discovery.text import line_of
+from assay.discovery.text import line_of, load_ini, one_line
 from assay.verdict import Kind
 
 NAME = "tox-nox"
@@ -73,11 +73,9 @@ def parse_tox(
     text: str, path: str, env: ProjectEnv
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
     """Candidates from the `commands` of tox environments. Pure."""
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text, source=path)
-    except (configparser.Error, ValueError) as exc:
-        return [], [], [f"{path}: not a valid INI file: {' '.join(str(exc).split())[:200]}"]
+    parser, error = load_ini(text, path)
+    if error:
+        return [], [], [error]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     for section in parser.sections():
@@ -118,7 +116,9 @@ def _from_line(
 ) -> Candidate | None:
     recognised = [r for r in recognise_line(line) if r.kind is kind]
     if recognised:
-        return _native(recognised[0], env, source, why, extra_env)
+        hit = recognised[0]
+        reason = f"{why}: {' '.join(hit.argv)}"
+        return candidate_from(hit, env, Origin.PYTHON_CONFIG, source, reason, extra_env=extra_env)
     if kind is not Kind.TEST:
         return None
     # An unrecognised test command (`python runtests.py`) is still the project's test
@@ -130,7 +130,7 @@ def _from_line(
     if len(words) != 1 or _is_setup_step(words[0]):
         return None
     argv = list(words[0])
-    if re.fullmatch(r"python(3(\.\d+)?)?", argv[0]):
+    if is_python(argv[0]):
         argv[0] = env.python
     return Candidate(
         kind,
@@ -153,22 +153,6 @@ def _is_setup_step(words: list[str]) -> bool:
     )
 
 
-def _native(
-    hit: Recognised, env: ProjectEnv, source: Source, why: str, extra_env: dict[str, str]
-) -> Candidate:
-    """A recognised tool re-targeted at the project's interpreter."""
-    return Candidate(
-        hit.kind,
-        project_argv(hit, env),
-        hit.tool,
-        hit.ecosystem,
-        Origin.PYTHON_CONFIG,
-        source,
-        f"{why}: {' '.join(hit.argv)}",
-        env={**extra_env, **dict(hit.env)},
-    )
-
-
 def parse_noxfile(
     text: str, path: str, env: ProjectEnv
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
@@ -176,7 +160,7 @@ def parse_noxfile(
     try:
         tree = ast.parse(text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return [], [], [f"{path}: not valid Python: {' '.join(str(exc).split())[:200]}"]
+        return [], [], [f"{path}: not valid Python: {one_line(exc)}"]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     for node in tree.body:
@@ -221,20 +205,9 @@ def _session_run_words(node: ast.AST) -> list[str] | None:
     return words or None
 
 
+PARSERS: dict[str, FileParser] = {"tox.ini": parse_tox, "noxfile.py": parse_noxfile}
+
+
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    found: list[Candidate] = []
-    dropped: list[Dropped] = []
-    errors: list[str] = []
-    for path, parse in (("tox.ini", parse_tox), ("noxfile.py", parse_noxfile)):
-        try:
-            text = files.read_text(path)
-        except UnreadableFile as exc:
-            errors.append(str(exc))
-            continue
-        if text is None:
-            continue
-        more, more_dropped, problems = parse(text, path, env)
-        found += more
-        dropped += more_dropped
-        errors += problems
-    return report(NAME, found, dropped=dropped, errors=errors)
+    texts, errors = files.read_texts(PARSERS)
+    return parsed_report(NAME, PARSERS, texts, errors, env)

@@ -1,10 +1,13 @@
-"""Small pure helpers for finding things in config text: line numbers, JSON with comments."""
+"""Small pure helpers for reading config text: parsers that report instead of raising, line numbers."""
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 from typing import Any
+
+import yaml
 
 
 def line_at(text: str, offset: int) -> int:
@@ -18,6 +21,11 @@ def line_of(text: str, pattern: str, *, after: int = 0) -> int | None:
     return line_at(text, match.start()) if match else None
 
 
+def one_line(exc: BaseException) -> str:
+    """A parser's complaint on one short line (YAML and INI errors span several)."""
+    return " ".join(str(exc).split())[:200]
+
+
 def json_error(source: str, exc: Exception) -> str:
     """A one-line message for a JSON parse failure, naming the file and position."""
     if isinstance(exc, json.JSONDecodeError):
@@ -25,11 +33,6 @@ def json_error(source: str, exc: Exception) -> str:
     if isinstance(exc, RecursionError):
         return f"{source}: not valid JSON: nested too deeply"
     return f"{source}: not valid JSON: {exc}"
-
-
-def load_json(text: str) -> Any:
-    """Parse JSON; ValueError or RecursionError for malformed input."""
-    return json.loads(text)
 
 
 _JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
@@ -40,3 +43,27 @@ def load_jsonc(text: str) -> Any:
     """Parse JSON with comments and trailing commas (tsconfig.json, pyrightconfig.json)."""
     stripped = _JSONC_TOKEN.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
     return json.loads(_TRAILING_COMMA.sub(r"\1", stripped))
+
+
+def load_yaml(text: str, path: str) -> tuple[Any, str | None]:
+    """(data, None), or (None, a message naming `path`) for text that is not YAML.
+
+    Deep nesting raises RecursionError and some scalars ValueError, not YAMLError;
+    all of them are the file's problem, so all of them become the message."""
+    try:
+        return yaml.safe_load(text), None
+    except yaml.YAMLError as exc:
+        return None, f"{path}: not valid YAML: {one_line(exc)}"
+    except (RecursionError, ValueError) as exc:
+        return None, f"{path}: not valid YAML: {type(exc).__name__}"
+
+
+def load_ini(text: str, path: str) -> tuple[configparser.ConfigParser, str | None]:
+    """(parser, None), or (an empty parser, a message naming `path`) for text that is not INI."""
+    # No interpolation: tox and setup.cfg values hold `%` meant for other tools.
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source=path)
+    except (configparser.Error, ValueError) as exc:
+        return configparser.ConfigParser(), f"{path}: not a valid INI file: {one_line(exc)}"
+    return parser, None

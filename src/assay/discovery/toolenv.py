@@ -43,15 +43,13 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
     notes: list[str] = []
     venvs = tuple(name for name in VENV_NAMES if _is_venv(files, name))
     python, python_source = PATH_PYTHON, "PATH"
+    venv_tools: frozenset[str] = frozenset()
     for name in venvs:
         if files.lexists(f"{name}/bin/python"):
             python, python_source = f"{name}/bin/python", f"in-tree virtualenv {name}"
+            venv_tools = frozenset(t for t in PYTHON_TOOLS if files.lexists(f"{name}/bin/{t}"))
             break
-    venv_tools: frozenset[str] = frozenset()
-    if python_source.startswith("in-tree"):
-        bin_dir = python.rsplit("/", 1)[0]
-        venv_tools = frozenset(t for t in PYTHON_TOOLS if files.lexists(f"{bin_dir}/{t}"))
-    if python_source == "PATH":
+    else:
         pdm = _pdm_python(files)
         if pdm:
             python, python_source = pdm, ".pdm-python"
@@ -102,9 +100,9 @@ def _pdm_python(files: RepoFiles) -> str | None:
         text = files.read_text(".pdm-python")
     except UnreadableFile:
         return None
-    if not text:
+    if not text or not text.strip():
         return None
-    path = text.strip().splitlines()[0] if text.strip() else ""
+    path = text.strip().splitlines()[0]
     prefix = files.root + "/"
     if path.startswith(prefix) and files.lexists(path[len(prefix) :]):
         return path[len(prefix) :]

@@ -26,7 +26,7 @@ def render_junit(report: Report) -> str:
     """The whole report as a JUnit XML document (a <testsuites> root)."""
     root = ET.Element("testsuites", name="assay", status=report.status.value)
     checks_suite = _suite(root, "assay.checks")
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    counts = _zero_counts()
     time_total = 0.0
     for evidence in report.checks:
         duration = evidence.result.duration_s if evidence.result else 0.0
@@ -40,10 +40,8 @@ def render_junit(report: Report) -> str:
         )
         _outcome(case, evidence, counts)
         if evidence.result is not None:
-            out = ET.SubElement(case, "system-out")
-            out.text = _clean(
-                (evidence.result.stdout.text + evidence.result.stderr.text)[-MAX_OUTPUT_CHARS:]
-            )
+            output = evidence.result.stdout.text + evidence.result.stderr.text
+            ET.SubElement(case, "system-out").text = _clean(_last_chars(output))
         if evidence.test_cases:
             _test_suite(root, evidence)
     _finish(checks_suite, counts, time_total)
@@ -55,8 +53,21 @@ def render_junit(report: Report) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _last_chars(output: str) -> str:
+    """The end of the output (where test summaries are), saying how much was cut, never silently."""
+    if len(output) <= MAX_OUTPUT_CHARS:
+        return output
+    cut = len(output) - MAX_OUTPUT_CHARS
+    return f"[assay: first {cut} characters not shown]\n" + output[cut:]
+
+
 def _suite(root: ET.Element, name: str) -> ET.Element:
     return ET.SubElement(root, "testsuite", name=name)
+
+
+def _zero_counts() -> dict[str, int]:
+    """The JUnit suite attributes counted per testcase, each starting at zero."""
+    return {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
 
 
 def _finish(suite: ET.Element, counts: dict[str, int], time_total: float) -> None:
@@ -90,7 +101,7 @@ def _failure_text(evidence: Evidence) -> str:
 
 def _test_suite(root: ET.Element, evidence: Evidence) -> None:
     suite = _suite(root, _clean(evidence.check.name))
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    counts = _zero_counts()
     total = 0.0
     for test in evidence.test_cases:
         total += test.duration_s or 0.0

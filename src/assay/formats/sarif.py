@@ -18,35 +18,34 @@ _LEVELS = {"error": "error", "warning": "warning", "note": "note", "info": "note
 def to_sarif(report: Report) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dict. Checks without diagnostics add no results."""
     runs: dict[str, dict[str, Any]] = {}
+    rule_index: dict[str, dict[str, int]] = {}  # per tool: rule id -> its index in `rules`
     for evidence in report.checks:
         tool = _tool_name(evidence)
         run = runs.setdefault(tool, _new_run(tool, evidence))
-        rules: dict[str, int] = run.pop("_rules")
+        rules = rule_index.setdefault(tool, {})
         for diagnostic in evidence.diagnostics:
             run["results"].append(_result(diagnostic, evidence, run, rules))
-        run["_rules"] = rules
-        run["invocations"].append(
-            {
-                "executionSuccessful": evidence.verdict.passed,
-                "commandLine": " ".join(evidence.check.argv),
-                "exitCode": evidence.result.exit_code if evidence.result else None,
-                "properties": {
-                    "verdict": evidence.verdict.value,
-                    "cause": evidence.cause.value,
-                    "check": evidence.check.name,
-                },
-            }
-        )
-    for run in runs.values():
-        run.pop("_rules")
-        for invocation in run["invocations"]:
-            if invocation["exitCode"] is None:
-                del invocation["exitCode"]
+        run["invocations"].append(_invocation(evidence))
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": list(runs.values())}
 
 
 def render_sarif(report: Report) -> str:
     return json.dumps(to_sarif(report), indent=2) + "\n"
+
+
+def _invocation(evidence: Evidence) -> dict[str, Any]:
+    invocation: dict[str, Any] = {
+        "executionSuccessful": evidence.verdict.passed,
+        "commandLine": " ".join(evidence.check.argv),
+        "properties": {
+            "verdict": evidence.verdict.value,
+            "cause": evidence.cause.value,
+            "check": evidence.check.name,
+        },
+    }
+    if evidence.result is not None and evidence.result.exit_code is not None:
+        invocation["exitCode"] = evidence.result.exit_code
+    return invocation
 
 
 def _tool_name(evidence: Evidence) -> str:
@@ -64,7 +63,7 @@ def _new_run(tool: str, evidence: Evidence) -> dict[str, Any]:
     if evidence.checker is not None:
         driver["version"] = evidence.checker.version
     driver["properties"] = {"reportedBy": f"assay {__version__}"}
-    return {"tool": {"driver": driver}, "results": [], "invocations": [], "_rules": {}}
+    return {"tool": {"driver": driver}, "results": [], "invocations": []}
 
 
 def _result(
