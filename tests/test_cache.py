@@ -144,3 +144,14 @@ def test_concurrent_writers_do_not_corrupt(tmp_path: Path) -> None:
 
     with sqlite3.connect(cache.path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_listing_never_runs_the_repository_fsmonitor(tree: Path, tmp_path: Path) -> None:
+    """A repository's config is not assay's to execute, and a lying monitor could hide files."""
+    marker = tmp_path / "fsmonitor-ran"
+    subprocess.run(["git", "-C", str(tree), "init", "-q"], check=True)
+    subprocess.run(
+        ["git", "-C", str(tree), "config", "core.fsmonitor", f"touch {marker}; false #"], check=True
+    )
+    workspace_digest(tree)
+    assert not marker.exists()

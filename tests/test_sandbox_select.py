@@ -119,14 +119,14 @@ def test_none_runs_in_place_and_cleanup_keeps_the_tree(source: Path) -> None:
 def test_cleanup_failure_is_reported(
     source: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from assay.sandbox import local
+    from assay.sandbox import provision
 
     monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
 
     def broken_remove(path: object) -> None:
         raise OSError("device busy")
 
-    monkeypatch.setattr(local, "remove_tree", broken_remove)
+    monkeypatch.setattr(provision, "remove_tree", broken_remove)
     sandbox = LocalSandbox()
     with pytest.raises(CleanupError, match="device busy"), sandbox.workspace(source):
         pass
@@ -135,11 +135,11 @@ def test_cleanup_failure_is_reported(
 def test_cleanup_failure_never_masks_the_first_error(
     source: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from assay.sandbox import local
+    from assay.sandbox import provision
 
     monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
 
-    monkeypatch.setattr(local, "remove_tree", lambda path: (_ for _ in ()).throw(OSError("busy")))
+    monkeypatch.setattr(provision, "remove_tree", lambda path: (_ for _ in ()).throw(OSError("busy")))
     with (
         pytest.raises(RuntimeError, match="the real problem") as info,
         LocalSandbox().workspace(source),
@@ -155,3 +155,12 @@ def test_paths_outside_the_workspace_are_refused(source: Path) -> None:
             sandbox.read_file(ws, "../../etc/passwd")
         with pytest.raises(ValueError):
             sandbox.write_file(ws, "link/../../escape", b"x")
+
+
+def test_write_file_replaces_a_link_instead_of_writing_through_it(source: Path) -> None:
+    sandbox = LocalSandbox()
+    with sandbox.workspace(source) as ws:
+        sandbox.write_file(ws, "link", b"written")  # `link` points at a.txt
+        assert not (ws.path / "link").is_symlink()
+        assert (ws.path / "link").read_bytes() == b"written"
+        assert (ws.path / "a.txt").read_text() == "original"

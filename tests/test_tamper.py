@@ -178,3 +178,43 @@ def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Pa
         result = sandbox.run(ws, [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "tests"], timeout=60)
     assert result.exit_code == 0
     assert detect_tampering(base, change, protected_set()).tampered
+
+
+def test_a_cleanup_failure_never_masks_why_protecting_failed(
+    tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.sandbox import CleanupError, LocalSandbox, protected
+
+    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
+    change = make_change(tmp_path, base, "assert_true")
+
+    def broken_restore(*args: object) -> None:
+        raise RuntimeError("the real problem")
+
+    class StuckSandbox(LocalSandbox):
+        def cleanup(self, workspace: object) -> None:
+            raise CleanupError("device busy", backend=self.name)
+
+    monkeypatch.setattr(protected, "restore_protected", broken_restore)
+    with pytest.raises(RuntimeError, match="the real problem") as info:
+        provision_protected(StuckSandbox(), change, base, protected_set())
+    assert any("device busy" in note for note in info.value.__notes__)
+
+
+def test_a_fifo_in_place_of_a_test_is_reported_without_hanging(tmp_path: Path, base: Path) -> None:
+    import os
+    import threading
+
+    change = tmp_path / "c"
+    shutil.copytree(base, change)
+    (change / "tests" / "test_calc.py").unlink()
+    os.mkfifo(change / "tests" / "test_calc.py")  # opening it to read would block forever
+    found: list[object] = []
+    worker = threading.Thread(
+        target=lambda: found.append(detect_tampering(base, change, protected_set())), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    assert found, "detect_tampering blocked on a fifo"
+    kinds = {s.kind for s in found[0].signals}  # type: ignore[attr-defined]
+    assert TamperKind.PROTECTED_MODIFIED in kinds

@@ -99,8 +99,11 @@ def workspace_digest(root: str | os.PathLike[str]) -> str:
 def _git_files(root: Path) -> list[str] | None:
     if not (root / ".git").exists():
         return None
+    # core.fsmonitor names a command in the repository's own config: listing must not run it,
+    # and a monitor that lied about changed files would turn a miss into a false hit.
     result = run_process(
-        ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
+        ["git", "-C", str(root), "-c", "core.fsmonitor=false", "ls-files", "-z", "-co",
+         "--exclude-standard"],
         timeout=LIST_TIMEOUT_SECONDS,
         env_policy=EnvPolicy.SCRUB,
         tail_bytes=0,

@@ -11,6 +11,7 @@ import enum
 import json
 import os
 import re
+import stat
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -226,12 +227,19 @@ def _sections(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _read(root: Path | None, rel: str) -> str:
+    """The text compared for `root/rel`; a link or a special file is described, not read."""
     if root is None:
         return ""
     path = root / rel
     try:
         if path.is_symlink():
             return f"<symlink to {os.readlink(path)}>"
-        return path.read_bytes().decode("utf-8", errors="replace")
+        # Opened without blocking and checked once open: a fifo planted at a protected path
+        # would otherwise block the read, and so the verdict, forever.
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as file:
+            mode = os.fstat(file.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                return f"<special file {stat.filemode(mode)}>"
+            return file.read().decode("utf-8", errors="replace")
     except OSError:
         return ""

@@ -136,10 +136,19 @@ class Sandbox(abc.ABC):
         return resolve_inside(workspace, relpath).read_bytes()
 
     def write_file(self, workspace: Workspace, relpath: str, data: bytes) -> None:
-        target = resolve_inside(workspace, relpath)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """Write `relpath`; a link found there is replaced, never written through.
+
+        Only the parent is resolved: resolving the path itself would follow a link the
+        code under test planted and write to wherever it points instead.
+        """
+        name = Path(relpath).name
+        if name in ("", ".", ".."):
+            raise ValueError(f"path {relpath!r} does not name a file")
+        parent = resolve_inside(workspace, Path(relpath).parent)
+        parent.mkdir(parents=True, exist_ok=True)
+        target = parent / name
         if target.is_symlink():
-            target.unlink()  # never write through a link the code under test planted
+            target.unlink()
         target.write_bytes(data)
 
     @contextlib.contextmanager
@@ -155,12 +164,16 @@ class Sandbox(abc.ABC):
         try:
             yield ws
         except BaseException as body_error:
-            try:
-                self.cleanup(ws)
-            except CleanupError as cleanup_error:
-                body_error.add_note(f"and cleanup failed: {cleanup_error}")
+            self.cleanup_after(ws, body_error)
             raise
         self.cleanup(ws)
+
+    def cleanup_after(self, workspace: Workspace, error: BaseException) -> None:
+        """`cleanup` while `error` propagates: a `CleanupError` becomes a note on `error`."""
+        try:
+            self.cleanup(workspace)
+        except CleanupError as cleanup_error:
+            error.add_note(f"and cleanup failed: {cleanup_error}")
 
 
 def resolve_inside(workspace: Workspace, relpath: str | os.PathLike[str] | None) -> Path:

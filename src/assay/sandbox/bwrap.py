@@ -27,15 +27,13 @@ from pathlib import Path
 from assay.environment import EnvPolicy, build_env
 from assay.process import ProcessResult, StartFailure, run_process
 from assay.sandbox.base import (
-    CleanupError,
     ProvisionError,
     Sandbox,
     SandboxUnavailable,
     Workspace,
-    new_run_id,
     resolve_inside,
 )
-from assay.sandbox.provision import CopyFailed, provision_copy, remove_tree
+from assay.sandbox.provision import discard, provision_workspace, remove_workspace
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"
@@ -132,7 +130,9 @@ class BwrapSandbox(Sandbox):
         return self._probed
 
     def ensure_available(self) -> None:
-        """Probe once: `bwrap --version`, then a real `true` with every option a check uses."""
+        """Probe once: `bwrap --version`, then a real `true` with every option a check uses.
+
+        Also raises `CleanupError` when the probe's scratch directory cannot be removed."""
         if self._probed is None:
             try:
                 self._probed = self._probe()
@@ -152,19 +152,20 @@ class BwrapSandbox(Sandbox):
         for helper in self._helpers():
             if shutil.which(helper) is None:
                 raise self._unavailable(f"{helper} (util-linux) not found on PATH")
-        scratch = Path(tempfile.mkdtemp(prefix="assay-bwrap-probe-"))
+        ws = Workspace(run_id="probe", path=Path(tempfile.mkdtemp(prefix="assay-bwrap-probe-")))
         try:
-            ws = Workspace(run_id="probe", path=scratch)
-            self._hand_over(scratch)
+            self._hand_over(ws.path)
             result = run_process(
-                self._argv(ws, binary, ["true"], str(scratch)),
-                cwd=scratch,
+                self._argv(ws, binary, ["true"], str(ws.path)),
+                cwd=ws.path,
                 env=self._env(None),
                 env_policy=EnvPolicy.MINIMAL,
                 timeout=PROBE_TIMEOUT_SECONDS,
             )
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        except BaseException as error:
+            discard(ws.path, error)
+            raise
+        self.cleanup(ws)  # a leftover is reported (CleanupError), never left behind silently
         if result.exit_code != 0:
             raise self._unavailable(f"`bwrap ... true` failed: {_why(result)}")
         self._binary = binary
@@ -182,21 +183,14 @@ class BwrapSandbox(Sandbox):
 
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
         self.ensure_available()  # never make a workspace nothing can run in
-        run_id = new_run_id()
+        # .git is linked, not copied: the link's target is bound read-only by `_argv`.
+        ws = provision_workspace(source, commit=commit, backend=self.name, link_git=True)
         try:
-            # .git is linked, not copied: the link's target is bound read-only below.
-            path, base_commit, record = provision_copy(
-                source, commit=commit, backend=self.name, run_id=run_id, link_git=True
-            )
-        except (CopyFailed, OSError) as exc:
-            raise ProvisionError(f"could not copy {source}: {exc}", backend=self.name) from exc
-        ws = Workspace(run_id=run_id, path=path, base_commit=base_commit, provisioned=record)
-        try:
-            self._hand_over(path, recursive=True)  # the copy only: links are not followed
+            self._hand_over(ws.path, recursive=True)  # the copy only: links are not followed
             for writable in self.options.writable_paths:
                 self._hand_over(Path(writable))
         except BaseException as error:
-            _discard(path, error)
+            discard(ws.path, error)
             raise
         return ws
 
@@ -212,10 +206,7 @@ class BwrapSandbox(Sandbox):
         self.reclaim(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
-        try:
-            remove_tree(workspace.path)
-        except OSError as exc:
-            raise CleanupError(str(exc), backend=self.name) from exc
+        remove_workspace(workspace, backend=self.name)
 
     def _hand_over(self, path: Path, *, recursive: bool = False) -> None:
         """As root, give the sandbox uid ownership so it can write there (it is our copy)."""
@@ -369,14 +360,6 @@ def _interpret(result: ProcessResult) -> ProcessResult:
     return dataclasses.replace(
         result, exit_code=None, start_failure=failure, start_error=message
     )
-
-
-def _discard(path: Path, error: BaseException) -> None:
-    """Remove a workspace that failed half-made; a removal failure is noted on `error`."""
-    try:
-        remove_tree(path)
-    except OSError as cleanup_error:
-        error.add_note(f"and removing {path} failed: {cleanup_error}")
 
 
 def _source_of(workspace: Workspace) -> str | None:

@@ -20,15 +20,8 @@ from collections.abc import Mapping, Sequence
 
 from assay.environment import EnvPolicy
 from assay.process import ProcessResult, run_process
-from assay.sandbox.base import (
-    CleanupError,
-    ProvisionError,
-    Sandbox,
-    Workspace,
-    new_run_id,
-    resolve_inside,
-)
-from assay.sandbox.provision import CopyFailed, provision_copy, remove_tree
+from assay.sandbox.base import Sandbox, Workspace, resolve_inside
+from assay.sandbox.provision import provision_workspace, remove_workspace
 
 
 class LocalSandbox(Sandbox):
@@ -40,24 +33,14 @@ class LocalSandbox(Sandbox):
         return "local"
 
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
-        run_id = new_run_id()
-        try:
-            # Nothing here could make a linked .git read-only, so it is copied.
-            path, base_commit, record = provision_copy(
-                source, commit=commit, backend=self.name, run_id=run_id, link_git=False
-            )
-        except (CopyFailed, OSError) as exc:
-            raise ProvisionError(f"could not copy {source}: {exc}", backend=self.name) from exc
-        return Workspace(run_id=run_id, path=path, base_commit=base_commit, provisioned=record)
+        # Nothing here could make a linked .git read-only, so it is copied.
+        return provision_workspace(source, commit=commit, backend=self.name, link_git=False)
 
     def runner(self, workspace: Workspace) -> _PinnedRunner:
         return _PinnedRunner(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
-        try:
-            remove_tree(workspace.path)
-        except OSError as exc:
-            raise CleanupError(str(exc), backend=self.name) from exc
+        remove_workspace(workspace, backend=self.name)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

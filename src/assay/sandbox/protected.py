@@ -74,8 +74,8 @@ def provision_protected(
     try:
         result = restore_protected(workspace.path, base, protected)
         sandbox.reclaim(workspace)
-    except BaseException:
-        sandbox.cleanup(workspace)
+    except BaseException as error:
+        sandbox.cleanup_after(workspace, error)
         raise
     return workspace, result
 

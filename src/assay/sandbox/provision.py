@@ -39,6 +39,7 @@ from pathlib import Path
 
 from assay.environment import EnvPolicy
 from assay.process import ProcessResult, run_process
+from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
 COPY_TIMEOUT_SECONDS = 600.0
@@ -378,11 +379,6 @@ def resolve_commit(repo: str | os.PathLike[str], ref: str) -> str:
     return result.stdout.text.strip()
 
 
-def is_git_repo(path: str | os.PathLike[str]) -> bool:
-    result = _run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"])
-    return result.exit_code == 0 and result.stdout.text.strip() == "true"
-
-
 def _stderr(result: ProcessResult) -> str:
     if not result.started:
         return result.start_error or "did not start"
@@ -406,7 +402,6 @@ class ProvisionRecord:
     """Relative paths that are symlinks to the source's own directories (environments, `.git`)."""
     skipped: tuple[str, ...]
     """Relative paths left out (caches, build output)."""
-
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -446,9 +441,40 @@ def provision_copy(
             return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, linked, None)
         method = copy_layout(root, path, layout)
         return path, None, _record(root, scratch, method, layout.linked, layout)
-    except BaseException:
-        shutil.rmtree(path, ignore_errors=True)
+    except BaseException as error:
+        discard(path, error)
         raise
+
+
+def provision_workspace(
+    source: str | os.PathLike[str], *, commit: str | None, backend: str, link_git: bool
+) -> Workspace:
+    """`provision_copy` for a backend: a `Workspace`, or `ProvisionError` naming `backend`."""
+    run_id = new_run_id()
+    try:
+        path, base_commit, record = provision_copy(
+            source, commit=commit, backend=backend, run_id=run_id, link_git=link_git
+        )
+    except OSError as exc:  # CopyFailed included
+        raise ProvisionError(f"could not copy {source}: {exc}", backend=backend) from exc
+    return Workspace(run_id=run_id, path=path, base_commit=base_commit, provisioned=record)
+
+
+def remove_workspace(workspace: Workspace, *, backend: str) -> None:
+    """`remove_tree` for a backend: `CleanupError` naming `backend` when anything is left."""
+    try:
+        remove_tree(workspace.path)
+    except OSError as exc:
+        raise CleanupError(str(exc), backend=backend) from exc
+
+
+def discard(path: Path, error: BaseException) -> None:
+    """Remove a workspace that failed half-made; a removal failure is noted on `error`,
+    which the caller re-raises, so it is reported without masking why provisioning failed."""
+    try:
+        remove_tree(path)
+    except OSError as cleanup_error:
+        error.add_note(f"and removing {path} failed: {cleanup_error}")
 
 
 def _record(
