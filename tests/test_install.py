@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
 
@@ -65,7 +67,11 @@ def test_malformed_pyproject_still_installs_without_extras(tmp_path: Path) -> No
     assert (".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".") in argvs(tmp_path)
 
 
-def test_fresh_clone_is_installed_then_verified_with_its_own_environment(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["local", "bwrap"])
+def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
+    tmp_path: Path, backend: str
+) -> None:
+    """Under bwrap the install steps alone get the network (pip must reach the registry)."""
     repo = write(tmp_path / "repo", {
         "pyproject.toml": (
             '[project]\nname="fresh"\nversion="0.1"\n'
@@ -76,7 +82,7 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(tmp_pat
         "tests/test_fresh.py": "from fresh import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
     })
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--install", "--sandbox", "local", "--json", str(repo)],
+        [sys.executable, "-m", "assay", "verify", "--install", "--sandbox", backend, "--json", str(repo)],
         capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
     )

@@ -228,7 +228,7 @@ def _install(sandbox: Any, workspace: Any, reports: Path) -> list[Evidence]:
     from assay.engine import run_check
     from assay.install import install_steps
 
-    online = sandbox.with_network() if hasattr(sandbox, "with_network") else sandbox
+    online = sandbox.with_network()
     runner = online.runner(workspace)
     evidence: list[Evidence] = []
     for step in install_steps(workspace.path):

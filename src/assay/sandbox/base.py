@@ -96,6 +96,12 @@ class Sandbox(abc.ABC):
         Raises `SandboxUnavailable` when the backend cannot run here.
         """
 
+    def with_network(self) -> Sandbox:
+        """The same backend with network access, for steps that must download (installs).
+
+        Backends without network isolation are already online and return themselves."""
+        return self
+
     def ensure_available(self) -> None:
         """Raise `SandboxUnavailable` unless commands can run; probes at most once."""
 

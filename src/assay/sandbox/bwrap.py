@@ -122,6 +122,10 @@ class BwrapSandbox(Sandbox):
         self._as_root = os.geteuid() == 0
         self._probed: str | SandboxUnavailable | None = None
 
+    def with_network(self) -> BwrapSandbox:
+        """This sandbox with the host network shared; every other confinement stays."""
+        return BwrapSandbox(dataclasses.replace(self.options, network=True))
+
     # -- availability ------------------------------------------------------------------
 
     def describe(self) -> str:
