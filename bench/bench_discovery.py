@@ -38,10 +38,16 @@ def generate(root: str, total_files: int, packages: int = 250) -> int:
             handle.write(text)
         written += 1
 
-    put("package.json", json.dumps({
-        "private": True, "workspaces": ["packages/*", "apps/*"],
-        "scripts": {"lint": "eslint .", "typecheck": "tsc -b --noEmit"},
-    }))
+    put(
+        "package.json",
+        json.dumps(
+            {
+                "private": True,
+                "workspaces": ["packages/*", "apps/*"],
+                "scripts": {"lint": "eslint .", "typecheck": "tsc -b --noEmit"},
+            }
+        ),
+    )
     put("pnpm-lock.yaml")
     put("tsconfig.json", '{"files": []}')
     put("pyproject.toml", "[tool.pytest.ini_options]\ntestpaths=['tools']\n[tool.ruff]\n")
@@ -52,7 +58,10 @@ def generate(root: str, total_files: int, packages: int = 250) -> int:
     for index in range(packages):
         group = "apps" if index % 5 == 0 else "packages"
         base = f"{group}/pkg{index:03d}"
-        put(f"{base}/package.json", json.dumps({"name": f"pkg{index}", "scripts": {"test": "vitest run"}}))
+        put(
+            f"{base}/package.json",
+            json.dumps({"name": f"pkg{index}", "scripts": {"test": "vitest run"}}),
+        )
         for n in range(per_package - 1):
             depth = f"src/d{n % 7}/e{n % 3}"
             put(f"{base}/{depth}/file{n}.ts", "export const x = 1;\n")
@@ -91,7 +100,9 @@ def main() -> int:
         baseline = measure(walk, args.runs)
         checks = plan(discover(root)).checks
     print(f"discover+plan: {ours:.1f} ms (median of {args.runs}; target < {TARGET_MS:.0f} ms)")
-    print(f"os.walk baseline: {baseline:.1f} ms; ratio discover+plan / walk = {ours / baseline:.3f}")
+    print(
+        f"os.walk baseline: {baseline:.1f} ms; ratio discover+plan / walk = {ours / baseline:.3f}"
+    )
     print("planned: " + ", ".join(f"{c.name}={' '.join(c.argv)}" for c in checks))
     return 0 if ours < TARGET_MS else 1
 

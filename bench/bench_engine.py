@@ -90,7 +90,9 @@ def bench_probes(lookups: int) -> None:
         print(
             f"  {tool:8s} uncached {1000 * cold:8.1f} ms   cached {1e6 * warm:7.2f} us   x{cold / warm:,.0f}"
         )
-    print(f"  version commands run by the cache: {cache.commands_run} for {len(PROBED_TOOLS)} tools")
+    print(
+        f"  version commands run by the cache: {cache.commands_run} for {len(PROBED_TOOLS)} tools"
+    )
 
 
 def bench_persisted(repeats: int) -> None:

@@ -26,7 +26,9 @@ ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("ass
 
 def wall(argv: list[str], **kwargs: object) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, **kwargs)  # type: ignore[call-overload]
+    subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, **kwargs
+    )  # type: ignore[call-overload]
     return time.perf_counter() - started
 
 
@@ -37,21 +39,40 @@ def median_wall(argv: list[str], repeat: int) -> float:
 
 def row(name: str, value: float, baseline: float, unit: str, target: str) -> None:
     ratio = value / baseline if baseline else float("inf")
-    print(f"{name:<44} {value * 1000 if unit == 'ms' else value:>10.1f} {unit:<4} "
-          f"baseline {baseline * 1000 if unit == 'ms' else baseline:>9.1f} {unit:<4} "
-          f"ratio {ratio:>6.3f}   {target}")
+    print(
+        f"{name:<44} {value * 1000 if unit == 'ms' else value:>10.1f} {unit:<4} "
+        f"baseline {baseline * 1000 if unit == 'ms' else baseline:>9.1f} {unit:<4} "
+        f"ratio {ratio:>6.3f}   {target}"
+    )
 
 
 def bench_cold_start(repeat: int) -> None:
     base = median_wall([PYTHON, "-c", "pass"], repeat)
-    row("cold start: assay --version", median_wall([ASSAY, "--version"], repeat), base, "ms",
-        "target < 80 ms absolute")
-    row("cold start: assay run -- true", median_wall([ASSAY, "run", "--", "true"], repeat), base, "ms", "")
+    row(
+        "cold start: assay --version",
+        median_wall([ASSAY, "--version"], repeat),
+        base,
+        "ms",
+        "target < 80 ms absolute",
+    )
+    row(
+        "cold start: assay run -- true",
+        median_wall([ASSAY, "run", "--", "true"], repeat),
+        base,
+        "ms",
+        "",
+    )
 
 
 def bench_overhead(repeat: int) -> None:
     direct = median_wall(["true"], repeat)
-    row("overhead: assay run -- true", median_wall([ASSAY, "run", "--", "true"], repeat), direct, "ms", "")
+    row(
+        "overhead: assay run -- true",
+        median_wall([ASSAY, "run", "--", "true"], repeat),
+        direct,
+        "ms",
+        "",
+    )
     one_second = [PYTHON, "-c", "import time; time.sleep(1)"]
     direct = median_wall(one_second, max(3, repeat // 4))
     via = median_wall([ASSAY, "run", "--", *one_second], max(3, repeat // 4))
@@ -85,8 +106,13 @@ def bench_kill_latency(repeat: int) -> None:
                 time.sleep(0.001)
             latencies.append(time.monotonic() - started - timeout)
     grace = process.TERM_GRACE_SECONDS
-    row("kill latency after deadline (tree, TERM-deaf)", statistics.median(latencies), grace, "ms",
-        "target: grace + < 100 ms")
+    row(
+        "kill latency after deadline (tree, TERM-deaf)",
+        statistics.median(latencies),
+        grace,
+        "ms",
+        "target: grace + < 100 ms",
+    )
 
 
 def _state(pid: int) -> bytes:
@@ -101,16 +127,29 @@ def bench_flood() -> None:
     flood = [PYTHON, "-c", "import os\nb = b'x' * (1 << 20)\nfor _ in range(1024): os.write(1, b)"]
     direct = wall(flood)
     via = wall([ASSAY, "run", "--kind", "build", "--", *flood])
-    row("flood 1 GiB: assay run vs > /dev/null", via, direct, "s",
-        f"assay reads {1024 / via:.0f} MiB/s through its pipes")
+    row(
+        "flood 1 GiB: assay run vs > /dev/null",
+        via,
+        direct,
+        "s",
+        f"assay reads {1024 / via:.0f} MiB/s through its pipes",
+    )
     # A fresh parent, so that the peak is this run's alone (assay, or the flood writer).
-    measure = ("import resource, subprocess, sys\n"
-               "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
-               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([PYTHON, "-c", measure, ASSAY, "run", "--kind", "build", "--", *flood],
-                         capture_output=True, text=True, check=True)
+    measure = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [PYTHON, "-c", measure, ASSAY, "run", "--kind", "build", "--", *flood],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     peak_kib = int(out.stdout.strip())
-    print(f"{'flood 1 GiB: peak RSS of assay run':<44} {peak_kib / 1024:>10.1f} MiB  target < 100 MiB")
+    print(
+        f"{'flood 1 GiB: peak RSS of assay run':<44} {peak_kib / 1024:>10.1f} MiB  target < 100 MiB"
+    )
 
 
 def main() -> None:

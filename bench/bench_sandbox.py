@@ -32,7 +32,9 @@ def make_tree(root: Path, files: int, per_dir: int = 100) -> None:
         (d / f"mod{i:05d}.py").write_text(f"VALUE = {i}\n" + "# padding\n" * 40)
 
 
-def best_of(runs: int, fn: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
+def best_of(
+    runs: int, fn: Callable[[], object], setup: Callable[[], object] | None = None
+) -> float:
     times = []
     for _ in range(runs):
         if setup is not None:
@@ -62,7 +64,9 @@ def bench_provision(scratch: Path) -> None:
     counter = iter(range(1000))
 
     def assay_workspace() -> None:
-        path, _, record = provision_copy(src, commit=None, backend="bench", run_id=str(next(counter)))
+        path, _, record = provision_copy(
+            src, commit=None, backend="bench", run_id=str(next(counter))
+        )
         made.append(path)
         where.append(f"{record.location} ({record.method}, linked {', '.join(record.linked)})")
 
@@ -123,8 +127,10 @@ def bench_verify(scratch: Path) -> None:
     with _copy_everything_to_disk(scratch / "old"):
         before = best_of(1, lambda: statuses.append(verify(repo, options).status))
     after = best_of(3, lambda: statuses.append(verify(repo, options).status))
-    print(f"assay verify --kind build {repo}: copy everything to disk {before:.2f}s  "
-          f"now {after:.2f}s  ratio {after / before:.3f}  (statuses {sorted(set(statuses))})")
+    print(
+        f"assay verify --kind build {repo}: copy everything to disk {before:.2f}s  "
+        f"now {after:.2f}s  ratio {after / before:.3f}  (statuses {sorted(set(statuses))})"
+    )
 
 
 def bench_bwrap(scratch: Path) -> None:
@@ -141,8 +147,10 @@ def bench_bwrap(scratch: Path) -> None:
         ):
             bare = best_of(runs, partial(run_process, argv, cwd=cwd, timeout=30))
             boxed = best_of(runs, partial(run, argv, cwd=cwd, timeout=30))
-            print(f"bwrap {label}: sandboxed {boxed * 1000:.1f}ms  bare {bare * 1000:.1f}ms"
-                  f"  ratio {boxed / bare:.3f}")
+            print(
+                f"bwrap {label}: sandboxed {boxed * 1000:.1f}ms  bare {bare * 1000:.1f}ms"
+                f"  ratio {boxed / bare:.3f}"
+            )
 
 
 def bench_cache(scratch: Path) -> None:
@@ -157,9 +165,13 @@ def bench_cache(scratch: Path) -> None:
         assert cache.get(cache_key(workspace_digest(src), plan, checkers, "bwrap")) is not None
 
     hit = best_of(5, lookup)
-    check = best_of(2, lambda: run_process([PYTHON, "-c", "import time; time.sleep(1.0)"], timeout=30))
-    print(f"cache hit (hash 1,000 files + get): {hit * 1000:.1f}ms  ~1 s check {check:.3f}s"
-          f"  ratio {hit / check:.4f}")
+    check = best_of(
+        2, lambda: run_process([PYTHON, "-c", "import time; time.sleep(1.0)"], timeout=30)
+    )
+    print(
+        f"cache hit (hash 1,000 files + get): {hit * 1000:.1f}ms  ~1 s check {check:.3f}s"
+        f"  ratio {hit / check:.4f}"
+    )
 
 
 def main() -> None:

@@ -35,7 +35,9 @@ ASSAY = str(VENV_BIN / "assay")
 WORK = "sum(i * i for i in range(150_000))"
 
 
-def make_repo(root: Path, modules: int = 12, tests_per_module: int = 4, *, typed: bool = False) -> None:
+def make_repo(
+    root: Path, modules: int = 12, tests_per_module: int = 4, *, typed: bool = False
+) -> None:
     """A Python project with pytest and ruff configured: `modules` x `tests_per_module` tests;
     `typed` adds mypy (cache off) and some real work in every test."""
     (root / "tests").mkdir(parents=True)
@@ -86,7 +88,11 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     """Print by-hand, assay (bwrap and none) and cache-hit figures for one repository."""
     plan = json.loads(
         subprocess.run(
-            [ASSAY, "plan", "--json", str(repo)], env=env, capture_output=True, text=True, check=True
+            [ASSAY, "plan", "--json", str(repo)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     )
     commands = [c["argv"] for c in plan["checks"]]
@@ -103,7 +109,10 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     def verify(*extra: str) -> dict[str, Any]:
         done = subprocess.run(
             [ASSAY, "verify", "--json", str(repo), *extra],
-            env=env, capture_output=True, text=True, check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         report = json.loads(done.stdout)
         if report["status"] != "VERIFIED":
@@ -124,9 +133,15 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     names = ", ".join(c["name"] for c in plan["checks"])
     print(f"{name}: {len(commands)} planned checks ({names}), {tests} tests")
     print(f"  by hand, sequential            {hand_s * 1000:8.0f} ms")
-    print(f"  assay verify (bwrap)           {assay_s * 1000:8.0f} ms   ratio {assay_s / hand_s:5.2f}x by hand")
-    print(f"  assay verify (--sandbox none)  {assay_none_s * 1000:8.0f} ms   ratio {assay_none_s / hand_s:5.2f}x by hand")
-    print(f"  assay verify, cache hit        {hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached")
+    print(
+        f"  assay verify (bwrap)           {assay_s * 1000:8.0f} ms   ratio {assay_s / hand_s:5.2f}x by hand"
+    )
+    print(
+        f"  assay verify (--sandbox none)  {assay_none_s * 1000:8.0f} ms   ratio {assay_none_s / hand_s:5.2f}x by hand"
+    )
+    print(
+        f"  assay verify, cache hit        {hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached"
+    )
 
 
 def main() -> int:

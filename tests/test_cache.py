@@ -34,7 +34,9 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-def key_for(root: Path, plan=PLAN, checkers=CHECKERS, sandbox="bwrap 0.8.0", version="0.1.0") -> str:
+def key_for(
+    root: Path, plan=PLAN, checkers=CHECKERS, sandbox="bwrap 0.8.0", version="0.1.0"
+) -> str:
     return cache_key(workspace_digest(root), plan, checkers, sandbox, assay_version=version)
 
 
@@ -95,7 +97,10 @@ def test_only_trustworthy_reports_are_cacheable() -> None:
     assert not cacheable(Status.UNVERIFIED, [])
     assert not cacheable(
         Status.FAILED,
-        [{"verdict": "fail", "cause": "exit_nonzero"}, {"verdict": "inconclusive", "cause": "signal"}],
+        [
+            {"verdict": "fail", "cause": "exit_nonzero"},
+            {"verdict": "inconclusive", "cause": "signal"},
+        ],
     )
     assert not cacheable(Status.FAILED, [{"verdict": "fail", "cause": "verifier_timeout"}])
 

@@ -14,13 +14,26 @@ from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind, Verdict
 
 
-def result(exit_code: int | None = 0, *, sig: int | None = None, timed_out: bool = False,
-           start_failure: StartFailure | None = None, out: str = "") -> ProcessResult:
+def result(
+    exit_code: int | None = 0,
+    *,
+    sig: int | None = None,
+    timed_out: bool = False,
+    start_failure: StartFailure | None = None,
+    out: str = "",
+) -> ProcessResult:
     text = CapturedOutput(head=out, tail="", bytes=len(out), truncated=False)
     return ProcessResult(
-        argv=("tool",), cwd=".", exit_code=exit_code, signal=sig, timed_out=timed_out,
-        start_failure=start_failure, start_error="tool: not found" if start_failure else None,
-        duration_s=0.1, stdout=text, stderr=CapturedOutput.empty(),
+        argv=("tool",),
+        cwd=".",
+        exit_code=exit_code,
+        signal=sig,
+        timed_out=timed_out,
+        start_failure=start_failure,
+        start_error="tool: not found" if start_failure else None,
+        duration_s=0.1,
+        stdout=text,
+        stderr=CapturedOutput.empty(),
     )
 
 
@@ -52,7 +65,9 @@ FAILED_TESTS = ParsedOutput(tests=TestCounts(passed=2, failed=1), failure_recogn
         (Kind.TEST, result(1), ParsedOutput(diagnostics=(Diagnostic("boom"),)), Cause.EXIT_NONZERO),
     ],
 )
-def test_rows_of_the_table(kind: Kind, res: ProcessResult, parsed: ParsedOutput | None, cause: Cause) -> None:
+def test_rows_of_the_table(
+    kind: Kind, res: ProcessResult, parsed: ParsedOutput | None, cause: Cause
+) -> None:
     evidence = classify(check(kind), res, parsed)
     assert evidence.cause is cause
     assert evidence.verdict is cause.verdict

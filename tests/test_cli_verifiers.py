@@ -24,19 +24,34 @@ CASES = [
 ]
 
 
-def assay(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def assay(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "assay", *args],
-        capture_output=True, text=True, timeout=60, check=False,
-        env={**os.environ, **(env or {})}, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
 
 
 @pytest.mark.parametrize(("name", "cause"), CASES)
-def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(name: str, cause: str, tmp_path: Path) -> None:
+def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(
+    name: str, cause: str, tmp_path: Path
+) -> None:
     pid_file = tmp_path / "pid"
-    done = assay("run", "--json", "--timeout", "1.5", "--verifier", f"assay.testing:{name}",
-                 env={"ASSAY_TESTING_PID_FILE": str(pid_file)})
+    done = assay(
+        "run",
+        "--json",
+        "--timeout",
+        "1.5",
+        "--verifier",
+        f"assay.testing:{name}",
+        env={"ASSAY_TESTING_PID_FILE": str(pid_file)},
+    )
     assert done.returncode == 1, done.stderr
     evidence = json.loads(done.stdout)
     assert evidence["verdict"] == "fail"
@@ -62,7 +77,10 @@ def test_healthy_verifier_passes_and_a_project_plugin_is_importable(tmp_path: Pa
     assert json.loads(done.stdout)["cause"] == "exit_nonzero"
 
 
-@pytest.mark.parametrize("args", [["run"], ["run", "--verifier", "not-a-spec"], ["run", "--verifier", "a:b", "--", "true"]])
+@pytest.mark.parametrize(
+    "args",
+    [["run"], ["run", "--verifier", "not-a-spec"], ["run", "--verifier", "a:b", "--", "true"]],
+)
 def test_usage_errors_exit_2_without_a_traceback(args: list[str]) -> None:
     done = assay(*args)
     assert done.returncode == 2

@@ -140,9 +140,19 @@ def test_unreadable_file(tmp_path: Path) -> None:
             "print('\\n'.join(discover(Path(sys.argv[1])).errors))"
         )
         done = subprocess.run(
-            ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
-             sys.executable, "-c", code, str(tmp_path)],
-            capture_output=True, text=True, timeout=60, check=True,
+            [
+                "setpriv",
+                "--bounding-set",
+                "-dac_override,-dac_read_search",
+                sys.executable,
+                "-c",
+                code,
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
         assert "package.json: permission denied" in done.stdout
     finally:
@@ -373,7 +383,10 @@ def test_a_bad_workspace_file_does_not_cost_the_root_scripts(tmp_path: Path) -> 
     # Nesting deep enough to exhaust the YAML parser's recursion, not just a syntax error.
     write(
         tmp_path,
-        {"package.json": '{"scripts": {"test": "jest"}}', "pnpm-workspace.yaml": "a: " + "[" * 2000},
+        {
+            "package.json": '{"scripts": {"test": "jest"}}',
+            "pnpm-workspace.yaml": "a: " + "[" * 2000,
+        },
     )
     result = discover(tmp_path)
     assert "pnpm-workspace.yaml: not valid YAML" in "\n".join(result.errors)
@@ -382,7 +395,14 @@ def test_a_bad_workspace_file_does_not_cost_the_root_scripts(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     "line",
-    ["pytest || true", "ruff check . || :", "eslint . || exit 0", "jest; true", "-pytest", "@-pytest"],
+    [
+        "pytest || true",
+        "ruff check . || :",
+        "eslint . || exit 0",
+        "jest; true",
+        "-pytest",
+        "@-pytest",
+    ],
 )
 def test_commands_that_ignore_failures_are_recognised(line: str) -> None:
     from assay.discovery.commands import masks_failure
@@ -390,7 +410,9 @@ def test_commands_that_ignore_failures_are_recognised(line: str) -> None:
     assert masks_failure(line)
 
 
-@pytest.mark.parametrize("line", ["pytest -q", "test -f x && pytest", "pytest --maxfail=1", "cargo test -- --nocapture"])
+@pytest.mark.parametrize(
+    "line", ["pytest -q", "test -f x && pytest", "pytest --maxfail=1", "cargo test -- --nocapture"]
+)
 def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
     from assay.discovery.commands import masks_failure
 
@@ -398,11 +420,14 @@ def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
 
 
 def test_targets_and_scripts_that_ignore_failures_are_dropped(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "Makefile": "test:\n\t-pytest\nlint:\n\truff check . || true\n",
-        "package.json": '{"scripts": {"test": "jest || true"}}',
-        "pyproject.toml": "[tool.pytest.ini_options]\n",
-    })
+    write(
+        tmp_path,
+        {
+            "Makefile": "test:\n\t-pytest\nlint:\n\truff check . || true\n",
+            "package.json": '{"scripts": {"test": "jest || true"}}',
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+        },
+    )
     p = plan_repository(tmp_path)
     names = [c.name for c in p.checks]
     assert "make-test" not in names and "make-lint" not in names and "npm-test" not in names

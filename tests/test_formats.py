@@ -117,7 +117,9 @@ def test_sarif_diagnostics_with_location_and_rule() -> None:
 def test_junit_says_how_much_output_it_cut() -> None:
     check = Check("pytest", Kind.TEST, ("pytest",), tool="pytest")
     long_output = "x" * (MAX_OUTPUT_CHARS + 7) + "1 failed"
-    report = aggregate([evidence_for(check, Cause.EXIT_NONZERO, result=result(check.argv, 1, long_output))])
+    report = aggregate(
+        [evidence_for(check, Cause.EXIT_NONZERO, result=result(check.argv, 1, long_output))]
+    )
     out = ET.fromstring(render_junit(report)).find("testsuite/testcase/system-out")
     assert out is not None and out.text is not None
     assert out.text.startswith("[assay: first 15 characters not shown]\n")

@@ -27,21 +27,31 @@ def argvs(root: Path) -> list[tuple[str, ...]]:
 
 
 def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
-    write(tmp_path, {
-        "pyproject.toml": '[project]\nname="p"\nversion="1"\n[project.optional-dependencies]\ntest=["pytest"]\ndocs=["x"]\n',
-        "requirements-dev.txt": "ruff\n",
-    })
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname="p"\nversion="1"\n[project.optional-dependencies]\ntest=["pytest"]\ndocs=["x"]\n',
+            "requirements-dev.txt": "ruff\n",
+        },
+    )
     assert argvs(tmp_path) == [
         ("python3", "-m", "venv", ".venv"),
         (".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".[test]"),
         (".venv/bin/python", "-m", "pip", "install", "-q", "-r", "requirements-dev.txt"),
     ]
     step = install_steps(tmp_path)[0]
-    assert step.kind is Kind.BUILD and step.timeout_s == INSTALL_TIMEOUT_S and step.source == "pyproject.toml"
+    assert (
+        step.kind is Kind.BUILD
+        and step.timeout_s == INSTALL_TIMEOUT_S
+        and step.source == "pyproject.toml"
+    )
 
 
 def test_an_existing_environment_is_used_as_it_is(tmp_path: Path) -> None:
-    write(tmp_path, {"pyproject.toml": "[project]\nname='p'\n", ".venv/bin/python": "", "package.json": "{}"})
+    write(
+        tmp_path,
+        {"pyproject.toml": "[project]\nname='p'\n", ".venv/bin/python": "", "package.json": "{}"},
+    )
     (tmp_path / "node_modules").mkdir()
     assert argvs(tmp_path) == []
 
@@ -72,18 +82,34 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     tmp_path: Path, backend: str
 ) -> None:
     """Under bwrap the install steps alone get the network (pip must reach the registry)."""
-    repo = write(tmp_path / "repo", {
-        "pyproject.toml": (
-            '[project]\nname="fresh"\nversion="0.1"\n'
-            '[project.optional-dependencies]\ntest=["pytest"]\n'
-            '[tool.pytest.ini_options]\npythonpath=["."]\n'
-        ),
-        "fresh.py": "def double(x):\n    return 2 * x\n",
-        "tests/test_fresh.py": "from fresh import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
-    })
+    repo = write(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": (
+                '[project]\nname="fresh"\nversion="0.1"\n'
+                '[project.optional-dependencies]\ntest=["pytest"]\n'
+                '[tool.pytest.ini_options]\npythonpath=["."]\n'
+            ),
+            "fresh.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_fresh.py": "from fresh import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+        },
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--install", "--sandbox", backend, "--json", str(repo)],
-        capture_output=True, text=True, timeout=600, check=False,
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "verify",
+            "--install",
+            "--sandbox",
+            backend,
+            "--json",
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
     )
     report = json.loads(done.stdout)
@@ -91,4 +117,6 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     assert [step["verdict"] for step in report["extra"]["install"]] == ["pass", "pass"]
     pytest_check = next(c for c in report["checks"] if c["name"] == "pytest")
     assert pytest_check["argv"][0] == ".venv/bin/python"  # the environment the install made
-    assert not (repo / ".venv").exists(), "the install must happen in the workspace copy, not the clone"
+    assert not (repo / ".venv").exists(), (
+        "the install must happen in the workspace copy, not the clone"
+    )

@@ -176,9 +176,13 @@ def test_builds_that_produce_artifacts_run_first() -> None:
     from assay.evidence import Check
     from assay.plan import stage_of
 
-    assert stage_of(Check("go-build", Kind.BUILD, ("go", "build", "./..."), tool="go")) is Stage.BUILD
+    assert (
+        stage_of(Check("go-build", Kind.BUILD, ("go", "build", "./..."), tool="go")) is Stage.BUILD
+    )
     assert stage_of(Check("tsc-build", Kind.BUILD, ("tsc",), tool="tsc")) is Stage.BUILD
-    assert stage_of(Check("compileall", Kind.BUILD, ("python3",), tool="compileall")) is Stage.STATIC
+    assert (
+        stage_of(Check("compileall", Kind.BUILD, ("python3",), tool="compileall")) is Stage.STATIC
+    )
 
 
 def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:

@@ -163,7 +163,9 @@ def test_unidentifiable_tool_makes_the_check_unverified_and_runs_nothing(tmp_pat
     )
     project = tmp_path / "project"
     project.mkdir()
-    check = Check("mute", Kind.LINT, ("eslint",), env={"PATH": str(tmp_path / "bin")}, tool="eslint")
+    check = Check(
+        "mute", Kind.LINT, ("eslint",), env={"PATH": str(tmp_path / "bin")}, tool="eslint"
+    )
     evidence = run_check(check, root=project)
     assert (evidence.verdict, evidence.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
     assert not marker.exists()
@@ -360,8 +362,7 @@ def test_a_node_tools_package_json_is_part_of_the_fingerprint(
     (package / "package.json").write_text('{"version": "5.4.5"}')
     tsc = package / "bin" / "tsc"
     tsc.write_text(
-        "#!/usr/bin/env node\n"
-        "console.log('Version ' + require('../package.json').version)\n"
+        "#!/usr/bin/env node\nconsole.log('Version ' + require('../package.json').version)\n"
     )
     tsc.chmod(0o755)
     link = tmp_path / "node_modules" / ".bin" / "tsc"

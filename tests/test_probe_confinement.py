@@ -39,7 +39,10 @@ def test_verify_probes_a_planted_interpreter_inside_the_sandbox(tmp_path: Path) 
     plant_venv(repo, marker)
     done = subprocess.run(
         [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "bwrap", str(repo)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "ASSAY_NO_PROBE_CACHE": "1"},
     )
     report = json.loads(done.stdout)
@@ -62,7 +65,9 @@ def test_confinement_routes_only_binaries_inside_its_root(tmp_path: Path) -> Non
     inside.parent.mkdir(parents=True)
     inside.write_text("#!/bin/sh\necho 'ruff 0.1.0'\n")
     inside.chmod(0o755)
-    probes = ProbeCache(persistent=False, confinement=Confinement(tmp_path / "ws", recording_runner))
+    probes = ProbeCache(
+        persistent=False, confinement=Confinement(tmp_path / "ws", recording_runner)
+    )
     assert probes.get("ruff", path=str(inside)).version == "0.1.0"
     assert calls == [[str(inside), "--version"]]
     probes.get("python", path=sys.executable)  # the host's interpreter: not confined

@@ -83,8 +83,8 @@ import os, sys, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
-        open({str(pid_file) + '.tmp'!r}, 'w').write(str(os.getpid()))
-        os.rename({str(pid_file) + '.tmp'!r}, {str(pid_file)!r})
+        open({str(pid_file) + ".tmp"!r}, 'w').write(str(os.getpid()))
+        os.rename({str(pid_file) + ".tmp"!r}, {str(pid_file)!r})
         time.sleep(600)
     os._exit(0)
 while not os.path.exists({str(pid_file)!r}):  # exit only once the daemon is running
@@ -136,7 +136,9 @@ def test_one_gibibyte_flood_stays_within_the_memory_bound(tmp_path: Path) -> Non
             "rss_kib": int(hwm.split()[1])}))
         """
     )
-    out = subprocess.run([PYTHON, "-c", script], check=False, capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        [PYTHON, "-c", script], check=False, capture_output=True, text=True, timeout=180
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["exit"] == 0
@@ -199,7 +201,10 @@ def test_scrub_policy_hides_secrets_and_overlay_wins(monkeypatch: pytest.MonkeyP
 
 
 def test_pinned_home_is_a_scratch_dir_removed_afterwards() -> None:
-    r = run_process(py("import os; print(os.environ['HOME']); open(os.path.expanduser('~/x'), 'w').write('1')"), pin_home=True)
+    r = run_process(
+        py("import os; print(os.environ['HOME']); open(os.path.expanduser('~/x'), 'w').write('1')"),
+        pin_home=True,
+    )
     home = r.stdout.text.strip()
     assert r.exit_code == 0
     assert home != os.path.expanduser("~")
@@ -211,7 +216,7 @@ def test_nothing_is_left_running_after_a_normal_exit(tmp_path: Path) -> None:
 import subprocess, sys
 p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-open({str(tmp_path / 'pid')!r}, "w").write(str(p.pid))
+open({str(tmp_path / "pid")!r}, "w").write(str(p.pid))
 """
     r = run_process(py(code), timeout=30)
     assert r.exit_code == 0

@@ -10,17 +10,32 @@ from assay.protect import Language, protected_set
 @pytest.mark.parametrize(
     "path",
     [
-        "tests/test_api.py", "pkg/tests/helpers.py", "test_root.py", "src/mod_test.py",
-        "conftest.py", "a/b/conftest.py", "pytest.ini", "tox.ini", "src/app.test.ts",
-        "web/__tests__/x.js", "jest.config.js", "vitest.config.ts", "pkg/x_test.go",
-        "tests/integration.rs", ".github/workflows/ci.yml", ".gitlab-ci.yml", "assay.toml",
+        "tests/test_api.py",
+        "pkg/tests/helpers.py",
+        "test_root.py",
+        "src/mod_test.py",
+        "conftest.py",
+        "a/b/conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "src/app.test.ts",
+        "web/__tests__/x.js",
+        "jest.config.js",
+        "vitest.config.ts",
+        "pkg/x_test.go",
+        "tests/integration.rs",
+        ".github/workflows/ci.yml",
+        ".gitlab-ci.yml",
+        "assay.toml",
     ],
 )
 def test_defaults_protect_tests_and_config(path: str) -> None:
     assert protected_set().matches(path)
 
 
-@pytest.mark.parametrize("path", ["src/app.py", "src/lib.rs", "main.go", "testsuite/x.py", "README.md"])
+@pytest.mark.parametrize(
+    "path", ["src/app.py", "src/lib.rs", "main.go", "testsuite/x.py", "README.md"]
+)
 def test_code_is_not_protected(path: str) -> None:
     assert not protected_set().matches(path)
 

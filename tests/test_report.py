@@ -24,7 +24,13 @@ def test_all_pass_with_tests_is_verified() -> None:
 
 
 def test_any_fail_is_failed_even_beside_inconclusive() -> None:
-    report = aggregate([PASSING_TESTS, ev(Kind.TEST, Cause.TIMEOUT), ev(Kind.LINT, Cause.EXIT_NONZERO, name="ruff")])
+    report = aggregate(
+        [
+            PASSING_TESTS,
+            ev(Kind.TEST, Cause.TIMEOUT),
+            ev(Kind.LINT, Cause.EXIT_NONZERO, name="ruff"),
+        ]
+    )
     assert report.status is Status.FAILED and report.exit_code == 1
     assert "ruff failed" in report.note
 

@@ -25,11 +25,17 @@ BAD_VERIFIERS = [
     (testing.KeyboardInterruptVerifier(), Cause.VERIFIER_ERROR, "KeyboardInterrupt"),
     (testing.GarbageVerifier(), Cause.VERIFIER_BAD_RETURN, "not Evidence"),
     (testing.OrphaningVerifier(), Cause.VERIFIER_TIMEOUT, "deadline"),
-    (testing.OrphaningVerifier(id="orphan-returns", hang=False), Cause.VERIFIER_LEAKED_PROCESS, "left 1"),
+    (
+        testing.OrphaningVerifier(id="orphan-returns", hang=False),
+        Cause.VERIFIER_LEAKED_PROCESS,
+        "left 1",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("verifier", "cause", "detail"), BAD_VERIFIERS, ids=lambda v: getattr(v, "id", None))
+@pytest.mark.parametrize(
+    ("verifier", "cause", "detail"), BAD_VERIFIERS, ids=lambda v: getattr(v, "id", None)
+)
 def test_each_misbehaviour_fails_with_its_own_mode_and_the_next_verifier_still_passes(
     verifier: object, cause: Cause, detail: str, tmp_path: Path, short_grace: float
 ) -> None:

@@ -258,7 +258,9 @@ def test_protected_file_cannot_be_replaced_through_a_symlink(
         out["rename_over"] = type(exc).__name__
     print(json.dumps(out))
     """
-    result = sandbox.run(workspace, [PYTHON, "-c", textwrap.dedent(code), str(original)], timeout=30)
+    result = sandbox.run(
+        workspace, [PYTHON, "-c", textwrap.dedent(code), str(original)], timeout=30
+    )
     got = outcome(result)
     assert got["through_link"] != "written"
     assert got["rename_over"] != "replaced"
@@ -310,7 +312,9 @@ def project_under_home(fake_home: Path) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_environments_are_not_copied_but_run_read_only(
@@ -380,9 +384,7 @@ def test_background_processes_do_not_outlive_the_check(
 ) -> None:
     token = f"assay-leftover-{uuid.uuid4().hex}"
     survivor = (
-        "import os, sys, time\n"
-        "time.sleep(1.5)\n"
-        "open(sys.argv[1], 'w').write('still running')\n"
+        "import os, sys, time\ntime.sleep(1.5)\nopen(sys.argv[1], 'w').write('still running')\n"
     )
     code = f"""
     import json, os, subprocess, sys
@@ -420,7 +422,9 @@ def test_fork_bomb_is_bounded_by_the_process_limit(
         children += 1
     print(json.dumps({"children": children, "refused": refused}))
     """
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    bomb = (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    )
     token = f"assay-bomb-{uuid.uuid4().hex}"
     with sandbox.workspace(source) as ws:
         counted = outcome(attempt(sandbox, ws, counter))
@@ -432,9 +436,7 @@ def test_fork_bomb_is_bounded_by_the_process_limit(
     assert _processes_with(token) == []
 
 
-def test_unbounded_allocation_hits_the_address_space_limit(
-    fake_home: Path, source: Path
-) -> None:
+def test_unbounded_allocation_hits_the_address_space_limit(fake_home: Path, source: Path) -> None:
     sandbox = make_sandbox(address_space_bytes=512 * 1024**2)
     code = """
     import json

@@ -96,22 +96,25 @@ def _fake_venv(root: Path) -> Path:
 def project(tmp_path: Path) -> Path:
     """A monorepo-shaped source with environments, caches and build output in every place."""
     src = tmp_path / "project"
-    _tree(src, {
-        "pyproject.toml": "[project]\nname = 'p'\n",
-        "pkg/mod.py": "X = 1\n",
-        "pkg/sub/__pycache__/mod.cpython-311.pyc": "bytecode",
-        ".mypy_cache/3.11/cache.json": "{}",
-        "node_modules/left-pad/index.js": "module.exports = 1\n",
-        "target/debug/junk": "build output",
-        "crates/c/Cargo.toml": "[package]\nname = 'c'\n",
-        "crates/c/src/lib.rs": "pub fn f() {}\n",
-        "crates/c/target/debug/junk": "build output",
-        "packages/web/package.json": "{}\n",
-        "packages/web/node_modules/react/index.js": "module.exports = 2\n",
-        "src/target/keep.py": "# a source directory that happens to be named target\n",
-        "docs/venv/notes.txt": "not a package root: copied\n",
-        ".git/config": "[core]\n",
-    })
+    _tree(
+        src,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "pkg/mod.py": "X = 1\n",
+            "pkg/sub/__pycache__/mod.cpython-311.pyc": "bytecode",
+            ".mypy_cache/3.11/cache.json": "{}",
+            "node_modules/left-pad/index.js": "module.exports = 1\n",
+            "target/debug/junk": "build output",
+            "crates/c/Cargo.toml": "[package]\nname = 'c'\n",
+            "crates/c/src/lib.rs": "pub fn f() {}\n",
+            "crates/c/target/debug/junk": "build output",
+            "packages/web/package.json": "{}\n",
+            "packages/web/node_modules/react/index.js": "module.exports = 2\n",
+            "src/target/keep.py": "# a source directory that happens to be named target\n",
+            "docs/venv/notes.txt": "not a package root: copied\n",
+            ".git/config": "[core]\n",
+        },
+    )
     _fake_venv(src)
     (src / "packages" / "web" / "deps").symlink_to("node_modules")
     return src
@@ -121,7 +124,10 @@ def test_scan_sorts_the_tree_by_the_rule(project: Path) -> None:
     layout = scan_source(project, link_git=True)
     assert layout.linked == (".git", ".venv", "node_modules", "packages/web/node_modules")
     assert layout.skipped == (
-        ".mypy_cache", "crates/c/target", "pkg/sub/__pycache__", "target",
+        ".mypy_cache",
+        "crates/c/target",
+        "pkg/sub/__pycache__",
+        "target",
     )
     assert {"src/target/keep.py", "docs/venv/notes.txt", "packages/web/deps"} <= set(layout.files)
     assert not any(f.startswith((".venv", "node_modules", "target/")) for f in layout.files)
@@ -138,8 +144,12 @@ def test_environments_are_links_to_the_source_and_caches_are_left_out(
     for env in (".venv", "node_modules", "packages/web/node_modules"):
         assert (dst / env).is_symlink()
         assert os.readlink(dst / env) == str(project / env)
-    assert subprocess.run([str(dst / ".venv" / "bin" / "tool")], capture_output=True, text=True,
-                          check=True).stdout == "tool ran\n"
+    assert (
+        subprocess.run(
+            [str(dst / ".venv" / "bin" / "tool")], capture_output=True, text=True, check=True
+        ).stdout
+        == "tool ran\n"
+    )
     for gone in ("pkg/sub/__pycache__", ".mypy_cache", "target", "crates/c/target"):
         assert not os.path.lexists(dst / gone), gone
     assert (dst / "pkg" / "mod.py").read_text() == "X = 1\n"
@@ -170,7 +180,9 @@ def test_a_commit_export_links_todays_environments(tmp_path: Path) -> None:
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    path, commit, record = provision_copy(repo, commit="HEAD", backend="t", run_id="r", link_git=True)
+    path, commit, record = provision_copy(
+        repo, commit="HEAD", backend="t", run_id="r", link_git=True
+    )
     try:
         assert commit is not None and record.method is CopyMethod.GIT_ARCHIVE
         assert (path / "a.py").read_text() == "x = 1\n"
@@ -184,8 +196,9 @@ def test_a_commit_export_links_todays_environments(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- where it goes
 
 
-def test_workspace_dir_can_be_chosen(project: Path, tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workspace_dir_can_be_chosen(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chosen = tmp_path / "scratch"
     chosen.mkdir()
     monkeypatch.setenv(WORKSPACE_DIR_ENV, str(chosen))

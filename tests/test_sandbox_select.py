@@ -121,7 +121,9 @@ def test_cleanup_failure_is_reported(
 ) -> None:
     from assay.sandbox import provision
 
-    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
+    monkeypatch.setenv(
+        "ASSAY_WORKSPACE_DIR", str(tmp_path)
+    )  # the leftover lands where pytest cleans
 
     def broken_remove(path: object) -> None:
         raise OSError("device busy")
@@ -137,9 +139,13 @@ def test_cleanup_failure_never_masks_the_first_error(
 ) -> None:
     from assay.sandbox import provision
 
-    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
+    monkeypatch.setenv(
+        "ASSAY_WORKSPACE_DIR", str(tmp_path)
+    )  # the leftover lands where pytest cleans
 
-    monkeypatch.setattr(provision, "remove_tree", lambda path: (_ for _ in ()).throw(OSError("busy")))
+    monkeypatch.setattr(
+        provision, "remove_tree", lambda path: (_ for _ in ()).throw(OSError("busy"))
+    )
     with (
         pytest.raises(RuntimeError, match="the real problem") as info,
         LocalSandbox().workspace(source),

@@ -51,7 +51,7 @@ CHEATS = {
             "REPORT = os.environ.get('ASSAY_REPORT', 'report.xml')\n"
             "for target in (REPORT, 'report.xml'):\n"
             "    try:\n"
-            "        open(target, 'w').write('<testsuite tests=\"2\" failures=\"0\" errors=\"0\"/>')\n"
+            '        open(target, \'w\').write(\'<testsuite tests="2" failures="0" errors="0"/>\')\n'
             "    except OSError:\n"
             "        pass\n\n\n"
             "def add(a, b):\n    return a - b\n"
@@ -114,7 +114,11 @@ def test_markers_symlinks_and_sections(tmp_path: Path, base: Path) -> None:
     )
     (change / "tests" / "web.test.js").symlink_to("/etc/passwd")
     kinds = {s.kind for s in detect_tampering(base, change, protected_set()).signals}
-    assert {TamperKind.SKIP_ADDED, TamperKind.SECTION_CHANGED, TamperKind.PROTECTED_SYMLINK} <= kinds
+    assert {
+        TamperKind.SKIP_ADDED,
+        TamperKind.SECTION_CHANGED,
+        TamperKind.PROTECTED_SYMLINK,
+    } <= kinds
 
 
 def test_restore_never_writes_through_a_planted_directory_link(tmp_path: Path, base: Path) -> None:
@@ -175,7 +179,9 @@ def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Pa
     change = make_change(tmp_path, base, "assert_true")
     sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(sys.executable,)))
     with sandbox.workspace(change) as ws:
-        result = sandbox.run(ws, [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "tests"], timeout=60)
+        result = sandbox.run(
+            ws, [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "tests"], timeout=60
+        )
     assert result.exit_code == 0
     assert detect_tampering(base, change, protected_set()).tampered
 
@@ -185,7 +191,9 @@ def test_a_cleanup_failure_never_masks_why_protecting_failed(
 ) -> None:
     from assay.sandbox import CleanupError, LocalSandbox, protected
 
-    monkeypatch.setenv("ASSAY_WORKSPACE_DIR", str(tmp_path))  # the leftover lands where pytest cleans
+    monkeypatch.setenv(
+        "ASSAY_WORKSPACE_DIR", str(tmp_path)
+    )  # the leftover lands where pytest cleans
     change = make_change(tmp_path, base, "assert_true")
 
     def broken_restore(*args: object) -> None:

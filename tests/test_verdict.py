@@ -24,7 +24,12 @@ def test_only_exit_zero_can_carry_a_pass(cause: Cause) -> None:
     assert cause.verdict.passed is (cause is Cause.EXIT_ZERO)
 
 
-EXPECTED_EXIT = {Status.VERIFIED: 0, Status.FAILED: 1, Status.INDETERMINATE: 3, Status.UNVERIFIED: 4}
+EXPECTED_EXIT = {
+    Status.VERIFIED: 0,
+    Status.FAILED: 1,
+    Status.INDETERMINATE: 3,
+    Status.UNVERIFIED: 4,
+}
 
 
 @pytest.mark.parametrize("status", list(Status))

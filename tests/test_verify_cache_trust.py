@@ -25,7 +25,11 @@ def test_a_forged_cache_entry_is_a_miss_not_a_pass(tmp_path: Path) -> None:
     def verify() -> dict:
         done = subprocess.run(
             [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local", str(repo)],
-            capture_output=True, text=True, timeout=120, check=False, env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
         )
         return json.loads(done.stdout)
 
@@ -33,7 +37,7 @@ def test_a_forged_cache_entry_is_a_miss_not_a_pass(tmp_path: Path) -> None:
     assert first["status"] == "FAILED"
     # Rewrite the stored verdict to claim success, leaving its evidence as it was.
     with sqlite3.connect(cache / "verdicts.sqlite3") as db:
-        (key, stored), = db.execute("SELECT key, report FROM verdicts").fetchall()
+        ((key, stored),) = db.execute("SELECT key, report FROM verdicts").fetchall()
         forged = json.loads(stored)
         forged.update(status="VERIFIED", exit_code=0, verified=True, note="")
         db.execute("UPDATE verdicts SET report = ? WHERE key = ?", (json.dumps(forged), key))

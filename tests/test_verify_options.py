@@ -19,9 +19,25 @@ def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
     )
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local",
-         "--timeout", "60", "--deadline", "3", str(repo)],
-        capture_output=True, text=True, timeout=120, check=False, env=dict(os.environ),
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "verify",
+            "--json",
+            "--sandbox",
+            "local",
+            "--timeout",
+            "60",
+            "--deadline",
+            "3",
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ),
     )
     elapsed = time.monotonic() - started
     report = json.loads(done.stdout)
@@ -39,12 +55,29 @@ def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
     (repo / "tests" / "test_a.py").write_text("def test_a() -> None:\n    assert False\n")
 
     # ruff and pytest come from this interpreter's environment.
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}",
+    }
 
     def verify(*args: str) -> dict:
         done = subprocess.run(
-            [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local", *args, str(repo)],
-            capture_output=True, text=True, timeout=120, check=False, env=env,
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "verify",
+                "--json",
+                "--sandbox",
+                "local",
+                *args,
+                str(repo),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
         )
         return json.loads(done.stdout)
 

@@ -48,9 +48,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ("run_verifiers", "Verifier", "VerifierContext", "Outcome", "Isolation"), "assay.runner"
     ),
-    **dict.fromkeys(
-        ("ProbeCache", "ProbeFailure", "ProbeError", "ToolchainError"), "assay.probe"
-    ),
+    **dict.fromkeys(("ProbeCache", "ProbeFailure", "ProbeError", "ToolchainError"), "assay.probe"),
     "run_check": "assay.engine",
     **dict.fromkeys(
         ("Verification", "VerificationResult", "VerificationError", "StepStartError"),

@@ -166,7 +166,10 @@ def run_in_worker(verifier: Any, ctx: Any, expires: float | None) -> Reply:
     ready = wait([worker.conn, worker.process.sentinel], timeout)
     if not ready:
         worker.destroy(marker)
-        return Reply(ReplyKind.TIMED_OUT, detail="still running at the deadline; killed with its process tree")
+        return Reply(
+            ReplyKind.TIMED_OUT,
+            detail="still running at the deadline; killed with its process tree",
+        )
     if worker.conn in ready:
         try:
             kind, value = worker.conn.recv()
@@ -178,7 +181,10 @@ def run_in_worker(verifier: Any, ctx: Any, expires: float | None) -> Reply:
         leftovers = [pid for pid in reaper.marked_pids(marker) if pid != worker.pid]
         if leftovers:
             worker.destroy(marker)
-            return Reply(ReplyKind.LEAKED, detail=f"returned but left {len(leftovers)} process(es) running (pids {leftovers}); killed")
+            return Reply(
+                ReplyKind.LEAKED,
+                detail=f"returned but left {len(leftovers)} process(es) running (pids {leftovers}); killed",
+            )
         _release(worker)
         if kind == "returned":
             return Reply(ReplyKind.RETURNED, value=value)
@@ -196,5 +202,6 @@ def _died(worker: _Worker, marker: str) -> Reply:
         except ValueError:
             name = f"signal {-code}"
         return Reply(ReplyKind.DIED, detail=f"its process was killed by {name}")
-    return Reply(ReplyKind.DIED, detail=f"its process exited with status {code} without returning a result")
-
+    return Reply(
+        ReplyKind.DIED, detail=f"its process exited with status {code} without returning a result"
+    )

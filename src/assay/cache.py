@@ -102,8 +102,17 @@ def _git_files(root: Path) -> list[str] | None:
     # core.fsmonitor names a command in the repository's own config: listing must not run it,
     # and a monitor that lied about changed files would turn a miss into a false hit.
     result = run_process(
-        ["git", "-C", str(root), "-c", "core.fsmonitor=false", "ls-files", "-z", "-co",
-         "--exclude-standard"],
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "core.fsmonitor=false",
+            "ls-files",
+            "-z",
+            "-co",
+            "--exclude-standard",
+        ],
         timeout=LIST_TIMEOUT_SECONDS,
         env_policy=EnvPolicy.SCRUB,
         tail_bytes=0,

@@ -62,10 +62,19 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
         return Cause.EXIT_ZERO
     if check.kind in _DIAGNOSING_KINDS:
         return Cause.EXIT_NONZERO
-    if check.kind is Kind.TEST and tests is not None and tests.executed > 0 and not tests.any_failed:
+    if (
+        check.kind is Kind.TEST
+        and tests is not None
+        and tests.executed > 0
+        and not tests.any_failed
+    ):
         # Every test passed but the runner failed: never a pass, and not the tests' fault.
         return Cause.REPORT_MISMATCH
-    if check.kind is Kind.TEST and parsed.no_tests_reported and (tests is None or tests.executed == 0):
+    if (
+        check.kind is Kind.TEST
+        and parsed.no_tests_reported
+        and (tests is None or tests.executed == 0)
+    ):
         return Cause.NO_TESTS_OBSERVED
     if parsed.failure_recognized or parsed.diagnostics or (tests is not None and tests.any_failed):
         return Cause.EXIT_NONZERO
@@ -102,9 +111,7 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
         case Cause.REPORT_MISMATCH if result.exit_code == 0:
             return f"{check.name} exited 0 but its output reports failing tests."
         case Cause.REPORT_MISMATCH:
-            return (
-                f"{check.name} exited {result.exit_code} although every test it reported passed."
-            )
+            return f"{check.name} exited {result.exit_code} although every test it reported passed."
         case Cause.UNRECOGNIZED_FAILURE:
             return f"{check.name} exited {result.exit_code} and its output does not say why."
         case _:

@@ -19,7 +19,9 @@ KINDS = ("build", "typecheck", "lint", "test")
 SANDBOXES = ("auto", "bwrap", "local", "none")
 
 
-def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+def _positive_seconds(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
     import math
 
     if value is not None and (math.isnan(value) or value < 0):
@@ -38,17 +40,45 @@ def cli() -> None:
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
-@click.option("--timeout", type=float, default=None, callback=_positive_seconds, help="Deadline in seconds (0: none).")
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    callback=_positive_seconds,
+    help="Deadline in seconds (0: none).",
+)
 @click.option("--cwd", type=click.Path(file_okay=False), default=".", help="Directory to run in.")
-@click.option("--kind", type=click.Choice(KINDS), default="test", show_default=True, help="What the command checks.")
-@click.option("--sandbox", type=click.Choice(SANDBOXES), default="none", show_default=True, help="Where the command runs.")
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default="test",
+    show_default=True,
+    help="What the command checks.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="none",
+    show_default=True,
+    help="Where the command runs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence as JSON.")
-@click.option("--verifier", "verifier_spec", default=None, metavar="MODULE:ATTR",
-              help="Run this verifier plugin (in a worker process) instead of a command.")
+@click.option(
+    "--verifier",
+    "verifier_spec",
+    default=None,
+    metavar="MODULE:ATTR",
+    help="Run this verifier plugin (in a worker process) instead of a command.",
+)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def run(
-    timeout: float | None, cwd: str, kind: str, sandbox: str, as_json: bool,
-    verifier_spec: str | None, argv: tuple[str, ...],
+    timeout: float | None,
+    cwd: str,
+    kind: str,
+    sandbox: str,
+    as_json: bool,
+    verifier_spec: str | None,
+    argv: tuple[str, ...],
 ) -> None:
     """Run one command as one check and print its evidence.
 
@@ -64,7 +94,9 @@ def run(
         if verifier_spec:
             evidence = run_plugin(verifier_spec, cwd=cwd, timeout=timeout or None)
         else:
-            evidence = run_one(list(argv), cwd=cwd, kind=kind, timeout=timeout or None, sandbox=sandbox)
+            evidence = run_one(
+                list(argv), cwd=cwd, kind=kind, timeout=timeout or None, sandbox=sandbox
+            )
     except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -76,21 +108,79 @@ def run(
 
 @cli.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (completion-gate keys first).")
-@click.option("--timeout", type=float, default=None, callback=_positive_seconds, help="Deadline per check, in seconds.")
-@click.option("--deadline", type=float, default=None, callback=_positive_seconds, help="Budget for the whole verification, in seconds.")
-@click.option("--sandbox", type=click.Choice(SANDBOXES), default="auto", show_default=True, help="Where checks run.")
-@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True, help="Only these kinds (repeatable).")
-@click.option("--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree.")
-@click.option("--base", default=None, metavar="REF", help="Git ref to compare against: report tampering with protected files.")
-@click.option("--protect", is_flag=True, help="Verify with the protected files restored from --base.")
-@click.option("--install", is_flag=True, help="Install dependencies first (network on for that step only).")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), default=None, help="Also write JUnit XML here.")
-@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), default=None, help="Also write SARIF here.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the report as JSON (completion-gate keys first)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    callback=_positive_seconds,
+    help="Deadline per check, in seconds.",
+)
+@click.option(
+    "--deadline",
+    type=float,
+    default=None,
+    callback=_positive_seconds,
+    help="Budget for the whole verification, in seconds.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="Where checks run.",
+)
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(KINDS),
+    multiple=True,
+    help="Only these kinds (repeatable).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree."
+)
+@click.option(
+    "--base",
+    default=None,
+    metavar="REF",
+    help="Git ref to compare against: report tampering with protected files.",
+)
+@click.option(
+    "--protect", is_flag=True, help="Verify with the protected files restored from --base."
+)
+@click.option(
+    "--install", is_flag=True, help="Install dependencies first (network on for that step only)."
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write JUnit XML here.",
+)
+@click.option(
+    "--sarif",
+    "sarif_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write SARIF here.",
+)
 def verify(
-    path: str, as_json: bool, timeout: float | None, deadline: float | None, sandbox: str, kinds: tuple[str, ...],
-    no_cache: bool, base: str | None, protect: bool, install: bool,
-    junit_path: str | None, sarif_path: str | None,
+    path: str,
+    as_json: bool,
+    timeout: float | None,
+    deadline: float | None,
+    sandbox: str,
+    kinds: tuple[str, ...],
+    no_cache: bool,
+    base: str | None,
+    protect: bool,
+    install: bool,
+    junit_path: str | None,
+    sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
     from assay.pipeline import VerifyOptions, VerifyUsageError
@@ -155,7 +245,9 @@ def _print_report(report: Any) -> None:
 @cli.command()
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-@click.option("--verbose", "-v", is_flag=True, help="Also list dropped candidates and detector results.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also list dropped candidates and detector results."
+)
 def plan(path: str, as_json: bool, verbose: bool) -> None:
     """Show what `assay verify` would run, and why, without running anything."""
     from assay.formats import render_plan
@@ -182,7 +274,11 @@ def probe(as_json: bool) -> None:
         document: dict[str, Any] = {"schema": "assay.probe/1", "tools": {}}
         for tool, result in found.items():
             if isinstance(result, ProbeFailure):
-                document["tools"][tool] = {"found": False, "error": str(result), "install": result.install_hint}
+                document["tools"][tool] = {
+                    "found": False,
+                    "error": str(result),
+                    "install": result.install_hint,
+                }
             else:
                 document["tools"][tool] = {"found": True, **result.to_dict()}
         _emit_json(document)
@@ -218,7 +314,12 @@ def _print_evidence(evidence: Any) -> None:
     if evidence.note:
         click.echo(f"  note: {evidence.note}")
     first_reason_line = evidence.reason.strip().split("\n", 1)[0]
-    if not evidence.passed and evidence.reason and not evidence.diagnostics and first_reason_line not in evidence.note:
+    if (
+        not evidence.passed
+        and evidence.reason
+        and not evidence.diagnostics
+        and first_reason_line not in evidence.note
+    ):
         click.echo(_indent(evidence.reason[-2000:]))
 
 

@@ -84,7 +84,9 @@ def run_one(
         source="command line",
     )
     if sandbox == "none":
-        return run_checks([check], lambda c: run_check(c, root=Path(root), sandbox="none"), workdir=root)[0]
+        return run_checks(
+            [check], lambda c: run_check(c, root=Path(root), sandbox="none"), workdir=root
+        )[0]
     return _run_sandboxed(check, Path(root), sandbox)
 
 
@@ -110,19 +112,28 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
             sandbox.ensure_available()
             name = sandbox.describe()
         except SandboxUnavailable as exc:
-            return evidence_for(check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=backend)
+            return evidence_for(
+                check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=backend
+            )
         try:
             workspace = sandbox.provision(root)
         except ProvisionError as exc:
             note = f"the {name} sandbox could not make a workspace from {root}: {exc}"
-            return evidence_for(check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=name)
+            return evidence_for(
+                check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=name
+            )
         runner = sandbox.runner(workspace)
         # A binary inside the workspace is identified inside the sandbox too.
         probes = ProbeCache(confinement=Confinement(workspace.path, runner))
 
         def execute(c: Check) -> Evidence:
             return run_check(
-                c, root=workspace.path, runner=runner, probes=probes, report_dir=Path(reports), sandbox=name
+                c,
+                root=workspace.path,
+                runner=runner,
+                probes=probes,
+                report_dir=Path(reports),
+                sandbox=name,
             )
 
         try:
@@ -148,5 +159,7 @@ def run_plugin(spec: str, *, cwd: str = ".", timeout: float | None = None) -> Ev
     if not os.path.isdir(root):
         raise InvalidRun(f"working directory does not exist or is not a directory: {cwd}")
     verifier = ImportedVerifier(spec, search_path=(root,))
-    (outcome,) = run_verifiers([verifier], VerifierContext(workdir=root, timeout_s=timeout), deadline=timeout)
+    (outcome,) = run_verifiers(
+        [verifier], VerifierContext(workdir=root, timeout_s=timeout), deadline=timeout
+    )
     return outcome.evidence

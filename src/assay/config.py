@@ -120,9 +120,7 @@ def parse_config(data: Any, source: str, text: str = "", *, table: str = "") -> 
         required=_kinds(data.get("required", []), f"{where} required"),
         skip=_kinds(data.get("skip", []), f"{where} skip"),
         commands=tuple(
-            _command(
-                name, value, f"{where} commands.{name}", _line_of(text, name, commands_header)
-            )
+            _command(name, value, f"{where} commands.{name}", _line_of(text, name, commands_header))
             for name, value in commands_table.items()
         ),
     )

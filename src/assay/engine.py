@@ -123,7 +123,9 @@ def identify(check: Check, *, root: Path, probes: ProbeCache) -> CheckerId:
     `ProbeFailure` when the tool is missing or cannot be identified."""
     root = Path(root).resolve()
     located = _locate(check, root, (root / check.cwd).resolve())
-    return probes.get(located.tool, path=located.probe_path, env=check.env or None, module=located.module)
+    return probes.get(
+        located.tool, path=located.probe_path, env=check.env or None, module=located.module
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,10 +30,34 @@ SECRET_NAME = re.compile(
 #: What the minimal policy keeps. Toolchain homes are harmless and needed to find compilers.
 MINIMAL_ALLOWLIST: frozenset[str] = frozenset(
     {
-        "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR",
-        "HOME", "PYENV_ROOT", "PYENV_VERSION", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
-        "GOROOT", "GOPATH", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY",
-        "NVM_DIR", "NODE_PATH", "VIRTUAL_ENV", "JAVA_HOME", "SOURCE_DATE_EPOCH", "CI",
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TZ",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TMPDIR",
+        "HOME",
+        "PYENV_ROOT",
+        "PYENV_VERSION",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+        "GOROOT",
+        "GOPATH",
+        "GOCACHE",
+        "GOMODCACHE",
+        "GOFLAGS",
+        "GOTOOLCHAIN",
+        "GOPROXY",
+        "NVM_DIR",
+        "NODE_PATH",
+        "VIRTUAL_ENV",
+        "JAVA_HOME",
+        "SOURCE_DATE_EPOCH",
+        "CI",
     }
 )
 _MINIMAL_PREFIXES = ("LC_",)

@@ -270,4 +270,3 @@ class Evidence:
 def evidence_for(check: Check, cause: Cause, **fields: Any) -> Evidence:
     """Evidence whose verdict is the one its cause implies (the usual constructor)."""
     return Evidence(check=check, verdict=cause.verdict, cause=cause, **fields)
-

@@ -7,12 +7,24 @@ from collections.abc import Iterable
 
 #: Directories that are never part of the code: VCS state, installed dependencies, caches.
 DEFAULT_SKIP_DIRS: frozenset[str] = frozenset(
-    {".git", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache",
-     ".ruff_cache", ".tox", ".nox"}
+    {
+        ".git",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
 )
 
 
-def walk_files(root: str | os.PathLike[str], skip_dirs: Iterable[str] = DEFAULT_SKIP_DIRS) -> list[str]:
+def walk_files(
+    root: str | os.PathLike[str], skip_dirs: Iterable[str] = DEFAULT_SKIP_DIRS
+) -> list[str]:
     """Sorted `/`-separated paths of every non-directory entry under `root` (symlinks
     included as entries, never followed), skipping directories named in `skip_dirs`."""
     skip = frozenset(skip_dirs)

@@ -33,7 +33,9 @@ def install_steps(root: Path) -> list[Check]:
     return [*_python_steps(root), *_node_steps(root), *_go_steps(root), *_rust_steps(root)]
 
 
-def _step(name: str, argv: tuple[str, ...], source: str, reason: str, tool: str | None = None) -> Check:
+def _step(
+    name: str, argv: tuple[str, ...], source: str, reason: str, tool: str | None = None
+) -> Check:
     return Check(
         name=f"install-{name}",
         kind=Kind.BUILD,
@@ -46,28 +48,42 @@ def _step(name: str, argv: tuple[str, ...], source: str, reason: str, tool: str 
 
 
 def _python_steps(root: Path) -> list[Check]:
-    manifest = next((n for n in ("pyproject.toml", "setup.py", "setup.cfg") if (root / n).is_file()), None)
+    manifest = next(
+        (n for n in ("pyproject.toml", "setup.py", "setup.cfg") if (root / n).is_file()), None
+    )
     requirements = [n for n in PYTHON_REQUIREMENT_FILES if (root / n).is_file()]
     if manifest is None and not requirements:
         return []
     if any((root / v / "bin" / "python").exists() for v in _IN_TREE_VENVS):
         return []  # the project's environment exists: use it as it is
-    steps = [_step("venv", ("python3", "-m", "venv", ".venv"), manifest or requirements[0],
-                   "a project-local environment, so the project's tools are the ones that run",
-                   tool="python")]
+    steps = [
+        _step(
+            "venv",
+            ("python3", "-m", "venv", ".venv"),
+            manifest or requirements[0],
+            "a project-local environment, so the project's tools are the ones that run",
+            tool="python",
+        )
+    ]
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")
     if manifest is not None:
         target = "." + _extras(root / "pyproject.toml")
-        steps.append(_step("python", (*pip, "-e", target), manifest, "the project and its test extras"))
+        steps.append(
+            _step("python", (*pip, "-e", target), manifest, "the project and its test extras")
+        )
     for name in requirements:
-        steps.append(_step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present"))
+        steps.append(
+            _step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present")
+        )
     return steps
 
 
 def _extras(pyproject: Path) -> str:
     """`[test,dev]` for the extras the project declares among PYTHON_TEST_EXTRAS."""
     try:
-        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"][
+            "optional-dependencies"
+        ]
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
         return ""
     wanted = [e for e in PYTHON_TEST_EXTRAS if isinstance(declared, dict) and e in declared]
@@ -80,7 +96,9 @@ def _node_steps(root: Path) -> list[Check]:
     for lockfile, argv in _NODE_INSTALLS:
         if (root / lockfile).is_file():
             return [_step("node", argv, lockfile, f"{lockfile} pins the dependencies")]
-    return [_step("node", ("npm", "install"), "package.json", "no lockfile: npm resolves the ranges")]
+    return [
+        _step("node", ("npm", "install"), "package.json", "no lockfile: npm resolves the ranges")
+    ]
 
 
 def _go_steps(root: Path) -> list[Check]:

@@ -54,7 +54,9 @@ def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
     # Asking for some kinds only, without tests, is asking for a verdict on those kinds.
     without_tests = options.kinds is not None and Kind.TEST not in options.kinds
     plan_options = PlanOptions(
-        timeout_s=options.timeout_s, kinds=options.kinds, require_tests=False if without_tests else None
+        timeout_s=options.timeout_s,
+        kinds=options.kinds,
+        require_tests=False if without_tests else None,
     )
     found = plan(discover(Path(path)), plan_options)
     if found.root_problem:
@@ -70,7 +72,9 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
     root = Path(path).resolve()
     if options.protect and not options.base:
-        raise VerifyUsageError("--protect needs --base REF: the protected files are restored from it")
+        raise VerifyUsageError(
+            "--protect needs --base REF: the protected files are restored from it"
+        )
     the_plan = make_plan(root, options)
     if not the_plan.checks:
         return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
@@ -82,7 +86,13 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
             sandbox_name = sandbox.describe()
         except SandboxUnavailable as exc:
             refused = [
-                evidence_for(c, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=options.sandbox)
+                evidence_for(
+                    c,
+                    Cause.SANDBOX_UNAVAILABLE,
+                    reason=str(exc),
+                    note=exc.note,
+                    sandbox=options.sandbox,
+                )
                 for c in the_plan.checks
             ]
             return aggregate(refused, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
@@ -100,7 +110,9 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     if outcome.cached is not None:
         return outcome.cached
     the_plan = outcome.plan
-    report = aggregate(outcome.evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict())
+    report = aggregate(
+        outcome.evidence, require_tests=the_plan.require_tests, plan=the_plan.to_dict()
+    )
     report = _with_missing_kinds(report, the_plan)
     report = _with_config_errors(report, the_plan)
     if outcome.skipped:
@@ -152,7 +164,11 @@ class _Run:
             installed = _install(self.sandbox, workspace, self.reports)
             self.extra["install"] = [e.to_dict() for e in installed]
             if not all(e.passed for e in installed):
-                return _Outcome([_install_failed(e) for e in installed], [c.name for c in the_plan.checks], the_plan)
+                return _Outcome(
+                    [_install_failed(e) for e in installed],
+                    [c.name for c in the_plan.checks],
+                    the_plan,
+                )
             the_plan = make_plan(workspace.path, self.options)
         checkers = _identify_all(the_plan, workspace.path, probes)
         cache, key = _cache_lookup(self.root, the_plan, self.options, checkers, self.sandbox_name)
@@ -167,13 +183,19 @@ class _Run:
             if self.expires is not None:
                 left = self.expires - time.monotonic()
                 if left <= 0:
-                    note = "the verification's overall --deadline passed before this check could start"
+                    note = (
+                        "the verification's overall --deadline passed before this check could start"
+                    )
                     return evidence_for(check, Cause.TIMEOUT, note=note, sandbox=self.sandbox_name)
                 check = replace(check, timeout_s=min(check.timeout_s or left, left))
             # One report directory for all checks: reports are named after their check.
             return run_check(
-                check, root=workspace.path, runner=runner, probes=probes,
-                report_dir=self.reports, sandbox=self.sandbox_name,
+                check,
+                root=workspace.path,
+                runner=runner,
+                probes=probes,
+                report_dir=self.reports,
+                sandbox=self.sandbox_name,
             )
 
         evidence: list[Evidence] = []
@@ -210,7 +232,9 @@ def _sandbox(name: str, reports: Path, tool_paths: tuple[str, ...]) -> Sandbox:
     the toolchains the plan uses even where they live under the hidden home."""
     from assay.sandbox import BwrapOptions, select_sandbox
 
-    return select_sandbox(name, bwrap_options=BwrapOptions(toolchain_paths=tool_paths, writable_paths=(str(reports),)))
+    return select_sandbox(
+        name, bwrap_options=BwrapOptions(toolchain_paths=tool_paths, writable_paths=(str(reports),))
+    )
 
 
 def _waves(the_plan: Plan) -> list[tuple[Check, ...]]:
@@ -234,7 +258,9 @@ def _install(sandbox: Any, workspace: Any, reports: Path) -> list[Evidence]:
     for step in install_steps(workspace.path):
         step = replace(step, env={**step.env, **dependency_caches(workspace.path)})
         (done,) = run_checks(
-            [step], lambda c: run_check(c, root=workspace.path, runner=runner, report_dir=reports), workdir=str(workspace.path)
+            [step],
+            lambda c: run_check(c, root=workspace.path, runner=runner, report_dir=reports),
+            workdir=str(workspace.path),
         )
         evidence.append(done)
         if not done.passed:
@@ -267,7 +293,9 @@ def _install_failed(evidence: Evidence) -> Evidence:
 
 
 @contextlib.contextmanager
-def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyOptions, extra: dict[str, Any]) -> Iterator[Any]:
+def _workspace(
+    sandbox: Any, root: Path, base_dir: Path | None, options: VerifyOptions, extra: dict[str, Any]
+) -> Iterator[Any]:
     """A workspace for the run: a copy of the change, or with `--protect` a copy whose
     protected files come from the base. Always cleaned up; a cleanup failure is recorded
     in `extra` (the checks' evidence stands) instead of replacing the report."""
@@ -276,7 +304,10 @@ def _workspace(sandbox: Any, root: Path, base_dir: Path | None, options: VerifyO
         from assay.sandbox.protected import provision_protected
 
         workspace, restored = provision_protected(sandbox, root, base_dir, protected_set())
-        extra["protected"] = {"restored": list(restored.restored), "removed": list(restored.removed)}
+        extra["protected"] = {
+            "restored": list(restored.restored),
+            "removed": list(restored.removed),
+        }
     else:
         workspace = sandbox.provision(root)
     record = getattr(workspace, "provisioned", None)
@@ -336,16 +367,28 @@ def _with_config_errors(report: Report, the_plan: Plan) -> Report:
 
 
 def _cache_lookup(
-    root: Path, the_plan: Plan, options: VerifyOptions, checkers: list[CheckerId | None], sandbox_name: str
+    root: Path,
+    the_plan: Plan,
+    options: VerifyOptions,
+    checkers: list[CheckerId | None],
+    sandbox_name: str,
 ) -> tuple[Any, str | None]:
     """The cache and this run's key; (None, None) when caching is off or impossible."""
-    if not options.use_cache or options.base or options.protect or options.install or None in checkers:
+    if (
+        not options.use_cache
+        or options.base
+        or options.protect
+        or options.install
+        or None in checkers
+    ):
         return None, None  # a missing tool's verdict is not worth caching
     from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
 
     try:
         cache = VerdictCache(options.cache_dir)
-        key = cache_key(workspace_digest(root), the_plan.to_dict(), [c for c in checkers if c], sandbox_name)
+        key = cache_key(
+            workspace_digest(root), the_plan.to_dict(), [c for c in checkers if c], sandbox_name
+        )
     except (CacheError, OSError):
         return None, None
     return cache, key

@@ -254,7 +254,9 @@ def plan_repository(root: str | os.PathLike[str], options: PlanOptions | None = 
 
 def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
     """At most one candidate per ecosystem for one kind, and why the others were left out."""
-    ranked = sorted(candidates, key=lambda c: (c.origin, c.cost))  # stable: discovery order breaks ties
+    ranked = sorted(
+        candidates, key=lambda c: (c.origin, c.cost)
+    )  # stable: discovery order breaks ties
     if not ranked:
         return [], []
     winner = ranked[0]

@@ -50,6 +50,8 @@ class ImportedVerifier:
             if directory not in sys.path:
                 sys.path.insert(0, directory)
         target = getattr(importlib.import_module(module_name), attr)
-        is_factory = isinstance(target, type) or (callable(target) and not hasattr(target, "verify"))
+        is_factory = isinstance(target, type) or (
+            callable(target) and not hasattr(target, "verify")
+        )
         verifier = target() if is_factory else target
         return call_verify(verifier, ctx)

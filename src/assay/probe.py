@@ -179,7 +179,9 @@ def identify_by_digest(tool: str, binary: str) -> CheckerId:
                 digest.update(chunk)
                 remaining -= len(chunk)
     except OSError as exc:
-        raise ProbeError(tool, binary, f"could not read it to identify it: {exc.strerror or exc}") from exc
+        raise ProbeError(
+            tool, binary, f"could not read it to identify it: {exc.strerror or exc}"
+        ) from exc
     digest.update(str(size).encode())
     return CheckerId(tool=tool, version=f"sha256:{digest.hexdigest()[:16]}", path=binary)
 

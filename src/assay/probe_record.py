@@ -57,8 +57,21 @@ DISPATCHERS = frozenset(
 SHIM_DIR = "shims"
 #: Environment variables (by prefix) that can change which tool version answers.
 STEERING_ENV_PREFIXES = (
-    "PYTHON", "RUSTUP", "CARGO", "RUSTC", "GO", "NODE", "NPM_CONFIG", "VOLTA", "PYENV",
-    "ASDF", "MISE", "RTX", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LD_PRELOAD",
+    "PYTHON",
+    "RUSTUP",
+    "CARGO",
+    "RUSTC",
+    "GO",
+    "NODE",
+    "NPM_CONFIG",
+    "VOLTA",
+    "PYENV",
+    "ASDF",
+    "MISE",
+    "RTX",
+    "VIRTUAL_ENV",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
 )
 #: Exact names of further steering variables (user site-packages, tool config dirs).
 STEERING_ENV_NAMES = ("HOME", "XDG_CONFIG_HOME")
@@ -220,9 +233,7 @@ def _node_package_json(real: str) -> str | None:
     return None
 
 
-def _program_parts(
-    invoked: str, search: str, effective: Mapping[str, str]
-) -> list[_Part]:
+def _program_parts(invoked: str, search: str, effective: Mapping[str, str]) -> list[_Part]:
     """Identities of `invoked`, its real file, and (for a script) its interpreter and the
     packages that interpreter loads: together they decide what `invoked` prints."""
     real = os.path.realpath(invoked)
@@ -363,5 +374,3 @@ class PersistentProbes:
 def _encode(parts: list[_Part]) -> str:
     """A fingerprint as the exact text compared on lookup."""
     return json.dumps(parts, separators=(",", ":"))
-
-

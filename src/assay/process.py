@@ -127,7 +127,9 @@ class ProcessResult:
         )
 
 
-def _validate(argv: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None) -> tuple[tuple[str, ...], str]:
+def _validate(
+    argv: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None
+) -> tuple[tuple[str, ...], str]:
     if isinstance(argv, str | bytes):
         raise InvalidRun("argv must be a sequence of strings, not one string (no shell is used)")
     argv = tuple(argv)
@@ -179,7 +181,9 @@ def run_process(
     child_env[reaper.MARKER_VAR] = marker
     reaper.ensure_subreaper()
     try:
-        return _Execution(argv, resolved_cwd, child_env, deadline, marker, head_bytes, tail_bytes).run()
+        return _Execution(
+            argv, resolved_cwd, child_env, deadline, marker, head_bytes, tail_bytes
+        ).run()
     finally:
         if scratch_home is not None:
             _remove_tree(scratch_home)

@@ -26,13 +26,29 @@ class Language(enum.StrEnum):
 #: Test files and test configuration, per language.
 LANGUAGE_DEFAULTS: dict[Language, tuple[str, ...]] = {
     Language.PYTHON: (
-        "**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**", "**/conftest.py",
-        "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py",
+        "**/test_*.py",
+        "**/*_test.py",
+        "**/tests/**",
+        "**/test/**",
+        "**/conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "noxfile.py",
     ),
     Language.JAVASCRIPT: (
-        "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/jest.config.*",
-        "**/vitest.config.*", "**/vitest.workspace.*", "**/jest.setup.*", "**/vitest.setup.*",
-        "**/.mocharc*", "**/karma.conf.*", "**/playwright.config.*", "**/cypress.config.*",
+        "**/*.test.*",
+        "**/*.spec.*",
+        "**/__tests__/**",
+        "**/jest.config.*",
+        "**/vitest.config.*",
+        "**/vitest.workspace.*",
+        "**/jest.setup.*",
+        "**/vitest.setup.*",
+        "**/.mocharc*",
+        "**/karma.conf.*",
+        "**/playwright.config.*",
+        "**/cypress.config.*",
     ),
     Language.GO: ("**/*_test.go", "**/testdata/**"),
     Language.RUST: ("tests/**", "**/tests/**", "benches/**"),
@@ -40,8 +56,16 @@ LANGUAGE_DEFAULTS: dict[Language, tuple[str, ...]] = {
 
 #: CI and assay's own configuration: protected whatever the language.
 ALWAYS_PROTECTED: tuple[str, ...] = (
-    ".github/workflows/**", ".gitlab-ci.yml", ".circleci/**", "azure-pipelines.yml",
-    "Jenkinsfile", ".buildkite/**", ".travis.yml", "assay.toml", ".assay.toml", ".assay/**",
+    ".github/workflows/**",
+    ".gitlab-ci.yml",
+    ".circleci/**",
+    "azure-pipelines.yml",
+    "Jenkinsfile",
+    ".buildkite/**",
+    ".travis.yml",
+    "assay.toml",
+    ".assay.toml",
+    ".assay/**",
 )
 
 #: Files where only some sections are protected: file name -> dotted key paths into its

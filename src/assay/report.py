@@ -97,7 +97,9 @@ def aggregate(
     return Report(status=status, checks=checks, note=note, plan=dict(plan or {}))
 
 
-def _status(checks: tuple[Evidence, ...], require_tests: bool, empty_note: str) -> tuple[Status, str]:
+def _status(
+    checks: tuple[Evidence, ...], require_tests: bool, empty_note: str
+) -> tuple[Status, str]:
     if not checks:
         return Status.UNVERIFIED, _sentence(empty_note)
     failed = _with(checks, Verdict.FAIL)
@@ -110,7 +112,10 @@ def _status(checks: tuple[Evidence, ...], require_tests: bool, empty_note: str) 
     if unverified:
         return Status.UNVERIFIED, _explain(unverified)
     if require_tests and not any(_executed_tests(e) for e in checks):
-        return Status.UNVERIFIED, "No test check executed any test, so nothing shows the code works."
+        return (
+            Status.UNVERIFIED,
+            "No test check executed any test, so nothing shows the code works.",
+        )
     if not all(e.verdict.passed for e in checks):  # defensive: every verdict handled above
         return Status.INDETERMINATE, "A check ended with an unexpected verdict."
     return Status.VERIFIED, ""
@@ -151,7 +156,9 @@ def _default_note(evidence: Evidence) -> str:
         first_line = next((ln.strip() for ln in evidence.reason.splitlines() if ln.strip()), "")
         exit_code = evidence.result.exit_code if evidence.result else None
         how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
-        return f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
+        return (
+            f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
+        )
     return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
 
 

@@ -100,8 +100,12 @@ class Outcome:
         if _token is not _RUNNER_TOKEN:
             raise TypeError("Outcome is built only by assay.runner.run_verifiers")
         for name, value in (
-            ("verifier_id", verifier_id), ("evidence", evidence), ("fault", fault),
-            ("detail", detail), ("duration_s", duration_s), ("isolation", isolation),
+            ("verifier_id", verifier_id),
+            ("evidence", evidence),
+            ("fault", fault),
+            ("detail", detail),
+            ("duration_s", duration_s),
+            ("isolation", isolation),
         ):
             object.__setattr__(self, name, value)
 
@@ -143,10 +147,14 @@ def _accepted(verifier: Any, claim: object, started: float, isolation: Isolation
             started,
             isolation,
         )
-    return Outcome(vid, claim, None, "", time.monotonic() - started, isolation, _token=_RUNNER_TOKEN)
+    return Outcome(
+        vid, claim, None, "", time.monotonic() - started, isolation, _token=_RUNNER_TOKEN
+    )
 
 
-def _faulted(verifier: Any, fault: Cause, detail: str, started: float, isolation: Isolation) -> Outcome:
+def _faulted(
+    verifier: Any, fault: Cause, detail: str, started: float, isolation: Isolation
+) -> Outcome:
     if fault not in VERIFIER_FAULTS:
         raise ValueError(f"{fault} is not a verifier fault")
     vid = _verifier_id(verifier)
@@ -159,7 +167,9 @@ def _faulted(verifier: Any, fault: Cause, detail: str, started: float, isolation
         reason=detail,
         note=f"verifier {vid} misbehaved ({fault.value}): {detail.splitlines()[0] if detail else ''}",
     )
-    return Outcome(vid, evidence, fault, detail, time.monotonic() - started, isolation, _token=_RUNNER_TOKEN)
+    return Outcome(
+        vid, evidence, fault, detail, time.monotonic() - started, isolation, _token=_RUNNER_TOKEN
+    )
 
 
 def _verifier_id(verifier: Any) -> str:
@@ -239,7 +249,9 @@ def _run_in_thread(verifier: Any, ctx: VerifierContext, started: float) -> Outco
     try:
         claim = call_verify(verifier, ctx)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are verifier errors too
-        return _faulted(verifier, Cause.VERIFIER_ERROR, describe_exception(exc), started, Isolation.IN_PROCESS)
+        return _faulted(
+            verifier, Cause.VERIFIER_ERROR, describe_exception(exc), started, Isolation.IN_PROCESS
+        )
     return _accepted(verifier, claim, started, Isolation.IN_PROCESS)
 
 

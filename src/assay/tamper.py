@@ -169,9 +169,7 @@ def _content_signals(rel: str, old: str, new: str) -> list[TamperSignal]:
 
 def _matches(pattern: re.Pattern[str], text: str) -> Counter[str]:
     """Matched lines as a multiset, so a second `assert True` counts as new."""
-    return Counter(
-        line.strip() for line in text.splitlines() if pattern.search(line)
-    )
+    return Counter(line.strip() for line in text.splitlines() if pattern.search(line))
 
 
 def _test_names(text: str) -> set[str]:
@@ -187,7 +185,9 @@ def _test_list(text: str) -> str:
     return f"tests: {', '.join(names)}" if names else ""
 
 
-def _compare_sections(rel: str, base: Path, change: Path, keys: tuple[str, ...]) -> list[TamperSignal]:
+def _compare_sections(
+    rel: str, base: Path, change: Path, keys: tuple[str, ...]
+) -> list[TamperSignal]:
     old = _sections(base / rel, keys)
     new = _sections(change / rel, keys)
     changed = [key for key in keys if old.get(key) != new.get(key)]

@@ -52,8 +52,21 @@ def select_sandbox(name: str, *, bwrap_options: BwrapOptions | None = None) -> S
 
 
 __all__ = [
-    "BwrapOptions", "BwrapSandbox", "CleanupError", "CopyMethod", "Limits", "LocalSandbox",
-    "NoSandbox", "ProvisionError", "Sandbox", "SandboxChoice", "SandboxError",
-    "SandboxUnavailable", "Workspace", "copy_tree", "export_commit", "resolve_commit",
+    "BwrapOptions",
+    "BwrapSandbox",
+    "CleanupError",
+    "CopyMethod",
+    "Limits",
+    "LocalSandbox",
+    "NoSandbox",
+    "ProvisionError",
+    "Sandbox",
+    "SandboxChoice",
+    "SandboxError",
+    "SandboxUnavailable",
+    "Workspace",
+    "copy_tree",
+    "export_commit",
+    "resolve_commit",
     "select_sandbox",
 ]

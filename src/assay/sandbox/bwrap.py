@@ -49,13 +49,40 @@ PROBE_TIMEOUT_SECONDS = 20.0
 #: Directories under the real home that hold toolchains and are safe to show read-only.
 #: Credentials live elsewhere (.ssh, .aws, .config, .netrc, .npmrc, .m2/settings.xml).
 TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
-    ".pyenv", ".cargo", ".rustup", ".nvm", ".volta", ".bun", ".deno", "go", ".local/bin",
-    ".local/lib", ".rbenv", ".sdkman/candidates", ".elan", ".ghcup",
+    ".pyenv",
+    ".cargo",
+    ".rustup",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    "go",
+    ".local/bin",
+    ".local/lib",
+    ".rbenv",
+    ".sdkman/candidates",
+    ".elan",
+    ".ghcup",
 )
 #: Never bound back, whatever a probe resolved: these hold secrets.
 SECRET_HOME_DIRS: frozenset[str] = frozenset(
-    {".ssh", ".aws", ".gnupg", ".config", ".docker", ".kube", ".netrc", ".npmrc", ".pypirc",
-     ".git-credentials", ".azure", ".gcloud", ".m2", ".gradle", ".password-store"}
+    {
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        ".config",
+        ".docker",
+        ".kube",
+        ".netrc",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".azure",
+        ".gcloud",
+        ".m2",
+        ".gradle",
+        ".password-store",
+    }
 )
 
 _BWRAP_FIX = (
@@ -263,8 +290,14 @@ class BwrapSandbox(Sandbox):
         if self._as_root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
             ids = str(SANDBOX_UID)
-            args += ["setpriv", f"--reuid={ids}", f"--regid={ids}", "--clear-groups",
-                     "--inh-caps=-all", "--"]
+            args += [
+                "setpriv",
+                f"--reuid={ids}",
+                f"--regid={ids}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--",
+            ]
         else:
             args.append("--")
         args += ["prlimit", *self._limit_flags(), "--"]
@@ -361,9 +394,7 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         message = f"{result.argv[0]}: permission denied in the sandbox"
     if failure is None:
         return result
-    return dataclasses.replace(
-        result, exit_code=None, start_failure=failure, start_error=message
-    )
+    return dataclasses.replace(result, exit_code=None, start_failure=failure, start_error=message)
 
 
 def _source_of(workspace: Workspace) -> str | None:

@@ -45,7 +45,9 @@ from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_
 COPY_TIMEOUT_SECONDS = 600.0
 
 #: Caches tools rebuild on demand: left out at any depth.
-CACHE_DIRS: frozenset[str] = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+CACHE_DIRS: frozenset[str] = frozenset(
+    {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
 #: Installed environments: linked to the source's, at the project root and at package roots.
 ENV_DIRS: frozenset[str] = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
 #: Build output a check writes into: left out at the project root and at package roots.
@@ -152,7 +154,9 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
                 linked.append(child)
             else:
                 skipped.append(child)
-    return SourceLayout(tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size)
+    return SourceLayout(
+        tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size
+    )
 
 
 def _fate(entry: os.DirEntry[str], *, at_root: bool, package_root: bool, link_git: bool) -> _Fate:
@@ -405,10 +409,14 @@ class ProvisionRecord:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "source": self.source, "location": self.location,
-            "location_reason": self.location_reason, "method": self.method.value,
-            "copied_files": self.copied_files, "copied_bytes": self.copied_bytes,
-            "linked": list(self.linked), "skipped": list(self.skipped),
+            "source": self.source,
+            "location": self.location,
+            "location_reason": self.location_reason,
+            "method": self.method.value,
+            "copied_files": self.copied_files,
+            "copied_bytes": self.copied_bytes,
+            "linked": list(self.linked),
+            "skipped": list(self.skipped),
         }
 
 
@@ -478,7 +486,11 @@ def discard(path: Path, error: BaseException) -> None:
 
 
 def _record(
-    root: Path, scratch: Scratch, method: CopyMethod, linked: tuple[str, ...], copied: SourceLayout | None
+    root: Path,
+    scratch: Scratch,
+    method: CopyMethod,
+    linked: tuple[str, ...],
+    copied: SourceLayout | None,
 ) -> ProvisionRecord:
     """The record of one workspace; `copied` is None for a git export (git chose the files)."""
     return ProvisionRecord(
@@ -517,4 +529,3 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
         raise OSError(f"could not remove {len(errors)} path(s) under {path}: {errors[0]}")
     if os.path.lexists(path):
         raise OSError(f"{path} still exists after removal")
-
