@@ -228,14 +228,17 @@ def _print_report(report: Any) -> None:
 
     for evidence in report.checks:
         click.echo(summary_line(evidence))
+    shown: set[str] = set()  # one refusal (a sandbox that will not start) fails every check
     for evidence in report.checks:
         if evidence.passed:
             continue
         for diag in evidence.diagnostics[:5]:
             where = f"{diag.file}:{diag.line}: " if diag.file else ""
             click.echo(f"  {evidence.check.name}: {where}{diag.message}")
-        if not evidence.diagnostics and evidence.reason:
-            click.echo(_indent("\n".join(evidence.reason.strip().splitlines()[-15:])))
+        reason = "\n".join(evidence.reason.strip().splitlines()[-15:])
+        if not evidence.diagnostics and reason and reason not in shown:
+            shown.add(reason)
+            click.echo(_indent(reason))
     cached = report.extra.get("cached") if report.extra else None
     click.echo(f"{report.status.value}" + (" (cached)" if cached else ""))
     if report.note:

@@ -477,4 +477,6 @@ def _why(result: ProcessResult) -> str:
     if result.timed_out:
         return "timed out"
     detail = result.stderr.text.strip()[-400:]
-    return detail or f"exit {result.exit_code}, signal {result.signal}"
+    if detail:
+        return detail
+    return f"killed by signal {result.signal}" if result.signal else f"exit {result.exit_code}"
