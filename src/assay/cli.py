@@ -201,12 +201,33 @@ def verify(
         report = run_verify(path, options)
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
+    except Exception as exc:  # a bug in assay is never a traceback and never a pass
+        report = _internal_error_report(exc)
     _write_formats(report, junit_path, sarif_path)
     if as_json:
         _emit_json(report.to_dict())
     else:
         _print_report(report)
     sys.exit(report.exit_code)
+
+
+def _internal_error_report(exc: Exception) -> Any:
+    """An INDETERMINATE report for a failure inside assay itself; the traceback goes to
+    stderr only when ASSAY_DEBUG is set."""
+    import os
+    import traceback
+    from dataclasses import replace
+
+    from assay.report import aggregate
+    from assay.verdict import Status
+
+    if os.environ.get("ASSAY_DEBUG"):
+        traceback.print_exception(exc)
+    note = (
+        f"assay could not finish ({type(exc).__name__}: {exc}); nothing was verified. "
+        "Set ASSAY_DEBUG=1 to see where, and report it."
+    )
+    return replace(aggregate([]), status=Status.INDETERMINATE, note=note)
 
 
 def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
