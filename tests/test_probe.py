@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import threading
 import time
@@ -353,7 +352,6 @@ def test_a_virtualenvs_own_site_packages_are_part_of_the_fingerprint(tmp_path: P
     assert str(tmp_path / "base" / "lib" / "python3.11" / "site-packages") in paths
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node for a node_modules tool")
 def test_a_node_tools_package_json_is_part_of_the_fingerprint(
     tmp_path: Path, short_racy_window: None
 ) -> None:

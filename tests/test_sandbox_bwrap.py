@@ -21,8 +21,6 @@ import pytest
 
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
-
 PYTHON = sys.executable
 
 

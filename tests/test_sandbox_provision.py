@@ -219,7 +219,6 @@ def test_a_missing_workspace_dir_is_an_error_not_a_fallback(
         LocalSandbox().provision(project)
 
 
-@pytest.mark.skipif(provision.filesystem_type("/dev/shm") != "tmpfs", reason="no tmpfs /dev/shm")
 def test_a_tmpfs_with_room_is_preferred(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(WORKSPACE_DIR_ENV, raising=False)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)

@@ -152,7 +152,6 @@ def junit_failures(path: Path) -> int:
     return sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_protected_workspace_keeps_the_base_tests_verdict(
     tmp_path: Path, base: Path, report_dir: Path, cheat: str
@@ -173,7 +172,6 @@ def test_protected_workspace_keeps_the_base_tests_verdict(
         assert restore.restored or restore.removed
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Path) -> None:
     """The control: the same cheat, unprotected, makes pytest exit 0 — hence the signal."""
     change = make_change(tmp_path, base, "assert_true")
