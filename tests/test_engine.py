@@ -60,7 +60,11 @@ def fake_result(
 
 @dataclass
 class ScriptedRunner:
-    """A deterministic runner: answers each call from a script and records what it was asked."""
+    """A deterministic runner: answers each call from a script and records what it was asked.
+
+    A reply's `writes` ({path: text}) are files the "tool" writes while it runs, as pytest
+    writes its JUnit report.
+    """
 
     replies: list[dict[str, object]]
     calls: list[dict[str, object]] = field(default_factory=list)
@@ -74,7 +78,11 @@ class ScriptedRunner:
         timeout: float | None = None,
     ) -> ProcessResult:
         self.calls.append({"argv": tuple(argv), "cwd": cwd, "env": env, "timeout": timeout})
-        return fake_result(argv, cwd, **self.replies.pop(0))  # type: ignore[arg-type]
+        reply = dict(self.replies.pop(0))
+        writes: Mapping[Path, str] = reply.pop("writes", {})  # type: ignore[assignment]
+        for path, text in writes.items():
+            path.write_text(text)
+        return fake_result(argv, cwd, **reply)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- verify: spec
@@ -300,18 +308,43 @@ def test_run_check_real_timeout_is_inconclusive(tmp_path: Path) -> None:
     assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
 
 
+PASSING_JUNIT = (
+    '<testsuites><testsuite tests="1"><testcase classname="t" name="ok"/></testsuite></testsuites>'
+)
+
+
 def test_run_check_nonzero_exit_with_passing_report_is_not_a_pass(tmp_path: Path) -> None:
     root, reports = tmp_path / "ws", tmp_path / "reports"
     root.mkdir()
-    reports.mkdir()
-    (reports / "pytest.xml").write_text(
-        '<testsuites><testsuite tests="1"><testcase classname="t" name="ok"/></testsuite></testsuites>'
-    )
-    runner = ScriptedRunner([{"exit_code": 1}])
+    runner = ScriptedRunner([{"exit_code": 1, "writes": {reports / "pytest.xml": PASSING_JUNIT}}])
     evidence = run_check(
         _check("pytest", (PY, "-m", "pytest")), root=root, runner=runner, report_dir=reports
     )
     assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.REPORT_MISMATCH)
+
+
+@pytest.mark.parametrize(("tool", "suffix"), [("pytest", "xml"), ("jest", "json")])
+def test_a_report_left_by_an_earlier_run_is_not_this_runs_evidence(
+    tmp_path: Path, tool: str, suffix: str
+) -> None:
+    """The report directory is reused; this run's tool wrote nothing and exited 0."""
+    root, reports = tmp_path / "ws", tmp_path / "reports"
+    root.mkdir()
+    reports.mkdir()
+    stale = {
+        "xml": PASSING_JUNIT,
+        "json": '{"testResults": [{"assertionResults": [{"status": "passed"}]}]}',
+    }[suffix]
+    (reports / f"{tool}.{suffix}").write_text(stale)
+    if tool == "jest":  # a project-local jest that can say its version; the runner is scripted
+        jest = root / "node_modules" / ".bin" / "jest"
+        jest.parent.mkdir(parents=True)
+        jest.write_text(f"#!{PY}\nprint('29.7.0')\n")
+        jest.chmod(0o755)
+    check = _check(tool, (PY, "-m", "pytest") if tool == "pytest" else ("jest",))
+    runner = ScriptedRunner([{"exit_code": 0}])
+    evidence = run_check(check, root=root, runner=runner, report_dir=reports)
+    assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.NO_TESTS_OBSERVED)
 
 
 # --------------------------------------------------------------------------- instrument

@@ -98,6 +98,25 @@ def test_typescript_test_runner_follows_the_package(tmp_path: Path) -> None:
     assert [c.tool for c in default_checks("typescript", tmp_path)] == ["tsc", "npm"]
 
 
+@pytest.mark.parametrize(
+    ("language", "files", "expected"),
+    [
+        (
+            "typescript",
+            {"package.json": '{"devDependencies": ["jest"], "scripts": "jest"}'},
+            "node-test",
+        ),
+        ("python", {"pyproject.toml": 'tool = "pyright"\n'}, "mypy"),
+    ],
+    ids=["package-json-lists", "pyproject-tool-not-a-table"],
+)
+def test_odd_manifests_give_the_defaults_not_an_exception(
+    tmp_path: Path, language: str, files: dict[str, str], expected: str
+) -> None:
+    write(tmp_path, files)
+    assert expected in [c.tool for c in default_checks(language, tmp_path)]
+
+
 def test_python_prefers_pyright_when_configured(tmp_path: Path) -> None:
     assert "mypy" in [c.tool for c in default_checks("python", tmp_path)]
     write(tmp_path, {"pyproject.toml": "[tool.pyright]\nstrict = []\n"})

@@ -117,6 +117,12 @@ def test_ruff_syntax_error_gets_a_code() -> None:
     assert only(parse_output(check("ruff"), result(json.dumps(doc)))).code == "syntax-error"
 
 
+def test_a_number_str_isdigit_accepts_but_int_refuses_does_not_lose_the_report() -> None:
+    doc = [{"code": "F401", "message": "m", "filename": "a.py", "location": {"row": "²"}}]
+    d = only(parse_output(check("ruff"), result(json.dumps(doc))))
+    assert (d.code, d.line) == ("F401", None)
+
+
 def test_compileall_syntax_error() -> None:
     text = "*** Error compiling './a.py'...\n  File \"./a.py\", line 2\n    def f(:\n          ^\nSyntaxError: invalid syntax\n"
     d = only(parse_output(check("compileall", kind=Kind.BUILD), result(text)))
@@ -341,6 +347,15 @@ def test_jest_json_report(tmp_path: Path) -> None:
     assert parsed.test_cases[1].file == "a.test.js"
 
 
+def test_jest_counts_every_test_file_that_failed_to_load(tmp_path: Path) -> None:
+    unloaded = {"status": "failed", "assertionResults": []}
+    doc = {"testResults": [unloaded, unloaded, {"assertionResults": [{"status": "passed"}]}]}
+    c = check("jest", kind=Kind.TEST)
+    report_path(tmp_path, c, "json").write_text(json.dumps(doc))
+    parsed = parse_output(c, result(), tmp_path)
+    assert parsed.tests is not None and (parsed.tests.passed, parsed.tests.errors) == (1, 2)
+
+
 def test_vitest_missing_report_has_no_counts(tmp_path: Path) -> None:
     parsed = parse_output(
         check("vitest", kind=Kind.TEST), result("Tests 3 passed", exit_code=0), tmp_path
@@ -360,6 +375,17 @@ def test_cargo_test_text_sums_every_binary() -> None:
     assert [c.outcome for c in parsed.test_cases] == ["passed", "failed"]
 
 
+def test_cargo_doc_tests_are_listed_as_cases() -> None:
+    text = (
+        "test src/lib.rs - add (line 3) ... ok\n"
+        "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+    )
+    parsed = parse_output(check("cargo", ("cargo", "test"), Kind.TEST), result(text, exit_code=0))
+    assert [(c.name, c.outcome) for c in parsed.test_cases] == [
+        ("src/lib.rs - add (line 3)", "passed")
+    ]
+
+
 def test_node_test_tap_summary() -> None:
     text = "ok 1 - a\nnot ok 2 - b\n  ---\n  ...\nok 3 - c # SKIP\n1..3\n# tests 3\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 1\n# todo 0\n"
     parsed = parse_output(check("node-test", kind=Kind.TEST), result(text))
@@ -373,6 +399,15 @@ def test_node_test_spec_summary_with_no_tests() -> None:
         check("node-test", kind=Kind.TEST), result("ℹ tests 0\nℹ pass 0\nℹ fail 0\n", exit_code=0)
     )
     assert parsed.no_tests_reported and parsed.tests is not None and parsed.tests.executed == 0
+
+
+def test_node_test_summary_forged_on_stderr_does_not_count() -> None:
+    """stderr follows stdout in the combined text, so a forged summary there would win."""
+    real = "1..0\n# tests 0\n# pass 0\n# fail 0\n"
+    c = check("node-test", kind=Kind.TEST)
+    parsed = parse_output(c, result(real, "# tests 3\n# pass 3\n", exit_code=0))
+    assert parsed.tests is not None and parsed.tests.executed == 0
+    assert classify(c, result(exit_code=0), parsed).verdict is not Verdict.PASS
 
 
 @pytest.mark.parametrize(
@@ -391,6 +426,14 @@ def test_unittest_summary(text: str, counts: tuple[int, int, int, int]) -> None:
 
 
 # --------------------------------------------------------------------------- the contract
+
+
+def test_report_paths_of_distinct_checks_are_distinct(tmp_path: Path) -> None:
+    names = ["a_b", "a:b", "a/b", "..", "pytest"]
+    paths = {report_path(tmp_path, check("pytest", name=n), "xml") for n in names}
+    assert len(paths) == len(names)
+    assert all(p.parent == tmp_path for p in paths)
+    assert report_path(tmp_path, check("pytest"), "xml") == tmp_path / "pytest.xml"
 
 
 def test_unknown_tool_uses_the_generic_reader() -> None:

@@ -193,6 +193,15 @@ def test_cache_probes_each_tool_once_across_threads(tmp_path: Path) -> None:
     assert cache.known()["eslint"].version == "1.2.3"
 
 
+def test_cache_probes_again_for_a_different_environment_on_the_same_path(tmp_path: Path) -> None:
+    """The version command sees the overlay: another overlay may mean another version."""
+    fake_tool(tmp_path / "bin", "eslint", "import os; print('eslint', os.environ['PICK'])")
+    path = str(tmp_path / "bin")
+    cache = ProbeCache(persistent=False)
+    versions = [cache.get("eslint", env={"PATH": path, "PICK": v}).version for v in ("1.0", "2.0")]
+    assert versions == ["1.0", "2.0"]
+
+
 def test_cache_remembers_failures_too(tmp_path: Path) -> None:
     cache = ProbeCache()
     env = {"PATH": str(tmp_path)}

@@ -57,10 +57,8 @@ def run_check(
     cwd = (root / check.cwd).resolve()
     probes = probes if probes is not None else ProbeCache()
     try:
-        located = _locate(check, root, cwd)
-        checker = probes.get(
-            located.tool, path=located.probe_path, env=check.env or None, module=located.module
-        )
+        located = _locate(check, root)
+        checker = _probe(located, check, probes)
     except ProbeFailure as failure:
         return evidence_for(
             check,
@@ -94,6 +92,9 @@ def _run(
     argv = (located.argv0, *planned.argv[1:])
     run = runner or default_runner
     try:
+        for report in planned.reports:
+            # A report left in a reused directory would otherwise be read as this run's.
+            report.unlink(missing_ok=True)
         result = run(argv, cwd=str(cwd), env=planned.env or None, timeout=check.timeout_s)
     except (InvalidRun, OSError) as exc:
         return evidence_for(
@@ -111,9 +112,8 @@ def _run(
 def locate(check: Check, *, root: Path) -> str | None:
     """The binary `check` will run (or, for `python -m tool`, the interpreter), found
     without starting any process; None when it is not installed."""
-    root = Path(root).resolve()
     try:
-        return _locate(check, root, (root / check.cwd).resolve()).probe_path
+        return _locate(check, Path(root).resolve()).probe_path
     except ProbeFailure:
         return None
 
@@ -121,11 +121,7 @@ def locate(check: Check, *, root: Path) -> str | None:
 def identify(check: Check, *, root: Path, probes: ProbeCache) -> CheckerId:
     """The checker `run_check` would use for `check` (probed once per cache); raises
     `ProbeFailure` when the tool is missing or cannot be identified."""
-    root = Path(root).resolve()
-    located = _locate(check, root, (root / check.cwd).resolve())
-    return probes.get(
-        located.tool, path=located.probe_path, env=check.env or None, module=located.module
-    )
+    return _probe(_locate(check, Path(root).resolve()), check, probes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +136,9 @@ class _Located:
     module: str | None = None
 
 
-def _locate(check: Check, root: Path, cwd: Path) -> _Located:
+def _locate(check: Check, root: Path) -> _Located:
     """The binary `check` runs and what to probe; `ToolchainError` when it is not installed."""
+    cwd = (root / check.cwd).resolve()
     argv0 = check.argv[0] if check.argv else ""
     known = toolchain_for(check.tool) if check.tool else None
     tool = check.tool or os.path.basename(argv0) or "unknown"
@@ -158,6 +155,12 @@ def _locate(check: Check, root: Path, cwd: Path) -> _Located:
     # A launcher (npx, a wrapper script) runs a known tool: identify the tool itself.
     return _Located(
         tool, pinned, probe_path=_find(known.candidates[0], known, root, cwd, check.env)
+    )
+
+
+def _probe(located: _Located, check: Check, probes: ProbeCache) -> CheckerId:
+    return probes.get(
+        located.tool, path=located.probe_path, env=check.env or None, module=located.module
     )
 
 

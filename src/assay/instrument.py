@@ -25,19 +25,39 @@ class Instrumented:
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    reports: tuple[Path, ...] = ()
+    """Report files the tool was asked to write: whatever is there before it runs is stale."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One check to instrument, as every rule sees it."""
+
+    check: Check
+    checker: CheckerId | None
+    report_dir: Path
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(self.check.argv)
+
+    def has(self, *flags: str) -> bool:
+        """Whether the argv already sets any of `flags` (as `-f x` or `--flag=x`)."""
+        return any(arg == f or arg.startswith(f + "=") for arg in self.argv for f in flags)
+
+    def report(self, suffix: str) -> Path:
+        return report_path(self.report_dir, self.check, suffix)
+
+    def runs(self, argv: tuple[str, ...], *reports: Path) -> Instrumented:
+        """`argv` with the check's own environment, writing `reports`."""
+        return Instrumented(argv, dict(self.check.env), reports)
 
 
 def instrument(check: Check, checker: CheckerId | None, report_dir: Path) -> Instrumented:
     """The argv and env overlay that make `check.tool` write output assay can parse."""
     rule = _RULES.get(check.tool or "")
-    argv, env = tuple(check.argv), dict(check.env)
-    if rule is None:
-        return Instrumented(argv, env)
-    return rule(check, checker, report_dir, argv, env)
-
-
-def _has(argv: tuple[str, ...], *prefixes: str) -> bool:
-    return any(arg == p or arg.startswith(p + "=") for arg in argv for p in prefixes)
+    request = _Request(check, checker, report_dir)
+    return request.runs(request.argv) if rule is None else rule(request)
 
 
 def _after_subcommand(argv: tuple[str, ...], subcommand: str, *flags: str) -> tuple[str, ...]:
@@ -48,156 +68,91 @@ def _after_subcommand(argv: tuple[str, ...], subcommand: str, *flags: str) -> tu
     return (*argv[:at], *flags, *argv[at:])
 
 
-_Rule = Callable[[Check, CheckerId | None, Path, tuple[str, ...], dict[str, str]], Instrumented]
-
-
-def _pytest(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _pytest(request: _Request) -> Instrumented:
+    report = request.report("xml")
     # Appended last so that it wins over a --junitxml the project configured.
-    return Instrumented((*argv, f"--junitxml={report_path(reports, check, 'xml')}"), env)
+    argv = (*request.argv, f"--junitxml={report}")
+    return request.runs(argv, report)
 
 
-def _go(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    if argv[1:2] == ("test",) and not _has(argv, "-json"):
+def _go(request: _Request) -> Instrumented:
+    argv = request.argv
+    if argv[1:2] == ("test",) and not request.has("-json"):
         argv = _after_subcommand(argv, "test", "-json")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _ruff(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    if "format" not in argv and not _has(argv, "--output-format"):
+def _ruff(request: _Request) -> Instrumented:
+    argv = request.argv
+    if "format" not in argv and not request.has("--output-format"):
         argv = (*argv, "--output-format=json")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _eslint(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    if not _has(argv, "-f", "--format"):
+def _eslint(request: _Request) -> Instrumented:
+    argv = request.argv
+    if not request.has("-f", "--format"):
         argv = (*argv, "-f", "json")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _mypy(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    if _version_at_least(checker, MYPY_JSON_SINCE) and not _has(argv, "--output", "-O"):
+def _mypy(request: _Request) -> Instrumented:
+    argv = request.argv
+    if _version_at_least(request.checker, MYPY_JSON_SINCE) and not request.has("--output", "-O"):
         argv = (*argv, "--output=json")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _cargo(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _cargo(request: _Request) -> Instrumented:
+    argv = request.argv
     subcommand = argv[1] if len(argv) > 1 else ""
-    if subcommand in ("build", "check", "test", "clippy") and not _has(argv, "--message-format"):
+    if subcommand in ("build", "check", "test", "clippy") and not request.has("--message-format"):
         argv = _after_subcommand(argv, subcommand, "--message-format=json")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _tsc(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _tsc(request: _Request) -> Instrumented:
+    argv = request.argv
     # One line per diagnostic, no colour: the form the text parser reads.
-    if not _has(argv, "--pretty"):
+    if not request.has("--pretty"):
         argv = (*argv, "--pretty", "false")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _pyright(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _pyright(request: _Request) -> Instrumented:
+    argv = request.argv
     if "--outputjson" not in argv:
         argv = (*argv, "--outputjson")
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _jest(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    return Instrumented(
-        (*argv, "--json", f"--outputFile={report_path(reports, check, 'json')}"), env
-    )
+def _jest(request: _Request) -> Instrumented:
+    report = request.report("json")
+    argv = (*request.argv, "--json", f"--outputFile={report}")
+    return request.runs(argv, report)
 
 
-def _vitest(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
-    return Instrumented(
-        (*argv, "--reporter=json", f"--outputFile={report_path(reports, check, 'json')}"), env
-    )
+def _vitest(request: _Request) -> Instrumented:
+    report = request.report("json")
+    argv = (*request.argv, "--reporter=json", f"--outputFile={report}")
+    return request.runs(argv, report)
 
 
-def _node_test(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _node_test(request: _Request) -> Instrumented:
+    argv = request.argv
     # Node picks the spec reporter on a terminal and TAP otherwise; ask for TAP explicitly.
-    if not _has(argv, "--test-reporter"):
+    if not request.has("--test-reporter"):
         argv = (argv[0], "--test-reporter=tap", *argv[1:])
-    return Instrumented(argv, env)
+    return request.runs(argv)
 
 
-def _compileall(
-    check: Check,
-    checker: CheckerId | None,
-    reports: Path,
-    argv: tuple[str, ...],
-    env: dict[str, str],
-) -> Instrumented:
+def _compileall(request: _Request) -> Instrumented:
     # Byte-code goes next to the reports, not into the workspace's __pycache__ directories.
-    env.setdefault("PYTHONPYCACHEPREFIX", str(reports / "pycache"))
-    return Instrumented(argv, env)
+    env = {"PYTHONPYCACHEPREFIX": str(request.report_dir / "pycache"), **request.check.env}
+    return Instrumented(request.argv, env)
 
 
-_RULES: Mapping[str, _Rule] = {
+_RULES: Mapping[str, Callable[[_Request], Instrumented]] = {
     "pytest": _pytest,
     "go": _go,
     "ruff": _ruff,

@@ -96,14 +96,9 @@ def probe(
     With `module`, `path` is a Python interpreter and the version comes from
     `path -m module --version` (the tool as `python -m pytest` would run it).
     Raises `ToolchainError` when there is nothing to run, `ProbeError` when what
-    was found would not say its version.
+    was found would not say its version. Nothing is read from or kept in any record.
     """
-    known = toolchain_for(tool)
-    toolchain = known or generic_toolchain(tool)
-    binary = _resolve(toolchain, path, env)
-    if known is None and module is None:
-        return identify_by_digest(tool, binary)
-    return run_version_command(tool, toolchain, binary, env=env, module=module)
+    return ProbeCache(persistent=False).get(tool, path=path, env=env, module=module)
 
 
 def run_version_command(
@@ -232,10 +227,14 @@ class _Pending:
 
 @dataclass(frozen=True, slots=True)
 class _Key:
+    """What decides which binary answers and what it says: one identification each."""
+
     tool: str
     path: str | None
     module: str | None
     search_path: str
+    env: tuple[tuple[str, str], ...]
+    """The overlay itself: with the same PATH, a different PYTHONPATH can mean another version."""
 
 
 class ProbeCache:
@@ -277,7 +276,7 @@ class ProbeCache:
         module: str | None = None,
     ) -> CheckerId:
         """Like `probe`, but answered from the cache after the first call."""
-        key = _Key(tool, path, module, search_path(env))
+        key = _Key(tool, path, module, search_path(env), tuple(sorted((env or {}).items())))
         with self._lock:
             pending = self._entries.get(key)
             owner = pending is None

@@ -56,6 +56,17 @@ _PY_LOCAL = (".venv/bin", "venv/bin")
 _NODE_LOCAL = ("node_modules/.bin",)
 
 
+def _python_itself(tool: str) -> Toolchain:
+    """A logical tool that is the interpreter; its name selects the output parser."""
+    return Toolchain(
+        tool,
+        Language.PYTHON,
+        ("python3", "python"),
+        install_hint="install Python 3 (Debian: `apt-get install python3`)",
+        local_dirs=_PY_LOCAL,
+    )
+
+
 def _python(tool: str, hint: str, *, module: str | None = None) -> Toolchain:
     return Toolchain(
         tool=tool,
@@ -77,35 +88,13 @@ def _node(tool: str, hint: str, candidates: tuple[str, ...] | None = None) -> To
     )
 
 
-_PYTHON_INSTALL = "install Python 3 (Debian: `apt-get install python3`)"
-
 #: Every tool assay knows, by logical name.
 TOOLCHAINS: Mapping[str, Toolchain] = {
     tc.tool: tc
     for tc in (
-        Toolchain(
-            "python",
-            Language.PYTHON,
-            ("python3", "python"),
-            install_hint=_PYTHON_INSTALL,
-            local_dirs=_PY_LOCAL,
-        ),
-        # Byte-compiling is Python itself; the logical name selects compileall's output parser.
-        Toolchain(
-            "compileall",
-            Language.PYTHON,
-            ("python3", "python"),
-            install_hint=_PYTHON_INSTALL,
-            local_dirs=_PY_LOCAL,
-        ),
-        # `python -m unittest`: Python itself; the logical name selects unittest's parser.
-        Toolchain(
-            "unittest",
-            Language.PYTHON,
-            ("python3", "python"),
-            install_hint=_PYTHON_INSTALL,
-            local_dirs=_PY_LOCAL,
-        ),
+        _python_itself("python"),
+        _python_itself("compileall"),  # `python -m compileall`
+        _python_itself("unittest"),  # `python -m unittest`
         _python("mypy", "install mypy (`pip install mypy`)", module="mypy"),
         _python("pytest", "install pytest (`pip install pytest`)", module="pytest"),
         _python("ruff", "install ruff (`pip install ruff`)", module="ruff"),
@@ -180,8 +169,3 @@ def generic_toolchain(tool: str, binary: str | None = None) -> Toolchain:
         candidates=(binary or tool,),
         install_hint=f"install {binary or tool} or put it on PATH",
     )
-
-
-def toolchains_for(language: Language) -> tuple[Toolchain, ...]:
-    """Every known tool of `language`, in registry order."""
-    return tuple(tc for tc in TOOLCHAINS.values() if tc.language is language)

@@ -143,9 +143,7 @@ def _start(
 ) -> ProcessResult:
     try:
         result = run(argv, cwd=directory, env=env, timeout=timeout)
-    except InvalidRun as exc:
-        raise StepStartError(phase, str(exc)) from exc
-    except OSError as exc:
+    except (InvalidRun, OSError) as exc:
         raise StepStartError(phase, str(exc)) from exc
     if result.start_failure is not None:
         cause = OSError(result.start_error or result.start_failure.value)
@@ -176,7 +174,6 @@ class _Deadline:
     """One deadline shared by consecutive steps."""
 
     def __init__(self, seconds: float) -> None:
-
         self._now = time.monotonic
         self._start = self._now()
         self._end = self._start + seconds if seconds else None

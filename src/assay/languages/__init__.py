@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.evidence import Check
-from assay.toolchains import Language, Toolchain, toolchains_for
+from assay.toolchains import Language
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +21,8 @@ class LanguageAdapter:
     checks: Callable[[Path], list[Check]]
     """The default checks for a project at a root: build, typecheck, lint, test."""
 
-    @property
-    def toolchains(self) -> tuple[Toolchain, ...]:
-        return toolchains_for(self.language)
-
     def detects(self, root: Path) -> bool:
+        """Whether a marker file of this language is at `root`."""
         return any((root / marker).exists() for marker in self.markers)
 
 

@@ -23,13 +23,15 @@ def _interpreter(root: Path) -> str:
 
 
 def _pyright_configured(root: Path) -> bool:
+    """Whether the project configures pyright: then it, not mypy, is the type checker."""
     if (root / "pyrightconfig.json").is_file():
         return True
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text())
     except (OSError, ValueError):
         return False
-    return "pyright" in data.get("tool", {})
+    tools = data.get("tool")
+    return isinstance(tools, dict) and "pyright" in tools
 
 
 def checks(root: Path) -> list[Check]:

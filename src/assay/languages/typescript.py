@@ -36,9 +36,15 @@ def _package(root: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _table(package: dict[str, Any], key: str) -> dict[str, Any]:
+    """`package[key]` when it is an object; a hand-edited package.json may hold anything."""
+    value = package.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _test_check(package: dict[str, Any], source: str) -> Check:
-    deps = {**(package.get("dependencies") or {}), **(package.get("devDependencies") or {})}
-    script = str((package.get("scripts") or {}).get("test") or "")
+    deps = {**_table(package, "dependencies"), **_table(package, "devDependencies")}
+    script = str(_table(package, "scripts").get("test") or "")
     if "vitest" in deps:
         return Check(
             "vitest",

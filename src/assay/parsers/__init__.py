@@ -8,6 +8,7 @@ which can only make a verdict less favourable, never a pass).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +41,15 @@ def report_path(report_dir: Path, check: Check, suffix: str) -> Path:
     """Where `check`'s structured report goes: one file per check, named after it.
 
     The engine asks the tool to write here and the parser reads from here; keeping
-    the name in one place keeps the two in step.
+    the name in one place keeps the two in step. Checks share the directory and may run
+    at once, so a name that had to be changed to be safe also carries a digest of itself:
+    "a:b" and "a/b" must not read each other's report.
     """
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in check.name) or "check"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in check.name)
+    if safe != check.name or not safe:
+        import hashlib  # only unusual names need it
+
+        safe += "-" + hashlib.sha256(check.name.encode()).hexdigest()[:8]
     return report_dir / f"{safe}.{suffix}"
 
 
@@ -61,8 +68,10 @@ _PARSERS: Mapping[str, tuple[str, str]] = {
     "jest": ("node", "parse_jest"),
     "vitest": ("node", "parse_jest"),
     "node-test": ("node", "parse_node_test"),
-    "npm": ("node", "parse_npm"),
-    "npm-test": ("node", "parse_npm"),
+    # `npm test` runs whatever the package says: a node --test summary if there is one,
+    # else the common "N passed, M failed" counts (the node parser falls back to those).
+    "npm": ("node", "parse_node_test"),
+    "npm-test": ("node", "parse_node_test"),
     "go": ("go", "parse"),
     "cargo": ("rust", "parse_cargo"),
     "rustc": ("rust", "parse_rustc"),
@@ -72,8 +81,6 @@ _PARSERS: Mapping[str, tuple[str, str]] = {
 
 def parser_for(tool: str | None) -> Parser:
     """The parser for logical tool `tool`; the generic text reader for unknown tools."""
-    import importlib
-
     module, function = _PARSERS.get(tool or "generic", _PARSERS["generic"])
     parser: Parser = getattr(importlib.import_module(f"assay.parsers.{module}"), function)
     return parser

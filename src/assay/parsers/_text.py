@@ -1,13 +1,14 @@
-"""Small helpers every parser shares: combined output, ANSI stripping, paths, JSON lines."""
+"""Small helpers every parser shares: combined output, ANSI stripping, paths, JSON, counts."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from assay.evidence import TestCase, TestCounts
 from assay.process import ProcessResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -69,10 +70,24 @@ def json_document(text: str) -> Any:
 
 
 def to_int(value: object) -> int | None:
+    """`value` as an int when it is one (or a string of one); None for anything else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    # isdecimal, not isdigit: "²" is a digit to str.isdigit() but int() refuses it.
+    if isinstance(value, str) and value.strip().isdecimal():
         return int(value)
     return None
+
+
+_COUNT_KEYS = {"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}
+
+
+def count_cases(cases: Iterable[TestCase], source: str, *, errors: int = 0) -> TestCounts:
+    """Counts by outcome of per-test results, each test counted once; `errors` adds
+    failures no test case stands for (a test file that would not load)."""
+    counts = {"passed": 0, "failed": 0, "errors": errors, "skipped": 0}
+    for case in cases:
+        counts[_COUNT_KEYS[case.outcome]] += 1
+    return TestCounts(**counts, source=source)

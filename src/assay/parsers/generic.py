@@ -11,8 +11,8 @@ from assay.parsers._text import combined
 from assay.process import ProcessResult
 
 # "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo).
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|error)\b")
-_KEYS = {"error": "errors", "errors": "errors"}
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)\b")
+_KEYS = {"error": "errors"}
 
 
 def parse_counts(text: str) -> TestCounts | None:
@@ -28,6 +28,7 @@ def parse_counts(text: str) -> TestCounts | None:
 
 
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """Counts from the common "N passed, M failed" wording, for tools assay has no parser for."""
     tests = parse_counts(combined(result))
     if tests is None:
         return ParsedOutput()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.evidence import Check, Diagnostic, TestCase
 from assay.parsers import ParsedOutput
-from assay.parsers._text import combined, json_lines, relative
+from assay.parsers._text import combined, count_cases, json_lines, relative
 from assay.process import ProcessResult
 
 # ./main.go:5:2: undefined: x      (go build, go vet; column optional)
@@ -81,18 +81,17 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         )
         for (package, test), outcome in outcomes.items()
     )
-    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for case in cases:
-        counts[case.outcome] += 1
     diagnostics = go_diagnostics(
         result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd
     )
-    tests = TestCounts(**counts, source="go-json") if events else None
+    tests = count_cases(cases, "go-json") if events else None
     return ParsedOutput(
         diagnostics=tuple(diagnostics),
         tests=tests,
         test_cases=cases,
-        failure_recognized=bool(diagnostics) or package_failed or counts["failed"] > 0,
+        failure_recognized=bool(diagnostics)
+        or package_failed
+        or any(case.outcome == "failed" for case in cases),
         no_tests_reported=events > 0 and not cases,
         report_found=events > 0,
     )

@@ -9,7 +9,14 @@ from typing import Any
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
 from assay.parsers import ParsedOutput, generic, report_path
-from assay.parsers._text import combined, json_document, relative, to_int
+from assay.parsers._text import (
+    combined,
+    count_cases,
+    json_document,
+    relative,
+    strip_ansi,
+    to_int,
+)
 from assay.process import ProcessResult
 
 # tsc --pretty false:  src/a.ts(1,7): error TS2322: Type 'string' is not ...
@@ -111,13 +118,13 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     if not isinstance(document, dict):
         return ParsedOutput(failure_recognized=_text_shows_failure(result))
     cases: list[TestCase] = []
-    suite_failed = False
+    unloaded_suites = 0
     for suite in document.get("testResults") or ():
         if not isinstance(suite, dict):
             continue
         file = relative(suite.get("name"), result.cwd)
         if suite.get("status") == "failed" and not suite.get("assertionResults"):
-            suite_failed = True  # the file failed to load: no test in it ran
+            unloaded_suites += 1  # the file failed to load: no test in it ran
         for assertion in suite.get("assertionResults") or ():
             if not isinstance(assertion, dict):
                 continue
@@ -131,12 +138,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                     message=str(messages[0])[:500] if messages else None,
                 )
             )
-    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for case in cases:
-        counts[{"error": "errors"}.get(case.outcome, case.outcome)] += 1
-    if suite_failed:
-        counts["errors"] += 1
-    tests = TestCounts(**counts, source="jest-json")
+    tests = count_cases(cases, "jest-json", errors=unloaded_suites)
     return ParsedOutput(
         tests=tests,
         test_cases=tuple(cases),
@@ -165,11 +167,14 @@ _TAP_CASE = re.compile(
 
 
 def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    """`node --test`: the closing summary (TAP or spec reporter) and top-level TAP results."""
-    text = combined(result)
+    """`node --test`: the closing summary (TAP or spec reporter) and top-level TAP results.
+
+    Read from stdout only, where the reporter writes: `combined` puts stderr after stdout,
+    so a summary forged on stderr would otherwise come after the real one and win.
+    """
     summary: dict[str, int] = {}
     cases: list[TestCase] = []
-    for line in text.splitlines():
+    for line in strip_ansi(result.stdout.text).splitlines():
         if match := _NODE_SUMMARY.match(line.strip()):
             # The last summary wins: the closing one covers the whole run.
             summary[match["key"]] = int(match["n"])
@@ -193,9 +198,3 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         failure_recognized=tests.any_failed,
         no_tests_reported=summary.get("tests", tests.executed) == 0,
     )
-
-
-def parse_npm(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    """`npm test` runs whatever the package says: read a node --test summary if there is one,
-    else the common "N passed, M failed" counts."""
-    return parse_node_test(check, result, report_dir)

@@ -10,7 +10,7 @@ import defusedxml.ElementTree as SafeET
 
 from assay.evidence import Check, TestCase, TestCounts
 from assay.parsers import ParsedOutput, report_path
-from assay.parsers._text import combined
+from assay.parsers._text import combined, count_cases
 from assay.process import ProcessResult
 
 #: pytest's exit code for "no tests were collected".
@@ -91,13 +91,7 @@ def read_junit(path: Path) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
     if root is None:
         return None
     cases = tuple(_case(element) for element in root.iter("testcase"))
-    counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for case in cases:
-        counts[_OUTCOME_KEYS[case.outcome]] += 1
-    return TestCounts(**counts, source="junit"), cases
-
-
-_OUTCOME_KEYS = {"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}
+    return count_cases(cases, "junit"), cases
 
 
 def _case(element: Element) -> TestCase:

@@ -19,7 +19,8 @@ _TEST_RESULT = re.compile(
     r"^test result: (?P<status>\w+)\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; "
     r"(?P<ignored>\d+) ignored"
 )
-_TEST_LINE = re.compile(r"^test (?P<name>\S+) \.\.\. (?P<outcome>ok|FAILED|ignored)\b")
+# test tests::adds ... ok      test src/lib.rs - add (line 3) ... ok      (a doc-test)
+_TEST_LINE = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<outcome>ok|FAILED|ignored)\b")
 _TEST_OUTCOME = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 _SEVERITY = {"error": "error", "warning": "warning", "note": "note", "help": "note"}
 
