@@ -353,16 +353,44 @@ def _indent(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    import signal
+
+    # SIGTERM takes the same way out as Ctrl-C: every process assay started is killed.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return _run_cli(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_cli(argv: list[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="assay", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
+    except (click.Abort, KeyboardInterrupt):
+        return _interrupted()
     except click.ClickException as exc:
         exc.show()
         return USAGE_ERROR_EXIT
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR_EXIT
     return 0
+
+
+#: Exit code after an interrupt (128 + SIGINT), as shells report it.
+INTERRUPTED_EXIT = 130
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupted() -> int:
+    from assay.process import kill_active_runs
+
+    stopped = kill_active_runs()
+    click.echo(
+        f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True
+    )
+    return INTERRUPTED_EXIT

@@ -22,6 +22,7 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -225,9 +226,11 @@ class _Execution:
             )
         except OSError as exc:
             return self._start_failed(exc, time.monotonic() - started)
+        _ACTIVE.add(proc.pid, self.marker)
         try:
             return self._supervise(proc, started)
         finally:
+            _ACTIVE.discard(proc.pid)
             if proc.returncode is None:
                 # Supervision did not finish: nothing of this run outlives it all the same.
                 reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
@@ -432,6 +435,40 @@ def _remove_tree(path: str) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+
+
+class _ActiveRuns:
+    """The process trees started and not yet finished with, so that an interrupted assay
+    (Ctrl-C, SIGTERM) can kill them: each lives in a session of its own, which a terminal's
+    signal never reaches."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[int, str] = {}
+
+    def add(self, pgid: int, marker: str) -> None:
+        with self._lock:
+            self._runs[pgid] = marker
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._runs.pop(pgid, None)
+
+    def kill_all(self) -> int:
+        with self._lock:
+            runs = list(self._runs.items())
+        for pgid, marker in runs:
+            reaper.kill_run(pgid, marker, keep=pgid)
+        return len(runs)
+
+
+_ACTIVE = _ActiveRuns()
+
+
+def kill_active_runs() -> int:
+    """Kill every process tree this process started and has not reaped yet (on an
+    interrupt); returns how many runs there were. Their callers still reap and report."""
+    return _ACTIVE.kill_all()
 
 
 class CommandRunner(Protocol):

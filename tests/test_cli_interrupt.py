@@ -1,0 +1,46 @@
+"""Ctrl-C or SIGTERM to assay stops every process it started: they live in sessions of their
+own, which a terminal's interrupt never reaches."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PYTHON, read_pids, wait_gone
+
+SLEEPER = "import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_assay_leaves_nothing_running(tmp_path: Path, sig: int) -> None:
+    pid_file = tmp_path / "pid"
+    assay = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "run",
+            "--kind",
+            "build",
+            "--",
+            PYTHON,
+            "-c",
+            SLEEPER,
+            str(pid_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    (child,) = read_pids(pid_file)
+    os.kill(assay.pid, sig)
+    _, err = assay.communicate(timeout=30)
+    assert assay.returncode == 130
+    assert "Interrupted: stopped 1 running command" in err
+    assert "Traceback" not in err
+    assert wait_gone(child, 2.0), "the command assay started outlived it"
