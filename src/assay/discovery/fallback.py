@@ -1,4 +1,4 @@
-"""Detector 8: the language's defaults when the language is evident (pytest, compileall, npm test).
+"""Detector 8: the language's defaults when the language is evident (compileall, pytest, node --test).
 
 These rank below every other source; the planner uses them only for the
 kinds and ecosystems nothing else answered.
@@ -79,6 +79,41 @@ def python_defaults(
     return found
 
 
+#: File names node's own test runner (`node --test`) discovers, by suffix.
+NODE_TEST_SUFFIXES = (".test.js", ".test.mjs", ".test.cjs", "_test.js", "-test.js")
+#: Directories whose JavaScript files `node --test` runs.
+NODE_TEST_DIRS = ("test", "tests")
+
+
+def node_defaults(root_names: set[str], test_dir_files: dict[str, list[str]]) -> list[Candidate]:
+    """`node --test` for a package.json project whose JavaScript tests follow node's own
+    naming, for when no script answers the test question. Pure."""
+    if "package.json" not in root_names:
+        return []
+    by_name = sorted(n for n in root_names if n.endswith(NODE_TEST_SUFFIXES))
+    in_dirs = sorted(
+        f"{d}/{n}"
+        for d, names in test_dir_files.items()
+        for n in names
+        if n.endswith((".js", ".mjs", ".cjs"))
+    )
+    tests = by_name + in_dirs
+    if not tests:
+        return []
+    return [
+        Candidate(
+            kind=Kind.TEST,
+            argv=("node", "--test"),
+            tool="node-test",
+            ecosystem=Ecosystem.NODE,
+            origin=Origin.FALLBACK,
+            source=Source("package.json"),
+            reason=f"JavaScript tests ({tests[0]}{', ...' if len(tests) > 1 else ''}) and no test "
+            "script: node's built-in runner finds them by name",
+        )
+    ]
+
+
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
@@ -92,4 +127,6 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
             n.startswith("test_") and n.endswith(".py") for n in root_names
         )
         found += python_defaults(evidence, env, root_dirs, has_tests)
+    node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
+    found += node_defaults(root_names, node_test_dirs)
     return report(NAME, found)
