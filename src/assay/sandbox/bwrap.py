@@ -272,7 +272,7 @@ class BwrapSandbox(Sandbox):
             args += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
         homes = _real_homes()
         for home in homes:
-            args += ["--tmpfs", home]
+            args += ["--perms", "0555", "--tmpfs", home]  # hidden, and not writable either
         for path in self._toolchain_binds():
             args += _traversable_parents(path, [*FRESH_MOUNTS, *homes])
             args += ["--ro-bind", path, path]
