@@ -114,3 +114,101 @@ def build_env(
     if overlay:
         env.update(overlay)
     return env
+
+
+# --------------------------------------------------------------------------- untrusted overlays
+
+#: Variables a repository may not set for its checks: they make a loader, an interpreter or
+#: a shell run code of the repository's choosing before the check's own command (and, on the
+#: host side of a sandbox, outside it), or they steer assay and git themselves.
+REFUSED_NAMES: frozenset[str] = frozenset(
+    {
+        "BASH_ENV",  # sourced by every non-interactive bash
+        "ENV",  # sourced by sh when interactive, by some shells always
+        "PS4",  # expanded (with command substitution) under `set -x`
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "IFS",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "JAVA_TOOL_OPTIONS",  # -javaagent: loads any jar into every JVM
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "GCONV_PATH",  # glibc loads iconv modules from here
+        "GETCONF_DIR",
+        "HOSTALIASES",
+        "LOCPATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "HOME",  # pinned by the sandbox: a repository may not point it back at the real one
+        "TMPDIR",
+    }
+)
+#: Prefixes of refused names: the dynamic loader's, git's and assay's own controls.
+REFUSED_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_", "GIT_", "ASSAY_")
+#: NODE_OPTIONS flags that load a module before the program: allowed only for paths in the tree.
+_NODE_PRELOAD_FLAGS = ("--require", "-r", "--import", "--loader", "--experimental-loader")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def screen_overlay(
+    overlay: Mapping[str, str], root: str | os.PathLike[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Split variables a repository asked for into those kept and those refused (with why).
+
+    `root` is the repository: a preload of a file inside it runs in the sandbox like any of
+    its code; one outside it (or a loader variable at all) is refused."""
+    kept: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    for name, value in overlay.items():
+        why = _refusal(name, value, os.path.abspath(root))
+        if why is None:
+            kept[name] = value
+        else:
+            refused[name] = why
+    return kept, refused
+
+
+def _refusal(name: str, value: str, root: str) -> str | None:
+    if not _ENV_NAME.fullmatch(name):
+        return "not a valid variable name"
+    upper = name.upper()
+    if upper in REFUSED_NAMES or upper.startswith(REFUSED_PREFIXES):
+        return "it would make a loader, interpreter, shell or git run code before the check"
+    if upper == "NODE_OPTIONS":
+        outside = [p for p in _node_preloads(value) if not _inside(p, root)]
+        if outside:
+            return f"it preloads {outside[0]}, outside the repository"
+    return None
+
+
+def _node_preloads(value: str) -> list[str]:
+    """The module paths NODE_OPTIONS preloads (`--require X`, `-r X`, `--import=X` ...)."""
+    words = value.split()
+    paths = []
+    for at, word in enumerate(words):
+        flag, eq, inline = word.partition("=")
+        if flag in _NODE_PRELOAD_FLAGS:
+            target = inline if eq else (words[at + 1] if at + 1 < len(words) else "")
+            paths.append(target.strip("'\""))
+    return paths
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether a preload target stays in the tree: relative paths and bare package names do
+    (they resolve against the check's directory or node_modules); `~` and absolute ones must."""
+    if path.startswith("file://"):
+        path = path[len("file://") :]
+    if path.startswith("~"):
+        return False
+    if not os.path.isabs(path):
+        return ".." not in path.split("/")
+    real = os.path.normpath(path)
+    return real == root or real.startswith(root.rstrip("/") + "/")

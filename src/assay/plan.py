@@ -224,6 +224,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen = [_confirm_with_ci(c, candidates) for c in chosen]
     configured_timeout = _first_set(config.timeout_s if config else None, DEFAULT_TIMEOUT_S)
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
+    checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     planned_kinds = {c.kind for c in checks}
     required = config.required if config else frozenset()
     missing = required - planned_kinds
@@ -352,6 +353,17 @@ def _to_check(
         source=str(candidate.source),
         reason=reason,
     )
+
+
+def _screened(check: Check, root: str, notes: list[str]) -> Check:
+    """`check` without the variables no repository may set (loader, interpreter, git and
+    assay controls), each refusal noted: they would run code before the check, or outside it."""
+    from assay.environment import screen_overlay
+
+    kept, refused = screen_overlay(check.env, root)
+    for name, why in refused.items():
+        notes.append(f"{check.name}: environment variable {name} refused: {why}")
+    return replace(check, env=kept) if refused else check
 
 
 #: Linter flags a verification drops: they edit the code, or hide what the linter found.

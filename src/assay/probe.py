@@ -121,8 +121,13 @@ def run_version_command(
                 argv, cwd=str(confinement.root), timeout=PROBE_TIMEOUT_S, env=env
             )
         else:
-            # A neutral directory: a version command must not read (or be steered by) a workspace.
-            result = run_process(argv, cwd=tempfile.gettempdir(), timeout=PROBE_TIMEOUT_S, env=env)
+            # A neutral directory and none of the check's variables: on the host, a version
+            # command must not read a workspace or be steered by the repository
+            # (`PYTHONPATH=src` would import the repository's own `pytest` here).
+            host_env = None if confinement is not None else env
+            result = run_process(
+                argv, cwd=tempfile.gettempdir(), timeout=PROBE_TIMEOUT_S, env=host_env
+            )
     except InvalidRun as exc:
         raise ProbeError(tool, binary, str(exc)) from exc
     if result.start_failure is not None:

@@ -1,20 +1,29 @@
 """The bubblewrap backend: untrusted commands confined to a copy of the workspace.
 
-Inside, a command sees the host read-only, its workspace read-write (with
-`.git` and the environments it links to read-only, see `provision`), a private /tmp holding its HOME, no network unless asked
-for, its own PID namespace (everything in it dies with the check), a cleared
-environment, and resource limits. The real home directory is replaced by an
-empty tmpfs, and only toolchain directories under it are bound back, read-only.
+Inside, a command sees a root built from what checks need, not the host with holes punched
+in it: the system directories (`SYSTEM_DIRS`) read-only, the toolchains the plan uses
+read-only, its workspace read-write (with `.git` and the environments it links to
+read-only, see `provision`), the source tree read-only, and fresh, size-limited tmpfs
+mounts for /tmp (holding its HOME), /var/tmp, /run and /dev/shm. Nothing else of the host
+exists there: no other directories, no host sockets, no real home. It has no network
+unless asked for, its own PID namespace (everything in it dies with the check), an
+environment of assay's choosing, resource limits, a seccomp filter, and no way to make
+user namespaces of its own.
 
-Running as root needs one extra step: the kernel does not enforce RLIMIT_NPROC
-for uid 0, so a fork bomb would not be contained. As root, the command therefore
-drops to an unprivileged uid (`SANDBOX_UID`) inside the sandbox, and the
-workspace is handed to that uid.
+Nothing the repository supplies reaches a host-side process: the check's variables are
+exported by the innermost shell, right before it execs the check's command.
+
+Running as root needs one extra step: the kernel does not enforce RLIMIT_NPROC for uid 0,
+so a fork bomb would not be contained. As root, the command therefore drops to an
+unprivileged uid of its own (see `identity`) inside the sandbox, and the workspace is
+handed to that uid. Where this process may make control groups, each workspace gets one
+(see `cgroup`): memory and processes are then capped for the run as a whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 import pwd
 import re
@@ -26,7 +35,9 @@ from pathlib import Path
 
 from assay.environment import EnvPolicy, build_env
 from assay.process import ProcessResult, StartFailure, run_process
+from assay.sandbox import cgroup, identity, seccomp
 from assay.sandbox.base import (
+    CleanupError,
     ProvisionError,
     Sandbox,
     SandboxUnavailable,
@@ -37,52 +48,72 @@ from assay.sandbox.provision import discard, provision_workspace, remove_workspa
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"
-#: The unprivileged uid/gid commands run as when assay itself runs as root (`nobody`).
-SANDBOX_UID = 65534
-#: Directories the sandbox replaces with fresh, empty filesystems (besides the hidden homes).
-FRESH_MOUNTS: tuple[str, ...] = ("/tmp", "/run", "/dev", "/dev/shm")
-#: Fresh mounts a toolchain may live under (a checkout with its venv in /tmp).
-HIDDEN_TOOLCHAIN_MOUNTS: tuple[str, ...] = ("/tmp", "/run")
+#: The uid/gid commands run as when assay runs as root and no id of their own can be had.
+FALLBACK_UID = 65534
+#: Host directories every check may need, shown read-only (links among them, like a merged
+#: /usr's /bin -> usr/bin, are recreated as links). Nothing else of the host root is shown.
+SYSTEM_DIRS: tuple[str, ...] = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+    "/sys",
+)
+#: Fresh, empty, size-limited and world-writable directories (sticky, like the host's).
+PRIVATE_TMPFS: tuple[str, ...] = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 #: Deadline for the availability probe; a working bwrap answers in milliseconds.
 PROBE_TIMEOUT_SECONDS = 20.0
 
-#: Directories under the real home that hold toolchains and are safe to show read-only.
-#: Credentials live elsewhere (.ssh, .aws, .config, .netrc, .npmrc, .m2/settings.xml).
-TOOLCHAIN_HOME_DIRS: tuple[str, ...] = (
-    ".pyenv",
-    ".cargo",
-    ".rustup",
-    ".nvm",
-    ".volta",
-    ".bun",
-    ".deno",
-    "go",
-    ".local/bin",
-    ".local/lib",
-    ".rbenv",
-    ".sdkman/candidates",
-    ".elan",
-    ".ghcup",
-)
-#: Never bound back, whatever a probe resolved: these hold secrets.
-SECRET_HOME_DIRS: frozenset[str] = frozenset(
-    {
-        ".ssh",
-        ".aws",
-        ".gnupg",
-        ".config",
-        ".docker",
-        ".kube",
-        ".netrc",
-        ".npmrc",
-        ".pypirc",
-        ".git-credentials",
-        ".azure",
-        ".gcloud",
-        ".m2",
-        ".gradle",
-        ".password-store",
-    }
+#: Toolchain managers that live in a home directory, and the parts of each a toolchain
+#: needs: never the whole directory when it also keeps credentials (`~/.cargo` holds
+#: `credentials.toml`; `~/.local/share` holds keyrings).
+HOME_TOOLCHAINS: Mapping[str, tuple[str, ...]] = {
+    ".cargo": (".cargo/bin",),
+    ".rustup": (".rustup",),
+    ".pyenv": (".pyenv",),
+    ".nvm": (".nvm/versions", ".nvm/nvm.sh"),
+    ".volta": (".volta/bin", ".volta/tools/image"),
+    ".bun": (".bun/bin",),
+    ".deno": (".deno/bin",),
+    "go": ("go/bin", "go/pkg/mod"),
+    ".local": (".local/bin", ".local/lib"),
+    ".rbenv": (".rbenv",),
+    ".sdkman": (".sdkman/candidates",),
+    ".elan": (".elan",),
+    ".ghcup": (".ghcup/bin", ".ghcup/ghc"),
+}
+#: Names that hold credentials: never shown, even inside a directory that is bound back.
+CREDENTIAL_NAMES: tuple[str, ...] = (
+    "credentials*",
+    "*.token",
+    ".*token",
+    "*token.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".yarnrc*",
+    ".git-credentials",
+    ".gitconfig",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".ssh",
+    ".gnupg",
+    ".azure",
+    ".gcloud",
+    ".password-store",
+    ".config",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
 )
 
 _BWRAP_FIX = (
@@ -91,28 +122,53 @@ _BWRAP_FIX = (
     "kernel.apparmor_restrict_unprivileged_userns=0), or opt into `--sandbox local`, which "
     "runs checks in a temporary copy but is NOT a security boundary"
 )
+_LIMIT_FIX = (
+    "the machine ran out of processes or memory while starting the sandbox (another run, "
+    "or a fork bomb, may be holding them): this is not a bubblewrap problem; retry when the "
+    "load has dropped"
+)
+#: What a failed fork or allocation says, wherever it happens.
+_RESOURCE_EXHAUSTED = re.compile(r"Resource temporarily unavailable|Cannot allocate memory")
 
 #: What the in-sandbox shell prints when the command itself cannot be executed.
 _NOT_FOUND = re.compile(r"(?:exec: )?(?P<cmd>.+?): (?:not found|No such file or directory)\s*$")
+#: The innermost shell: makes HOME, exports the check's variables (given as NAME=VALUE
+#: words before `--`), then becomes the check's command. Only here do the repository's
+#: variables enter any environment.
+_INNER_SHELL = (
+    'mkdir -p "$HOME" || exit 125; '
+    'while [ "$1" != -- ]; do export "$1"; shift; done; shift; exec "$@"'
+)
+#: The seccomp program's file descriptor in bwrap.
+_SECCOMP_FD = 9
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Per-process resource limits inside the sandbox (None: no limit)."""
+    """Resource limits inside the sandbox (None: no limit)."""
 
     address_space_bytes: int | None = None
-    """RLIMIT_AS. Default (None at construction): the machine's physical memory, so no single
-    process can reserve more than exists; runtimes that reserve large virtual ranges
-    (V8, the JVM) still start."""
+    """RLIMIT_AS per process. Default (None at construction): the machine's physical memory,
+    so no single process can reserve more than exists; runtimes that reserve large virtual
+    ranges (V8, the JVM) still start."""
     processes: int | None = 1024
-    """RLIMIT_NPROC: contains fork bombs. Counted per uid across the host."""
+    """The run's processes: `pids.max` of its cgroup where there is one, and RLIMIT_NPROC
+    (counted per uid: as root each run has a uid of its own) always."""
     file_size_bytes: int | None = 4 * 1024**3
     """RLIMIT_FSIZE: a runaway writer gets SIGXFSZ instead of filling the disk."""
+    memory_bytes: int | None = None
+    """The run's memory as a whole, tmpfs pages included (its cgroup's limit). Default (None
+    at construction): half the machine's physical memory."""
+    tmpfs_bytes: int | None = 1024**3
+    """The size of each private tmpfs (/tmp, /var/tmp, /run, /dev/shm)."""
 
     def resolved(self) -> Limits:
-        if self.address_space_bytes is not None:
-            return self
-        return dataclasses.replace(self, address_space_bytes=_physical_memory())
+        physical = _physical_memory()
+        return dataclasses.replace(
+            self,
+            address_space_bytes=self.address_space_bytes or physical,
+            memory_bytes=self.memory_bytes or physical // 2,
+        )
 
 
 def _physical_memory() -> int:
@@ -130,12 +186,14 @@ class BwrapOptions:
     """Share the host network. Off: tests cannot reach services or exfiltrate."""
     limits: Limits = field(default_factory=Limits)
     toolchain_paths: tuple[str, ...] = ()
-    """Paths the probes resolved (binaries, SDK roots). Those under the hidden home are bound
-    back read-only by their top directory under it; others are visible anyway."""
+    """Binaries of real toolchains the probes resolved. Those outside the system directories
+    are shown read-only by their installation prefix (see `_toolchain_binds`)."""
     writable_paths: tuple[str, ...] = ()
     """Host directories outside the workspace the command may write (a report directory)."""
     executable: str = "bwrap"
     """The bubblewrap binary, looked up on PATH when not absolute."""
+    whole_run_limits: bool = True
+    """Give each workspace a cgroup capping its memory and processes, where possible."""
 
 
 class BwrapSandbox(Sandbox):
@@ -148,10 +206,36 @@ class BwrapSandbox(Sandbox):
         self._limits = self.options.limits.resolved()
         self._as_root = os.geteuid() == 0
         self._probed: str | SandboxUnavailable | None = None
+        self._binary = ""
+        """The bubblewrap binary, found by the probe."""
+        self._helpers: dict[str, str] = {}
+        self._identity: identity.SandboxIdentity | None = None
+        self._identity_note = ""
+        self._seccomp: int | None = None
+        self._seccomp_note = ""
+        self._cgroups: dict[str, cgroup.RunCgroup] = {}
+        self._cgroup_notes: dict[str, str] = {}
 
     def with_network(self) -> BwrapSandbox:
         """This sandbox with the host network shared; every other confinement stays."""
-        return BwrapSandbox(dataclasses.replace(self.options, network=True))
+        online = BwrapSandbox(dataclasses.replace(self.options, network=True))
+        online._share_state(self)
+        return online
+
+    def _share_state(self, other: BwrapSandbox) -> None:
+        """Run as `other` does: same probe, id, filter and per-workspace groups."""
+        self._probed, self._helpers = other._probed, other._helpers
+        self._identity, self._identity_note = other._identity, other._identity_note
+        self._seccomp, self._seccomp_note = other._seccomp, other._seccomp_note
+        self._cgroups, self._cgroup_notes = other._cgroups, other._cgroup_notes
+        self._binary = other._binary
+
+    @property
+    def uid(self) -> int | None:
+        """The uid commands run as (as root), or None when they keep the caller's."""
+        if not self._as_root:
+            return None
+        return self._identity.uid if self._identity is not None else FALLBACK_UID
 
     # -- availability ------------------------------------------------------------------
 
@@ -163,12 +247,16 @@ class BwrapSandbox(Sandbox):
     def ensure_available(self) -> None:
         """Probe once: `bwrap --version`, then a real `true` with every option a check uses.
 
-        Also raises `CleanupError` when the probe's scratch directory cannot be removed."""
+        Also raises `CleanupError` when the probe's scratch directory cannot be removed.
+        A probe that failed only for want of processes or memory is not remembered: that
+        says nothing about bubblewrap, and the next call tries again."""
         if self._probed is None:
             try:
                 self._probed = self._probe()
             except SandboxUnavailable as exc:
-                self._probed = exc
+                if exc.note != _LIMIT_FIX:
+                    self._probed = exc
+                raise
         if isinstance(self._probed, SandboxUnavailable):
             raise self._probed
 
@@ -178,18 +266,24 @@ class BwrapSandbox(Sandbox):
             raise self._unavailable(f"{self.options.executable} not found on PATH")
         version = run_process([binary, "--version"], timeout=PROBE_TIMEOUT_SECONDS)
         if version.exit_code != 0:
-            raise self._unavailable(f"`{binary} --version` failed: {_why(version)}")
+            raise self._unavailable(f"`{binary} --version` failed: {_why(version)}", version)
         describe = _describe_version(version.stdout.text)
-        for helper in self._helpers():
-            if shutil.which(helper) is None:
+        for helper in ("prlimit", "setpriv") if self._as_root else ("prlimit",):
+            found = shutil.which(helper)
+            if found is None:
                 raise self._unavailable(f"{helper} (util-linux) not found on PATH")
+            # By absolute path: inside, PATH is the check's to set, and these run first.
+            self._helpers[helper] = os.path.realpath(found)
+        self._take_identity()
+        self._load_seccomp()
+        self._binary = binary
         ws = Workspace(run_id="probe", path=Path(tempfile.mkdtemp(prefix="assay-bwrap-probe-")))
         try:
             self._hand_over(ws.path)
             result = run_process(
-                self._argv(ws, binary, ["true"], str(ws.path)),
+                self._argv(ws, ["true"], str(ws.path), {}),
                 cwd=ws.path,
-                env=self._env(None),
+                env=self._env(),
                 env_policy=EnvPolicy.MINIMAL,
                 timeout=PROBE_TIMEOUT_SECONDS,
             )
@@ -198,17 +292,42 @@ class BwrapSandbox(Sandbox):
             raise
         self.cleanup(ws)  # a leftover is reported (CleanupError), never left behind silently
         if result.exit_code != 0:
-            raise self._unavailable(f"`bwrap ... true` failed: {_why(result)}")
-        self._binary = binary
+            raise self._unavailable(f"`bwrap ... true` failed: {_why(result)}", result)
         return describe
 
-    def _unavailable(self, reason: str) -> SandboxUnavailable:
+    def _unavailable(self, reason: str, result: ProcessResult | None = None) -> SandboxUnavailable:
+        if result is not None and _RESOURCE_EXHAUSTED.search(_why(result)):
+            return SandboxUnavailable(
+                f"bubblewrap could not start: {reason}", backend=self.name, note=_LIMIT_FIX
+            )
         return SandboxUnavailable(
             f"bubblewrap sandbox unavailable: {reason}", backend=self.name, note=_BWRAP_FIX
         )
 
-    def _helpers(self) -> tuple[str, ...]:
-        return ("prlimit", "setpriv") if self._as_root else ("prlimit",)
+    def _take_identity(self) -> None:
+        """As root: a uid of this sandbox's own, so process limits are not shared."""
+        if not self._as_root or self._identity is not None:
+            return
+        try:
+            self._identity = identity.allocate()
+        except identity.IdentityUnavailable as exc:
+            self._identity_note = (
+                f"no uid of its own ({exc}): runs share uid {FALLBACK_UID}, "
+                "so their process limits are shared"
+            )
+
+    def _load_seccomp(self) -> None:
+        """The seccomp program, in a memory file that bwrap's launcher opens by /proc path."""
+        if self._seccomp is not None:
+            return
+        try:
+            program = seccomp.filter_program()
+        except seccomp.UnsupportedArchitecture as exc:
+            self._seccomp_note = f"no seccomp filter: {exc}"
+            return
+        fd = os.memfd_create("assay-seccomp", os.MFD_CLOEXEC)
+        os.write(fd, program)
+        self._seccomp = fd
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -223,7 +342,21 @@ class BwrapSandbox(Sandbox):
         except BaseException as error:
             discard(ws.path, error)
             raise
+        self._make_cgroup(ws)
         return ws
+
+    def _make_cgroup(self, workspace: Workspace) -> None:
+        if not self.options.whole_run_limits:
+            self._cgroup_notes[workspace.run_id] = "whole-run limits not asked for"
+            return
+        try:
+            self._cgroups[workspace.run_id] = cgroup.create(
+                f"assay-{workspace.run_id}",
+                memory_bytes=self._limits.memory_bytes,
+                pids_max=self._limits.processes,
+            )
+        except cgroup.CgroupUnavailable as exc:
+            self._cgroup_notes[workspace.run_id] = str(exc)
 
     def runner(self, workspace: Workspace) -> _BwrapRunner:
         self.ensure_available()
@@ -237,61 +370,78 @@ class BwrapSandbox(Sandbox):
         self.reclaim(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
+        group = self._cgroups.pop(workspace.run_id, None)
+        self._cgroup_notes.pop(workspace.run_id, None)
+        try:
+            if group is not None:
+                group.remove()
+        except OSError as exc:
+            remove_workspace(workspace, backend=self.name)
+            raise CleanupError(f"cgroup of {workspace.run_id}: {exc}", backend=self.name) from exc
         remove_workspace(workspace, backend=self.name)
+
+    def limits_in_force(self, workspace: Workspace) -> dict[str, object]:
+        """For evidence: every limit a command in `workspace` runs under, and what enforces it."""
+        limits = self._limits
+        group = self._cgroups.get(workspace.run_id)
+        whole_run: dict[str, object] = (
+            group.describe()
+            if group is not None
+            else {"enforced_by": None, "why_not": self._cgroup_notes.get(workspace.run_id, "")}
+        )
+        return {
+            "per_process": {
+                "address_space_bytes": limits.address_space_bytes,
+                "processes_per_uid": limits.processes,
+                "file_size_bytes": limits.file_size_bytes,
+            },
+            "whole_run": whole_run,
+            "tmpfs_bytes": limits.tmpfs_bytes,
+            "uid": self.uid,
+            "uid_note": self._identity_note,
+            "seccomp": self._seccomp is not None,
+            "seccomp_note": self._seccomp_note,
+            "user_namespaces": "blocked",
+            "network": self.options.network,
+        }
 
     def _hand_over(self, path: Path, *, recursive: bool = False) -> None:
         """As root, give the sandbox uid ownership so it can write there (it is our copy)."""
-        if not self._as_root:
+        uid = self.uid
+        if uid is None:
             return
         if recursive:
-            argv = ["chown", "-R", "--no-dereference", f"{SANDBOX_UID}:{SANDBOX_UID}", str(path)]
+            argv = ["chown", "-R", "--no-dereference", f"{uid}:{uid}", str(path)]
             result = run_process(argv, timeout=PROBE_TIMEOUT_SECONDS * 10)
             if result.exit_code != 0:
                 raise ProvisionError(f"chown of {path} failed: {_why(result)}", backend=self.name)
         else:
-            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+            os.chown(path, uid, uid)
 
     # -- the command line ----------------------------------------------------------------
 
-    def _argv(self, workspace: Workspace, binary: str, argv: Sequence[str], cwd: str) -> list[str]:
-        ws = str(workspace.path)
-        args = [binary, "--die-with-parent", "--new-session"]
+    def _argv(
+        self, workspace: Workspace, argv: Sequence[str], cwd: str, overlay: Mapping[str, str]
+    ) -> list[str]:
+        """The host command that runs `argv` in `workspace` with the variables of `overlay`."""
+        args = [*self._launcher(workspace), self._binary, "--die-with-parent", "--new-session"]
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.options.network:
             args.append("--unshare-net")
         if not self._as_root:
-            # Unprivileged bwrap needs a user namespace; none may be nested inside it.
+            # Unprivileged bwrap needs a user namespace; none may be nested inside it. As
+            # root there is none to disable: the seccomp filter refuses new ones instead.
             args += ["--unshare-user", "--disable-userns"]
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        # A private /tmp (where HOME lives) and /run: host sockets there (docker, dbus) stay
-        # connectable through a read-only mount, so they are hidden, not just read-only.
-        args += ["--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
-        # bwrap's /dev/shm is root's and 0755: POSIX semaphores (multiprocessing) need it writable.
-        args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
-        if self.options.network and os.path.isdir("/run/systemd/resolve"):
-            args += ["--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve"]
-        homes = _real_homes()
-        for home in homes:
-            args += ["--perms", "0555", "--tmpfs", home]  # hidden, and not writable either
-        for path in self._toolchain_binds():
-            args += _traversable_parents(path, [*FRESH_MOUNTS, *homes])
-            args += ["--ro-bind", path, path]
-        for writable in self.options.writable_paths:
-            args += ["--bind", writable, writable]
-        source = _source_of(workspace)
-        if source is not None:
-            # The source tree, read-only at its own path: the workspace's links (.venv,
-            # node_modules, .git) point into it, and an editable install in the project's
-            # environment imports from it, even when it lies under the hidden home or /tmp.
-            args += _traversable_parents(source, [*FRESH_MOUNTS, *homes])
-            args += ["--ro-bind", source, source]
-        args += ["--bind", ws, ws]
+        if self._seccomp is not None:
+            args += ["--seccomp", str(_SECCOMP_FD)]
+        args += self._root(workspace).args
         args += ["--chdir", cwd]
+        helpers = self._helpers
         if self._as_root:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
-            ids = str(SANDBOX_UID)
+            ids = str(self.uid)
             args += [
-                "setpriv",
+                helpers["setpriv"],
                 f"--reuid={ids}",
                 f"--regid={ids}",
                 "--clear-groups",
@@ -300,10 +450,63 @@ class BwrapSandbox(Sandbox):
             ]
         else:
             args.append("--")
-        args += ["prlimit", *self._limit_flags(), "--"]
-        # The shell makes HOME and execs the command; its own "not found" is recognised below.
-        args += ["/bin/sh", "-c", 'mkdir -p "$HOME" && exec "$@"', "sh", *argv]
+        args += [helpers["prlimit"], *self._limit_flags(), "--"]
+        exports = [f"{name}={value}" for name, value in overlay.items()]
+        args += ["/bin/sh", "-c", _INNER_SHELL, "sh", *exports, "--", *argv]
         return args
+
+    def _launcher(self, workspace: Workspace) -> list[str]:
+        """A host-side shell that puts bwrap in the run's cgroup and hands it the seccomp
+        program, then execs it (nothing of the repository is in its arguments' reach)."""
+        group = self._cgroups.get(workspace.run_id)
+        procs = [str(d / "cgroup.procs") for d in group.directories] if group else []
+        if not procs and self._seccomp is None:
+            return []
+        script = (
+            'while [ "$1" != -- ]; do '
+            f'echo $$ > "$1" 2>/dev/null || {{ echo "{cgroup.JOIN_FAILED} $1" >&2; exit 125; }}; '
+            "shift; done; shift; "
+        )
+        if self._seccomp is not None:
+            script += f'exec "$@" {_SECCOMP_FD}</proc/{os.getpid()}/fd/{self._seccomp}'
+        else:
+            script += 'exec "$@"'
+        return ["/bin/sh", "-c", script, "sh", *procs, "--"]
+
+    def _root(self, workspace: Workspace) -> _RootLayout:
+        """The sandbox's filesystem, mount by mount (the module docstring says what is in it)."""
+        root = _RootLayout()
+        for path in SYSTEM_DIRS:
+            root.system(path)
+        root.add(["--dev", "/dev"], "/dev", fresh=True)
+        root.add(["--proc", "/proc"], "/proc", fresh=True)
+        for path in PRIVATE_TMPFS:
+            root.tmpfs(path, "1777", self._limits.tmpfs_bytes)
+        if self.options.network and os.path.isdir("/run/systemd/resolve"):
+            root.bind(["--ro-bind"], "/run/systemd/resolve")
+        if self._identity is not None:
+            root.add(
+                ["--ro-bind", str(self._identity.passwd), "/etc/passwd"], "/etc/passwd", fresh=False
+            )
+            root.add(
+                ["--ro-bind", str(self._identity.group), "/etc/group"], "/etc/group", fresh=False
+            )
+        for home in _real_homes():
+            root.tmpfs(home, "0555", 1024**2)  # shown empty, so tools that stat it still work
+        for path in self._toolchain_binds():
+            root.bind(["--ro-bind"], path)
+            for secret in _credentials_in(path):
+                root.mask(secret)
+        for writable in self.options.writable_paths:
+            root.bind(["--bind"], writable)
+        source = _source_of(workspace)
+        if source is not None:
+            # The source tree, read-only at its own path: the workspace's links (.venv,
+            # node_modules, .git) point into it, and an editable install in the project's
+            # environment imports from it, even when it lies under the hidden home or /tmp.
+            root.bind(["--ro-bind"], source)
+        root.bind(["--bind"], str(workspace.path))
+        return root
 
     def _limit_flags(self) -> list[str]:
         limits = self._limits
@@ -318,30 +521,102 @@ class BwrapSandbox(Sandbox):
         return flags
 
     def _toolchain_binds(self) -> list[str]:
-        """Toolchain directories hidden by the sandbox's fresh mounts, to bind back read-only.
+        """Toolchain directories the root would not show otherwise, to bind back read-only.
 
-        Under a hidden home: the toolchain's top directory there (`~/.pyenv`), never a
-        secret one. Under /tmp or /run (a checkout or a venv made there): the binary's
-        installation prefix only (`/tmp/x/.venv`), not the whole directory around it."""
-        binds: list[str] = []
+        Under a home: the parts of a known toolchain manager's directory that hold
+        toolchains (`HOME_TOOLCHAINS`), else a located toolchain's installation prefix.
+        Elsewhere (a venv under /tmp, a toolchain under /srv): the installation prefix."""
         homes = _real_homes()
-        candidates = [os.path.join(h, rel) for h in homes for rel in TOOLCHAIN_HOME_DIRS]
+        binds: list[str] = [
+            os.path.join(home, rel)
+            for home in homes
+            for parts in HOME_TOOLCHAINS.values()
+            for rel in parts
+        ]
         for path in self.options.toolchain_paths:
             for form in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
-                candidates.extend(_hidden_toolchain_dirs(form, homes))
-        for path in candidates:
-            if os.path.exists(path) and path not in binds:
-                binds.append(path)
-        return binds
+                binds.extend(_toolchain_dirs(form, homes))
+        return [p for p in dict.fromkeys(binds) if os.path.exists(p)]
 
-    def _env(self, overlay: Mapping[str, str] | None) -> dict[str, str]:
-        # Allowlist only, HOME pinned inside; the caller's explicit variables go on top.
+    def _env(self) -> dict[str, str]:
+        """What bwrap itself starts with: an allowlist, HOME pinned inside. Never anything
+        of the check's: bwrap runs on the host, before any namespace exists."""
         env = build_env(EnvPolicy.MINIMAL, None, home=SANDBOX_HOME)
         env.pop("USERPROFILE", None)
         env["TMPDIR"] = "/tmp"
-        if overlay:
-            env.update(overlay)
+        # Cargo's home keeps a registry and credentials: inside it starts empty, writable.
+        env["CARGO_HOME"] = f"{SANDBOX_HOME}/.cargo"
         return env
+
+
+class _RootLayout:
+    """bwrap arguments that build the sandbox's root one mount at a time.
+
+    bwrap creates a missing parent of a mount point as root-owned 0700, which would close
+    it to the sandbox's uid; parents inside a fresh filesystem are made 0755 here first
+    (they are empty apart from the mount, so that shows nothing)."""
+
+    def __init__(self) -> None:
+        self.args: list[str] = []
+        self._mounts: list[tuple[str, bool]] = [("/", True)]
+        """Mount points so far, each with whether it is a fresh (empty) filesystem."""
+        self._made: set[str] = set()
+
+    def system(self, path: str) -> None:
+        if os.path.islink(path):
+            self.args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            self.bind(["--ro-bind"], path)
+
+    def tmpfs(self, path: str, perms: str, size: int | None) -> None:
+        sized = ["--size", str(size)] if size else []
+        self.add(["--perms", perms, *sized, "--tmpfs", path], path, fresh=True)
+
+    def bind(self, how: list[str], path: str) -> None:
+        """Bind `path` at itself, unless a read-only bind of a parent already shows it."""
+        if how == ["--ro-bind"] and self._shown_read_only(path):
+            return
+        self.add([*how, path, path], path, fresh=False)
+
+    def mask(self, path: str) -> None:
+        """Hide a file or directory inside something bound: an empty one in its place."""
+        if os.path.isdir(path) and not os.path.islink(path):
+            self.add(["--perms", "0000", "--tmpfs", path], path, fresh=True)
+        else:
+            self.add(["--ro-bind", "/dev/null", path], path, fresh=False)
+
+    def add(self, args: list[str], point: str, *, fresh: bool) -> None:
+        self._parents(point)
+        self.args += args
+        self._mounts.append((point, fresh))
+
+    def _covering(self, path: str) -> tuple[str, bool]:
+        """The mount `path` lies in (the last one wins: later mounts are on top)."""
+        best = ("/", True)
+        for point, fresh in self._mounts:
+            if _within(path, point) and len(point) >= len(best[0]):
+                best = (point, fresh)
+        return best
+
+    def _shown_read_only(self, path: str) -> bool:
+        point, fresh = self._covering(path)
+        return not fresh and point != path
+
+    def _parents(self, path: str) -> None:
+        parent = os.path.dirname(path.rstrip("/")) or "/"
+        point, fresh = self._covering(parent)
+        if not fresh or parent == point:
+            return  # inside a bind, the host's own directories are there already
+        current = point
+        for part in Path(os.path.relpath(parent, point)).parts:
+            current = os.path.join(current, part)
+            if current not in self._made:
+                self._made.add(current)
+                self.args += ["--perms", "0755", "--dir", current]
+
+
+def _within(path: str, point: str) -> bool:
+    return point == "/" or path == point or path.startswith(point.rstrip("/") + "/")
 
 
 class _BwrapRunner:
@@ -361,11 +636,11 @@ class _BwrapRunner:
     ) -> ProcessResult:
         inner = tuple(argv)
         inside = str(resolve_inside(self.workspace, cwd))
-        full = self.sandbox._argv(self.workspace, self.sandbox._binary, inner, inside)
+        full = self.sandbox._argv(self.workspace, inner, inside, env or {})
         result = run_process(
             full,
             cwd=self.workspace.path,
-            env=self.sandbox._env(env),
+            env=self.sandbox._env(),
             env_policy=EnvPolicy.MINIMAL,
             timeout=timeout,
         )
@@ -383,9 +658,13 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         return result
     first = result.stderr.head.lstrip().splitlines()[0] if result.stderr.head.strip() else ""
     failure: StartFailure | None = None
-    if result.exit_code == 1 and first.startswith(("bwrap: ", "setpriv: ", "prlimit: ")):
+    if result.exit_code in (1, 125) and first.startswith(
+        ("bwrap: ", "setpriv: ", "prlimit: ", cgroup.JOIN_FAILED)
+    ):
         failure = StartFailure.OS_ERROR
         message = f"sandbox refused to start the command: {first}"
+        if _RESOURCE_EXHAUSTED.search(first):
+            message += f" ({_LIMIT_FIX})"
     elif result.exit_code == 127 and first.startswith("sh: ") and _NOT_FOUND.search(first):
         failure = StartFailure.NOT_FOUND
         message = f"{result.argv[0]}: not found in the sandbox"
@@ -408,18 +687,42 @@ def _source_of(workspace: Workspace) -> str | None:
     return record.source
 
 
-def _hidden_toolchain_dirs(path: str, homes: Sequence[str]) -> list[str]:
-    """What to bind back so that the binary at `path` runs inside the sandbox (see
-    `BwrapSandbox._toolchain_binds`); nothing when the path is visible anyway."""
+def _toolchain_dirs(binary: str, homes: Sequence[str]) -> list[str]:
+    """What to bind so that the toolchain binary at `binary` runs inside (see
+    `BwrapSandbox._toolchain_binds`): nothing for a file in a system directory, never a
+    home itself, never a path through a credential directory."""
+    if any(_within(binary, d) for d in SYSTEM_DIRS if os.path.isdir(d)):
+        return []
+    prefix = _install_prefix(binary)
     for home in homes:
-        rel = os.path.relpath(path, home)
-        if not rel.startswith(".."):
-            top = rel.split(os.sep)[0]
-            # A probe never legitimately resolves into a secret directory.
-            return [] if top in SECRET_HOME_DIRS else [os.path.join(home, top)]
-    if any(path.startswith(m.rstrip("/") + "/") for m in HIDDEN_TOOLCHAIN_MOUNTS):
-        return [_install_prefix(path)]
-    return []
+        if not _within(binary, home):
+            continue
+        top = os.path.relpath(binary, home).split(os.sep)[0]
+        if top in HOME_TOOLCHAINS:
+            return [os.path.join(home, rel) for rel in HOME_TOOLCHAINS[top]]
+        if not _within(prefix, home) or prefix == home or _names_credential(prefix, home):
+            return []
+    if prefix == "/" or _names_credential(prefix, "/"):
+        return []
+    return [prefix]
+
+
+def _names_credential(path: str, below: str) -> bool:
+    parts = Path(os.path.relpath(path, below)).parts
+    return any(_is_credential(part) for part in parts)
+
+
+def _is_credential(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in CREDENTIAL_NAMES)
+
+
+def _credentials_in(directory: str) -> list[str]:
+    """Credential files and directories directly inside `directory`, to be masked."""
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(e.path for e in entries if _is_credential(e.name))
+    except OSError:
+        return []
 
 
 def _install_prefix(binary: str) -> str:
@@ -427,24 +730,6 @@ def _install_prefix(binary: str) -> str:
     `/x/node_modules` for `/x/node_modules/.bin/tool`, else the binary's directory."""
     parent = Path(binary).parent
     return str(parent.parent if parent.name in ("bin", ".bin") else parent)
-
-
-def _traversable_parents(path: str, fresh_mounts: Sequence[str]) -> list[str]:
-    """bwrap arguments creating `path`'s parents inside the fresh mount that covers it, mode 0755.
-
-    bwrap makes missing parents of a mount point 0700, owned by root, which would close
-    them to `SANDBOX_UID`. They are empty apart from the mount, so 0755 shows nothing.
-    """
-    covering = [m for m in fresh_mounts if path.startswith(m.rstrip("/") + "/")]
-    if not covering:
-        return []
-    current = max(covering, key=len)
-    args: list[str] = []
-    for part in Path(os.path.relpath(os.path.dirname(path), current)).parts:
-        if part != ".":
-            current = os.path.join(current, part)
-            args += ["--perms", "0755", "--dir", current]
-    return args
 
 
 def _real_homes() -> list[str]:
