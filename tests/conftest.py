@@ -1,10 +1,14 @@
-"""Shared fixtures: a clean environment for every test, and helpers to look at the process table."""
+"""Shared fixtures: a clean environment for every test, helpers to look at the process table,
+and a host with planted secrets for sandbox escape attempts."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -65,3 +69,36 @@ def read_pids(path: Path) -> list[int]:
                 return [int(p) for p in text]
         time.sleep(0.01)
     raise AssertionError(f"no pids written to {path}")
+
+
+# --------------------------------------------------------------------------- sandbox escapes
+
+
+@pytest.fixture
+def host_dir() -> Iterator[Path]:
+    """A host directory outside /tmp (which the sandbox replaces), so hiding it is meaningful."""
+    path = Path(tempfile.mkdtemp(prefix="assay-host-", dir="/var/tmp"))
+    path.chmod(0o755)  # world-readable: only the sandbox, not file modes, may stop a read
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def fake_home(host_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for the real HOME with planted secrets."""
+    home = host_dir / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("-----BEGIN OPENSSH PRIVATE KEY----- planted\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = planted\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def source(host_dir: Path) -> Path:
+    src = host_dir / "src"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_protected.py").write_text("def test_it():\n    assert 1 + 1 == 2\n")
+    (src / "main.py").write_text("print('hello')\n")
+    return src

@@ -228,9 +228,18 @@ def test_run_json_real_test_runner(tmp_path: Path) -> None:
 
 
 def test_run_without_sandbox_records_none() -> None:
-    code, evidence = run_json("--kind", "build", "--", "true")
+    code, evidence = run_json("--sandbox", "none", "--kind", "build", "--", "true")
     assert code == 0
     assert evidence["sandbox"] in (None, "none")
+
+
+def test_run_has_verify_s_defaults_a_sandbox_and_a_deadline(tmp_path: Path) -> None:
+    """`assay run` is as safe as `verify` without asking: bubblewrap and a 60 s deadline."""
+    code, evidence = run_json("--kind", "build", "--", "true", cwd=tmp_path)
+    assert code == 0
+    assert evidence["sandbox"].startswith("bwrap ")
+    assert evidence["check"]["timeout_s"] == 60.0
+    assert evidence["extra"]["limits"]["whole_run"]
 
 
 @pytest.mark.parametrize("backend", ["bwrap", "local"])

@@ -32,6 +32,11 @@ class CheckerId:
         return cls(tool=str(data["tool"]), version=str(data["version"]), path=data.get("path"))
 
 
+#: Seconds each check may run unless configured otherwise: long enough for a
+#: typical unit suite, short enough that a hung test does not stall an agent.
+DEFAULT_TIMEOUT_S = 60.0
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """One command answering one question about the code."""

@@ -25,15 +25,12 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
-from assay.evidence import Check
+from assay.evidence import DEFAULT_TIMEOUT_S, Check
 from assay.verdict import Kind
 
 #: Version of the plan JSON document.
 PLAN_SCHEMA = "assay.plan/1"
 
-#: Seconds each check may run unless configured otherwise: long enough for a
-#: typical unit suite, short enough that a hung test does not stall an agent.
-DEFAULT_TIMEOUT_S = 60.0
 
 #: Tools that only wrap other commands; their output is read generically.
 GENERIC_TOOLS = frozenset({"npm-test", "make", "shell"})

@@ -117,6 +117,10 @@ class Sandbox(abc.ABC):
         run time is reported as a start failure, never as the command's exit.
         """
 
+    def limits_in_force(self, workspace: Workspace) -> dict[str, object]:
+        """For evidence: the limits commands in `workspace` run under, and what enforces them."""
+        return {"boundary": False, "note": f"the {self.name} backend is not a security boundary"}
+
     def reclaim(self, workspace: Workspace) -> None:
         """Make files the host wrote into `workspace` usable by its commands again."""
 

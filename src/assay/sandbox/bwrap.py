@@ -28,6 +28,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from assay.sandbox.base import (
     resolve_inside,
 )
 from assay.sandbox.provision import discard, provision_workspace, remove_workspace
+from assay.scratch import make_scratch
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"
@@ -277,7 +279,7 @@ class BwrapSandbox(Sandbox):
         self._take_identity()
         self._load_seccomp()
         self._binary = binary
-        ws = Workspace(run_id="probe", path=Path(tempfile.mkdtemp(prefix="assay-bwrap-probe-")))
+        ws = Workspace(run_id="probe", path=make_scratch("bwrap-probe", tempfile.gettempdir()))
         try:
             self._hand_over(ws.path)
             result = run_process(
@@ -672,8 +674,18 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         failure = StartFailure.PERMISSION_DENIED
         message = f"{result.argv[0]}: permission denied in the sandbox"
     if failure is None:
-        return result
+        return _signal_of(result)
     return dataclasses.replace(result, exit_code=None, start_failure=failure, start_error=message)
+
+
+def _signal_of(result: ProcessResult) -> ProcessResult:
+    """bwrap's init exits 128+N when the command died of signal N: say it was a signal, as
+    it would be seen unsandboxed. (A command that itself exits 128+N is then reported as
+    killed; either way it is not a pass.)"""
+    code = result.exit_code
+    if code is None or not 128 < code < 128 + signal.NSIG:
+        return result
+    return dataclasses.replace(result, exit_code=None, signal=code - 128)
 
 
 def _source_of(workspace: Workspace) -> str | None:
