@@ -39,7 +39,7 @@ def classify(
         tests=parsed.tests,
         test_cases=parsed.test_cases,
         reason=failure_reason(check, result, cause),
-        note=_note(check, result, cause, parsed),
+        note=_with_refusal(_note(check, result, cause, parsed), parsed.report_refused),
         sandbox=sandbox,
     )
 
@@ -93,6 +93,11 @@ def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
     if check.kind is Kind.TEST:
         return "..." + text[-REASON_MAX_CHARS:]
     return text[:REASON_MAX_CHARS] + "..."
+
+
+def _with_refusal(note: str, refused: str | None) -> str:
+    """`note`, then why the report was not read: the reason there were no counts."""
+    return f"{note} The {refused}." if refused and note else (refused or note)
 
 
 def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutput) -> str:

@@ -30,7 +30,17 @@ def _positive_seconds(
 
 
 def _emit_json(document: dict[str, Any]) -> None:
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    from assay.terminal import json_for_terminal
+
+    click.echo(json_for_terminal(json.dumps(document, indent=2, ensure_ascii=False)))
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Write one piece of human output. Everything a person reads goes through here, so
+    what the repository printed is shown, never obeyed, by their terminal."""
+    from assay.terminal import for_terminal
+
+    click.echo(for_terminal(text), err=err)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -241,29 +251,29 @@ def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) 
         try:
             Path(target).write_text(render(report), encoding="utf-8")
         except OSError as exc:
-            click.echo(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
+            _say(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
 
 
 def _print_report(report: Any) -> None:
     from assay.report import summary_line
 
     for evidence in report.checks:
-        click.echo(summary_line(evidence))
+        _say(summary_line(evidence))
     shown: set[str] = set()  # one refusal (a sandbox that will not start) fails every check
     for evidence in report.checks:
         if evidence.passed:
             continue
         for diag in evidence.diagnostics[:5]:
             where = f"{diag.file}:{diag.line}: " if diag.file else ""
-            click.echo(f"  {evidence.check.name}: {where}{diag.message}")
+            _say(f"  {evidence.check.name}: {where}{diag.message}")
         reason = "\n".join(evidence.reason.strip().splitlines()[-15:])
         if not evidence.diagnostics and reason and reason not in shown:
             shown.add(reason)
-            click.echo(_indent(reason))
+            _say(_indent(reason))
     cached = report.extra.get("cached") if report.extra else None
-    click.echo(f"{report.status.value}" + (" (cached)" if cached else ""))
+    _say(f"{report.status.value}" + (" (cached)" if cached else ""))
     if report.note:
-        click.echo(f"note: {report.note}")
+        _say(f"note: {report.note}")
 
 
 @cli.command()
@@ -284,7 +294,7 @@ def plan(path: str, as_json: bool, verbose: bool) -> None:
     if as_json:
         _emit_json(the_plan.to_dict())
     else:
-        click.echo(render_plan(the_plan, verbose=verbose))
+        _say(render_plan(the_plan, verbose=verbose))
 
 
 @cli.command()
@@ -309,9 +319,9 @@ def probe(as_json: bool) -> None:
         return
     for tool, result in found.items():
         if isinstance(result, ProbeFailure):
-            click.echo(f"{tool:<14} missing   {result.install_hint}")
+            _say(f"{tool:<14} missing   {result.install_hint}")
         else:
-            click.echo(f"{tool:<14} {result.version:<10} {result.path}")
+            _say(f"{tool:<14} {result.version:<10} {result.path}")
 
 
 def _verdict_exit(evidence: Any) -> int:
@@ -329,14 +339,14 @@ def _verdict_exit(evidence: Any) -> int:
 def _print_evidence(evidence: Any) -> None:
     from assay.report import summary_line
 
-    click.echo(summary_line(evidence))
+    _say(summary_line(evidence))
     if evidence.checker is not None:
-        click.echo(f"  checker: {evidence.checker.tool} {evidence.checker.version}")
+        _say(f"  checker: {evidence.checker.tool} {evidence.checker.version}")
     for diag in evidence.diagnostics[:10]:
         where = f"{diag.file}:{diag.line}: " if diag.file else ""
-        click.echo(f"  {where}{diag.message}")
+        _say(f"  {where}{diag.message}")
     if evidence.note:
-        click.echo(f"  note: {evidence.note}")
+        _say(f"  note: {evidence.note}")
     first_reason_line = evidence.reason.strip().split("\n", 1)[0]
     if (
         not evidence.passed
@@ -344,7 +354,7 @@ def _print_evidence(evidence: Any) -> None:
         and not evidence.diagnostics
         and first_reason_line not in evidence.note
     ):
-        click.echo(_indent(evidence.reason[-2000:]))
+        _say(_indent(evidence.reason[-2000:]))
 
 
 def _indent(text: str) -> str:
@@ -371,7 +381,11 @@ def _run_cli(argv: list[str] | None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return _interrupted()
     except click.ClickException as exc:
-        exc.show()
+        import io
+
+        shown = io.StringIO()  # the message may quote the repository's configuration
+        exc.show(file=shown)
+        _say(shown.getvalue().removesuffix("\n"), err=True)
         return USAGE_ERROR_EXIT
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR_EXIT
@@ -390,7 +404,5 @@ def _interrupted() -> int:
     from assay.process import kill_active_runs
 
     stopped = kill_active_runs()
-    click.echo(
-        f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True
-    )
+    _say(f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True)
     return INTERRUPTED_EXIT

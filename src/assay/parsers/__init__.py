@@ -31,6 +31,9 @@ class ParsedOutput:
     """The runner said it found no tests (pytest's exit 5, "no test files")."""
     report_found: bool = False
     """A structured report (JUnit XML, go test -json, jest JSON) was read."""
+    report_refused: str | None = None
+    """Why the report file that was there was not read (a link, a FIFO, too large): it
+    counts as no report, and the reason is worth telling."""
 
 
 #: A parser: what `check` printed (and the reports it wrote under `report_dir`) into structure.

@@ -17,6 +17,7 @@ from assay.parsers._text import (
     strip_ansi,
     to_int,
 )
+from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
 # tsc --pretty false:  src/a.ts(1,7): error TS2322: Type 'string' is not ...
@@ -108,15 +109,18 @@ _JEST_STATUS = {
 def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """jest `--json` / vitest `--reporter=json` (the same shape), from the report file when
     one was asked for, else from stdout."""
+    refused: str | None = None
     if report_dir is not None:
+        data = read_report(report_path(report_dir, check, "json"))
+        refused = data.reason if isinstance(data, Refused) else None
         try:
-            document: Any = json.loads(report_path(report_dir, check, "json").read_text())
-        except (OSError, ValueError):
+            document: Any = json.loads(data) if isinstance(data, bytes) else None
+        except ValueError:  # malformed JSON or text that is not UTF-8
             document = None
     else:
         document = json_document(result.stdout.text)
     if not isinstance(document, dict):
-        return ParsedOutput(failure_recognized=_text_shows_failure(result))
+        return ParsedOutput(failure_recognized=_text_shows_failure(result), report_refused=refused)
     cases: list[TestCase] = []
     unloaded_suites = 0
     for suite in document.get("testResults") or ():

@@ -11,6 +11,7 @@ import defusedxml.ElementTree as SafeET
 from assay.evidence import Check, TestCase, TestCounts
 from assay.parsers import ParsedOutput, report_path
 from assay.parsers._text import combined, count_cases
+from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
 #: pytest's exit code for "no tests were collected".
@@ -29,11 +30,13 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         # The report was asked for, so it is the only source of counts: summary text can be
         # printed by anything (a conftest that prints "5 passed" and exits), the report is
         # written by pytest's own reporter after tests really ran.
-        junit = read_junit(report_path(report_dir, check, "xml"))
+        data = read_report(report_path(report_dir, check, "xml"))
+        junit = read_junit(data) if isinstance(data, bytes) else None
         if junit is None:
             return ParsedOutput(
                 failure_recognized=text_tests is not None and text_tests.any_failed,
                 no_tests_reported=no_tests,
+                report_refused=data.reason if isinstance(data, Refused) else None,
             )
         tests, cases = _not_kinder_than_the_summary(junit[0], combined(result)), junit[1]
         return ParsedOutput(
@@ -104,15 +107,15 @@ _TEXT_KEYS = {
 }
 
 
-def read_junit(path: Path) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
-    """Counts and cases from a JUnit XML file, or None when it is missing or unreadable.
+def read_junit(data: bytes) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
+    """Counts and cases from a JUnit XML document, or None when it is not one.
 
     Counted from the `<testcase>` elements, not the suite attributes, so the numbers
     are the tests listed. Parsed with defusedxml: the file may be written by code under test.
     """
     try:
-        root = SafeET.parse(str(path)).getroot()
-    except Exception:  # missing, malformed, or hostile (entities, DTDs): no report
+        root = SafeET.fromstring(data)
+    except Exception:  # malformed, or hostile (entities, DTDs): no report
         return None
     if root is None:
         return None
