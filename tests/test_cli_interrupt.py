@@ -25,6 +25,8 @@ def test_an_interrupted_assay_leaves_nothing_running(tmp_path: Path, sig: int) -
             "-m",
             "assay",
             "run",
+            "--sandbox",
+            "none",  # the pid file is written on the host, where the test reads it
             "--kind",
             "build",
             "--",
