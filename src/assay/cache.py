@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
-from assay.environment import EnvPolicy
 from assay.evidence import CheckerId
 from assay.filetree import walk_files
-from assay.process import run_process
+from assay.safe_git import GitError, open_repository
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
 
 #: Environment variable naming the cache directory (overrides the XDG default).
@@ -38,6 +37,8 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 BUSY_TIMEOUT_SECONDS = 30.0
 #: Deadline for listing a repository's files with git.
 LIST_TIMEOUT_SECONDS = 60.0
+#: Bound on that listing; past it the files are walked instead.
+LIST_LIMIT_BYTES = 256 * 1024 * 1024
 #: Version of the key derivation; bump it when the key's inputs change meaning.
 KEY_SCHEMA = "assay.cache-key/1"
 
@@ -99,28 +100,15 @@ def workspace_digest(root: str | os.PathLike[str]) -> str:
 def _git_files(root: Path) -> list[str] | None:
     if not (root / ".git").exists():
         return None
-    # core.fsmonitor names a command in the repository's own config: listing must not run it,
-    # and a monitor that lied about changed files would turn a miss into a false hit.
-    result = run_process(
-        [
-            "git",
-            "-C",
-            str(root),
-            "-c",
-            "core.fsmonitor=false",
-            "ls-files",
-            "-z",
-            "-co",
-            "--exclude-standard",
-        ],
-        timeout=LIST_TIMEOUT_SECONDS,
-        env_policy=EnvPolicy.SCRUB,
-        tail_bytes=0,
-        head_bytes=256 * 1024 * 1024,
-    )
-    if result.exit_code != 0 or result.stdout.truncated:
+    # Through safe_git: nothing the repository's config names runs or is read here. An
+    # fsmonitor that lied about changed files, or an excludes file outside the repository,
+    # would also hide a change from the key and turn a miss into a false hit.
+    try:
+        repo = open_repository(root, timeout=LIST_TIMEOUT_SECONDS)
+        listing = repo.output("ls-files", "-z", "-co", "--exclude-standard", limit=LIST_LIMIT_BYTES)
+    except GitError:
         return None  # a walk sees more files than git would: a miss at worst, never a false hit
-    return sorted({name for name in result.stdout.text.split("\0") if name})
+    return sorted({os.fsdecode(name) for name in listing.split(b"\0") if name})
 
 
 def _entry_digest(path: Path) -> bytes:

@@ -29,6 +29,7 @@ import concurrent.futures
 import enum
 import fcntl
 import os
+import posixpath
 import re
 import shutil
 import stat
@@ -37,8 +38,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.environment import EnvPolicy
-from assay.process import ProcessResult, run_process
+from assay.process import ProcessResult
+from assay.safe_git import (
+    GitError,
+    ObjectHeader,
+    ObjectStream,
+    Repository,
+    TreeEntry,
+    open_repository,
+)
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
@@ -83,7 +91,8 @@ class CopyMethod(enum.StrEnum):
     """Per-file kernel copies (sendfile) issued from a thread pool: the cost is syscalls
     per file, and those overlap."""
     GIT_ARCHIVE = "git-archive"
-    """The tree of a commit, exported with `git archive` (no repository state touched)."""
+    """The tree of a commit, its blobs read from git's object store and written as they are
+    (`export_commit`; the name stays for records that already carry it)."""
 
 
 class CopyFailed(OSError):
@@ -92,11 +101,6 @@ class CopyFailed(OSError):
     def __init__(self, message: str, result: ProcessResult | None = None) -> None:
         super().__init__(message)
         self.result = result
-
-
-def _run(argv: list[str], cwd: str | os.PathLike[str] | None = None) -> ProcessResult:
-    # Trusted host-side tooling, but still bounded: a stuck copy must not hang a run.
-    return run_process(argv, cwd=cwd, timeout=COPY_TIMEOUT_SECONDS, env_policy=EnvPolicy.SCRUB)
 
 
 # --------------------------------------------------------------------------- what to copy
@@ -358,35 +362,139 @@ _MOUNT_ESCAPE = re.compile(r"\\([0-7]{3})")
 def export_commit(repo: str | os.PathLike[str], ref: str, dest: str | os.PathLike[str]) -> str:
     """Write the tree of `ref` in the git repository `repo` into `dest`; return the commit id.
 
-    Uses `git archive` into a temporary tar, so the repository's index, worktree
-    list and HEAD are never touched.
+    The files hold the blobs' bytes exactly: the tree is listed with `git ls-tree` and
+    the blobs read with one `git cat-file --batch`, plumbing that applies no filter,
+    end-of-line or ident conversion, export attribute or hook, so nothing the repository's
+    configuration or attributes name runs (see `assay.safe_git`). Files are written here,
+    never through a symlink; the repository's index, worktree and HEAD are never touched.
     """
-    commit = resolve_commit(repo, ref)
+    git = _open_repository(repo)
+    commit = _resolve(git, repo, ref)
     dst = Path(dest)
     dst.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="assay-archive-") as scratch:
-        tar_path = os.path.join(scratch, "tree.tar")
-        archived = _run(["git", "-C", str(repo), "archive", "--format=tar", "-o", tar_path, commit])
-        if archived.exit_code != 0:
-            raise CopyFailed(f"git archive {commit} failed: {_stderr(archived)}", archived)
-        extracted = _run(["tar", "-x", "-f", tar_path, "-C", str(dst)])
-        if extracted.exit_code != 0:
-            raise CopyFailed(f"extracting {commit} failed: {_stderr(extracted)}", extracted)
+    try:
+        entries = git.tree(commit, limit=TREE_LISTING_LIMIT_BYTES)
+        paths = [_tree_path(entry.path, commit) for entry in entries]
+        _write_tree(git, dst, entries, paths)
+    except GitError as exc:
+        raise CopyFailed(f"reading {commit} from {repo} failed: {exc}") from exc
     return commit
 
 
 def resolve_commit(repo: str | os.PathLike[str], ref: str) -> str:
     """The full commit id `ref` names in `repo`; raises `CopyFailed` if it names none."""
-    result = _run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
-    if result.exit_code != 0:
-        raise CopyFailed(f"{ref!r} is not a commit in {repo}: {_stderr(result)}", result)
-    return result.stdout.text.strip()
+    return _resolve(_open_repository(repo), repo, ref)
 
 
-def _stderr(result: ProcessResult) -> str:
-    if not result.started:
-        return result.start_error or "did not start"
-    return result.stderr.text.strip()[-500:] or f"exit {result.exit_code}"
+#: Bound on the listing of one commit's tree (about 100 bytes a file).
+TREE_LISTING_LIMIT_BYTES = 256 * 1024 * 1024
+#: Bound on a symlink's target (Linux's PATH_MAX): a larger "link" is no link.
+SYMLINK_TARGET_LIMIT_BYTES = 4096
+#: A tree entry's mode says what it is: these bits, and the executable bit.
+_MODE_TYPE, _MODE_REGULAR, _MODE_SYMLINK, _MODE_GITLINK, _MODE_TREE = (
+    0o170000,
+    0o100000,
+    0o120000,
+    0o160000,
+    0o040000,
+)
+
+
+def _open_repository(repo: str | os.PathLike[str]) -> Repository:
+    try:
+        return open_repository(repo, timeout=COPY_TIMEOUT_SECONDS)
+    except GitError as exc:
+        raise CopyFailed(f"{repo} could not be read as a git repository: {exc}") from exc
+
+
+def _resolve(git: Repository, repo: str | os.PathLike[str], ref: str) -> str:
+    try:
+        return git.resolve_commit(ref)
+    except GitError as exc:
+        raise CopyFailed(f"{ref!r} is not a commit in {repo}: {exc}") from exc
+
+
+def _tree_path(path: str, commit: str) -> str:
+    """`path` when every part of it stays inside the tree and out of git's own state.
+
+    Git refuses to check such paths out, but a tree object can hold them: one made by
+    hand is refused here rather than written somewhere else.
+    """
+    parts = path.split("/")
+    if any(part in ("", ".", "..") or part.casefold() == GIT_DIR for part in parts):
+        raise CopyFailed(f"{commit} holds a path that cannot be written safely: {path!r}")
+    return path
+
+
+def _write_tree(git: Repository, dst: Path, entries: list[TreeEntry], paths: list[str]) -> None:
+    """Create `entries` under `dst`: directories, files with their bytes and executable
+    bit, symlinks as symlinks (their target never followed), submodules as empty
+    directories, as a checkout (and `git archive`) would."""
+    made = {""}  # directories this export created: the only ones anything is written into
+    blobs = [entry.oid for entry in entries if entry.kind == "blob"]
+    with git.objects(blobs) as objects:
+        for entry, rel in zip(entries, paths, strict=True):
+            what = (entry.mode & _MODE_TYPE, entry.kind)
+            if what in ((_MODE_TREE, "tree"), (_MODE_GITLINK, "commit")):
+                _make_dirs(dst, rel, made)
+                continue
+            if what not in ((_MODE_REGULAR, "blob"), (_MODE_SYMLINK, "blob")):
+                raise CopyFailed(f"{rel!r} is a {entry.kind} git does not write: {entry.mode:o}")
+            _make_dirs(dst, posixpath.dirname(rel), made)
+            header = objects.header(entry.oid)
+            if header.kind != "blob":
+                raise CopyFailed(f"{rel!r} names a {header.kind}, not a blob")
+            target = os.path.join(dst, rel)
+            if what[0] == _MODE_SYMLINK:
+                _write_symlink(target, objects.read(header, limit=SYMLINK_TARGET_LIMIT_BYTES))
+            else:
+                _write_file(target, objects, header, executable=bool(entry.mode & 0o100))
+
+
+def _make_dirs(dst: Path, rel: str, made: set[str]) -> None:
+    """Create `rel` and any missing parents, each inside one this export made.
+
+    A name already taken (by a symlink or a file of the same tree) is an error, so no
+    write ever goes through something the tree put there.
+    """
+    missing = []
+    while rel not in made:
+        missing.append(rel)
+        rel = posixpath.dirname(rel)
+    for rel in reversed(missing):
+        try:
+            os.mkdir(os.path.join(dst, rel))
+        except OSError as exc:
+            raise CopyFailed(f"creating directory {rel!r} failed: {exc}") from exc
+        made.add(rel)
+
+
+def _write_symlink(target: str, link: bytes) -> None:
+    """A symlink to `link`, wherever it points: it is made, never followed."""
+    if not link or b"\0" in link:
+        raise CopyFailed(f"{target} would be a symlink to nothing a link can hold: {link[:100]!r}")
+    try:
+        os.symlink(os.fsdecode(link), target)
+    except OSError as exc:
+        raise CopyFailed(f"creating symlink {target} failed: {exc}") from exc
+
+
+def _write_file(
+    target: str, objects: ObjectStream, header: ObjectHeader, *, executable: bool
+) -> None:
+    """A new regular file (never an existing name or a link) holding the blob's bytes; its
+    mode is a checkout's: 0666 or 0777 less the umask."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(target, flags, 0o777 if executable else 0o666)
+    except OSError as exc:
+        raise CopyFailed(f"creating {target} failed: {exc}") from exc
+    try:
+        objects.write_to(header, fd)
+    except OSError as exc:
+        raise CopyFailed(f"writing {target} failed: {exc}") from exc
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
