@@ -109,6 +109,7 @@ def run(
             )
     except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
+    _say_swept(evidence.extra)
     if as_json:
         _emit_json(evidence.to_dict())
     else:
@@ -214,6 +215,7 @@ def verify(
     except Exception as exc:  # a bug in assay is never a traceback and never a pass
         report = _internal_error_report(exc)
     _write_formats(report, junit_path, sarif_path)
+    _say_swept(report.extra)
     if as_json:
         _emit_json(report.to_dict())
     else:
@@ -252,6 +254,15 @@ def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) 
             Path(target).write_text(render(report), encoding="utf-8")
         except OSError as exc:
             _say(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
+
+
+def _say_swept(extra: Any) -> None:
+    """One line on stderr when this run removed what runs that died had left."""
+    from assay.scratch import describe_sweep
+
+    swept = (extra or {}).get("swept")
+    if swept:
+        click.echo(describe_sweep(swept), err=True)
 
 
 def _print_report(report: Any) -> None:

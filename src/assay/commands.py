@@ -13,6 +13,7 @@ from pathlib import Path
 
 from assay.evidence import Check, Evidence
 from assay.runner import Isolation, VerifierContext, run_verifiers
+from assay.scratch import sweep_stale, temporary_scratch
 from assay.verdict import Kind
 
 #: Extra seconds the runner allows past a check's own deadline: the process
@@ -83,11 +84,14 @@ def run_one(
         tool=None,
         source="command line",
     )
+    swept = sweep_stale()  # what runs that died left behind
     if sandbox == "none":
-        return run_checks(
+        evidence = run_checks(
             [check], lambda c: run_check(c, root=Path(root), sandbox="none"), workdir=root
         )[0]
-    return _run_sandboxed(check, Path(root), sandbox)
+    else:
+        evidence = _run_sandboxed(check, Path(root), sandbox)
+    return replace(evidence, extra={**evidence.extra, "swept": swept}) if swept else evidence
 
 
 def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
@@ -106,7 +110,8 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
     )
     from assay.verdict import Cause
 
-    with tempfile.TemporaryDirectory(prefix="assay-reports-") as reports:
+    with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports_dir:
+        reports = str(reports_dir)
         sandbox = select_sandbox(backend, bwrap_options=BwrapOptions(writable_paths=(reports,)))
         try:
             sandbox.ensure_available()

@@ -19,6 +19,7 @@ from assay.instrument import instrument
 from assay.parsers import parse_output
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
 from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
+from assay.scratch import temporary_scratch
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.verdict import Cause
 
@@ -69,7 +70,7 @@ def run_check(
             extra={"candidates": list(getattr(failure, "candidates", ()))},
         )
     if report_dir is None:
-        with tempfile.TemporaryDirectory(prefix="assay-reports-") as scratch:
+        with temporary_scratch("reports", dir=tempfile.gettempdir()) as scratch:
             return _run(check, located, checker, cwd, runner, Path(scratch), sandbox)
     report_dir = Path(report_dir).resolve()
     if report_dir == root or root in report_dir.parents:

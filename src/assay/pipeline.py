@@ -19,6 +19,7 @@ from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.plan import Plan, PlanOptions, Stage
 from assay.report import Report, aggregate
 from assay.sandbox import CleanupError, ProvisionError, Sandbox, SandboxUnavailable
+from assay.scratch import sweep_stale, temporary_scratch
 from assay.verdict import Cause, Kind, Status, Verdict
 
 
@@ -67,7 +68,17 @@ def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
 
 
 def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
-    """Verify the repository at `path` and return the report. Raises only `VerifyUsageError`."""
+    """Verify the repository at `path` and return the report. Raises only `VerifyUsageError`.
+
+    First removes what runs that died left behind (`assay.scratch`); the report's
+    `extra["swept"]` names it.
+    """
+    swept = sweep_stale()
+    report = _verify(path, options)
+    return replace(report, extra={**report.extra, "swept": swept}) if swept else report
+
+
+def _verify(path: str | Path, options: VerifyOptions | None) -> Report:
     options = options or VerifyOptions()
     expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
     root = Path(path).resolve()
@@ -79,7 +90,7 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     if not the_plan.checks:
         return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
 
-    with tempfile.TemporaryDirectory(prefix="assay-reports-") as reports:
+    with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports:
         sandbox = _sandbox(options.sandbox, Path(reports), _tool_paths(the_plan, root))
         try:
             sandbox.ensure_available()
@@ -330,7 +341,7 @@ def _base_tree(root: Path, base: str | None) -> Iterator[Path | None]:
         return
     from assay.sandbox import export_commit
 
-    with tempfile.TemporaryDirectory(prefix="assay-base-") as scratch:
+    with temporary_scratch("base", dir=tempfile.gettempdir()) as scratch:
         try:
             export_commit(root, base, Path(scratch))
         except Exception as exc:  # a bad ref is a usage problem: say which

@@ -15,6 +15,7 @@ Defaults are fail-closed, and each one says why:
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import math
@@ -28,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from assay import reaper
+from assay import reaper, scratch
 from assay.environment import EnvPolicy, build_env
 from assay.output import HEAD_BYTES, TAIL_BYTES, BoundedBuffer, CapturedOutput
 
@@ -228,16 +229,21 @@ class _Execution:
             return self._start_failed(exc, time.monotonic() - started)
         _ACTIVE.add(proc.pid, self.marker)
         try:
-            return self._supervise(proc, started)
+            with reaper.waiting_on(proc.pid):  # its status is ours to read, no sweep's
+                try:
+                    return self._supervise(proc, started)
+                finally:
+                    if proc.returncode is None:
+                        # Supervision did not finish: nothing of this run outlives it all the same.
+                        reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+                        _reap(proc.pid)
         finally:
             _ACTIVE.discard(proc.pid)
-            if proc.returncode is None:
-                # Supervision did not finish: nothing of this run outlives it all the same.
-                reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
-                _reap(proc.pid)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
                     pipe.close()
+            # Orphans that died as the run ended (bubblewrap's init among them) are ours now.
+            reaper.reap_adopted()
 
     def _start_failed(self, exc: OSError, duration: float) -> ProcessResult:
         if isinstance(exc, FileNotFoundError):
@@ -426,15 +432,12 @@ def _widen_pipe(fd: int) -> None:
 
 
 def _make_scratch_home() -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="assay-home-")
+    return str(scratch.make_scratch("home"))
 
 
 def _remove_tree(path: str) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)
+    with contextlib.suppress(OSError):  # a leftover is swept once this process is gone
+        scratch.remove_scratch(path)
 
 
 class _ActiveRuns:

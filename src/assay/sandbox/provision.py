@@ -48,6 +48,7 @@ from assay.safe_git import (
     open_repository,
 )
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
+from assay.scratch import make_scratch
 
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
 COPY_TIMEOUT_SECONDS = 600.0
@@ -548,7 +549,7 @@ def provision_copy(
     # For a commit too: its environments are the working tree's, and its size is near enough.
     layout = scan_source(root, link_git=link_git and commit is None)
     scratch = scratch_dir(layout.size)
-    path = Path(tempfile.mkdtemp(prefix=f"assay-{backend}-{run_id}-", dir=scratch.path))
+    path = make_scratch(f"{backend}-{run_id}", dir=scratch.path)
     try:
         if commit is not None:
             resolved = export_commit(root, commit, path)
