@@ -154,6 +154,18 @@ def test_a_live_runs_directories_survive_a_concurrent_sweep(tmp_path: Path) -> N
     assert places.entries() == set()
 
 
+def test_the_sweep_looks_where_workspaces_are_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay import scratch
+    from assay.sandbox import provision
+
+    assert scratch.WORKSPACE_DIR_ENV == provision.WORKSPACE_DIR_ENV
+    monkeypatch.setenv(provision.WORKSPACE_DIR_ENV, str(tmp_path))
+    made = provision.scratch_dir(0).path
+    assert made == tmp_path and made in scratch.scratch_places()
+
+
 def dead_owner_tag() -> str:
     """`pid.starttime.pidns` of a process that has exited and been reaped."""
     child = subprocess.Popen(["sleep", "60"])

@@ -33,7 +33,8 @@ whatever they look like. What is left: an orphan that made itself a session lead
 in our namespace (a daemon's first fork, not waited for) and died before a kill
 sweep saw it alive carrying its run's marker. Nothing the kernel keeps tells it
 from a child the caller started with `start_new_session=True`, so it is left to
-its fate rather than risk a caller's exit status.
+its fate rather than risk a caller's exit status. (A caller that is a subreaper for
+reasons of its own and waits on particular adopted orphans would race with this.)
 """
 
 from __future__ import annotations
