@@ -311,7 +311,8 @@ def test_broken_python(
 ) -> None:
     repo = _python_broken(tmp_path / "repo", how)
     started = time.monotonic()
-    report = assay.verify(repo, "--timeout", "2")
+    # Short enough to cut the hang, long enough for a loaded 2-core machine's pytest.
+    report = assay.verify(repo, "--timeout", "2" if how == "hanging" else "15")
     assert report["status"] == status, explain(report)
     assert report["exit_code"] == {"FAILED": 1, "INDETERMINATE": 3}[status]
     assert verdicts(report)[culprit][1] == cause

@@ -53,7 +53,8 @@ def cli() -> None:
 @click.option(
     "--timeout",
     type=float,
-    default=None,
+    default=60.0,  # verify's default per-check deadline (assay.evidence.DEFAULT_TIMEOUT_S)
+    show_default=True,
     callback=_positive_seconds,
     help="Deadline in seconds (0: none).",
 )
@@ -68,7 +69,7 @@ def cli() -> None:
 @click.option(
     "--sandbox",
     type=click.Choice(SANDBOXES),
-    default="none",
+    default="auto",
     show_default=True,
     help="Where the command runs.",
 )

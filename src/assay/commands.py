@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from assay.evidence import Check, Evidence
+from assay.evidence import DEFAULT_TIMEOUT_S, Check, Evidence
 from assay.runner import Isolation, VerifierContext, run_verifiers
 from assay.scratch import sweep_stale, temporary_scratch
 from assay.verdict import Kind
@@ -60,13 +60,14 @@ def run_one(
     *,
     cwd: str = ".",
     kind: str = "test",
-    timeout: float | None = None,
-    sandbox: str = "none",
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    sandbox: str = "auto",
 ) -> Evidence:
     """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments.
 
-    With a sandbox other than `none`, the command runs in a workspace made from `cwd`
-    (its writes never reach `cwd`), and the evidence names the backend.
+    The defaults are `verify`'s: a deadline, and the bubblewrap sandbox. With a sandbox
+    other than `none`, the command runs in a workspace made from `cwd` (its writes never
+    reach `cwd`), and the evidence names the backend.
     """
     from assay.engine import run_check
     from assay.process import InvalidRun
@@ -98,7 +99,7 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
     """Run `check` in a fresh workspace of `backend`; a refusing sandbox is evidence too."""
     import tempfile
 
-    from assay.engine import run_check
+    from assay.engine import locate, run_check
     from assay.evidence import evidence_for
     from assay.probe import Confinement, ProbeCache
     from assay.sandbox import (
@@ -112,7 +113,11 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
 
     with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports_dir:
         reports = str(reports_dir)
-        sandbox = select_sandbox(backend, bwrap_options=BwrapOptions(writable_paths=(reports,)))
+        # The command the user typed may live outside the system directories (a venv, a
+        # toolchain under the home): show its installation, as verify does for its tools.
+        tool = locate(check, root=root)
+        options = BwrapOptions(writable_paths=(reports,), toolchain_paths=(tool,) if tool else ())
+        sandbox = select_sandbox(backend, bwrap_options=options)
         try:
             sandbox.ensure_available()
             name = sandbox.describe()
@@ -149,9 +154,10 @@ def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
                 problem = None
             except CleanupError as exc:
                 problem = f"the workspace {workspace.path} could not be removed: {exc}"
-        if problem is None:
-            return evidence
-        return replace(evidence, extra={**evidence.extra, "cleanup_error": problem})
+        extra = {**evidence.extra, "limits": sandbox.limits_in_force(workspace)}
+        if problem is not None:
+            extra["cleanup_error"] = problem
+        return replace(evidence, extra=extra)
 
 
 def run_plugin(spec: str, *, cwd: str = ".", timeout: float | None = None) -> Evidence:

@@ -221,11 +221,15 @@ class _Run:
 
 
 def _tool_paths(the_plan: Plan, root: Path) -> tuple[str, ...]:
-    """The binaries the plan will run, found without running anything (for the sandbox
-    to bind back toolchains that live under the hidden home)."""
+    """The binaries of real toolchains the plan will run, found without running anything
+    (for the sandbox to show toolchains that live outside its system directories). A
+    command the repository names that is no known toolchain (`~/.vault-token`, a script)
+    is never a reason to show a host directory."""
     from assay.engine import locate
+    from assay.toolchains import toolchain_for
 
-    found = {locate(check, root=root) for check in the_plan.checks}
+    known = [c for c in the_plan.checks if c.tool and toolchain_for(c.tool) is not None]
+    found = {locate(check, root=root) for check in known}
     return tuple(sorted(p for p in found if p))
 
 
@@ -324,6 +328,7 @@ def _workspace(
     record = getattr(workspace, "provisioned", None)
     if record is not None:
         extra["workspace"] = record.to_dict()
+    extra["limits"] = sandbox.limits_in_force(workspace)
     try:
         yield workspace
     finally:

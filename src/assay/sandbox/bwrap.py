@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,17 +320,10 @@ class BwrapSandbox(Sandbox):
             )
 
     def _load_seccomp(self) -> None:
-        """The seccomp program, in a memory file that bwrap's launcher opens by /proc path."""
-        if self._seccomp is not None:
-            return
         try:
-            program = seccomp.filter_program()
+            self._seccomp = _seccomp_program_fd()
         except seccomp.UnsupportedArchitecture as exc:
             self._seccomp_note = f"no seccomp filter: {exc}"
-            return
-        fd = os.memfd_create("assay-seccomp", os.MFD_CLOEXEC)
-        os.write(fd, program)
-        self._seccomp = fd
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -686,6 +680,22 @@ def _signal_of(result: ProcessResult) -> ProcessResult:
     if code is None or not 128 < code < 128 + signal.NSIG:
         return result
     return dataclasses.replace(result, exit_code=None, signal=code - 128)
+
+
+_seccomp_lock = threading.Lock()
+_seccomp_fd: dict[int, int] = {}
+
+
+def _seccomp_program_fd() -> int:
+    """The seccomp program in a memory file, made once per process and shared by every
+    sandbox (it never changes); bwrap's launcher opens it through /proc."""
+    with _seccomp_lock:
+        if not _seccomp_fd:
+            program = seccomp.filter_program()
+            fd = os.memfd_create("assay-seccomp", os.MFD_CLOEXEC)
+            os.write(fd, program)
+            _seccomp_fd[0] = fd
+        return _seccomp_fd[0]
 
 
 def _source_of(workspace: Workspace) -> str | None:
