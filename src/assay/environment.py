@@ -204,8 +204,7 @@ def _node_preloads(value: str) -> list[str]:
 def _inside(path: str, root: str) -> bool:
     """Whether a preload target stays in the tree: relative paths and bare package names do
     (they resolve against the check's directory or node_modules); `~` and absolute ones must."""
-    if path.startswith("file://"):
-        path = path[len("file://") :]
+    path = path.removeprefix("file://")
     if path.startswith("~"):
         return False
     if not os.path.isabs(path):
