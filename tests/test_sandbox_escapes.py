@@ -351,6 +351,25 @@ def test_a_tmpfs_workspace_counts_against_the_runs_memory(fake_home: Path, sourc
     assert '"wrote": 512' not in result.stdout.text
 
 
+def test_without_a_whole_run_memory_cap_the_workspace_stays_off_ram(
+    fake_home: Path, source: Path
+) -> None:
+    """A workspace on /dev/shm is RAM that nothing charges to the run unless its cgroup
+    does: without one, the workspace goes to disk."""
+    capped = make_sandbox()
+    uncapped = BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,), whole_run_limits=False))
+    with capped.workspace(source) as ws:
+        assert capped.limits_in_force(ws)["whole_run"]["enforced_by"]
+        assert ws.provisioned is not None
+        capped_location = ws.provisioned.location
+    with uncapped.workspace(source) as ws:
+        assert uncapped.limits_in_force(ws)["whole_run"]["enforced_by"] is None
+        assert ws.provisioned is not None
+        assert ws.provisioned.location == tempfile.gettempdir()
+        assert "unbounded" in ws.provisioned.location_reason
+    assert capped_location == "/dev/shm"  # the control: RAM is used where it is capped
+
+
 @pytest.mark.skipif(not AS_ROOT, reason="distinct uids are given when assay runs as root")
 def test_concurrent_runs_have_distinct_uids_so_a_fork_bomb_starves_only_its_own(
     fake_home: Path, source: Path

@@ -44,6 +44,7 @@ from assay.sandbox.base import (
     Sandbox,
     SandboxUnavailable,
     Workspace,
+    new_run_id,
     resolve_inside,
 )
 from assay.sandbox.provision import discard, provision_workspace, remove_workspace
@@ -329,30 +330,49 @@ class BwrapSandbox(Sandbox):
 
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
         self.ensure_available()  # never make a workspace nothing can run in
-        # .git is linked, not copied: the link's target is bound read-only by `_argv`.
-        ws = provision_workspace(source, commit=commit, backend=self.name, link_git=True)
+        group, why_not = self._make_cgroup()
+        try:
+            # .git is linked, not copied: the link's target is bound read-only by `_argv`.
+            # In RAM only where the run's memory cap counts what the checks write there.
+            ws = provision_workspace(
+                source,
+                commit=commit,
+                backend=self.name,
+                link_git=True,
+                ram_ok=group is not None and group.memory_bytes is not None,
+            )
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
         try:
             self._hand_over(ws.path, recursive=True)  # the copy only: links are not followed
             for writable in self.options.writable_paths:
                 self._hand_over(Path(writable))
         except BaseException as error:
             discard(ws.path, error)
+            if group is not None:
+                group.remove()
             raise
-        self._make_cgroup(ws)
+        if group is not None:
+            self._cgroups[ws.run_id] = group
+        else:
+            self._cgroup_notes[ws.run_id] = why_not
         return ws
 
-    def _make_cgroup(self, workspace: Workspace) -> None:
+    def _make_cgroup(self) -> tuple[cgroup.RunCgroup | None, str]:
+        """The control group for one workspace's commands, or why there is none."""
         if not self.options.whole_run_limits:
-            self._cgroup_notes[workspace.run_id] = "whole-run limits not asked for"
-            return
+            return None, "whole-run limits not asked for"
         try:
-            self._cgroups[workspace.run_id] = cgroup.create(
-                f"assay-{workspace.run_id}",
+            made = cgroup.create(
+                f"assay-{new_run_id()}",
                 memory_bytes=self._limits.memory_bytes,
                 pids_max=self._limits.processes,
             )
         except cgroup.CgroupUnavailable as exc:
-            self._cgroup_notes[workspace.run_id] = str(exc)
+            return None, str(exc)
+        return made, ""
 
     def runner(self, workspace: Workspace) -> _BwrapRunner:
         self.ensure_available()

@@ -311,12 +311,17 @@ class Scratch:
     reason: str
 
 
-def scratch_dir(size: int) -> Scratch:
+def scratch_dir(size: int, *, ram_ok: bool = True) -> Scratch:
     """Where to make a workspace of `size` bytes: `$ASSAY_WORKSPACE_DIR`, else a tmpfs
-    (/dev/shm, `$XDG_RUNTIME_DIR`) with room, else the system temp dir."""
+    (/dev/shm, `$XDG_RUNTIME_DIR`) with room, else the system temp dir.
+
+    `ram_ok=False`: what the checks write there would not count against any memory limit
+    of theirs, so a test could fill the machine's RAM; the workspace goes to disk."""
     override = os.environ.get(WORKSPACE_DIR_ENV)
     if override:
         return Scratch(Path(override), f"${WORKSPACE_DIR_ENV}")
+    if not ram_ok:
+        return Scratch(Path(tempfile.gettempdir()), "system temp dir: writes to RAM unbounded")
     needed = max(SCRATCH_HEADROOM * size, SCRATCH_MIN_FREE_BYTES)
     for candidate in ("/dev/shm", os.environ.get("XDG_RUNTIME_DIR")):
         if candidate and _tmpfs_with_room(candidate, needed):
@@ -536,6 +541,7 @@ def provision_copy(
     backend: str,
     run_id: str,
     link_git: bool = False,
+    ram_ok: bool = True,
 ) -> tuple[Path, str | None, ProvisionRecord]:
     """A fresh directory holding `source` (or its tree at `commit`) by the module's rule.
 
@@ -548,7 +554,7 @@ def provision_copy(
         raise CopyFailed(f"source is not a directory: {root}")
     # For a commit too: its environments are the working tree's, and its size is near enough.
     layout = scan_source(root, link_git=link_git and commit is None)
-    scratch = scratch_dir(layout.size)
+    scratch = scratch_dir(layout.size, ram_ok=ram_ok)
     path = make_scratch(f"{backend}-{run_id}", dir=scratch.path)
     try:
         if commit is not None:
@@ -564,13 +570,18 @@ def provision_copy(
 
 
 def provision_workspace(
-    source: str | os.PathLike[str], *, commit: str | None, backend: str, link_git: bool
+    source: str | os.PathLike[str],
+    *,
+    commit: str | None,
+    backend: str,
+    link_git: bool,
+    ram_ok: bool = True,
 ) -> Workspace:
     """`provision_copy` for a backend: a `Workspace`, or `ProvisionError` naming `backend`."""
     run_id = new_run_id()
     try:
         path, base_commit, record = provision_copy(
-            source, commit=commit, backend=backend, run_id=run_id, link_git=link_git
+            source, commit=commit, backend=backend, run_id=run_id, link_git=link_git, ram_ok=ram_ok
         )
     except OSError as exc:  # CopyFailed included
         raise ProvisionError(f"could not copy {source}: {exc}", backend=backend) from exc
