@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from assay._version import __version__
 from assay.evidence import CheckerId
 from assay.filetree import walk_files
 from assay.safe_git import GitError, open_repository
+from assay.untrusted_files import Link, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
 
 #: Environment variable naming the cache directory (overrides the XDG default).
@@ -84,7 +84,7 @@ def workspace_digest(root: str | os.PathLike[str]) -> str:
 
     In a git work tree the files are `git ls-files -co --exclude-standard` (tracked,
     plus untracked that are not ignored); elsewhere a walk that skips VCS state and
-    installed dependencies.
+    installed dependencies. Raises `CacheError` when an entry cannot be hashed safely.
     """
     root_path = Path(root)
     files = _git_files(root_path)
@@ -93,7 +93,7 @@ def workspace_digest(root: str | os.PathLike[str]) -> str:
     digest = hashlib.sha256(b"assay-workspace/1\0")
     for rel in files:
         digest.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(_entry_digest(root_path / rel) + b"\0")
+        digest.update(_entry_digest(root_path, rel) + b"\0")
     return digest.hexdigest()
 
 
@@ -111,21 +111,26 @@ def _git_files(root: Path) -> list[str] | None:
     return sorted({os.fsdecode(name) for name in listing.split(b"\0") if name})
 
 
-def _entry_digest(path: Path) -> bytes:
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return b"missing"  # tracked but deleted: a state of its own
-    if stat.S_ISLNK(info.st_mode):
-        return b"link:" + os.readlink(path).encode("utf-8", "surrogateescape")
-    if not stat.S_ISREG(info.st_mode):
-        return b"other"  # a submodule or a socket: its presence, not its content
-    executable = b"x" if info.st_mode & 0o111 else b"-"
-    file_hash = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            file_hash.update(chunk)
-    return executable + file_hash.digest()
+def _entry_digest(root: Path, rel: str) -> bytes:
+    """One entry's kind and content, reached without following any link: a link is its
+    target, never what it points at. What cannot be hashed safely (a FIFO, a device, a
+    submodule, a path through a link) raises `CacheError`: the key could not vouch for it,
+    and two trees that differ there must not share a key."""
+    with open_untrusted(root, rel, single_link=False) as found:
+        if found is None:
+            return b"missing"  # tracked but deleted: a state of its own
+        if isinstance(found, Link):
+            return b"link:" + found.target.encode("utf-8", "surrogateescape")
+        if isinstance(found, Refused):
+            raise CacheError(f"the workspace cannot be keyed: {found.reason}")
+        executable = b"x" if found.mode & 0o111 else b"-"
+        file_hash = hashlib.sha256()
+        try:
+            for chunk in chunks(found):  # streamed: any size of regular file is fine
+                file_hash.update(chunk)
+        except OSError as exc:
+            raise CacheError(f"the workspace cannot be keyed: {rel}: {exc.strerror}") from exc
+        return executable + file_hash.digest()
 
 
 def cache_key(

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.untrusted_files import read_untrusted
 from assay.verdict import Kind
 
 #: Deadline for one install step: downloading dependencies is slow, but not unbounded.
@@ -20,6 +21,8 @@ PYTHON_TEST_EXTRAS = ("test", "tests", "testing", "dev")
 #: Requirement files installed when present, in this order.
 PYTHON_REQUIREMENT_FILES = ("requirements.txt", "requirements-dev.txt", "requirements-test.txt")
 _IN_TREE_VENVS = (".venv", "venv")
+#: The largest pyproject.toml read for its extras (as discovery reads configs).
+PYPROJECT_MAX_BYTES = 4 * 1024 * 1024
 #: Lockfile -> the package manager's reproducible install command.
 _NODE_INSTALLS = (
     ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
@@ -67,7 +70,7 @@ def _python_steps(root: Path) -> list[Check]:
     ]
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")
     if manifest is not None:
-        target = "." + _extras(root / "pyproject.toml")
+        target = "." + _extras(root)
         steps.append(
             _step("python", (*pip, "-e", target), manifest, "the project and its test extras")
         )
@@ -78,13 +81,15 @@ def _python_steps(root: Path) -> list[Check]:
     return steps
 
 
-def _extras(pyproject: Path) -> str:
+def _extras(root: Path) -> str:
     """`[test,dev]` for the extras the project declares among PYTHON_TEST_EXTRAS."""
+    # The workspace's file, read as one we do not trust: no link, FIFO or endless file.
+    data = read_untrusted(root, "pyproject.toml", limit=PYPROJECT_MAX_BYTES)
+    if not isinstance(data, bytes):
+        return ""
     try:
-        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"][
-            "optional-dependencies"
-        ]
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        declared = tomllib.loads(data.decode("utf-8"))["project"]["optional-dependencies"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, KeyError, TypeError):
         return ""
     wanted = [e for e in PYTHON_TEST_EXTRAS if isinstance(declared, dict) and e in declared]
     return f"[{','.join(wanted)}]" if wanted else ""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.toolchains import Toolchain
+from assay.untrusted_files import read_untrusted
 
 if TYPE_CHECKING:
     import sqlite3
@@ -46,6 +47,8 @@ PROBE_STORE_MAX_ENTRIES = 2000
 RACY_WINDOW_NS = 2_000_000_000
 #: Bytes read from the head of a binary to find a `#!` line (Linux allows 255 after `#!`).
 SHEBANG_MAX_BYTES = 512
+#: The largest pyvenv.cfg read; real ones are a few hundred bytes.
+PYVENV_CFG_MAX_BYTES = 64 * 1024
 #: Directories walked up from a node script to find its package's package.json.
 NODE_PACKAGE_MAX_DEPTH = 4
 #: Launchers that pick the real tool at run time from files we do not fingerprint
@@ -208,10 +211,13 @@ def _go_env_file(effective: Mapping[str, str]) -> str:
 
 def _pyvenv_home(cfg: str) -> str | None:
     """The `home` (base interpreter's directory) a pyvenv.cfg names, or None."""
-    try:
-        text = Path(cfg).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise _Unfingerprintable(f"cannot read {cfg}: {exc}") from exc
+    # A workspace's virtualenv was made by the code under test: its pyvenv.cfg is read
+    # without following a link, blocking, or reading past a small bound.
+    data = read_untrusted(os.path.dirname(cfg), os.path.basename(cfg), limit=PYVENV_CFG_MAX_BYTES)
+    if not isinstance(data, bytes):
+        reason = "it is not there" if data is None else data.reason
+        raise _Unfingerprintable(f"cannot read {cfg}: {reason}")
+    text = data.decode("utf-8", errors="replace")
     for line in text.splitlines():
         name, sep, value = line.partition("=")
         if sep and name.strip() == "home":

@@ -3,6 +3,10 @@
 A signal is evidence, not a verdict: a change may have good reason to edit a test.
 It is reported next to the verdict so a reader (or a gate) can decide, while
 `--protect` makes the verdict itself independent of such edits.
+
+Both trees are read as files we do not trust (`assay.untrusted_files`): a protected file
+that cannot be read safely (a FIFO, a device, one reached through a link) is changed,
+never unchanged, and no file is read whole past a bound.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ import enum
 import json
 import os
 import re
-import stat
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -20,6 +23,17 @@ from typing import Any
 
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
+from assay.untrusted_files import (
+    Found,
+    Link,
+    OpenFile,
+    Refused,
+    open_untrusted,
+    read_open,
+    read_untrusted,
+    same_content,
+    same_entry,
+)
 
 
 class TamperKind(enum.StrEnum):
@@ -132,22 +146,67 @@ def detect_tampering(
 
 def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list[TamperSignal]:
     if change is None:
-        return [TamperSignal(TamperKind.PROTECTED_DELETED, rel, _test_list(_read(base, rel)))]
-    if (change / rel).is_symlink():
-        return [TamperSignal(TamperKind.PROTECTED_SYMLINK, rel, os.readlink(change / rel))]
-    new = _read(change, rel)
+        return [TamperSignal(TamperKind.PROTECTED_DELETED, rel, _test_list(_base_text(base, rel)))]
+    with open_untrusted(change, rel) as new:
+        if isinstance(new, Link):
+            return [TamperSignal(TamperKind.PROTECTED_SYMLINK, rel, new.target)]
+        new_content = _content(new)
+        if base is None:
+            is_conftest = rel.rsplit("/", 1)[-1] == "conftest.py"
+            kind = TamperKind.CONFTEST_ADDED if is_conftest else TamperKind.PROTECTED_ADDED
+            return [
+                TamperSignal(kind, rel, new_content.note),
+                *_content_signals(rel, "", new_content.text),
+            ]
+        with open_untrusted(base, rel) as old:
+            # Unchanged only if both are plain files with the same bytes: whatever could
+            # not be read safely (a FIFO, a device, a path through a link) is a change.
+            if isinstance(old, OpenFile) and isinstance(new, OpenFile) and same_content(old, new):
+                return []
+            old_content = _content(old)
+    return [
+        TamperSignal(TamperKind.PROTECTED_MODIFIED, rel, new_content.note),
+        *_content_signals(rel, old_content.text, new_content.text),
+    ]
+
+
+#: The most of one file's text looked into for tests and markers (as discovery reads
+#: configs): beyond it, a change is still reported, its content is not inspected.
+INSPECT_MAX_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    """The text of one version of a file, as far as it was inspected."""
+
+    text: str | None
+    """None when it was too large to inspect."""
+    note: str = ""
+    """Why it was not read, or not inspected."""
+
+
+def _content(found: Found) -> _Content:
+    if found is None or isinstance(found, Link):
+        return _Content("")
+    if isinstance(found, Refused):
+        return _Content("", found.reason)  # nothing readable is there: as if emptied
+    data = read_open(found, limit=INSPECT_MAX_BYTES)
+    if isinstance(data, Refused):
+        return _Content(None, f"{data.reason}: its content was not inspected")
+    return _Content(data.decode("utf-8", errors="replace"))
+
+
+def _base_text(base: Path | None, rel: str) -> str:
     if base is None:
-        is_conftest = rel.rsplit("/", 1)[-1] == "conftest.py"
-        kind = TamperKind.CONFTEST_ADDED if is_conftest else TamperKind.PROTECTED_ADDED
-        return [TamperSignal(kind, rel), *_content_signals(rel, "", new)]
-    old = _read(base, rel)
-    if old == new and not (base / rel).is_symlink():
-        return []
-    return [TamperSignal(TamperKind.PROTECTED_MODIFIED, rel), *_content_signals(rel, old, new)]
+        return ""
+    with open_untrusted(base, rel) as found:
+        return _content(found).text or ""
 
 
-def _content_signals(rel: str, old: str, new: str) -> list[TamperSignal]:
+def _content_signals(rel: str, old: str | None, new: str | None) -> list[TamperSignal]:
     """What changed inside a test file: removed tests, new markers, weaker assertions."""
+    if old is None or new is None:
+        return []  # too large to inspect: the change itself is already reported
     signals = []
     removed = sorted(_test_names(old) - _test_names(new))
     if removed:
@@ -161,15 +220,25 @@ def _content_signals(rel: str, old: str, new: str) -> list[TamperSignal]:
         if added:
             shown = sorted(added)[:5]
             signals.append(TamperSignal(kind, rel, "; ".join(shown)))
-    before, after = len(_ASSERTIONS.findall(old)), len(_ASSERTIONS.findall(new))
+    before, after = _count(_ASSERTIONS, old), _count(_ASSERTIONS, new)
     if after < before:
         signals.append(TamperSignal(TamperKind.ASSERTIONS_REMOVED, rel, f"{before} -> {after}"))
     return signals
 
 
+#: What `str.splitlines` splits on; matched lazily, so that a file of empty lines does not
+#: become a list of millions of strings.
+_LINE = re.compile(r"[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+")
+
+
 def _matches(pattern: re.Pattern[str], text: str) -> Counter[str]:
     """Matched lines as a multiset, so a second `assert True` counts as new."""
-    return Counter(line.strip() for line in text.splitlines() if pattern.search(line))
+    lines = (line.group().strip() for line in _LINE.finditer(text))
+    return Counter(line for line in lines if pattern.search(line))
+
+
+def _count(pattern: re.Pattern[str], text: str) -> int:
+    return sum(1 for _ in pattern.finditer(text))
 
 
 def _test_names(text: str) -> set[str]:
@@ -188,35 +257,46 @@ def _test_list(text: str) -> str:
 def _compare_sections(
     rel: str, base: Path, change: Path, keys: tuple[str, ...]
 ) -> list[TamperSignal]:
-    old = _sections(base / rel, keys)
-    new = _sections(change / rel, keys)
-    changed = [key for key in keys if old.get(key) != new.get(key)]
+    changed = _changed_sections(base, change, rel, keys)
     if not changed:
         return []
     return [TamperSignal(TamperKind.SECTION_CHANGED, rel, ", ".join(changed))]
 
 
-def sections_differ(base_file: Path, change_file: Path, keys: tuple[str, ...]) -> bool:
-    """Whether any protected section differs between two versions of a shared file."""
-    return _sections(base_file, keys) != _sections(change_file, keys)
+def sections_differ(base_root: Path, change_root: Path, rel: str, keys: tuple[str, ...]) -> bool:
+    """Whether any protected section of the shared file `rel` differs between two trees."""
+    return bool(_changed_sections(base_root, change_root, rel, keys))
 
 
-_UNPARSEABLE = "<unparseable>"
+def _changed_sections(
+    base_root: Path, change_root: Path, rel: str, keys: tuple[str, ...]
+) -> list[str]:
+    old = _sections(base_root, rel, keys)
+    new = _sections(change_root, rel, keys)
+    if old is None or new is None:
+        # Sections that cannot be read are vouched for only by the file itself being
+        # unchanged: two unreadable versions are not thereby the same.
+        return [] if same_entry(base_root, change_root, rel) else list(keys)
+    return [key for key in keys if old.get(key) != new.get(key)]
 
 
-def _sections(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The values at `keys` (dotted paths) of a TOML or JSON file; missing keys are absent."""
-    if not path.is_file() or path.is_symlink():
-        return {} if not os.path.lexists(path) else dict.fromkeys(keys, _UNPARSEABLE)
+def _sections(root: Path, rel: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """The values at `keys` (dotted paths) of a TOML or JSON file; missing keys are absent.
+    None when the file is there but cannot be read safely or parsed."""
+    data = read_untrusted(root, rel, limit=INSPECT_MAX_BYTES)
+    if data is None:
+        return {}
+    if isinstance(data, Refused):
+        return None
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (ValueError, UnicodeDecodeError):
-        # A file we cannot read is a file whose sections we cannot vouch for.
-        return dict.fromkeys(keys, _UNPARSEABLE)
+        text = data.decode("utf-8")
+        parsed = json.loads(text) if rel.endswith(".json") else tomllib.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # A file we cannot parse is a file whose sections we cannot vouch for.
+        return None
     found = {}
     for key in keys:
-        node: Any = data
+        node: Any = parsed
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
             if node is None:
@@ -224,22 +304,3 @@ def _sections(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
         if node is not None:
             found[key] = node
     return found
-
-
-def _read(root: Path | None, rel: str) -> str:
-    """The text compared for `root/rel`; a link or a special file is described, not read."""
-    if root is None:
-        return ""
-    path = root / rel
-    try:
-        if path.is_symlink():
-            return f"<symlink to {os.readlink(path)}>"
-        # Opened without blocking and checked once open: a fifo planted at a protected path
-        # would otherwise block the read, and so the verdict, forever.
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as file:
-            mode = os.fstat(file.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                return f"<special file {stat.filemode(mode)}>"
-            return file.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""

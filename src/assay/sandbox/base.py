@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import errno
 import os
+import posixpath
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.process import CommandRunner, ProcessResult
+from assay.untrusted_files import DEFAULT_MAX_BYTES, read_untrusted
 
 if TYPE_CHECKING:
     from assay.sandbox.provision import ProvisionRecord
@@ -142,8 +145,22 @@ class Sandbox(abc.ABC):
             argv, cwd=str(resolve_inside(workspace, cwd)), env=env, timeout=timeout
         )
 
-    def read_file(self, workspace: Workspace, relpath: str) -> bytes:
-        return resolve_inside(workspace, relpath).read_bytes()
+    def read_file(
+        self, workspace: Workspace, relpath: str, *, limit: int = DEFAULT_MAX_BYTES
+    ) -> bytes:
+        """The bytes of `relpath`, read as a file the code under test chose: no link on
+        the way is followed, a FIFO or device is never read, nothing past `limit` bytes.
+
+        Raises `FileNotFoundError` when nothing is there, and `ValueError` when the path
+        leaves the workspace or what is there is not a plain file within `limit`.
+        """
+        rel = _relative_inside(workspace, relpath)
+        data = read_untrusted(workspace.path, rel, limit=limit, what=relpath)
+        if data is None:
+            raise FileNotFoundError(errno.ENOENT, "no such file in the workspace", relpath)
+        if isinstance(data, bytes):
+            return data
+        raise ValueError(data.reason)
 
     def write_file(self, workspace: Workspace, relpath: str, data: bytes) -> None:
         """Write `relpath`; a link found there is replaced, never written through.
@@ -184,6 +201,21 @@ class Sandbox(abc.ABC):
             self.cleanup(workspace)
         except CleanupError as cleanup_error:
             error.add_note(f"and cleanup failed: {cleanup_error}")
+
+
+def _relative_inside(workspace: Workspace, relpath: str | os.PathLike[str]) -> str:
+    """`relpath` as a `/`-separated path below the workspace, judged by its text alone
+    (nothing on disk is looked at, so no link is followed to judge it)."""
+    path = Path(relpath)
+    if path.is_absolute():
+        try:
+            path = path.relative_to(workspace.path)
+        except ValueError:
+            raise ValueError(f"path {relpath!r} is outside the workspace") from None
+    rel = posixpath.normpath(path.as_posix())
+    if rel in (".", "..") or rel.startswith(("../", "/")):
+        raise ValueError(f"path {relpath!r} is outside the workspace {workspace.path}")
+    return rel
 
 
 def resolve_inside(workspace: Workspace, relpath: str | os.PathLike[str] | None) -> Path:

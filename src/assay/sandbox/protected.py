@@ -4,6 +4,10 @@ Every protected file of the base is written back (through no link the change may
 have planted), and every protected file the change added is removed (a new
 conftest.py, a new test standing in for a deleted one), so the change is judged
 by the base's tests and the base's test configuration.
+
+The change's files are read as files we do not trust (`assay.untrusted_files`):
+whatever cannot be read safely (a FIFO, a device, a path through a link) is never
+"already the same", so it is written back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from assay.filetree import walk_files
 from assay.protect import ProtectedSet
 from assay.sandbox.base import Sandbox, Workspace
 from assay.tamper import sections_differ
+from assay.untrusted_files import same_entry
 
 #: Only VCS state is skipped here: a conftest.py hidden under node_modules still counts.
 _RESTORE_SKIP_DIRS = frozenset({".git"})
@@ -50,10 +55,10 @@ def restore_protected(
     for rel in sorted(base_files):
         keys = protected.section_keys(rel)
         if not protected.matches(rel) and not (
-            keys and sections_differ(base_root / rel, root / rel, keys)
+            keys and sections_differ(base_root, root, rel, keys)
         ):
             continue
-        if rel in work_files and _same(base_root / rel, root / rel):
+        if rel in work_files and same_entry(base_root, root, rel):
             continue
         _copy_in(base_root / rel, root, rel)
         restored.append(rel)
@@ -78,15 +83,6 @@ def provision_protected(
         sandbox.cleanup_after(workspace, error)
         raise
     return workspace, result
-
-
-def _same(a: Path, b: Path) -> bool:
-    if a.is_symlink() or b.is_symlink():
-        return a.is_symlink() and b.is_symlink() and os.readlink(a) == os.readlink(b)
-    try:
-        return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
-    except OSError:
-        return False
 
 
 def _copy_in(source: Path, root: Path, rel: str) -> None:

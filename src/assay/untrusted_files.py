@@ -1,0 +1,269 @@
+"""Reading, on the host, a file that code we do not trust chose.
+
+A workspace is written by the code under test; the repository under verification was
+written by whoever sent it. Whatever sits at a path there was chosen by them: a link to
+a file only the host may read (whose text would then land in a report), /dev/zero (a
+read that never ends), a FIFO (a read that never starts), a sparse file of many
+gigabytes, a directory swapped for a link so that `dir/file` leads out of the tree.
+
+So a file here is reached from a directory the caller trusts one component at a time,
+following no link on the way; looked at before it is opened, so that a device is never
+opened at all; opened without blocking; accepted only if the open file is a regular file
+(with no other names, unless the caller says hard links are fine); and read only within
+a bound, or streamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The default bound on a file read whole.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+# O_NOCTTY: a terminal device at the path must not become assay's controlling terminal.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+# O_PATH: a directory written under another uid need not be readable to be passed through.
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Something was at the path but it was not read, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A symbolic link was at the path; its target, which was not followed."""
+
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenFile:
+    """A regular file, open for reading; checked on the open descriptor itself."""
+
+    fd: int
+    size: int
+    """Its size when it was opened."""
+    mode: int
+    what: str
+    """How refusals name it (`report r.xml`, `tests/test_a.py`)."""
+
+
+Found = OpenFile | Link | Refused | None
+"""What is at a path: a file to read, a link, something refused, or nothing (None)."""
+
+
+@contextlib.contextmanager
+def open_untrusted(
+    root: str | os.PathLike[str], rel: str, *, what: str | None = None, single_link: bool = True
+) -> Iterator[Found]:
+    """What is at `rel` (a `/`-separated path) beneath `root`, reached following no link.
+
+    `root` itself is the caller's and is trusted. A link in `rel`'s last component is
+    given as a `Link`; a link in any earlier one, a `..`, a special file, a file with
+    other names (unless not `single_link`) or one that cannot be opened is `Refused`.
+    An `OpenFile` is closed when the block ends.
+    """
+    found = _open(Path(root), rel, what or rel, single_link)
+    try:
+        yield found
+    finally:
+        if isinstance(found, OpenFile):
+            os.close(found.fd)
+
+
+def read_untrusted(
+    root: str | os.PathLike[str],
+    rel: str,
+    *,
+    limit: int = DEFAULT_MAX_BYTES,
+    what: str | None = None,
+    single_link: bool = True,
+) -> bytes | Refused | None:
+    """The bytes of the regular file at `rel` beneath `root`; None when there is nothing
+    there; `Refused` when what is there is not a plain file of at most `limit` bytes
+    (a link, even one that stays inside the tree, is refused: see `open_untrusted`)."""
+    name = what or rel
+    with open_untrusted(root, rel, what=name, single_link=single_link) as found:
+        if isinstance(found, Link):
+            return Refused(f"{name} is a symbolic link; refused")
+        if isinstance(found, OpenFile):
+            return read_open(found, limit=limit)
+        return found
+
+
+def read_open(found: OpenFile, *, limit: int) -> bytes | Refused:
+    """All of an open file if it holds at most `limit` bytes, else `Refused`: a file cut
+    at the bound could read as something it is not (a report that lost its failures)."""
+    if found.size > limit:
+        return _too_large(found, limit)
+    data = bytearray()
+    try:
+        while len(data) <= limit:  # one byte past the bound tells a file that is still growing
+            chunk = os.pread(found.fd, min(_CHUNK, limit + 1 - len(data)), len(data))
+            if not chunk:
+                return bytes(data)
+            data += chunk
+    except OSError as exc:
+        return Refused(f"{found.what} could not be read ({exc.strerror}); refused")
+    return _too_large(found, limit)
+
+
+def chunks(found: OpenFile) -> Iterator[bytes]:
+    """An open file's bytes, in bounded pieces, however large it is (for hashing)."""
+    offset = 0
+    while chunk := os.pread(found.fd, _CHUNK, offset):
+        offset += len(chunk)
+        yield chunk
+
+
+def same_content(a: OpenFile, b: OpenFile) -> bool:
+    """Whether two open files hold the same bytes, compared piece by piece; a file that
+    fails to read is not the same as anything."""
+    if a.size != b.size:
+        return False
+    offset = 0
+    try:
+        while True:
+            left, right = os.pread(a.fd, _CHUNK, offset), os.pread(b.fd, _CHUNK, offset)
+            if left != right:
+                return False
+            if not left:
+                return True
+            offset += len(left)
+    except OSError:
+        return False
+
+
+def same_entry(root_a: str | os.PathLike[str], root_b: str | os.PathLike[str], rel: str) -> bool:
+    """Whether `rel` is the same in both trees: nothing in either, links to the same
+    target, or regular files with the same bytes. Anything refused in either is not."""
+    with open_untrusted(root_a, rel) as a, open_untrusted(root_b, rel) as b:
+        if a is None or isinstance(a, Link):
+            return a == b
+        if isinstance(a, OpenFile) and isinstance(b, OpenFile):
+            return same_content(a, b)
+        return False
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def _open(root: Path, rel: str, what: str, single_link: bool) -> Found:
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return Refused(f"{what} is not a plain path inside the tree; refused")
+    try:
+        directory = os.open(root, _DIR_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Refused(f"{what} could not be opened ({exc.strerror}); refused")
+    try:
+        for depth, part in enumerate(parts[:-1]):
+            entered = _enter(directory, part, "/".join(parts[: depth + 1]), what)
+            if not isinstance(entered, int):
+                return entered
+            os.close(directory)
+            directory = entered
+        return _open_in(directory, parts[-1], what, single_link)
+    finally:
+        os.close(directory)
+
+
+def _enter(directory: int, part: str, prefix: str, what: str) -> int | Refused | None:
+    """A descriptor for the subdirectory `part`, unless it is a link (or not a directory)."""
+    try:
+        return os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        failure = exc
+    try:
+        mode = os.lstat(part, dir_fd=directory).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError:
+        mode = 0
+    if stat.S_ISLNK(mode):
+        return Refused(f"{what} is reached through a symbolic link ({prefix}); refused")
+    if mode and not stat.S_ISDIR(mode):
+        return None  # a file where a directory was: nothing is at the path
+    return Refused(f"{what} could not be opened ({failure.strerror}); refused")
+
+
+def _open_in(directory: int, name: str, what: str, single_link: bool) -> Found:
+    try:
+        # Looked at first so that a device is never opened at all (opening one can act);
+        # what decides is the check on the open file below.
+        mode = os.lstat(name, dir_fd=directory).st_mode
+        if stat.S_ISLNK(mode):
+            return _link(directory, name, what)
+        if (refused := _unless_regular(mode, what)) is not None:
+            return refused
+        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # replaced by a link after the look: O_NOFOLLOW met it
+            return Refused(f"{what} is a symbolic link; refused")
+        return Refused(f"{what} could not be opened ({exc.strerror}); refused")
+    # The checks are made on the file that was opened, not on the path, so nothing
+    # swapped in between the look and the open can get past them.
+    info = os.fstat(fd)
+    refused = _unless_regular(info.st_mode, what)
+    if refused is None and single_link and info.st_nlink != 1:
+        # A hard link made by the code under test names a file it did not write.
+        refused = Refused(f"{what} has {info.st_nlink} hard links; refused")
+    if refused is not None:
+        os.close(fd)
+        return refused
+    return OpenFile(fd=fd, size=info.st_size, mode=info.st_mode, what=what)
+
+
+def _link(directory: int, name: str, what: str) -> Link | Refused | None:
+    try:
+        return Link(os.readlink(name, dir_fd=directory))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # no longer a link: it changed while being looked at
+        return Refused(f"{what} changed while being read ({exc.strerror}); refused")
+
+
+def _unless_regular(mode: int, what: str) -> Refused | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return Refused(f"{what} is a symbolic link; refused")
+    return Refused(f"{what} is {_kind(mode)}, not a regular file; refused")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _too_large(found: OpenFile, limit: int) -> Refused:
+    return Refused(f"{found.what} is larger than {_size(limit)}; refused")
+
+
+def _size(limit: int) -> str:
+    mib = limit / (1024 * 1024)
+    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
