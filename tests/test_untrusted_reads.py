@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -258,21 +259,21 @@ def test_restore_protected_compares_2gib_files_within_bounded_memory(tmp_path: P
     assert result == {"restored": [], "removed": []}
 
 
-def test_verify_protect_in_place_does_not_block_on_a_fifo(tmp_path: Path) -> None:
-    """The whole way: `assay verify --base HEAD --protect` with the `none` backend, which
-    restores protected files in the tree itself, where the FIFO is."""
-    repo = write_tree(
-        tmp_path / "repo", {k: v for k, v in BASE_FILES.items() if k != "web/package.json"}
-    )
+def _committed_repo_with_a_fifo(root: Path) -> Path:
+    repo = write_tree(root, {k: v for k, v in BASE_FILES.items() if k != "web/package.json"})
     git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "base"], check=True)
     os.mkfifo(replace(repo / "tests" / "__init__.py"))
+    return repo
+
+
+def _verify_protect(repo: Path, sandbox: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    argv = [ASSAY, "verify", str(repo), "--base", "HEAD", "--protect", "--sandbox", "none"]
+    argv = [ASSAY, "verify", str(repo), "--base", "HEAD", "--protect", "--sandbox", sandbox]
     try:
-        done = subprocess.run(
+        return subprocess.run(
             [*argv, "--kind", "test", "--json"],
             capture_output=True,
             text=True,
@@ -282,11 +283,27 @@ def test_verify_protect_in_place_does_not_block_on_a_fifo(tmp_path: Path) -> Non
         )
     except subprocess.TimeoutExpired:
         pytest.fail("assay verify --protect blocked on a FIFO in the tree")
+
+
+def test_verify_protect_does_not_block_on_a_fifo(tmp_path: Path) -> None:
+    """The whole way: `assay verify --base HEAD --protect` on a tree with a FIFO where the
+    base has a protected file: it returns, with a verdict that is not a pass."""
+    repo = _committed_repo_with_a_fifo(tmp_path / "repo")
+    done = _verify_protect(repo, "local")
+    assert "Traceback" not in done.stderr
     report = json.loads(done.stdout)
-    assert "tests/__init__.py" in report["extra"]["protected"]["restored"], report["extra"]
-    kinds = {(s["kind"], s["path"]) for s in report["extra"]["tampering"]["signals"]}
-    assert ("protected_modified", "tests/__init__.py") in kinds
-    assert (repo / "tests" / "__init__.py").is_file()
+    assert report["status"] != "VERIFIED", report["note"]
+    assert stat.S_ISFIFO(os.lstat(repo / "tests" / "__init__.py").st_mode)  # the tree is as it was
+
+
+def test_protect_in_place_is_refused_rather_than_overwriting_the_tree(tmp_path: Path) -> None:
+    """`--sandbox none` runs in the user's own tree: restoring the base's files there would
+    overwrite the user's work, so the combination is a usage error and nothing is touched."""
+    repo = _committed_repo_with_a_fifo(tmp_path / "repo")
+    done = _verify_protect(repo, "none")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "overwrite" in done.stderr + done.stdout
+    assert stat.S_ISFIFO(os.lstat(repo / "tests" / "__init__.py").st_mode)
 
 
 # --------------------------------------------------------------------------- cache key

@@ -86,6 +86,12 @@ def _verify(path: str | Path, options: VerifyOptions | None) -> Report:
         raise VerifyUsageError(
             "--protect needs --base REF: the protected files are restored from it"
         )
+    if options.protect and options.sandbox == "none":
+        # `none` runs in place: restoring the base's files would overwrite the user's tree.
+        raise VerifyUsageError(
+            "--protect needs a sandbox that works on a copy (auto, bwrap or local): "
+            "with --sandbox none it would overwrite the files in your tree"
+        )
     the_plan = make_plan(root, options)
     if not the_plan.checks:
         return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
