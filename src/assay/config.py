@@ -26,13 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.errors import AssayError
 from assay.verdict import Kind
 
 _TOP_KEYS = frozenset({"timeout", "require_tests", "required", "skip", "commands"})
 _COMMAND_KEYS = frozenset({"command", "timeout", "tool", "cwd", "env"})
 
 
-class ConfigError(ValueError):
+class ConfigError(AssayError, ValueError):
     """assay's configuration exists but is malformed; the message names the file and key."""
 
 

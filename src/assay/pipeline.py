@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AssayError
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.plan import Plan, PlanOptions, Stage
 from assay.report import Report, aggregate
@@ -23,7 +24,7 @@ from assay.scratch import sweep_stale, temporary_scratch
 from assay.verdict import Cause, Kind, Status, Verdict
 
 
-class VerifyUsageError(Exception):
+class VerifyUsageError(AssayError):
     """Nothing was run: the path or the configuration is unusable (exit code 2)."""
 
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay._workers import call_verify
+from assay.errors import AssayError
 from assay.runner import Isolation, VerifierContext
 
 
-class PluginSpecError(ValueError):
+class PluginSpecError(AssayError, ValueError):
     """An import path that is not of the form `package.module:attr`."""
 
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import AssayError
 from assay.evidence import CheckerId
 from assay.probe_record import (
     PersistentProbes,
@@ -37,7 +38,7 @@ from assay.toolchains import Language, Toolchain, generic_toolchain, toolchain_f
 PROBE_TIMEOUT_S = 10.0
 
 
-class ProbeFailure(Exception):
+class ProbeFailure(AssayError):
     """No checker could be identified for a tool; nothing about the code was learned."""
 
     tool: str

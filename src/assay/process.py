@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from assay import reaper, scratch
 from assay.environment import EnvPolicy, build_env
+from assay.errors import AssayError
 from assay.output import HEAD_BYTES, TAIL_BYTES, BoundedBuffer, CapturedOutput
 
 #: Time between SIGTERM to the process tree and SIGKILL. Tests shrink it.
@@ -53,7 +54,7 @@ class StartFailure(enum.StrEnum):
     OS_ERROR = "os_error"
 
 
-class InvalidRun(ValueError):
+class InvalidRun(AssayError, ValueError):
     """The arguments to `run_process` are unusable; nothing was started."""
 
 

@@ -45,6 +45,7 @@ from typing import IO
 
 from assay import reaper
 from assay.environment import EnvPolicy, build_env
+from assay.errors import AssayError
 
 #: Added to a minimal environment for every git command.
 SAFE_ENV: Mapping[str, str] = {
@@ -94,7 +95,7 @@ STREAM_CHUNK = 1024 * 1024
 STDERR_QUOTE_BYTES = 1000
 
 
-class GitError(Exception):
+class GitError(AssayError):
     """A git command failed, timed out or said something unexpected."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from assay.engine import default_runner
+from assay.errors import AssayError
 from assay.process import CommandRunner, InvalidRun, ProcessResult
 
 
@@ -28,7 +29,7 @@ class Phase(enum.StrEnum):
     TEST = "test"
 
 
-class VerificationError(Exception):
+class VerificationError(AssayError):
     """The verification could not be carried out; nothing about the code was learned."""
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.errors import AssayError
 from assay.process import CommandRunner, ProcessResult
 from assay.untrusted_files import DEFAULT_MAX_BYTES, read_untrusted
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from assay.sandbox.provision import ProvisionRecord
 
 
-class SandboxError(Exception):
+class SandboxError(AssayError):
     """Base of every error a sandbox raises."""
 
     def __init__(self, message: str, *, backend: str) -> None:
