@@ -18,8 +18,8 @@ from pathlib import Path
 
 from assay.cache import VerdictCache, cache_key, workspace_digest
 from assay.evidence import CheckerId
-from assay.process import run_process
-from assay.sandbox import BwrapSandbox, provision
+from assay.process import ProcessResult, run_process
+from assay.sandbox import BwrapOptions, BwrapSandbox, provision
 from assay.sandbox.provision import WORKSPACE_DIR_ENV, provision_copy, remove_tree
 
 PYTHON = sys.executable
@@ -136,7 +136,8 @@ def bench_verify(scratch: Path) -> None:
 def bench_bwrap(scratch: Path) -> None:
     src = scratch / "small"
     make_tree(src, 10)
-    sandbox = BwrapSandbox()
+    # The interpreter the ~1 s command runs lives outside the system directories (a venv).
+    sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
     print(f"backend: {sandbox.describe()}")
     with sandbox.workspace(src) as ws:
         run = sandbox.runner(ws)
@@ -145,12 +146,19 @@ def bench_bwrap(scratch: Path) -> None:
             ("trivial command (true)", ["true"], 10),
             ("~1 s command", [PYTHON, "-c", "import time; time.sleep(1.0)"], 3),
         ):
-            bare = best_of(runs, partial(run_process, argv, cwd=cwd, timeout=30))
-            boxed = best_of(runs, partial(run, argv, cwd=cwd, timeout=30))
+            bare = best_of(runs, partial(_ran, run_process, argv, cwd=cwd))
+            boxed = best_of(runs, partial(_ran, run, argv, cwd=cwd))
             print(
                 f"bwrap {label}: sandboxed {boxed * 1000:.1f}ms  bare {bare * 1000:.1f}ms"
                 f"  ratio {boxed / bare:.3f}"
             )
+
+
+def _ran(runner: Callable[..., ProcessResult], argv: list[str], *, cwd: str) -> None:
+    """Run `argv`, refusing to time a command that did not succeed."""
+    result = runner(argv, cwd=cwd, timeout=30)
+    if result.exit_code != 0:
+        raise SystemExit(f"{argv} failed: {result.start_error or result.stderr.text[-300:]}")
 
 
 def bench_cache(scratch: Path) -> None:

@@ -217,6 +217,7 @@ class BwrapSandbox(Sandbox):
         self._identity_note = ""
         self._seccomp: int | None = None
         self._seccomp_note = ""
+        self._roots: dict[str, list[str]] = {}
         self._cgroups: dict[str, cgroup.RunCgroup] = {}
         self._cgroup_notes: dict[str, str] = {}
 
@@ -388,6 +389,7 @@ class BwrapSandbox(Sandbox):
     def cleanup(self, workspace: Workspace) -> None:
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
+        self._roots.pop(workspace.run_id, None)
         try:
             if group is not None:
                 group.remove()
@@ -450,7 +452,7 @@ class BwrapSandbox(Sandbox):
             args += ["--unshare-user", "--disable-userns"]
         if self._seccomp is not None:
             args += ["--seccomp", str(_SECCOMP_FD)]
-        args += self._root(workspace).args
+        args += self._root_args(workspace)
         args += ["--chdir", cwd]
         helpers = self._helpers
         if self._as_root:
@@ -488,6 +490,13 @@ class BwrapSandbox(Sandbox):
         else:
             script += 'exec "$@"'
         return ["/bin/sh", "-c", script, "sh", *procs, "--"]
+
+    def _root_args(self, workspace: Workspace) -> list[str]:
+        """`_root`'s arguments, built once per workspace: what it shows cannot change."""
+        args = self._roots.get(workspace.run_id)
+        if args is None:
+            args = self._roots[workspace.run_id] = self._root(workspace).args
+        return args
 
     def _root(self, workspace: Workspace) -> _RootLayout:
         """The sandbox's filesystem, mount by mount (the module docstring says what is in it)."""
