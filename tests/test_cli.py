@@ -300,17 +300,15 @@ def test_plan_human_output(tmp_path: Path) -> None:
     assert done.returncode == 0
     out = done.stdout
     assert f"plan for {tmp_path}" in out
-    assert "1. static" in out and "compileall" in out  # byte-compiling runs with static checks
+    # Byte-compiling runs with the other checks: one stage, the checks side by side.
+    assert "1. check (in parallel)" in out and "2." not in out
     assert "test" in out and "pytest" in out and "pyproject.toml" in out
     lines = out.splitlines()
-    build = next(i for i, line in enumerate(lines) if line.strip() == "1. static")
-    test = next(i for i, line in enumerate(lines) if line.strip().endswith(". test"))
-    assert (
-        build
-        < next(i for i, line in enumerate(lines) if line.strip().startswith("compileall"))
-        < test
-    )
-    assert any(line.strip().startswith("pytest") for line in lines[test:])
+    stage = next(i for i, line in enumerate(lines) if line.strip() == "1. check (in parallel)")
+    compileall = next(i for i, line in enumerate(lines) if line.strip().startswith("compileall"))
+    pytest_line = next(i for i, line in enumerate(lines) if line.strip().startswith("pytest"))
+    assert stage < compileall < pytest_line
+    assert "test, from pyproject.toml" in out  # each check says its kind
     verbose = assay("plan", "-v", str(tmp_path))
     assert verbose.returncode == 0 and len(verbose.stdout) >= len(out)
 

@@ -15,7 +15,7 @@ from assay.instrument import instrument
 from assay.output import CapturedOutput
 from assay.probe import ProbeCache
 from assay.process import ProcessResult, StartFailure
-from assay.verdict import Cause, Kind, Verdict
+from assay.verdict import Cause, Kind, Status, Verdict
 from assay.verification import (
     Phase,
     StepStartError,
@@ -123,7 +123,7 @@ def test_missing_workdir_is_rejected(tmp_path: Path) -> None:
 
 
 def test_build_then_test_both_run_in_workdir_with_env(tmp_path: Path) -> None:
-    runner = ScriptedRunner([{}, {}])
+    runner = ScriptedRunner([{}, {"stdout": "2 passed"}])
     spec = Verification(build_cmd=("make",), test_cmd=("make", "test"))
     result = verify(spec, tmp_path, {"CI": "1"}, runner=runner)
     assert (result.passed, result.phase, result.exit_code) == (True, Phase.TEST, 0)
@@ -150,7 +150,7 @@ def test_failing_tests_are_a_result_not_an_error(tmp_path: Path) -> None:
 
 
 def test_no_build_runs_only_the_tests(tmp_path: Path) -> None:
-    runner = ScriptedRunner([{}])
+    runner = ScriptedRunner([{"stdout": "1 passed"}])
     result = verify(Verification(test_cmd=("pytest",)), tmp_path, runner=runner)
     assert result.passed is True and len(runner.calls) == 1
 
@@ -206,12 +206,15 @@ def test_zero_timeout_means_no_deadline(tmp_path: Path) -> None:
 def test_real_build_and_test_pass(tmp_path: Path) -> None:
     spec = Verification(
         build_cmd=py("open('built', 'w').write('ok')"),
-        test_cmd=py("import os, sys; print(open('built').read(), os.environ['MARK']); sys.exit(0)"),
+        test_cmd=py(
+            "import os, sys; print(open('built').read(), os.environ['MARK']); print('1 passed')"
+        ),
         timeout_seconds=30,
     )
     result = verify(spec, tmp_path, {"MARK": "m1"})
-    assert result.passed is True
-    assert result.stdout.split() == ["ok", "m1"]
+    assert result.passed is True and result.status is Status.VERIFIED
+    # A test step passes when it shows a test executed, as `assay verify` requires.
+    assert result.stdout.split() == ["ok", "m1", "1", "passed"]
 
 
 def test_real_deadline_spans_both_steps(tmp_path: Path) -> None:
@@ -223,6 +226,17 @@ def test_real_deadline_spans_both_steps(tmp_path: Path) -> None:
     result = verify(spec, tmp_path)
     assert (result.passed, result.phase, result.timed_out) == (False, Phase.TEST, True)
     assert result.duration_s < 10
+
+
+def test_a_test_step_that_executed_no_test_does_not_pass(tmp_path: Path) -> None:
+    """Exit 0 is not a pass for a test step that ran nothing: `assay verify` would say
+    inconclusive / no_tests_observed, so the build-then-test contract cannot pass it."""
+    spec = Verification(build_cmd=py("pass"), test_cmd=py("print('all good')"), timeout_seconds=30)
+    result = verify(spec, tmp_path)
+    assert result.passed is False
+    assert (result.phase, result.exit_code) == (Phase.TEST, 0)
+    assert result.status is Status.UNVERIFIED or result.status is Status.INDETERMINATE
+    assert [e.cause for e in result.evidence] == [Cause.EXIT_ZERO, Cause.NO_TESTS_OBSERVED]
 
 
 def test_real_missing_binary_raises_start_error(tmp_path: Path) -> None:

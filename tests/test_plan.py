@@ -65,7 +65,7 @@ def test_package_json_only(tmp_path: Path) -> None:
     assert all(c.tool == "npm-test" for c in p.checks)
     assert p.checks[-1].source == "package.json:7"
     assert any("covered by npm run typecheck" in d.reason for d in p.dropped)
-    assert [s.stage for s in p.stages] == [Stage.STATIC, Stage.TEST]
+    assert [s.stage for s in p.stages] == [Stage.CHECK]
 
 
 def test_package_manager_from_lockfile_and_field(tmp_path: Path) -> None:
@@ -167,9 +167,9 @@ def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
     assert by_name["pytest"].tool == "pytest"
     assert "in-tree virtualenv .venv" in (by_name["pytest"].reason or "")
     assert all(c.timeout_s == DEFAULT_TIMEOUT_S for c in p.checks)
-    # Byte-compiling produces nothing later checks read: it runs beside mypy and ruff.
-    assert [s.stage for s in p.stages] == [Stage.STATIC, Stage.TEST]
-    assert [c.name for c in p.stages[0].checks] == ["compileall", "mypy", "ruff"]
+    # Byte-compiling produces nothing later checks read: it runs beside mypy, ruff and pytest.
+    assert [s.stage for s in p.stages] == [Stage.CHECK]
+    assert [c.name for c in p.stages[0].checks] == ["compileall", "mypy", "ruff", "pytest"]
 
 
 def test_builds_that_produce_artifacts_run_first() -> None:
@@ -180,9 +180,7 @@ def test_builds_that_produce_artifacts_run_first() -> None:
         stage_of(Check("go-build", Kind.BUILD, ("go", "build", "./..."), tool="go")) is Stage.BUILD
     )
     assert stage_of(Check("tsc-build", Kind.BUILD, ("tsc",), tool="tsc")) is Stage.BUILD
-    assert (
-        stage_of(Check("compileall", Kind.BUILD, ("python3",), tool="compileall")) is Stage.STATIC
-    )
+    assert stage_of(Check("compileall", Kind.BUILD, ("python3",), tool="compileall")) is Stage.CHECK
 
 
 def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
@@ -315,9 +313,9 @@ def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
         "npm-test": ["npm", "run", "test"],
         "pytest": ["python3", "-m", "pytest", "-q", "-x"],
     }
-    assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.STATIC, Stage.TEST]
-    # Python's byte-compile runs with the static checks; TypeScript's build stays first.
-    assert [len(s.checks) for s in p.stages] == [1, 3, 2]
+    assert [s.stage for s in p.stages] == [Stage.BUILD, Stage.CHECK]
+    # Python's byte-compile runs with the other checks; TypeScript's build stays first.
+    assert [len(s.checks) for s in p.stages] == [1, 5]
 
 
 def test_tox_only(tmp_path: Path) -> None:
@@ -444,17 +442,20 @@ def test_plan_json_and_text(tmp_path: Path) -> None:
     make_repo(tmp_path, {"package.json": json.dumps(PACKAGE_JSON), "tsconfig.json": "{}"})
     p = plan_repository(tmp_path)
     data = json.loads(json.dumps(p.to_dict()))
-    assert data["schema"] == "assay.plan/1"
-    assert [c["stage"] for c in data["checks"]] == ["static", "static", "test"]
-    assert data["stages"][0] == {
-        "stage": "static",
-        "parallel": True,
-        "checks": ["npm-typecheck", "npm-lint"],
-    }
+    assert data["schema"] == "assay.plan/2"
+    assert [c["stage"] for c in data["checks"]] == ["check", "check", "check"]
+    assert data["stages"] == [
+        {
+            "stage": "check",
+            "parallel": True,
+            "checks": ["npm-typecheck", "npm-lint", "npm-test"],
+        }
+    ]
     assert {d["detector"] for d in data["detectors"]} >= {"package.json", "manifests", "fallback"}
     assert any("tsc --noEmit" in d["what"] for d in data["dropped"])
     text = render_plan(p, verbose=True)
-    assert "2. test" in text and "(in parallel)" in text and "dropped" in text
+    assert "1. check (in parallel)" in text and "dropped" in text
+    assert "2." not in text  # one stage: typecheck, lint and test run together
 
 
 @pytest.mark.parametrize("fail_fast", [True, False])

@@ -55,3 +55,68 @@ def test_gate_json_first_five_keys_and_round_trip() -> None:
     assert isinstance(data["output"], str) and isinstance(data["verified"], bool)
     assert data["schema"].startswith("assay.report/")
     assert Report.from_dict(data).to_dict() == data
+
+
+# --------------------------------------------------------------------------- every rule in aggregate
+
+
+def test_a_required_kind_nothing_checks_is_unverified() -> None:
+    report = aggregate([LINT_OK, PASSING_TESTS], missing_kinds={Kind.TYPECHECK})
+    assert report.status is Status.UNVERIFIED
+    assert report.note == "the configuration requires typecheck but no command for it was found."
+    # Only a report that would otherwise be VERIFIED is explained by the missing kind.
+    failing = aggregate([ev(Kind.LINT, Cause.EXIT_NONZERO)], missing_kinds={Kind.TYPECHECK})
+    assert failing.status is Status.FAILED and "typecheck" not in failing.note
+
+
+def test_unreadable_configuration_is_named_only_when_not_verified() -> None:
+    errors = ("pyproject.toml: bad TOML",)
+    ok = aggregate([LINT_OK, PASSING_TESTS], config_errors=errors)
+    assert ok.status is Status.VERIFIED and ok.note == ""
+    bad = aggregate([ev(Kind.TEST, Cause.TIMEOUT)], config_errors=errors)
+    assert bad.note.endswith("Unreadable configuration: pyproject.toml: bad TOML")
+
+
+def test_an_error_of_the_run_is_never_verified_and_never_hides_a_failure() -> None:
+    cleanup = "the workspace /w could not be removed: EBUSY"
+    good = aggregate([LINT_OK, PASSING_TESTS], run_errors=[cleanup])
+    assert good.status is Status.INDETERMINATE and good.note == cleanup + "."
+    assert len(good.checks) == 2  # the evidence stays
+    failed = aggregate([ev(Kind.LINT, Cause.EXIT_NONZERO, name="ruff")], run_errors=[cleanup])
+    assert failed.status is Status.FAILED
+    assert "ruff failed" in failed.note and cleanup in failed.note
+    nothing = aggregate([], run_errors=["assay could not finish (OSError: disk full)"])
+    assert nothing.status is Status.INDETERMINATE and "disk full" in nothing.note
+    unverified = aggregate([ev(Kind.TEST, Cause.TOOLCHAIN_MISSING)], run_errors=[cleanup])
+    assert unverified.status is Status.INDETERMINATE
+
+
+def test_one_check_on_its_own_has_the_status_of_its_verdict() -> None:
+    from assay.report import status_of
+
+    assert status_of(LINT_OK) is Status.VERIFIED  # tests are not required of one command
+    assert status_of(ev(Kind.TEST, Cause.EXIT_NONZERO)) is Status.FAILED
+    assert status_of(ev(Kind.TEST, Cause.TIMEOUT)) is Status.INDETERMINATE
+    assert status_of(ev(Kind.TEST, Cause.TOOLCHAIN_MISSING)) is Status.UNVERIFIED
+    assert status_of(LINT_OK, run_errors=["left behind"]) is Status.INDETERMINATE
+
+
+def test_the_run_record_round_trips_under_extra() -> None:
+    from assay.run_record import CacheHit, Restored, RunRecord
+
+    record = RunRecord(
+        sandbox="bwrap 0.8.0",
+        protected=Restored(("tests/test_a.py",), ()),
+        skipped=("pytest",),
+        cached=CacheHit(stored_at=1.5, key="k"),
+        limits={"boundary": True},
+        install=(PASSING_TESTS,),
+        unknown={"from_a_newer_assay": 1},
+    )
+    data = json.loads(json.dumps(aggregate([LINT_OK], record=record).to_dict()))
+    assert data["extra"]["sandbox"] == "bwrap 0.8.0"
+    assert data["extra"]["protected"] == {"restored": ["tests/test_a.py"], "removed": []}
+    assert data["extra"]["cached"] == {"stored_at": 1.5, "key": "k"}
+    assert "cleanup_error" not in data["extra"] and "swept" not in data["extra"]
+    assert Report.from_dict(data).record == record
+    assert "extra" not in aggregate([LINT_OK]).to_dict()  # an empty record is left out

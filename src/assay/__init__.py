@@ -1,64 +1,47 @@
-"""assay: ground truth about code — does it build, type-check, lint and pass its tests?
+"""assay: ground truth about code -- does it build, type-check, lint and pass its tests?
 
-The public API, by where it lives. Names are loaded on first use (PEP 562), so
-that `import assay` — and the CLI's start-up — pays only for what is used.
+The public surface, by where it lives. Names are loaded on first use (PEP 562), so that
+`import assay` -- and the CLI's start-up -- pays only for what is used.
 
-    run_process, ProcessResult, CapturedOutput, StartFailure,     assay.process
-    InvalidRun, CommandRunner, EnvPolicy                           (and assay.environment)
-    Verdict, Cause, Kind, Status                                   assay.verdict
-    Check, CheckerId, Diagnostic, TestCase, TestCounts, Evidence   assay.evidence
-    Report, aggregate                                              assay.report
-    run_verifiers, Verifier, VerifierContext, Outcome, Isolation   assay.runner
-    ProbeCache, ProbeFailure, ProbeError, ToolchainError           assay.probe
-    run_check                                                      assay.engine
-    Verification, VerificationResult, VerificationError,           assay.verification
-    StepStartError
-    discover                                                       assay.discovery
-    Plan, PlanOptions                                              assay.plan
-    select_sandbox, Sandbox, SandboxUnavailable                    assay.sandbox
-    VerdictCache                                                   assay.cache
-    verify, VerifyOptions, VerifyUsageError                        assay.pipeline
+    verify, VerifyOptions, VerifyUsageError     assay.pipeline     a repository -> a Report
+    Report                                      assay.report       the status and its evidence
+    Check, Evidence                             assay.evidence     one command, what it showed
+    Verdict, Cause, Kind, Status                assay.verdict      the vocabulary of verdicts
+    run_verifiers, Verifier, VerifierContext,   assay.runner       your own verifiers, run
+    Outcome                                                        fail-closed
+    run_process                                 assay.process      one process, bounded and killable
+    run_command                                 assay.commands     one command, confined as verify
+                                                                   confines its checks
+    AssayError                                  assay.errors       the base of every assay error
 
-Two functions share their module's name and so are not in this map:
-`assay.probe.probe(tool)` identifies one tool, and `assay.classify.classify` turns a
-process result into evidence. Test doubles (well-behaved and misbehaving verifiers)
-are in `assay.testing`.
+`assay.verify` never raises for what goes wrong while verifying: only unusable options,
+path or configuration raise (`VerifyUsageError`); everything else is an INDETERMINATE
+report naming its cause.
+
+Everything else (the planner, the sandboxes, probing, the verdict cache, the
+build-then-test contract, `run_check`...) is in `assay.lowlevel`: building blocks that
+make no promise to confine what they run unless they are told how. Test doubles
+(well-behaved and misbehaving verifiers) are in `assay.testing`.
 """
 
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from assay._version import __version__ as __version__
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(
-        ("run_process", "ProcessResult", "StartFailure", "InvalidRun", "CommandRunner"),
-        "assay.process",
-    ),
-    "CapturedOutput": "assay.output",
-    "EnvPolicy": "assay.environment",
-    **dict.fromkeys(("Verdict", "Cause", "Kind", "Status"), "assay.verdict"),
-    **dict.fromkeys(
-        ("Check", "CheckerId", "Diagnostic", "TestCase", "TestCounts", "Evidence"), "assay.evidence"
-    ),
-    **dict.fromkeys(("Report", "aggregate"), "assay.report"),
-    **dict.fromkeys(
-        ("run_verifiers", "Verifier", "VerifierContext", "Outcome", "Isolation"), "assay.runner"
-    ),
-    **dict.fromkeys(("ProbeCache", "ProbeFailure", "ProbeError", "ToolchainError"), "assay.probe"),
-    "run_check": "assay.engine",
-    **dict.fromkeys(
-        ("Verification", "VerificationResult", "VerificationError", "StepStartError"),
-        "assay.verification",
-    ),
-    "discover": "assay.discovery",
-    **dict.fromkeys(("Plan", "PlanOptions"), "assay.plan"),
-    **dict.fromkeys(("select_sandbox", "Sandbox", "SandboxUnavailable"), "assay.sandbox"),
-    "VerdictCache": "assay.cache",
     **dict.fromkeys(("verify", "VerifyOptions", "VerifyUsageError"), "assay.pipeline"),
+    "Report": "assay.report",
+    **dict.fromkeys(("Check", "Evidence"), "assay.evidence"),
+    **dict.fromkeys(("Verdict", "Cause", "Kind", "Status"), "assay.verdict"),
+    **dict.fromkeys(("run_verifiers", "Verifier", "VerifierContext", "Outcome"), "assay.runner"),
+    "run_process": "assay.process",
+    "run_command": "assay.commands",
+    "AssayError": "assay.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]  # noqa: PLE0604 - _EXPORTS' keys are strings
@@ -67,10 +50,29 @@ __all__ = ["__version__", *_EXPORTS]  # noqa: PLE0604 - _EXPORTS' keys are strin
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+        return _moved(name)
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
+
+
+def _moved(name: str) -> Any:
+    """A name that used to be here: still found, with a warning saying where it lives now."""
+    import importlib.util
+
+    if name.startswith("_") or importlib.util.find_spec(f"assay.{name}") is not None:
+        # A submodule: `from assay import scratch` asks here first, then imports it.
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    # By its full name: `from assay import lowlevel` would ask this module's __getattr__.
+    lowlevel = importlib.import_module("assay.lowlevel")
+    if name not in lowlevel.__all__:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    warnings.warn(
+        f"assay.{name} is deprecated: import it from assay.lowlevel",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(lowlevel, name)
 
 
 def __dir__() -> list[str]:
@@ -78,46 +80,20 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
-    from assay.cache import VerdictCache as VerdictCache
-    from assay.discovery import discover as discover
-    from assay.engine import run_check as run_check
-    from assay.environment import EnvPolicy as EnvPolicy
+    from assay.commands import run_command as run_command
+    from assay.errors import AssayError as AssayError
     from assay.evidence import Check as Check
-    from assay.evidence import CheckerId as CheckerId
-    from assay.evidence import Diagnostic as Diagnostic
     from assay.evidence import Evidence as Evidence
-    from assay.evidence import TestCase as TestCase
-    from assay.evidence import TestCounts as TestCounts
-    from assay.output import CapturedOutput as CapturedOutput
     from assay.pipeline import VerifyOptions as VerifyOptions
     from assay.pipeline import VerifyUsageError as VerifyUsageError
     from assay.pipeline import verify as verify
-    from assay.plan import Plan as Plan
-    from assay.plan import PlanOptions as PlanOptions
-    from assay.probe import ProbeCache as ProbeCache
-    from assay.probe import ProbeError as ProbeError
-    from assay.probe import ProbeFailure as ProbeFailure
-    from assay.probe import ToolchainError as ToolchainError
-    from assay.process import CommandRunner as CommandRunner
-    from assay.process import InvalidRun as InvalidRun
-    from assay.process import ProcessResult as ProcessResult
-    from assay.process import StartFailure as StartFailure
     from assay.process import run_process as run_process
     from assay.report import Report as Report
-    from assay.report import aggregate as aggregate
-    from assay.runner import Isolation as Isolation
     from assay.runner import Outcome as Outcome
     from assay.runner import Verifier as Verifier
     from assay.runner import VerifierContext as VerifierContext
     from assay.runner import run_verifiers as run_verifiers
-    from assay.sandbox import Sandbox as Sandbox
-    from assay.sandbox import SandboxUnavailable as SandboxUnavailable
-    from assay.sandbox import select_sandbox as select_sandbox
     from assay.verdict import Cause as Cause
     from assay.verdict import Kind as Kind
     from assay.verdict import Status as Status
     from assay.verdict import Verdict as Verdict
-    from assay.verification import StepStartError as StepStartError
-    from assay.verification import Verification as Verification
-    from assay.verification import VerificationError as VerificationError
-    from assay.verification import VerificationResult as VerificationResult

@@ -110,12 +110,14 @@ def run(
             )
     except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
-    _say_swept(evidence.extra)
+    from assay.commands import run_status
+
+    _say_swept(evidence.extra.get("swept"))
     if as_json:
         _emit_json(evidence.to_dict())
     else:
         _print_evidence(evidence)
-    sys.exit(_verdict_exit(evidence))
+    sys.exit(run_status(evidence).exit_code)
 
 
 @cli.command()
@@ -195,52 +197,33 @@ def verify(
     sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
-    from assay.pipeline import VerifyOptions, VerifyUsageError
+    from assay.pipeline import VerifyOptions, VerifyUsageError, internal_error_report
     from assay.pipeline import verify as run_verify
     from assay.verdict import Kind
 
-    options = VerifyOptions(
-        timeout_s=timeout or None,
-        sandbox=sandbox,
-        use_cache=not no_cache,
-        base=base,
-        protect=protect,
-        kinds=frozenset(Kind(k) for k in kinds) or None,
-        install=install,
-        deadline_s=deadline or None,
-    )
     try:
+        options = VerifyOptions(
+            timeout_s=timeout or None,
+            sandbox=sandbox,
+            use_cache=not no_cache,
+            base=base,
+            protect=protect,
+            kinds=frozenset(Kind(k) for k in kinds) or None,
+            install=install,
+            deadline_s=deadline or None,
+        )
         report = run_verify(path, options)
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
-    except Exception as exc:  # a bug in assay is never a traceback and never a pass
-        report = _internal_error_report(exc)
+    except Exception as exc:  # the library is fail-closed; this only guards the call itself
+        report = internal_error_report(exc)
     _write_formats(report, junit_path, sarif_path)
-    _say_swept(report.extra)
+    _say_swept(report.record.swept)
     if as_json:
         _emit_json(report.to_dict())
     else:
         _print_report(report)
     sys.exit(report.exit_code)
-
-
-def _internal_error_report(exc: Exception) -> Any:
-    """An INDETERMINATE report for a failure inside assay itself; the traceback goes to
-    stderr only when ASSAY_DEBUG is set."""
-    import os
-    import traceback
-    from dataclasses import replace
-
-    from assay.report import aggregate
-    from assay.verdict import Status
-
-    if os.environ.get("ASSAY_DEBUG"):
-        traceback.print_exception(exc)
-    note = (
-        f"assay could not finish ({type(exc).__name__}: {exc}); nothing was verified. "
-        "Set ASSAY_DEBUG=1 to see where, and report it."
-    )
-    return replace(aggregate([]), status=Status.INDETERMINATE, note=note)
 
 
 def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
@@ -257,11 +240,10 @@ def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) 
             _say(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
 
 
-def _say_swept(extra: Any) -> None:
+def _say_swept(swept: Any) -> None:
     """One line on stderr when this run removed what runs that died had left."""
     from assay.scratch import describe_sweep
 
-    swept = (extra or {}).get("swept")
     if swept:
         click.echo(describe_sweep(swept), err=True)
 
@@ -282,8 +264,7 @@ def _print_report(report: Any) -> None:
         if not evidence.diagnostics and reason and reason not in shown:
             shown.add(reason)
             _say(_indent(reason))
-    cached = report.extra.get("cached") if report.extra else None
-    _say(f"{report.status.value}" + (" (cached)" if cached else ""))
+    _say(f"{report.status.value}" + (" (cached)" if report.record.cached else ""))
     if report.note:
         _say(f"note: {report.note}")
 
@@ -334,18 +315,6 @@ def probe(as_json: bool) -> None:
             _say(f"{tool:<14} missing   {result.install_hint}")
         else:
             _say(f"{tool:<14} {result.version:<10} {result.path}")
-
-
-def _verdict_exit(evidence: Any) -> int:
-    from assay.verdict import Status, Verdict
-
-    status = {
-        Verdict.PASS: Status.VERIFIED,
-        Verdict.FAIL: Status.FAILED,
-        Verdict.INCONCLUSIVE: Status.INDETERMINATE,
-        Verdict.UNVERIFIED: Status.UNVERIFIED,
-    }[evidence.verdict]
-    return status.exit_code
 
 
 def _print_evidence(evidence: Any) -> None:

@@ -12,9 +12,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assay.evidence import DEFAULT_TIMEOUT_S, Check, Evidence
+from assay.run_record import RunRecord
 from assay.runner import Isolation, VerifierContext, run_verifiers
-from assay.scratch import sweep_stale, temporary_scratch
-from assay.verdict import Kind
+from assay.scratch import sweep_stale
+from assay.verdict import Kind, Status
 
 #: Extra seconds the runner allows past a check's own deadline: the process
 #: runner kills at the deadline itself, so this only catches a stuck verifier.
@@ -65,99 +66,82 @@ def run_one(
 ) -> Evidence:
     """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments.
 
-    The defaults are `verify`'s: a deadline, and the bubblewrap sandbox. With a sandbox
-    other than `none`, the command runs in a workspace made from `cwd` (its writes never
-    reach `cwd`), and the evidence names the backend.
+    The defaults are `verify`'s, and so is the session (`assay.session`): a deadline,
+    the bubblewrap sandbox, a workspace made from `cwd` (its writes never reach `cwd`
+    unless the backend is `none`), and the command's tool identified inside it. The
+    run record (`assay.run_record`: limits, cleanup error, what was swept...) is laid
+    into the evidence's `extra`; `run_status` gives the status of the whole run.
     """
-    from assay.engine import run_check
-    from assay.process import InvalidRun
+    done = run_command(argv, cwd=cwd, kind=kind, timeout=timeout, sandbox=sandbox)
+    return replace(done.evidence, extra={**done.evidence.extra, **done.record.to_dict()})
 
-    if not argv:
-        raise InvalidRun("no command given: put it after `--`")
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """One command run as one check: its evidence, and how the run went."""
+
+    evidence: Evidence
+    record: RunRecord
+
+    @property
+    def status(self) -> Status:
+        """The command's verdict as a status; never VERIFIED when the run had an error."""
+        from assay.report import status_of
+
+        return status_of(self.evidence, run_errors=self.record.run_errors)
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] = ".",
+    kind: str | Kind = Kind.TEST,
+    timeout: float | None = DEFAULT_TIMEOUT_S,
+    sandbox: str = "auto",
+) -> CommandRun:
+    """Run one command as one check, confined as `verify` confines its checks (the same
+    session: a sandbox, a workspace copy, the tool identified inside it), and return
+    its evidence and the run's record. Raises `InvalidRun` for unusable arguments; never
+    raises for what the command, its tool or the sandbox does."""
+    from assay.engine import locate
+    from assay.process import InvalidRun
+    from assay.session import open_session
+
+    if isinstance(argv, str) or not argv:
+        raise InvalidRun("no command given: put it after `--` (a list of arguments)")
     root = os.path.abspath(cwd)
     if not os.path.isdir(root):
         raise InvalidRun(f"working directory does not exist or is not a directory: {cwd}")
+    try:
+        the_kind = Kind(kind)
+    except ValueError:
+        raise InvalidRun(f"unknown kind {kind!r}: one of build, typecheck, lint, test") from None
+    if sandbox not in ("auto", "bwrap", "local", "none"):
+        raise InvalidRun(f"unknown sandbox {sandbox!r}: one of auto, bwrap, local, none")
     check = Check(
         name=os.path.basename(argv[0]) or argv[0],
-        kind=Kind(kind),
+        kind=the_kind,
         argv=tuple(argv),
         timeout_s=timeout,
         tool=None,
         source="command line",
     )
     swept = sweep_stale()  # what runs that died left behind
-    if sandbox == "none":
-        evidence = run_checks(
-            [check], lambda c: run_check(c, root=Path(root), sandbox="none"), workdir=root
-        )[0]
-    else:
-        evidence = _run_sandboxed(check, Path(root), sandbox)
-    return replace(evidence, extra={**evidence.extra, "swept": swept}) if swept else evidence
+    # The command the user typed may live outside the system directories (a venv, a
+    # toolchain under the home): show its installation, as verify does for its tools.
+    tool = locate(check, root=Path(root))
+    with open_session(sandbox, Path(root), tool_paths=(tool,) if tool else ()) as session:
+        (evidence,) = session.run([check])
+    return CommandRun(evidence, replace(session.record, swept=tuple(swept)))
 
 
-def _run_sandboxed(check: Check, root: Path, backend: str) -> Evidence:
-    """Run `check` in a fresh workspace of `backend`; a refusing sandbox is evidence too."""
-    import tempfile
+def run_status(evidence: Evidence) -> Status:
+    """The status of an `assay run` (from `run_one`'s evidence): the command's verdict,
+    and never VERIFIED when the run itself had an error (a workspace left behind)."""
+    from assay.report import status_of
 
-    from assay.engine import locate, run_check
-    from assay.evidence import evidence_for
-    from assay.probe import Confinement, ProbeCache
-    from assay.sandbox import (
-        BwrapOptions,
-        CleanupError,
-        ProvisionError,
-        SandboxUnavailable,
-        select_sandbox,
-    )
-    from assay.verdict import Cause
-
-    with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports_dir:
-        reports = str(reports_dir)
-        # The command the user typed may live outside the system directories (a venv, a
-        # toolchain under the home): show its installation, as verify does for its tools.
-        tool = locate(check, root=root)
-        options = BwrapOptions(writable_paths=(reports,), toolchain_paths=(tool,) if tool else ())
-        sandbox = select_sandbox(backend, bwrap_options=options)
-        try:
-            sandbox.ensure_available()
-            name = sandbox.describe()
-        except SandboxUnavailable as exc:
-            return evidence_for(
-                check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=exc.note, sandbox=backend
-            )
-        try:
-            workspace = sandbox.provision(root)
-        except ProvisionError as exc:
-            note = f"the {name} sandbox could not make a workspace from {root}: {exc}"
-            return evidence_for(
-                check, Cause.SANDBOX_UNAVAILABLE, reason=str(exc), note=note, sandbox=name
-            )
-        runner = sandbox.runner(workspace)
-        # A binary inside the workspace is identified inside the sandbox too.
-        probes = ProbeCache(confinement=Confinement(workspace.path, runner))
-
-        def execute(c: Check) -> Evidence:
-            return run_check(
-                c,
-                root=workspace.path,
-                runner=runner,
-                probes=probes,
-                report_dir=Path(reports),
-                sandbox=name,
-            )
-
-        try:
-            evidence = run_checks([check], execute, workdir=str(workspace.path))[0]
-        finally:
-            try:
-                sandbox.cleanup(workspace)
-                problem = None
-            except CleanupError as exc:
-                problem = f"the workspace {workspace.path} could not be removed: {exc}"
-        extra = {**evidence.extra, "limits": sandbox.limits_in_force(workspace)}
-        if problem is not None:
-            extra["cleanup_error"] = problem
-        return replace(evidence, extra=extra)
+    errors = [evidence.extra.get(k) for k in ("error", "cleanup_error")]
+    return status_of(evidence, run_errors=[str(e) for e in errors if e])
 
 
 def run_plugin(spec: str, *, cwd: str = ".", timeout: float | None = None) -> Evidence:

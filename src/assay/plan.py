@@ -11,7 +11,8 @@ Rules, in order:
   script that is just `tsc` when `tsc --noEmit` is planned; `go build` when
   `go vet` compiles everything anyway; a build a `pretest` hook runs);
 - CI steps running the same tool confirm a check and lend it their environment;
-- stages: build, then typecheck and lint in parallel, then test.
+- stages: build, then every other check (typecheck, lint and test) side by side; a
+  failed build skips the rest (`Stage`).
 
 Every candidate not chosen is kept in `Plan.dropped` with the reason.
 """
@@ -29,7 +30,8 @@ from assay.evidence import DEFAULT_TIMEOUT_S, Check
 from assay.verdict import Kind
 
 #: Version of the plan JSON document.
-PLAN_SCHEMA = "assay.plan/1"
+PLAN_SCHEMA = "assay.plan/2"
+"""2: one `check` stage (typecheck, lint and test together) where 1 had `static` and `test`."""
 
 
 #: Tools that only wrap other commands; their output is read generically.
@@ -48,23 +50,25 @@ _TOOL_OF = {
 
 
 class Stage(enum.StrEnum):
-    """When a check runs. Stages run in this order; checks within one run in parallel."""
+    """When a check runs: `verify` runs the stages in this order, each once the one before
+    has ended, and skips every later stage once a check has failed; the checks of one
+    stage run side by side."""
 
     BUILD = "build"
-    STATIC = "static"
-    """Type-checking and linting: independent of each other, so run side by side."""
-    TEST = "test"
+    """Builds whose output later checks read."""
+    CHECK = "check"
+    """Everything else: type checks, linters and tests do not depend on each other."""
 
 
 STAGE_OF_KIND: dict[Kind, Stage] = {
     Kind.BUILD: Stage.BUILD,
-    Kind.TYPECHECK: Stage.STATIC,
-    Kind.LINT: Stage.STATIC,
-    Kind.TEST: Stage.TEST,
+    Kind.TYPECHECK: Stage.CHECK,
+    Kind.LINT: Stage.CHECK,
+    Kind.TEST: Stage.CHECK,
 }
 
 #: Build checks whose output nothing later reads: byte-compiling into a scratch prefix is a
-#: syntax check, so it runs beside the type checkers and linters instead of before them.
+#: syntax check, so it runs beside the other checks instead of before them.
 CHECK_ONLY_BUILDS = frozenset({"compileall"})
 
 _KIND_ORDER = (Kind.BUILD, Kind.TYPECHECK, Kind.LINT, Kind.TEST)
@@ -73,7 +77,7 @@ _KIND_ORDER = (Kind.BUILD, Kind.TYPECHECK, Kind.LINT, Kind.TEST)
 def stage_of(check: Check) -> Stage:
     """The stage `check` runs in: its kind's, except for builds that produce nothing."""
     if check.kind is Kind.BUILD and check.tool in CHECK_ONLY_BUILDS:
-        return Stage.STATIC
+        return Stage.CHECK
     return STAGE_OF_KIND[check.kind]
 
 
@@ -105,7 +109,7 @@ class Plan:
 
     root: str
     checks: tuple[Check, ...]
-    """Ordered by stage: build, then typecheck and lint, then test."""
+    """Ordered by stage, then kind: build, then typecheck, lint and test."""
     require_tests: bool = True
     """VERIFIED needs a test check that executed tests."""
     required: frozenset[Kind] = frozenset()

@@ -1,4 +1,9 @@
-"""Aggregating checks into the status an agent or CI acts on (pure)."""
+"""Aggregating checks into the status an agent or CI acts on (pure).
+
+`aggregate` is the one place a status is decided: every rule (DESIGN.md's table, kinds the
+configuration requires but nothing checks, errors of the run itself such as a workspace
+that could not be removed) is an input to it, and nothing edits a status afterwards.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 
 from assay._version import __version__
 from assay.evidence import Evidence
+from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
 #: Version of the report JSON document.
@@ -24,7 +30,8 @@ class Report:
     """Why the status is not VERIFIED, in a sentence someone can act on; empty when it is."""
     plan: Mapping[str, Any] = field(default_factory=dict)
     """What was planned and why (from the planner), kept with the evidence."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(default_factory=RunRecord)
+    """How the run went apart from its checks (`assay.run_record`); `extra` in JSON."""
 
     @property
     def exit_code(self) -> int:
@@ -33,6 +40,11 @@ class Report:
     @property
     def verified(self) -> bool:
         return self.status.verified
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Deprecated: the run record as the JSON `extra` object; read `record` instead."""
+        return self.record.to_dict()
 
     def tool_versions(self) -> dict[str, str]:
         return {e.checker.tool: e.checker.version for e in self.checks if e.checker}
@@ -54,7 +66,8 @@ class Report:
             "tool_versions": self.tool_versions(),
             "assay_version": __version__,
             "schema": REPORT_SCHEMA,
-            **({"extra": dict(self.extra)} if self.extra else {}),
+            # `extra` is the run record's key since before it was typed; kept for readers.
+            **({"extra": extra} if (extra := self.record.to_dict()) else {}),
         }
 
     @classmethod
@@ -66,7 +79,7 @@ class Report:
             checks=tuple(Evidence.from_dict(c) for c in data.get("checks", [])),
             note=str(data.get("note", "")),
             plan=dict(data.get("plan") or {}),
-            extra=dict(data.get("extra") or {}),
+            record=RunRecord.from_dict(data.get("extra") or {}),
         )
 
 
@@ -86,28 +99,55 @@ def aggregate(
     checks: Sequence[Evidence],
     *,
     require_tests: bool = True,
+    missing_kinds: Iterable[Kind] = (),
+    config_errors: Sequence[str] = (),
+    run_errors: Sequence[str] = (),
     plan: Mapping[str, Any] | None = None,
+    record: RunRecord | None = None,
     empty_note: str = "nothing to run was found",
 ) -> Report:
-    """DESIGN.md's status rules: any fail -> FAILED; else any inconclusive ->
-    INDETERMINATE; else anything unverified, nothing run, or no tests executed
-    (when tests are required) -> UNVERIFIED; else VERIFIED."""
+    """DESIGN.md's status rules, in order:
+
+    - nothing run: INDETERMINATE when the run had an error, else UNVERIFIED (`empty_note`);
+    - any check `fail` -> FAILED (errors of the run are named in the note, never hidden);
+    - any check `inconclusive`, or any error of the run (`run_errors`: a workspace that
+      could not be removed, assay not able to finish) -> INDETERMINATE;
+    - any check `unverified`, no test executed (when `require_tests`), or a kind the
+      configuration requires that nothing checks (`missing_kinds`) -> UNVERIFIED;
+    - else VERIFIED.
+
+    `config_errors` (configuration that could not be read) are named in the note of a
+    non-VERIFIED report with checks: they are often why the checks did not do what was
+    expected (with no checks, `empty_note` says so already)."""
     checks = tuple(checks)
-    status, note = _status(checks, require_tests, empty_note)
-    return Report(status=status, checks=checks, note=note, plan=dict(plan or {}))
+    errors = tuple(e for e in run_errors if e)
+    status, note = _status(checks, require_tests, frozenset(missing_kinds), errors, empty_note)
+    if status is not Status.VERIFIED and checks and config_errors:
+        note = f"{note} Unreadable configuration: {'; '.join(config_errors)}".strip()
+    return Report(
+        status=status, checks=checks, note=note, plan=dict(plan or {}), record=record or RunRecord()
+    )
 
 
 def _status(
-    checks: tuple[Evidence, ...], require_tests: bool, empty_note: str
+    checks: tuple[Evidence, ...],
+    require_tests: bool,
+    missing_kinds: frozenset[Kind],
+    run_errors: tuple[str, ...],
+    empty_note: str,
 ) -> tuple[Status, str]:
     if not checks:
+        if run_errors:
+            return Status.INDETERMINATE, _run_errors(run_errors)
         return Status.UNVERIFIED, _sentence(empty_note)
     failed = _with(checks, Verdict.FAIL)
     if failed:
-        return Status.FAILED, _explain(failed)
+        return Status.FAILED, _also(_explain(failed), run_errors)
     inconclusive = _with(checks, Verdict.INCONCLUSIVE)
     if inconclusive:
-        return Status.INDETERMINATE, _explain(inconclusive)
+        return Status.INDETERMINATE, _also(_explain(inconclusive), run_errors)
+    if run_errors:
+        return Status.INDETERMINATE, _run_errors(run_errors)
     unverified = _with(checks, Verdict.UNVERIFIED)
     if unverified:
         return Status.UNVERIFIED, _explain(unverified)
@@ -116,9 +156,31 @@ def _status(
             Status.UNVERIFIED,
             "No test check executed any test, so nothing shows the code works.",
         )
+    if missing_kinds:
+        kinds = ", ".join(sorted(k.value for k in missing_kinds))
+        return (
+            Status.UNVERIFIED,
+            f"the configuration requires {kinds} but no command for it was found.",
+        )
     if not all(e.verdict.passed for e in checks):  # defensive: every verdict handled above
         return Status.INDETERMINATE, "A check ended with an unexpected verdict."
     return Status.VERIFIED, ""
+
+
+def _run_errors(errors: tuple[str, ...]) -> str:
+    return " ".join(_sentence(e) for e in errors)
+
+
+def _also(note: str, run_errors: tuple[str, ...]) -> str:
+    if not run_errors:
+        return note
+    return f"{note} The run also had an error: {_run_errors(run_errors)}"
+
+
+def status_of(evidence: Evidence, *, run_errors: Sequence[str] = ()) -> Status:
+    """The status of one check run on its own (`assay run`): the same rules, tests not
+    required (the command's own verdict already says whether it executed any)."""
+    return aggregate([evidence], require_tests=False, run_errors=run_errors).status
 
 
 def _with(checks: Iterable[Evidence], verdict: Verdict) -> list[Evidence]:

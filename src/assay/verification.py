@@ -1,5 +1,11 @@
 """A build-then-test `Verification` spec run under one deadline: `verify(spec, workdir, env)`.
 
+A thin verifier over what `assay verify` uses: each step is a `Check`, run through the
+fail-closed runner, its evidence read by the same parsers and `classify`, and the result
+passes only when `aggregate` says VERIFIED -- so it can never pass what `verify` would not
+(a test step that exits 0 without a test seen executing does not pass). A failed build
+skips the tests.
+
 Errors (catch `VerificationError` for "the verification could not be carried out"):
 
     VerificationError      the spec or workdir is unusable; nothing ran
@@ -16,10 +22,13 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from assay.engine import default_runner
 from assay.errors import AssayError
+from assay.evidence import Check, Evidence
 from assay.process import CommandRunner, InvalidRun, ProcessResult
+from assay.verdict import Kind, Status
 
 
 class Phase(enum.StrEnum):
@@ -85,6 +94,10 @@ class VerificationResult:
     timed_out: bool
     duration_s: float
     steps: tuple[StepResult, ...] = field(default_factory=tuple)
+    evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+    """Each step's evidence, as `assay verify` would classify it."""
+    status: Status = Status.UNVERIFIED
+    """What `aggregate` made of the evidence; `passed` is exactly `status` VERIFIED."""
 
     @property
     def stdout(self) -> str:
@@ -119,6 +132,7 @@ def verify(
     run = runner or default_runner
     clock = _Deadline(spec.timeout_seconds)
     steps: list[StepResult] = []
+    evidence: list[Evidence] = []
     phases = [(Phase.BUILD, spec.build_cmd), (Phase.TEST, spec.test_cmd)]
     for phase, argv in phases:
         if argv is None:
@@ -126,12 +140,53 @@ def verify(
         remaining = clock.remaining()
         if remaining is not None and remaining <= 0:
             # run_process reads a zero timeout as "no deadline": never start a step past it.
-            return _ended(phase, steps, clock, timed_out=True)
-        step = StepResult(phase, _start(run, phase, argv, directory, env, remaining))
+            return _ended(phase, steps, evidence, clock, timed_out=True)
+        step, judged = _step(run, phase, tuple(argv), directory, env, remaining)
+        evidence.append(judged)
+        if step is None:  # the runner gave up on it (stuck past its deadline)
+            return _ended(phase, steps, evidence, clock, timed_out=True)
         steps.append(step)
-        if not step.succeeded:
-            return _ended(phase, steps, clock, timed_out=step.result.timed_out)
-    return _ended(Phase.TEST, steps, clock, timed_out=False, passed=True)
+        if not judged.passed:
+            return _ended(phase, steps, evidence, clock, timed_out=step.result.timed_out)
+    return _ended(Phase.TEST, steps, evidence, clock, timed_out=False)
+
+
+def _step(
+    run: CommandRunner,
+    phase: Phase,
+    argv: tuple[str, ...],
+    directory: str,
+    env: Mapping[str, str] | None,
+    timeout: float | None,
+) -> tuple[StepResult | None, Evidence]:
+    """Run one step as a check through the fail-closed runner; re-raises `StepStartError`."""
+    from assay.classify import classify
+    from assay.commands import run_checks
+    from assay.parsers import parse_output
+
+    check = Check(
+        name=phase.value,
+        kind=Kind(phase.value),
+        argv=argv,
+        timeout_s=timeout,
+        source=f"Verification.{phase.value}_cmd",
+    )
+    seen: dict[str, Any] = {}
+
+    def execute(check: Check) -> Evidence:
+        try:
+            result = _start(run, phase, argv, directory, env, timeout)
+        except StepStartError as exc:
+            seen["error"] = exc
+            raise
+        seen["result"] = result
+        return classify(check, result, parse_output(check, result))
+
+    (judged,) = run_checks([check], execute, workdir=directory)
+    if "error" in seen:
+        raise seen["error"]
+    result = seen.get("result")
+    return (StepResult(phase, result) if result is not None else None), judged
 
 
 def _start(
@@ -155,19 +210,26 @@ def _start(
 def _ended(
     phase: Phase,
     steps: list[StepResult],
+    evidence: list[Evidence],
     clock: _Deadline,
     *,
     timed_out: bool,
-    passed: bool = False,
 ) -> VerificationResult:
+    from assay.report import aggregate
+
     last = steps[-1].result if steps and steps[-1].phase is phase else None
+    # A step the deadline kept from starting is evidence too: nothing says it would pass.
+    ran_every_step = not timed_out or (last is not None and last.timed_out)
+    status = aggregate(evidence).status if ran_every_step else Status.INDETERMINATE
     return VerificationResult(
-        passed=passed,
+        passed=status is Status.VERIFIED,
         phase=phase,
         exit_code=last.exit_code if last else None,
         timed_out=timed_out,
         duration_s=clock.elapsed(),
         steps=tuple(steps),
+        evidence=tuple(evidence),
+        status=status,
     )
 
 

@@ -1,10 +1,19 @@
-"""The human rendering of a plan (`assay plan`): what would run, in which stage, and why."""
+"""The human rendering of a plan (`assay plan`): what would run, in which stage, and why.
+
+The stages are the ones `verify` runs: each after the one before has ended, the checks
+of one stage side by side."""
 
 from __future__ import annotations
 
 import shlex
 
-from assay.plan import Plan
+from assay.plan import Plan, Stage
+
+#: What each stage means, under its heading.
+_STAGE_NOTE = {
+    Stage.BUILD: "first: later checks read what it makes",
+    Stage.CHECK: "skipped if a build failed",
+}
 
 
 def render_plan(plan: Plan, *, verbose: bool = False) -> str:
@@ -25,10 +34,12 @@ def render_plan(plan: Plan, *, verbose: bool = False) -> str:
         together = " (in parallel)" if len(stage.checks) > 1 else ""
         lines.append("")
         lines.append(f"{number}. {stage.stage.value}{together}")
+        if number > 1 or stage.stage is Stage.BUILD:
+            lines.append(f"   ({_STAGE_NOTE[stage.stage]})")
         for check in stage.checks:
             cwd = f" (in {check.cwd})" if check.cwd not in (".", "") else ""
             lines.append(f"   {check.name:<14} {shlex.join(check.argv)}{cwd}")
-            lines.append(f"   {'':<14} from {check.source}: {check.reason}")
+            lines.append(f"   {'':<14} {check.kind.value}, from {check.source}: {check.reason}")
             if check.env:
                 lines.append(
                     f"   {'':<14} env: {' '.join(f'{k}={v}' for k, v in check.env.items())}"

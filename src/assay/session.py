@@ -1,0 +1,253 @@
+"""One sandboxed session: what `assay verify` and `assay run` both do around their checks.
+
+    with open_session("auto", root, tool_paths=...) as session:
+        evidence = session.run(checks)
+    record = session.record            # complete once the block has ended
+
+The session selects the backend (its report directory writable, the toolchains the
+checks use shown to it), checks that it can run anything here, makes the workspace (a
+copy of `source`, or with `restore` a copy whose protected files come from the base),
+identifies tools from inside that workspace (a project's own binaries are code under
+test: even their `--version` never runs on the host), runs checks through the
+fail-closed runner, and always removes the workspace.
+
+A sandbox that refuses (unavailable here, its probe could not clean up, no workspace
+could be made) is not an exception: every check `run` is given comes back
+`inconclusive` / `sandbox_unavailable`, saying why. A workspace that cannot be removed
+is an error of the run, kept in the record's `cleanup_error`, beside evidence that stays
+as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.run_record import Restored, RunRecord
+from assay.scratch import temporary_scratch
+from assay.verdict import Cause
+
+if TYPE_CHECKING:
+    from assay.probe import ProbeCache
+    from assay.protect import ProtectedSet
+    from assay.sandbox import Sandbox, Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """Restore `protected` files from the tree at `base` into the workspace (`--protect`)."""
+
+    base: Path
+    protected: ProtectedSet
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why nothing can run in this session: the reason, and what to do about it."""
+
+    reason: str
+    note: str
+    sandbox: str
+    """The backend as evidence names it: its description when known, else as asked."""
+
+
+class Session:
+    """A provisioned (or refused) sandbox, with the means to run checks in it. Made only
+    by `open_session`; its `record` is final once the `with` block has ended."""
+
+    def __init__(self, reports: Path) -> None:
+        self.reports = reports
+        """Where checks write their reports: outside the workspace, writable by the sandbox."""
+        self.sandbox: Sandbox | None = None
+        self.name = ""
+        self.workspace: Workspace | None = None
+        self.probes: ProbeCache | None = None
+        self.refusal: Refusal | None = None
+        self.record = RunRecord()
+
+    @property
+    def root(self) -> Path:
+        """The workspace as the host sees it (only when the session was not refused)."""
+        if self.workspace is None:
+            raise RuntimeError("the session was refused: it has no workspace")
+        return self.workspace.path
+
+    def run(
+        self,
+        checks: Sequence[Check],
+        *,
+        env: Mapping[str, str] | None = None,
+        expires: float | None = None,
+        online: bool = False,
+    ) -> list[Evidence]:
+        """Run `checks` side by side through the fail-closed runner; one evidence each, in order.
+
+        `env` is laid under each check's own; `expires` (monotonic seconds) is a deadline
+        over the whole run, to which each check's own is cut; `online`: the backend with
+        the network on (install steps only)."""
+        from assay.commands import run_checks
+        from assay.engine import run_check
+
+        if self.refusal is not None or self.sandbox is None or self.workspace is None:
+            return [self._refused(check) for check in checks]
+        workspace = self.workspace
+        runner = (self.sandbox.with_network() if online else self.sandbox).runner(workspace)
+
+        def execute(check: Check) -> Evidence:
+            if env:
+                check = replace(check, env={**env, **check.env})
+            if expires is not None:
+                left = expires - time.monotonic()
+                if left <= 0:
+                    note = "the run's overall deadline passed before this check could start"
+                    return evidence_for(check, Cause.TIMEOUT, note=note, sandbox=self.name)
+                check = replace(check, timeout_s=min(check.timeout_s or left, left))
+            # One report directory for all checks: reports are named after their check.
+            return run_check(
+                check,
+                root=workspace.path,
+                runner=runner,
+                probes=self.probes,
+                report_dir=self.reports,
+                sandbox=self.name,
+            )
+
+        return run_checks(checks, execute, workdir=str(workspace.path))
+
+    def identify(self, checks: Sequence[Check]) -> list[CheckerId | None]:
+        """Every check's tool, probed once (inside the sandbox where it is the project's
+        own) and remembered for the session; None where missing or when refused. Probes
+        run side by side: a slow version command should not queue the others."""
+        from assay.engine import identify
+        from assay.probe import ProbeFailure
+
+        probes, workspace = self.probes, self.workspace
+        if probes is None or workspace is None or not checks:
+            return [None for _ in checks]
+
+        def one(check: Check) -> CheckerId | None:
+            try:
+                return identify(check, root=workspace.path, probes=probes)
+            except ProbeFailure:
+                return None
+
+        with ThreadPoolExecutor(max_workers=len(checks)) as pool:
+            return list(pool.map(one, checks))
+
+    def _refused(self, check: Check) -> Evidence:
+        refusal = self.refusal or Refusal(
+            "no workspace", "the session has no workspace to run in", self.name
+        )
+        return evidence_for(
+            check,
+            Cause.SANDBOX_UNAVAILABLE,
+            reason=refusal.reason,
+            note=refusal.note,
+            sandbox=refusal.sandbox,
+        )
+
+
+@contextlib.contextmanager
+def open_session(
+    backend: str,
+    source: Path,
+    *,
+    tool_paths: Sequence[str] = (),
+    restore: Restore | None = None,
+) -> Iterator[Session]:
+    """A session of `backend` over a workspace made from `source` (see the module docstring).
+
+    `tool_paths`: binaries of toolchains the checks run, whose installations the sandbox
+    shows read-only. Raises only what making the workspace raises besides refusing (an
+    `OSError` while restoring protected files); the workspace is removed in every case.
+    """
+    from assay.sandbox import CleanupError, ProvisionError, SandboxError, SandboxUnavailable
+
+    with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports:
+        session = Session(Path(reports))
+        sandbox = _select(backend, Path(reports), tool_paths)
+        session.sandbox = sandbox
+        try:
+            sandbox.ensure_available()
+            session.name = sandbox.describe()
+        except SandboxUnavailable as exc:
+            session.refusal = Refusal(str(exc), exc.note, backend)
+        except SandboxError as exc:  # e.g. the probe's own scratch could not be removed
+            note = f"the {backend} sandbox could not be checked: {exc}"
+            session.refusal = Refusal(str(exc), note, backend)
+        if session.refusal is not None:
+            session.name = backend
+            yield session
+            return
+        session.record = RunRecord(sandbox=session.name)
+        try:
+            workspace, restored = _provision(sandbox, source, restore)
+        except ProvisionError as exc:
+            note = f"the {session.name} sandbox could not make a workspace from {source}: {exc}"
+            session.refusal = Refusal(str(exc), note, session.name)
+            yield session
+            return
+        session.workspace = workspace
+        session.probes = _confined_probes(sandbox, workspace)
+        record = session.record
+        session.record = replace(
+            record,
+            protected=restored,
+            workspace=workspace.provisioned.to_dict() if workspace.provisioned else None,
+            limits=sandbox.limits_in_force(workspace),
+        )
+        try:
+            yield session
+        finally:
+            try:
+                sandbox.cleanup(workspace)
+            except CleanupError as exc:
+                problem = f"the workspace {workspace.path} could not be removed: {exc}"
+                session.record = replace(session.record, cleanup_error=problem)
+
+
+def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
+    """The binaries of real toolchains `checks` will run, found without running anything
+    (for the sandbox to show toolchains that live outside its system directories). A
+    command the repository names that is no known toolchain (`~/.vault-token`, a script)
+    is never a reason to show a host directory."""
+    from assay.engine import locate
+    from assay.toolchains import toolchain_for
+
+    known = [c for c in checks if c.tool and toolchain_for(c.tool) is not None]
+    found = {locate(check, root=root) for check in known}
+    return tuple(sorted(p for p in found if p))
+
+
+def _select(backend: str, reports: Path, tool_paths: Sequence[str]) -> Sandbox:
+    """The backend for this session: bubblewrap may write only the report directory, and
+    sees the toolchains the checks use even where they live under the hidden home."""
+    from assay.sandbox import BwrapOptions, select_sandbox
+
+    options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=(str(reports),))
+    return select_sandbox(backend, bwrap_options=options)
+
+
+def _provision(
+    sandbox: Sandbox, source: Path, restore: Restore | None
+) -> tuple[Workspace, Restored | None]:
+    if restore is None:
+        return sandbox.provision(source), None
+    from assay.sandbox.protected import provision_protected
+
+    workspace, result = provision_protected(sandbox, source, restore.base, restore.protected)
+    return workspace, Restored(result.restored, result.removed)
+
+
+def _confined_probes(sandbox: Sandbox, workspace: Workspace) -> ProbeCache:
+    """Probes for this workspace: a binary inside it is identified inside the sandbox."""
+    from assay.probe import Confinement, ProbeCache
+
+    return ProbeCache(confinement=Confinement(workspace.path, sandbox.runner(workspace)))
