@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from assay.commands import run_command
 from assay.verdict import Cause, Status, Verdict
-
-
-def _attribute(flag: str, path: Path) -> bool:
-    if shutil.which("chattr") is None:
-        return False
-    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+from tests.test_verify_library import _attribute, append_only_tmp  # noqa: F401 - a fixture
 
 
 @pytest.fixture
@@ -69,21 +61,9 @@ def test_the_cli_exit_code_says_the_run_had_an_error(tmp_path: Path, immutable_o
             shutil.rmtree(stuck.parent, ignore_errors=True)
 
 
-@pytest.fixture
-def append_only_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    place = tmp_path / "append-only"
-    place.mkdir()
-    if os.geteuid() != 0 or not _attribute("+a", place):
-        pytest.skip("needs root and a filesystem with append-only directories")
-    monkeypatch.setattr(tempfile, "tempdir", str(place))
-    yield place
-    _attribute("-a", place)
-
-
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
-def test_a_probe_that_cannot_clean_up_refuses_the_session(
-    tmp_path: Path, append_only_tmp: Path
-) -> None:
+@pytest.mark.usefixtures("append_only_tmp")
+def test_a_probe_that_cannot_clean_up_refuses_the_session(tmp_path: Path) -> None:
     done = run_command(["true"], cwd=tmp_path, kind="build", sandbox="bwrap")
     assert done.evidence.cause is Cause.SANDBOX_UNAVAILABLE
     assert "bwrap-probe" in done.evidence.note
