@@ -1,32 +1,36 @@
 """The verdict cache: a report for a workspace state, reused while nothing that decided it changed.
 
-The key covers every input of a verdict: the content of the workspace (tracked and
-untracked-but-not-ignored files), the plan, every checker's identity and version,
-the sandbox backend and assay's own version. Only terminal, trustworthy reports
+The key covers every input of a verdict: the content of the workspace (every file it
+will hold, ignored by git or not), the installed environments it links (`.venv`,
+`node_modules`), the plan, every checker's identity and version, the sandbox backend
+and assay's own version. Only terminal, trustworthy reports
 are stored (`cacheable`): an `inconclusive` check, a missing tool or a misbehaving
 verifier might come out differently next time, so those are always recomputed.
 
 Storage is SQLite in WAL mode in a per-user directory, so concurrent runs can read
-and write safely; it is bounded in bytes, evicting the oldest entries first.
+and write safely; it is bounded in bytes, evicting the oldest entries first. The same
+database remembers each file's digest by its stat identity, so that keying an unchanged
+repository reads no file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
+import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
 from assay.evidence import CheckerId
-from assay.filetree import walk_files
-from assay.safe_git import GitError, open_repository
-from assay.untrusted_files import Link, Refused, chunks, open_untrusted
+from assay.sandbox.provision import GIT_DIR, scan_source
+from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
 
 #: Environment variable naming the cache directory (overrides the XDG default).
@@ -35,12 +39,11 @@ CACHE_DIR_VAR = "ASSAY_CACHE_DIR"
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_SECONDS = 30.0
-#: Deadline for listing a repository's files with git.
-LIST_TIMEOUT_SECONDS = 60.0
-#: Bound on that listing; past it the files are walked instead.
-LIST_LIMIT_BYTES = 256 * 1024 * 1024
 #: Version of the key derivation; bump it when the key's inputs change meaning.
-KEY_SCHEMA = "assay.cache-key/1"
+KEY_SCHEMA = "assay.cache-key/2"
+#: Repositories whose files' digests are remembered (`workspace_digest`'s memo); the
+#: least recently keyed are forgotten past it.
+MEMO_MAX_ROOTS = 32
 
 #: Statuses worth reusing: the code was judged. UNVERIFIED and INDETERMINATE are not.
 _CACHEABLE_STATUS: dict[Status, bool] = {
@@ -79,58 +82,310 @@ def default_cache_dir() -> Path:
 # -- the key -------------------------------------------------------------------------------
 
 
-def workspace_digest(root: str | os.PathLike[str]) -> str:
-    """Content hash of a workspace: every file's path, kind, executable bit and bytes.
+def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None = None) -> str:
+    """Digest of everything a workspace of `root` will hold: every file's path, kind,
+    executable bit and bytes, and a fingerprint of each environment it links.
 
-    In a git work tree the files are `git ls-files -co --exclude-standard` (tracked,
-    plus untracked that are not ignored); elsewhere a walk that skips VCS state and
-    installed dependencies. Raises `CacheError` when an entry cannot be hashed safely.
+    The files are `provision.scan_source`'s own listing, so the key and the workspace can
+    never disagree about what is in it: ignored files are copied, so they count (a
+    gitignored `conftest.py` changes what runs); only caches and build output are left
+    out. `.git` is not part of it. With a `memo` (the cache that will hold the verdict),
+    a file whose stat identity is unchanged since it was last hashed is not read again:
+    a cached verify costs a stat per file, not a read. Raises `CacheError` when an entry
+    cannot be keyed safely.
     """
     root_path = Path(root)
-    files = _git_files(root_path)
-    if files is None:
-        files = walk_files(root_path)
-    digest = hashlib.sha256(b"assay-workspace/1\0")
-    for rel in files:
-        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(_entry_digest(root_path, rel) + b"\0")
+    try:
+        layout = scan_source(root_path, link_git=True)
+    except OSError as exc:
+        raise CacheError(f"the workspace cannot be keyed: {exc}") from exc
+    memo_root = str(root_path.resolve())
+    known = _memoised(memo, memo_root)
+    settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+    fresh: dict[str, tuple[str, bytes]] = {}
+    digest = hashlib.sha256(b"assay-workspace/2\0")
+    for rel in sorted(layout.dirs):
+        digest.update(b"dir\0" + _encode(rel) + b"\0")
+    for rel in sorted(layout.files):
+        value = _file_digest(root_path, rel, known, fresh, settled_before)
+        digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
+    for rel in layout.linked:
+        if rel != GIT_DIR:
+            fingerprint = environment_fingerprint(root_path, rel)
+            digest.update(b"env\0" + _encode(rel) + b"\0" + fingerprint + b"\0")
+    if memo is not None:
+        with contextlib.suppress(CacheError):  # a memo that cannot be written costs time only
+            memo.remember_files(memo_root, fresh, previous=known)
     return digest.hexdigest()
 
 
-def _git_files(root: Path) -> list[str] | None:
-    if not (root / ".git").exists():
-        return None
-    # Through safe_git: nothing the repository's config names runs or is read here. An
-    # fsmonitor that lied about changed files, or an excludes file outside the repository,
-    # would also hide a change from the key and turn a miss into a false hit.
+#: A file changed less than this long ago is hashed again next time rather than trusted by
+#: its stat: a second write within one tick of the filesystem's clock could leave every
+#: field of the stat as it was. Later writes always move its change time past the memo's.
+RACY_SECONDS = 3.0
+
+
+def _memoised(memo: VerdictCache | None, root: str) -> dict[str, tuple[str, bytes]]:
+    if memo is None:
+        return {}
     try:
-        repo = open_repository(root, timeout=LIST_TIMEOUT_SECONDS)
-        listing = repo.output("ls-files", "-z", "-co", "--exclude-standard", limit=LIST_LIMIT_BYTES)
-    except GitError:
-        return None  # a walk sees more files than git would: a miss at worst, never a false hit
-    return sorted({os.fsdecode(name) for name in listing.split(b"\0") if name})
+        return memo.remembered_files(root)
+    except CacheError:
+        return {}  # every file is hashed: slower, never wrong
 
 
-def _entry_digest(root: Path, rel: str) -> bytes:
+def _file_digest(
+    root: Path,
+    rel: str,
+    known: dict[str, tuple[str, bytes]],
+    fresh: dict[str, tuple[str, bytes]],
+    settled_before: int,
+) -> bytes:
+    """One entry's digest, from the memo when the file's stat identity is the one it was
+    hashed with. The change time cannot be set by anyone but the kernel, so content that
+    changed has a new identity, even with its size and mtime put back."""
+    remembered = known.get(rel)
+    if remembered is not None:
+        try:
+            info = os.lstat(f"{root}/{rel}")  # a str, not a Path: this runs per file
+        except OSError:
+            info = None
+        if info is not None and _stat_identity(info) == remembered[0]:
+            fresh[rel] = remembered
+            return remembered[1]
+    value, identity = _entry_digest(root, rel)
+    if identity is not None and identity[1] < settled_before:
+        fresh[rel] = (identity[0], value)
+    return value
+
+
+def _stat_identity(info: os.stat_result) -> str:
+    """What changes whenever a file's content does: the change time cannot be set by
+    anyone but the kernel, and a file replaced is a new inode."""
+    return (
+        f"{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_size}"
+        f":{info.st_mtime_ns}:{info.st_ctime_ns}"
+    )
+
+
+def _entry_digest(root: Path, rel: str) -> tuple[bytes, tuple[str, int] | None]:
     """One entry's kind and content, reached without following any link: a link is its
     target, never what it points at. What cannot be hashed safely (a FIFO, a device, a
-    submodule, a path through a link) raises `CacheError`: the key could not vouch for it,
-    and two trees that differ there must not share a key."""
+    path through a link) raises `CacheError`: the key could not vouch for it, and two
+    trees that differ there must not share a key. For a regular file that did not change
+    while it was read, also its stat identity and change time (for the memo)."""
     with open_untrusted(root, rel, single_link=False) as found:
         if found is None:
-            return b"missing"  # tracked but deleted: a state of its own
+            return b"missing", None  # deleted while being listed: a state of its own
         if isinstance(found, Link):
-            return b"link:" + found.target.encode("utf-8", "surrogateescape")
+            return b"link:" + _encode(found.target), None
         if isinstance(found, Refused):
             raise CacheError(f"the workspace cannot be keyed: {found.reason}")
         executable = b"x" if found.mode & 0o111 else b"-"
-        file_hash = hashlib.sha256()
         try:
-            for chunk in chunks(found):  # streamed: any size of regular file is fine
-                file_hash.update(chunk)
+            before = os.fstat(found.fd)
+            file_hash = _hash_open(found)
+            after = os.fstat(found.fd)
         except OSError as exc:
             raise CacheError(f"the workspace cannot be keyed: {rel}: {exc.strerror}") from exc
-        return executable + file_hash.digest()
+        identity = _stat_identity(before)
+        steady = identity == _stat_identity(after)
+        return executable + file_hash, (identity, before.st_ctime_ns) if steady else None
+
+
+def _hash_open(found: OpenFile) -> bytes:
+    file_hash = hashlib.sha256()
+    for chunk in chunks(found):  # streamed: any size of regular file is fine
+        file_hash.update(chunk)
+    return file_hash.digest()
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+# -- installed environments ----------------------------------------------------------------
+
+#: Files in an environment whose bytes are part of its fingerprint, not only their stat:
+#: small, and each says what is installed or where code is loaded from (an editable
+#: install's `.pth` or `direct_url.json`, a distribution's RECORD of its files' hashes,
+#: the list npm keeps of what it installed).
+_CONTENT_NAMES = frozenset(
+    {"pyvenv.cfg", "RECORD", "direct_url.json", "installer", ".package-lock.json"}
+)
+_CONTENT_SUFFIXES = (".pth", ".egg-link")
+#: Interpreter links of a virtualenv, whose target's identity is part of its fingerprint.
+_INTERPRETERS = ("bin/python", "bin/python3")
+
+
+def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
+    """A fingerprint of the installed environment at `rel` beneath `root` (a `.venv`,
+    `node_modules`, `.tox`), cheap enough to take on every verify.
+
+    Entries are keyed by their stat identity, change time and inode included: npm
+    extracts every file with one fixed mtime, so an upgrade can keep sizes and mtimes,
+    but no write keeps a change time, and a reinstalled package is a new inode. A link is
+    keyed by its target and never followed.
+
+    A Python environment (anything but node_modules) is walked whole, so an installed
+    module edited in place is seen. A node_modules tree holds many times more files, so
+    it is keyed by package, as npm itself records it: each package's directory and
+    package.json, scopes and nested node_modules followed down. A new version, added or
+    removed package is seen; a file inside a package edited in place is not.
+
+    On top, the bytes of the small files that say what is installed (`_CONTENT_NAMES`:
+    npm's `.package-lock.json`, a `.pth` or `direct_url.json` of an editable install,
+    RECORD), and, for a virtualenv, the stat identity of the interpreter its
+    `bin/python` leads to (an upgraded base Python changes what runs). The walk goes
+    from directory descriptors and follows no link, so an environment cannot lead it
+    out of the tree; nothing but those small regular files is opened. Raises
+    `CacheError` when the environment cannot be walked.
+    """
+    fingerprint = hashlib.sha256(b"assay-environment/1\0")
+    walk = _EnvironmentWalk(Path(root), rel, fingerprint.update)
+    try:
+        top = _open_beneath(Path(root), rel)
+        try:
+            if Path(rel).name == "node_modules":
+                walk.packages(top, "")
+            else:
+                walk.tree(top, "")
+        finally:
+            os.close(top)
+    except RecursionError as exc:
+        raise CacheError(f"the environment {rel} is nested too deeply to be keyed") from exc
+    except OSError as exc:
+        raise CacheError(f"the environment {rel} cannot be keyed: {exc}") from exc
+    return fingerprint.digest()
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_beneath(root: Path, rel: str) -> int:
+    """A descriptor of the directory `rel` beneath `root`, entered one component at a time
+    without following a link."""
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    for part in rel.split("/"):
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = child
+    return fd
+
+
+@dataclass(slots=True)
+class _EnvironmentWalk:
+    """One environment's walk, feeding what it sees into `into`, one directory at a time."""
+
+    root: Path
+    env: str
+    into: Callable[[bytes], None]
+
+    def tree(self, fd: int, prefix: str) -> None:
+        """Every entry beneath `fd`, files by their stat identity."""
+        seen: list[bytes] = []
+        names = []
+        for entry in _listing(fd):
+            path = prefix + entry.name
+            names.append(entry.name)
+            if entry.is_symlink():
+                seen.append(_link(fd, entry.name, path))
+                continue
+            info = entry.stat(follow_symlinks=False)
+            seen.append(_described(path, info))
+            if stat.S_ISDIR(info.st_mode):
+                with _entered(fd, entry.name) as child:
+                    if entry.name == "node_modules":
+                        self.packages(child, path + "/")
+                    else:
+                        self.tree(child, path + "/")
+            elif stat.S_ISREG(info.st_mode) and (
+                entry.name in _CONTENT_NAMES or entry.name.endswith(_CONTENT_SUFFIXES)
+            ):
+                seen.append(_content(self.root, f"{self.env}/{path}"))
+        if "pyvenv.cfg" in names:
+            seen.extend(_interpreter_identity(fd, link) for link in _INTERPRETERS)
+        self.into(b"\0".join(seen) + b"\0")
+
+    def packages(self, fd: int, prefix: str) -> None:
+        """A node_modules directory: each package by its directory and its package.json,
+        scopes (`@types`) and nested node_modules followed down; other files by stat."""
+        seen: list[bytes] = []
+        for entry in _listing(fd):
+            path = prefix + entry.name
+            if entry.is_symlink():
+                seen.append(_link(fd, entry.name, path))
+                continue
+            info = entry.stat(follow_symlinks=False)
+            seen.append(_described(path, info))
+            if stat.S_ISDIR(info.st_mode):
+                with _entered(fd, entry.name) as child:
+                    if entry.name.startswith("@"):
+                        self.packages(child, path + "/")
+                    else:
+                        seen.append(self._package(child, path + "/"))
+            elif stat.S_ISREG(info.st_mode) and entry.name in _CONTENT_NAMES:
+                seen.append(_content(self.root, f"{self.env}/{path}"))
+        self.into(b"\0".join(seen) + b"\0")
+
+    def _package(self, fd: int, prefix: str) -> bytes:
+        try:
+            manifest = _described(prefix + "package.json", os.lstat("package.json", dir_fd=fd))
+        except FileNotFoundError:
+            manifest = b"no package.json"
+        try:
+            nested = os.open("node_modules", _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            return manifest
+        except OSError:  # a link or a file by that name: its stat says which
+            return manifest + _described(
+                prefix + "node_modules", os.lstat("node_modules", dir_fd=fd)
+            )
+        try:
+            self.packages(nested, prefix + "node_modules/")
+        finally:
+            os.close(nested)
+        return manifest
+
+
+def _listing(fd: int) -> list[os.DirEntry[str]]:
+    with os.scandir(fd) as listing:
+        return sorted(listing, key=lambda entry: entry.name)
+
+
+@contextlib.contextmanager
+def _entered(fd: int, name: str) -> Iterator[int]:
+    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+    try:
+        yield child
+    finally:
+        os.close(child)
+
+
+def _link(fd: int, name: str, path: str) -> bytes:
+    return b"L\0" + _encode(path) + b"\0" + _encode(os.readlink(name, dir_fd=fd))
+
+
+def _described(path: str, info: os.stat_result) -> bytes:
+    return b"E\0" + _encode(path) + b"\0" + _stat_identity(info).encode()
+
+
+def _content(root: Path, rel: str) -> bytes:
+    with open_untrusted(root, rel, single_link=False) as found:
+        if not isinstance(found, OpenFile):
+            return b"unreadable"  # changed while walked; its stat is in the fingerprint
+        return _hash_open(found)
+
+
+def _interpreter_identity(venv: int, link: str) -> bytes:
+    """The stat identity of what a virtualenv's interpreter link leads to. The link is
+    followed here, out of the tree too, but only to be looked at: nothing is opened."""
+    try:
+        return _stat_identity(os.stat(link, dir_fd=venv)).encode()
+    except OSError as exc:
+        return f"interpreter {link}: errno {exc.errno}".encode()
 
 
 def cache_key(
@@ -139,20 +394,36 @@ def cache_key(
     checkers: Iterable[CheckerId],
     sandbox: str,
     *,
+    workspace_path: str | os.PathLike[str] | None = None,
     assay_version: str = __version__,
 ) -> str:
     """The cache key: `workspace` is a `workspace_digest`, `plan` any JSON-able value,
-    `sandbox` the evidence string of the backend (`bwrap 0.8.0`)."""
+    `sandbox` the evidence string of the backend (`bwrap 0.8.0`).
+
+    `workspace_path`: the directory the checkers were identified in. A checker found
+    there (`.venv/bin/pytest`) is keyed by its path inside it: each run's workspace has a
+    new name, and what is installed there is in `workspace` already."""
     material = {
         "schema": KEY_SCHEMA,
         "workspace": workspace,
         "plan": plan,
-        "checkers": sorted((c.tool, c.version, c.path or "") for c in checkers),
+        "checkers": sorted(
+            (c.tool, c.version, _checker_path(c.path, workspace_path)) for c in checkers
+        ),
         "sandbox": sandbox,
         "assay": assay_version,
     }
     encoded = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _checker_path(path: str | None, workspace: str | os.PathLike[str] | None) -> str:
+    if not path or workspace is None:
+        return path or ""
+    inside = os.path.relpath(path, workspace)
+    if inside == os.curdir or inside.startswith(os.pardir + os.sep) or inside == os.pardir:
+        return path
+    return f"<workspace>/{inside}"
 
 
 def cacheable(status: Status | str, checks: Iterable[Any]) -> bool:
@@ -227,6 +498,55 @@ class VerdictCache:
         except sqlite3.Error as exc:
             raise CacheError(f"writing {self.path}: {exc}") from exc
 
+    def remembered_files(self, root: str) -> dict[str, tuple[str, bytes]]:
+        """The digests remembered for the files of `root`: path -> (stat identity, digest)."""
+        try:
+            with self._connect() as db:
+                rows = db.execute(
+                    "SELECT rel, identity, digest FROM file_digests WHERE root = ?", (root,)
+                ).fetchall()
+        except (sqlite3.Error, UnicodeEncodeError) as exc:  # a name that is not UTF-8
+            raise CacheError(f"reading {self.path}: {exc}") from exc
+        return {rel: (identity, bytes(digest)) for rel, identity, digest in rows}
+
+    def remember_files(
+        self,
+        root: str,
+        digests: Mapping[str, tuple[str, bytes]],
+        *,
+        previous: Mapping[str, tuple[str, bytes]],
+    ) -> None:
+        """Remember `digests` as what `root`'s files are now (`previous`: what was remembered
+        before, as `remembered_files` gave it; only the difference is written), and forget
+        the least recently keyed roots past `MEMO_MAX_ROOTS`.
+
+        A remembered digest is only ever used for a file whose stat identity is the one it
+        was stored with, so a row another run wrote meanwhile is never wrong, only useless."""
+        gone = [(root, rel) for rel in previous.keys() - digests.keys()]
+        changed = [(root, rel, *v) for rel, v in digests.items() if previous.get(rel) != v]
+        try:
+            with self._connect() as db:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany("DELETE FROM file_digests WHERE root = ? AND rel = ?", gone)
+                db.executemany(
+                    "INSERT OR REPLACE INTO file_digests (root, rel, identity, digest)"
+                    " VALUES (?, ?, ?, ?)",
+                    changed,
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO digest_roots (root, used_at) VALUES (?, ?)",
+                    (root, time.time()),
+                )
+                forgotten = db.execute(
+                    "SELECT root FROM digest_roots ORDER BY used_at DESC LIMIT -1 OFFSET ?",
+                    (MEMO_MAX_ROOTS,),
+                ).fetchall()
+                db.executemany("DELETE FROM file_digests WHERE root = ?", forgotten)
+                db.executemany("DELETE FROM digest_roots WHERE root = ?", forgotten)
+                db.execute("COMMIT")
+        except (sqlite3.Error, UnicodeEncodeError) as exc:  # a name that is not UTF-8
+            raise CacheError(f"writing {self.path}: {exc}") from exc
+
     def __len__(self) -> int:
         with self._connect() as db:
             return int(db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
@@ -248,6 +568,9 @@ class VerdictCache:
     def _connect(self) -> _Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        # In WAL mode this cannot corrupt the store; a power cut may lose the last entries,
+        # which are misses. It spares every verify an fsync for the memo's write.
+        db.execute("PRAGMA synchronous=NORMAL")
         if not self._initialised:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(
@@ -256,6 +579,14 @@ class VerdictCache:
                 " stored_at REAL NOT NULL, size INTEGER NOT NULL)"
             )
             db.execute("CREATE INDEX IF NOT EXISTS verdicts_age ON verdicts (stored_at)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS file_digests ("
+                " root TEXT NOT NULL, rel TEXT NOT NULL, identity TEXT NOT NULL,"
+                " digest BLOB NOT NULL, PRIMARY KEY (root, rel))"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS digest_roots (root TEXT PRIMARY KEY, used_at REAL NOT NULL)"
+            )
             self._initialised = True
         return _Connection(db)
 

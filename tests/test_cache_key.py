@@ -1,0 +1,194 @@
+"""The cache key covers what the workspace will hold: installed environments and ignored files.
+
+Each test verifies a real repository in bubblewrap, changes one thing the checks depend
+on, and verifies again: the second run must not be served from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from assay.pipeline import VerifyOptions, verify
+from assay.report import Report
+from assay.verdict import Status
+
+#: The interpreter the test virtualenvs are made from: the one this venv was made from,
+#: whose own site-packages holds pytest (shown to the test venvs as system site-packages).
+BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)
+#: npm extracts every file with this mtime, so an upgrade can keep mtimes and sizes.
+NPM_MTIME = 499162500
+
+DEP_TEST = "import tinydep\n\n\ndef test_value():\n    assert tinydep.VALUE == 1\n"
+JS_TEST = (
+    "const test = require('node:test');\n"
+    "const assert = require('node:assert');\n"
+    "const dep = require('tinydep');\n"
+    "test('dep', () => { assert.strictEqual(dep.value, 1); });\n"
+)
+
+
+def run_verify(repo: Path, cache: Path) -> Report:
+    return verify(repo, VerifyOptions(sandbox="bwrap", cache_dir=str(cache)))
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def wheel(directory: Path, version: str, value: int) -> Path:
+    """A real wheel of `tinydep` (one module holding VALUE), built by hand: no index needed."""
+    name = f"tinydep-{version}"
+    path = directory / f"{name}-py3-none-any.whl"
+    module = f"VALUE = {value}\n"
+    metadata = f"Metadata-Version: 2.1\nName: tinydep\nVersion: {version}\n"
+    wheel_file = "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("tinydep.py", module)
+        archive.writestr(f"{name}.dist-info/METADATA", metadata)
+        archive.writestr(f"{name}.dist-info/WHEEL", wheel_file)
+        archive.writestr(f"{name}.dist-info/RECORD", "")
+    return path
+
+
+def pip_install(repo: Path, *args: str) -> None:
+    subprocess.run(
+        [str(repo / ".venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index"]
+        + ["--no-deps", "--disable-pip-version-check", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def python_repo(tmp_path: Path) -> Path:
+    """A git repository whose test imports `tinydep` 1.0, installed with pip in its `.venv`."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (repo / "tests" / "test_dep.py").write_text(DEP_TEST)
+    (repo / ".gitignore").write_text(".venv/\nconftest.py\n")
+    subprocess.run(
+        [BASE_PYTHON, "-m", "venv", "--system-site-packages", "--without-pip", str(repo / ".venv")],
+        check=True,
+    )
+    pip_install(repo, str(wheel(tmp_path, "1.0", 1)))
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return repo
+
+
+def site_packages(repo: Path) -> Path:
+    (found,) = (repo / ".venv" / "lib").glob("python3*/site-packages")
+    return found
+
+
+def assert_verified_then_hit(repo: Path, cache: Path) -> None:
+    first = run_verify(repo, cache)
+    assert first.status is Status.VERIFIED, first.note
+    assert "cached" not in first.extra
+    again = run_verify(repo, cache)
+    assert again.status is Status.VERIFIED and "cached" in again.extra, again.extra
+
+
+def assert_recomputed_and_failed(repo: Path, cache: Path) -> None:
+    report = run_verify(repo, cache)
+    assert "cached" not in report.extra, "served from the cache after the change"
+    assert report.status is Status.FAILED, report.note
+
+
+def test_nothing_changed_is_a_hit(python_repo: Path, tmp_path: Path) -> None:
+    assert_verified_then_hit(python_repo, tmp_path / "cache")
+
+
+def test_another_installed_version_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert_verified_then_hit(python_repo, cache)
+    pip_install(python_repo, str(wheel(tmp_path, "2.0", 2)))
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+def test_an_installed_module_edited_in_place_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert_verified_then_hit(python_repo, cache)
+    module = site_packages(python_repo) / "tinydep.py"
+    before = module.stat()
+    module.write_text("VALUE = 30\n")  # its mtime put back: the key must not rely on it
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+def test_an_editable_install_pointing_elsewhere_is_a_miss(
+    python_repo: Path, tmp_path: Path
+) -> None:
+    """An `__editable__*.pth` says where the code is: pointing it elsewhere changes what runs."""
+    cache = tmp_path / "cache"
+    for name, value in (("good", 1), ("bad", 2)):
+        (python_repo / "vendor" / name).mkdir(parents=True)
+        (python_repo / "vendor" / name / "tinydep.py").write_text(f"VALUE = {value}\n")
+    site = site_packages(python_repo)
+    subprocess.run(
+        [str(python_repo / ".venv" / "bin" / "python"), "-m", "pip", "uninstall", "-qy", "tinydep"],
+        check=True,
+        capture_output=True,
+    )
+    site.mkdir(exist_ok=True)  # pip removes a directory it leaves empty
+    # Relative to the working directory, so that it names the workspace's copy.
+    pth = site / "__editable__.tinydep-1.0.pth"
+    pth.write_text("import sys; sys.path.insert(0, 'vendor/good')\n")
+    assert_verified_then_hit(python_repo, cache)
+    before = pth.stat()
+    pth.write_text("import sys; sys.path.insert(0, 'vendor/bad')\n")
+    os.utime(pth, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+def test_an_ignored_conftest_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert_verified_then_hit(python_repo, cache)
+    (python_repo / "conftest.py").write_text("import tinydep\n\ntinydep.VALUE = 2\n")
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+def test_an_excluded_conftest_changed_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
+    """Ignored through `.git/info/exclude`, present from the start, then edited."""
+    cache = tmp_path / "cache"
+    (python_repo / ".git" / "info" / "exclude").write_text("tests/conftest.py\n")
+    conftest = python_repo / "tests" / "conftest.py"
+    conftest.write_text("import tinydep\n\ntinydep.VALUE = 1\n")
+    assert_verified_then_hit(python_repo, cache)
+    conftest.write_text("import tinydep\n\ntinydep.VALUE = 2\n")
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+def write_node_package(repo: Path, version: str, value: int) -> None:
+    """`node_modules/tinydep` as npm leaves it: every file with npm's fixed mtime."""
+    package = repo / "node_modules" / "tinydep"
+    package.mkdir(parents=True, exist_ok=True)
+    files = {
+        "package.json": json.dumps({"name": "tinydep", "version": version, "main": "index.js"}),
+        "index.js": f"module.exports = {{ value: {value} }};\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+        os.utime(package / name, (NPM_MTIME, NPM_MTIME))
+
+
+def test_another_node_package_version_is_a_miss(tmp_path: Path) -> None:
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    (repo / "test").mkdir(parents=True)
+    (repo / "package.json").write_text(json.dumps({"name": "x", "version": "1.0.0"}))
+    (repo / "test" / "dep.js").write_text(JS_TEST)
+    write_node_package(repo, "1.0.0", 1)
+    assert_verified_then_hit(repo, cache)
+    time.sleep(0.01)  # the coarse clock a ctime is taken from must move on
+    write_node_package(repo, "2.0.0", 2)  # same sizes, same mtimes: what an upgrade can look like
+    assert_recomputed_and_failed(repo, cache)
