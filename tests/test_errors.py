@@ -15,9 +15,6 @@ _NOT_YET = frozenset(
     {
         "assay.cache.CacheError",
         "assay.discovery.files.UnreadableFile",
-        "assay.sandbox.cgroup.CgroupUnavailable",
-        "assay.sandbox.identity.IdentityUnavailable",
-        "assay.sandbox.provision.CopyFailed",
     }
 )
 

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import AssayError
+
 #: Where cgroup filesystems are mounted.
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: What `join_argv`'s shell prints when it cannot join (recognised as a sandbox refusal).
@@ -91,7 +93,7 @@ class RunCgroup:
                     time.sleep(0.02)
 
 
-class CgroupUnavailable(Exception):
+class CgroupUnavailable(AssayError):
     """No group could be made here; the message says why (for evidence)."""
 
 

@@ -18,6 +18,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import AssayError
+
 #: First uid/gid handed to sandboxes: far above login accounts and the usual subuid ranges,
 #: and below 2**31, which some tools still store as a signed int.
 SANDBOX_ID_BASE = 1_800_000_000
@@ -29,7 +31,7 @@ ID_STATE_DIRS = ("/run/assay/ids", "/var/tmp/assay-ids")
 ACCOUNT = "assay"
 
 
-class IdentityUnavailable(Exception):
+class IdentityUnavailable(AssayError):
     """No slot could be taken (every slot held, or nowhere to keep the locks)."""
 
 

@@ -38,6 +38,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import AssayError
 from assay.process import ProcessResult
 from assay.safe_git import (
     GitError,
@@ -96,7 +97,7 @@ class CopyMethod(enum.StrEnum):
     (`export_commit`; the name stays for records that already carry it)."""
 
 
-class CopyFailed(OSError):
+class CopyFailed(AssayError, OSError):
     """A copy or export did not complete; carries the process result when one ran."""
 
     def __init__(self, message: str, result: ProcessResult | None = None) -> None:
