@@ -6,13 +6,16 @@ on, and verifies again: the second run must not be served from the cache.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,3 +195,31 @@ def test_another_node_package_version_is_a_miss(tmp_path: Path) -> None:
     time.sleep(0.05)  # past a tick of the coarse clock change times are taken from
     write_node_package(repo, "2.0.0", 2)  # same sizes, same mtimes: what an upgrade can look like
     assert_recomputed_and_failed(repo, cache)
+
+
+def test_a_tree_edited_while_its_workspace_is_made_is_never_cached(
+    python_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key is the tree's digest: a tree changed between that digest and the copy the
+    checks ran on must not get the copy's verdict stored under its own key."""
+    from assay import pipeline
+
+    cache = tmp_path / "cache"
+    real_open_session = pipeline.open_session
+    edited = []
+
+    @contextlib.contextmanager
+    def open_then_edit(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with real_open_session(*args, **kwargs) as session:
+            if not edited:  # the workspace is made: now the tree changes under it, for real
+                (python_repo / "tests" / "test_dep.py").write_text(DEP_TEST.replace("== 1", "== 2"))
+                edited.append(True)
+            yield session
+
+    monkeypatch.setattr(pipeline, "open_session", open_then_edit)
+    first = run_verify(python_repo, cache)
+    assert first.status is Status.VERIFIED  # the copy was made from the passing tree
+    monkeypatch.setattr(pipeline, "open_session", real_open_session)
+    second = run_verify(python_repo, cache)
+    assert second.record.cached is None, "the edited tree was served the old copy's verdict"
+    assert second.status is Status.FAILED

@@ -185,8 +185,11 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
         tampering = _tampering(base_dir, root) if base_dir is not None else None
         restore = _restore(base_dir) if options.protect and base_dir is not None else None
         tools = shown_toolchains(the_plan.checks, root)
+        # Taken before the workspace is copied and compared after: a tree edited meanwhile
+        # must not have its new key paired with a verdict on the old copy.
+        digest = _source_digest(root, options)
         with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            outcome = _Run(root, options, expires).in_session(session, the_plan)
+            outcome = _Run(root, options, expires, digest).in_session(session, the_plan)
     if outcome.cached is not None:
         return outcome.cached
     the_plan = outcome.plan
@@ -237,6 +240,8 @@ class _Run:
     options: VerifyOptions
     expires: float | None = None
     """Monotonic time at which the overall deadline passes (None: no overall deadline)."""
+    digest: str | None = None
+    """The source tree's digest before its workspace was made (None: no caching)."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _Outcome:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -256,7 +261,9 @@ class _Run:
                 )
             the_plan = make_plan(session.root, self.options)
         checkers = session.identify(the_plan.checks)
-        cache, key = _cache_lookup(self.root, the_plan, self.options, checkers, session)
+        cache, key = _cache_lookup(
+            self.root, self.digest, the_plan, self.options, checkers, session
+        )
         if cache is not None and key is not None:
             hit = _cached_report(cache, key, the_plan)
             if hit is not None:
@@ -335,28 +342,44 @@ def _tampering(base_dir: Path, root: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the verdict cache
 
 
+def _caching(options: VerifyOptions) -> bool:
+    """Whether this verification may use the verdict cache at all."""
+    return options.use_cache and not (options.base or options.protect or options.install)
+
+
+def _source_digest(root: Path, options: VerifyOptions) -> str | None:
+    """The digest of everything a workspace of `root` would hold; None when not caching."""
+    if not _caching(options):
+        return None
+    from assay.cache import CacheError, VerdictCache, workspace_digest
+
+    try:
+        return workspace_digest(root, memo=VerdictCache(options.cache_dir))
+    except (CacheError, OSError):
+        return None
+
+
 def _cache_lookup(
     root: Path,
+    digest_before: str | None,
     the_plan: Plan,
     options: VerifyOptions,
     checkers: list[CheckerId | None],
     session: Session,
 ) -> tuple[VerdictCache | None, str | None]:
-    """The cache and this run's key; (None, None) when caching is off or impossible."""
-    if (
-        not options.use_cache
-        or options.base
-        or options.protect
-        or options.install
-        or None in checkers
-    ):
+    """The cache and this run's key; (None, None) when caching is off or impossible, or
+    when the tree changed while its workspace was being made."""
+    if digest_before is None or None in checkers:
         return None, None  # a missing tool's verdict is not worth caching
     from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
 
     try:
         cache = VerdictCache(options.cache_dir)
+        digest = workspace_digest(root, memo=cache)
+        if digest != digest_before:
+            return None, None
         key = cache_key(
-            workspace_digest(root, memo=cache),
+            digest,
             the_plan.to_dict(),
             [c for c in checkers if c],
             session.name,
