@@ -29,6 +29,7 @@ from assay.discovery import detectors as detectors_module
 from assay.discovery.commands import recognise, recognise_line
 from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
 from assay.plan import plan, plan_repository
+from assay.tools import tool_spec
 from assay.verdict import Kind
 
 ENV = ProjectEnv(python="python3", python_source="PATH")
@@ -260,7 +261,9 @@ def test_poetry_without_in_tree_venv_says_so(tmp_path: Path) -> None:
 )
 def test_recognise(line: str, kind: Kind, tool: str) -> None:
     hits = recognise_line(line)
-    assert [(h.kind, h.tool) for h in hits] == [(kind, tool)]
+    # The check's name (`go-test`); its tool is the declared one (`go`) the parsers read.
+    assert [(h.kind, h.name) for h in hits] == [(kind, tool)]
+    assert all(tool_spec(h.tool) is not None for h in hits)
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
 from assay.evidence import DEFAULT_TIMEOUT_S, Check
+from assay.tools import TOOLS, tool_spec
 from assay.verdict import Kind
 
 #: Version of the plan JSON document.
@@ -35,18 +36,7 @@ PLAN_SCHEMA = "assay.plan/2"
 
 
 #: Tools that only wrap other commands; their output is read generically.
-GENERIC_TOOLS = frozenset({"npm-test", "make", "shell"})
-
-#: Discovery names Go and Cargo candidates per subcommand (`go-vet`, `cargo-test`); the
-#: toolchain registry, the parsers and the instrumentation know them by the binary.
-_TOOL_OF = {
-    "go-build": "go",
-    "go-vet": "go",
-    "go-test": "go",
-    "cargo-build": "cargo",
-    "cargo-check": "cargo",
-    "cargo-test": "cargo",
-}
+GENERIC_TOOLS = frozenset(name for name, spec in TOOLS.items() if spec.wrapper)
 
 
 class Stage(enum.StrEnum):
@@ -69,7 +59,7 @@ STAGE_OF_KIND: dict[Kind, Stage] = {
 
 #: Build checks whose output nothing later reads: byte-compiling into a scratch prefix is a
 #: syntax check, so it runs beside the other checks instead of before them.
-CHECK_ONLY_BUILDS = frozenset({"compileall"})
+CHECK_ONLY_BUILDS = frozenset(name for name, spec in TOOLS.items() if spec.check_only_build)
 
 _KIND_ORDER = (Kind.BUILD, Kind.TYPECHECK, Kind.LINT, Kind.TEST)
 
@@ -303,7 +293,7 @@ def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Droppe
             (
                 c
                 for c in kept
-                if c is not candidate and candidate.redundant_with & ({c.tool} | c.runs)
+                if c is not candidate and candidate.redundant_with & ({c.check_name} | c.runs)
             ),
             None,
         )
@@ -320,7 +310,9 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
     ci = [
         c
         for c in everything
-        if c.origin is Origin.CI and c.kind is candidate.kind and c.tool == candidate.tool
+        if c.origin is Origin.CI
+        and c.kind is candidate.kind
+        and c.check_name == candidate.check_name
     ]
     if not ci:
         return candidate
@@ -344,13 +336,13 @@ def _to_check(
     # The caller's deadline beats the command's own, which beats the configuration-wide one.
     timeout = _first_set(options.timeout_s, candidate.timeout_s, configured_timeout)
     return Check(
-        name=candidate.tool,
+        name=candidate.check_name,
         kind=candidate.kind,
         argv=argv,
         cwd=candidate.cwd,
         env=dict(candidate.env),
         timeout_s=timeout,
-        tool=_TOOL_OF.get(candidate.tool, candidate.tool),
+        tool=candidate.tool,
         source=str(candidate.source),
         reason=reason,
     )
@@ -367,30 +359,13 @@ def _screened(check: Check, root: str, notes: list[str]) -> Check:
     return replace(check, env=kept) if refused else check
 
 
-#: Linter flags a verification drops: they edit the code, or hide what the linter found.
-_LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
-
-
 def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:
-    """Flags that make a discovered command quiet, fail fast and side-effect free."""
-    argv = list(candidate.argv)
-    if candidate.tool == "pytest":
-        if not {"-q", "--quiet", "-v", "--verbose", "-qq"} & set(argv):
-            argv.append("-q")
-        if options.fail_fast and not any(
-            a in ("-x", "--exitfirst") or a.startswith("--maxfail") for a in argv
-        ):
-            argv.append("-x")
-    elif candidate.tool in ("ruff", "eslint"):
-        # A verifier must not rewrite the code it is judging, nor ask the linter to exit 0
-        # whatever it finds (`--exit-zero` would make every lint check pass).
-        argv = [a for a in argv if a not in _LINT_FLAGS_DROPPED]
-    elif candidate.tool == "tsc":
-        if not {"--noEmit", "-b", "--build"} & set(argv):
-            argv.append("--noEmit")
-    elif candidate.tool == "vitest" and "run" not in argv:
-        argv.insert(1, "run")  # without `run`, vitest watches in a terminal
-    return tuple(argv)
+    """Flags that make a discovered command quiet, fail fast and side-effect free (each
+    tool's own tuning is part of its declaration)."""
+    spec = tool_spec(candidate.tool)
+    if spec is None or spec.tune is None:
+        return tuple(candidate.argv)
+    return tuple(spec.tune(list(candidate.argv), options.fail_fast))
 
 
 def _named(checks: list[Check]) -> tuple[Check, ...]:

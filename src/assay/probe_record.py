@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.toolchains import Toolchain
+from assay.tools import steering_env_prefixes
 from assay.untrusted_files import read_untrusted
 
 if TYPE_CHECKING:
@@ -59,23 +60,7 @@ DISPATCHERS = frozenset(
 #: A path component that marks a version manager's shim directory.
 SHIM_DIR = "shims"
 #: Environment variables (by prefix) that can change which tool version answers.
-STEERING_ENV_PREFIXES = (
-    "PYTHON",
-    "RUSTUP",
-    "CARGO",
-    "RUSTC",
-    "GO",
-    "NODE",
-    "NPM_CONFIG",
-    "VOLTA",
-    "PYENV",
-    "ASDF",
-    "MISE",
-    "RTX",
-    "VIRTUAL_ENV",
-    "LD_LIBRARY_PATH",
-    "LD_PRELOAD",
-)
+STEERING_ENV_PREFIXES = steering_env_prefixes()  # each ecosystem declares its own
 #: Exact names of further steering variables (user site-packages, tool config dirs).
 STEERING_ENV_NAMES = ("HOME", "XDG_CONFIG_HOME")
 _PYTHON_NAME = re.compile(r"python(\d+(\.\d+)?)?$")

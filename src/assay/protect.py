@@ -1,6 +1,7 @@
 """Which files a change may not alter if its verdict is to mean anything: tests, test and CI config.
 
-Pure: patterns in, matches out. Defaults are per language; a project's config can
+Pure: patterns in, matches out. Defaults are per language, declared with each
+ecosystem and its tools (`assay.tools`); a project's config can
 add patterns or drop defaults. Patterns are globs over `/`-separated paths
 relative to the repository root, where `**/` matches any number of directories.
 """
@@ -13,45 +14,24 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from assay.tools import ECOSYSTEMS
 
-class Language(enum.StrEnum):
-    """Languages with default protected patterns."""
+#: Languages with default protected patterns: every ecosystem's `protected_as` name.
+Language = enum.StrEnum(  # type: ignore[misc]
+    "Language",
+    [(e.protected_as.upper(), e.protected_as) for e in ECOSYSTEMS if e.protected_as is not None],
+    module=__name__,
+)
 
-    PYTHON = "python"
-    JAVASCRIPT = "javascript"
-    GO = "go"
-    RUST = "rust"
 
-
-#: Test files and test configuration, per language.
+#: Test files and test configuration, per language: each ecosystem's test files, then the
+#: files its tools read to find, run or report tests (declared in `assay.tools`).
 LANGUAGE_DEFAULTS: dict[Language, tuple[str, ...]] = {
-    Language.PYTHON: (
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/tests/**",
-        "**/test/**",
-        "**/conftest.py",
-        "pytest.ini",
-        "tox.ini",
-        "setup.cfg",
-        "noxfile.py",
-    ),
-    Language.JAVASCRIPT: (
-        "**/*.test.*",
-        "**/*.spec.*",
-        "**/__tests__/**",
-        "**/jest.config.*",
-        "**/vitest.config.*",
-        "**/vitest.workspace.*",
-        "**/jest.setup.*",
-        "**/vitest.setup.*",
-        "**/.mocharc*",
-        "**/karma.conf.*",
-        "**/playwright.config.*",
-        "**/cypress.config.*",
-    ),
-    Language.GO: ("**/*_test.go", "**/testdata/**"),
-    Language.RUST: ("tests/**", "**/tests/**", "benches/**"),
+    Language(e.protected_as): tuple(
+        dict.fromkeys((*e.test_files, *(g for t in e.tools for g in t.config_files)))
+    )
+    for e in ECOSYSTEMS
+    if e.protected_as is not None
 }
 
 #: CI and assay's own configuration: protected whatever the language.
@@ -71,11 +51,10 @@ ALWAYS_PROTECTED: tuple[str, ...] = (
 #: Files where only some sections are protected: file name -> dotted key paths into its
 #: parsed TOML/JSON. A change to any of them counts as touching a protected file, and
 #: restoring restores the whole file (a section cannot be restored without a writer).
-SECTION_PROTECTED: dict[str, tuple[str, ...]] = {
-    "pyproject.toml": ("tool.pytest", "tool.coverage", "tool.assay", "tool.tox", "tool.hatch.envs"),
-    "package.json": ("jest", "vitest", "mocha", "scripts.test", "scripts.pretest"),
-    "Cargo.toml": ("test", "dev-dependencies"),
-}
+SECTION_PROTECTED: dict[str, tuple[str, ...]] = {}
+for _ecosystem in ECOSYSTEMS:
+    for _name, _keys in _ecosystem.config_sections.items():
+        SECTION_PROTECTED[_name] = tuple(dict.fromkeys((*SECTION_PROTECTED.get(_name, ()), *_keys)))
 
 
 @dataclass(frozen=True, slots=True)

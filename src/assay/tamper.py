@@ -23,6 +23,7 @@ from typing import Any
 
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
+from assay.tools import ECOSYSTEMS
 from assay.untrusted_files import (
     Found,
     Link,
@@ -92,31 +93,17 @@ class TamperReport:
         }
 
 
-_TEST_NAMES = (
-    re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE),
-    re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1"),
-    re.compile(r"^func\s+(Test\w+)\s*\(", re.MULTILINE),
-    re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"),
-)
-_SKIP_MARKERS = re.compile(
-    r"@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail|importorskip)\s*\("
-    r"|@unittest\.(?:skip\w*|expectedFailure)\b|\bself\.skipTest\s*\("
-    r"|\b(?:it|test|describe)\.(?:skip|todo|skipIf)\b|\bx(?:it|describe|test)\s*\("
-    r"|\bt\.Skip(?:f|Now)?\s*\(|#\[ignore\b"
-)
-_ONLY_MARKERS = re.compile(r"\b(?:it|test|describe)\.only\b|\bf(?:it|describe)\s*\(")
-_TRIVIAL_ASSERTIONS = re.compile(
-    r"^\s*assert\s+(?:True|1|not\s+(?:False|None|0)|(['\"]).*\1)\s*(?:,.*)?$"
-    r"|\bself\.assert(?:True|Equal)\s*\(\s*(?:True|1)\s*(?:,\s*(?:True|1)\s*)?\)"
-    r"|\bexpect\s*\(\s*(?:true|1)\s*\)\s*\.\s*(?:toBe|toEqual)\s*\(\s*(?:true|1)\s*\)"
-    r"|\bassert!\s*\(\s*true\s*\)|\bassert_eq!\s*\(\s*(\w+)\s*,\s*\2\s*\)",
-    re.MULTILINE,
-)
-_ASSERTIONS = re.compile(
-    r"^\s*assert\b|\bself\.assert\w+\s*\(|\bexpect\s*\(|\bassert(?:_eq|_ne)?!\s*\("
-    r"|\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(|\bassert\.\w+\s*\(",
-    re.MULTILINE,
-)
+def _joined(part: str) -> re.Pattern[str]:
+    """One ecosystem-wide pattern from each ecosystem's fragment (declared in `assay.tools`)."""
+    fragments = [f for e in ECOSYSTEMS if (f := getattr(e.markers, part))]
+    return re.compile("|".join(fragments) or r"(?!)", re.MULTILINE)
+
+
+_TEST_NAMES = tuple(p for e in ECOSYSTEMS for p in e.markers.test_names)
+_SKIP_MARKERS = _joined("skip")
+_ONLY_MARKERS = _joined("only")
+_TRIVIAL_ASSERTIONS = _joined("trivial_assertions")
+_ASSERTIONS = _joined("assertions")
 
 
 def detect_tampering(

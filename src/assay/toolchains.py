@@ -1,4 +1,5 @@
-"""The registry of tools assay knows: language, binaries to look for, how to ask their version.
+"""The toolchain registry: how to find and identify each tool assay knows, derived from the
+tool declarations in `assay.tools`.
 
 Pure data plus tiny helpers; probing (which runs processes) lives in `assay.probe`.
 """
@@ -10,20 +11,22 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from assay.tools import ECOSYSTEMS, TOOLS
+from assay.tools.spec import ANY_VERSION, ToolSpec
 
-class Language(enum.StrEnum):
-    """The languages assay has adapters for."""
+#: The languages assay has toolchains for, as each ecosystem names itself (`EcosystemSpec.language`);
+#: UNKNOWN: a tool assay has no entry for, probed generically.
+Language = enum.StrEnum(  # type: ignore[misc]
+    "Language",
+    [
+        (name.upper(), name)
+        for name in dict.fromkeys((*(e.language for e in ECOSYSTEMS), "unknown"))
+    ],
+    module=__name__,
+)
 
-    PYTHON = "python"
-    TYPESCRIPT = "typescript"
-    GO = "go"
-    RUST = "rust"
-    UNKNOWN = "unknown"
-    """A tool assay has no entry for, probed generically."""
 
-
-#: The first dotted version number in a tool's version output ("mypy 1.10.0 (compiled: yes)").
-_ANY_VERSION = re.compile(r"(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
+_ANY_VERSION = ANY_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,106 +55,26 @@ class Toolchain:
         return match.group(1) if match else None
 
 
-_PY_LOCAL = (".venv/bin", "venv/bin")
-_NODE_LOCAL = ("node_modules/.bin",)
+#: The language a toolchain error names, by the ecosystem a tool is declared in.
+_LANGUAGE_OF = {e.ecosystem: Language(e.language) for e in ECOSYSTEMS}
 
 
-def _python_itself(tool: str) -> Toolchain:
-    """A logical tool that is the interpreter; its name selects the output parser."""
+def _toolchain(spec: ToolSpec) -> Toolchain:
     return Toolchain(
-        tool,
-        Language.PYTHON,
-        ("python3", "python"),
-        install_hint="install Python 3 (Debian: `apt-get install python3`)",
-        local_dirs=_PY_LOCAL,
+        tool=spec.name,
+        language=_LANGUAGE_OF[spec.ecosystem],
+        candidates=spec.binaries,
+        version_args=spec.version_args,
+        version_pattern=spec.version_pattern,
+        install_hint=spec.install_hint,
+        local_dirs=spec.local_dirs,
+        module=spec.module,
     )
 
 
-def _python(tool: str, hint: str, *, module: str | None = None) -> Toolchain:
-    return Toolchain(
-        tool=tool,
-        language=Language.PYTHON,
-        candidates=(tool,),
-        install_hint=hint,
-        local_dirs=_PY_LOCAL,
-        module=module,
-    )
-
-
-def _node(tool: str, hint: str, candidates: tuple[str, ...] | None = None) -> Toolchain:
-    return Toolchain(
-        tool=tool,
-        language=Language.TYPESCRIPT,
-        candidates=candidates or (tool,),
-        install_hint=hint,
-        local_dirs=_NODE_LOCAL,
-    )
-
-
-#: Every tool assay knows, by logical name.
+#: Every tool assay can find and identify by itself, by logical name (from `assay.tools`).
 TOOLCHAINS: Mapping[str, Toolchain] = {
-    tc.tool: tc
-    for tc in (
-        _python_itself("python"),
-        _python_itself("compileall"),  # `python -m compileall`
-        _python_itself("unittest"),  # `python -m unittest`
-        _python("mypy", "install mypy (`pip install mypy`)", module="mypy"),
-        _python("pytest", "install pytest (`pip install pytest`)", module="pytest"),
-        _python("ruff", "install ruff (`pip install ruff`)", module="ruff"),
-        _node("pyright", "install pyright (`npm i -g pyright` or `pip install pyright`)"),
-        Toolchain(
-            "node",
-            Language.TYPESCRIPT,
-            ("node", "nodejs"),
-            install_hint="install Node.js (Debian: `apt-get install nodejs`)",
-        ),
-        # `node --test`: the same binary, parsed as TAP / spec reporter output.
-        Toolchain(
-            "node-test",
-            Language.TYPESCRIPT,
-            ("node", "nodejs"),
-            install_hint="install Node.js >= 18 (Debian: `apt-get install nodejs`)",
-        ),
-        _node("npm", "install npm (Debian: `apt-get install npm`)"),
-        # A package.json script run by whichever package manager the project uses.
-        _node(
-            "npm-test",
-            "install the project's package manager (npm, pnpm, yarn or bun)",
-            candidates=("npm", "pnpm", "yarn", "bun"),
-        ),
-        _node("tsc", "install TypeScript (`npm i -g typescript` or `npm i -D typescript`)"),
-        _node("eslint", "install ESLint (`npm i -g eslint` or `npm i -D eslint`)"),
-        _node("vitest", "install Vitest (`npm i -D vitest`)"),
-        _node("jest", "install Jest (`npm i -D jest`)"),
-        Toolchain(
-            "go",
-            Language.GO,
-            ("go",),
-            version_args=("version",),
-            # "go version go1.19.8 linux/amd64"
-            version_pattern=re.compile(r"go version go(\S+)"),
-            install_hint="install Go (Debian: `apt-get install golang-go`)",
-        ),
-        Toolchain(
-            "cargo",
-            Language.RUST,
-            ("cargo",),
-            install_hint="install Rust (https://rustup.rs, or Debian: `apt-get install cargo`)",
-        ),
-        Toolchain(
-            "rustc",
-            Language.RUST,
-            ("rustc",),
-            install_hint="install Rust (https://rustup.rs, or Debian: `apt-get install rustc`)",
-        ),
-        # Task runners: the commands they run are the project's, the runner is identified.
-        Toolchain(
-            "make",
-            Language.UNKNOWN,
-            ("make", "gmake"),
-            install_hint="install make (Debian: `apt-get install make`)",
-        ),
-    )
+    spec.name: _toolchain(spec) for spec in TOOLS.values() if spec.is_toolchain
 }
 
 
@@ -165,7 +88,7 @@ def generic_toolchain(tool: str, binary: str | None = None) -> Toolchain:
     identified by the digest of its file, never by running it (see `probe`)."""
     return Toolchain(
         tool=tool,
-        language=Language.UNKNOWN,
+        language=Language("unknown"),
         candidates=(binary or tool,),
         install_hint=f"install {binary or tool} or put it on PATH",
     )

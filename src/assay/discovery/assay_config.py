@@ -15,6 +15,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.tools import SHELL
 
 NAME = "assay-config"
 
@@ -63,7 +64,11 @@ def candidates(config: AssayConfig) -> list[Candidate]:
     found = []
     for command in config.commands:
         recognised = recognise(command.argv)
-        tool = command.tool or (recognised.tool if recognised else "shell")
+        tool = command.tool or (recognised.tool if recognised else SHELL)
+        name = None
+        if recognised is not None and tool in (recognised.tool, recognised.name):
+            # A check name (`tool = "go-test"`) names the tool it is a check of.
+            tool, name = recognised.tool, recognised.name
         found.append(
             Candidate(
                 kind=command.kind,
@@ -77,6 +82,7 @@ def candidates(config: AssayConfig) -> list[Candidate]:
                 env=command.env,
                 timeout_s=command.timeout_s,
                 cost=0,
+                name=name if name != tool else None,
             )
         )
     return found

@@ -2,7 +2,8 @@
 
 Used wherever a command is written down rather than configured: Makefile
 recipes, CI `run:` steps, tox `commands`, README code blocks. It never runs
-anything; it reads words.
+anything; it reads words. Which words name which tool is declared with each
+tool (`assay.tools`); here are only the launchers around them (`uv run`, `npx`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
+from assay.tools import command_words, recognise_words, tool_spec
+from assay.tools.spec import SCRIPT_KINDS as _SCRIPT_KINDS
+from assay.tools.spec import Launch
 from assay.verdict import Kind
 
 #: Words that run another command, dropped before looking at the real one.
@@ -47,6 +51,8 @@ class Recognised:
     """The whole command as written, without leading variable assignments."""
     env: tuple[tuple[str, str], ...] = ()
     """Leading `NAME=value` assignments."""
+    name: str = ""
+    """The check's name: the tool's, or the subcommand's (`go-test`) for a tool with several."""
 
 
 def split_commands(line: str) -> list[list[str]]:
@@ -98,11 +104,19 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
         env += _take_assignments(words)
     argv = tuple(words)
     core = _strip_runners(words)
-    hit = _recognise_core(core) if core else None
+    hit = recognise_words(_basename(core[0]), core[1:]) if core else None
     if hit is None:
         return None
-    kind, tool, ecosystem, args = hit
-    return Recognised(kind, tool, ecosystem, tuple(args), argv, tuple(env))
+    match = hit.match
+    return Recognised(
+        match.kind,
+        hit.tool,
+        hit.ecosystem,
+        match.args,
+        argv,
+        tuple(env),
+        name=match.name or hit.tool,
+    )
 
 
 def _take_assignments(words: list[str]) -> list[tuple[str, str]]:
@@ -143,150 +157,20 @@ def _basename(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-_ToolHit = tuple[Kind, str, Ecosystem, list[str]]
-
-#: Tools recognised by their first word alone: name -> (kind, logical tool, ecosystem).
-_SIMPLE: dict[str, tuple[Kind, str, Ecosystem]] = {
-    "pytest": (Kind.TEST, "pytest", Ecosystem.PYTHON),
-    "py.test": (Kind.TEST, "pytest", Ecosystem.PYTHON),
-    "mypy": (Kind.TYPECHECK, "mypy", Ecosystem.PYTHON),
-    "pyright": (Kind.TYPECHECK, "pyright", Ecosystem.PYTHON),
-    "basedpyright": (Kind.TYPECHECK, "pyright", Ecosystem.PYTHON),
-    "flake8": (Kind.LINT, "shell", Ecosystem.PYTHON),
-    "pylint": (Kind.LINT, "shell", Ecosystem.PYTHON),
-    "compileall": (Kind.BUILD, "compileall", Ecosystem.PYTHON),
-    "tsc": (Kind.TYPECHECK, "tsc", Ecosystem.NODE),
-    "vue-tsc": (Kind.TYPECHECK, "tsc", Ecosystem.NODE),
-    "eslint": (Kind.LINT, "eslint", Ecosystem.NODE),
-    "jest": (Kind.TEST, "jest", Ecosystem.NODE),
-    "mocha": (Kind.TEST, "shell", Ecosystem.NODE),
-}
-
-_PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
-_PM_BUILTINS = frozenset(
-    {
-        "install",
-        "i",
-        "ci",
-        "add",
-        "remove",
-        "exec",
-        "dlx",
-        "create",
-        "init",
-        "publish",
-        "link",
-        "outdated",
-        "audit",
-        "config",
-        "version",
-        "cache",
-        "why",
-        "list",
-        "ls",
-        "pack",
-        "rebuild",
-    }
-)
-
 #: Script or target names and the kind they answer.
-SCRIPT_KINDS: dict[str, Kind] = {
-    "test": Kind.TEST,
-    "tests": Kind.TEST,
-    "lint": Kind.LINT,
-    "typecheck": Kind.TYPECHECK,
-    "type-check": Kind.TYPECHECK,
-    "types": Kind.TYPECHECK,
-    "tsc": Kind.TYPECHECK,
-    "mypy": Kind.TYPECHECK,
-    "build": Kind.BUILD,
-    "compile": Kind.BUILD,
-}
-
-
-def _recognise_core(words: list[str]) -> _ToolHit | None:
-    head = _basename(words[0])
-    rest = words[1:]
-    if head in _SIMPLE:
-        kind, tool, ecosystem = _SIMPLE[head]
-        if head == "tsc" and any(a in ("-w", "--watch", "--init") for a in rest):
-            return None
-        if head == "jest" and "--watch" in rest:
-            return None
-        return kind, tool, ecosystem, rest
-    if head == "unittest":
-        return Kind.TEST, "unittest", Ecosystem.PYTHON, rest
-    if head == "ruff":
-        # Not `ruff format` (it rewrites files), nor `ruff server`, `ruff rule` ...
-        linting = not rest or rest[0] == "check" or (rest[0] == "format" and "--check" in rest)
-        return (Kind.LINT, "ruff", Ecosystem.PYTHON, rest) if linting else None
-    if head == "black" and "--check" in rest:
-        return Kind.LINT, "shell", Ecosystem.PYTHON, rest
-    if head == "vitest":
-        if rest[:1] in (["watch"], ["dev"]):
-            return None
-        return Kind.TEST, "vitest", Ecosystem.NODE, rest
-    if head == "node" and "--test" in rest:
-        return Kind.TEST, "node-test", Ecosystem.NODE, rest
-    if head == "go" and rest:
-        sub = {
-            "test": (Kind.TEST, "go-test"),
-            "vet": (Kind.LINT, "go-vet"),
-            "build": (Kind.BUILD, "go-build"),
-        }.get(rest[0])
-        if sub:
-            return sub[0], sub[1], Ecosystem.GO, rest[1:]
-        return None
-    if head == "cargo" and rest:
-        sub = {
-            "test": (Kind.TEST, "cargo-test"),
-            "check": (Kind.BUILD, "cargo-check"),
-            "build": (Kind.BUILD, "cargo-build"),
-            "clippy": (Kind.LINT, "shell"),
-            "nextest": (Kind.TEST, "cargo-test"),
-        }.get(rest[0])
-        if sub:
-            return sub[0], sub[1], Ecosystem.RUST, rest[1:]
-        return None
-    if head in _PACKAGE_MANAGERS and rest:
-        return _package_script(rest)
-    if head in ("make", "gmake", "just"):
-        targets = [w for w in rest if not w.startswith("-") and "=" not in w]
-        if targets and targets[0] in SCRIPT_KINDS:
-            tool = "make" if head != "just" else "shell"
-            return SCRIPT_KINDS[targets[0]], tool, Ecosystem.GENERIC, rest
-        return None
-    if head in ("tox", "nox") and rest[:1] != ["--version"]:
-        return Kind.TEST, "shell", Ecosystem.PYTHON, rest
-    return None
-
-
-def _package_script(rest: list[str]) -> _ToolHit | None:
-    script = rest[1] if rest[0] in ("run", "run-script") and len(rest) > 1 else rest[0]
-    if script in _PM_BUILTINS or script.startswith("-"):
-        return None
-    kind = SCRIPT_KINDS.get(script)
-    if kind is None and script.startswith("test"):
-        kind = Kind.TEST
-    if kind is None:
-        return None
-    return kind, "npm-test", Ecosystem.NODE, rest
-
-
-_PYTHON_RUNNERS = frozenset({"pytest", "unittest"})
-_PYTHON_LINTERS = frozenset({"mypy", "ruff", "pyright"})
-_NODE_BINARIES = {"tsc": "tsc", "eslint": "eslint", "jest": "jest", "vitest": "vitest"}
+SCRIPT_KINDS = dict(_SCRIPT_KINDS)
 
 
 def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
     """The command re-targeted at the project's own tools: its interpreter, its node_modules."""
-    if hit.tool in _PYTHON_RUNNERS:
+    spec = tool_spec(hit.tool)
+    launch = spec.launch if spec is not None else Launch.AS_WRITTEN
+    if launch is Launch.PYTHON_MODULE:
         return env.python_module(hit.tool, *hit.args)
-    if hit.tool in _PYTHON_LINTERS:
+    if launch is Launch.PYTHON_TOOL:
         return env.python_tool(_tool_word(hit), *hit.args)
-    if hit.tool in _NODE_BINARIES and hit.argv:
-        name = _tool_word(hit)
-        return (env.node_tool(name), *hit.args)
+    if launch is Launch.NODE_BIN and hit.argv:
+        return (env.node_tool(_tool_word(hit)), *hit.args)
     return hit.argv
 
 
@@ -313,13 +197,15 @@ def candidate_from(
         reason=reason,
         cwd=cwd,
         env={**(extra_env or {}), **dict(hit.env)},
+        name=hit.name if hit.name and hit.name != hit.tool else None,
     )
 
 
 def _tool_word(hit: Recognised) -> str:
     """The tool's own word in the command (`vue-tsc`, `basedpyright`), after any runner prefix."""
+    words = command_words(hit.tool)
     for word in hit.argv:
         base = _basename(word)
-        if base in _SIMPLE or base in ("ruff", "vitest"):
+        if base in words:
             return base
     return hit.tool

@@ -175,7 +175,7 @@ def target_candidates(
                 reason=f"{path} target {target.name!r}"
                 + (f" runs: {'; '.join(target.recipe)[:200]}" if target.recipe else ""),
                 cost=cost,
-                runs=frozenset(r.tool for r in hits),
+                runs=frozenset(r.name for r in hits),
             )
         )
     return found, dropped

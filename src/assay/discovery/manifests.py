@@ -1,12 +1,12 @@
-"""Detector 6: ecosystem manifests mapped to native commands (Cargo.toml, go.mod, tsconfig.json).
+"""Detector 6: ecosystem manifests mapped to native commands (Cargo.toml, go.mod, pom.xml,
+tsconfig.json). Which root files imply which commands is declared with each ecosystem
+(`EcosystemSpec.manifests` in `assay.tools`); tsconfig.json is read here.
 
 Also the config files of node tools (eslint, jest, vitest): a configured tool
 is a native command even when no package.json script names it.
 """
 
 from __future__ import annotations
-
-import tomllib
 
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
@@ -19,6 +19,8 @@ from assay.discovery.model import (
     report,
 )
 from assay.discovery.text import json_error, load_jsonc
+from assay.tools import ECOSYSTEMS
+from assay.tools.spec import Native
 from assay.verdict import Kind
 
 NAME = "manifests"
@@ -60,6 +62,7 @@ def _candidate(
     *,
     redundant_with: frozenset[str] = frozenset(),
     notes: tuple[str, ...] = (),
+    name: str | None = None,
 ) -> Candidate:
     return Candidate(
         kind=kind,
@@ -71,55 +74,48 @@ def _candidate(
         reason=why,
         redundant_with=redundant_with,
         notes=notes,
+        name=name,
     )
 
 
-def cargo_candidates(text: str) -> tuple[list[Candidate], list[str]]:
-    """`cargo check` (build) and `cargo test` for a Cargo.toml. Pure."""
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-        return [], [f"Cargo.toml: not valid TOML: {exc}"]
-    workspace = ("--workspace",) if isinstance(data.get("workspace"), dict) else ()
+def native_candidates(ecosystem: Ecosystem, path: str, natives: list[Native]) -> list[Candidate]:
+    """The commands a declared manifest implies, as candidates found in `path`. Pure."""
     return [
         _candidate(
-            Kind.BUILD,
-            ("cargo", "check", *workspace),
-            "cargo-check",
-            Ecosystem.RUST,
-            "Cargo.toml",
-            "Rust crate: cargo check type-checks without producing binaries",
-        ),
-        _candidate(
-            Kind.TEST,
-            ("cargo", "test", *workspace),
-            "cargo-test",
-            Ecosystem.RUST,
-            "Cargo.toml",
-            "Rust crate: cargo test",
-        ),
-    ], []
+            n.kind,
+            n.argv,
+            n.tool,
+            ecosystem,
+            path,
+            n.reason,
+            redundant_with=n.redundant_with,
+            name=n.name,
+        )
+        for n in natives
+    ]
+
+
+def _declared(ecosystem: Ecosystem, manifest: str, text: str) -> tuple[list[Candidate], list[str]]:
+    """One declared manifest's candidates, for a manifest read alone (no root listing)."""
+    spec = next(
+        m
+        for e in ECOSYSTEMS
+        if e.ecosystem is ecosystem
+        for m in e.manifests
+        if manifest in m.files
+    )
+    natives, errors = spec.read(manifest, text, frozenset({manifest}))
+    return native_candidates(ecosystem, manifest, natives), errors
+
+
+def cargo_candidates(text: str) -> tuple[list[Candidate], list[str]]:
+    """`cargo check` (build) and `cargo test` for a Cargo.toml (declared in `assay.tools.rust`)."""
+    return _declared(Ecosystem.RUST, "Cargo.toml", text)
 
 
 def go_candidates(text: str) -> tuple[list[Candidate], list[str]]:
-    """`go build`, `go vet` and `go test` over every package of a module. Pure."""
-    if not any(line.strip().startswith("module") for line in text.splitlines()):
-        return [], ["go.mod: no `module` directive"]
-    why = "Go module (go.mod)"
-    return [
-        # go vet compiles every package, so a planned vet makes the build redundant.
-        _candidate(
-            Kind.BUILD,
-            ("go", "build", "./..."),
-            "go-build",
-            Ecosystem.GO,
-            "go.mod",
-            why,
-            redundant_with=frozenset({"go-vet"}),
-        ),
-        _candidate(Kind.LINT, ("go", "vet", "./..."), "go-vet", Ecosystem.GO, "go.mod", why),
-        _candidate(Kind.TEST, ("go", "test", "./..."), "go-test", Ecosystem.GO, "go.mod", why),
-    ], []
+    """`go build`, `go vet` and `go test` over a module (declared in `assay.tools.go`)."""
+    return _declared(Ecosystem.GO, "go.mod", text)
 
 
 def tsconfig_candidate(text: str, env: ProjectEnv) -> tuple[list[Candidate], list[str]]:
@@ -146,17 +142,27 @@ def tsconfig_candidate(text: str, env: ProjectEnv) -> tuple[list[Candidate], lis
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    parsers = {
-        "Cargo.toml": cargo_candidates,
-        "go.mod": go_candidates,
-        "tsconfig.json": lambda text: tsconfig_candidate(text, env),
-    }
-    texts, errors = files.read_texts(parsers)
+    root = frozenset(files.list_dir("."))
     found: list[Candidate] = []
-    for path, text in texts.items():
-        more, problems = parsers[path](text)
-        found += more
-        errors += problems
+    errors: list[str] = []
+    # Every ecosystem's declared manifests: the first of each present at the root is read.
+    for ecosystem in ECOSYSTEMS:
+        for manifest in ecosystem.manifests:
+            path = next((name for name in manifest.files if name in root), None)
+            if path is None:
+                continue
+            texts, problems = files.read_texts([path])
+            errors += problems
+            if path in texts:
+                natives, more = manifest.read(path, texts[path], root)
+                found += native_candidates(ecosystem.ecosystem, path, natives)
+                errors += more
+    texts, problems = files.read_texts(["tsconfig.json"])
+    errors += problems
+    if "tsconfig.json" in texts:
+        more_found, more = tsconfig_candidate(texts["tsconfig.json"], env)
+        found += more_found
+        errors += more
     found += _node_tool_configs(files, env)
     return report(NAME, found, errors=errors)
 

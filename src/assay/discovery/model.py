@@ -7,7 +7,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.tools.spec import Ecosystem
 from assay.verdict import Kind
+
+__all__ = [
+    "Candidate",
+    "DetectorReport",
+    "Dropped",
+    "Ecosystem",
+    "FileParser",
+    "Origin",
+    "Outcome",
+    "ProjectEnv",
+    "Source",
+    "parsed_report",
+    "report",
+]
 
 
 class Outcome(enum.StrEnum):
@@ -38,17 +53,6 @@ class Origin(enum.IntEnum):
         return self.name.lower().replace("_", "-")
 
 
-class Ecosystem(enum.StrEnum):
-    """Which toolchain a candidate belongs to; one check per kind per ecosystem at most."""
-
-    PYTHON = "python"
-    NODE = "node"
-    GO = "go"
-    RUST = "rust"
-    GENERIC = "generic"
-    """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
-
-
 @dataclass(frozen=True, slots=True)
 class Source:
     """A place in the repository: a file and, when known, a 1-based line."""
@@ -67,7 +71,7 @@ class Candidate:
     kind: Kind
     argv: tuple[str, ...]
     tool: str
-    """The logical tool whose output the parsers read (`pytest`, `npm-test`, `make`)."""
+    """The declared tool (`assay.tools`) whose output the parsers read (`pytest`, `go`, `make`)."""
     ecosystem: Ecosystem
     origin: Origin
     source: Source
@@ -79,11 +83,19 @@ class Candidate:
     cost: int = 5
     """Relative expense among candidates of the same kind and origin; lower is cheaper."""
     runs: frozenset[str] = frozenset()
-    """Tools a generic wrapper is known to run (an npm script `tsc --noEmit` runs `tsc`)."""
+    """Checks a generic wrapper is known to run, by check name (an npm script
+    `tsc --noEmit` runs `tsc`, a make target `go vet` runs `go-vet`)."""
     redundant_with: frozenset[str] = frozenset()
-    """Tools whose planned check already answers this one (a build that is just `tsc`)."""
+    """Check names whose planned check already answers this one (a build that is just `tsc`)."""
     notes: tuple[str, ...] = ()
     """Facts worth showing with the check (a `pretest` hook that builds first)."""
+    name: str | None = None
+    """The check's name when it is not the tool's (`go-test`, `cargo-check` for one tool)."""
+
+    @property
+    def check_name(self) -> str:
+        """What the planned check is called; also what `runs` and `redundant_with` name."""
+        return self.name or self.tool
 
     @property
     def label(self) -> str:
@@ -94,6 +106,7 @@ class Candidate:
             "kind": self.kind.value,
             "argv": list(self.argv),
             "tool": self.tool,
+            "name": self.check_name,
             "ecosystem": self.ecosystem.value,
             "origin": self.origin.label,
             "source": str(self.source),

@@ -117,7 +117,7 @@ def script_candidates(
                     )
                 )
                 continue
-            runs = frozenset(r.tool for r in recognise_line(body))
+            runs = frozenset(r.name for r in recognise_line(body))
             redundant: frozenset[str] = frozenset()
             extra_notes: list[str] = []
             if kind is Kind.BUILD and _PLAIN_TSC.match(body):

@@ -9,7 +9,7 @@ which can only make a verdict less favourable, never a pass).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,35 +56,18 @@ def report_path(report_dir: Path, check: Check, suffix: str) -> Path:
     return report_dir / f"{safe}.{suffix}"
 
 
-#: Which parser reads which logical tool, as (module, function): imported on first use,
-#: so that running one tool does not pay for importing every tool's parser.
-_PARSERS: Mapping[str, tuple[str, str]] = {
-    "compileall": ("python", "parse_compileall"),
-    "python": ("python", "parse_compileall"),
-    "mypy": ("python", "parse_mypy"),
-    "pyright": ("python", "parse_pyright"),
-    "ruff": ("python", "parse_ruff"),
-    "pytest": ("pytest", "parse"),
-    "unittest": ("python", "parse_unittest"),
-    "tsc": ("node", "parse_tsc"),
-    "eslint": ("node", "parse_eslint"),
-    "jest": ("node", "parse_jest"),
-    "vitest": ("node", "parse_jest"),
-    "node-test": ("node", "parse_node_test"),
-    # `npm test` runs whatever the package says: a node --test summary if there is one,
-    # else the common "N passed, M failed" counts (the node parser falls back to those).
-    "npm": ("node", "parse_node_test"),
-    "npm-test": ("node", "parse_node_test"),
-    "go": ("go", "parse"),
-    "cargo": ("rust", "parse_cargo"),
-    "rustc": ("rust", "parse_rustc"),
-    "generic": ("generic", "parse"),
-}
+#: The parser for tools assay has no declaration for: common test summary lines.
+GENERIC_PARSER = ("generic", "parse")
 
 
 def parser_for(tool: str | None) -> Parser:
-    """The parser for logical tool `tool`; the generic text reader for unknown tools."""
-    module, function = _PARSERS.get(tool or "generic", _PARSERS["generic"])
+    """The parser declared for logical tool `tool` (imported on first use, so that running
+    one tool does not pay for importing every tool's parser); the generic text reader for
+    unknown tools."""
+    from assay.tools import tool_spec  # the declarations name parsers in this package
+
+    spec = tool_spec(tool)
+    module, function = spec.parser if spec is not None else GENERIC_PARSER
     parser: Parser = getattr(importlib.import_module(f"assay.parsers.{module}"), function)
     return parser
 

@@ -1,0 +1,40 @@
+"""Task runners and the commands a repository names: make, just, and `shell` (anything else).
+
+Their output is the project's commands' output, read generically; make itself is
+identified, a command the repository names is identified by the digest of its file.
+"""
+
+from __future__ import annotations
+
+from assay.tools.spec import SCRIPT_KINDS, Command, Ecosystem, EcosystemSpec, Match, ToolSpec
+
+#: The logical tool of a command assay runs as written and reads generically.
+SHELL = "shell"
+
+
+def _target(rest: list[str]) -> Match | None:
+    """`make -j4 test`: a target whose name says which question it answers."""
+    targets = [w for w in rest if not w.startswith("-") and "=" not in w]
+    if targets and targets[0] in SCRIPT_KINDS:
+        return Match(SCRIPT_KINDS[targets[0]], tuple(rest))
+    return None
+
+
+MAKE = ToolSpec(
+    name="make",
+    ecosystem=Ecosystem.GENERIC,
+    binaries=("make", "gmake"),
+    install_hint="install make (Debian: `apt-get install make`)",
+    commands=(Command(("make", "gmake"), match=_target),),
+    wrapper=True,
+)
+# No binaries: whatever the repository names is run as written and never asked its version.
+SHELL_COMMAND = ToolSpec(name=SHELL, ecosystem=Ecosystem.GENERIC, wrapper=True)
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.GENERIC,
+    tools=(MAKE, SHELL_COMMAND),
+    generic_commands=(Command(("just",), match=_target),),
+    steering_env=("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
+    home_dirs=(".rbenv", ".sdkman/candidates", ".elan", ".ghcup/bin", ".ghcup/ghc", ".deno/bin"),
+)

@@ -1,0 +1,109 @@
+"""Go: one tool, `go`, answering build, vet and test by subcommand."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.tools.spec import (
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Instrumented,
+    Manifest,
+    Match,
+    Native,
+    Request,
+    TamperMarkers,
+    ToolSpec,
+    after_subcommand,
+    install_step,
+)
+from assay.verdict import Kind
+
+#: `go <subcommand>` -> the kind it answers and the check's name.
+SUBCOMMANDS: Mapping[str, tuple[Kind, str]] = {
+    "test": (Kind.TEST, "go-test"),
+    "vet": (Kind.LINT, "go-vet"),
+    "build": (Kind.BUILD, "go-build"),
+}
+
+
+def _go(request: Request) -> Instrumented:
+    argv = request.argv
+    if argv[1:2] == ("test",) and not request.has("-json"):
+        argv = after_subcommand(argv, "test", "-json")
+    return request.runs(argv)
+
+
+def _subcommand(rest: list[str]) -> Match | None:
+    sub = SUBCOMMANDS.get(rest[0]) if rest else None
+    return Match(sub[0], tuple(rest[1:]), name=sub[1]) if sub else None
+
+
+def module_natives(
+    path: str, text: str, root_names: frozenset[str]
+) -> tuple[list[Native], list[str]]:
+    """`go build`, `go vet` and `go test` over every package of a module."""
+    if not any(line.strip().startswith("module") for line in text.splitlines()):
+        return [], [f"{path}: no `module` directive"]
+    why = "Go module (go.mod)"
+    return [
+        # go vet compiles every package, so a planned vet makes the build redundant.
+        Native(
+            Kind.BUILD,
+            ("go", "build", "./..."),
+            "go",
+            why,
+            name="go-build",
+            redundant_with=frozenset({"go-vet"}),
+        ),
+        Native(Kind.LINT, ("go", "vet", "./..."), "go", why, name="go-vet"),
+        Native(Kind.TEST, ("go", "test", "./..."), "go", why, name="go-test"),
+    ], []
+
+
+def _module_cache(deps: Path) -> Mapping[str, str]:
+    return {"GOMODCACHE": str(deps / "go-mod"), "GOFLAGS": "-modcacherw"}
+
+
+def install_steps(root: Path) -> list[Check]:
+    if not (root / "go.mod").is_file():
+        return []
+    return [
+        install_step("go", ("go", "mod", "download"), "go.mod", "module dependencies", tool="go")
+    ]
+
+
+GO = ToolSpec(
+    name="go",
+    ecosystem=Ecosystem.GO,
+    binaries=("go",),
+    version_args=("version",),
+    # "go version go1.19.8 linux/amd64"
+    version_pattern=re.compile(r"go version go(\S+)"),
+    install_hint="install Go (Debian: `apt-get install golang-go`)",
+    commands=(Command(("go",), match=_subcommand),),
+    instrument=_go,
+    parser=("go", "parse"),
+    dependency_env=_module_cache,
+)
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.GO,
+    language="go",
+    tools=(GO,),
+    manifests=(Manifest(("go.mod",), module_natives),),
+    protected_as="go",
+    test_files=("**/*_test.go", "**/testdata/**"),
+    markers=TamperMarkers(
+        test_names=(re.compile(r"^func\s+(Test\w+)\s*\(", re.MULTILINE),),
+        skip=r"\bt\.Skip(?:f|Now)?\s*\(",
+        assertions=r"\bt\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(",
+    ),
+    install=install_steps,
+    steering_env=("GO",),
+    home_dirs=("go/bin", "go/pkg/mod"),
+)

@@ -1,0 +1,284 @@
+"""JavaScript and TypeScript tools: node, node --test, package scripts, tsc, eslint, jest, vitest."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.tools.python import drop_lint_fixes
+from assay.tools.spec import (
+    SCRIPT_KINDS,
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Instrumented,
+    Launch,
+    Match,
+    Request,
+    TamperMarkers,
+    ToolSpec,
+    install_step,
+)
+from assay.verdict import Kind
+
+_LOCAL = ("node_modules/.bin",)
+_NODE_HINT = "install Node.js (Debian: `apt-get install nodejs`)"
+
+PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
+#: Package manager subcommands that are not scripts (`npm ci`, `yarn add`).
+PM_BUILTINS = frozenset(
+    {
+        "install",
+        "i",
+        "ci",
+        "add",
+        "remove",
+        "exec",
+        "dlx",
+        "create",
+        "init",
+        "publish",
+        "link",
+        "outdated",
+        "audit",
+        "config",
+        "version",
+        "cache",
+        "why",
+        "list",
+        "ls",
+        "pack",
+        "rebuild",
+    }
+)
+#: Lockfile -> the package manager's reproducible install command.
+NODE_INSTALLS = (
+    ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
+    ("yarn.lock", ("yarn", "install", "--frozen-lockfile")),
+    ("package-lock.json", ("npm", "ci")),
+)
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def _tune_tsc(argv: list[str], fail_fast: bool) -> list[str]:
+    if not {"--noEmit", "-b", "--build"} & set(argv):
+        argv = [*argv, "--noEmit"]
+    return argv
+
+
+def _tune_vitest(argv: list[str], fail_fast: bool) -> list[str]:
+    if "run" not in argv:
+        argv = [argv[0], "run", *argv[1:]]  # without `run`, vitest watches in a terminal
+    return argv
+
+
+# --------------------------------------------------------------------------- instrumenting
+
+
+def _eslint(request: Request) -> Instrumented:
+    argv = request.argv
+    if not request.has("-f", "--format"):
+        argv = (*argv, "-f", "json")
+    return request.runs(argv)
+
+
+def _tsc(request: Request) -> Instrumented:
+    argv = request.argv
+    # One line per diagnostic, no colour: the form the text parser reads.
+    if not request.has("--pretty"):
+        argv = (*argv, "--pretty", "false")
+    return request.runs(argv)
+
+
+def _jest(request: Request) -> Instrumented:
+    report = request.report("json")
+    argv = (*request.argv, "--json", f"--outputFile={report}")
+    return request.runs(argv, report)
+
+
+def _vitest(request: Request) -> Instrumented:
+    report = request.report("json")
+    argv = (*request.argv, "--reporter=json", f"--outputFile={report}")
+    return request.runs(argv, report)
+
+
+def _node_test(request: Request) -> Instrumented:
+    argv = request.argv
+    # Node picks the spec reporter on a terminal and TAP otherwise; ask for TAP explicitly.
+    if not request.has("--test-reporter"):
+        argv = (argv[0], "--test-reporter=tap", *argv[1:])
+    return request.runs(argv)
+
+
+# --------------------------------------------------------------------------- recognising
+
+
+def _tsc_checks(rest: list[str]) -> Match | None:
+    if any(a in ("-w", "--watch", "--init") for a in rest):
+        return None
+    return Match(Kind.TYPECHECK, tuple(rest))
+
+
+def _jest_runs(rest: list[str]) -> Match | None:
+    return None if "--watch" in rest else Match(Kind.TEST, tuple(rest))
+
+
+def _vitest_runs(rest: list[str]) -> Match | None:
+    if rest[:1] in (["watch"], ["dev"]):
+        return None
+    return Match(Kind.TEST, tuple(rest))
+
+
+def _node_test_runs(rest: list[str]) -> Match | None:
+    return Match(Kind.TEST, tuple(rest)) if "--test" in rest else None
+
+
+def _package_script(rest: list[str]) -> Match | None:
+    """`npm run lint`, `yarn test`: a check script, not a package manager builtin."""
+    if not rest:
+        return None
+    script = rest[1] if rest[0] in ("run", "run-script") and len(rest) > 1 else rest[0]
+    if script in PM_BUILTINS or script.startswith("-"):
+        return None
+    kind = SCRIPT_KINDS.get(script)
+    if kind is None and script.startswith("test"):
+        kind = Kind.TEST
+    if kind is None:
+        return None
+    return Match(kind, tuple(rest))
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+def _node_tool(name: str, hint: str, **more: object) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        ecosystem=Ecosystem.NODE,
+        binaries=(name,),
+        install_hint=hint,
+        local_dirs=_LOCAL,
+        launch=Launch.NODE_BIN,
+        **more,  # type: ignore[arg-type]
+    )
+
+
+NODE = ToolSpec(
+    name="node", ecosystem=Ecosystem.NODE, binaries=("node", "nodejs"), install_hint=_NODE_HINT
+)
+NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec reporter output
+    name="node-test",
+    ecosystem=Ecosystem.NODE,
+    binaries=("node", "nodejs"),
+    install_hint="install Node.js >= 18 (Debian: `apt-get install nodejs`)",
+    commands=(Command(("node",), match=_node_test_runs),),
+    instrument=_node_test,
+    parser=("node", "parse_node_test"),
+)
+# `npm test` runs whatever the package says: a node --test summary if there is one,
+# else the common "N passed, M failed" counts (the node parser falls back to those).
+NPM = ToolSpec(
+    name="npm",
+    ecosystem=Ecosystem.NODE,
+    binaries=("npm",),
+    install_hint="install npm (Debian: `apt-get install npm`)",
+    local_dirs=_LOCAL,
+    parser=("node", "parse_node_test"),
+    dependency_env=lambda deps: {"npm_config_cache": str(deps / "npm")},
+)
+NPM_TEST = ToolSpec(  # a package.json script run by whichever package manager the project uses
+    name="npm-test",
+    ecosystem=Ecosystem.NODE,
+    binaries=PACKAGE_MANAGERS,
+    install_hint="install the project's package manager (npm, pnpm, yarn or bun)",
+    local_dirs=_LOCAL,
+    commands=(Command(PACKAGE_MANAGERS, match=_package_script),),
+    parser=("node", "parse_node_test"),
+    wrapper=True,
+)
+TSC = _node_tool(
+    "tsc",
+    "install TypeScript (`npm i -g typescript` or `npm i -D typescript`)",
+    commands=(Command(("tsc", "vue-tsc"), match=_tsc_checks),),
+    tune=_tune_tsc,
+    instrument=_tsc,
+    parser=("node", "parse_tsc"),
+)
+ESLINT = _node_tool(
+    "eslint",
+    "install ESLint (`npm i -g eslint` or `npm i -D eslint`)",
+    commands=(Command(("eslint",), Kind.LINT),),
+    tune=drop_lint_fixes,
+    instrument=_eslint,
+    parser=("node", "parse_eslint"),
+)
+VITEST = _node_tool(
+    "vitest",
+    "install Vitest (`npm i -D vitest`)",
+    commands=(Command(("vitest",), match=_vitest_runs),),
+    tune=_tune_vitest,
+    instrument=_vitest,
+    parser=("node", "parse_jest"),
+    config_files=("**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.setup.*"),
+)
+JEST = _node_tool(
+    "jest",
+    "install Jest (`npm i -D jest`)",
+    commands=(Command(("jest",), match=_jest_runs),),
+    instrument=_jest,
+    parser=("node", "parse_jest"),
+    config_files=("**/jest.config.*", "**/jest.setup.*"),
+)
+
+
+def install_steps(root: Path) -> list[Check]:
+    """The package manager's install, from its lockfile when there is one."""
+    if not (root / "package.json").is_file() or (root / "node_modules").is_dir():
+        return []
+    for lockfile, argv in NODE_INSTALLS:
+        if (root / lockfile).is_file():
+            return [install_step("node", argv, lockfile, f"{lockfile} pins the dependencies")]
+    return [
+        install_step(
+            "node", ("npm", "install"), "package.json", "no lockfile: npm resolves the ranges"
+        )
+    ]
+
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.NODE,
+    language="typescript",
+    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, VITEST, JEST),
+    protected_as="javascript",
+    test_files=(
+        "**/*.test.*",
+        "**/*.spec.*",
+        "**/__tests__/**",
+        "**/jest.config.*",
+        "**/vitest.config.*",
+        "**/vitest.workspace.*",
+        "**/jest.setup.*",
+        "**/vitest.setup.*",
+        "**/.mocharc*",
+        "**/karma.conf.*",
+        "**/playwright.config.*",
+        "**/cypress.config.*",
+    ),
+    config_sections={
+        "package.json": ("jest", "vitest", "mocha", "scripts.test", "scripts.pretest"),
+    },
+    markers=TamperMarkers(
+        test_names=(re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1"),),
+        skip=r"\b(?:it|test|describe)\.(?:skip|todo|skipIf)\b|\bx(?:it|describe|test)\s*\(",
+        only=r"\b(?:it|test|describe)\.only\b|\bf(?:it|describe)\s*\(",
+        trivial_assertions=r"\bexpect\s*\(\s*(?:true|1)\s*\)\s*\.\s*(?:toBe|toEqual)\s*\(\s*(?:true|1)\s*\)",
+        assertions=r"\bexpect\s*\(|\bassert\.\w+\s*\(",
+    ),
+    install=install_steps,
+    generic_commands=(Command(("mocha",), Kind.TEST),),
+    steering_env=("NODE", "NPM_CONFIG", "VOLTA"),
+    home_dirs=(".nvm/versions", ".nvm/nvm.sh", ".volta/bin", ".volta/tools/image", ".bun/bin"),
+)

@@ -1,0 +1,295 @@
+"""Python's tools: the interpreter, compileall, unittest, pytest, mypy, pyright, ruff."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.tools.spec import (
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Instrumented,
+    Launch,
+    Match,
+    Request,
+    TamperMarkers,
+    ToolSpec,
+    install_step,
+    version_at_least,
+)
+from assay.untrusted_files import read_untrusted
+from assay.verdict import Kind
+
+#: mypy gained `--output=json` in 1.11; older versions are parsed as text.
+MYPY_JSON_SINCE = (1, 11)
+#: Linter flags a verification drops: they edit the code, or hide what the linter found.
+LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
+#: Extras of a Python project that usually hold its test and lint tools.
+PYTHON_TEST_EXTRAS = ("test", "tests", "testing", "dev")
+#: Requirement files installed when present, in this order.
+PYTHON_REQUIREMENT_FILES = ("requirements.txt", "requirements-dev.txt", "requirements-test.txt")
+#: The largest pyproject.toml read for its extras (as discovery reads configs).
+PYPROJECT_MAX_BYTES = 4 * 1024 * 1024
+
+_LOCAL = (".venv/bin", "venv/bin")
+_IN_TREE_VENVS = (".venv", "venv")
+
+
+# --------------------------------------------------------------------------- tuning
+
+
+def drop_lint_fixes(argv: list[str], fail_fast: bool) -> list[str]:
+    """A verifier must not rewrite the code it is judging, nor ask the linter to exit 0
+    whatever it finds (`--exit-zero` would make every lint check pass)."""
+    return [a for a in argv if a not in LINT_FLAGS_DROPPED]
+
+
+def _tune_pytest(argv: list[str], fail_fast: bool) -> list[str]:
+    argv = list(argv)
+    if not {"-q", "--quiet", "-v", "--verbose", "-qq"} & set(argv):
+        argv.append("-q")
+    if fail_fast and not any(a in ("-x", "--exitfirst") or a.startswith("--maxfail") for a in argv):
+        argv.append("-x")
+    return argv
+
+
+# --------------------------------------------------------------------------- instrumenting
+
+
+def _pytest(request: Request) -> Instrumented:
+    report = request.report("xml")
+    # Appended last so that it wins over a --junitxml the project configured.
+    argv = (*request.argv, f"--junitxml={report}")
+    return request.runs(argv, report)
+
+
+def _ruff(request: Request) -> Instrumented:
+    argv = request.argv
+    if "format" not in argv and not request.has("--output-format"):
+        argv = (*argv, "--output-format=json")
+    return request.runs(argv)
+
+
+def _mypy(request: Request) -> Instrumented:
+    argv = request.argv
+    if version_at_least(request.checker, MYPY_JSON_SINCE) and not request.has("--output", "-O"):
+        argv = (*argv, "--output=json")
+    return request.runs(argv)
+
+
+def _pyright(request: Request) -> Instrumented:
+    argv = request.argv
+    if "--outputjson" not in argv:
+        argv = (*argv, "--outputjson")
+    return request.runs(argv)
+
+
+def _compileall(request: Request) -> Instrumented:
+    # Byte-code goes next to the reports, not into the workspace's __pycache__ directories.
+    env = {"PYTHONPYCACHEPREFIX": str(request.report_dir / "pycache"), **request.check.env}
+    return Instrumented(request.argv, env)
+
+
+# --------------------------------------------------------------------------- recognising
+
+
+def _ruff_lints(rest: list[str]) -> Match | None:
+    # Not `ruff format` (it rewrites files), nor `ruff server`, `ruff rule` ...
+    linting = not rest or rest[0] == "check" or (rest[0] == "format" and "--check" in rest)
+    return Match(Kind.LINT, tuple(rest)) if linting else None
+
+
+def _black_checks(rest: list[str]) -> Match | None:
+    return Match(Kind.LINT, tuple(rest)) if "--check" in rest else None
+
+
+def _tox_runs(rest: list[str]) -> Match | None:
+    return Match(Kind.TEST, tuple(rest)) if rest[:1] != ["--version"] else None
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+def _interpreter(name: str, **more: object) -> ToolSpec:
+    """A logical tool that is the interpreter; its name selects the output parser."""
+    return ToolSpec(
+        name=name,
+        ecosystem=Ecosystem.PYTHON,
+        binaries=("python3", "python"),
+        install_hint="install Python 3 (Debian: `apt-get install python3`)",
+        local_dirs=_LOCAL,
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def _pip_cache(deps: Path) -> Mapping[str, str]:
+    return {"PIP_CACHE_DIR": str(deps / "pip")}
+
+
+PYTHON = _interpreter("python", parser=("python", "parse_compileall"), dependency_env=_pip_cache)
+COMPILEALL = _interpreter(  # `python -m compileall`
+    "compileall",
+    commands=(Command(("compileall",), Kind.BUILD),),
+    instrument=_compileall,
+    parser=("python", "parse_compileall"),
+    check_only_build=True,
+)
+UNITTEST = _interpreter(  # `python -m unittest`
+    "unittest",
+    commands=(Command(("unittest",), Kind.TEST),),
+    launch=Launch.PYTHON_MODULE,
+    parser=("python", "parse_unittest"),
+)
+MYPY = ToolSpec(
+    name="mypy",
+    ecosystem=Ecosystem.PYTHON,
+    binaries=("mypy",),
+    module="mypy",
+    install_hint="install mypy (`pip install mypy`)",
+    local_dirs=_LOCAL,
+    commands=(Command(("mypy",), Kind.TYPECHECK),),
+    launch=Launch.PYTHON_TOOL,
+    instrument=_mypy,
+    parser=("python", "parse_mypy"),
+)
+PYTEST = ToolSpec(
+    name="pytest",
+    ecosystem=Ecosystem.PYTHON,
+    binaries=("pytest",),
+    module="pytest",
+    install_hint="install pytest (`pip install pytest`)",
+    local_dirs=_LOCAL,
+    commands=(Command(("pytest", "py.test"), Kind.TEST),),
+    launch=Launch.PYTHON_MODULE,
+    tune=_tune_pytest,
+    instrument=_pytest,
+    parser=("pytest", "parse"),
+    config_files=("**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg"),
+)
+RUFF = ToolSpec(
+    name="ruff",
+    ecosystem=Ecosystem.PYTHON,
+    binaries=("ruff",),
+    module="ruff",
+    install_hint="install ruff (`pip install ruff`)",
+    local_dirs=_LOCAL,
+    commands=(Command(("ruff",), match=_ruff_lints),),
+    launch=Launch.PYTHON_TOOL,
+    tune=drop_lint_fixes,
+    instrument=_ruff,
+    parser=("python", "parse_ruff"),
+)
+PYRIGHT = ToolSpec(
+    name="pyright",
+    ecosystem=Ecosystem.PYTHON,
+    binaries=("pyright",),
+    install_hint="install pyright (`npm i -g pyright` or `pip install pyright`)",
+    # pyright is a node program: a project installs it into node_modules.
+    local_dirs=("node_modules/.bin",),
+    commands=(Command(("pyright", "basedpyright"), Kind.TYPECHECK),),
+    launch=Launch.PYTHON_TOOL,
+    instrument=_pyright,
+    parser=("python", "parse_pyright"),
+)
+
+
+# --------------------------------------------------------------------------- install
+
+
+def install_steps(root: Path) -> list[Check]:
+    """A project-local virtualenv with the project, its test extras and requirement files."""
+    manifest = next(
+        (n for n in ("pyproject.toml", "setup.py", "setup.cfg") if (root / n).is_file()), None
+    )
+    requirements = [n for n in PYTHON_REQUIREMENT_FILES if (root / n).is_file()]
+    if manifest is None and not requirements:
+        return []
+    if any((root / v / "bin" / "python").exists() for v in _IN_TREE_VENVS):
+        return []  # the project's environment exists: use it as it is
+    steps = [
+        install_step(
+            "venv",
+            ("python3", "-m", "venv", ".venv"),
+            manifest or requirements[0],
+            "a project-local environment, so the project's tools are the ones that run",
+            tool="python",
+        )
+    ]
+    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    if manifest is not None:
+        target = "." + _extras(root)
+        steps.append(
+            install_step(
+                "python", (*pip, "-e", target), manifest, "the project and its test extras"
+            )
+        )
+    for name in requirements:
+        steps.append(
+            install_step(
+                f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present"
+            )
+        )
+    return steps
+
+
+def _extras(root: Path) -> str:
+    """`[test,dev]` for the extras the project declares among PYTHON_TEST_EXTRAS."""
+    # The workspace's file, read as one we do not trust: no link, FIFO or endless file.
+    data = read_untrusted(root, "pyproject.toml", limit=PYPROJECT_MAX_BYTES)
+    if not isinstance(data, bytes):
+        return ""
+    try:
+        declared = tomllib.loads(data.decode("utf-8"))["project"]["optional-dependencies"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, KeyError, TypeError):
+        return ""
+    wanted = [e for e in PYTHON_TEST_EXTRAS if isinstance(declared, dict) and e in declared]
+    return f"[{','.join(wanted)}]" if wanted else ""
+
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.PYTHON,
+    language="python",
+    tools=(PYTHON, COMPILEALL, UNITTEST, MYPY, PYTEST, RUFF, PYRIGHT),
+    protected_as="python",
+    test_files=(
+        "**/test_*.py",
+        "**/*_test.py",
+        "**/tests/**",
+        "**/test/**",
+        "**/conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "noxfile.py",
+    ),
+    config_sections={
+        "pyproject.toml": (
+            "tool.pytest",
+            "tool.coverage",
+            "tool.assay",
+            "tool.tox",
+            "tool.hatch.envs",
+        )
+    },
+    markers=TamperMarkers(
+        test_names=(re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE),),
+        skip=r"@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail|importorskip)\s*\("
+        r"|@unittest\.(?:skip\w*|expectedFailure)\b|\bself\.skipTest\s*\(",
+        trivial_assertions=r"^\s*assert\s+(?:True|1|not\s+(?:False|None|0)|(?P<quote>['\"]).*(?P=quote))\s*(?:,.*)?$"
+        r"|\bself\.assert(?:True|Equal)\s*\(\s*(?:True|1)\s*(?:,\s*(?:True|1)\s*)?\)",
+        assertions=r"^\s*assert\b|\bself\.assert\w+\s*\(",
+    ),
+    install=install_steps,
+    # flake8, pylint, `black --check`, tox and nox: known checks whose output is read generically.
+    generic_commands=(
+        Command(("flake8", "pylint"), Kind.LINT),
+        Command(("black",), match=_black_checks),
+        Command(("tox", "nox"), match=_tox_runs),
+    ),
+    steering_env=("PYTHON", "VIRTUAL_ENV", "PYENV"),
+    home_dirs=(".pyenv", ".local/bin", ".local/lib"),
+)

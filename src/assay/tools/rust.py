@@ -1,0 +1,133 @@
+"""Rust: cargo (check, build, test by subcommand) and rustc."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.tools.spec import (
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Instrumented,
+    Manifest,
+    Match,
+    Native,
+    Request,
+    TamperMarkers,
+    ToolSpec,
+    after_subcommand,
+    install_step,
+)
+from assay.verdict import Kind
+
+_HINT = "install Rust (https://rustup.rs, or Debian: `apt-get install {}`)"
+
+#: `cargo <subcommand>` -> the kind it answers and the check's name.
+SUBCOMMANDS: Mapping[str, tuple[Kind, str]] = {
+    "test": (Kind.TEST, "cargo-test"),
+    "check": (Kind.BUILD, "cargo-check"),
+    "build": (Kind.BUILD, "cargo-build"),
+    "nextest": (Kind.TEST, "cargo-test"),
+}
+
+
+def _cargo(request: Request) -> Instrumented:
+    argv = request.argv
+    subcommand = argv[1] if len(argv) > 1 else ""
+    if subcommand in ("build", "check", "test", "clippy") and not request.has("--message-format"):
+        argv = after_subcommand(argv, subcommand, "--message-format=json")
+    return request.runs(argv)
+
+
+def _subcommand(rest: list[str]) -> Match | None:
+    sub = SUBCOMMANDS.get(rest[0]) if rest else None
+    return Match(sub[0], tuple(rest[1:]), name=sub[1]) if sub else None
+
+
+def _clippy(rest: list[str]) -> Match | None:
+    return Match(Kind.LINT, tuple(rest[1:])) if rest[:1] == ["clippy"] else None
+
+
+def crate_natives(
+    path: str, text: str, root_names: frozenset[str]
+) -> tuple[list[Native], list[str]]:
+    """`cargo check` (build) and `cargo test` for a Cargo.toml."""
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        return [], [f"{path}: not valid TOML: {exc}"]
+    workspace = ("--workspace",) if isinstance(data.get("workspace"), dict) else ()
+    return [
+        Native(
+            Kind.BUILD,
+            ("cargo", "check", *workspace),
+            "cargo",
+            "Rust crate: cargo check type-checks without producing binaries",
+            name="cargo-check",
+        ),
+        Native(
+            Kind.TEST,
+            ("cargo", "test", *workspace),
+            "cargo",
+            "Rust crate: cargo test",
+            name="cargo-test",
+        ),
+    ], []
+
+
+def _cargo_home(deps: Path) -> Mapping[str, str]:
+    return {"CARGO_HOME": str(deps / "cargo")}
+
+
+def install_steps(root: Path) -> list[Check]:
+    if not (root / "Cargo.toml").is_file():
+        return []
+    return [
+        install_step("rust", ("cargo", "fetch"), "Cargo.toml", "crate dependencies", tool="cargo")
+    ]
+
+
+CARGO = ToolSpec(
+    name="cargo",
+    ecosystem=Ecosystem.RUST,
+    binaries=("cargo",),
+    install_hint=_HINT.format("cargo"),
+    commands=(Command(("cargo",), match=_subcommand),),
+    instrument=_cargo,
+    parser=("rust", "parse_cargo"),
+    dependency_env=_cargo_home,
+)
+RUSTC = ToolSpec(
+    name="rustc",
+    ecosystem=Ecosystem.RUST,
+    binaries=("rustc",),
+    install_hint=_HINT.format("rustc"),
+    parser=("rust", "parse_rustc"),
+)
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.RUST,
+    language="rust",
+    tools=(CARGO, RUSTC),
+    manifests=(Manifest(("Cargo.toml",), crate_natives),),
+    protected_as="rust",
+    test_files=("tests/**", "**/tests/**", "benches/**"),
+    config_sections={"Cargo.toml": ("test", "dev-dependencies")},
+    markers=TamperMarkers(
+        test_names=(
+            re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"),
+        ),
+        skip=r"#\[ignore\b",
+        trivial_assertions=r"\bassert!\s*\(\s*true\s*\)|\bassert_eq!\s*\(\s*(?P<same>\w+)\s*,\s*(?P=same)\s*\)",
+        assertions=r"\bassert(?:_eq|_ne)?!\s*\(",
+    ),
+    install=install_steps,
+    # `cargo clippy`: a known lint whose output is read generically.
+    generic_commands=(Command(("cargo",), match=_clippy),),
+    steering_env=("RUSTUP", "CARGO", "RUSTC"),
+    home_dirs=(".cargo/bin", ".rustup"),
+)
