@@ -66,6 +66,11 @@ CORPUS: dict[str, dict[str, str]] = {
     },
     "node-fallback": {"package.json": "{}", "test/a.test.js": ""},
     "go": {"go.mod": "module example.com/x\n\ngo 1.22\n"},
+    "maven": {"pom.xml": "<project/>", "mvnw": ""},
+    "gradle": {
+        "build.gradle.kts": "",
+        ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: ./gradlew compileJava\n",
+    },
     "rust": {"Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n\n[workspace]\n"},
     "make-just": {
         "Makefile": "test:\n\tgo test ./...\nlint:\n\tcargo clippy\ncheck:\n\tpytest\nbuild:\n\tgo build ./...\n",

@@ -102,6 +102,51 @@ def read_untrusted(
         return found
 
 
+#: The most names listed from one directory: a report directory holds one file per suite.
+LIST_MAX_NAMES = 10_000
+
+
+def list_untrusted(
+    root: str | os.PathLike[str], rel: str, *, limit: int = LIST_MAX_NAMES
+) -> list[str] | Refused | None:
+    """The names in the directory at `rel` beneath `root`, reached following no link;
+    None when there is none; `Refused` when it is reached through a link or holds more
+    than `limit` names (a directory of millions would otherwise be read whole)."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return Refused(f"{rel} is not a plain path inside the tree; refused")
+    try:
+        directory = os.open(root, _DIR_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Refused(f"{rel} could not be opened ({exc.strerror}); refused")
+    try:
+        for depth, part in enumerate(parts):
+            entered = _enter(directory, part, "/".join(parts[: depth + 1]), rel)
+            if not isinstance(entered, int):
+                return entered
+            os.close(directory)
+            directory = entered
+        try:
+            # O_PATH descriptors cannot be read: reopen the directory itself for listing.
+            readable = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=directory)
+        except OSError as exc:
+            return Refused(f"{rel} could not be listed ({exc.strerror}); refused")
+        names: list[str] = []
+        try:
+            with os.scandir(readable) as entries:  # scandir lists a duplicate of the descriptor
+                for entry in entries:
+                    if len(names) >= limit:
+                        return Refused(f"{rel} holds more than {limit} names; refused")
+                    names.append(entry.name)
+        finally:
+            os.close(readable)
+        return sorted(names)
+    finally:
+        os.close(directory)
+
+
 def read_open(found: OpenFile, *, limit: int) -> bytes | Refused:
     """All of an open file if it holds at most `limit` bytes, else `Refused`: a file cut
     at the bound could read as something it is not (a report that lost its failures)."""

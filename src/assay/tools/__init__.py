@@ -1,5 +1,5 @@
 """Every tool assay knows, declared once per ecosystem (`python`, `node`, `go`, `rust`,
-`generic`), and the views the rest of assay reads from those declarations.
+`java`, `generic`), and the views the rest of assay reads from those declarations.
 
 Adding a language is adding a module here with its `ECOSYSTEM` and listing it in
 `ECOSYSTEMS`; the recogniser, plan, toolchain registry, instrumentation, parsers,
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.evidence import Check
-from assay.tools import generic, go, node, python, rust
+from assay.tools import generic, go, java, node, python, rust
 from assay.tools.spec import Command, Ecosystem, EcosystemSpec, Match, ToolSpec
 
 __all__ = [
@@ -40,6 +40,7 @@ ECOSYSTEMS: tuple[EcosystemSpec, ...] = (
     node.ECOSYSTEM,
     go.ECOSYSTEM,
     rust.ECOSYSTEM,
+    java.ECOSYSTEM,
     generic.ECOSYSTEM,
 )
 

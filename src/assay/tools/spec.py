@@ -25,6 +25,7 @@ class Ecosystem(enum.StrEnum):
     NODE = "node"
     GO = "go"
     RUST = "rust"
+    JAVA = "java"
     GENERIC = "generic"
     """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
 

@@ -1,0 +1,215 @@
+"""Java: javac diagnostics (as Maven and Gradle print them) and Surefire / Gradle JUnit XML reports.
+
+The reports lie in the workspace, written by the code under test's build: they are
+listed and read following no link, each within a bound and all within one, and only
+files written since the run began count. Maven's are also named with this run's
+suffix (`assay.tools.java.report_suffix`). Counts come only from the reports; the
+summary Maven prints can only add failures, never take them away.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsers import ParsedOutput
+from assay.parsers._text import combined, count_cases, relative
+from assay.parsers.pytest import read_junit
+from assay.parsers.report_file import REPORT_MAX_BYTES
+from assay.process import ProcessResult
+from assay.untrusted_files import OpenFile, Refused, list_untrusted, open_untrusted, read_open
+
+#: Slack for clocks when telling this run's reports from older ones.
+REPORT_CLOCK_SLACK_S = 2.0
+
+# Maven: "[ERROR] /w/src/main/java/tiny/Add.java:[5,21] ';' expected"
+_MAVEN_JAVAC = re.compile(
+    r"^\[(?P<sev>ERROR|WARNING)\] (?P<file>[^\s\[]+\.java):\[(?P<line>\d+),(?P<col>\d+)\] (?P<msg>.+)$"
+)
+# javac itself, and Gradle: "src/main/java/tiny/Add.java:5: error: ';' expected"
+_JAVAC = re.compile(r"^(?P<file>[^\s:]+\.java):(?P<line>\d+): (?P<sev>error|warning): (?P<msg>.+)$")
+# Surefire's closing line: "Tests run: 3, Failures: 1, Errors: 0, Skipped: 0"
+_SUREFIRE_SUMMARY = re.compile(
+    r"Tests run: (?P<run>\d+), Failures: (?P<failed>\d+), Errors: (?P<errors>\d+), "
+    r"Skipped: (?P<skipped>\d+)"
+)
+# Gradle: "3 tests completed, 1 failed"
+_GRADLE_SUMMARY = re.compile(r"(?P<run>\d+) tests? completed, (?P<failed>\d+) failed")
+_FAILED_RUN = re.compile(r"There (?:are|were) (?:test )?failures|COMPILATION ERROR|BUILD FAILED")
+
+
+def javac_diagnostics(text: str, cwd: str) -> list[Diagnostic]:
+    """Compiler errors, each once (Maven prints them twice), in the order printed."""
+    found: dict[tuple[str | None, int, str], Diagnostic] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        match = _MAVEN_JAVAC.match(line) or _JAVAC.match(line)
+        if match is None:
+            continue
+        severity = "warning" if match["sev"].lower() == "warning" else "error"
+        column = match["col"] if "col" in match.groupdict() else None
+        diagnostic = Diagnostic(
+            message=match["msg"],
+            file=relative(match["file"], cwd),
+            line=int(match["line"]),
+            column=int(column) if column else None,
+            severity=severity,
+            tool="javac",
+        )
+        found.setdefault((diagnostic.file, diagnostic.line or 0, diagnostic.message), diagnostic)
+    return list(found.values())
+
+
+def parse_javac(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """javac or `java` run directly: diagnostics only."""
+    diagnostics = javac_diagnostics(combined(result), result.cwd)
+    errors = tuple(d for d in diagnostics if d.severity == "error")
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(errors))
+
+
+def parse_maven(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    suffix = None
+    if report_dir is not None:
+        from assay.tools.java import report_suffix
+
+        suffix = report_suffix(report_dir, check)
+    return _parse_build(check, result, report_dir, _Reports("target/surefire-reports", suffix))
+
+
+def parse_gradle(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    return _parse_build(check, result, report_dir, _Reports("build/test-results/test", None))
+
+
+@dataclass(frozen=True, slots=True)
+class _Reports:
+    directory: str
+    """Relative to the project directory."""
+    suffix: str | None
+    """Only `TEST-*-<suffix>.xml` belong to this run; None: any `TEST-*.xml`."""
+
+    def wanted(self, name: str) -> bool:
+        ending = f"-{self.suffix}.xml" if self.suffix else ".xml"
+        return name.startswith("TEST-") and name.endswith(ending)
+
+
+def _parse_build(
+    check: Check, result: ProcessResult, report_dir: Path | None, reports: _Reports
+) -> ParsedOutput:
+    text = combined(result)
+    diagnostics = tuple(javac_diagnostics(text, result.cwd))
+    printed = _printed_counts(text)
+    recognized = bool([d for d in diagnostics if d.severity == "error"]) or bool(
+        _FAILED_RUN.search(text) or (printed is not None and printed.any_failed)
+    )
+    if report_dir is None:  # not asked for reports: what was printed is all there is
+        return ParsedOutput(diagnostics=diagnostics, tests=printed, failure_recognized=recognized)
+    read = _read_reports(check, result, reports)
+    if isinstance(read, Refused):
+        return ParsedOutput(
+            diagnostics=diagnostics, failure_recognized=recognized, report_refused=read.reason
+        )
+    if read is None:
+        return ParsedOutput(diagnostics=diagnostics, failure_recognized=recognized)
+    counts, cases = read
+    if reports.suffix:
+        cases = tuple(_without_suffix(c, reports.suffix) for c in cases)
+    counts = _not_kinder_than(counts, printed)
+    return ParsedOutput(
+        diagnostics=diagnostics,
+        tests=counts,
+        test_cases=cases,
+        failure_recognized=recognized or counts.any_failed,
+        no_tests_reported=counts.executed == 0,
+        report_found=True,
+    )
+
+
+def _printed_counts(text: str) -> TestCounts | None:
+    """The last summary line Maven or Gradle printed (the aggregate comes last)."""
+    for line in reversed(text.splitlines()[-400:]):
+        if match := _SUREFIRE_SUMMARY.search(line):
+            run, failed = int(match["run"]), int(match["failed"])
+            errors, skipped = int(match["errors"]), int(match["skipped"])
+            passed = max(run - failed - errors - skipped, 0)
+            return TestCounts(passed, failed, errors, skipped, source="text")
+        if match := _GRADLE_SUMMARY.search(line):
+            run, failed = int(match["run"]), int(match["failed"])
+            return TestCounts(max(run - failed, 0), failed, 0, 0, source="text")
+    return None
+
+
+def _not_kinder_than(report: TestCounts, printed: TestCounts | None) -> TestCounts:
+    """The reports' counts, with failures raised to what the build printed: a report can be
+    rewritten by the code under test after the fact, the printed summary cannot be taken back."""
+    if printed is None:
+        return report
+    failed, errors = max(report.failed, printed.failed), max(report.errors, printed.errors)
+    if (failed, errors) == (report.failed, report.errors):
+        return report
+    return TestCounts(report.passed, failed, errors, report.skipped, source=report.source)
+
+
+def _project_dir(check: Check, result: ProcessResult) -> tuple[Path, str] | Refused:
+    """(a directory assay made, the project's path below it): the workspace and `check.cwd`,
+    so that reaching the reports follows no link the code under test could have made."""
+    cwd = PurePosixPath(check.cwd or ".")
+    parts = [p for p in cwd.parts if p != "."]
+    if cwd.is_absolute() or ".." in parts:
+        return Refused(f"{check.cwd} is not a plain path inside the workspace; reports not read")
+    ran_in = Path(result.cwd)
+    if parts and list(ran_in.parts[-len(parts) :]) != parts:
+        return Refused(f"{result.cwd} is not {check.cwd} of a workspace; reports not read")
+    workspace = ran_in
+    for _ in parts:
+        workspace = workspace.parent
+    return workspace, "/".join(parts)
+
+
+def _read_reports(
+    check: Check, result: ProcessResult, reports: _Reports
+) -> tuple[TestCounts, tuple[TestCase, ...]] | Refused | None:
+    where = _project_dir(check, result)
+    if isinstance(where, Refused):
+        return where
+    workspace, project = where
+    directory = f"{project}/{reports.directory}" if project else reports.directory
+    names = list_untrusted(workspace, directory)
+    if not isinstance(names, list):
+        return names
+    # Written since the run began: a report left in the tree is not this run's.
+    since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
+    budget = REPORT_MAX_BYTES
+    cases: list[TestCase] = []
+    read_any = False
+    for name in names:
+        if not reports.wanted(name):
+            continue
+        with open_untrusted(workspace, f"{directory}/{name}", what=f"report {name}") as found:
+            if not isinstance(found, OpenFile):
+                if found is None:
+                    continue
+                return found if isinstance(found, Refused) else Refused(f"report {name} is a link")
+            if os.fstat(found.fd).st_mtime < since:
+                continue
+            data = read_open(found, limit=budget)
+        if isinstance(data, Refused):
+            return data
+        budget -= len(data)
+        junit = read_junit(data)
+        if junit is None:
+            return Refused(f"report {name} is not JUnit XML")
+        cases.extend(junit[1])
+        read_any = True
+    if not read_any:
+        return None
+    return count_cases(cases, "junit"), tuple(cases)
+
+
+def _without_suffix(case: TestCase, suffix: str) -> TestCase:
+    """Surefire adds the suffix to each class name (`tiny.AddTest(assay...)`); readers want
+    the class."""
+    return replace(case, name=case.name.replace(f"({suffix})", ""))
