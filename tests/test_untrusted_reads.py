@@ -326,19 +326,27 @@ def test_workspace_digest_refuses_to_key_a_tree_with_a_fifo(tmp_path: Path) -> N
 
 
 def test_workspace_digest_never_hashes_through_a_directory_link(tmp_path: Path) -> None:
-    """git still lists `web/package.json` once `web` is a link: reading it would hash a
-    root-only file outside the tree into the key."""
+    """`web` replaced by a link to a root-only directory: the workspace gets the link as a
+    link, so the key covers the link, never what is behind it (a secret's content must not
+    move the key)."""
     repo = git_repo(tmp_path / "repo", BASE_FILES)
-    replace(repo / "web").symlink_to(root_only_dir(tmp_path), target_is_directory=True)
-    outcome = call_in_child(WORKSPACE_DIGEST, str(repo))
-    assert outcome.get("error") == "CacheError", outcome
+    outside = root_only_dir(tmp_path)
+    replace(repo / "web").symlink_to(outside, target_is_directory=True)
+    first = call_in_child(WORKSPACE_DIGEST, str(repo))
+    assert "result" in first, first
+    (outside / "package.json").write_text(SECRET_PACKAGE + "\n")
+    assert call_in_child(WORKSPACE_DIGEST, str(repo))["result"] == first["result"]
+    replace(repo / "web").symlink_to(tmp_path, target_is_directory=True)
+    assert call_in_child(WORKSPACE_DIGEST, str(repo))["result"] != first["result"]
 
 
-def test_workspace_digest_refuses_a_device_reached_through_a_link(tmp_path: Path) -> None:
+def test_workspace_digest_never_opens_a_device_reached_through_a_link(tmp_path: Path) -> None:
+    """`dev` replaced by a link to /dev: hashed as a link, quickly, with bounded memory."""
     repo = git_repo(tmp_path / "repo", {**BASE_FILES, "dev/zero": "tracked\n"})
     replace(repo / "dev").symlink_to("/dev", target_is_directory=True)
     outcome = call_in_child(WORKSPACE_DIGEST, str(repo))
-    assert outcome.get("error") == "CacheError", outcome
+    assert "result" in outcome, outcome
+    assert outcome["peak_rss_kib"] < 256 * 1024
 
 
 def test_workspace_digest_hashes_a_link_to_dev_zero_as_a_link(tmp_path: Path) -> None:
