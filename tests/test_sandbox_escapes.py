@@ -203,6 +203,71 @@ def test_only_toolchains_come_back_from_the_hidden_home(
         assert ran.stdout.text == "tool\n", ran.stderr.text
 
 
+def test_tools_a_home_manager_installed_run_inside(fake_home: Path, source: Path) -> None:
+    """Shown back, beside the credentials that stay hidden: a pipx tool (`~/.local/bin/x`
+    links into `~/.local/share/pipx/venvs`) and a project venv whose interpreter links into
+    a uv-managed Python that links on elsewhere under the home."""
+    pipx_venv = fake_home / ".local" / "share" / "pipx" / "venvs" / "tool" / "bin"
+    pipx_venv.mkdir(parents=True)
+    (pipx_venv / "tool").write_text("#!/bin/sh\necho pipx tool ran\n")
+    (pipx_venv / "tool").chmod(0o755)
+    (fake_home / ".local" / "bin").mkdir(parents=True)
+    (fake_home / ".local" / "bin" / "tool").symlink_to(pipx_venv / "tool")
+    (fake_home / ".local" / "share" / "keyrings").mkdir(parents=True)
+    (fake_home / ".local" / "share" / "keyrings" / "login.keyring").write_text("planted")
+    pythons = fake_home / "managed" / "cpython-3" / "bin"  # no manager assay knows of
+    pythons.mkdir(parents=True)
+    (pythons / "python3").symlink_to(os.path.realpath(PYTHON))
+    (source / ".venv" / "bin").mkdir(parents=True)
+    (source / ".venv" / "bin" / "python").symlink_to(pythons / "python3")
+    tools = (str(fake_home / ".local" / "bin" / "tool"), str(source / ".venv" / "bin" / "python"))
+    sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(*tools, PYTHON)))
+    with sandbox.workspace(source) as ws:
+        ran = sandbox.run(ws, [tools[0]], timeout=30)
+        assert ran.stdout.text == "pipx tool ran\n", ran.stderr.text or ran.start_error
+        ran = sandbox.run(ws, [".venv/bin/python", "-c", "print('venv ran')"], timeout=30)
+        assert ran.stdout.text == "venv ran\n", ran.stderr.text or ran.start_error
+        keyring = str(fake_home / ".local" / "share" / "keyrings" / "login.keyring")
+        got = outcome(sandbox.run(ws, [PYTHON, "-c", READ_ALL, keyring], timeout=30))
+    assert got[keyring] == "FileNotFoundError"
+
+
+CARGO_TOML = '[package]\nname = "configured"\nversion = "0.1.0"\nedition = "2021"\n'
+CARGO_TEST = (
+    "#[cfg(test)]\nmod tests {\n    #[test]\n    fn sees_the_cargo_home() {\n"
+    '        assert_eq!(env!("ASSAY_FROM_CARGO_HOME"), "seen");\n    }\n}\n'
+)
+
+
+def test_the_hosts_cargo_home_configures_cargo_without_showing_its_secrets(
+    fake_home: Path, host_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CARGO_HOME named on the host (its config.toml: source replacements, [env]) is what
+    cargo reads inside, read-only; its credentials and a config that holds a token are not."""
+    cargo_home = host_dir / "cargo-home"
+    cargo_home.mkdir()
+    (cargo_home / "config.toml").write_text('[env]\nASSAY_FROM_CARGO_HOME = "seen"\n')
+    (cargo_home / "credentials.toml").write_text('[registry]\ntoken = "planted"\n')
+    (cargo_home / "config").write_text('[registry]\ntoken = "planted"\n')
+    monkeypatch.setenv("CARGO_HOME", str(cargo_home))
+    monkeypatch.setenv("RUSTUP_HOME", os.path.expanduser("~root/.rustup"))
+    cargo = shutil.which("cargo", path=f"{os.path.expanduser('~root/.cargo/bin')}:/usr/bin")
+    assert cargo is not None, "cargo is needed (CI installs it)"
+    crate = tmp_path / "crate"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(CARGO_TOML)
+    (crate / "src" / "lib.rs").write_text(CARGO_TEST)
+    sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(cargo, PYTHON)))
+    with sandbox.workspace(crate) as ws:
+        tested = sandbox.run(ws, [cargo, "test", "-q"], timeout=300)
+        assert tested.exit_code == 0, tested.stderr.text[-2000:]
+        secrets = [str(cargo_home / "credentials.toml"), str(cargo_home / "config")]
+        result = sandbox.run(ws, [cargo, "--version"], timeout=60)
+        assert result.exit_code == 0
+        got = outcome(attempt(sandbox, ws, READ_ALL.replace("sys.argv[1:]", repr(secrets))))
+    assert "planted" not in json.dumps(got)
+
+
 def test_a_plan_naming_a_home_file_as_its_tool_reads_nothing(
     home_with_toolchains: Path, tmp_path: Path
 ) -> None:

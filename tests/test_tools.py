@@ -25,7 +25,6 @@ from assay.tools import (
     SHELL,
     TOOLS,
     dependency_caches,
-    home_toolchain_dirs,
     recognise_words,
     tool_spec,
 )
@@ -234,10 +233,3 @@ def test_dependency_caches_match_what_verify_uses(tmp_path: Path) -> None:
 
     declared = dependency_caches(tmp_path)
     assert pipeline_caches(tmp_path).items() <= declared.items()
-
-
-def test_home_toolchains_the_sandbox_shows_are_declared() -> None:
-    from assay.sandbox.bwrap import HOME_TOOLCHAINS
-
-    shown = {d for dirs in HOME_TOOLCHAINS.values() for d in dirs}
-    assert shown <= set(home_toolchain_dirs()), sorted(shown - set(home_toolchain_dirs()))

@@ -29,6 +29,7 @@ import pwd
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
@@ -74,24 +75,19 @@ PRIVATE_TMPFS: tuple[str, ...] = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 #: Deadline for the availability probe; a working bwrap answers in milliseconds.
 PROBE_TIMEOUT_SECONDS = 20.0
 
-#: Toolchain managers that live in a home directory, and the parts of each a toolchain
-#: needs: never the whole directory when it also keeps credentials (`~/.cargo` holds
-#: `credentials.toml`; `~/.local/share` holds keyrings).
-HOME_TOOLCHAINS: Mapping[str, tuple[str, ...]] = {
-    ".cargo": (".cargo/bin",),
-    ".rustup": (".rustup",),
-    ".pyenv": (".pyenv",),
-    ".nvm": (".nvm/versions", ".nvm/nvm.sh"),
-    ".volta": (".volta/bin", ".volta/tools/image"),
-    ".bun": (".bun/bin",),
-    ".deno": (".deno/bin",),
-    "go": ("go/bin", "go/pkg/mod"),
-    ".local": (".local/bin", ".local/lib"),
-    ".rbenv": (".rbenv",),
-    ".sdkman": (".sdkman/candidates",),
-    ".elan": (".elan",),
-    ".ghcup": (".ghcup/bin", ".ghcup/ghc"),
-}
+#: Host variables that name a toolchain's home: what they name is shown read-only (the
+#: sandbox passes them on, so they must point somewhere that exists inside).
+TOOLCHAIN_HOME_VARS: tuple[str, ...] = (
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "GOROOT",
+    "GOPATH",
+    "GOMODCACHE",
+    "JAVA_HOME",
+    "VIRTUAL_ENV",
+)
 #: Names that hold credentials: never shown, even inside a directory that is bound back.
 CREDENTIAL_NAMES: tuple[str, ...] = (
     "credentials*",
@@ -119,6 +115,11 @@ CREDENTIAL_NAMES: tuple[str, ...] = (
     "id_ed25519*",
     "id_ecdsa*",
 )
+#: A configuration file beside a toolchain that holds a secret (`~/.cargo/config.toml`'s
+#: `token = ...`, an `.npmrc`-style `_auth=`): masked like a credential file.
+_SECRET_SETTING = re.compile(rb"(?im)^\s*[\w.-]*(token|password|passwd|secret|_auth)\w*\s*[=:]")
+#: How much of a configuration file is read to look for a secret in it.
+_CONFIG_SCAN_BYTES = 64 * 1024
 
 _BWRAP_FIX = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and make sure user "
@@ -548,20 +549,23 @@ class BwrapSandbox(Sandbox):
     def _toolchain_binds(self) -> list[str]:
         """Toolchain directories the root would not show otherwise, to bind back read-only.
 
-        Under a home: the parts of a known toolchain manager's directory that hold
-        toolchains (`HOME_TOOLCHAINS`), else a located toolchain's installation prefix.
-        Elsewhere (a venv under /tmp, a toolchain under /srv): the installation prefix."""
+        The toolchain parts of a home that the tool declarations name (`~/.cargo/bin`,
+        `~/.rustup`, `~/.local/share/pipx/venvs` ...), the toolchain homes the sandbox's own
+        variables name (`CARGO_HOME`, `GOPATH` ...), and each located toolchain's
+        installation prefix (a venv under /tmp, a uv-managed Python under the home)."""
+        from assay.tools import home_toolchain_dirs
+
         homes = _real_homes()
-        binds: list[str] = [
-            os.path.join(home, rel)
-            for home in homes
-            for parts in HOME_TOOLCHAINS.values()
-            for rel in parts
-        ]
+        declared = [os.path.join(home, rel) for home in homes for rel in home_toolchain_dirs()]
+        binds = list(declared)
+        env = self._env()
+        for var in TOOLCHAIN_HOME_VARS:
+            binds += [p for p in env.get(var, "").split(os.pathsep) if os.path.isabs(p)]
         for path in self.options.toolchain_paths:
-            for form in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
-                binds.extend(_toolchain_dirs(form, homes))
-        return [p for p in dict.fromkeys(binds) if os.path.exists(p)]
+            for hop in _link_chain(path):
+                binds.extend(_toolchain_dirs(hop, [*SYSTEM_DIRS, *declared]))
+        shown = [os.path.normpath(p) for p in binds]
+        return [p for p in dict.fromkeys(shown) if os.path.exists(p) and _may_show(p, homes)]
 
     def _env(self) -> dict[str, str]:
         """What bwrap itself starts with: an allowlist, HOME pinned inside. Never anything
@@ -569,8 +573,9 @@ class BwrapSandbox(Sandbox):
         env = build_env(EnvPolicy.MINIMAL, None, home=SANDBOX_HOME)
         env.pop("USERPROFILE", None)
         env["TMPDIR"] = "/tmp"
-        # Cargo's home keeps a registry and credentials: inside it starts empty, writable.
-        env["CARGO_HOME"] = f"{SANDBOX_HOME}/.cargo"
+        if not self.options.network:
+            # Without a network, cargo should say it is offline, not time out on an index.
+            env.setdefault("CARGO_NET_OFFLINE", "true")
         return env
 
 
@@ -738,24 +743,36 @@ def _source_of(workspace: Workspace) -> str | None:
     return record.source
 
 
-def _toolchain_dirs(binary: str, homes: Sequence[str]) -> list[str]:
+def _toolchain_dirs(binary: str, shown: Sequence[str]) -> list[str]:
     """What to bind so that the toolchain binary at `binary` runs inside (see
-    `BwrapSandbox._toolchain_binds`): nothing for a file in a system directory, never a
-    home itself, never a path through a credential directory."""
-    if any(_within(binary, d) for d in SYSTEM_DIRS if os.path.isdir(d)):
+    `BwrapSandbox._toolchain_binds`): its installation prefix, unless a directory shown
+    anyway holds it (`~/.local/bin/x` is shown as part of `~/.local/bin`, never by its
+    prefix `~/.local`)."""
+    if any(_within(binary, d) for d in shown if os.path.isdir(d)):
         return []
-    prefix = _install_prefix(binary)
-    for home in homes:
-        if not _within(binary, home):
-            continue
-        top = os.path.relpath(binary, home).split(os.sep)[0]
-        if top in HOME_TOOLCHAINS:
-            return [os.path.join(home, rel) for rel in HOME_TOOLCHAINS[top]]
-        if not _within(prefix, home) or prefix == home or _names_credential(prefix, home):
-            return []
-    if prefix == "/" or _names_credential(prefix, "/"):
-        return []
-    return [prefix]
+    return [_install_prefix(binary)]
+
+
+def _link_chain(path: str, limit: int = 40) -> list[str]:
+    """`path` and every link it goes through on the way to its file, each absolute: a
+    `.venv/bin/python` that links to a uv-managed interpreter that links on to /usr/bin
+    needs every hop to exist inside."""
+    chain = [os.path.abspath(path)]
+    for _ in range(limit):
+        try:
+            target = os.readlink(chain[-1])
+        except OSError:
+            break
+        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]), target)))
+    return list(dict.fromkeys([*chain, os.path.realpath(path)]))
+
+
+def _may_show(path: str, homes: Sequence[str]) -> bool:
+    """Never the root or a home itself (a file named in a home as a "tool" shows nothing),
+    nor anything through a credential name."""
+    if path == "/" or path in homes or _names_credential(path, "/"):
+        return False
+    return os.path.isdir(path)
 
 
 def _names_credential(path: str, below: str) -> bool:
@@ -768,12 +785,34 @@ def _is_credential(name: str) -> bool:
 
 
 def _credentials_in(directory: str) -> list[str]:
-    """Credential files and directories directly inside `directory`, to be masked."""
+    """What directly inside `directory` holds a secret, to be masked: credential names, and
+    configuration files that set a token or a password."""
     try:
         with os.scandir(directory) as entries:
-            return sorted(e.path for e in entries if _is_credential(e.name))
+            return sorted(
+                e.path
+                for e in entries
+                if _is_credential(e.name)
+                or (e.is_file(follow_symlinks=False) and _sets_secret(e.path))
+            )
     except OSError:
         return []
+
+
+def _sets_secret(path: str) -> bool:
+    """Whether the start of the regular file at `path` assigns a secret-looking setting."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        return _SECRET_SETTING.search(os.read(fd, _CONFIG_SCAN_BYTES)) is not None
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _install_prefix(binary: str) -> str:

@@ -291,5 +291,15 @@ ECOSYSTEM = EcosystemSpec(
         Command(("tox", "nox"), match=_tox_runs),
     ),
     steering_env=("PYTHON", "VIRTUAL_ENV", "PYENV"),
-    home_dirs=(".pyenv", ".local/bin", ".local/lib"),
+    home_dirs=(
+        ".pyenv",
+        ".local/bin",
+        ".local/lib",
+        # Interpreters and tool environments that uv and pipx keep (never the rest of
+        # ~/.local/share, where keyrings live).
+        ".local/share/uv/python",
+        ".local/share/uv/tools",
+        ".local/share/pipx/venvs",
+        ".local/pipx/venvs",
+    ),
 )
