@@ -21,13 +21,37 @@ def _session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("assay-cache")
 
 
+#: pytest's own variable, rewritten at every phase of every test: not the test's to leave behind.
+_PYTEST_OWN = "PYTEST_CURRENT_TEST"
+
+
 @pytest.fixture(autouse=True)
-def _clean_environ(monkeypatch: pytest.MonkeyPatch, _session_cache_dir: Path) -> None:
-    """Every test starts from, and leaves, the environment it found; and no test reads or
-    writes the user's cache (verdicts, probe records): the suite has one of its own."""
-    for name in list(os.environ):
-        monkeypatch.setenv(name, os.environ[name])
-    monkeypatch.setenv("ASSAY_CACHE_DIR", str(_session_cache_dir))
+def _clean_environ(_session_cache_dir: Path) -> Iterator[None]:
+    """Every test leaves the environment, the working directory and `tempfile.tempdir` exactly
+    as it found them, whoever changed them and however (`os.environ` directly, `os.chdir`, code
+    under test, not only `monkeypatch`); and no test reads or writes the user's cache (verdicts,
+    probe records): the suite has one of its own.
+
+    Not built on `monkeypatch`: this fixture is set up before any test's own `monkeypatch` and
+    so torn down after it, and restores last what was there before either."""
+    environ = dict(os.environ)
+    cwd = os.getcwd()
+    tempdir = tempfile.tempdir
+    os.environ["ASSAY_CACHE_DIR"] = str(_session_cache_dir)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        tempfile.tempdir = tempdir
+        _restore_environ(environ)
+
+
+def _restore_environ(saved: dict[str, str]) -> None:
+    for name in [n for n in os.environ if n not in saved and n != _PYTEST_OWN]:
+        del os.environ[name]
+    for name, value in saved.items():
+        if name != _PYTEST_OWN and os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 @pytest.fixture
