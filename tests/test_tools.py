@@ -226,10 +226,13 @@ def test_tables_are_views_of_the_declarations() -> None:
     assert toolchain_for(SHELL) is None, "a repository's own command is never a toolchain"
 
 
-def test_dependency_caches_match_what_verify_uses(tmp_path: Path) -> None:
-    # `pipeline.dependency_caches` is the install steps' view; until it reads the
-    # declarations itself, the two must not drift apart.
-    from assay.pipeline import dependency_caches as pipeline_caches
-
-    declared = dependency_caches(tmp_path)
-    assert pipeline_caches(tmp_path).items() <= declared.items()
+def test_dependency_caches_are_what_verify_installs_into(tmp_path: Path) -> None:
+    # The one view `verify --install` reads: every cache inside the workspace.
+    deps = tmp_path / ".assay-deps"
+    assert dependency_caches(tmp_path) == {
+        "GOMODCACHE": str(deps / "go-mod"),
+        "GOFLAGS": "-modcacherw",
+        "CARGO_HOME": str(deps / "cargo"),
+        "npm_config_cache": str(deps / "npm"),
+        "PIP_CACHE_DIR": str(deps / "pip"),
+    }

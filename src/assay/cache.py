@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
+from assay.errors import AssayError
 from assay.evidence import CheckerId
 from assay.sandbox.provision import GIT_DIR, scan_source
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
@@ -54,7 +55,7 @@ _CACHEABLE_STATUS: dict[Status, bool] = {
 }
 
 
-class CacheError(Exception):
+class CacheError(AssayError):
     """The cache could not be read or written. Treat as a miss; never as a verdict."""
 
 

@@ -26,6 +26,7 @@ from assay.report import Report, aggregate
 from assay.run_record import CacheHit, RunRecord
 from assay.scratch import sweep_stale, temporary_scratch
 from assay.session import Restore, Session, open_session, shown_toolchains
+from assay.tools import dependency_caches
 from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
@@ -290,19 +291,6 @@ def _install(session: Session, env: dict[str, str]) -> list[Evidence]:
         if not done.passed:
             break
     return evidence
-
-
-def dependency_caches(workspace: Path) -> dict[str, str]:
-    """Where installed dependencies go: inside the workspace, so that later checks (each
-    with its own scratch HOME) find what the install steps downloaded."""
-    deps = workspace / ".assay-deps"
-    return {
-        "GOMODCACHE": str(deps / "go-mod"),
-        "GOFLAGS": "-modcacherw",
-        "CARGO_HOME": str(deps / "cargo"),
-        "npm_config_cache": str(deps / "npm"),
-        "PIP_CACHE_DIR": str(deps / "pip"),
-    }
 
 
 def _install_failed(evidence: Evidence) -> Evidence:

@@ -14,6 +14,8 @@ import os
 import stat
 from collections.abc import Iterable
 
+from assay.errors import AssayError
+
 #: Largest config file read. Real configs are kilobytes; anything bigger is refused
 #: with a note rather than loaded, so a hostile file cannot stall discovery.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -22,7 +24,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DIR_ENTRIES = 5_000
 
 
-class UnreadableFile(Exception):
+class UnreadableFile(AssayError):
     """A file exists but cannot be used; the message names it and says why."""
 
     def __init__(self, path: str, why: str) -> None:
