@@ -23,7 +23,8 @@ from assay.probe import (
     probe_all,
 )
 from assay.probe_record import NO_PROBE_CACHE_VAR, PROBE_STORE_NAME
-from assay.toolchains import TOOLCHAINS, Language, toolchain_for
+from assay.toolchains import TOOLCHAINS, toolchain_for
+from assay.tools.spec import Ecosystem
 from assay.verdict import Cause, Kind, Verdict
 
 #: The racy window the persistence tests use, so they need not wait two seconds per file.
@@ -110,7 +111,7 @@ def test_missing_tool_is_a_toolchain_error_listing_the_candidates(tmp_path: Path
     with pytest.raises(ToolchainError) as caught:
         probe("python", env={"PATH": str(tmp_path)})
     error = caught.value
-    assert error.language is Language.PYTHON
+    assert error.ecosystem is Ecosystem.PYTHON
     assert error.candidates == ("python3", "python")
     assert "install" in str(error) and isinstance(error, ProbeFailure)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.protect import Language, protected_set
+from assay.protect import protected_set
+from assay.tools.spec import Ecosystem
 
 
 @pytest.mark.parametrize(
@@ -41,7 +42,7 @@ def test_code_is_not_protected(path: str) -> None:
 
 
 def test_languages_extra_and_exclude() -> None:
-    go_only = protected_set([Language.GO])
+    go_only = protected_set([Ecosystem.GO])
     assert go_only.matches("a_test.go")
     assert not go_only.matches("tests/test_a.py")
     assert go_only.matches(".github/workflows/ci.yml")  # CI config whatever the language

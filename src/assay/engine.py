@@ -147,7 +147,7 @@ def _locate(check: Check, root: Path) -> _Located:
     binary = _find(argv0, toolchain, root, cwd, check.env)
     if binary is None:
         tried = (*(f"{d}/{argv0}" for d in toolchain.local_dirs), argv0)
-        raise ToolchainError(toolchain.language, argv0 or tool, tried, toolchain.install_hint)
+        raise ToolchainError(toolchain.ecosystem, argv0 or tool, tried, toolchain.install_hint)
     pinned = _pin(binary, root, cwd)
     if known is not None and known.module and check.argv[1:3] == ("-m", known.module):
         return _Located(tool, pinned, probe_path=binary, module=known.module)

@@ -32,7 +32,9 @@ from assay.probe_record import (
     settled,
 )
 from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
-from assay.toolchains import Language, Toolchain, generic_toolchain, toolchain_for
+from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
+from assay.tools import ecosystem_spec
+from assay.tools.spec import Ecosystem
 
 #: Deadline for a version command. Short: `--version` that takes longer is not identifying itself.
 PROBE_TIMEOUT_S = 10.0
@@ -49,16 +51,20 @@ class ToolchainError(ProbeFailure):
     """None of the binaries for a tool is installed (or the explicit path does not exist)."""
 
     def __init__(
-        self, language: Language, binary: str, candidates: Sequence[str], install_hint: str = ""
+        self,
+        ecosystem: Ecosystem,
+        binary: str,
+        candidates: Sequence[str],
+        install_hint: str = "",
     ) -> None:
-        self.language = language
+        self.ecosystem = ecosystem
         self.binary = binary
         self.tool = binary
         self.candidates = tuple(candidates)
         self.install_hint = install_hint or f"install {binary} or put it on PATH"
         tried = ", ".join(self.candidates) or binary
         super().__init__(
-            f"{language.value} toolchain missing: no {binary} found (tried {tried}); "
+            f"{ecosystem_spec(ecosystem).label} toolchain missing: no {binary} found (tried {tried}); "
             f"{self.install_hint}"
         )
 
@@ -192,16 +198,16 @@ def _resolve(toolchain: Toolchain, path: str | None, env: Mapping[str, str] | No
         found = find_binary(toolchain, env)
         if found is None:
             raise ToolchainError(
-                toolchain.language, toolchain.tool, toolchain.candidates, toolchain.install_hint
+                toolchain.ecosystem, toolchain.tool, toolchain.candidates, toolchain.install_hint
             )
         return found
     if os.sep not in path:  # a bare name: look it up the way the child would
         found = shutil.which(path, path=search_path(env))
         if found is None:
-            raise ToolchainError(toolchain.language, path, (path,), toolchain.install_hint)
+            raise ToolchainError(toolchain.ecosystem, path, (path,), toolchain.install_hint)
         return os.path.abspath(found)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        raise ToolchainError(toolchain.language, path, (path,), toolchain.install_hint)
+        raise ToolchainError(toolchain.ecosystem, path, (path,), toolchain.install_hint)
     return os.path.abspath(path)
 
 

@@ -1,40 +1,31 @@
 """Which files a change may not alter if its verdict is to mean anything: tests, test and CI config.
 
-Pure: patterns in, matches out. Defaults are per language, declared with each
-ecosystem and its tools (`assay.tools`); a project's config can
+Pure: patterns in, matches out. Defaults are per ecosystem, declared with it
+and its tools (`assay.tools`); a project's config can
 add patterns or drop defaults. Patterns are globs over `/`-separated paths
 relative to the repository root, where `**/` matches any number of directories.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assay.tools import ECOSYSTEMS
+from assay.tools.spec import Ecosystem
 
-#: Languages with default protected patterns: every ecosystem's `protected_as` name.
-Language = enum.StrEnum(  # type: ignore[misc]
-    "Language",
-    [(e.protected_as.upper(), e.protected_as) for e in ECOSYSTEMS if e.protected_as is not None],
-    module=__name__,
-)
-
-
-#: Test files and test configuration, per language: each ecosystem's test files, then the
-#: files its tools read to find, run or report tests (declared in `assay.tools`).
-LANGUAGE_DEFAULTS: dict[Language, tuple[str, ...]] = {
-    Language(e.protected_as): tuple(
+#: Test files and test configuration, per ecosystem: its test files, then the files its
+#: tools read to find, run or report tests (declared in `assay.tools`).
+ECOSYSTEM_DEFAULTS: dict[Ecosystem, tuple[str, ...]] = {
+    e.ecosystem: tuple(
         dict.fromkeys((*e.test_files, *(g for t in e.tools for g in t.config_files)))
     )
     for e in ECOSYSTEMS
-    if e.protected_as is not None
 }
 
-#: CI and assay's own configuration: protected whatever the language.
+#: CI and assay's own configuration: protected whatever the ecosystem.
 ALWAYS_PROTECTED: tuple[str, ...] = (
     ".github/workflows/**",
     ".gitlab-ci.yml",
@@ -81,20 +72,20 @@ class ProtectedSet:
 
 
 def protected_set(
-    languages: Iterable[Language | str] | None = None,
+    ecosystems: Iterable[Ecosystem | str] | None = None,
     *,
     extra: Iterable[str] = (),
     exclude: Iterable[str] = (),
 ) -> ProtectedSet:
-    """Default patterns for `languages` (all of them when None), plus `extra`, minus `exclude`.
+    """Default patterns for `ecosystems` (all of them when None), plus `extra`, minus `exclude`.
 
-    Every language's defaults apply when none is named, because a change in an
-    undetected language is exactly where a forged pass would hide.
+    Every ecosystem's defaults apply when none is named, because a change in an
+    undetected one is exactly where a forged pass would hide.
     """
-    chosen = list(Language) if languages is None else [Language(lang) for lang in languages]
+    chosen = list(Ecosystem) if ecosystems is None else [Ecosystem(e) for e in ecosystems]
     dropped = set(exclude)
     patterns: list[str] = []
-    defaults = [p for lang in chosen for p in LANGUAGE_DEFAULTS[lang]]
+    defaults = [p for e in chosen for p in ECOSYSTEM_DEFAULTS[e]]
     for pattern in (*ALWAYS_PROTECTED, *defaults, *extra):
         if pattern not in dropped and pattern not in patterns:
             patterns.append(pattern)
@@ -131,9 +122,8 @@ def _glob_to_regex(pattern: str) -> str:
 
 __all__ = [
     "ALWAYS_PROTECTED",
-    "LANGUAGE_DEFAULTS",
+    "ECOSYSTEM_DEFAULTS",
     "SECTION_PROTECTED",
-    "Language",
     "ProtectedSet",
     "protected_set",
 ]

@@ -6,25 +6,12 @@ Pure data plus tiny helpers; probing (which runs processes) lives in `assay.prob
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from assay.tools import ECOSYSTEMS, TOOLS
-from assay.tools.spec import ANY_VERSION, ToolSpec
-
-#: The languages assay has toolchains for, as each ecosystem names itself (`EcosystemSpec.language`);
-#: UNKNOWN: a tool assay has no entry for, probed generically.
-Language = enum.StrEnum(  # type: ignore[misc]
-    "Language",
-    [
-        (name.upper(), name)
-        for name in dict.fromkeys((*(e.language for e in ECOSYSTEMS), "unknown"))
-    ],
-    module=__name__,
-)
-
+from assay.tools import TOOLS
+from assay.tools.spec import ANY_VERSION, Ecosystem, ToolSpec
 
 _ANY_VERSION = ANY_VERSION
 
@@ -35,7 +22,8 @@ class Toolchain:
 
     tool: str
     """Logical name, as `Check.tool` spells it."""
-    language: Language
+    ecosystem: Ecosystem
+    """The ecosystem it is declared in; GENERIC for a tool assay has no entry for."""
     candidates: tuple[str, ...]
     """Binaries to look for on PATH, in order of preference."""
     version_args: tuple[str, ...] = ("--version",)
@@ -55,14 +43,10 @@ class Toolchain:
         return match.group(1) if match else None
 
 
-#: The language a toolchain error names, by the ecosystem a tool is declared in.
-_LANGUAGE_OF = {e.ecosystem: Language(e.language) for e in ECOSYSTEMS}
-
-
 def _toolchain(spec: ToolSpec) -> Toolchain:
     return Toolchain(
         tool=spec.name,
-        language=_LANGUAGE_OF[spec.ecosystem],
+        ecosystem=spec.ecosystem,
         candidates=spec.binaries,
         version_args=spec.version_args,
         version_pattern=spec.version_pattern,
@@ -88,7 +72,7 @@ def generic_toolchain(tool: str, binary: str | None = None) -> Toolchain:
     identified by the digest of its file, never by running it (see `probe`)."""
     return Toolchain(
         tool=tool,
-        language=Language("unknown"),
+        ecosystem=Ecosystem.GENERIC,
         candidates=(binary or tool,),
         install_hint=f"install {binary or tool} or put it on PATH",
     )

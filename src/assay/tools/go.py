@@ -93,10 +93,9 @@ GO = ToolSpec(
 
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.GO,
-    language="go",
+    label="go",
     tools=(GO,),
     manifests=(Manifest(("go.mod",), module_natives),),
-    protected_as="go",
     test_files=("**/*_test.go", "**/testdata/**"),
     markers=TamperMarkers(
         test_names=(re.compile(r"^func\s+(Test\w+)\s*\(", re.MULTILINE),),

@@ -201,7 +201,7 @@ JAVA = ToolSpec(
 
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.JAVA,
-    language="java",
+    label="java",
     tools=(MAVEN, GRADLE, JAVA),
     manifests=(
         Manifest(("pom.xml",), maven_natives),
@@ -210,7 +210,6 @@ ECOSYSTEM = EcosystemSpec(
             gradle_natives,
         ),
     ),
-    protected_as="java",
     test_files=("**/src/test/**", "**/src/it/**"),
     markers=TamperMarkers(
         test_names=(re.compile(r"@Test\b[^;{]*?\s(?:public\s+|protected\s+)?void\s+(\w+)\s*\("),),

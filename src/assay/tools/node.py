@@ -250,9 +250,8 @@ def install_steps(root: Path) -> list[Check]:
 
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.NODE,
-    language="typescript",
+    label="typescript",
     tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, VITEST, JEST),
-    protected_as="javascript",
     test_files=(
         "**/*.test.*",
         "**/*.spec.*",

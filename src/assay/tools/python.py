@@ -252,9 +252,8 @@ def _extras(root: Path) -> str:
 
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.PYTHON,
-    language="python",
+    label="python",
     tools=(PYTHON, COMPILEALL, UNITTEST, MYPY, PYTEST, RUFF, PYRIGHT),
-    protected_as="python",
     test_files=(
         "**/test_*.py",
         "**/*_test.py",

@@ -111,10 +111,9 @@ RUSTC = ToolSpec(
 
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.RUST,
-    language="rust",
+    label="rust",
     tools=(CARGO, RUSTC),
     manifests=(Manifest(("Cargo.toml",), crate_natives),),
-    protected_as="rust",
     test_files=("tests/**", "**/tests/**", "benches/**"),
     config_sections={"Cargo.toml": ("test", "dev-dependencies")},
     markers=TamperMarkers(

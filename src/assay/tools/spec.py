@@ -259,12 +259,10 @@ class EcosystemSpec:
 
     ecosystem: Ecosystem
     tools: tuple[ToolSpec, ...]
-    language: str = "unknown"
-    """The language a missing toolchain is reported for (`typescript toolchain missing`)."""
+    label: str = "unknown"
+    """How messages name it: a missing toolchain is reported as `typescript toolchain missing`."""
     manifests: tuple[Manifest, ...] = ()
     """Root files that imply native commands (discovery's manifest detector reads them)."""
-    protected_as: str | None = None
-    """The name `protect` knows its defaults by (`javascript` for node); None: none."""
     test_files: tuple[str, ...] = ()
     """Globs of test files, protected from a change under verification."""
     config_sections: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
