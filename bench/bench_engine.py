@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check
 from assay.probe import PersistentProbes, ProbeCache, ProbeFailure, probe
 from assay.verdict import Kind, Verdict

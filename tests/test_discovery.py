@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.discovery import (
-    Outcome,
+    DetectorAnswer,
     ProjectEnv,
     ci,
     discover,
@@ -26,7 +26,7 @@ from assay.discovery import (
     python_envs,
 )
 from assay.discovery import detectors as detectors_module
-from assay.discovery.commands import recognise, recognise_line
+from assay.discovery.command_lines import recognise, recognise_line
 from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
 from assay.plan import plan, plan_repository
 from assay.tools import tool_spec
@@ -46,7 +46,7 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
-def outcomes(root: Path) -> dict[str, Outcome]:
+def outcomes(root: Path) -> dict[str, DetectorAnswer]:
     return {r.detector: r.outcome for r in discover(root).reports}
 
 
@@ -60,9 +60,9 @@ def errors_of(root: Path) -> str:
 def test_each_detector_answers_found_not_applicable_or_error(tmp_path: Path) -> None:
     write(tmp_path, {"package.json": "{not json", "Makefile": "test:\n\tpytest\n"})
     answers = outcomes(tmp_path)
-    assert answers["package.json"] is Outcome.ERROR
-    assert answers["task-runner"] is Outcome.FOUND
-    assert answers["manifests"] is Outcome.NOT_APPLICABLE
+    assert answers["package.json"] is DetectorAnswer.ERROR
+    assert answers["task-runner"] is DetectorAnswer.FOUND
+    assert answers["manifests"] is DetectorAnswer.NOT_APPLICABLE
     assert "package.json: not valid JSON" in errors_of(tmp_path)
     assert "line 1" in errors_of(tmp_path)
 
@@ -408,7 +408,7 @@ def test_a_bad_workspace_file_does_not_cost_the_root_scripts(tmp_path: Path) -> 
     ],
 )
 def test_commands_that_ignore_failures_are_recognised(line: str) -> None:
-    from assay.discovery.commands import masks_failure
+    from assay.discovery.command_lines import masks_failure
 
     assert masks_failure(line)
 
@@ -417,7 +417,7 @@ def test_commands_that_ignore_failures_are_recognised(line: str) -> None:
     "line", ["pytest -q", "test -f x && pytest", "pytest --maxfail=1", "cargo test -- --nocapture"]
 )
 def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
-    from assay.discovery.commands import masks_failure
+    from assay.discovery.command_lines import masks_failure
 
     assert not masks_failure(line)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check, CheckerId
 from assay.instrument import instrument
 from assay.output import CapturedOutput

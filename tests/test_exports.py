@@ -27,7 +27,7 @@ PUBLIC = {
     "VerifierContext": "assay.runner",
     "Outcome": "assay.runner",
     "run_process": "assay.process",
-    "run_command": "assay.commands",
+    "run_command": "assay.check_verifiers",
     "AssayError": "assay.errors",
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check
 from assay.verdict import Kind, Verdict
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.discovery.commands import recognise_line
+from assay.discovery.command_lines import recognise_line
 from assay.evidence import Check, CheckerId
 from assay.instrument import instrument
 from assay.output import CapturedOutput

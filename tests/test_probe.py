@@ -12,7 +12,7 @@ import pytest
 
 from assay import probe as probe_module
 from assay import probe_record
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check
 from assay.probe import (
     ProbeCache,

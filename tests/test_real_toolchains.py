@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check, Evidence
 from assay.plan import plan_repository
 from assay.probe import ProbeCache

@@ -86,7 +86,7 @@ replace_report(out, {attack!r}, {target!r})
 RUN_CHECK = """
 import json, resource, sys
 from pathlib import Path
-from assay.engine import run_check
+from assay.check_execution import run_check
 from assay.evidence import Check
 from assay.verdict import Kind
 

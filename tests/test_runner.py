@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay import testing
-from assay._workers import shutdown_workers
+from assay._verifier_workers import shutdown_workers
 from assay.evidence import Check, evidence_for
 from assay.runner import Isolation, Outcome, VerifierContext, run_verifiers
 from assay.verdict import VERIFIER_FAULTS, Cause, Kind, Verdict
@@ -96,15 +96,15 @@ def test_in_process_hang_is_abandoned_at_the_deadline() -> None:
 
 
 def test_healthy_workers_are_reused_and_crashed_ones_replaced() -> None:
-    from assay import _workers
+    from assay import _verifier_workers
 
     shutdown_workers()
     run_verifiers([testing.HealthyVerifier()], CTX, deadline=10)
-    (first,) = [w.pid for w in _workers._idle]
+    (first,) = [w.pid for w in _verifier_workers._idle]
     run_verifiers([testing.HealthyVerifier()], CTX, deadline=10)
-    assert [w.pid for w in _workers._idle] == [first]
+    assert [w.pid for w in _verifier_workers._idle] == [first]
     run_verifiers([testing.SegfaultVerifier()], CTX, deadline=10)
-    assert _workers._idle == []  # the crashed worker was not put back
+    assert _verifier_workers._idle == []  # the crashed worker was not put back
     assert wait_gone(first, 2.0)
 
 

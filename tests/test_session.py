@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.commands import run_command
+from assay.check_verifiers import run_command
 from assay.verdict import Cause, Status, Verdict
 from tests.test_verify_library import _attribute, append_only_tmp  # noqa: F401 - a fixture
 

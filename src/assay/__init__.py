@@ -10,7 +10,7 @@ The public surface, by where it lives. Names are loaded on first use (PEP 562), 
     run_verifiers, Verifier, VerifierContext,   assay.runner       your own verifiers, run
     Outcome                                                        fail-closed
     run_process                                 assay.process      one process, bounded and killable
-    run_command                                 assay.commands     one command, confined as verify
+    run_command                                 assay.check_verifiers     one command, confined as verify
                                                                    confines its checks
     AssayError                                  assay.errors       the base of every assay error
 
@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Verdict", "Cause", "Kind", "Status"), "assay.verdict"),
     **dict.fromkeys(("run_verifiers", "Verifier", "VerifierContext", "Outcome"), "assay.runner"),
     "run_process": "assay.process",
-    "run_command": "assay.commands",
+    "run_command": "assay.check_verifiers",
     "AssayError": "assay.errors",
 }
 
@@ -80,7 +80,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
-    from assay.commands import run_command as run_command
+    from assay.check_verifiers import run_command as run_command
     from assay.errors import AssayError as AssayError
     from assay.evidence import Check as Check
     from assay.evidence import Evidence as Evidence

@@ -95,7 +95,7 @@ def run(
 
     Put the command after `--`:  assay run --kind test -- pytest -q
     """
-    from assay.commands import run_one, run_plugin
+    from assay.check_verifiers import run_one, run_plugin
     from assay.plugins import PluginSpecError
     from assay.process import InvalidRun
 
@@ -110,7 +110,7 @@ def run(
             )
     except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
-    from assay.commands import run_status
+    from assay.check_verifiers import run_status
 
     _say_swept(evidence.extra.get("swept"))
     if as_json:

@@ -26,9 +26,9 @@ its caller; `aggregate` decides a status from the inputs it is handed. Prefer
 from __future__ import annotations
 
 from assay.cache import VerdictCache
-from assay.commands import CommandRun
+from assay.check_execution import run_check
+from assay.check_verifiers import CommandRun
 from assay.discovery import discover
-from assay.engine import run_check
 from assay.environment import EnvPolicy
 from assay.evidence import CheckerId, Diagnostic, TestCase, TestCounts
 from assay.output import CapturedOutput

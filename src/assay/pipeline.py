@@ -190,18 +190,18 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
         # must not have its new key paired with a verdict on the old copy.
         digest = _source_digest(root, options)
         with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            outcome = _Run(root, options, expires, digest).in_session(session, the_plan)
-    if outcome.cached is not None:
-        return outcome.cached
-    the_plan = outcome.plan
+            ran = _Run(root, options, expires, digest).in_session(session, the_plan)
+    if ran.cached is not None:
+        return ran.cached
+    the_plan = ran.plan
     record = replace(
         session.record,
         tampering=tampering,
-        install=outcome.install,
-        skipped=tuple(outcome.skipped),
+        install=ran.install,
+        skipped=tuple(ran.skipped),
     )
     report = aggregate(
-        outcome.evidence,
+        ran.evidence,
         require_tests=the_plan.require_tests,
         missing_kinds=the_plan.missing,
         config_errors=the_plan.errors,
@@ -209,8 +209,8 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
         plan=the_plan.to_dict(),
         record=record,
     )
-    if outcome.cache is not None and outcome.key is not None:
-        _cache_store(outcome.cache, outcome.key, report)
+    if ran.cache is not None and ran.key is not None:
+        _cache_store(ran.cache, ran.key, report)
     return report
 
 
@@ -221,7 +221,7 @@ def _restore(base_dir: Path) -> Restore:
 
 
 @dataclass
-class _Outcome:
+class _SessionResult:
     """What running in the session produced (or the cached report that made it unnecessary)."""
 
     evidence: list[Evidence]
@@ -244,17 +244,17 @@ class _Run:
     digest: str | None = None
     """The source tree's digest before its workspace was made (None: no caching)."""
 
-    def in_session(self, session: Session, the_plan: Plan) -> _Outcome:
+    def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
         if session.refusal is not None:
-            return _Outcome(session.run(the_plan.checks), [], the_plan)
+            return _SessionResult(session.run(the_plan.checks), [], the_plan)
         env: dict[str, str] = {}
         installed: tuple[Evidence, ...] | None = None
         if self.options.install:
             env = dependency_caches(session.root)
             installed = tuple(_install(session, env))
             if not all(e.passed for e in installed):
-                return _Outcome(
+                return _SessionResult(
                     [_install_failed(e) for e in installed],
                     [c.name for c in the_plan.checks],
                     the_plan,
@@ -268,7 +268,7 @@ class _Run:
         if cache is not None and key is not None:
             hit = _cached_report(cache, key, the_plan)
             if hit is not None:
-                return _Outcome([], [], the_plan, cached=hit)
+                return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
         for stage in the_plan.stages:
@@ -277,7 +277,7 @@ class _Run:
                 skipped.extend(c.name for c in stage.checks)
                 continue
             evidence.extend(session.run(stage.checks, env=env, expires=self.expires))
-        return _Outcome(evidence, skipped, the_plan, install=installed, cache=cache, key=key)
+        return _SessionResult(evidence, skipped, the_plan, install=installed, cache=cache, key=key)
 
 
 def _install(session: Session, env: dict[str, str]) -> list[Evidence]:

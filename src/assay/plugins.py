@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from assay._workers import call_verify
+from assay._verifier_workers import call_verify
 from assay.errors import AssayError
 from assay.runner import Isolation, VerifierContext
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from assay._workers import Reply, ReplyKind, call_verify, describe_exception, run_in_worker
+from assay._verifier_workers import Reply, ReplyKind, call_verify, describe_exception, run_in_worker
 from assay.evidence import Check, Evidence
 from assay.verdict import VERIFIER_FAULTS, Cause, Kind
 

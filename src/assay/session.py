@@ -92,8 +92,8 @@ class Session:
         `env` is laid under each check's own; `expires` (monotonic seconds) is a deadline
         over the whole run, to which each check's own is cut; `online`: the backend with
         the network on (install steps only)."""
-        from assay.commands import run_checks
-        from assay.engine import run_check
+        from assay.check_execution import run_check
+        from assay.check_verifiers import run_checks
 
         if self.refusal is not None or self.sandbox is None or self.workspace is None:
             return [self._refused(check) for check in checks]
@@ -125,7 +125,7 @@ class Session:
         """Every check's tool, probed once (inside the sandbox where it is the project's
         own) and remembered for the session; None where missing or when refused. Probes
         run side by side: a slow version command should not queue the others."""
-        from assay.engine import identify
+        from assay.check_execution import identify
         from assay.probe import ProbeFailure
 
         probes, workspace = self.probes, self.workspace
@@ -218,7 +218,7 @@ def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
     (for the sandbox to show toolchains that live outside its system directories). A
     command the repository names that is no known toolchain (`~/.vault-token`, a script)
     is never a reason to show a host directory."""
-    from assay.engine import locate
+    from assay.check_execution import locate
     from assay.toolchains import toolchain_for
 
     known = [c for c in checks if c.tool and toolchain_for(c.tool) is not None]

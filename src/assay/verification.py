@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.engine import default_runner
+from assay.check_execution import default_runner
 from assay.errors import AssayError
 from assay.evidence import Check, Evidence
 from assay.process import CommandRunner, InvalidRun, ProcessResult
@@ -160,8 +160,8 @@ def _step(
     timeout: float | None,
 ) -> tuple[StepResult | None, Evidence]:
     """Run one step as a check through the fail-closed runner; re-raises `StepStartError`."""
+    from assay.check_verifiers import run_checks
     from assay.classify import classify
-    from assay.commands import run_checks
     from assay.parsers import parse_output
 
     check = Check(

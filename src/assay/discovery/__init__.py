@@ -19,23 +19,23 @@ from assay.discovery.detectors import DETECTORS as DETECTORS
 from assay.discovery.detectors import Discovery as Discovery
 from assay.discovery.detectors import discover as discover
 from assay.discovery.model import Candidate as Candidate
+from assay.discovery.model import DetectorAnswer as DetectorAnswer
 from assay.discovery.model import DetectorReport as DetectorReport
 from assay.discovery.model import Dropped as Dropped
 from assay.discovery.model import Ecosystem as Ecosystem
 from assay.discovery.model import Origin as Origin
-from assay.discovery.model import Outcome as Outcome
 from assay.discovery.model import ProjectEnv as ProjectEnv
 from assay.discovery.model import Source as Source
 
 __all__ = [
     "DETECTORS",
     "Candidate",
+    "DetectorAnswer",
     "DetectorReport",
     "Discovery",
     "Dropped",
     "Ecosystem",
     "Origin",
-    "Outcome",
     "ProjectEnv",
     "Source",
     "discover",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.config import AssayConfig, ConfigError, from_assay_toml, from_pyproject
-from assay.discovery.commands import recognise
+from assay.discovery.command_lines import recognise
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from assay.discovery.commands import candidate_from, recognise_line
+from assay.discovery.command_lines import candidate_from, recognise_line
 from assay.discovery.files import RepoFiles
 from assay.discovery.make import logical_lines
 from assay.discovery.model import (

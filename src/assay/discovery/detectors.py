@@ -20,7 +20,7 @@ from assay.discovery import (
     python_envs,
 )
 from assay.discovery.files import RepoFiles
-from assay.discovery.model import Candidate, DetectorReport, Outcome, ProjectEnv, report
+from assay.discovery.model import Candidate, DetectorAnswer, DetectorReport, ProjectEnv, report
 from assay.discovery.toolenv import PATH_PYTHON, detect_env
 
 Detector = Callable[[RepoFiles, ProjectEnv], DetectorReport]
@@ -103,7 +103,7 @@ def _guarded(name: str, detect: Detector, files: RepoFiles, env: ProjectEnv) -> 
         result = detect(files, env)
     except Exception as exc:
         return report(name, errors=[f"{name} detector failed: {type(exc).__name__}: {exc}"])
-    if not isinstance(result, DetectorReport) or not isinstance(result.outcome, Outcome):
+    if not isinstance(result, DetectorReport) or not isinstance(result.outcome, DetectorAnswer):
         return report(name, errors=[f"{name} detector returned {type(result).__name__}"])
     return result
 

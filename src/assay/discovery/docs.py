@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from assay.discovery.commands import candidate_from, recognise_line
+from assay.discovery.command_lines import candidate_from, recognise_line
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,

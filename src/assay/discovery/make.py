@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from assay.discovery.commands import SCRIPT_KINDS, masks_failure, recognise_line
+from assay.discovery.command_lines import SCRIPT_KINDS, masks_failure, recognise_line
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,

@@ -12,12 +12,12 @@ from assay.verdict import Kind
 
 __all__ = [
     "Candidate",
+    "DetectorAnswer",
     "DetectorReport",
     "Dropped",
     "Ecosystem",
     "FileParser",
     "Origin",
-    "Outcome",
     "ProjectEnv",
     "Source",
     "parsed_report",
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-class Outcome(enum.StrEnum):
+class DetectorAnswer(enum.StrEnum):
     """A detector's answer about one source of checks."""
 
     FOUND = "found"
@@ -139,7 +139,7 @@ class DetectorReport:
     """One detector's answer: found (with candidates), not applicable, or error (with why)."""
 
     detector: str
-    outcome: Outcome
+    outcome: DetectorAnswer
     candidates: tuple[Candidate, ...] = ()
     dropped: tuple[Dropped, ...] = ()
     errors: tuple[str, ...] = ()
@@ -167,11 +167,11 @@ def report(
 ) -> DetectorReport:
     """A report whose outcome follows from its content: any error wins, then any candidate."""
     if errors:
-        outcome = Outcome.ERROR
+        outcome = DetectorAnswer.ERROR
     elif candidates:
-        outcome = Outcome.FOUND
+        outcome = DetectorAnswer.FOUND
     else:
-        outcome = Outcome.NOT_APPLICABLE
+        outcome = DetectorAnswer.NOT_APPLICABLE
     return DetectorReport(
         detector=detector,
         outcome=outcome,

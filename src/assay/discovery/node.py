@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from assay.discovery.commands import masks_failure, recognise_line
+from assay.discovery.command_lines import masks_failure, recognise_line
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,

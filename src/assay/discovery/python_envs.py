@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from assay.discovery.commands import (
+from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     candidate_from,
     is_python,

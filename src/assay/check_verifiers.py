@@ -103,7 +103,7 @@ def run_command(
     session: a sandbox, a workspace copy, the tool identified inside it), and return
     its evidence and the run's record. Raises `InvalidRun` for unusable arguments; never
     raises for what the command, its tool or the sandbox does."""
-    from assay.engine import locate
+    from assay.check_execution import locate
     from assay.process import InvalidRun
     from assay.session import open_session
 
