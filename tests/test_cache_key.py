@@ -22,6 +22,7 @@ import pytest
 from assay.pipeline import VerifyOptions, verify
 from assay.report import Report
 from assay.verdict import Status
+from tests.repos import commit_all
 
 #: The interpreter the test virtualenvs are made from: the one this venv was made from,
 #: whose own site-packages holds pytest (shown to the test venvs as system site-packages).
@@ -40,10 +41,6 @@ JS_TEST = (
 
 def run_verify(repo: Path, cache: Path) -> Report:
     return verify(repo, VerifyOptions(sandbox="bwrap", cache_dir=str(cache)))
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
 def wheel(directory: Path, version: str, value: int) -> Path:
@@ -83,9 +80,7 @@ def python_repo(tmp_path: Path) -> Path:
         check=True,
     )
     pip_install(repo, str(wheel(tmp_path, "1.0", 1)))
-    git(repo, "init", "-q")
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    commit_all(repo, "init")
     return repo
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from assay.classify import REASON_MAX_CHARS, classify
 from assay.evidence import Check, Diagnostic, TestCounts
-from assay.output import CapturedOutput
 from assay.parsers import ParsedOutput
 from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind, Verdict
+from tests.results import process_result
 
 
 def result(
@@ -22,18 +22,13 @@ def result(
     start_failure: StartFailure | None = None,
     out: str = "",
 ) -> ProcessResult:
-    text = CapturedOutput(head=out, tail="", bytes=len(out), truncated=False)
-    return ProcessResult(
-        argv=("tool",),
-        cwd=".",
+    return process_result(
         exit_code=exit_code,
         signal=sig,
         timed_out=timed_out,
         start_failure=start_failure,
         start_error="tool: not found" if start_failure else None,
-        duration_s=0.1,
-        stdout=text,
-        stderr=CapturedOutput.empty(),
+        stdout=out,
     )
 
 

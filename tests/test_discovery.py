@@ -31,19 +31,9 @@ from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
 from assay.plan import plan, plan_repository
 from assay.tools import tool_spec
 from assay.verdict import Kind
+from tests.repos import write
 
 ENV = ProjectEnv(python="python3", python_source="PATH")
-
-
-def write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def outcomes(root: Path) -> dict[str, DetectorAnswer]:

@@ -12,7 +12,6 @@ import pytest
 from assay.check_execution import run_check
 from assay.evidence import Check, CheckerId
 from assay.instrument import instrument
-from assay.output import CapturedOutput
 from assay.probe import ProbeCache
 from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind, Status, Verdict
@@ -23,16 +22,13 @@ from assay.verification import (
     VerificationError,
     verify,
 )
+from tests.results import process_result
 
 PY = sys.executable
 
 
 def py(code: str) -> tuple[str, ...]:
     return (PY, "-c", code)
-
-
-def captured(text: str) -> CapturedOutput:
-    return CapturedOutput(head=text, tail="", bytes=len(text), truncated=False)
 
 
 def fake_result(
@@ -44,8 +40,8 @@ def fake_result(
     timed_out: bool = False,
     start_failure: StartFailure | None = None,
 ) -> ProcessResult:
-    return ProcessResult(
-        argv=tuple(argv),
+    return process_result(
+        argv,
         cwd=cwd,
         exit_code=None if start_failure else exit_code,
         signal=9 if timed_out else None,
@@ -53,8 +49,7 @@ def fake_result(
         start_failure=start_failure,
         start_error=f"{argv[0]}: No such file or directory" if start_failure else None,
         duration_s=0.01,
-        stdout=captured(stdout),
-        stderr=captured(""),
+        stdout=stdout,
     )
 
 

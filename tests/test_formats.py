@@ -11,27 +11,16 @@ from hypothesis import strategies as st
 from assay.evidence import Check, CheckerId, Diagnostic, TestCase, TestCounts, evidence_for
 from assay.formats import render_junit, render_sarif, to_sarif
 from assay.formats.junit import MAX_OUTPUT_CHARS
-from assay.output import CapturedOutput
 from assay.process import ProcessResult
 from assay.report import aggregate
 from assay.verdict import Cause, Kind
+from tests.results import process_result
 
 
 def result(
     argv: tuple[str, ...], exit_code: int, out: str = "", duration: float = 0.5
 ) -> ProcessResult:
-    return ProcessResult(
-        argv=argv,
-        cwd=".",
-        exit_code=exit_code,
-        signal=None,
-        timed_out=False,
-        start_failure=None,
-        start_error=None,
-        duration_s=duration,
-        stdout=CapturedOutput(head=out, tail="", bytes=len(out), truncated=False),
-        stderr=CapturedOutput(head="", tail="", bytes=0, truncated=False),
-    )
+    return process_result(argv, exit_code=exit_code, duration_s=duration, stdout=out)
 
 
 def sample_report():

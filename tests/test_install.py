@@ -12,14 +12,7 @@ import pytest
 
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
+from tests.repos import write
 
 
 def argvs(root: Path) -> list[tuple[str, ...]]:

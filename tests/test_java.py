@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,22 +21,15 @@ import pytest
 from assay.discovery.command_lines import recognise_line
 from assay.evidence import Check, CheckerId
 from assay.instrument import instrument
-from assay.output import CapturedOutput
 from assay.parsers import parse_output
 from assay.plan import PlanOptions, plan_repository
 from assay.process import ProcessResult
 from assay.tools.java import DEBIAN_MAVEN_REPO, MAVEN_REPO_VAR, report_suffix
 from assay.verdict import Kind
+from tests.repos import write_dedented
+from tests.results import process_result
 
 VENV_BIN = Path(sys.executable).parent
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
 
 
 def argvs(root: Path) -> dict[str, tuple[str, ...]]:
@@ -48,7 +40,7 @@ def argvs(root: Path) -> dict[str, tuple[str, ...]]:
 
 
 def test_a_pom_plans_maven_test_and_the_build_it_covers(tmp_path: Path) -> None:
-    write(tmp_path, {"pom.xml": "<project/>"})
+    write_dedented(tmp_path, {"pom.xml": "<project/>"})
     found = plan_repository(tmp_path)
     assert argvs(tmp_path) == {"maven-test": ("mvn", "-q", "test")}
     assert {c.tool for c in found.checks} == {"maven"}
@@ -58,7 +50,7 @@ def test_a_pom_plans_maven_test_and_the_build_it_covers(tmp_path: Path) -> None:
 
 
 def test_the_maven_wrapper_is_used_when_the_project_has_one(tmp_path: Path) -> None:
-    write(tmp_path, {"pom.xml": "<project/>", "mvnw": "#!/bin/sh\n"})
+    write_dedented(tmp_path, {"pom.xml": "<project/>", "mvnw": "#!/bin/sh\n"})
     assert argvs(tmp_path) == {"maven-test": ("./mvnw", "-q", "test")}
 
 
@@ -74,7 +66,7 @@ def test_the_maven_wrapper_is_used_when_the_project_has_one(tmp_path: Path) -> N
 def test_gradle_builds_plan_gradle_test(
     tmp_path: Path, files: dict[str, str], expected: tuple[str, ...]
 ) -> None:
-    write(tmp_path, files)
+    write_dedented(tmp_path, files)
     assert argvs(tmp_path) == {"gradle-test": expected}
 
 
@@ -202,21 +194,7 @@ GRADLE_JAVAC = """\
 
 
 def ran(root: Path, stdout: str, exit_code: int, argv: tuple[str, ...]) -> ProcessResult:
-    def cap(text: str) -> CapturedOutput:
-        return CapturedOutput(head=text, tail="", bytes=len(text), truncated=False)
-
-    return ProcessResult(
-        argv=argv,
-        cwd=str(root),
-        exit_code=exit_code,
-        signal=None,
-        timed_out=False,
-        start_failure=None,
-        start_error=None,
-        duration_s=1.0,
-        stdout=cap(stdout),
-        stderr=cap(""),
-    )
+    return process_result(argv, cwd=str(root), exit_code=exit_code, duration_s=1.0, stdout=stdout)
 
 
 @pytest.fixture
@@ -363,7 +341,7 @@ HANGS = """
 
 
 def maven_project(root: Path, *, add: str = ADD, more_tests: str = "") -> Path:
-    return write(
+    return write_dedented(
         root,
         {
             "pom.xml": POM,

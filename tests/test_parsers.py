@@ -9,30 +9,16 @@ import pytest
 
 from assay.classify import classify
 from assay.evidence import Check, Diagnostic
-from assay.output import CapturedOutput
 from assay.parsers import ParsedOutput, parse_output, report_path
 from assay.process import ProcessResult
 from assay.verdict import Cause, Kind, Verdict
+from tests.results import process_result
 
 CWD = "/work/proj"
 
 
 def result(stdout: str = "", stderr: str = "", exit_code: int | None = 1) -> ProcessResult:
-    def cap(text: str) -> CapturedOutput:
-        return CapturedOutput(head=text, tail="", bytes=len(text), truncated=False)
-
-    return ProcessResult(
-        argv=("x",),
-        cwd=CWD,
-        exit_code=exit_code,
-        signal=None,
-        timed_out=False,
-        start_failure=None,
-        start_error=None,
-        duration_s=0.1,
-        stdout=cap(stdout),
-        stderr=cap(stderr),
-    )
+    return process_result(("x",), cwd=CWD, exit_code=exit_code, stdout=stdout, stderr=stderr)
 
 
 def check(

@@ -13,14 +13,7 @@ from assay.discovery.model import report
 from assay.formats import render_plan
 from assay.plan import DEFAULT_TIMEOUT_S, PlanOptions, Stage, plan, plan_repository
 from assay.verdict import Kind
-
-
-def make_repo(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
+from tests.repos import write
 
 
 def make_venv(root: Path, name: str = ".venv", tools: tuple[str, ...] = ()) -> None:
@@ -52,9 +45,7 @@ PACKAGE_JSON = {
 
 
 def test_package_json_only(tmp_path: Path) -> None:
-    make_repo(
-        tmp_path, {"package.json": json.dumps(PACKAGE_JSON, indent=2), "package-lock.json": "{}"}
-    )
+    write(tmp_path, {"package.json": json.dumps(PACKAGE_JSON, indent=2), "package-lock.json": "{}"})
     p = plan_repository(tmp_path)
     # the build script is plain tsc, so `npm run typecheck` (tsc --noEmit) covers it
     assert argvs(p) == {
@@ -69,10 +60,8 @@ def test_package_json_only(tmp_path: Path) -> None:
 
 
 def test_package_manager_from_lockfile_and_field(tmp_path: Path) -> None:
-    make_repo(
-        tmp_path / "a", {"package.json": '{"scripts": {"test": "vitest"}}', "pnpm-lock.yaml": ""}
-    )
-    make_repo(
+    write(tmp_path / "a", {"package.json": '{"scripts": {"test": "vitest"}}', "pnpm-lock.yaml": ""})
+    write(
         tmp_path / "b",
         {
             "package.json": '{"packageManager": "yarn@4.1.0", "scripts": {"test": "vitest"}}',
@@ -86,7 +75,7 @@ def test_package_manager_from_lockfile_and_field(tmp_path: Path) -> None:
 
 
 def test_pretest_hook_that_builds_replaces_the_build_check(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "package.json": json.dumps(
@@ -101,7 +90,7 @@ def test_pretest_hook_that_builds_replaces_the_build_check(tmp_path: Path) -> No
 
 
 def test_npm_init_placeholder_test_is_dropped(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "package.json": json.dumps(
@@ -116,7 +105,7 @@ def test_npm_init_placeholder_test_is_dropped(tmp_path: Path) -> None:
 
 
 def test_workspaces_get_one_workspace_wide_command(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "package.json": json.dumps({"private": True, "workspaces": ["packages/*"]}),
@@ -136,7 +125,7 @@ def test_workspaces_get_one_workspace_wide_command(tmp_path: Path) -> None:
 
 
 def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "pyproject.toml": "[project]\nname='x'\n\n[tool.pytest.ini_options]\naddopts='-ra'\n\n"
@@ -184,7 +173,7 @@ def test_builds_that_produce_artifacts_run_first() -> None:
 
 
 def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
-    make_repo(tmp_path, {"setup.cfg": "[mypy]\nstrict = True\n", "ruff.toml": "", "app.py": ""})
+    write(tmp_path, {"setup.cfg": "[mypy]\nstrict = True\n", "ruff.toml": "", "app.py": ""})
     make_venv(tmp_path, "venv")
     make_venv(tmp_path, "env")
     p = plan_repository(tmp_path)
@@ -195,7 +184,7 @@ def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
 
 
 def test_makefile_only(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "Makefile": (
@@ -215,14 +204,14 @@ def test_makefile_only(tmp_path: Path) -> None:
 
 
 def test_makefile_check_target_takes_the_kind_of_its_recipe(tmp_path: Path) -> None:
-    make_repo(tmp_path, {"Makefile": "check:\n\t@python -m pytest -q\nci: check\n"})
+    write(tmp_path, {"Makefile": "check:\n\t@python -m pytest -q\nci: check\n"})
     p = plan_repository(tmp_path)
     assert argvs(p) == {"make-test": ["make", "check"]}
     assert any("ci" in d.what and "kind is unknown" in d.reason for d in p.dropped)
 
 
 def test_justfile(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {"justfile": "set shell := ['bash', '-c']\n\ntest *ARGS:\n    cargo test {{ARGS}}\n"},
     )
@@ -230,7 +219,7 @@ def test_justfile(tmp_path: Path) -> None:
 
 
 def test_workflow_only(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             ".github/workflows/ci.yml": (
@@ -254,7 +243,7 @@ def test_workflow_only(tmp_path: Path) -> None:
 
 
 def test_ci_confirms_a_configured_check_and_lends_env(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "pytest.ini": "[pytest]\n",
@@ -270,7 +259,7 @@ def test_ci_confirms_a_configured_check_and_lends_env(tmp_path: Path) -> None:
 
 
 def test_readme_only(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "README.md": (
@@ -285,7 +274,7 @@ def test_readme_only(tmp_path: Path) -> None:
 
 
 def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "package.json": json.dumps({"scripts": {"test": "vitest run", "build": "vite build"}}),
@@ -319,7 +308,7 @@ def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
 
 
 def test_tox_only(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "tox.ini": (
@@ -338,7 +327,7 @@ def test_tox_only(tmp_path: Path) -> None:
 
 
 def test_noxfile_read_without_running_it(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "noxfile.py": (
@@ -353,7 +342,7 @@ def test_noxfile_read_without_running_it(tmp_path: Path) -> None:
 
 
 def test_unittest_only(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "setup.py": "from setuptools import setup\nsetup()\n",
@@ -369,14 +358,14 @@ def test_unittest_only(tmp_path: Path) -> None:
 
 
 def test_pytest_style_tests_without_config_fall_back_to_pytest(tmp_path: Path) -> None:
-    make_repo(tmp_path, {"requirements.txt": "", "tests/test_a.py": "import pytest\n"})
+    write(tmp_path, {"requirements.txt": "", "tests/test_a.py": "import pytest\n"})
     test = next(c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST)
     assert test.argv == ("python3", "-m", "pytest", "-q", "-x")
 
 
 def test_cargo_and_go(tmp_path: Path) -> None:
-    make_repo(tmp_path / "rs", {"Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n"})
-    make_repo(tmp_path / "go", {"go.mod": "module example.com/x\n\ngo 1.22\n"})
+    write(tmp_path / "rs", {"Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n"})
+    write(tmp_path / "go", {"go.mod": "module example.com/x\n\ngo 1.22\n"})
     assert argvs(plan_repository(tmp_path / "rs")) == {
         "cargo-check": ["cargo", "check"],
         "cargo-test": ["cargo", "test"],
@@ -387,7 +376,7 @@ def test_cargo_and_go(tmp_path: Path) -> None:
 
 
 def test_assay_config_outranks_discovery(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {
             "pyproject.toml": "[tool.pytest.ini_options]\n\n[tool.assay]\ntimeout = 30\nrequire_tests = false\n"
@@ -408,7 +397,7 @@ def test_assay_config_outranks_discovery(tmp_path: Path) -> None:
 
 
 def test_options_override_config(tmp_path: Path) -> None:
-    make_repo(
+    write(
         tmp_path,
         {"assay.toml": "timeout = 30\n[commands]\ntest = 'pytest'\nlint = 'ruff check .'\n"},
     )
@@ -423,7 +412,7 @@ def test_options_override_config(tmp_path: Path) -> None:
 
 
 def test_malformed_assay_config_is_a_configuration_error(tmp_path: Path) -> None:
-    make_repo(tmp_path, {"assay.toml": "[commands]\ntset = 'pytest'\n", "pytest.ini": "[pytest]\n"})
+    write(tmp_path, {"assay.toml": "[commands]\ntset = 'pytest'\n", "pytest.ini": "[pytest]\n"})
     p = plan_repository(tmp_path)
     assert not p.runnable and p.checks == ()
     assert "unknown kind 'tset'" in (p.config_error or "")
@@ -439,7 +428,7 @@ def test_nonexistent_and_empty(tmp_path: Path) -> None:
 
 
 def test_plan_json_and_text(tmp_path: Path) -> None:
-    make_repo(tmp_path, {"package.json": json.dumps(PACKAGE_JSON), "tsconfig.json": "{}"})
+    write(tmp_path, {"package.json": json.dumps(PACKAGE_JSON), "tsconfig.json": "{}"})
     p = plan_repository(tmp_path)
     data = json.loads(json.dumps(p.to_dict()))
     assert data["schema"] == "assay.plan/2"
@@ -460,9 +449,7 @@ def test_plan_json_and_text(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fail_fast", [True, False])
 def test_pytest_flags(tmp_path: Path, fail_fast: bool) -> None:
-    make_repo(
-        tmp_path, {"pytest.ini": "[pytest]\n", "Makefile": "test:\n\tpytest -v --maxfail=2\n"}
-    )
+    write(tmp_path, {"pytest.ini": "[pytest]\n", "Makefile": "test:\n\tpytest -v --maxfail=2\n"})
     p = plan(discover(tmp_path), PlanOptions(fail_fast=fail_fast))
     assert p.checks[-1].argv[-1] == ("-x" if fail_fast else "-q")
 

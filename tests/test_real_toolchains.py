@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from assay.evidence import Check, Evidence
 from assay.plan import plan_repository
 from assay.probe import ProbeCache
 from assay.verdict import Cause, Kind, Verdict
+from tests.repos import write_dedented
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +27,6 @@ pytestmark = pytest.mark.slow
 HANG_TIMEOUT_S = 4.0
 
 _PROBES = ProbeCache()  # one run's worth of probing, shared by every test in this module
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
 
 
 def check_named(root: Path, name: str, **env: str) -> Check:
@@ -89,7 +81,7 @@ PY_CLEAN = {
 
 @pytest.fixture
 def py_project(tmp_path: Path) -> Path:
-    return write(tmp_path / "proj", PY_CLEAN)
+    return write_dedented(tmp_path / "proj", PY_CLEAN)
 
 
 @pytest.mark.parametrize("name", ["compileall", "mypy", "ruff", "pytest"])
@@ -111,7 +103,7 @@ def test_python_clean_compile_writes_no_bytecode_into_the_workspace(
 def test_python_syntax_error_fails_compile_with_location(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(py_project, {"broken.py": "x = 1\ndef f(:\n    pass\n"})
+    write_dedented(py_project, {"broken.py": "x = 1\ndef f(:\n    pass\n"})
     evidence = run(check_named(py_project, "compileall"), py_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "broken.py", 2)
@@ -120,7 +112,7 @@ def test_python_syntax_error_fails_compile_with_location(
 def test_python_type_error_fails_mypy_with_location(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(py_project, {"typed.py": "from tiny import add\n\nresult: str = add(1, 2)\n"})
+    write_dedented(py_project, {"typed.py": "from tiny import add\n\nresult: str = add(1, 2)\n"})
     evidence = run(check_named(py_project, "mypy"), py_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "typed.py", 3)
@@ -130,7 +122,7 @@ def test_python_type_error_fails_mypy_with_location(
 def test_python_lint_error_fails_ruff_with_location(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(py_project, {"unused.py": "import os\n"})
+    write_dedented(py_project, {"unused.py": "import os\n"})
     evidence = run(check_named(py_project, "ruff"), py_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "unused.py", 1)
@@ -141,7 +133,7 @@ def test_python_failing_test_fails_with_junit_counts(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     # Named to run after test_tiny.py: the planned `pytest -x` stops at the first failure.
-    write(py_project, {"test_wrong.py": "def test_bad() -> None:\n    assert 1 == 2\n"})
+    write_dedented(py_project, {"test_wrong.py": "def test_bad() -> None:\n    assert 1 == 2\n"})
     evidence = run(check_named(py_project, "pytest"), py_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert evidence.tests is not None
@@ -152,7 +144,7 @@ def test_python_failing_test_fails_with_junit_counts(
 def test_python_hanging_test_is_a_timeout(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         py_project,
         {"test_hang.py": "import time\n\ndef test_hang() -> None:\n    time.sleep(120)\n"},
     )
@@ -165,7 +157,7 @@ def test_python_no_tests_is_inconclusive(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     # pytest is configured, so verify plans it, but there is no test to run.
-    project = write(
+    project = write_dedented(
         tmp_path / "empty", {"pyproject.toml": "[tool.pytest.ini_options]\n", "tiny.py": "X = 1\n"}
     )
     evidence = run(check_named(project, "pytest"), project, tmp_path_factory)
@@ -249,7 +241,7 @@ TS_CLEAN = {
 
 @pytest.fixture
 def ts_project(tmp_path: Path) -> Path:
-    return write(tmp_path / "proj", TS_CLEAN)
+    return write_dedented(tmp_path / "proj", TS_CLEAN)
 
 
 @pytest.mark.parametrize("name", ["tsc", "eslint", "node-test"])
@@ -264,7 +256,7 @@ def test_typescript_clean_project_passes(
 def test_typescript_syntax_error_fails_tsc_with_location(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(ts_project, {"src/broken.ts": "export const x = 1;\nlet y = ;\n"})
+    write_dedented(ts_project, {"src/broken.ts": "export const x = 1;\nlet y = ;\n"})
     evidence = run(check_named(ts_project, "tsc"), ts_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "src/broken.ts", 2)
@@ -273,7 +265,7 @@ def test_typescript_syntax_error_fails_tsc_with_location(
 def test_typescript_type_error_fails_tsc_with_code(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         ts_project,
         {
             "src/typed.ts": 'import { add } from "./add.js";\n\nexport const s: string = add(1, 2);\n'
@@ -288,7 +280,7 @@ def test_typescript_type_error_fails_tsc_with_code(
 def test_javascript_lint_error_fails_eslint_with_rule(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(ts_project, {"unused.mjs": "const z = 1;\n"})
+    write_dedented(ts_project, {"unused.mjs": "const z = 1;\n"})
     evidence = run(check_named(ts_project, "eslint"), ts_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "unused.mjs", 1)
@@ -298,7 +290,7 @@ def test_javascript_lint_error_fails_eslint_with_rule(
 def test_javascript_failing_test_fails_with_counts(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         ts_project,
         {
             "bad.test.mjs": 'import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
@@ -313,7 +305,7 @@ def test_javascript_failing_test_fails_with_counts(
 def test_javascript_hanging_test_is_a_timeout(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         ts_project,
         {
             "hang.test.mjs": 'import { test } from "node:test";\n'
@@ -357,7 +349,7 @@ GO_CLEAN = {
 
 @pytest.fixture
 def go_project(tmp_path: Path) -> Path:
-    return write(tmp_path / "proj", GO_CLEAN)
+    return write_dedented(tmp_path / "proj", GO_CLEAN)
 
 
 # `go build` is not planned: `go vet` compiles every package, so it answers the build question.
@@ -373,7 +365,7 @@ def test_go_clean_project_passes(
 def test_go_syntax_error_fails_build_with_location(
     go_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(go_project, {"broken.go": "package tiny\n\nfunc Broken( {\n}\n"})
+    write_dedented(go_project, {"broken.go": "package tiny\n\nfunc Broken( {\n}\n"})
     evidence = run(check_named(go_project, "go-vet"), go_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "broken.go", 3)
@@ -382,7 +374,7 @@ def test_go_syntax_error_fails_build_with_location(
 def test_go_type_error_fails_build_with_location(
     go_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(go_project, {"typed.go": "package tiny\n\nvar S string = Add(1, 2)\n"})
+    write_dedented(go_project, {"typed.go": "package tiny\n\nvar S string = Add(1, 2)\n"})
     evidence = run(check_named(go_project, "go-vet"), go_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "typed.go", 3)
@@ -391,7 +383,7 @@ def test_go_type_error_fails_build_with_location(
 def test_go_vet_error_fails_with_location(
     go_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         go_project,
         {
             "vet.go": 'package tiny\n\nimport "fmt"\n\nfunc Say() string {\n\treturn fmt.Sprintf("%d", "x")\n}\n'
@@ -405,7 +397,7 @@ def test_go_vet_error_fails_with_location(
 def test_go_failing_test_fails_with_counts(
     go_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         go_project,
         {
             "bad_test.go": 'package tiny\n\nimport "testing"\n\nfunc TestBad(t *testing.T) {\n\tt.Fatal("no")\n}\n'
@@ -424,7 +416,7 @@ def test_go_failing_test_fails_with_counts(
 def test_go_hanging_test_is_a_timeout(
     go_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    write(
+    write_dedented(
         go_project,
         {
             "hang_test.go": 'package tiny\n\nimport (\n\t"testing"\n\t"time"\n)\n\n'
@@ -455,7 +447,7 @@ def cargo_target(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def rust_project(root: Path, name: str, lib: str, tests: str = "") -> Path:
-    return write(
+    return write_dedented(
         root / name,
         {
             "Cargo.toml": f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',

@@ -12,9 +12,10 @@ import pytest
 from defusedxml import ElementTree
 
 from assay.protect import protected_set
+from assay.protected_workspace import provision_protected, restore_protected
 from assay.sandbox import BwrapOptions, BwrapSandbox
-from assay.sandbox.protected import provision_protected, restore_protected
 from assay.tamper import TamperKind, detect_tampering
+from tests.repos import write
 
 PYTHON = sys.executable
 
@@ -66,23 +67,17 @@ EXPECTED_SIGNAL = {
 }
 
 
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 @pytest.fixture
 def base(tmp_path: Path) -> Path:
     root = tmp_path / "base"
-    write_tree(root, BASE_FILES)
+    write(root, BASE_FILES)
     return root
 
 
 def make_change(tmp_path: Path, base: Path, cheat: str) -> Path:
     change = tmp_path / f"change-{cheat}"
     shutil.copytree(base, change)
-    write_tree(change, CHEATS[cheat])
+    write(change, CHEATS[cheat])
     return change
 
 

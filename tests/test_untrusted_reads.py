@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.repos import git_repo, write
+
 PY = sys.executable
 VENV_BIN = Path(PY).parent
 ASSAY = str(VENV_BIN / "assay")
@@ -73,7 +75,7 @@ def call(base, change):
 """
 RESTORE_PROTECTED = """
 from assay.protect import protected_set
-from assay.sandbox.protected import restore_protected
+from assay.protected_workspace import restore_protected
 def call(workspace, base):
     return restore_protected(workspace, base, protected_set()).to_dict()
 """
@@ -117,13 +119,6 @@ def call_in_child(function: str, *args: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- planting
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 def root_only_dir(tmp_path: Path) -> Path:
     """A directory outside every tree, as root makes it: 0700, its package.json 0600."""
     assert os.geteuid() == 0, "these tests plant root-only files: run them as root"
@@ -155,11 +150,11 @@ def sparse(path: Path, last: bytes = b"") -> Path:
 
 def base_and_change(tmp_path: Path, attack: str) -> tuple[Path, Path]:
     """A base tree and a copy of it with one attack planted at protected paths."""
-    base = write_tree(tmp_path / "base", BASE_FILES)
+    base = write(tmp_path / "base", BASE_FILES)
     if attack == "link_to_dev_zero":
         # A base whose pyproject.toml is a link (monorepos do this): the base's sections
         # cannot be read, and the change's /dev/zero must not compare equal to that.
-        write_tree(base, {"config/pyproject.toml": PYPROJECT})
+        write(base, {"config/pyproject.toml": PYPROJECT})
         replace(base / "pyproject.toml").symlink_to("config/pyproject.toml")
     change = tmp_path / "change"
     shutil.copytree(base, change, symlinks=True)
@@ -250,7 +245,7 @@ def test_restore_protected_replaces_a_link_to_dev_zero(tmp_path: Path) -> None:
 
 
 def test_restore_protected_compares_2gib_files_within_bounded_memory(tmp_path: Path) -> None:
-    base = write_tree(tmp_path / "base", BASE_FILES)
+    base = write(tmp_path / "base", BASE_FILES)
     sparse(base / "tests" / "data.bin", last=b"base")
     workspace = tmp_path / "workspace"
     shutil.copytree(base, workspace, symlinks=True)
@@ -260,11 +255,7 @@ def test_restore_protected_compares_2gib_files_within_bounded_memory(tmp_path: P
 
 
 def _committed_repo_with_a_fifo(root: Path) -> Path:
-    repo = write_tree(root, {k: v for k, v in BASE_FILES.items() if k != "web/package.json"})
-    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    repo = git_repo(root, {k: v for k, v in BASE_FILES.items() if k != "web/package.json"})
     os.mkfifo(replace(repo / "tests" / "__init__.py"))
     return repo
 
@@ -309,17 +300,8 @@ def test_protect_in_place_is_refused_rather_than_overwriting_the_tree(tmp_path: 
 # --------------------------------------------------------------------------- cache key
 
 
-def git_repo(root: Path, files: dict[str, str]) -> Path:
-    write_tree(root, files)
-    git = ["git", "-C", str(root), "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "tracked"], check=True)
-    return root
-
-
 def test_workspace_digest_refuses_to_key_a_tree_with_a_fifo(tmp_path: Path) -> None:
-    tree = write_tree(tmp_path / "tree", BASE_FILES)
+    tree = write(tmp_path / "tree", BASE_FILES)
     os.mkfifo(replace(tree / "tests" / "__init__.py"))
     outcome = call_in_child(WORKSPACE_DIGEST, str(tree))
     assert outcome.get("error") == "CacheError", outcome
@@ -350,7 +332,7 @@ def test_workspace_digest_never_opens_a_device_reached_through_a_link(tmp_path: 
 
 
 def test_workspace_digest_hashes_a_link_to_dev_zero_as_a_link(tmp_path: Path) -> None:
-    tree = write_tree(tmp_path / "tree", BASE_FILES)
+    tree = write(tmp_path / "tree", BASE_FILES)
     (tree / "zero").symlink_to("/dev/zero")
     first = call_in_child(WORKSPACE_DIGEST, str(tree))["result"]
     replace(tree / "zero").symlink_to("/dev/null")
@@ -358,7 +340,7 @@ def test_workspace_digest_hashes_a_link_to_dev_zero_as_a_link(tmp_path: Path) ->
 
 
 def test_workspace_digest_streams_a_2gib_file(tmp_path: Path) -> None:
-    tree = write_tree(tmp_path / "tree", BASE_FILES)
+    tree = write(tmp_path / "tree", BASE_FILES)
     sparse(tree / "big.bin", last=b"a")
     first = call_in_child(WORKSPACE_DIGEST, str(tree))["result"]
     sparse(tree / "big.bin", last=b"b")  # only the last byte differs
@@ -370,7 +352,7 @@ def test_workspace_digest_streams_a_2gib_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_sandbox_read_file_refuses(tmp_path: Path, attack: str) -> None:
-    workspace = write_tree(tmp_path / "workspace", BASE_FILES)
+    workspace = write(tmp_path / "workspace", BASE_FILES)
     target = workspace / "planted"
     if attack == "fifo":
         os.mkfifo(target)
@@ -385,21 +367,21 @@ def test_sandbox_read_file_refuses(tmp_path: Path, attack: str) -> None:
 
 
 def test_sandbox_read_file_refuses_a_hard_link_to_a_root_only_file(tmp_path: Path) -> None:
-    workspace = write_tree(tmp_path / "workspace", BASE_FILES)
+    workspace = write(tmp_path / "workspace", BASE_FILES)
     os.link(root_only_dir(tmp_path) / "secret", workspace / "planted")
     outcome = call_in_child(READ_FILE, str(workspace), "planted")
     assert outcome.get("error") == "ValueError", outcome
 
 
 def test_sandbox_read_file_refuses_a_file_behind_a_directory_link(tmp_path: Path) -> None:
-    workspace = write_tree(tmp_path / "workspace", BASE_FILES)
+    workspace = write(tmp_path / "workspace", BASE_FILES)
     replace(workspace / "web").symlink_to(root_only_dir(tmp_path), target_is_directory=True)
     outcome = call_in_child(READ_FILE, str(workspace), "web/package.json")
     assert outcome.get("error") == "ValueError", outcome
 
 
 def test_sandbox_read_file_reads_a_plain_file(tmp_path: Path) -> None:
-    workspace = write_tree(tmp_path / "workspace", BASE_FILES)
+    workspace = write(tmp_path / "workspace", BASE_FILES)
     assert call_in_child(READ_FILE, str(workspace), "calc.py")["result"] == BASE_FILES["calc.py"]
 
 
@@ -423,7 +405,7 @@ def call(binary):
 def test_install_steps_read_pyproject_within_bounds(tmp_path: Path, attack: str) -> None:
     """`verify --install` reads the workspace's pyproject.toml for its extras; setup.py
     makes it a Python project whatever pyproject.toml has become."""
-    workspace = write_tree(tmp_path / "workspace", {"setup.py": "", "pyproject.toml": ""})
+    workspace = write(tmp_path / "workspace", {"setup.py": "", "pyproject.toml": ""})
     pyproject = replace(workspace / "pyproject.toml")
     if attack == "fifo":
         os.mkfifo(pyproject)
@@ -456,7 +438,7 @@ def test_probe_fingerprint_reads_a_workspace_pyvenv_cfg_within_bounds(tmp_path: 
 def test_paths_that_leave_the_tree_are_refused(tmp_path: Path) -> None:
     from assay.untrusted_files import Refused, read_untrusted
 
-    tree = write_tree(tmp_path / "tree", BASE_FILES)
+    tree = write(tmp_path / "tree", BASE_FILES)
     for rel in ("../tree/calc.py", "tests/../calc.py", "./calc.py", "tests//test_calc.py"):
         refused = read_untrusted(tree, rel)
         assert isinstance(refused, Refused) and "not a plain path" in refused.reason, rel
@@ -465,7 +447,7 @@ def test_paths_that_leave_the_tree_are_refused(tmp_path: Path) -> None:
 def test_hard_links_are_refused_unless_the_caller_allows_them(tmp_path: Path) -> None:
     from assay.untrusted_files import OpenFile, Refused, open_untrusted
 
-    tree = write_tree(tmp_path / "tree", BASE_FILES)
+    tree = write(tmp_path / "tree", BASE_FILES)
     os.link(tree / "calc.py", tree / "again.py")
     with open_untrusted(tree, "again.py") as refused:
         assert isinstance(refused, Refused) and "2 hard links" in refused.reason
@@ -478,7 +460,7 @@ def test_same_entry_is_never_true_for_what_cannot_be_read(tmp_path: Path) -> Non
 
     a, b = tmp_path / "a", tmp_path / "b"
     for tree in (a, b):
-        write_tree(tree, {"file": "same\n"})
+        write(tree, {"file": "same\n"})
         (tree / "link").symlink_to("file")
         os.mkfifo(tree / "fifo")
     (b / "other").symlink_to("elsewhere")

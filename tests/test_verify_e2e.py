@@ -18,20 +18,14 @@ from typing import Any
 
 import pytest
 
+from tests.repos import git, write
+
 VENV_BIN = Path(sys.executable).parent
 ASSAY = str(VENV_BIN / "assay")
 BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
 CARGO = shutil.which("cargo")
 
 # --------------------------------------------------------------------------- helpers
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return root
 
 
 def base_env(cache_dir: Path, path: str | None = None) -> dict[str, str]:
@@ -521,24 +515,6 @@ def test_broken_bwrap_is_indeterminate_with_the_fix(
 
 
 # --------------------------------------------------------------------------- tampering
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "user.name=t",
-            "-c",
-            "commit.gpgsign=false",
-            *args,
-        ],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
 
 
 TAMPER_PYPROJECT = '[project]\nname = "fx"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'

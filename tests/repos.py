@@ -1,0 +1,64 @@
+"""Building fixture repositories on disk: files from a mapping, and git commits of them."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+#: Who commits in a fixture repository, so that no test depends on the machine's git identity.
+GIT_IDENTITY = (
+    "-c",
+    "user.email=t@example.com",
+    "-c",
+    "user.name=t",
+    "-c",
+    "commit.gpgsign=false",
+)
+
+
+def write(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write each `relative path -> content` under `root` (text or bytes, as given)."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    return root
+
+
+def write_dedented(root: Path, files: Mapping[str, str]) -> Path:
+    """`write`, with each text dedented and its leading newline dropped: for files written as
+    indented triple-quoted strings in a test."""
+    return write(root, {rel: textwrap.dedent(text).lstrip("\n") for rel, text in files.items()})
+
+
+def git(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> bytes:
+    """Run git in `repo` as the fixture identity; its stdout. A failing git fails the test."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), *GIT_IDENTITY, *args],
+        input=stdin,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def commit_all(repo: Path, message: str = "base") -> Path:
+    """Make `repo` a git repository (if it is not one) and commit everything in it."""
+    if not (repo / ".git").exists():
+        git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return repo
+
+
+def git_repo(root: Path, files: Mapping[str, str | bytes], message: str = "base") -> Path:
+    """A git repository whose one commit holds `files`."""
+    return commit_all(write(root, files), message)
