@@ -12,15 +12,14 @@ import pytest
 
 import assay.cache
 from assay.cache import (
-    CACHE_DIR_VAR,
     VerdictCache,
     cache_key,
     cacheable,
-    default_cache_dir,
     environment_fingerprint,
     workspace_digest,
 )
 from assay.evidence import CheckerId
+from assay.state_dir import CACHE_DIR_VAR, default_cache_dir
 from assay.verdict import Status
 
 PLAN = [{"name": "pytest", "kind": "test", "argv": ["pytest"]}]

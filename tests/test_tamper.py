@@ -182,7 +182,8 @@ def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Pa
 def test_a_cleanup_failure_never_masks_why_protecting_failed(
     tmp_path: Path, base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assay.sandbox import CleanupError, LocalSandbox, protected
+    from assay import protected_workspace
+    from assay.sandbox import CleanupError, LocalSandbox
 
     monkeypatch.setenv(
         "ASSAY_WORKSPACE_DIR", str(tmp_path)
@@ -196,7 +197,7 @@ def test_a_cleanup_failure_never_masks_why_protecting_failed(
         def cleanup(self, workspace: object) -> None:
             raise CleanupError("device busy", backend=self.name)
 
-    monkeypatch.setattr(protected, "restore_protected", broken_restore)
+    monkeypatch.setattr(protected_workspace, "restore_protected", broken_restore)
     with pytest.raises(RuntimeError, match="the real problem") as info:
         provision_protected(StuckSandbox(), change, base, protected_set())
     assert any("device busy" in note for note in info.value.__notes__)

@@ -31,11 +31,10 @@ from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
 from assay.sandbox.provision import GIT_DIR, scan_source
+from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
 
-#: Environment variable naming the cache directory (overrides the XDG default).
-CACHE_DIR_VAR = "ASSAY_CACHE_DIR"
 #: Bound on the stored reports' total size; oldest entries are evicted past it.
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: How long a writer waits for another process's transaction before giving up.
@@ -68,16 +67,6 @@ class CachedReport:
     stored_at: float
     """When it was stored (seconds since the epoch)."""
     key: str
-
-
-def default_cache_dir() -> Path:
-    """`$ASSAY_CACHE_DIR`, else `$XDG_CACHE_HOME/assay`, else `~/.cache/assay`."""
-    explicit = os.environ.get(CACHE_DIR_VAR)
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "assay"
 
 
 # -- the key -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ a timeout or a signal into a pass.
 from __future__ import annotations
 
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
-from assay.parsers import ParsedOutput
+from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind
 

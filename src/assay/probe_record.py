@@ -18,6 +18,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.state_dir import default_cache_dir
 from assay.toolchains import Toolchain
 from assay.tools import steering_env_prefixes
 from assay.untrusted_files import read_untrusted
@@ -35,7 +36,7 @@ def search_path(env: Mapping[str, str] | None) -> str:
 
 #: Set to a non-empty value other than "0" to probe every tool on every run.
 NO_PROBE_CACHE_VAR = "ASSAY_NO_PROBE_CACHE"
-#: The probe record's file in the cache directory (next to the verdict cache).
+#: The probe record's file in assay's state directory (next to the verdict cache).
 PROBE_STORE_NAME = "probes.sqlite3"
 #: Version of the record's key and fingerprint derivation; bump it when they change meaning.
 PROBE_RECORD_SCHEMA = "assay.probe-record/1"
@@ -303,8 +304,6 @@ class PersistentProbes:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         if directory is None:
-            from assay.cache import default_cache_dir
-
             directory = default_cache_dir()
         self.directory = Path(directory)
         self.path = self.directory / PROBE_STORE_NAME

@@ -240,7 +240,7 @@ def _provision(
 ) -> tuple[Workspace, Restored | None]:
     if restore is None:
         return sandbox.provision(source), None
-    from assay.sandbox.protected import provision_protected
+    from assay.protected_workspace import provision_protected
 
     workspace, result = provision_protected(sandbox, source, restore.base, restore.protected)
     return workspace, Restored(result.restored, result.removed)

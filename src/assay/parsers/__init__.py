@@ -1,40 +1,22 @@
 """Reading what tools said: diagnostics and test results, from structured reports
 where a tool writes one and from text where it does not.
 
-`parse_output` is the one entry point `classify` uses; it dispatches on the
-check's logical tool and never raises (a parser that fails yields nothing parsed,
-which can only make a verdict less favourable, never a pass).
+`parse_output` is the one entry point: `assay.check_execution` calls it and hands what
+it read (`ParsedOutput`, re-exported here) to `classify`. It dispatches on the check's
+logical tool and never raises (a parser that fails yields nothing parsed, which can
+only make a verdict less favourable, never a pass). Parsers read report files through
+`report_file` and `assay.untrusted_files`, never with a plain open.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.evidence import Check
+from assay.parsed_output import ParsedOutput as ParsedOutput
 from assay.process import ProcessResult
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedOutput:
-    """What could be read from a tool's output."""
-
-    diagnostics: tuple[Diagnostic, ...] = ()
-    tests: TestCounts | None = None
-    """None when no test count could be read at all."""
-    test_cases: tuple[TestCase, ...] = ()
-    failure_recognized: bool = False
-    """The output shows why it failed (failed tests, errors): a non-zero exit is a real `fail`."""
-    no_tests_reported: bool = False
-    """The runner said it found no tests (pytest's exit 5, "no test files")."""
-    report_found: bool = False
-    """A structured report (JUnit XML, go test -json, jest JSON) was read."""
-    report_refused: str | None = None
-    """Why the report file that was there was not read (a link, a FIFO, too large): it
-    counts as no report, and the reason is worth telling."""
-
 
 #: A parser: what `check` printed (and the reports it wrote under `report_dir`) into structure.
 Parser = Callable[[Check, ProcessResult, "Path | None"], ParsedOutput]

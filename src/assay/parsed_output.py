@@ -1,0 +1,32 @@
+"""What a parser read from a tool's output: the vocabulary `classify` and the parsers share.
+
+It sits beside `assay.evidence`, below both: the parsers (`assay.parsers`) produce it and
+`classify` reads it, so neither has to import the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.evidence import Diagnostic, TestCase, TestCounts
+
+__all__ = ["ParsedOutput"]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedOutput:
+    """What could be read from a tool's output."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    tests: TestCounts | None = None
+    """None when no test count could be read at all."""
+    test_cases: tuple[TestCase, ...] = ()
+    failure_recognized: bool = False
+    """The output shows why it failed (failed tests, errors): a non-zero exit is a real `fail`."""
+    no_tests_reported: bool = False
+    """The runner said it found no tests (pytest's exit 5, "no test files")."""
+    report_found: bool = False
+    """A structured report (JUnit XML, go test -json, jest JSON) was read."""
+    report_refused: str | None = None
+    """Why the report file that was there was not read (a link, a FIFO, too large): it
+    counts as no report, and the reason is worth telling."""
