@@ -1,16 +1,28 @@
 """The verdict cache: a report for a workspace state, reused while nothing that decided it changed.
 
-The key covers every input of a verdict: the content of the workspace (every file it
-will hold, ignored by git or not), the installed environments it links (`.venv`,
-`node_modules`), the plan, every checker's identity and version, the sandbox backend
-and assay's own version. Only terminal, trustworthy reports
-are stored (`cacheable`): an `inconclusive` check, a missing tool or a misbehaving
-verifier might come out differently next time, so those are always recomputed.
+The key (`cache_key`) is made of exactly these:
 
-Storage is SQLite in WAL mode in a per-user directory, so concurrent runs can read
-and write safely; it is bounded in bytes, evicting the oldest entries first. The same
-database remembers each file's digest by its stat identity, so that keying an unchanged
-repository reads no file.
+- every file and directory the workspace will hold, as `provision.scan_source` lists it
+  (ignored by git or not): its path, kind, executable bit and bytes; a link by its target,
+  never followed. Left out, as the workspace leaves them out: `.git`, caches
+  (`__pycache__`, `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) and build output
+  (`target`) at the root and at package roots;
+- each installed environment the workspace links instead of copying (`.venv`, `venv`,
+  `node_modules`, `.tox`, `.nox`), by a fingerprint of what is installed
+  (`environment_fingerprint`: stat identities, the small files that record installs,
+  a virtualenv's interpreter; a file edited in place inside a node package is not seen);
+- the plan, every checker's identity and version, the sandbox backend and assay's version.
+
+Nothing else is: a change on the host beyond the checkers' probed identities (a shared
+library, a tool's plugin installed outside the workspace) is not seen. Only terminal,
+trustworthy reports are stored (`cacheable`): an `inconclusive` check, a missing tool or
+a misbehaving verifier might come out differently next time, so those are always
+recomputed. A run with `--base`, `--protect` or `--install` does not use the cache.
+
+Storage is SQLite in WAL mode in assay's per-user state directory (`assay.state_dir`),
+so concurrent runs can read and write safely; it is bounded in bytes, evicting the
+oldest entries first. The same database remembers each file's digest by its stat
+identity, so that keying an unchanged repository reads no file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The one run loop for every language: `run_check` locates, probes, instruments, runs,
-parses and classifies one check. Language adapters contribute only tool knowledge.
+parses and classifies one check. The tool declarations (`assay.tools`) contribute only
+tool knowledge.
 
 A command that ran and exited non-zero is never an error: it is a result.
 """

@@ -212,7 +212,9 @@ class Evidence:
     sandbox: str | None = None
     """The sandbox backend (and version) the command ran in."""
     extra: Mapping[str, Any] = field(default_factory=dict)
-    """Anything else worth keeping (interpreter path, tampering signals)."""
+    """Anything else worth keeping about this check (the binaries looked for when its
+    tool is missing; for `assay run`, the run record's keys). Tampering signals are the
+    whole run's: they are in the report's run record, not here."""
 
     def __post_init__(self) -> None:
         if self.cause.verdict is not self.verdict:

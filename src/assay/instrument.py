@@ -2,8 +2,11 @@
 
 Pure: from a check, the probed checker and a report directory to the argv and
 environment to run. Each tool's rule is part of its declaration (`assay.tools`).
-Reports go to the report directory, which lies outside the workspace, so code
-under test cannot write its own verdict where assay reads it.
+Where a tool can be told where to write (pytest, jest, vitest, go test -json...), its
+report goes to the report directory, which lies outside the workspace, so code under
+test cannot write its own verdict where assay reads it. Maven and Gradle write theirs
+inside the workspace; those are named per run and read as untrusted files
+(`assay.tools.java`, `assay.parsers.java`).
 """
 
 from __future__ import annotations

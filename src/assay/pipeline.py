@@ -1,6 +1,8 @@
-"""The pipeline behind `assay verify`: discover -> plan -> session -> identify -> cache -> run -> aggregate.
+"""The pipeline behind `assay verify`: discover -> plan -> session [-> install -> plan again]
+-> identify -> cache -> run the plan's stages -> aggregate.
 
-This module owns sequencing only; the session (`assay.session`) owns the sandbox, and
+With `--base`, the base commit's tree is read first (tampering signals; with `--protect`,
+the files the session restores). This module owns sequencing only; the session (`assay.session`) owns the sandbox, and
 `aggregate` owns every status rule. `verify` is fail-closed as a library: unusable
 options, path or configuration raise `VerifyUsageError` (nothing ran); anything else
 that goes wrong becomes an INDETERMINATE report naming its cause, never a traceback

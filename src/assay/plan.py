@@ -1,4 +1,7 @@
-"""Planning: from everything discovered, the smallest ordered set of checks that covers it (pure).
+"""Planning: from everything discovered, the smallest ordered set of checks that covers it.
+
+`plan(discovery)` is pure: it reads no file and runs nothing. `plan_repository(root)`
+discovers first, and discovery reads the repository's files (`assay.discovery.files`).
 
 Rules, in order:
 

@@ -1,8 +1,9 @@
 """Tampering signals: which protected files a change touched, and how, compared with its base.
 
 A signal is evidence, not a verdict: a change may have good reason to edit a test.
-It is reported next to the verdict so a reader (or a gate) can decide, while
-`--protect` makes the verdict itself independent of such edits.
+It is reported next to the verdict, in the run record (`RunRecord.tampering`, the
+report's `extra.tampering`), so a reader (or a gate) can decide, while `--protect`
+makes the verdict itself independent of such edits.
 
 Both trees are read as files we do not trust (`assay.untrusted_files`): a protected file
 that cannot be read safely (a FIFO, a device, one reached through a link) is changed,
@@ -85,7 +86,7 @@ class TamperReport:
         return bool(self.signals)
 
     def to_dict(self) -> dict[str, Any]:
-        """The form stored in `Evidence.extra["tampering"]`."""
+        """The form stored in the run record (`RunRecord.tampering`)."""
         return {
             "tampered": self.tampered,
             "touched": list(self.touched),

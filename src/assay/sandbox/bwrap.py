@@ -1,12 +1,16 @@
 """The bubblewrap backend: untrusted commands confined to a copy of the workspace.
 
 Inside, a command sees a root built from what checks need, not the host with holes punched
-in it: the system directories (`SYSTEM_DIRS`) read-only, the toolchains the plan uses
-read-only, its workspace read-write (with `.git` and the environments it links to
-read-only, see `provision`), the source tree read-only, and fresh, size-limited tmpfs
-mounts for /tmp (holding its HOME), /var/tmp, /run and /dev/shm. Nothing else of the host
-exists there: no other directories, no host sockets, no real home. It has no network
-unless asked for, its own PID namespace (everything in it dies with the check), an
+in it: the system directories (`SYSTEM_DIRS`) read-only; toolchains read-only (the
+toolchain parts of a home the tool declarations name, such as `~/.cargo/bin` or pipx's
+environments, the homes `TOOLCHAIN_HOME_VARS` name, and every hop of the links to each
+located tool), with credential files and configs that hold a token masked; its workspace
+read-write (with `.git` and the environments it links to read-only, see `provision`);
+the source tree read-only; and fresh, size-limited tmpfs mounts for /tmp (holding its
+HOME), /var/tmp, /run and /dev/shm. The real homes are empty and read-only but for the
+toolchain parts shown in them. Nothing else of the host exists there: no other
+directories, no host sockets. It has no network unless asked for (and cargo is then told
+it is offline), its own PID namespace (everything in it dies with the check), an
 environment of assay's choosing, resource limits, a seccomp filter, and no way to make
 user namespaces of its own.
 
