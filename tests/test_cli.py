@@ -3,40 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from assay._version import __version__
-
-VENV_BIN = Path(sys.executable).parent
-ASSAY = str(VENV_BIN / "assay")
-PYTHON = sys.executable
-
-
-def assay(
-    *args: str, cwd: Path | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(
-        [ASSAY, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def no_traceback(done: subprocess.CompletedProcess[str]) -> None:
-    assert "Traceback" not in done.stdout + done.stderr, done.stderr
-
+from tests.cli import PYTHON, assay, no_traceback, run_json
 
 # --------------------------------------------------------------------------- --version
 
@@ -149,12 +122,6 @@ RUN_FIELDS = (
     "stdout",
     "stderr",
 )
-
-
-def run_json(*args: str, cwd: Path | None = None) -> tuple[int, dict[str, Any]]:
-    done = assay("run", "--json", *args, cwd=cwd)
-    no_traceback(done)
-    return done.returncode, json.loads(done.stdout)
 
 
 def test_run_json_has_the_documented_fields(tmp_path: Path) -> None:

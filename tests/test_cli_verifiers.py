@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli import assay, assay_env
 from tests.conftest import read_pids, wait_gone
 
 CASES = [
@@ -24,20 +22,6 @@ CASES = [
 ]
 
 
-def assay(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "assay", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, **(env or {})},
-        cwd=cwd,
-    )
-
-
 @pytest.mark.parametrize(("name", "cause"), CASES)
 def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(
     name: str, cause: str, tmp_path: Path
@@ -50,7 +34,7 @@ def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(
         "1.5",
         "--verifier",
         f"assay.testing:{name}",
-        env={"ASSAY_TESTING_PID_FILE": str(pid_file)},
+        env=assay_env(ASSAY_TESTING_PID_FILE=str(pid_file)),
     )
     assert done.returncode == 1, done.stderr
     evidence = json.loads(done.stdout)

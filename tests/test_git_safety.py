@@ -14,7 +14,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,8 +22,8 @@ import pytest
 from assay.cache import workspace_digest
 from assay.sandbox import provision
 from assay.sandbox.provision import CopyFailed, export_commit, resolve_commit
+from tests.cli import ASSAY, path_with_venv
 
-ASSAY = str(Path(sys.executable).parent / "assay")
 #: The test's own git: no user or system configuration, so the fixtures are what they say.
 GIT_ENV = {
     **os.environ,
@@ -359,7 +358,7 @@ def test_verify_with_a_base_runs_nothing_the_repository_names(
     env = {
         **os.environ,
         "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": path_with_venv(),
     }
     done = subprocess.run(
         [ASSAY, "verify", str(armed), "--base", "HEAD", "--protect", "--sandbox", "bwrap"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,9 @@ from assay.plan import PlanOptions, plan_repository
 from assay.process import ProcessResult
 from assay.tools.java import DEBIAN_MAVEN_REPO, MAVEN_REPO_VAR, report_suffix
 from assay.verdict import Kind
+from tests.cli import ASSAY, path_with_venv
 from tests.repos import write_dedented
 from tests.results import process_result
-
-VENV_BIN = Path(sys.executable).parent
 
 
 def argvs(root: Path) -> dict[str, tuple[str, ...]]:
@@ -353,13 +351,13 @@ def maven_project(root: Path, *, add: str = ADD, more_tests: str = "") -> Path:
 
 def verify(repo: Path, tmp_path: Path, *args: str) -> tuple[int, dict[str, object]]:
     env = {
-        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": path_with_venv(),
         "HOME": str(tmp_path / "home"),
         "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
         "LANG": "C.UTF-8",
     }
     done = subprocess.run(
-        [str(VENV_BIN / "assay"), "verify", str(repo), "--sandbox", "bwrap", "--json", *args],
+        [ASSAY, "verify", str(repo), "--sandbox", "bwrap", "--json", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -5,7 +5,6 @@ and never makes a check pass."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -15,10 +14,9 @@ from typing import Any
 import pytest
 
 from assay.parsers.report_file import REPORT_MAX_BYTES, Refused, read_report
+from tests.cli import ASSAY, assay_env
 
 PY = sys.executable
-VENV_BIN = Path(PY).parent
-ASSAY = str(VENV_BIN / "assay")
 
 #: A name that must never reach the evidence: it only exists inside the root-only file.
 SECRET = "SECRET-7f3a9c-root-only"
@@ -201,7 +199,7 @@ def test_a_report_link_written_inside_bubblewrap_is_not_followed_on_the_host(
     assert shutil.which("bwrap"), "bubblewrap is required for this test"
     secret = secret_file(tmp_path, SECRET_JUNIT)
     repo = pytest_repo(tmp_path / "repo", "symlink", str(secret))
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = assay_env()
     done = subprocess.run(
         [
             ASSAY,

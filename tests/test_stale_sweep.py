@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-VENV_BIN = Path(sys.executable).parent
-ASSAY = str(VENV_BIN / "assay")
+from tests.cli import ASSAY, path_with_venv
+
 BWRAP = shutil.which("bwrap")
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")
 
@@ -62,7 +62,7 @@ class Places:
             ASSAY_WORKSPACE_DIR=str(self.workspaces),
             TMPDIR=str(self.temp),
             ASSAY_CACHE_DIR=str(tmp_path / "cache"),
-            PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            PATH=path_with_venv(),
         )
 
     def entries(self) -> set[Path]:

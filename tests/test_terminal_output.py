@@ -5,7 +5,6 @@ visible text, through the real console script."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +12,7 @@ from pathlib import Path
 import pytest
 
 from assay.terminal import for_terminal
-
-VENV_BIN = Path(sys.executable).parent
-ASSAY = str(VENV_BIN / "assay")
+from tests.cli import ASSAY, assay_env
 
 #: One of each: a clipboard write (OSC 52), a window title, a full reset, a line
 #: overwritten by a bare carriage return, backspace, DEL, the 8-bit CSI, a bidi override.
@@ -55,9 +52,8 @@ VISIBLE = (
 
 
 def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     return subprocess.run(
-        [ASSAY, *args], capture_output=True, env=env, cwd=cwd, timeout=120, check=False
+        [ASSAY, *args], capture_output=True, env=assay_env(), cwd=cwd, timeout=120, check=False
     )
 
 

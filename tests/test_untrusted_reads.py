@@ -21,11 +21,10 @@ from typing import Any
 
 import pytest
 
+from tests.cli import ASSAY, assay_env
 from tests.repos import git_repo, write
 
 PY = sys.executable
-VENV_BIN = Path(PY).parent
-ASSAY = str(VENV_BIN / "assay")
 
 #: Only ever inside root-only files outside the tree: it must never come back.
 SECRET = "SECRET-5d1e08-root-only"
@@ -261,7 +260,7 @@ def _committed_repo_with_a_fifo(root: Path) -> Path:
 
 
 def _verify_protect(repo: Path, sandbox: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = assay_env()
     argv = [ASSAY, "verify", str(repo), "--base", "HEAD", "--protect", "--sandbox", sandbox]
     try:
         return subprocess.run(

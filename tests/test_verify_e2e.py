@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -18,10 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.cli import ASSAY, VENV_BIN, path_with_venv
 from tests.repos import git, write
 
-VENV_BIN = Path(sys.executable).parent
-ASSAY = str(VENV_BIN / "assay")
 BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
 CARGO = shutil.which("cargo")
 
@@ -31,9 +29,7 @@ CARGO = shutil.which("cargo")
 def base_env(cache_dir: Path, path: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["ASSAY_CACHE_DIR"] = str(cache_dir)
-    env["PATH"] = (
-        path if path is not None else f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    )
+    env["PATH"] = path if path is not None else path_with_venv()
     env.pop("PYTHONPATH", None)
     return env
 

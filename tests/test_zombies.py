@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-VENV_BIN = Path(sys.executable).parent
+from tests.cli import path_with_venv
+
 BWRAP = shutil.which("bwrap")
 
 #: Commands whose orphans exit before the run ends, so no kill sweep sees them alive.
@@ -128,7 +129,7 @@ print(json.dumps({"kept": kept, "runs": codes, "zombies": zombies()}))
 
 def run_script(script: str, *args: str, cwd: Path) -> dict[str, Any]:
     env = dict(os.environ)
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = path_with_venv()
     env["ASSAY_CACHE_DIR"] = str(cwd / "cache")
     done = subprocess.run(
         [sys.executable, "-c", script, *args],
