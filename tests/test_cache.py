@@ -146,6 +146,7 @@ def _writer(directory: str, worker: int, rounds: int) -> None:
         assert hit is not None and "worker" in hit.report
 
 
+@pytest.mark.slow
 def test_concurrent_writers_do_not_corrupt(tmp_path: Path) -> None:
     directory = str(tmp_path / "cache")
     ctx = multiprocessing.get_context("spawn")

@@ -103,10 +103,12 @@ def assert_recomputed_and_failed(repo: Path, cache: Path) -> None:
     assert report.status is Status.FAILED, report.note
 
 
+@pytest.mark.slow
 def test_nothing_changed_is_a_hit(python_repo: Path, tmp_path: Path) -> None:
     assert_verified_then_hit(python_repo, tmp_path / "cache")
 
 
+@pytest.mark.slow
 def test_another_installed_version_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert_verified_then_hit(python_repo, cache)
@@ -114,6 +116,7 @@ def test_another_installed_version_is_a_miss(python_repo: Path, tmp_path: Path) 
     assert_recomputed_and_failed(python_repo, cache)
 
 
+@pytest.mark.slow
 def test_an_installed_module_edited_in_place_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert_verified_then_hit(python_repo, cache)
@@ -124,6 +127,7 @@ def test_an_installed_module_edited_in_place_is_a_miss(python_repo: Path, tmp_pa
     assert_recomputed_and_failed(python_repo, cache)
 
 
+@pytest.mark.slow
 def test_an_editable_install_pointing_elsewhere_is_a_miss(
     python_repo: Path, tmp_path: Path
 ) -> None:
@@ -149,6 +153,7 @@ def test_an_editable_install_pointing_elsewhere_is_a_miss(
     assert_recomputed_and_failed(python_repo, cache)
 
 
+@pytest.mark.slow
 def test_an_ignored_conftest_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert_verified_then_hit(python_repo, cache)
@@ -156,6 +161,7 @@ def test_an_ignored_conftest_is_a_miss(python_repo: Path, tmp_path: Path) -> Non
     assert_recomputed_and_failed(python_repo, cache)
 
 
+@pytest.mark.slow
 def test_an_excluded_conftest_changed_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
     """Ignored through `.git/info/exclude`, present from the start, then edited."""
     cache = tmp_path / "cache"
@@ -192,6 +198,7 @@ def test_another_node_package_version_is_a_miss(tmp_path: Path) -> None:
     assert_recomputed_and_failed(repo, cache)
 
 
+@pytest.mark.slow
 def test_a_tree_edited_while_its_workspace_is_made_is_never_cached(
     python_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

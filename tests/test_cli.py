@@ -40,6 +40,7 @@ def test_help_lists_the_stable_commands() -> None:
 PASSING_TEST = "import sys; print('1 passed in 0.01s'); sys.exit(0)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "expected", "verdict"),
     [
@@ -124,6 +125,7 @@ RUN_FIELDS = (
 )
 
 
+@pytest.mark.slow
 def test_run_json_has_the_documented_fields(tmp_path: Path) -> None:
     code, evidence = run_json("--kind", "build", "--", PYTHON, "-c", "print('hello')", cwd=tmp_path)
     assert code == 0
@@ -149,6 +151,7 @@ def test_run_json_has_the_documented_fields(tmp_path: Path) -> None:
     assert evidence["stdout"]["bytes"] == len("hello\n")
 
 
+@pytest.mark.slow
 def test_run_json_timeout_and_signal_fields(tmp_path: Path) -> None:
     code, evidence = run_json(
         "--timeout", "0.5", "--", PYTHON, "-c", "import time; time.sleep(30)", cwd=tmp_path
@@ -182,6 +185,7 @@ def test_run_json_missing_tool_has_null_checker() -> None:
     assert evidence["checker"] is None
 
 
+@pytest.mark.slow
 def test_run_json_real_test_runner(tmp_path: Path) -> None:
     (tmp_path / "test_a.py").write_text(
         "def test_a():\n    assert True\n\n\ndef test_b():\n    assert 1 == 2\n"
@@ -209,6 +213,7 @@ def test_run_has_verify_s_defaults_a_sandbox_and_a_deadline(tmp_path: Path) -> N
     assert evidence["extra"]["limits"]["whole_run"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["bwrap", "local"])
 def test_run_honours_the_sandbox(backend: str, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
@@ -232,6 +237,7 @@ def test_run_honours_the_sandbox(backend: str, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- assay probe
 
 
+@pytest.mark.slow
 def test_probe_json() -> None:
     done = assay("probe", "--json")
     no_traceback(done)
@@ -247,6 +253,7 @@ def test_probe_json() -> None:
     assert all(t["install"] for t in missing)
 
 
+@pytest.mark.slow
 def test_probe_human() -> None:
     done = assay("probe")
     assert done.returncode == 0
@@ -257,6 +264,7 @@ def test_probe_human() -> None:
 # --------------------------------------------------------------------------- assay plan (human)
 
 
+@pytest.mark.slow
 def test_plan_human_output(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\nversion = "0"\n\n[tool.pytest.ini_options]\n'

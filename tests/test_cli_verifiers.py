@@ -22,6 +22,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "cause"), CASES)
 def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(
     name: str, cause: str, tmp_path: Path
@@ -46,6 +47,7 @@ def test_bad_verifier_fails_with_its_mode_and_leaves_nothing(
         assert wait_gone(grandchild, 2.0), "the SIGTERM-ignoring grandchild outlived the run"
 
 
+@pytest.mark.slow
 def test_healthy_verifier_passes_and_a_project_plugin_is_importable(tmp_path: Path) -> None:
     assert assay("run", "--verifier", "assay.testing:HealthyVerifier").returncode == 0
     (tmp_path / "myplugin.py").write_text(

@@ -91,6 +91,7 @@ def test_parse_config_rejects_non_tables() -> None:
         parse_config([], "assay.toml")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.one_of(
@@ -116,6 +117,7 @@ toml_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.dictionaries(

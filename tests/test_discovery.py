@@ -292,6 +292,7 @@ text_or_decoded_bytes = st.one_of(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text_or_decoded_bytes)
 def test_every_parser_survives_arbitrary_text(text: str) -> None:
@@ -313,6 +314,7 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
     recognise_line(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.sampled_from(
@@ -372,6 +374,7 @@ def test_repo_files_stays_inside(tmp_path: Path) -> None:
         files.read_text("bin")
 
 
+@pytest.mark.slow
 def test_a_bad_workspace_file_does_not_cost_the_root_scripts(tmp_path: Path) -> None:
     # Nesting deep enough to exhaust the YAML parser's recursion, not just a syntax error.
     write(

@@ -212,6 +212,7 @@ def test_real_build_and_test_pass(tmp_path: Path) -> None:
     assert result.stdout.split() == ["ok", "m1", "1", "passed"]
 
 
+@pytest.mark.slow
 def test_real_deadline_spans_both_steps(tmp_path: Path) -> None:
     spec = Verification(
         build_cmd=py("import time; time.sleep(0.6)"),

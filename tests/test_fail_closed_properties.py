@@ -3,6 +3,7 @@ all-passing evidence with executed tests can be VERIFIED."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ results = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(kind=st.sampled_from(list(Kind)), result=results, parsed=st.none() | parsed_outputs)
 def test_only_a_clean_run_can_pass(

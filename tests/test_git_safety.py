@@ -186,6 +186,7 @@ def test_export_reads_the_commit_not_a_replacement(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "tests" / "test_fx.py").read_bytes() == PY_TEST
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["ext-url", "upload-pack"])
 def test_a_missing_object_is_never_fetched(how: str, tmp_path: Path, marker: Path) -> None:
     """A partial clone fetches a missing object from its promisor remote on its own; the
@@ -293,6 +294,7 @@ def test_a_file_under_a_symlink_is_refused_not_written_through_it(tmp_path: Path
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [b"..", b".git", b".GIT", b"."])
 def test_a_path_leaving_the_tree_or_into_git_state_is_refused(name: bytes, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
@@ -330,6 +332,7 @@ def test_a_symlink_too_long_to_be_one_is_refused(tmp_path: Path) -> None:
         export_commit(repo, commit, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_a_git_that_hangs_is_killed_at_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -351,6 +354,7 @@ def test_a_git_that_hangs_is_killed_at_the_deadline(
 # --------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow
 def test_verify_with_a_base_runs_nothing_the_repository_names(
     armed: Path, marker: Path, tmp_path: Path
 ) -> None:

@@ -70,6 +70,7 @@ def test_malformed_pyproject_still_installs_without_extras(tmp_path: Path) -> No
     assert (".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".") in argvs(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "bwrap"])
 def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     tmp_path: Path, backend: str

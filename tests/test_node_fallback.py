@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.plan import plan_repository
 
 TEST_JS = (
@@ -32,6 +34,7 @@ def test_node_test_is_planned_only_when_no_script_answers(tmp_path: Path) -> Non
     assert [c.tool for c in scripted.checks] == ["npm-test"]
 
 
+@pytest.mark.slow
 def test_node_fallback_verifies_and_fails_for_real(tmp_path: Path) -> None:
     def verify(repo: Path) -> dict:
         done = subprocess.run(

@@ -101,6 +101,7 @@ def test_explicit_path_is_probed_and_recorded(tmp_path: Path) -> None:
     assert (checker.version, checker.path) == ("5.4.5", str(local))
 
 
+@pytest.mark.slow
 def test_python_module_tools_are_probed_through_the_interpreter() -> None:
     checker = probe("pytest", path=sys.executable, module="pytest")
     assert checker.path == sys.executable
@@ -279,6 +280,7 @@ def _replace_keeping_mtime(tool: Path, text: str) -> None:
     os.replace(fresh, tool)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", [_rewrite_in_place, _replace_keeping_mtime])
 def test_a_changed_binary_is_probed_again_and_its_new_version_recorded(
     tmp_path: Path, short_racy_window: None, change: object

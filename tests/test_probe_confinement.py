@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from assay.probe import Confinement, ProbeCache
 
 FAKE_PYTHON = """#!/bin/sh
@@ -28,6 +30,7 @@ def plant_venv(repo: Path, marker: Path) -> None:
     python.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_verify_probes_a_planted_interpreter_inside_the_sandbox(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -60,6 +60,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_tree(tmp_path: Path, short_grace: float) -> None:
     pidfile = tmp_path / "pids"
     started = time.monotonic()
@@ -119,6 +120,7 @@ def test_small_limits_keep_head_and_tail_and_flag_truncation() -> None:
     assert "10000 bytes omitted" in r.stdout.text
 
 
+@pytest.mark.slow
 def test_one_gibibyte_flood_stays_within_the_memory_bound(tmp_path: Path) -> None:
     # Measured in a fresh interpreter so the peak RSS is this run's alone.
     script = textwrap.dedent(

@@ -151,6 +151,7 @@ def run_attacked(tool: str, tmp_path: Path, attack: str, target: str) -> dict[st
 # --------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "attack", "content"),
     [
@@ -172,6 +173,7 @@ def test_a_report_linked_to_a_root_only_file_is_not_read(
     assert secret.read_text() == content  # and the secret is where it was
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "attack", "target"),
     [
@@ -191,6 +193,7 @@ def test_a_report_that_never_ends_is_refused_quickly_within_bounded_memory(
     assert run["peak_rss_kib"] < PEAK_RSS_BOUND_KIB, run["peak_rss_kib"]
 
 
+@pytest.mark.slow
 def test_a_report_link_written_inside_bubblewrap_is_not_followed_on_the_host(
     tmp_path: Path,
 ) -> None:

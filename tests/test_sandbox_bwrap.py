@@ -285,6 +285,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_environments_are_not_copied_but_run_read_only(
     sandbox: BwrapSandbox, project_under_home: Path, fake_home: Path
 ) -> None:
@@ -347,6 +348,7 @@ def _processes_with(token: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_background_processes_do_not_outlive_the_check(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
@@ -369,6 +371,7 @@ def test_background_processes_do_not_outlive_the_check(
     assert not (workspace.path / "survivor.txt").exists()
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_bounded_by_the_process_limit(
     fake_home: Path, source: Path, short_grace: float
 ) -> None:

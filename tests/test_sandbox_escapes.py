@@ -74,6 +74,7 @@ def test_a_checks_variables_never_reach_the_host_side_bubblewrap(
         marker.unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_a_repository_cannot_set_loader_variables_for_its_checks(
     tmp_path: Path, preload_library: Path
 ) -> None:
@@ -110,6 +111,7 @@ def test_a_repository_cannot_set_loader_variables_for_its_checks(
         marker.unlink(missing_ok=True)
 
 
+@pytest.mark.slow
 def test_host_side_probes_get_none_of_the_repositorys_variables(tmp_path: Path) -> None:
     """`PYTHONPATH=.` would make the host's `python -m pytest --version` import the
     repository's own `pytest` package: the host-side probe must not see it."""
@@ -203,6 +205,7 @@ def test_only_toolchains_come_back_from_the_hidden_home(
         assert ran.stdout.text == "tool\n", ran.stderr.text
 
 
+@pytest.mark.slow
 def test_tools_a_home_manager_installed_run_inside(fake_home: Path, source: Path) -> None:
     """Shown back, beside the credentials that stay hidden: a pipx tool (`~/.local/bin/x`
     links into `~/.local/share/pipx/venvs`) and a project venv whose interpreter links into
@@ -239,6 +242,7 @@ CARGO_TEST = (
 )
 
 
+@pytest.mark.slow
 def test_the_hosts_cargo_home_configures_cargo_without_showing_its_secrets(
     fake_home: Path, host_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -268,6 +272,7 @@ def test_the_hosts_cargo_home_configures_cargo_without_showing_its_secrets(
     assert "planted" not in json.dumps(got)
 
 
+@pytest.mark.slow
 def test_a_plan_naming_a_home_file_as_its_tool_reads_nothing(
     home_with_toolchains: Path, tmp_path: Path
 ) -> None:
@@ -316,6 +321,7 @@ def host_socket(host_dir: Path) -> Iterator[Path]:
     server.close()
 
 
+@pytest.mark.slow
 def test_host_sockets_and_directories_outside_the_system_ones_are_absent(
     fake_home: Path, source: Path, host_dir: Path, host_socket: Path
 ) -> None:
@@ -369,6 +375,7 @@ def test_private_tmpfs_is_size_limited(fake_home: Path, source: Path) -> None:
     assert limits["tmpfs_bytes"] == 32 * 1024**2
 
 
+@pytest.mark.slow
 def test_the_runs_memory_is_capped_as_a_whole(fake_home: Path, source: Path) -> None:
     """Five processes of 100 MiB each under a 256 MiB cap for the run: they cannot all live.
     Every one of them is within any per-process limit; only a whole-run cap stops this."""
@@ -398,6 +405,7 @@ def test_the_runs_memory_is_capped_as_a_whole(fake_home: Path, source: Path) -> 
     assert result.exit_code != 0 or result.signal is not None or result.timed_out
 
 
+@pytest.mark.slow
 def test_a_tmpfs_workspace_counts_against_the_runs_memory(fake_home: Path, source: Path) -> None:
     """Writes to RAM-backed files (/dev/shm, the workspace on it) are memory of the run."""
     sandbox = make_sandbox(memory_bytes=128 * 1024**2, tmpfs_bytes=1024**3)
@@ -435,6 +443,7 @@ def test_without_a_whole_run_memory_cap_the_workspace_stays_off_ram(
     assert capped_location == "/dev/shm"  # the control: RAM is used where it is capped
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not AS_ROOT, reason="distinct uids are given when assay runs as root")
 def test_concurrent_runs_have_distinct_uids_so_a_fork_bomb_starves_only_its_own(
     fake_home: Path, source: Path
@@ -536,6 +545,7 @@ def test_no_user_namespace_can_be_made_inside(sandbox: BwrapSandbox, source: Pat
 # --------------------------------------------------------------------------- private directories
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parent", ["/tmp", "/var/tmp"])
 def test_passing_code_in_a_private_directory_is_verified(
     parent: str, monkeypatch: pytest.MonkeyPatch

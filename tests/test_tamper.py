@@ -147,6 +147,7 @@ def junit_failures(path: Path) -> int:
     return sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 def test_protected_workspace_keeps_the_base_tests_verdict(
     tmp_path: Path, base: Path, report_dir: Path, cheat: str
@@ -167,6 +168,7 @@ def test_protected_workspace_keeps_the_base_tests_verdict(
         assert restore.restored or restore.removed
 
 
+@pytest.mark.slow
 def test_without_protection_the_cheat_would_have_passed(tmp_path: Path, base: Path) -> None:
     """The control: the same cheat, unprotected, makes pytest exit 0 — hence the signal."""
     change = make_change(tmp_path, base, "assert_true")

@@ -182,6 +182,7 @@ TAMPER_EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_detect_tampering_calls_what_it_cannot_read_safely_changed(
     tmp_path: Path, attack: str
@@ -243,6 +244,7 @@ def test_restore_protected_replaces_a_link_to_dev_zero(tmp_path: Path) -> None:
     assert os.readlink(workspace / "pyproject.toml") == "config/pyproject.toml"
 
 
+@pytest.mark.slow
 def test_restore_protected_compares_2gib_files_within_bounded_memory(tmp_path: Path) -> None:
     base = write(tmp_path / "base", BASE_FILES)
     sparse(base / "tests" / "data.bin", last=b"base")
@@ -275,6 +277,7 @@ def _verify_protect(repo: Path, sandbox: str) -> subprocess.CompletedProcess[str
         pytest.fail("assay verify --protect blocked on a FIFO in the tree")
 
 
+@pytest.mark.slow
 def test_verify_protect_does_not_block_on_a_fifo(tmp_path: Path) -> None:
     """The whole way: `assay verify --base HEAD --protect` on a tree with a FIFO where the
     base has a protected file: it returns, with a verdict that is not a pass."""
@@ -286,6 +289,7 @@ def test_verify_protect_does_not_block_on_a_fifo(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(os.lstat(repo / "tests" / "__init__.py").st_mode)  # the tree is as it was
 
 
+@pytest.mark.slow
 def test_protect_in_place_is_refused_rather_than_overwriting_the_tree(tmp_path: Path) -> None:
     """`--sandbox none` runs in the user's own tree: restoring the base's files there would
     overwrite the user's work, so the combination is a usage error and nothing is touched."""
@@ -306,6 +310,7 @@ def test_workspace_digest_refuses_to_key_a_tree_with_a_fifo(tmp_path: Path) -> N
     assert outcome.get("error") == "CacheError", outcome
 
 
+@pytest.mark.slow
 def test_workspace_digest_never_hashes_through_a_directory_link(tmp_path: Path) -> None:
     """`web` replaced by a link to a root-only directory: the workspace gets the link as a
     link, so the key covers the link, never what is behind it (a secret's content must not
@@ -330,6 +335,7 @@ def test_workspace_digest_never_opens_a_device_reached_through_a_link(tmp_path: 
     assert outcome["peak_rss_kib"] < 256 * 1024
 
 
+@pytest.mark.slow
 def test_workspace_digest_hashes_a_link_to_dev_zero_as_a_link(tmp_path: Path) -> None:
     tree = write(tmp_path / "tree", BASE_FILES)
     (tree / "zero").symlink_to("/dev/zero")
@@ -338,6 +344,7 @@ def test_workspace_digest_hashes_a_link_to_dev_zero_as_a_link(tmp_path: Path) ->
     assert call_in_child(WORKSPACE_DIGEST, str(tree))["result"] != first
 
 
+@pytest.mark.slow
 def test_workspace_digest_streams_a_2gib_file(tmp_path: Path) -> None:
     tree = write(tmp_path / "tree", BASE_FILES)
     sparse(tree / "big.bin", last=b"a")
@@ -349,6 +356,7 @@ def test_workspace_digest_streams_a_2gib_file(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- Sandbox.read_file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_sandbox_read_file_refuses(tmp_path: Path, attack: str) -> None:
     workspace = write(tmp_path / "workspace", BASE_FILES)
@@ -400,6 +408,7 @@ def call(binary):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_install_steps_read_pyproject_within_bounds(tmp_path: Path, attack: str) -> None:
     """`verify --install` reads the workspace's pyproject.toml for its extras; setup.py

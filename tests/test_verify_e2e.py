@@ -247,6 +247,7 @@ EXPECTED_SOURCES = {
 # --------------------------------------------------------------------------- each ecosystem: plan and VERIFIED
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ecosystem", list(ECOSYSTEMS))
 def test_each_ecosystem_plans_and_verifies(ecosystem: str, tmp_path: Path, assay: Assay) -> None:
     build, expected = ECOSYSTEMS[ecosystem]
@@ -288,6 +289,7 @@ def _python_broken(root: Path, how: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "status", "culprit", "cause"),
     [
@@ -313,6 +315,7 @@ def test_broken_python(
         assert again["status"] == "INDETERMINATE" and "cached" not in again.get("extra", {})
 
 
+@pytest.mark.slow
 def test_syntax_error_is_located(tmp_path: Path, assay: Assay) -> None:
     report = assay.verify(_python_broken(tmp_path / "repo", "syntax"))
     compileall = next(c for c in report["checks"] if c["name"] == "compileall")
@@ -324,6 +327,7 @@ def test_syntax_error_is_located(tmp_path: Path, assay: Assay) -> None:
     assert "fx.py:1" in report["note"], report["note"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["failing", "syntax"])
 def test_broken_js(how: str, tmp_path: Path, assay: Assay) -> None:
     repo = js_repo(tmp_path / "repo")
@@ -335,6 +339,7 @@ def test_broken_js(how: str, tmp_path: Path, assay: Assay) -> None:
     assert report["exit_code"] == 1
 
 
+@pytest.mark.slow
 def test_broken_go(tmp_path: Path, assay: Assay) -> None:
     repo = go_repo(tmp_path / "repo")
     write(repo, {"fx_test.go": GO_TEST.replace("!= 3", "!= 4")})
@@ -344,6 +349,7 @@ def test_broken_go(tmp_path: Path, assay: Assay) -> None:
     assert test["tests"]["failed"] == 1
 
 
+@pytest.mark.slow
 def test_broken_rust(tmp_path: Path, assay: Assay) -> None:
     repo = rust_repo(tmp_path / "repo")
     write(repo, {"src/lib.rs": RUST_LIB.replace("a + b", 'a + "b"')})
@@ -395,6 +401,7 @@ def test_nonexistent_path_is_a_usage_error(tmp_path: Path, assay: Assay) -> None
         assert str(missing) in done.stderr and "no such" in done.stderr.lower()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "message"),
     [
@@ -424,6 +431,7 @@ def test_malformed_config_gives_a_clear_note(
 # --------------------------------------------------------------------------- the JSON document
 
 
+@pytest.mark.slow
 def test_json_gate_keys_and_evidence(tmp_path: Path, assay: Assay) -> None:
     report = assay.verify(python_repo(tmp_path / "repo"))
     keys = list(report)
@@ -447,6 +455,7 @@ def test_json_gate_keys_and_evidence(tmp_path: Path, assay: Assay) -> None:
     assert report["assay_version"] == version
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", ["FAILED", "UNVERIFIED"])
 def test_human_output_exit_codes(status: str, tmp_path: Path, assay: Assay) -> None:
     repo = tmp_path / "repo"
@@ -469,6 +478,7 @@ def test_human_output_exit_codes(status: str, tmp_path: Path, assay: Assay) -> N
 # --------------------------------------------------------------------------- sandbox backends
 
 
+@pytest.mark.slow
 def test_bwrap_is_the_default_and_recorded(tmp_path: Path, assay: Assay) -> None:
     repo = python_repo(tmp_path / "repo")
     report = assay.verify(repo, "--sandbox", "bwrap")
@@ -477,6 +487,7 @@ def test_bwrap_is_the_default_and_recorded(tmp_path: Path, assay: Assay) -> None
     assert all(c["sandbox"].startswith("bwrap") for c in report["checks"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "none"])
 def test_local_and_none_backends_work_and_are_recorded(
     backend: str, tmp_path: Path, assay: Assay
@@ -488,6 +499,7 @@ def test_local_and_none_backends_work_and_are_recorded(
     assert {c["sandbox"] for c in report["checks"]} == {backend}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["auto", "bwrap"])
 def test_broken_bwrap_is_indeterminate_with_the_fix(
     backend: str, tmp_path: Path, assay: Assay
@@ -554,6 +566,7 @@ TAMPER_SIGNAL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["assert-true", "delete", "conftest"])
 def test_tampering_is_judged_by_the_base_tests_with_protect(
     how: str, tmp_path: Path, assay: Assay
@@ -580,6 +593,7 @@ def test_tampering_is_judged_by_the_base_tests_with_protect(
     assert untouched.returncode == 0
 
 
+@pytest.mark.slow
 def test_bad_base_ref_is_a_usage_error(tmp_path: Path, assay: Assay) -> None:
     repo = tampered_repo(tmp_path / "repo", "assert-true")
     done = assay("verify", str(repo), "--base", "no-such-ref", "--json")
@@ -591,6 +605,7 @@ def test_bad_base_ref_is_a_usage_error(tmp_path: Path, assay: Assay) -> None:
 # --------------------------------------------------------------------------- the verdict cache
 
 
+@pytest.mark.slow
 def test_cache_hit_miss_and_bypass(tmp_path: Path, assay: Assay) -> None:
     repo = python_repo(tmp_path / "repo")
     first = assay.verify(repo)
@@ -621,6 +636,7 @@ def test_cache_hit_miss_and_bypass(tmp_path: Path, assay: Assay) -> None:
 # --------------------------------------------------------------------------- JUnit and SARIF
 
 
+@pytest.mark.slow
 def test_junit_and_sarif_are_written_and_parse(tmp_path: Path, assay: Assay) -> None:
     repo = write(
         python_repo(tmp_path / "repo"),
@@ -651,6 +667,7 @@ def test_junit_and_sarif_are_written_and_parse(tmp_path: Path, assay: Assay) -> 
     assert where["region"]["startLine"] == 1
 
 
+@pytest.mark.slow
 def test_junit_for_a_verified_run(tmp_path: Path, assay: Assay) -> None:
     junit = tmp_path / "ok.xml"
     report = assay.verify(python_repo(tmp_path / "repo"), "--junit", str(junit))

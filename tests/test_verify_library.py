@@ -123,6 +123,7 @@ def stuck_repo(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(stuck.parent, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_a_workspace_that_cannot_be_removed_is_indeterminate_with_the_evidence_kept(
     stuck_repo: tuple[Path, Path],
 ) -> None:
@@ -154,7 +155,10 @@ def append_only_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 def test_a_sandbox_probe_that_cannot_clean_up_is_indeterminate(
     tmp_path: Path, append_only_tmp: Path
 ) -> None:
-    repo = write(tmp_path / "repo", {"pyproject.toml": PYPROJECT, "tests/test_a.py": "def test_a():\n    pass\n"})
+    repo = write(
+        tmp_path / "repo",
+        {"pyproject.toml": PYPROJECT, "tests/test_a.py": "def test_a():\n    pass\n"},
+    )
     report = assay.verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False))
     left = [p.name for p in append_only_tmp.iterdir()]
     assert any(name.startswith("assay-bwrap-probe") for name in left), left
@@ -192,9 +196,8 @@ def _git(repo: Path, *args: str) -> None:
     )
 
 
-def test_a_protected_restore_that_fails_is_indeterminate(
-    tmp_path: Path, small_disk: Path
-) -> None:
+@pytest.mark.slow
+def test_a_protected_restore_that_fails_is_indeterminate(tmp_path: Path, small_disk: Path) -> None:
     """The base's test file is 2 MB, the change's a few bytes: the change's copy fits the
     disk, restoring the base's test does not."""
     repo = write(tmp_path / "repo", {"pyproject.toml": PYPROJECT, "tests/test_big.py": BIG_TEST})

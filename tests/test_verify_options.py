@@ -9,7 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
@@ -48,6 +51,7 @@ def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
     assert elapsed < 15, f"the 3 s budget took {elapsed:.1f} s"
 
 
+@pytest.mark.slow
 def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
