@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from assay.tools import (
     tool_spec,
 )
 from assay.verdict import Kind
+from tests.repos import write_dedented
 
 #: Repositories that between them make every detector answer, in every way it can.
 CORPUS: dict[str, dict[str, str]] = {
@@ -110,18 +110,10 @@ CORPUS: dict[str, dict[str, str]] = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("corpus")
-    return {name: write(base / name, files) for name, files in CORPUS.items()}
+    return {name: write_dedented(base / name, files) for name, files in CORPUS.items()}
 
 
 def test_every_tool_discovery_emits_over_the_corpus_is_declared(corpus: dict[str, Path]) -> None:

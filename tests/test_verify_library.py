@@ -10,7 +10,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,24 +19,16 @@ import pytest
 import assay
 from assay.pipeline import VerifyOptions, VerifyUsageError
 from assay.verdict import Cause, Kind, Status
-
-VENV_BIN = str(Path(sys.executable).parent)
+from tests.cli import path_with_venv
+from tests.repos import git, write
 
 PYPROJECT = '[project]\nname = "fx"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\n'
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return root
 
 
 @pytest.fixture(autouse=True)
 def _project_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest and ruff come from this interpreter's environment."""
-    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("PATH", path_with_venv())
 
 
 def _attribute(flag: str, path: Path) -> bool:
@@ -187,25 +178,16 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.mark.slow
 def test_a_protected_restore_that_fails_is_indeterminate(tmp_path: Path, small_disk: Path) -> None:
     """The base's test file is 2 MB, the change's a few bytes: the change's copy fits the
     disk, restoring the base's test does not."""
     repo = write(tmp_path / "repo", {"pyproject.toml": PYPROJECT, "tests/test_big.py": BIG_TEST})
-    _git(repo, "init", "-q", ".")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "base")
+    git(repo, "init", "-q", ".")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
     write(repo, {"tests/test_big.py": "def test_big():\n    pass\n"})
-    _git(repo, "commit", "-qam", "change")
+    git(repo, "commit", "-qam", "change")
     options = VerifyOptions(sandbox="local", base="HEAD~1", protect=True)
     report = assay.verify(repo, options)
     assert report.status is Status.INDETERMINATE, report.note
