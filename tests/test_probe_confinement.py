@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from assay.probe import Confinement, ProbeCache
+from tests.cli import assay
 
 FAKE_PYTHON = """#!/bin/sh
 # Pretends to be Python; on the host it would also plant a file outside the workspace.
@@ -40,12 +40,9 @@ def test_verify_probes_a_planted_interpreter_inside_the_sandbox(tmp_path: Path) 
     (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (repo / "tests" / "test_a.py").write_text("def test_a():\n    assert True\n")
     plant_venv(repo, marker)
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "bwrap", str(repo)],
-        capture_output=True,
-        text=True,
+    done = assay(
+        *("verify", "--json", "--sandbox", "bwrap", str(repo)),
         timeout=120,
-        check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "ASSAY_NO_PROBE_CACHE": "1"},
     )
     report = json.loads(done.stdout)

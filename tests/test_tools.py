@@ -13,10 +13,8 @@ from assay.discovery import discover
 from assay.discovery.command_lines import recognise_line
 from assay.evidence import Check, CheckerId
 from assay.instrument import _RULES, Instrumented, instrument
-from assay.output import CapturedOutput
 from assay.parsers import parser_for
 from assay.plan import CHECK_ONLY_BUILDS, GENERIC_TOOLS, PlanOptions, plan
-from assay.process import ProcessResult
 from assay.toolchains import TOOLCHAINS, toolchain_for
 from assay.tools import (
     COMMAND_WORDS,
@@ -29,6 +27,7 @@ from assay.tools import (
 )
 from assay.verdict import Kind
 from tests.repos import write_dedented
+from tests.results import process_result
 
 #: Repositories that between them make every detector answer, in every way it can.
 CORPUS: dict[str, dict[str, str]] = {
@@ -164,19 +163,7 @@ def test_each_declaration_is_complete(name: str, tmp_path: Path) -> None:
     assert callable(parser)
     assert len(inspect.signature(parser).parameters) == 3
     check = Check(name, Kind.TEST, (spec.binaries or ("run",))[0:1] + ("x",), tool=name)
-    nothing = CapturedOutput(head="", tail="", bytes=0, truncated=False)
-    empty = ProcessResult(
-        argv=check.argv,
-        cwd=str(tmp_path),
-        exit_code=1,
-        signal=None,
-        timed_out=False,
-        start_failure=None,
-        start_error=None,
-        duration_s=0.1,
-        stdout=nothing,
-        stderr=nothing,
-    )
+    empty = process_result(check.argv, cwd=str(tmp_path), exit_code=1)
     parser(check, empty, tmp_path)  # reads nothing there; must not raise
     if spec.instrument is not None:
         result = instrument(check, CheckerId(name, "99.0", "/bin/x"), tmp_path)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli import assay, assay_env
 
 
 @pytest.mark.slow
@@ -19,21 +18,10 @@ def test_a_forged_cache_entry_is_a_miss_not_a_pass(tmp_path: Path) -> None:
     (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     (repo / "tests" / "test_a.py").write_text("def test_a():\n    assert 1 == 2\n")
     cache = tmp_path / "cache"
-    env = {
-        **os.environ,
-        "ASSAY_CACHE_DIR": str(cache),
-        "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = assay_env(ASSAY_CACHE_DIR=str(cache))
 
     def verify() -> dict:
-        done = subprocess.run(
-            [sys.executable, "-m", "assay", "verify", "--json", "--sandbox", "local", str(repo)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env,
-        )
+        done = assay("verify", "--json", "--sandbox", "local", str(repo), timeout=120, env=env)
         return json.loads(done.stdout)
 
     first = verify()

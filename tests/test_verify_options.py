@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.cli import assay
 
 
 @pytest.mark.slow
@@ -21,25 +21,10 @@ def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
         "import time\n\n\ndef test_slow():\n    time.sleep(30)\n"
     )
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "verify",
-            "--json",
-            "--sandbox",
-            "local",
-            "--timeout",
-            "60",
-            "--deadline",
-            "3",
-            str(repo),
-        ],
-        capture_output=True,
-        text=True,
+    done = assay(
+        *("verify", "--json", "--sandbox", "local", "--timeout", "60", "--deadline", "3"),
+        str(repo),
         timeout=120,
-        check=False,
         env=dict(os.environ),
     )
     elapsed = time.monotonic() - started
@@ -58,31 +43,9 @@ def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
     (repo / "pyproject.toml").write_text("[tool.ruff]\n[tool.pytest.ini_options]\n")
     (repo / "tests" / "test_a.py").write_text("def test_a() -> None:\n    assert False\n")
 
-    # ruff and pytest come from this interpreter's environment.
-    env = {
-        **os.environ,
-        "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}",
-    }
-
+    # ruff and pytest come from this interpreter's environment (assay's default PATH).
     def verify(*args: str) -> dict:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "assay",
-                "verify",
-                "--json",
-                "--sandbox",
-                "local",
-                *args,
-                str(repo),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=env,
-        )
+        done = assay("verify", "--json", "--sandbox", "local", *args, str(repo), timeout=120)
         return json.loads(done.stdout)
 
     lint_only = verify("--kind", "lint")
