@@ -62,7 +62,10 @@ try:
     outcome = {"result": call(*sys.argv[1:])}
 except Exception as exc:
     outcome = {"error": type(exc).__name__, "message": str(exc)}
-outcome["peak_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM is this program's own peak: ru_maxrss would also count the forking parent's size
+# before exec (a large pytest process), which says nothing about the call.
+status = open("/proc/self/status").read()
+outcome["peak_rss_kib"] = int(status.split("VmHWM:")[1].split()[0])
 print(json.dumps(outcome))
 """
 
