@@ -112,22 +112,10 @@ def list_untrusted(
     """The names in the directory at `rel` beneath `root`, reached following no link;
     None when there is none; `Refused` when it is reached through a link or holds more
     than `limit` names (a directory of millions would otherwise be read whole)."""
-    parts = rel.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return Refused(f"{rel} is not a plain path inside the tree; refused")
+    directory = _descend(root, rel.split("/"), rel)
+    if not isinstance(directory, int):
+        return directory
     try:
-        directory = os.open(root, _DIR_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return Refused(f"{rel} could not be opened ({exc.strerror}); refused")
-    try:
-        for depth, part in enumerate(parts):
-            entered = _enter(directory, part, "/".join(parts[: depth + 1]), rel)
-            if not isinstance(entered, int):
-                return entered
-            os.close(directory)
-            directory = entered
         try:
             # O_PATH descriptors cannot be read: reopen the directory itself for listing.
             readable = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=directory)
@@ -206,7 +194,22 @@ def same_entry(root_a: str | os.PathLike[str], root_b: str | os.PathLike[str], r
 
 def _open(root: Path, rel: str, what: str, single_link: bool) -> Found:
     parts = rel.split("/")
-    if any(part in ("", ".", "..") for part in parts):
+    directory = _descend(root, parts[:-1], what, check=parts)
+    if not isinstance(directory, int):
+        return directory
+    try:
+        return _open_in(directory, parts[-1], what, single_link)
+    finally:
+        os.close(directory)
+
+
+def _descend(
+    root: str | os.PathLike[str], parts: list[str], what: str, *, check: list[str] | None = None
+) -> int | Refused | None:
+    """A descriptor for the directory `parts` beneath `root`, entered one part at a time
+    following no link (the caller closes it); None when nothing is there. `check`: the
+    whole path, when `parts` is only its directories, so that it is judged as a whole."""
+    if any(part in ("", ".", "..") for part in (check if check is not None else parts)):
         return Refused(f"{what} is not a plain path inside the tree; refused")
     try:
         directory = os.open(root, _DIR_FLAGS)
@@ -214,16 +217,13 @@ def _open(root: Path, rel: str, what: str, single_link: bool) -> Found:
         return None
     except OSError as exc:
         return Refused(f"{what} could not be opened ({exc.strerror}); refused")
-    try:
-        for depth, part in enumerate(parts[:-1]):
-            entered = _enter(directory, part, "/".join(parts[: depth + 1]), what)
-            if not isinstance(entered, int):
-                return entered
-            os.close(directory)
-            directory = entered
-        return _open_in(directory, parts[-1], what, single_link)
-    finally:
+    for depth, part in enumerate(parts):
+        entered = _enter(directory, part, "/".join(parts[: depth + 1]), what)
         os.close(directory)
+        if not isinstance(entered, int):
+            return entered
+        directory = entered
+    return directory
 
 
 def _enter(directory: int, part: str, prefix: str, what: str) -> int | Refused | None:
