@@ -61,7 +61,6 @@ def test_the_cli_exit_code_says_the_run_had_an_error(tmp_path: Path, immutable_o
             shutil.rmtree(stuck.parent, ignore_errors=True)
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 @pytest.mark.usefixtures("append_only_tmp")
 def test_a_probe_that_cannot_clean_up_refuses_the_session(tmp_path: Path) -> None:
     done = run_command(["true"], cwd=tmp_path, kind="build", sandbox="bwrap")

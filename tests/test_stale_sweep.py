@@ -22,9 +22,6 @@ import pytest
 
 from tests.cli import ASSAY, path_with_venv
 
-BWRAP = shutil.which("bwrap")
-needs_bwrap = pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")
-
 PYPROJECT = '[project]\nname = "fx"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 QUICK_TEST = "def test_one():\n    assert 1 + 1 == 2\n"
 #: A test that says it started (a file in its workspace) and waits to be released.
@@ -93,7 +90,6 @@ def owned_by(entries: set[Path], pid: int) -> set[Path]:
 
 
 @pytest.mark.slow
-@needs_bwrap
 def test_the_next_verify_removes_what_a_killed_run_left(tmp_path: Path) -> None:
     places = Places(tmp_path)
     killed = places.verify(repo(tmp_path / "waiting", WAITING_TEST))
@@ -123,7 +119,6 @@ def test_the_next_verify_removes_what_a_killed_run_left(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@needs_bwrap
 def test_a_live_runs_directories_survive_a_concurrent_sweep(tmp_path: Path) -> None:
     places = Places(tmp_path)
     live = places.verify(repo(tmp_path / "waiting", WAITING_TEST))
@@ -268,7 +263,6 @@ print(sweep_stale([stale.parent]))
 
 
 @pytest.mark.slow
-@needs_bwrap
 def test_assay_run_sweeps_too_and_says_so(tmp_path: Path) -> None:
     places = Places(tmp_path)
     stale = places.temp / f"assay-reports-{dead_owner_tag()}-abcdefgh"

@@ -142,7 +142,6 @@ def append_only_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
     _attribute("-a", place)
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_a_sandbox_probe_that_cannot_clean_up_is_indeterminate(
     tmp_path: Path, append_only_tmp: Path
 ) -> None:

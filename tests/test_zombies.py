@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +19,6 @@ from typing import Any
 import pytest
 
 from tests.cli import path_with_venv
-
-BWRAP = shutil.which("bwrap")
 
 #: Commands whose orphans exit before the run ends, so no kill sweep sees them alive.
 ORPHAN_COMMANDS = (
@@ -159,7 +156,6 @@ def python_repo(root: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed")
 def test_a_long_lived_caller_is_left_no_zombies(tmp_path: Path) -> None:
     repo = python_repo(tmp_path / "repo")
     result = run_script(VERIFY_SCRIPT, str(repo), json.dumps(ORPHAN_COMMANDS), cwd=tmp_path)
