@@ -14,26 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
-from assay.tools import command_words, recognise_words, tool_spec
+from assay.tools import LAUNCHERS, command_words, recognise_words, tool_spec
 from assay.tools.spec import SCRIPT_KINDS as _SCRIPT_KINDS
 from assay.tools.spec import Launch
 from assay.verdict import Kind
-
-#: Words that run another command, dropped before looking at the real one.
-_RUNNER_PREFIXES: dict[str, int] = {
-    "uv": 2,  # uv run X
-    "poetry": 2,
-    "pdm": 2,
-    "hatch": 2,
-    "pipenv": 2,
-    "rye": 2,
-    "npx": 1,
-    "bunx": 1,
-    "pnpx": 1,
-    "time": 1,
-    "exec": 1,
-    "command": 1,
-}
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -133,14 +117,15 @@ def _strip_runners(words: list[str]) -> list[str]:
     for _ in range(4):  # `uv run python -m pytest` peels twice; bounded
         if not words:
             return words
-        head = _basename(words[0])
-        if head in _RUNNER_PREFIXES and (
-            _RUNNER_PREFIXES[head] == 1 or (len(words) > 1 and words[1] in ("run", "exec"))
+        launcher = LAUNCHERS.get(_basename(words[0]))
+        if launcher is not None and (
+            not launcher.subcommand or (len(words) > 1 and words[1] in ("run", "exec"))
         ):
-            words = words[_RUNNER_PREFIXES[head] :]
-            while words and words[0].startswith("-") and head in ("npx", "bunx", "pnpx", "uv"):
+            words = words[2 if launcher.subcommand else 1 :]
+            while launcher.options and words and words[0].startswith("-"):
                 words = words[1:]  # npx --no-install tsc, uv run --frozen pytest
             continue
+        head = _basename(words[0])
         if is_python(head) and len(words) > 2 and words[1] == "-m":
             words = words[2:]
             continue

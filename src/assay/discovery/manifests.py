@@ -19,33 +19,11 @@ from assay.discovery.model import (
     report,
 )
 from assay.discovery.text import json_error, load_jsonc
-from assay.tools import ECOSYSTEMS
+from assay.tools import ECOSYSTEMS, ROOT_CONFIGURED
 from assay.tools.spec import Native
 from assay.verdict import Kind
 
 NAME = "manifests"
-
-ESLINT_CONFIGS = (
-    "eslint.config.js",
-    "eslint.config.mjs",
-    "eslint.config.cjs",
-    "eslint.config.ts",
-    ".eslintrc.js",
-    ".eslintrc.cjs",
-    ".eslintrc.json",
-    ".eslintrc.yml",
-    ".eslintrc.yaml",
-    ".eslintrc",
-)
-JEST_CONFIGS = (
-    "jest.config.js",
-    "jest.config.ts",
-    "jest.config.mjs",
-    "jest.config.cjs",
-    "jest.config.json",
-)
-VITEST_CONFIGS = ("vitest.config.ts", "vitest.config.js", "vitest.config.mts", "vitest.config.mjs")
-
 
 _REFERENCES_NOTE = (
     "tsconfig.json uses project references; `tsc --noEmit` checks the root project only"
@@ -168,23 +146,20 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
 
 
 def _node_tool_configs(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
+    """Tools the project configures at its root (`jest.config.js`), run as it configures them."""
     root = set(files.list_dir("."))
     found = []
-    for configs, kind, tool, args in (
-        (ESLINT_CONFIGS, Kind.LINT, "eslint", (".",)),
-        (JEST_CONFIGS, Kind.TEST, "jest", ("--ci",)),
-        (VITEST_CONFIGS, Kind.TEST, "vitest", ("run",)),
-    ):
-        path = next((c for c in configs if c in root), None)
+    for spec, config in ROOT_CONFIGURED:
+        path = next((c for c in config.files if c in root), None)
         if path is not None:
             found.append(
                 _candidate(
-                    kind,
-                    (env.node_tool(tool), *args),
-                    tool,
-                    Ecosystem.NODE,
+                    config.kind,
+                    (env.node_tool(spec.name), *config.args),
+                    spec.name,
+                    spec.ecosystem,
                     path,
-                    f"{tool} configured in {path}",
+                    f"{spec.name} configured in {path}",
                 )
             )
     return found

@@ -12,16 +12,17 @@ import re
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import ProjectEnv
+from assay.tools import NODE_BIN_WORDS, VENV_TOOL_WORDS
 
 #: In-tree virtualenv directory names, most conventional first (uv, poetry with
 #: virtualenvs.in-project, hatch and pdm all default to `.venv` when in-tree).
 VENV_NAMES = (".venv", "venv", "env", ".env", "virtualenv")
 
 #: Node executables assay plans directly, looked up in node_modules/.bin.
-NODE_TOOLS = ("tsc", "vue-tsc", "eslint", "jest", "vitest", "mocha")
+NODE_TOOLS = tuple(sorted(NODE_BIN_WORDS))
 
 #: Python tools looked up in the virtualenv's bin directory.
-PYTHON_TOOLS = ("pytest", "mypy", "ruff", "pyright", "basedpyright")
+PYTHON_TOOLS = tuple(sorted(VENV_TOOL_WORDS))
 
 #: Lockfiles, in the order they decide the package manager.
 LOCKFILES = (

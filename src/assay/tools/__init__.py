@@ -14,7 +14,16 @@ from pathlib import Path
 
 from assay.evidence import Check
 from assay.tools import generic, go, java, node, python, rust
-from assay.tools.spec import Command, Ecosystem, EcosystemSpec, Match, ToolSpec
+from assay.tools.spec import (
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Launch,
+    Launcher,
+    Match,
+    RootConfig,
+    ToolSpec,
+)
 
 __all__ = [
     "ECOSYSTEMS",
@@ -112,6 +121,31 @@ def command_words(tool: str) -> frozenset[str]:
     """The first words tool `tool` is recognised by (`tsc`, `vue-tsc`)."""
     spec = TOOLS.get(tool)
     return frozenset(w for c in (spec.commands if spec else ()) for w in c.words)
+
+
+#: Words that run another command (`uv run`, `npx`, `time`), from every ecosystem.
+LAUNCHERS: Mapping[str, Launcher] = {w: l for e in ECOSYSTEMS for w, l in e.launchers.items()}
+
+
+def _words_launched(*launches: Launch) -> frozenset[str]:
+    return frozenset(
+        w for spec in TOOLS.values() if spec.launch in launches for w in command_words(spec.name)
+    )
+
+
+#: Programs a project installs into its virtualenv's bin directory and assay plans from there.
+VENV_TOOL_WORDS = _words_launched(Launch.PYTHON_MODULE, Launch.PYTHON_TOOL)
+
+#: Programs a project installs into `node_modules/.bin`: the declared node tools and the
+#: node test runners whose output is read generically (mocha).
+NODE_BIN_WORDS = _words_launched(Launch.NODE_BIN) | frozenset(
+    w for c in node.ECOSYSTEM.generic_commands for w in c.words
+)
+
+#: Tools a project runs because it configures them at its root, with their declaration.
+ROOT_CONFIGURED: tuple[tuple[ToolSpec, RootConfig], ...] = tuple(
+    (spec, spec.root_config) for spec in TOOLS.values() if spec.root_config is not None
+)
 
 
 # --------------------------------------------------------------------------- environments

@@ -6,7 +6,15 @@ identified, a command the repository names is identified by the digest of its fi
 
 from __future__ import annotations
 
-from assay.tools.spec import SCRIPT_KINDS, Command, Ecosystem, EcosystemSpec, Match, ToolSpec
+from assay.tools.spec import (
+    SCRIPT_KINDS,
+    Command,
+    Ecosystem,
+    EcosystemSpec,
+    Launcher,
+    Match,
+    ToolSpec,
+)
 
 #: The logical tool of a command assay runs as written and reads generically.
 SHELL = "shell"
@@ -37,4 +45,5 @@ ECOSYSTEM = EcosystemSpec(
     generic_commands=(Command(("just",), match=_target),),
     steering_env=("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
     home_dirs=(".rbenv", ".sdkman/candidates", ".elan", ".ghcup/bin", ".ghcup/ghc", ".deno/bin"),
+    launchers={"time": Launcher(), "exec": Launcher(), "command": Launcher()},
 )

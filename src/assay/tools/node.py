@@ -14,8 +14,10 @@ from assay.tools.spec import (
     EcosystemSpec,
     Instrumented,
     Launch,
+    Launcher,
     Match,
     Request,
+    RootConfig,
     TamperMarkers,
     ToolSpec,
     install_step,
@@ -214,6 +216,22 @@ ESLINT = _node_tool(
     tune=drop_lint_fixes,
     instrument=_eslint,
     parser=("node", "parse_eslint"),
+    root_config=RootConfig(
+        (
+            "eslint.config.js",
+            "eslint.config.mjs",
+            "eslint.config.cjs",
+            "eslint.config.ts",
+            ".eslintrc.js",
+            ".eslintrc.cjs",
+            ".eslintrc.json",
+            ".eslintrc.yml",
+            ".eslintrc.yaml",
+            ".eslintrc",
+        ),
+        Kind.LINT,
+        (".",),
+    ),
 )
 VITEST = _node_tool(
     "vitest",
@@ -222,6 +240,11 @@ VITEST = _node_tool(
     tune=_tune_vitest,
     instrument=_vitest,
     parser=("node", "parse_jest"),
+    root_config=RootConfig(
+        ("vitest.config.ts", "vitest.config.js", "vitest.config.mts", "vitest.config.mjs"),
+        Kind.TEST,
+        ("run",),
+    ),
     config_files=("**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.setup.*"),
 )
 JEST = _node_tool(
@@ -230,6 +253,17 @@ JEST = _node_tool(
     commands=(Command(("jest",), match=_jest_runs),),
     instrument=_jest,
     parser=("node", "parse_jest"),
+    root_config=RootConfig(
+        (
+            "jest.config.js",
+            "jest.config.ts",
+            "jest.config.mjs",
+            "jest.config.cjs",
+            "jest.config.json",
+        ),
+        Kind.TEST,
+        ("--ci",),
+    ),
     config_files=("**/jest.config.*", "**/jest.setup.*"),
 )
 
@@ -280,4 +314,5 @@ ECOSYSTEM = EcosystemSpec(
     generic_commands=(Command(("mocha",), Kind.TEST),),
     steering_env=("NODE", "NPM_CONFIG", "VOLTA"),
     home_dirs=(".nvm/versions", ".nvm/nvm.sh", ".volta/bin", ".volta/tools/image", ".bun/bin"),
+    launchers={name: Launcher(options=True) for name in ("npx", "bunx", "pnpx")},
 )

@@ -14,6 +14,7 @@ from assay.tools.spec import (
     EcosystemSpec,
     Instrumented,
     Launch,
+    Launcher,
     Match,
     Request,
     TamperMarkers,
@@ -301,4 +302,9 @@ ECOSYSTEM = EcosystemSpec(
         ".local/share/pipx/venvs",
         ".local/pipx/venvs",
     ),
+    # `uv run --frozen pytest`, `poetry run mypy`: the project's environment managers.
+    launchers={
+        "uv": Launcher(subcommand=True, options=True),
+        **{name: Launcher(subcommand=True) for name in ("poetry", "pdm", "hatch", "pipenv", "rye")},
+    },
 )

@@ -164,6 +164,28 @@ def version_at_least(checker: CheckerId | None, wanted: tuple[int, ...]) -> bool
 
 
 @dataclass(frozen=True, slots=True)
+class RootConfig:
+    """A tool the project configures at its root (`jest.config.js`) and so runs, even
+    where no script or CI step names it."""
+
+    files: tuple[str, ...]
+    """Names at the repository root, most specific first; the first present is cited."""
+    kind: Kind
+    args: tuple[str, ...] = ()
+    """The tool's arguments for a one-shot, non-interactive check (`vitest run`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Launcher:
+    """A word that runs another command (`uv run pytest`, `npx tsc`, `time make test`)."""
+
+    subcommand: bool = False
+    """The command follows a `run`/`exec` subcommand (`uv run X`), not the word itself."""
+    options: bool = False
+    """Options may stand between the launcher and the command (`npx --no-install tsc`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """Everything assay knows about one logical tool (the name `Check.tool` spells)."""
 
@@ -197,6 +219,8 @@ class ToolSpec:
     """Globs of files that decide how the tool finds, runs or reports tests (protected)."""
     dependency_env: Callable[[Path], Mapping[str, str]] | None = None
     """Where the tool keeps downloaded dependencies, given the workspace's deps directory."""
+    root_config: RootConfig | None = None
+    """Config files whose presence at the root means the project runs this tool."""
 
     @property
     def is_toolchain(self) -> bool:
@@ -277,6 +301,8 @@ class EcosystemSpec:
     """Environment variable prefixes that can change which version of a tool answers."""
     home_dirs: tuple[str, ...] = ()
     """Toolchain directories under a home (`.cargo/bin`) a sandbox may show read-only."""
+    launchers: Mapping[str, Launcher] = field(default_factory=dict)
+    """Words that run another command, dropped before recognising the real one."""
 
 
 # --------------------------------------------------------------------------- install steps
