@@ -215,3 +215,52 @@ def test_dependency_caches_are_what_verify_installs_into(tmp_path: Path) -> None
         "npm_config_cache": str(deps / "npm"),
         "PIP_CACHE_DIR": str(deps / "pip"),
     }
+
+
+@pytest.mark.parametrize(
+    ("word", "kind"), [("vue-tsc", Kind.TYPECHECK), ("tsc", Kind.TYPECHECK), ("jest", Kind.TEST)]
+)
+def test_every_node_bin_tool_runs_from_the_projects_node_modules(
+    word: str, kind: Kind, tmp_path: Path
+) -> None:
+    # The list of tools looked up in node_modules/.bin is read from the declarations: a
+    # command a CI step runs through npx is planned from the project's own copy.
+    bin_dir = tmp_path / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / word).write_text("#!/bin/sh\n")
+    (bin_dir / word).chmod(0o755)
+    (tmp_path / "package.json").write_text("{}")
+    args = "--noEmit" if kind is Kind.TYPECHECK else "--ci"
+    write_dedented(
+        tmp_path,
+        {
+            ".github/workflows/ci.yml": f"""
+                on: push
+                jobs:
+                  check:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - run: npx --no-install {word} {args}
+            """
+        },
+    )
+    checks = plan(discover(tmp_path), PlanOptions()).checks
+    assert [c.argv for c in checks if c.kind is kind][:1] == [
+        (f"node_modules/.bin/{word}", args)
+    ], checks
+
+
+@pytest.mark.parametrize(
+    ("config", "tool", "args"),
+    [("jest.config.js", "jest", ("--ci",)), ("vitest.config.ts", "vitest", ("run",))],
+)
+def test_a_root_config_plans_its_declared_tool(
+    config: str, tool: str, args: tuple[str, ...], tmp_path: Path
+) -> None:
+    (tmp_path / "package.json").write_text("{}")
+    (tmp_path / config).write_text("export default {}\n")
+    spec = tool_spec(tool)
+    assert spec is not None and spec.root_config is not None
+    assert config in spec.root_config.files
+    tests = [c for c in plan(discover(tmp_path), PlanOptions()).checks if c.kind is Kind.TEST]
+    assert [(c.tool, c.argv[1:]) for c in tests][:1] == [(tool, args)], tests
