@@ -239,3 +239,39 @@ def test_result_round_trips_through_json() -> None:
     r = run_process(py("print('x' * 50)"), head_bytes=10, tail_bytes=10)
     again = ProcessResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert again.to_dict() == r.to_dict()
+
+
+@pytest.fixture
+def long_grace(monkeypatch: pytest.MonkeyPatch) -> float:
+    from assay import process
+
+    monkeypatch.setattr(process, "TERM_GRACE_SECONDS", 5.0)
+    return 5.0
+
+
+def test_no_grace_is_waited_when_every_survivor_ignores_sigterm(long_grace: float) -> None:
+    # sh sets SIG_IGN for TERM and its `sleep` child inherits it: nothing will act on TERM,
+    # so the KILL comes at once rather than after the whole grace period.
+    started = time.monotonic()
+    r = run_process(["sh", "-c", "trap '' TERM; sleep 30 & sleep 30; wait"], timeout=0.3)
+    elapsed = time.monotonic() - started
+    assert r.timed_out and r.signal == signal.SIGKILL
+    assert elapsed < 0.3 + 1.0 < long_grace, elapsed
+
+
+def test_a_process_handling_sigterm_still_gets_its_grace(tmp_path: Path, long_grace: float) -> None:
+    # A handler that takes a moment to clean up is waited for (it does not ignore TERM).
+    done = tmp_path / "cleaned"
+    handler = f"""
+        import signal, sys, time
+        def stop(*_):
+            time.sleep(0.4)
+            open({str(done)!r}, "w").write("x")
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, stop)
+        print("ready", flush=True)
+        time.sleep(30)
+    """
+    r = run_process(py(handler), timeout=1.0)
+    assert r.timed_out and "ready" in r.stdout.text
+    assert done.read_text() == "x"

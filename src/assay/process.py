@@ -319,12 +319,12 @@ class _Execution:
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:
-        """TERM the whole tree and keep draining until it is gone or the grace period ends
-        (the caller then KILLs whatever is left, and reaps)."""
+        """TERM the whole tree and keep draining until it is gone, every survivor ignores
+        TERM, or the grace period ends (the caller then KILLs whatever is left, and reaps)."""
         reaper.signal_run(pid, self.marker, signal.SIGTERM)
         grace_end = time.monotonic() + TERM_GRACE_SECONDS
         while (remaining := grace_end - time.monotonic()) > 0:
-            if _has_exited(pid) and not reaper.run_alive(pid, self.marker):
+            if not reaper.awaiting(pid, self.marker, signal.SIGTERM):
                 return
             pipes.pump(min(_EXIT_POLL_SECONDS / 5, remaining))
 

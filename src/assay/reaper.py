@@ -131,6 +131,25 @@ def run_alive(pgid: int, marker: str) -> bool:
     return _group_alive(pgid) or any(_alive(p) for p in marked_pids(marker))
 
 
+def awaiting(pgid: int, marker: str, sig: int) -> bool:
+    """Whether a live process of the run may still act on `sig`: one that does not ignore
+    it. When every survivor ignores it (SIG_IGN), waiting out a grace period is pointless."""
+    live = {p for p in (*_group_members(pgid), *marked_pids(marker)) if _alive(p)}
+    return any(not _ignores(p, sig) for p in live)
+
+
+def _ignores(pid: int, sig: int) -> bool:
+    """Whether `pid`'s disposition for `sig` is SIG_IGN (the `SigIgn` mask in its status)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"SigIgn:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False  # unknown: assume it may still act, and wait
+
+
 def kill_run(pgid: int, marker: str, *, keep: int | None = None) -> None:
     """SIGKILL everything of the run, then reap what re-parented to us.
 
