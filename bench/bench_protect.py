@@ -1,0 +1,100 @@
+"""What `--base REF --protect` costs: the same change verified plainly and as untrusted work.
+
+Run: `.venv/bin/python bench/bench_protect.py [--repeat N]`. Every ratio is measured in the same run.
+
+The repository is `bench_verify`'s small and typed projects, committed as the base; the change
+edits one module (a correct edit, so every mode must say VERIFIED, and each run is checked).
+
+- plain: `assay verify --no-cache` on the change (the baseline).
+- base: `assay verify --base HEAD~1` (tampering signals, and the base's tests run to compare).
+- protect: `assay verify --base HEAD~1 --protect` (plan and protected files from the base,
+  environment checked, canaries, channels compared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_verify import ASSAY, env_for, make_repo, median_of
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_change(repo: Path) -> None:
+    """The base commit, then a change to one module that keeps every test passing."""
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    module = repo / "pkg" / "mod00.py"
+    module.write_text(module.read_text() + "\n\ndef extra(x: int) -> int:\n    return x\n")
+    git(repo, "commit", "-q", "-am", "change")
+
+
+def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
+    def verify(*extra: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [ASSAY, "verify", "--json", "--no-cache", str(repo), *extra],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        report = json.loads(done.stdout)
+        if report["status"] != "VERIFIED":
+            # A timing of a run that did not verify would measure the wrong thing.
+            raise SystemExit(
+                f"assay verify {' '.join(extra)}: {report['status']}: {report['note']}"
+            )
+        return report
+
+    modes = {
+        "plain": (),
+        "--base": ("--base", "HEAD~1"),
+        "--base --protect": ("--base", "HEAD~1", "--protect"),
+    }
+    for args in modes.values():
+        verify(*args)  # warm-up, and proof that each mode verifies this change
+    times = {
+        mode: median_of(repeat, lambda args=args: verify(*args)) for mode, args in modes.items()
+    }
+    plain = times["plain"]
+    print(f"{name}:")
+    for mode, seconds in times.items():
+        print(f"  {mode:<18} {seconds * 1000:8.0f} ms   ratio {seconds / plain:5.2f}x plain")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="assay-bench-protect-"))
+    try:
+        env = env_for(scratch / "cache")
+        for name, typed in (("small", False), ("typed", True)):
+            repo = scratch / name
+            make_repo(repo, typed=typed)
+            make_change(repo)
+            measure(name, repo, env, args.repeat)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
