@@ -7,6 +7,7 @@ a timeout or a signal into a pass.
 
 from __future__ import annotations
 
+from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult, StartFailure
@@ -30,6 +31,12 @@ def classify(
     """The evidence for `check` given how its process ended and what was parsed from it."""
     parsed = parsed or ParsedOutput()
     cause = _cause(check, result, parsed)
+    note = _note(check, result, cause, parsed)
+    if cause is Cause.EXIT_ZERO and check.kind is Kind.TEST:
+        # A pass must be told by every channel of the run, not by one (`assay.channels`).
+        found = disagreement(check.name, parsed.readings)
+        if found is not None:
+            cause, note = found.cause, found.note
     return evidence_for(
         check,
         cause,
@@ -39,7 +46,7 @@ def classify(
         tests=parsed.tests,
         test_cases=parsed.test_cases,
         reason=failure_reason(check, result, cause),
-        note=_with_refusal(_note(check, result, cause, parsed), parsed.report_refused),
+        note=_with_refusal(note, parsed.report_refused),
         sandbox=sandbox,
     )
 

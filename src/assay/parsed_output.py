@@ -10,7 +10,28 @@ from dataclasses import dataclass
 
 from assay.evidence import Diagnostic, TestCase, TestCounts
 
-__all__ = ["ParsedOutput"]
+__all__ = ["ParsedOutput", "Reading"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one output channel of a test runner said about a run, for `assay.channels`
+    to hold against the run's other channels and its exit code.
+
+    A runner's channels (its printed summary, its structured report, its per-test listing)
+    are written separately; code under test that forges one rarely gets every other one
+    to agree. Counts are counted the same way across one run's readings (by the parser
+    that made them), so they can be compared as they are."""
+
+    channel: str
+    """How a reader names it: "pytest's summary line", "the JUnit report"."""
+    appeared: bool = True
+    """False: the runner writes this channel on every run that finishes, and it never
+    appeared."""
+    ran: int | None = None
+    """Tests this channel says ran; None when it gives no count."""
+    failed: int | None = None
+    """Tests this channel says failed or errored; None when it gives no count."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +51,5 @@ class ParsedOutput:
     report_refused: str | None = None
     """Why the report file that was there was not read (a link, a FIFO, too large): it
     counts as no report, and the reason is worth telling."""
+    readings: tuple[Reading, ...] = ()
+    """Each channel of a test run, as it said (see `Reading`); empty: nothing to compare."""

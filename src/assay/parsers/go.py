@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCase
+from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, count_cases, json_lines, relative
 from assay.process import ProcessResult
@@ -50,6 +51,8 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     durations: dict[tuple[str, str], float] = {}
     package_failed = False
     events = 0
+    tested: set[str] = set()
+    concluded: set[str] = set()
     for event in json_lines(result.stdout.text):
         action, package, test = (
             event.get("Action"),
@@ -61,7 +64,10 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         events += 1
         if not test:
             package_failed = package_failed or action == "fail"
+            if action in _ACTIONS:
+                concluded.add(package)
             continue
+        tested.add(package)
         key = (package, str(test))
         if action == "output":
             output.setdefault(key, []).append(str(event.get("Output", "")))
@@ -94,7 +100,22 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         or any(case.outcome == "failed" for case in cases),
         no_tests_reported=events > 0 and not cases,
         report_found=events > 0,
+        readings=_readings(tested, concluded, failed_packages=package_failed),
     )
+
+
+def _readings(
+    tested: set[str], concluded: set[str], *, failed_packages: bool
+) -> tuple[Reading, ...]:
+    """go test ends every package it tested with the package's own result (its `ok` or
+    `FAIL` line): tests with no such ending were not reported by a run that finished."""
+    if not tested:
+        return ()
+    unfinished = sorted(tested - concluded)
+    if unfinished:
+        channel = f"go test's result for package {unfinished[0]}"
+        return (Reading(channel, appeared=False),)
+    return (Reading("go test's package results", failed=1 if failed_packages else 0),)
 
 
 def _non_json(text: str) -> str:

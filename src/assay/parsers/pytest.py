@@ -9,6 +9,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 
 from assay.evidence import Check, TestCase, TestCounts
+from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, report_path
 from assay.parsers._text import combined, count_cases
 from assay.parsers.report_file import Refused, read_report
@@ -18,8 +19,9 @@ from assay.process import ProcessResult
 PYTEST_NO_TESTS_EXIT = 5
 
 # "==== 1 failed, 2 passed, 1 warning in 0.12s ====" or, with -q, "1 failed, 2 passed in 0.12s".
-_SUMMARY = re.compile(r"^=*\s*(?P<body>(?:\d+ \w+(?:, )?)+) in [\d.]+s\b")
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)")
+# pytest 9 also counts subtests ("1 passed, 3 subtests passed in 0.1s"): a count may take two words.
+_SUMMARY = re.compile(r"^=*\s*(?P<body>\d+ \w+(?: \w+)?(?:, \d+ \w+(?: \w+)?)*) in [\d.]+s\b")
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 _NO_TESTS = re.compile(r"^=*\s*no tests ran\b")
 
 
@@ -45,12 +47,30 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             failure_recognized=tests.any_failed,
             no_tests_reported=no_tests or tests.executed == 0,
             report_found=True,
+            readings=_readings(junit[0], text_tests),
         )
     return ParsedOutput(
         tests=text_tests,
         failure_recognized=text_tests is not None and text_tests.any_failed,
         no_tests_reported=no_tests,
     )
+
+
+def _readings(report: TestCounts, summary: TestCounts | None) -> tuple[Reading, ...]:
+    """The JUnit report and the summary line pytest prints at the end of every run that
+    finishes (at any verbosity assay runs it with): they must tell the same run."""
+    printed = (
+        Reading(_SUMMARY_CHANNEL, ran=summary.executed, failed=summary.failed + summary.errors)
+        if summary is not None
+        else Reading(_SUMMARY_CHANNEL, appeared=False)
+    )
+    return (
+        Reading("the JUnit report", ran=report.executed, failed=report.failed + report.errors),
+        printed,
+    )
+
+
+_SUMMARY_CHANNEL = "pytest's summary line"
 
 
 def _not_kinder_than_the_summary(report: TestCounts, text: str) -> TestCounts:

@@ -5,9 +5,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assay.evidence import Check, Diagnostic, TestCounts
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput
-from assay.parsers._text import combined, json_document, json_lines, relative, to_int
+from assay.parsers._text import (
+    combined,
+    json_document,
+    json_lines,
+    relative,
+    strip_ansi,
+    to_int,
+)
 from assay.process import ProcessResult
 
 # compileall:  *** Error compiling './a.py'...  /  File "./a.py", line 2  /  SyntaxError: invalid syntax
@@ -153,7 +161,8 @@ _UNITTEST_DETAIL = re.compile(
 
 
 def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    """The closing `Ran N tests` and `OK`/`FAILED (...)` lines (unittest writes no report)."""
+    """The closing `Ran N tests` and `OK`/`FAILED (...)` lines (unittest writes no report),
+    and with `-v` the line per test it writes as each one ends."""
     ran: int | None = None
     details: dict[str, int] = {}
     for line in combined(result).splitlines():
@@ -163,6 +172,7 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
             details = {k: int(v) for k, v in _UNITTEST_DETAIL.findall(match["details"] or "")}
     if ran is None:
         return ParsedOutput()
+    cases = unittest_listing(strip_ansi(result.stderr.text))
     failed, errors = details.get("failures", 0), details.get("errors", 0)
     skipped = details.get("skipped", 0)
     # Unexpected successes fail a unittest run; count them as failures.
@@ -174,6 +184,63 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
         skipped=skipped,
         source="text",
     )
+    summary_failed = failed + errors
+    readings: tuple[Reading, ...] = (Reading("unittest's summary", ran=ran, failed=summary_failed),)
+    if _verbose(result.argv) and not result.stderr.truncated:
+        # Every test that ran has its line; a summary with none printed them was not
+        # unittest's. (Output cut in the middle has lost lines: nothing to count then.)
+        listed_failed = sum(c.outcome in ("failed", "error") for c in cases)
+        readings += (Reading("unittest's per-test listing", ran=len(cases), failed=listed_failed),)
     return ParsedOutput(
-        tests=tests, failure_recognized=tests.any_failed, no_tests_reported=tests.executed == 0
+        tests=tests,
+        test_cases=cases,
+        failure_recognized=tests.any_failed,
+        no_tests_reported=tests.executed == 0,
+        readings=readings,
     )
+
+
+# unittest -v:  "test_add (tests.test_calc.CalcTest.test_add) ... ok"; a docstring's first
+# line, or what the test wrote to stderr, may come between the name and the outcome.
+_UNITTEST_CASE = re.compile(r"^(?P<method>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
+_UNITTEST_OUTCOME = re.compile(
+    r"(?:^|\.\.\. )(?P<outcome>ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)"
+    r"(?: \([\d.]+s\))?$"
+)
+_UNITTEST_OUTCOMES = {
+    "ok": "passed",
+    "FAIL": "failed",
+    "ERROR": "error",
+    "unexpected success": "failed",
+    # An expected failure did not pass: like pytest's xfail, it counts as not run.
+    "expected failure": "skipped",
+}
+#: The rules unittest draws before its failure details and before its summary.
+_UNITTEST_RULES = ("=" * 70, "-" * 70)
+
+
+def unittest_listing(text: str) -> tuple[TestCase, ...]:
+    """The tests `unittest -v` listed in `text` (its stderr), each with its outcome; a test
+    whose line never got an outcome (the run ended inside it) is not listed."""
+    cases: list[TestCase] = []
+    name: str | None = None
+    for line in text.splitlines():
+        if line in _UNITTEST_RULES:
+            break
+        if match := _UNITTEST_CASE.match(line):
+            method, where = match["method"], match["where"]
+            # Python 3.11+ names the test in full; older ones name its class only.
+            name = where if where.endswith("." + method) else f"{where}.{method}"
+            line = match["rest"]
+        if name is not None and (found := _UNITTEST_OUTCOME.search(line.strip())):
+            outcome = found["outcome"]
+            word = "skipped" if outcome.startswith("skipped") else outcome
+            cases.append(TestCase(name=name, outcome=_UNITTEST_OUTCOMES.get(word, word)))
+            name = None
+    return tuple(cases)
+
+
+def _verbose(argv: tuple[str, ...]) -> bool:
+    """Whether unittest was run to list each test (its last verbosity flag is `-v`)."""
+    flags = [a for a in argv if a in ("-v", "--verbose", "-q", "--quiet")]
+    return bool(flags) and flags[-1] in ("-v", "--verbose")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, json_lines, relative, to_int
 from assay.process import ProcessResult
@@ -92,7 +93,27 @@ def parse_cargo(check: Check, result: ProcessResult, report_dir: Path | None) ->
         test_cases=cases,
         failure_recognized=errors or (tests is not None and tests.any_failed),
         no_tests_reported=tests is not None and tests.executed == 0,
+        readings=_readings(tests, cases, result),
     )
+
+
+#: Flags that leave the harness no line per test to count: a dot per test, or the tests'
+#: own output written into the middle of their lines.
+_NO_LISTING = frozenset({"-q", "--quiet", "--format=terse", "--nocapture"})
+
+
+def _readings(
+    tests: TestCounts | None, cases: tuple[TestCase, ...], result: ProcessResult
+) -> tuple[Reading, ...]:
+    """Every `test result:` line against the line each test got, where it gets one."""
+    if tests is None:
+        return ()
+    ran = tests.passed + tests.failed + tests.skipped
+    summary = Reading("cargo's `test result:` lines", ran=ran, failed=tests.failed)
+    if _NO_LISTING & set(result.argv) or result.stdout.truncated or result.stderr.truncated:
+        return (summary,)
+    failed = sum(c.outcome == "failed" for c in cases)
+    return (summary, Reading("cargo's per-test lines", ran=len(cases), failed=failed))
 
 
 def cargo_test_results(text: str) -> tuple[TestCounts | None, tuple[TestCase, ...]]:
