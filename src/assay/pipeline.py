@@ -199,6 +199,7 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
     record = replace(
         session.record,
         tampering=tampering,
+        base_tests=_base_tests(root, options, ran.evidence, tools, expires),
         install=ran.install,
         skipped=tuple(ran.skipped),
     )
@@ -214,6 +215,35 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
     if ran.cache is not None and ran.key is not None:
         _cache_store(ran.cache, ran.key, report)
     return report
+
+
+def _base_tests(
+    root: Path,
+    options: VerifyOptions,
+    evidence: list[Evidence],
+    tools: tuple[str, ...],
+    expires: float | None,
+) -> dict[str, Any] | None:
+    """With a base, its test checks run at the base and held against the change's tests
+    (`assay.base_tests`); None without a base, or when no test of the change ran at all."""
+    if options.base is None or not any(
+        e.check.kind is Kind.TEST and e.result is not None for e in evidence
+    ):
+        return None
+    from assay.base_tests import base_tests
+
+    tests_only = replace(options, kinds=frozenset({Kind.TEST}))
+    return base_tests(
+        root,
+        options.base,
+        evidence,
+        sandbox=options.sandbox,
+        test_checks=lambda at: make_plan(at, tests_only).checks,
+        tool_paths=tools,
+        expires=expires,
+        cache_dir=options.cache_dir,
+        use_cache=options.use_cache,
+    ).to_dict()
 
 
 def _restore(base_dir: Path) -> Restore:

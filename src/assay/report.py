@@ -114,6 +114,8 @@ def aggregate(
       could not be removed, assay not able to finish) -> INDETERMINATE;
     - any check `unverified`, no test executed (when `require_tests`), or a kind the
       configuration requires that nothing checks (`missing_kinds`) -> UNVERIFIED;
+    - a test that passed at the base and that the change's run did not execute
+      (`not_executed_at_base`) -> INDETERMINATE, the tests in the note;
     - else VERIFIED.
 
     `config_errors` (configuration that could not be read) are named in the note of a
@@ -122,10 +124,41 @@ def aggregate(
     checks = tuple(checks)
     errors = tuple(e for e in run_errors if e)
     status, note = _status(checks, require_tests, frozenset(missing_kinds), errors, empty_note)
+    unexecuted = not_executed_at_base(record)
+    if status is Status.VERIFIED and unexecuted:
+        status, note = Status.INDETERMINATE, _not_executed_note(unexecuted)
+    elif status is not Status.VERIFIED and checks and unexecuted:
+        note = f"{note} {_not_executed_note(unexecuted)}".strip()
     if status is not Status.VERIFIED and checks and config_errors:
         note = f"{note} Unreadable configuration: {'; '.join(config_errors)}".strip()
     return Report(
         status=status, checks=checks, note=note, plan=dict(plan or {}), record=record or RunRecord()
+    )
+
+
+#: Most of the base's unexecuted tests named in a note; the run record has every one.
+NOT_EXECUTED_IN_NOTE = 10
+
+
+def not_executed_at_base(record: RunRecord | None) -> list[str]:
+    """Tests that passed at the base and that the change's run did not execute
+    (`record.base_tests`, `assay.base_tests`), one `check: test (now)` line each. Not
+    seen run is not seen failing: such a change is INDETERMINATE, not FAILED."""
+    found = ((record and record.base_tests) or {}).get("not_executed") or []
+    return [
+        f"{t.get('check')}: {t.get('test')} ({t.get('now')})"
+        for t in found
+        if isinstance(t, Mapping)
+    ]
+
+
+def _not_executed_note(found: list[str]) -> str:
+    shown = "; ".join(found[:NOT_EXECUTED_IN_NOTE])
+    extra = len(found) - NOT_EXECUTED_IN_NOTE
+    more = f" (and {extra} more)" if extra > 0 else ""
+    return (
+        f"{len(found)} test(s) that passed at the base were not executed by the change's "
+        f"run: {shown}{more}."
     )
 
 

@@ -11,6 +11,8 @@ set, so `"cached" in report["extra"]` means what it says):
 
     sandbox        str    the backend that ran the checks (`bwrap 0.8.0`, `local`, `none`)
     tampering      object `assay.tamper.TamperReport.to_dict()`, with `--base`
+    base_tests     object `assay.base_tests.BaseTests.to_dict()`: the base's tests run at the
+                   base, and those that passed there the change did not execute, with `--base`
     protected      object {"restored": [path], "removed": [path]}, with `--protect`
     workspace      object `assay.sandbox.provision.ProvisionRecord.to_dict()`
     limits         object `Sandbox.limits_in_force()`: what bounded the checks, and how
@@ -60,6 +62,7 @@ class RunRecord:
 
     sandbox: str | None = None
     tampering: Mapping[str, Any] | None = None
+    base_tests: Mapping[str, Any] | None = None
     protected: Restored | None = None
     workspace: Mapping[str, Any] | None = None
     limits: Mapping[str, Any] | None = None
@@ -82,6 +85,7 @@ class RunRecord:
         values: dict[str, Any] = {
             "sandbox": self.sandbox,
             "tampering": dict(self.tampering) if self.tampering is not None else None,
+            "base_tests": dict(self.base_tests) if self.base_tests is not None else None,
             "protected": self.protected.to_dict() if self.protected else None,
             "workspace": dict(self.workspace) if self.workspace is not None else None,
             "cleanup_error": self.cleanup_error,
@@ -102,6 +106,7 @@ class RunRecord:
         known = {
             "sandbox",
             "tampering",
+            "base_tests",
             "protected",
             "workspace",
             "cleanup_error",
@@ -118,6 +123,7 @@ class RunRecord:
         return cls(
             sandbox=_optional_str(data.get("sandbox")),
             tampering=_optional_mapping(data.get("tampering")),
+            base_tests=_optional_mapping(data.get("base_tests")),
             protected=(
                 Restored(
                     tuple(str(p) for p in protected.get("restored", ())),

@@ -161,12 +161,15 @@ def open_session(
     *,
     tool_paths: Sequence[str] = (),
     restore: Restore | None = None,
+    commit: str | None = None,
 ) -> Iterator[Session]:
     """A session of `backend` over a workspace made from `source` (see the module docstring).
 
     `tool_paths`: binaries of toolchains the checks run, whose installations the sandbox
-    shows read-only. Raises only what making the workspace raises besides refusing (an
-    `OSError` while restoring protected files); the workspace is removed in every case.
+    shows read-only. `commit`: the workspace holds the tree of this commit of the
+    repository at `source` (with its environments linked), not its working tree. Raises
+    only what making the workspace raises besides refusing (an `OSError` while restoring
+    protected files); the workspace is removed in every case.
     """
     from assay.sandbox import CleanupError, ProvisionError, SandboxError, SandboxUnavailable
 
@@ -188,7 +191,7 @@ def open_session(
             return
         session.record = RunRecord(sandbox=session.name)
         try:
-            workspace, restored = _provision(sandbox, source, restore)
+            workspace, restored = _provision(sandbox, source, restore, commit)
         except ProvisionError as exc:
             note = f"the {session.name} sandbox could not make a workspace from {source}: {exc}"
             session.refusal = Refusal(str(exc), note, session.name)
@@ -236,10 +239,10 @@ def _select(backend: str, reports: Path, tool_paths: Sequence[str]) -> Sandbox:
 
 
 def _provision(
-    sandbox: Sandbox, source: Path, restore: Restore | None
+    sandbox: Sandbox, source: Path, restore: Restore | None, commit: str | None = None
 ) -> tuple[Workspace, Restored | None]:
     if restore is None:
-        return sandbox.provision(source), None
+        return sandbox.provision(source, commit=commit), None
     from assay.protected_workspace import provision_protected
 
     workspace, result = provision_protected(sandbox, source, restore.base, restore.protected)

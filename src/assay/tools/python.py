@@ -27,6 +27,8 @@ from assay.verdict import Kind
 
 #: mypy gained `--output=json` in 1.11; older versions are parsed as text.
 MYPY_JSON_SINCE = (1, 11)
+#: pytest versions whose `--verbosity=N` sets the verbosity outright (older ones are run as planned).
+PYTEST_VERBOSITY_SINCE = (6, 0)
 #: Linter flags a verification drops: they edit the code, or hide what the linter found.
 LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
 #: Extras of a Python project that usually hold its test and lint tools.
@@ -65,7 +67,21 @@ def _pytest(request: Request) -> Instrumented:
     report = request.report("xml")
     # Appended last so that it wins over a --junitxml the project configured.
     argv = (*request.argv, f"--junitxml={report}")
+    if version_at_least(request.checker, PYTEST_VERBOSITY_SINCE):
+        # The summary line is a channel the report is held against (`assay.channels`):
+        # a configured `-q` on top of ours (-qq) would drop it; this sets, not adds.
+        argv = (*argv, "--verbosity=-1")
     return request.runs(argv, report)
+
+
+def _unittest(request: Request) -> Instrumented:
+    # A line per test (on stderr) besides the closing summary: the listing the summary is
+    # held against, and the names the base's tests are matched by. Appended: `discover`
+    # must stay first, and the last verbosity flag wins.
+    argv = request.argv
+    if not (argv and argv[-1] in ("-v", "--verbose")):
+        argv = (*argv, "-v")
+    return request.runs(argv)
 
 
 def _ruff(request: Request) -> Instrumented:
@@ -143,6 +159,7 @@ UNITTEST = _interpreter(  # `python -m unittest`
     "unittest",
     commands=(Command(("unittest",), Kind.TEST),),
     launch=Launch.PYTHON_MODULE,
+    instrument=_unittest,
     parser=("python", "parse_unittest"),
 )
 MYPY = ToolSpec(
