@@ -234,6 +234,36 @@ def test_cargo_without_lines_per_test_is_read_by_its_result_lines() -> None:
     assert _classified(check, stdout=terse).cause is Cause.EXIT_ZERO
 
 
+JEST = _check("jest", ("npx", "jest"))
+
+
+def _jest_report(report_dir: Path, statuses: list[str]) -> None:
+    results = [{"fullName": f"t{i}", "status": status} for i, status in enumerate(statuses)]
+    document = {"testResults": [{"name": "a.test.js", "assertionResults": results}]}
+    report_path(report_dir, JEST, "json").write_text(json.dumps(document))
+
+
+def test_jest_summary_agrees_with_its_report(tmp_path: Path) -> None:
+    _jest_report(tmp_path, ["passed", "passed", "pending"])
+    stderr = "PASS ./a.test.js\nTests:       1 skipped, 2 passed, 3 total\nTime: 0.5 s\n"
+    evidence = _classified(JEST, tmp_path, stderr=stderr)
+    assert (evidence.verdict, evidence.cause) == (Verdict.PASS, Cause.EXIT_ZERO), evidence.note
+
+
+def test_jest_report_that_disagrees_with_its_summary_is_a_mismatch(tmp_path: Path) -> None:
+    """A report rewritten after jest printed what really happened."""
+    _jest_report(tmp_path, ["passed", "passed"])
+    stderr = "FAIL ./a.test.js\nTests:       1 failed, 2 passed, 3 total\n"
+    evidence = _classified(JEST, tmp_path, stderr=stderr)
+    assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.REPORT_MISMATCH)
+
+
+def test_jest_without_its_summary_is_read_by_its_report(tmp_path: Path) -> None:
+    """Reporters a project configured instead of jest's own print no summary."""
+    _jest_report(tmp_path, ["passed"])
+    assert _classified(JEST, tmp_path).cause is Cause.EXIT_ZERO
+
+
 # --------------------------------------------------------------------------- the base's tests
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, generic, report_path
 from assay.parsers._text import (
     combined,
@@ -149,6 +150,29 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
         failure_recognized=tests.any_failed,
         no_tests_reported=tests.executed == 0,
         report_found=True,
+        readings=_jest_readings(cases, result),
+    )
+
+
+# jest's summary on stderr: "Tests:       1 failed, 1 skipped, 2 passed, 4 total"
+_JEST_SUMMARY = re.compile(r"^Tests:\s+(?P<counts>(?:\d+ [a-z]+, )*)(?P<total>\d+) total\s*$")
+
+
+def _jest_readings(cases: list[TestCase], result: ProcessResult) -> tuple[Reading, ...]:
+    """jest's printed summary against its report, when it printed one (a project may
+    replace its reporters; vitest, asked for JSON, prints none): every test either lists."""
+    summary = None
+    for line in strip_ansi(result.stderr.text).splitlines()[-200:]:
+        summary = _JEST_SUMMARY.match(line.strip()) or summary
+    if summary is None:
+        return ()
+    failed = sum(
+        int(n) for n, word in re.findall(r"(\d+) ([a-z]+)", summary["counts"]) if word == "failed"
+    )
+    report_failed = sum(c.outcome in ("failed", "error") for c in cases)
+    return (
+        Reading("the JSON report", ran=len(cases), failed=report_failed),
+        Reading("jest's summary", ran=int(summary["total"]), failed=failed),
     )
 
 
