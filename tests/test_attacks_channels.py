@@ -237,6 +237,42 @@ def test_pytest_run_whose_summary_never_appears_is_not_verified(tmp_path: Path) 
     assert "summary" in test.note, test.note
 
 
+NODE_PACKAGE = (
+    '{"name": "calc", "version": "0.0.0", "type": "module", "scripts": {"test": "node --test"}}\n'
+)
+NODE_CALC = (
+    "export function add(a, b) { return a + b; }\nexport function mul(a, b) { return a * b; }\n"
+)
+NODE_TESTS = """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { add, mul } from "../calc.mjs";
+
+test("adds", () => { assert.equal(add(2, 3), 5); });
+test("multiplies", () => { assert.equal(mul(2, 3), 6); });
+"""
+# The module the tests import ends their process "successfully" before a test ran: node's
+# runner then reports the file itself as one passing test.
+NODE_EXITS_EARLY = """\
+export function add(a, b) { return a - b; }
+export function mul(a, b) { return a * b; }
+process.exit(0);
+"""
+
+
+def test_node_module_that_exits_before_the_tests_run_is_not_verified(tmp_path: Path) -> None:
+    repo = git_repo(
+        tmp_path / "repo",
+        {"package.json": NODE_PACKAGE, "calc.mjs": NODE_CALC, "test/calc.test.mjs": NODE_TESTS},
+    )
+    commit_all(write(repo, {"calc.mjs": NODE_EXITS_EARLY}), "change")
+    report = _verify(repo)
+    assert report.status is not Status.VERIFIED, _explain(report)
+    listed = _listed(report)
+    assert any(t.endswith(":adds") for t in listed), report.to_dict()
+    assert any(t.endswith(":multiplies") for t in listed), report.to_dict()
+
+
 # --------------------------------------------------------------------------- honest work
 
 FIXED_MUL_AND_A_NEW_FUNCTION = """\
