@@ -1,6 +1,8 @@
 """Tampering signals: which protected files a change touched, and how, compared with its base.
 
 A signal is evidence, not a verdict: a change may have good reason to edit a test.
+Besides protected files, the lines a change adds to non-test code are looked at for
+reaches into the test runner (`assay.code_signals`): each is a signal quoting the line.
 It is reported next to the verdict, in the run record (`RunRecord.tampering`, the
 report's `extra.tampering`), so a reader (or a gate) can decide, while `--protect`
 makes the verdict itself independent of such edits.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.code_signals import Budget, NotInspected, Reach, scan_change
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
 from assay.tools import ECOSYSTEMS
@@ -57,6 +60,12 @@ class TamperKind(enum.StrEnum):
     ASSERTION_WEAKENED = "assertion_weakened"
     """A new assertion that cannot fail (`assert True`, `expect(true).toBe(true)`)."""
     ASSERTIONS_REMOVED = "assertions_removed"
+    CODE_REACHES_RUNNER = "code_reaches_runner"
+    """Non-test code the change added reaches into the test runner: its internals, `/proc`,
+    process exit, its report or summary (`assay.code_signals`); the line is quoted."""
+    CODE_NOT_INSPECTED = "code_not_inspected"
+    """Non-test code the change added or modified could not be looked into (too large, not
+    a regular file), so a reach in it would not have been seen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +76,18 @@ class TamperSignal:
     path: str
     """Repository-relative path of the file."""
     detail: str = ""
-    """What exactly: the removed test's name, the marker, the count before and after."""
+    """What exactly: the removed test's name, the marker, the count before and after,
+    the quoted line."""
+    line: int | None = None
+    """The 1-based line the signal is about, when it is about one line."""
+    excerpt: str = ""
+    """That line, trimmed and safe to print."""
 
-    def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind.value, "path": self.path, "detail": self.detail}
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"kind": self.kind.value, "path": self.path, "detail": self.detail}
+        if self.line is not None:
+            found.update(line=self.line, excerpt=self.excerpt)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,26 +127,42 @@ _ASSERTIONS = _joined("assertions")
 def detect_tampering(
     base: str | os.PathLike[str], change: str | os.PathLike[str], protected: ProtectedSet
 ) -> TamperReport:
-    """Compare the protected files of `change` with those of `base`."""
+    """Compare the protected files of `change` with those of `base`, and look at the lines
+    it added to every other file for reaches into the test runner."""
     base_root, change_root = Path(base), Path(change)
     base_files = set(walk_files(base_root))
     change_files = set(walk_files(change_root))
     signals: list[TamperSignal] = []
     touched: list[str] = []
+    budget = Budget()
     for rel in sorted(base_files | change_files):
         in_base, in_change = rel in base_files, rel in change_files
+        found: list[TamperSignal] = []
         if protected.matches(rel):
             found = _compare_protected(
                 rel, base_root if in_base else None, change_root if in_change else None
             )
         elif protected.section_keys(rel):
             found = _compare_sections(rel, base_root, change_root, protected.section_keys(rel))
-        else:
-            continue
         if found:
             touched.append(rel)
             signals.extend(found)
+        if in_change and not protected.matches(rel):
+            # Test code is judged above, as a protected file; this is the code it runs.
+            reaches = scan_change(base_root if in_base else None, change_root, rel, budget)
+            signals.extend(_code_signal(reach) for reach in reaches)
     return TamperReport(signals=tuple(signals), touched=tuple(touched))
+
+
+def _code_signal(found: Reach | NotInspected) -> TamperSignal:
+    if isinstance(found, NotInspected):
+        return TamperSignal(TamperKind.CODE_NOT_INSPECTED, found.path, found.reason)
+    detail = f"{found.what}: {found.excerpt}"  # the line number is the signal's own field
+    if found.more:
+        detail += f" (and {found.more} more such lines in this file)"
+    return TamperSignal(
+        TamperKind.CODE_REACHES_RUNNER, found.path, detail, found.line, found.excerpt
+    )
 
 
 def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list[TamperSignal]:

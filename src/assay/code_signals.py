@@ -1,0 +1,426 @@
+"""Code that reaches into the test runner: lines a change added to non-test code that touch
+test-framework internals, `/proc`, process exit, or the runner's report and summary.
+
+Code the tests import runs inside the test process and can write any channel that process
+can see: a passing JUnit report at the path in `sys.argv`, `go test` output, a summary
+line, then an exit before the real runner speaks. Restoring protected files does not stop
+that, because the code is the change itself. What can be seen is the reach: such lines are
+rare in code that is not a test, so each one the change adds is a signal, quoted.
+
+What is matched is data (`LANGUAGES`), compiled on first use. Only lines the change added
+count (a line already at the base is the project's own), only in files it added or
+modified, and never in test code (the caller decides what that is: the protected set).
+Left out on purpose, because ordinary code does them:
+
+- `sys.exit` and a CLI's exit: a `SystemExit` raised in a test is a failure, never a pass;
+- `process.exit` in a node file that starts with `#!` (an executable script), `os.Exit` in
+  a Go `main` package, `process::exit` in a Rust binary's entry (`src/main.rs`, `src/bin/`,
+  `build.rs`, `examples/`, `benches/`): a binary's helper module is still matched;
+- `pytest.fail`, `log.Fatal`, `abort`: they make a run fail, they cannot forge a pass;
+- `/proc` files that describe the machine (`/proc/cpuinfo`, `/proc/meminfo`, ...) and the
+  process's own `status`, `stat`, `limits`, `cgroup`, `maps`, `mountinfo`, `exe`;
+- `sys.stdout = ...` (common in CLIs; `sys.stdout.write = ...` is matched), `NODE_ENV`;
+- whole-line comments (`#`, `//`), except Go's `//go:linkname`, which is code.
+
+Patterns see text, not meaning: a reach spelled indirectly (`getattr(os, "_ex" + "it")`)
+is not matched. Signals are a reason to look, next to the canaries and the base's tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from assay.terminal import for_terminal
+from assay.untrusted_files import Link, Refused, open_untrusted, read_open, read_untrusted
+
+#: The most of one file read: beyond it the file is reported as not inspected.
+FILE_MAX_BYTES = 4 * 1024 * 1024
+#: The most read across one change, so that a change of thousands of files stays cheap.
+CHANGE_MAX_BYTES = 64 * 1024 * 1024
+#: The most characters of a line quoted.
+QUOTE_MAX_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One kind of reach, as regex text (compiled on first use)."""
+
+    what: str
+    """How a reader is told what the line does."""
+    pattern: str
+    """Matched against each line; a line it matches is quoted."""
+    also: str = ""
+    """When set, the file must also match it somewhere (two halves of one reach)."""
+    unless: str = ""
+    """When set and the file matches it anywhere, the rule does not apply (a Go main package)."""
+    unless_path: str = ""
+    """When set and the file's path matches it, the rule does not apply (a Rust binary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """The files of one language and the reaches looked for in them."""
+
+    name: str
+    suffixes: tuple[str, ...]
+    comment: str
+    """A regex for a line that is only a comment (matched at the stripped line's start)."""
+    rules: tuple[Rule, ...]
+    names: tuple[str, ...] = ()
+    """Whole file names that are of this language whatever their suffix."""
+
+
+# --------------------------------------------------------------------------- the patterns
+
+#: `/proc` reaches another process (its fds, memory, command line: the report path) or this
+#: one's own; machine-wide facts and the process's own accounting are fine.
+_PROC = (
+    r"/proc(?:['\"`]|/(?!(?:cpuinfo|meminfo|loadavg|uptime|version|stat|swaps|partitions"
+    r"|diskstats|filesystems|mounts|self/(?:status|statm|stat|limits|cgroup|maps|mountinfo|exe))"
+    r"\b|sys/|net/))"
+)
+
+#: What a runner prints or writes to say tests passed: pytest and jest counts, unittest's
+#: "Ran N tests", TAP and node:test lines, `go test` and its JSON events, cargo's result
+#: line, JUnit XML. Written from non-test code, they can only be meant for a parser.
+_SUMMARY = (
+    r"\b\d+ passed\b|\bRan (?:\d+|%[ds]|\{[^}]*\}) tests?\b|['\"`](?:not )?ok \d+\b"
+    r"|['\"`]# (?:pass|fail|tests) +\d|\u2139 (?:pass|fail|tests) \d|['\"`]1\.\.\d+"
+    r"|--- PASS:|\\?[\"']?\bAction\\?[\"']?\s*:\s*\\?[\"']pass\b|\btest result: ok\b"
+    r"|<testsuites?\b|<testcase\b|\bnum(?:Passed|Failed|Total)Tests\b"
+)
+
+_SHARED = (
+    Rule("reaches into /proc", _PROC),
+    Rule("writes a test runner's summary or report", _SUMMARY),
+)
+
+PYTHON = Language(
+    "python",
+    (".py",),
+    r"#",
+    (
+        Rule(
+            "reaches into the test framework's internals",
+            r"\b_pytest\b|\bpytest11\b|\bpluginmanager\b|\bxmlpath\b"
+            r"|\bsys\.modules\s*(?:\[|\.get\s*\(|\.pop\s*\(|\.setdefault\s*\()\s*['\"](?:_?pytest|pluggy|unittest)\b"
+            r"|\bdef\s+pytest_(?:runtest_\w+|collection\w*|collect\w*|pycollect\w*|itemcollected"
+            r"|terminal_summary|report_\w+|sessionstart|sessionfinish|configure|unconfigure"
+            r"|addoption|load_initial_conftests|cmdline_\w+|plugin_registered)\s*\(",
+        ),
+        Rule("uses pluggy alongside pytest", r"\bpluggy\b", also=r"\bpytest\b"),
+        Rule(
+            "walks the interpreter's objects (to find the runner)",
+            r"\bgc\.get_(?:objects|referrers|referents)\s*\(",
+        ),
+        Rule(
+            "skips or ends tests at run time from non-test code",
+            r"\bpytest\.(?:skip|xfail|exit|importorskip)\s*\(|\braise\s+(?:\w+\.)*SkipTest\b",
+        ),
+        Rule(
+            "knows it runs under a test runner",
+            r"\bPYTEST_(?:CURRENT_TEST|XDIST_\w+|ADDOPTS)\b"
+            r"|['\"](?:_?pytest|unittest)['\"]\s+(?:not\s+)?in\s+sys\.modules",
+        ),
+        Rule("ends the process without cleanup", r"\bos\._exit\s*\("),
+        Rule(
+            "reads the runner's report path",
+            r"(?i:junit)",
+            also=r"\bsys\.(?:orig_)?argv\b|/proc/|\bcmdline\b",
+        ),
+        Rule(
+            "patches the runner or its output",
+            r"\bbuiltins\.print\s*=(?!=)|\bsetattr\s*\(\s*builtins\s*,\s*['\"]print['\"]"
+            r"|\b__builtins__\s*(?:\[\s*['\"]print['\"]\s*\]|\.print)\s*=(?!=)"
+            r"|\bsys\.(?:__)?(?:stdout|stderr)(?:__)?\.write\s*=(?!=)"
+            r"|\bunittest(?:\.\w+)+\s*=(?!=)|\bsetattr\s*\(\s*unittest\b"
+            r"|\b(?:TextTestRunner|TextTestResult|TestResult|TestProgram|TestCase)\.\w+\s*=(?!=)",
+        ),
+        *_SHARED,
+    ),
+)
+
+JAVASCRIPT = Language(
+    "javascript",
+    (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"),
+    r"//",
+    (
+        Rule(
+            "ends the process",
+            r"\bprocess\s*\.\s*(?:exit|reallyExit)\s*\(|\bprocess\.kill\s*\(\s*process\.p?pid\b",
+            unless=r"\A#!",
+        ),
+        Rule(
+            "reaches into the module loader",
+            r"\brequire\.cache\b|\bModule\._(?:cache|load|resolveFilename)\b"
+            r"|\bModule\.prototype\.require\s*=(?!=)",
+        ),
+        Rule(
+            "reaches into the test framework's internals",
+            r"['\"](?:jest-circus|jest-jasmine2|jest-runner|jest-runtime|jest-snapshot"
+            r"|@jest/(?:core|reporters|test-result|runner|expect|test-sequencer)"
+            r"|@vitest/runner|vitest/(?:runners|node|suite|reporters)|internal/test_runner"
+            r"|node:test/reporters)\b"
+            r"|\b__vitest_\w+__|\$\$jest|\bSymbol\.for\s*\(\s*['\"](?:jest|\$\$jest)"
+            r"|\bexpect\.(?:setState|getState)\s*\(|\bjasmine\.\w+\s*=(?!=)",
+        ),
+        Rule(
+            "knows it runs under a test runner",
+            r"\b(?:JEST_WORKER_ID|VITEST_WORKER_ID|VITEST_POOL_ID|NODE_TEST_CONTEXT)\b"
+            r"|\bprocess\.env\.VITEST\b",
+        ),
+        Rule(
+            "reads the runner's report path",
+            r"outputFile|['\"]--json\b|--test-reporter-destination|(?i:junit)",
+            also=r"\bprocess\.(?:argv|execArgv)\b|/proc/",
+        ),
+        Rule(
+            "patches the runner's output",
+            r"\bprocess\.(?:stdout|stderr)\.write\s*=(?!=)|\bconsole\.log\s*=(?!=)",
+        ),
+        *_SHARED,
+    ),
+)
+
+GO = Language(
+    "go",
+    (".go",),
+    r"//(?!go:linkname)",
+    (
+        Rule(
+            "ends the process from a package that is not main",
+            r"\b(?:os|syscall)\.Exit\s*\(",
+            unless=r"(?m)^\s*package\s+main\b",
+        ),
+        Rule(
+            "reaches into the testing package's internals",
+            r"\btesting\.(?:MainStart|InternalTest|InternalBenchmark|InternalExample"
+            r"|InternalFuzzTarget|RegisterCover|Testing\s*\()"
+            r"|//go:linkname\s+\S+\s+testing\.|\bflag\.Lookup\s*\(\s*\"test\."
+            r"|\"-test\.(?:v|run|json|paniconexit0|testlogfile|outputdir)\b",
+        ),
+        *_SHARED,
+    ),
+)
+
+RUST = Language(
+    "rust",
+    (".rs",),
+    r"//",
+    (
+        Rule(
+            "ends the process from library code",
+            r"\bprocess::exit\b|\blibc::_?exit\s*\(",
+            unless_path=r"(?:^|/)(?:src/main\.rs|build\.rs)\Z|(?:^|/)(?:src/bin|examples|benches)/",
+        ),
+        Rule("knows it runs under a test runner", r"\bRUST_TEST_\w+|\bNEXTEST\w*"),
+        *_SHARED,
+    ),
+)
+
+#: Python's packaging files, where an entry point can load a pytest plugin from anywhere.
+PACKAGING = Language(
+    "packaging",
+    (),
+    r"#",
+    (Rule("registers a pytest plugin", r"\bpytest11\b"),),
+    names=("pyproject.toml", "setup.cfg"),
+)
+
+LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, GO, RUST, PACKAGING)
+
+
+# --------------------------------------------------------------------------- scanning
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One line a change added that reaches into the runner."""
+
+    path: str
+    line: int
+    """1-based, counted in newlines."""
+    excerpt: str
+    """The line, trimmed, shortened and safe to print on a terminal."""
+    what: str
+    more: int = 0
+    """Further lines of the same file the same rule matched, not quoted."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotInspected:
+    """A changed file of a known language whose content was not looked into, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Budget:
+    """Bytes left to read across one change."""
+
+    left: int = field(default_factory=lambda: CHANGE_MAX_BYTES)
+
+
+def language_of(rel: str) -> Language | None:
+    """The language whose reaches are looked for in `rel`, if any."""
+    name = rel.rsplit("/", 1)[-1]
+    for language in LANGUAGES:
+        if name in language.names or (language.suffixes and name.endswith(language.suffixes)):
+            return language
+    return None
+
+
+def scan_change(
+    base: Path | None, change: Path, rel: str, budget: Budget
+) -> list[Reach | NotInspected]:
+    """The reaches that `change`'s version of `rel` adds to `base`'s (None: the file is
+    new). Nothing for a file of no known language, a link (never followed: it is
+    reported, or restored, as a link) or a file whose bytes are the base's."""
+    language = language_of(rel)
+    if language is None:
+        return []
+    # A file with other names is refused: a hard link names a file the change did not
+    # write (one only the host may read), whose lines would otherwise be quoted.
+    with open_untrusted(change, rel) as found:
+        if found is None or isinstance(found, Link):
+            return []
+        if isinstance(found, Refused):
+            return [NotInspected(rel, found.reason)]
+        if found.size > budget.left:
+            reason = "the change's code is larger than its inspection budget; not inspected"
+            return [NotInspected(rel, reason)]
+        new = read_open(found, limit=min(FILE_MAX_BYTES, budget.left))
+    if isinstance(new, Refused):
+        return [NotInspected(rel, new.reason)]
+    budget.left -= len(new)
+    old = b""
+    if base is not None:
+        before = read_untrusted(base, rel, limit=FILE_MAX_BYTES)
+        old = before if isinstance(before, bytes) else b""
+    if new == old:
+        return []
+    return _added_reaches(language, rel, _text(old), _text(new))
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _added_reaches(language: Language, rel: str, old: str, new: str) -> list[Reach | NotInspected]:
+    """One `Reach` per rule the added lines match: its first line quoted, the others counted
+    (so that a reach of one kind is never crowded out by many of another)."""
+    rules = [
+        (rule, compiled)
+        for rule, compiled in zip(language.rules, _compiled(language), strict=True)
+        if _applies(compiled, rel, new)
+    ]
+    if not rules:
+        return []
+    before = Counter((index, piece) for index, piece, _ in _numbered_matches(rules, language, old))
+    first: dict[int, Reach] = {}
+    more: Counter[int] = Counter()
+    for index, piece, number in _numbered_matches(rules, language, new):
+        if before[(index, piece)] > 0:
+            before[(index, piece)] -= 1  # the base had this line: not the change's
+        elif index in first:
+            more[index] += 1
+        else:
+            rule, compiled = rules[index]
+            first[index] = Reach(rel, number, _excerpt(piece, compiled.line), rule.what)
+    found = sorted(
+        (replace(reach, more=more[index]) for index, reach in first.items()),
+        key=lambda reach: reach.line,
+    )
+    return list(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    line: re.Pattern[str]
+    also: re.Pattern[str] | None
+    unless: re.Pattern[str] | None
+    unless_path: re.Pattern[str] | None
+
+
+@functools.cache
+def _compiled(language: Language) -> tuple[_Compiled, ...]:
+    return tuple(
+        _Compiled(
+            re.compile(rule.pattern),
+            re.compile(rule.also) if rule.also else None,
+            re.compile(rule.unless) if rule.unless else None,
+            re.compile(rule.unless_path) if rule.unless_path else None,
+        )
+        for rule in language.rules
+    )
+
+
+@functools.cache
+def _comment(language: Language) -> re.Pattern[str]:
+    return re.compile(language.comment)
+
+
+def _applies(compiled: _Compiled, rel: str, text: str) -> bool:
+    if compiled.unless_path is not None and compiled.unless_path.search(rel):
+        return False
+    if compiled.unless is not None and compiled.unless.search(text):
+        return False
+    return compiled.also is None or compiled.also.search(text) is not None
+
+
+#: Every character one of the languages ends a line with (JavaScript ends lines at U+2028,
+#: Python at a lone `\r`): a comment can hide nothing after one of them.
+_PIECE = re.compile(r"[^\n\r\u2028\u2029\x85]+")
+
+
+def _pieces(text: str) -> Iterator[tuple[int, str]]:
+    """Each line's text, stripped, with its 1-based number counted in `\\n`s; lazily,
+    so that a file of a million lines is never a list of a million strings."""
+    number, counted_to = 1, 0
+    for match in _PIECE.finditer(text):
+        number += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        piece = match.group().strip()
+        if piece:
+            yield number, piece
+
+
+def _numbered_matches(
+    rules: list[tuple[Rule, _Compiled]], language: Language, text: str
+) -> Iterator[tuple[int, str, int]]:
+    comment = _comment(language)
+    for number, piece in _pieces(text):
+        if comment.match(piece):
+            continue
+        for index, (_, compiled) in enumerate(rules):
+            if compiled.line.search(piece):
+                yield index, piece, number
+
+
+def _excerpt(piece: str, pattern: re.Pattern[str]) -> str:
+    """The line, shortened around what matched when it is long, safe for a terminal."""
+    text = piece
+    if len(text) > QUOTE_MAX_CHARS:
+        match = pattern.search(text)
+        start = max(0, (match.start() if match else 0) - QUOTE_MAX_CHARS // 4)
+        text = text[start : start + QUOTE_MAX_CHARS]
+        text = ("…" if start else "") + text + "…"
+    return for_terminal(text.replace("\t", " "))
+
+
+__all__ = [
+    "LANGUAGES",
+    "Budget",
+    "Language",
+    "NotInspected",
+    "Reach",
+    "Rule",
+    "language_of",
+    "scan_change",
+]

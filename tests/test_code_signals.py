@@ -1,0 +1,247 @@
+"""Reaches into the test runner from non-test code: what is matched, what is left alone.
+
+Each case is a real base tree and a real change tree on disk, compared by
+`detect_tampering` (the caller `verify --base` uses); the end-to-end attacks are in
+tests/test_attacks_code_signals.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay import code_signals
+from assay.protect import protected_set
+from assay.tamper import TamperKind, TamperSignal, detect_tampering
+from tests.repos import write
+
+
+def reaches(tmp_path: Path, base: dict[str, str], change: dict[str, str]) -> list[TamperSignal]:
+    """The code signals of `change` (written over a copy of `base`) against `base`."""
+    write(tmp_path / "base", base)
+    write(tmp_path / "change", {**base, **change})
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    kinds = (TamperKind.CODE_REACHES_RUNNER, TamperKind.CODE_NOT_INSPECTED)
+    return [s for s in report.signals if s.kind in kinds]
+
+
+#: (file, what the change adds to it, the quoted text expected)
+REACHES = [
+    ("calc.py", "from _pytest.runner import runtestprotocol\n", "from _pytest.runner"),
+    ("calc.py", "import pytest\npytest.skip('later')\n", "pytest.skip('later')"),
+    ("calc.py", "import pytest\npytest.exit('done', returncode=0)\n", "pytest.exit("),
+    ("calc.py", "import gc\nobjs = gc.get_objects()\n", "gc.get_objects()"),
+    ("calc.py", "import os\nos._exit(0)\n", "os._exit(0)"),
+    ("calc.py", "import sys\nxml = [a for a in sys.argv if '--junitxml' in a]\n", "--junitxml"),
+    ("calc.py", "import sys\npytest = sys.modules['pytest']\n", "sys.modules['pytest']"),
+    ("calc.py", "import unittest\nunittest.TextTestRunner.run = lambda s, t: None\n", ".run ="),
+    ("calc.py", "import builtins\nbuiltins.print = lambda *a: None\n", "builtins.print ="),
+    ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
+    (
+        "calc.py",
+        "import os\nCMD = os.path.join('/proc', str(os.getppid()), 'cmdline')\n",
+        "'/proc'",
+    ),
+    ("calc.py", "print('Ran 2 tests in 0.001s')\n", "Ran 2 tests"),
+    ("calc.py", "import os\nUNDER_TEST = 'PYTEST_CURRENT_TEST' in os.environ\n", "PYTEST_CURRENT"),
+    (
+        "calc.py",
+        "def pytest_runtest_makereport(item, call):\n    pass\n",
+        "pytest_runtest_makereport",
+    ),
+    ("lib/calc.js", "process.exit(0);\n", "process.exit(0)"),
+    ("lib/calc.js", "delete require.cache[require.resolve('./x')];\n", "require.cache"),
+    ("lib/calc.js", "const circus = require('jest-circus');\n", "jest-circus"),
+    (
+        "lib/calc.js",
+        "const out = process.argv.find((a) => a.startsWith('--outputFile'));\n",
+        "--outputFile",
+    ),
+    ("lib/calc.ts", "process.stdout.write('ok 1 - add\\n');\n", "ok 1 - add"),
+    ("lib/calc.mjs", "if (process.env.JEST_WORKER_ID) { }\n", "JEST_WORKER_ID"),
+    ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n', "os.Exit(0)"),
+    (
+        "calc/calc.go",
+        'package calc\n\nimport "testing"\n\nvar T = testing.Testing()\n',
+        "testing.Testing()",
+    ),
+    ("calc/calc.go", 'package calc\n\nconst E = `{"Action":"pass"}`\n', "Action"),
+    ("calc/calc.go", 'package calc\n\nconst P = "/proc/%d/fd/1"\n', "/proc/%d/fd/1"),
+    ("src/lib.rs", "pub fn f() { std::process::exit(0) }\n", "std::process::exit(0)"),
+    ("src/lib.rs", 'pub const P: &str = "/proc/self/fd/1";\n', "/proc/self/fd/1"),
+    ("pyproject.toml", "[project.entry-points.pytest11]\nforge = 'calc'\n", "pytest11"),
+]
+
+
+@pytest.mark.parametrize(("path", "added", "quoted"), REACHES)
+def test_a_reach_the_change_adds_is_quoted_with_its_line(
+    tmp_path: Path, path: str, added: str, quoted: str
+) -> None:
+    base = {path: "# base\n" if path.endswith((".py", ".toml")) else "// base\n"}
+    if path.endswith(".go"):
+        base = {path: "package calc\n"}
+    found = reaches(tmp_path, base, {path: added})
+    assert found, f"{added!r} in {path} was not seen"
+    signal = found[0]
+    assert signal.kind is TamperKind.CODE_REACHES_RUNNER
+    assert signal.path == path
+    assert quoted in signal.excerpt and quoted in signal.detail
+    assert signal.line is not None
+    lines = added.splitlines()
+    assert quoted in lines[signal.line - 1] or signal.line == 1
+
+
+#: Ordinary code each rule leaves alone (the module docstring says why).
+ORDINARY = [
+    ("cli.py", "import sys\n\n\ndef main():\n    return 0\n\n\nsys.exit(main())\n"),
+    ("calc.py", "import pytest\n\n\ndef check(x):\n    if not x:\n        pytest.fail('no')\n"),
+    ("calc.py", "MEM = open('/proc/meminfo').read()\nME = open('/proc/self/status').read()\n"),
+    ("calc.py", "import sys\nsys.stdout = open('log.txt', 'w')\n"),
+    ("calc.py", "# os._exit(0) is never called here\n"),
+    ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),
+    ("lib/calc.js", "expect.extend({ toBeEven(x) { return { pass: x % 2 === 0 } } });\n"),
+    ("lib/calc.js", "// process.exit(0) would be wrong here\n"),
+    ("cmd/tool/main.go", 'package main\n\nimport "os"\n\nfunc main() { os.Exit(run()) }\n'),
+    ("src/main.rs", "fn main() { std::process::exit(run()) }\n"),
+    ("src/bin/tool.rs", "fn main() { std::process::exit(run()) }\n"),
+    ("calc.py", "import pluggy\n\nhookspec = pluggy.HookspecMarker('myapp')\n"),
+    ("calc.py", "JUNIT_DIR = 'reports/junit'\n"),
+    ("README.md", "Call `os._exit(0)` and read /proc/self/fd.\n"),
+]
+
+
+@pytest.mark.parametrize(("path", "text"), ORDINARY)
+def test_ordinary_code_is_not_a_signal(tmp_path: Path, path: str, text: str) -> None:
+    assert reaches(tmp_path, {"calc.py": "X = 1\n"}, {path: text}) == []
+
+
+def test_test_code_is_judged_as_a_protected_file_not_scanned_here(tmp_path: Path) -> None:
+    change = {
+        "tests/test_calc.py": "import pytest\n\n\ndef test_a():\n    pytest.skip('later')\n",
+        "test/calc.test.js": "process.exit(0);\n",
+        "calc_test.go": 'package calc\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n',
+    }
+    assert reaches(tmp_path, {"calc.py": "X = 1\n"}, change) == []
+
+
+def test_only_lines_the_change_added_count(tmp_path: Path) -> None:
+    """A forking server that always had its `os._exit` is not the change's reach."""
+    server = "import os\n\n\ndef serve():\n    if os.fork() == 0:\n        os._exit(0)\n"
+    edited = server + "\n\ndef stop():\n    return None\n"
+    assert reaches(tmp_path, {"server.py": server}, {"server.py": edited}) == []
+    (tmp_path / "base").rename(tmp_path / "base1")
+    (tmp_path / "change").rename(tmp_path / "change1")
+    twice = edited + "\n\ndef again():\n    os._exit(0)\n"
+    (found,) = reaches(tmp_path, {"server.py": server}, {"server.py": twice})
+    assert found.line == twice.splitlines().index("    os._exit(0)", 6) + 1
+
+
+def test_many_lines_of_one_kind_are_counted_and_do_not_crowd_out_another(tmp_path: Path) -> None:
+    added = "import os\n" + "os._exit(0)\n" * 40 + "open('/proc/self/fd/1', 'w')\n"
+    found = reaches(tmp_path, {"calc.py": "X = 1\n"}, {"calc.py": added})
+    assert [s.line for s in found] == [2, 42]
+    assert "39 more" in found[0].detail
+    assert "/proc/self/fd/1" in found[1].excerpt
+
+
+@pytest.mark.parametrize("newline", ["\u2028", "\u2029"])
+def test_a_comment_hides_nothing_after_a_javascript_line_terminator(
+    tmp_path: Path, newline: str
+) -> None:
+    added = f"// a note{newline}process.exit(0);\n"
+    (found,) = reaches(tmp_path, {"calc.js": "// base\n"}, {"calc.js": added})
+    assert "process.exit(0)" in found.excerpt
+
+
+def test_a_comment_hides_nothing_after_a_carriage_return_in_python(tmp_path: Path) -> None:
+    added = "# a note\rimport os; os._exit(0)\n"
+    (found,) = reaches(tmp_path, {"calc.py": "X = 1\n"}, {"calc.py": added})
+    assert "os._exit(0)" in found.excerpt
+
+
+def test_the_quote_is_safe_on_a_terminal_and_short(tmp_path: Path) -> None:
+    added = "import os; X = '\x1b]52;c;ZXZpbA==\x07\u202e'; " + "Y = 1; " * 100 + "os._exit(0)\n"
+    (found,) = reaches(tmp_path, {"calc.py": "X = 1\n"}, {"calc.py": added})
+    assert "\x1b" not in found.excerpt and "\u202e" not in found.excerpt
+    assert "\x07" not in found.detail
+    assert "os._exit(0)" in found.excerpt  # shortened around what matched
+    assert len(found.excerpt) < 200
+
+
+def test_a_link_is_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("import os\nos._exit(0)\n")
+    write(tmp_path / "base", {"calc.py": "X = 1\n"})
+    (tmp_path / "change").mkdir()
+    (tmp_path / "change" / "calc.py").symlink_to(outside)
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    assert [s for s in report.signals if s.kind is TamperKind.CODE_REACHES_RUNNER] == []
+
+
+def test_a_hard_link_to_a_file_outside_the_tree_is_never_quoted(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'SECRET-e1'; os._exit(0)\n")
+    write(tmp_path / "base", {"calc.py": "X = 1\n"})
+    (tmp_path / "change").mkdir()
+    os.link(secret, tmp_path / "change" / "calc.py")
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    assert "SECRET-e1" not in str(report.to_dict())
+    (signal,) = report.signals
+    assert signal.kind is TamperKind.CODE_NOT_INSPECTED and "hard links" in signal.detail
+
+
+def test_a_fifo_is_reported_not_inspected_without_hanging(tmp_path: Path) -> None:
+    write(tmp_path / "base", {"calc.py": "X = 1\n"})
+    (tmp_path / "change").mkdir()
+    os.mkfifo(tmp_path / "change" / "calc.py")
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    (signal,) = [s for s in report.signals if s.kind is TamperKind.CODE_NOT_INSPECTED]
+    assert signal.path == "calc.py" and "FIFO" in signal.detail
+
+
+def test_code_past_the_bound_is_reported_not_inspected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code_signals, "FILE_MAX_BYTES", 1024)
+    big = "X = 1\n" * 400 + "import os\nos._exit(0)\n"
+    (found,) = reaches(tmp_path, {"calc.py": "X = 1\n"}, {"calc.py": big})
+    assert found.kind is TamperKind.CODE_NOT_INSPECTED and "larger than" in found.detail
+
+
+def test_the_change_as_a_whole_is_read_within_a_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(code_signals, "CHANGE_MAX_BYTES", 100)
+    change = {f"m{i}.py": "X = 1  # " + "x" * 40 + "\n" for i in range(4)}
+    found = reaches(tmp_path, {"calc.py": "X = 1\n"}, change)
+    assert found and all(s.kind is TamperKind.CODE_NOT_INSPECTED for s in found)
+    assert "budget" in found[0].detail
+
+
+def test_the_signal_is_in_the_run_record_form(tmp_path: Path) -> None:
+    write(tmp_path / "base", {"calc.py": "X = 1\n"})
+    write(tmp_path / "change", {"calc.py": "import os\nos._exit(0)\n"})
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    (signal,) = report.to_dict()["signals"]
+    assert signal == {
+        "kind": "code_reaches_runner",
+        "path": "calc.py",
+        "detail": "ends the process without cleanup: os._exit(0)",
+        "line": 2,
+        "excerpt": "os._exit(0)",
+    }
+    assert report.touched == ()  # not a protected file
+
+
+def test_importing_compiles_no_pattern() -> None:
+    """Start-up time: the patterns are compiled when a change is first scanned."""
+    probe = (
+        "import assay.code_signals as c; "
+        "assert c._compiled.cache_info().currsize == 0; "
+        "assert c._comment.cache_info().currsize == 0"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
