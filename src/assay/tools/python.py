@@ -65,12 +65,13 @@ def _tune_pytest(argv: list[str], fail_fast: bool) -> list[str]:
 
 def _pytest(request: Request) -> Instrumented:
     report = request.report("xml")
-    # Appended last so that it wins over a --junitxml the project configured.
-    argv = (*request.argv, f"--junitxml={report}")
+    argv = request.argv
     if version_at_least(request.checker, PYTEST_VERBOSITY_SINCE):
         # The summary line is a channel the report is held against (`assay.channels`):
         # a configured `-q` on top of ours (-qq) would drop it; this sets, not adds.
         argv = (*argv, "--verbosity=-1")
+    # Appended last so that it wins over a --junitxml the project configured.
+    argv = (*argv, f"--junitxml={report}")
     return request.runs(argv, report)
 
 
