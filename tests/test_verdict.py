@@ -46,3 +46,5 @@ def test_design_table_causes() -> None:
     assert Cause.TOOLCHAIN_MISSING.verdict is Verdict.UNVERIFIED
     assert Cause.UNRECOGNIZED_FAILURE.verdict is Verdict.INCONCLUSIVE
     assert Cause.EXIT_NONZERO.verdict is Verdict.FAIL
+    # A report the canary tests contradict is never a verdict on the code: not even a fail.
+    assert Cause.REPORT_TAMPERED.verdict is Verdict.INCONCLUSIVE

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.canaries import NotPlanted, Planted
 from assay.classify import classify
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.instrument import instrument
@@ -47,6 +48,7 @@ def run_check(
     probes: ProbeCache | None = None,
     report_dir: Path | None = None,
     sandbox: str | None = None,
+    canaries: Planted | NotPlanted | None = None,
 ) -> Evidence:
     """Run one planned check and return its evidence.
 
@@ -54,6 +56,8 @@ def run_check(
     `toolchain_missing` and nothing runs, because a verdict from an unknown tool is
     not evidence. Reports the tool writes go to `report_dir` (a temporary directory
     when None), which must lie outside `root`. Never raises for anything the tool does.
+    `canaries`: the canary tests planted in `root` for this run (`assay.canaries`), or
+    why there are none; its report is judged against them.
     """
     root = Path(root).resolve()
     cwd = (root / check.cwd).resolve()
@@ -70,14 +74,16 @@ def run_check(
             sandbox=sandbox,
             extra={"candidates": list(getattr(failure, "candidates", ()))},
         )
+    if isinstance(canaries, NotPlanted) and canaries.refused:
+        return _canaries_refused(check, canaries, checker, sandbox)
     if report_dir is None:
         with temporary_scratch("reports", dir=tempfile.gettempdir()) as scratch:
-            return _run(check, located, checker, cwd, runner, Path(scratch), sandbox)
+            return _run(check, located, checker, cwd, runner, Path(scratch), sandbox, canaries)
     report_dir = Path(report_dir).resolve()
     if report_dir == root or root in report_dir.parents:
         raise ValueError(f"report_dir {report_dir} lies inside the workspace {root}")
     report_dir.mkdir(parents=True, exist_ok=True)
-    return _run(check, located, checker, cwd, runner, report_dir, sandbox)
+    return _run(check, located, checker, cwd, runner, report_dir, sandbox, canaries)
 
 
 def _run(
@@ -88,16 +94,21 @@ def _run(
     runner: CommandRunner | None,
     report_dir: Path,
     sandbox: str | None,
+    canaries: Planted | NotPlanted | None = None,
 ) -> Evidence:
     planned = instrument(check, checker, report_dir)
     # The argv runs the very binary that was probed, not whatever PATH finds later.
     argv = (located.argv0, *planned.argv[1:])
+    env = dict(planned.env)
+    planted = canaries if isinstance(canaries, Planted) else None
+    if planted is not None:
+        argv, env = planted.argv(argv), planted.env(env)
     run = runner or default_runner
     try:
         for report in planned.reports:
             # A report left in a reused directory would otherwise be read as this run's.
             report.unlink(missing_ok=True)
-        result = run(argv, cwd=str(cwd), env=planned.env or None, timeout=check.timeout_s)
+        result = run(argv, cwd=str(cwd), env=env or None, timeout=check.timeout_s)
     except (InvalidRun, OSError) as exc:
         return evidence_for(
             check,
@@ -108,7 +119,31 @@ def _run(
             sandbox=sandbox,
         )
     parsed = parse_output(check, result, report_dir)
-    return classify(check, result, parsed, checker=checker, sandbox=sandbox)
+    if planted is not None:
+        # Judged as if the canaries had not run; `report_tampered` when they say so.
+        reading = planted.read(result, parsed)
+        judged = reading.judged(result)
+        evidence = classify(check, judged, reading.classified, checker=checker, sandbox=sandbox)
+        return reading.settle(evidence, result)
+    evidence = classify(check, result, parsed, checker=checker, sandbox=sandbox)
+    return canaries.annotate(evidence) if isinstance(canaries, NotPlanted) else evidence
+
+
+def _canaries_refused(
+    check: Check, canaries: NotPlanted, checker: CheckerId, sandbox: str | None
+) -> Evidence:
+    """The evidence for a check whose canaries were due but could not be written: it is
+    not run without them, or a change could have them left out."""
+    return canaries.annotate(
+        evidence_for(
+            check,
+            Cause.START_FAILED,
+            checker=checker,
+            reason=canaries.why,
+            note=f"{check.name} was not run: {canaries.why}.",
+            sandbox=sandbox,
+        )
+    )
 
 
 def locate(check: Check, *, root: Path) -> str | None:

@@ -64,6 +64,14 @@ class VerifyOptions:
     """Run the ecosystem's install steps first (network on for them only), for a fresh clone."""
     deadline_s: float | None = None
     """A budget for the whole verification (> 0 s); each check's own deadline is cut to what is left."""
+    canaries: bool | None = None
+    """Plant canary tests (one must fail, one must pass) in every test run, in the workspace
+    copy, to prove its report (`assay.canaries`); None: with `protect`, where the code
+    under test is not trusted to leave its own report alone."""
+
+    @property
+    def plants_canaries(self) -> bool:
+        return self.protect if self.canaries is None else self.canaries
 
     def __post_init__(self) -> None:
         for name in ("timeout_s", "deadline_s"):
@@ -79,6 +87,13 @@ class VerifyOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise VerifyUsageError(f"{name} must be a non-empty string or None, got {value!r}")
+        if self.canaries is not None and not isinstance(self.canaries, bool):
+            raise VerifyUsageError(f"canaries must be True, False or None, got {self.canaries!r}")
+        if self.canaries and self.sandbox == "none":
+            raise VerifyUsageError(
+                "canaries need a sandbox that works on a copy (auto, bwrap or local): "
+                "with --sandbox none they would be written into your tree"
+            )
         if self.kinds is not None:
             object.__setattr__(self, "kinds", _kinds(self.kinds))
         if self.protect and not self.base:
@@ -308,7 +323,14 @@ class _Run:
                 # A failed build decides the verdict; the rest would only fail after it.
                 skipped.extend(c.name for c in stage.checks)
                 continue
-            evidence.extend(session.run(stage.checks, env=env, expires=self.expires))
+            evidence.extend(
+                session.run(
+                    stage.checks,
+                    env=env,
+                    expires=self.expires,
+                    canaries=self.options.plants_canaries,
+                )
+            )
         return _SessionResult(evidence, skipped, the_plan, install=installed, cache=cache, key=key)
 
 

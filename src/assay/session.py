@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.run_record import Restored, RunRecord
 from assay.scratch import temporary_scratch
-from assay.verdict import Cause
+from assay.verdict import Cause, Kind
 
 if TYPE_CHECKING:
+    from assay.canaries import NotPlanted, Planted
     from assay.probe import ProbeCache
     from assay.protect import ProtectedSet
     from assay.sandbox import Sandbox, Workspace
@@ -86,12 +87,14 @@ class Session:
         env: Mapping[str, str] | None = None,
         expires: float | None = None,
         online: bool = False,
+        canaries: bool = False,
     ) -> list[Evidence]:
         """Run `checks` side by side through the fail-closed runner; one evidence each, in order.
 
         `env` is laid under each check's own; `expires` (monotonic seconds) is a deadline
         over the whole run, to which each check's own is cut; `online`: the backend with
-        the network on (install steps only)."""
+        the network on (install steps only); `canaries`: plant canary tests in each test
+        check's run (`assay.canaries`)."""
         from assay.check_execution import run_check
         from assay.check_verifiers import run_checks
 
@@ -117,9 +120,27 @@ class Session:
                 probes=self.probes,
                 report_dir=self.reports,
                 sandbox=self.name,
+                canaries=planted.get(check.name),
             )
 
-        return run_checks(checks, execute, workdir=str(workspace.path))
+        planted = self._plant(checks) if canaries else {}
+        try:
+            return run_checks(checks, execute, workdir=str(workspace.path))
+        finally:
+            for one in planted.values():
+                one.remove()
+
+    def _plant(self, checks: Sequence[Check]) -> dict[str, Planted | NotPlanted]:
+        """Canaries for every test check of `checks`, all written before any check starts:
+        the checks running beside them (a linter, a type checker) never see files come and go."""
+        from assay.canaries import NotPlanted, plant
+
+        workspace = self.workspace
+        tests = [check for check in checks if check.kind is Kind.TEST]
+        if workspace is None or not workspace.owned:
+            why = "the checks run in the tree itself: canaries are written only into a copy"
+            return {check.name: NotPlanted(why) for check in tests}
+        return {check.name: plant(check, workspace.path) for check in tests}
 
     def identify(self, checks: Sequence[Check]) -> list[CheckerId | None]:
         """Every check's tool, probed once (inside the sandbox where it is the project's

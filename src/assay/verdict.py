@@ -49,6 +49,9 @@ class Cause(enum.StrEnum):
     UNRECOGNIZED_FAILURE = "unrecognized_failure"
     # Exit code and a structured report (or a recognizable failure count) disagree.
     REPORT_MISMATCH = "report_mismatch"
+    # The run's report contradicts the canary tests planted in it (one must fail, one must
+    # pass): the reporting channel was rewritten, so nothing else it says is believed.
+    REPORT_TAMPERED = "report_tampered"
     TIMEOUT = "timeout"
     SIGNAL = "signal"
     START_FAILED = "start_failed"
@@ -73,6 +76,7 @@ _CAUSE_VERDICT: dict[Cause, Verdict] = {
     Cause.EXIT_NONZERO: Verdict.FAIL,
     Cause.UNRECOGNIZED_FAILURE: Verdict.INCONCLUSIVE,
     Cause.REPORT_MISMATCH: Verdict.FAIL,
+    Cause.REPORT_TAMPERED: Verdict.INCONCLUSIVE,
     Cause.TIMEOUT: Verdict.INCONCLUSIVE,
     Cause.SIGNAL: Verdict.INCONCLUSIVE,
     Cause.START_FAILED: Verdict.INCONCLUSIVE,

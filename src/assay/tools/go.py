@@ -88,6 +88,7 @@ GO = ToolSpec(
     commands=(Command(("go",), match=_subcommand),),
     instrument=_go,
     parser=("go", "parse"),
+    canary=("go", "plant_go_test"),
     dependency_env=_module_cache,
 )
 

@@ -179,6 +179,7 @@ NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec re
     commands=(Command(("node",), match=_node_test_runs),),
     instrument=_node_test,
     parser=("node", "parse_node_test"),
+    canary=("node", "plant_node_test"),
 )
 # `npm test` runs whatever the package says: a node --test summary if there is one,
 # else the common "N passed, M failed" counts (the node parser falls back to those).
@@ -199,6 +200,7 @@ NPM_TEST = ToolSpec(  # a package.json script run by whichever package manager t
     local_dirs=_LOCAL,
     commands=(Command(PACKAGE_MANAGERS, match=_package_script),),
     parser=("node", "parse_node_test"),
+    canary=("node", "plant_package_script"),
     wrapper=True,
 )
 TSC = _node_tool(

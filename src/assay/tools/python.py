@@ -162,6 +162,7 @@ UNITTEST = _interpreter(  # `python -m unittest`
     launch=Launch.PYTHON_MODULE,
     instrument=_unittest,
     parser=("python", "parse_unittest"),
+    canary=("python", "plant_unittest"),
 )
 MYPY = ToolSpec(
     name="mypy",
@@ -187,6 +188,7 @@ PYTEST = ToolSpec(
     tune=_tune_pytest,
     instrument=_pytest,
     parser=("pytest", "parse"),
+    canary=("python", "plant_pytest"),
     config_files=("**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg"),
 )
 RUFF = ToolSpec(

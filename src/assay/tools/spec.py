@@ -209,6 +209,9 @@ class ToolSpec:
     instrument: Rule | None = None
     parser: tuple[str, str] = ("generic", "parse")
     """(module under `assay.parsers`, function): imported on first use."""
+    canary: tuple[str, str] | None = None
+    """(module under `assay.canaries`, function): plants the canary tests of one test run
+    (one must fail, one must pass); None: its runs carry none, and their evidence says so."""
     wrapper: bool = False
     """Runs whatever the project says (`make test`, `npm test`): its output is read
     generically and its check is named after the command, not the tool."""

@@ -1,0 +1,502 @@
+"""Canary tests: tests of assay's own, planted in a test check's run to prove its report.
+
+Code under test runs inside the runner that reports on it, so it can rewrite any channel
+it can see: the exit code, the printed summary, the structured report. Each test run
+therefore carries tests of assay's own, in the runner's own language, with names drawn at
+random for that run: one that must fail and one that must pass. A report that does not
+show exactly that (the must-pass test reported passed and the must-fail test failed, each
+as many times as it was planted to run, and a non-zero exit) was rewritten, and nothing
+else it says is believed: `inconclusive` / `report_tampered`, whatever the rest says.
+
+Canaries are written into the workspace copy only (never into a tree that is the user's
+own), right before a stage's test checks start, and removed once they have ended. They
+never count: a check's tests, test cases and exit code are judged as if they had not been
+there, so a runner that exits non-zero only because of the must-fail canary passes.
+
+Each tool's planter is part of its declaration (`ToolSpec.canary`: a function in a module
+of this package); a test check whose tool has none runs without canaries, and its
+evidence says so (`extra["canaries"]`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from assay.canaries.files import create_file, remove_created
+from assay.evidence import Check, Evidence, TestCase, TestCounts
+from assay.parsed_output import ParsedOutput
+from assay.parsed_output import Reading as ChannelReading
+from assay.process import ProcessResult
+from assay.verdict import Cause, Verdict
+
+__all__ = [
+    "Canary",
+    "CanaryFile",
+    "NoCanary",
+    "NotPlanted",
+    "PlantRequest",
+    "Planted",
+    "Planting",
+    "Reading",
+    "plant",
+]
+
+#: Random bytes in a canary's name: names no test of the project's can already have,
+#: and that code under test cannot know before the run.
+TOKEN_BYTES = 8
+
+#: What a must-fail canary says when it fails, so that a person reading the output knows.
+MUST_FAIL_MESSAGE = "assay canary: this test must fail"
+
+
+#: Variables that hold lists, and how their entries are joined (others are replaced).
+_JOINED = {"PYTHONPATH": os.pathsep, "NODE_OPTIONS": " "}
+
+
+def new_token() -> str:
+    return secrets.token_hex(TOKEN_BYTES)
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True, slots=True)
+class Canary:
+    """One planted test."""
+
+    name: str
+    """The test's name as the runner reports it: random for each run."""
+    must_pass: bool
+    group: str = ""
+    """Which of the run's test processes it runs in (a Go package); "" when there is one."""
+
+    @property
+    def must(self) -> str:
+        return "pass" if self.must_pass else "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryFile:
+    """A file to create in the workspace (it must not exist yet)."""
+
+    path: str
+    """`/`-separated, relative to the workspace root."""
+    text: str
+
+
+#: The tests a run reported, for the canaries to be found among (default: the parsed cases).
+Outcomes = Callable[[ProcessResult, ParsedOutput], Sequence[TestCase]]
+#: The groups whose process failed as a whole (a Go package that did not build); None when
+#: a process failed that no canary was reported from (it may be any unreported group's).
+FailedGroups = Callable[[ProcessResult], "frozenset[str] | None"]
+#: More ways a runner's report shows that a test process was cut short: one sentence each.
+Checks = Callable[[ProcessResult, ParsedOutput], Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Planting:
+    """What a tool's planter decided for one run."""
+
+    files: tuple[CanaryFile, ...]
+    canaries: tuple[Canary, ...]
+    failed_exit: int = 1
+    """The runner's exit code when tests failed: the one the must-fail canary causes."""
+    edit_argv: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None
+    """Changes to the instrumented argv (load the canaries, drop fail-fast flags)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables laid over the check's (prepended to a search path the check sets)."""
+    repeats: int | None = 1
+    """How many times each canary runs; None: once in each test process the runner
+    starts (`node --test`), which must then be the same number for every canary."""
+    outcomes: Outcomes | None = None
+    failed_groups: FailedGroups | None = None
+    checks: Checks | None = None
+    what: str = ""
+    """What was planted, for the record ("2 tests in .assay-canary-x/...")."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoCanary:
+    """A planter's answer when this run cannot carry canaries, and why."""
+
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlantRequest:
+    """One test check about to run in a workspace, as a planter sees it."""
+
+    check: Check
+    root: Path
+    """The workspace (resolved)."""
+    token: Callable[[], str] = new_token
+
+    @property
+    def cwd(self) -> Path:
+        # Not resolved: a link on the way is the change's, and writing refuses to follow it.
+        return inside(self.root, self.check.cwd)
+
+    def relative(self, path: Path) -> str:
+        """`path` (inside the workspace) as a `/`-separated path relative to its root."""
+        return path.relative_to(self.root).as_posix()
+
+
+Planter = Callable[[PlantRequest], "Planting | NoCanary"]
+
+
+def inside(root: Path, *parts: str | Path) -> Path:
+    """`root` joined with `parts`, `..` taken lexically (links are not followed here)."""
+    return Path(os.path.normpath(root.joinpath(*parts)))
+
+
+def within(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+# --------------------------------------------------------------------------- planting
+
+
+@dataclass(frozen=True, slots=True)
+class NotPlanted:
+    """A test check that runs without canaries, and why (kept in its evidence)."""
+
+    why: str
+    refused: bool = False
+    """Canaries were due but could not be written: the check must not run without them."""
+
+    def record(self) -> dict[str, Any]:
+        return {"planted": False, "why": self.why}
+
+    def annotate(self, evidence: Evidence) -> Evidence:
+        return replace(evidence, extra={**evidence.extra, "canaries": self.record()})
+
+    def remove(self) -> None:
+        """Nothing was written."""
+
+
+def plant(check: Check, root: Path) -> Planted | NotPlanted:
+    """Write the canaries for `check` into the workspace at `root`; never raises.
+
+    The caller removes them (`Planted.remove`) once the check has ended."""
+    from assay.tools import tool_spec
+
+    spec = tool_spec(check.tool)
+    if spec is None or spec.canary is None:
+        return NotPlanted(f"assay has no canary tests for {check.tool or check.argv[:1]}")
+    module, function = spec.canary
+    request = PlantRequest(check, Path(root).resolve())
+    try:
+        planter: Planter = getattr(importlib.import_module(f"assay.canaries.{module}"), function)
+        decided = planter(request)
+    except Exception as exc:  # a planter that fails must not leave the check unguarded
+        why = f"canary tests could not be prepared ({type(exc).__name__}: {exc})"
+        return NotPlanted(why, refused=True)
+    if isinstance(decided, NoCanary):
+        return NotPlanted(decided.why)
+    created: list[str] = []
+    try:
+        for canary_file in decided.files:
+            created.extend(create_file(request.root, canary_file.path, canary_file.text))
+    except (OSError, ValueError) as exc:
+        remove_created(request.root, created)
+        return NotPlanted(f"canary tests could not be written: {exc}", refused=True)
+    return Planted(decided, request.root, tuple(created))
+
+
+@dataclass(frozen=True, slots=True)
+class Planted:
+    """Canaries written for one check: how its run changes, and how its report is read."""
+
+    planting: Planting
+    root: Path
+    created: tuple[str, ...]
+    """What was created, in order (directories before what they hold)."""
+
+    def argv(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        edit = self.planting.edit_argv
+        return argv if edit is None else edit(argv)
+
+    def env(self, env: Mapping[str, str]) -> dict[str, str]:
+        merged = dict(env)
+        for name, value in self.planting.env.items():
+            # What the check sets keeps its entries, after ours.
+            joined = _JOINED.get(name)
+            merged[name] = (
+                f"{value}{joined}{merged[name]}" if joined and merged.get(name) else value
+            )
+        return merged
+
+    def remove(self) -> None:
+        """Remove what was planted (the workspace is removed later in any case)."""
+        remove_created(self.root, list(self.created))
+
+    def read(self, result: ProcessResult, parsed: ParsedOutput) -> Reading:
+        """What the run's report says about the canaries, and the report without them."""
+        return _read(self.planting, result, parsed)
+
+
+# --------------------------------------------------------------------------- judging
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A run's report read against its canaries."""
+
+    parsed: ParsedOutput
+    """What was parsed, the canaries taken out of its tests, counts and channels."""
+    exit_code: int | None
+    """The exit code to judge: the must-fail canary's failure discounted."""
+    problems: tuple[str, ...]
+    """Why the report cannot be believed; empty when the canaries showed as planted."""
+    record: Mapping[str, Any]
+    as_reported: ParsedOutput | None = None
+    """What was parsed, canaries and all: the run as it was, when the canaries show it
+    was not what it says (classifying it without them would read as a contradiction)."""
+
+    @property
+    def classified(self) -> ParsedOutput:
+        """What classification reads."""
+        return self.as_reported if self.problems and self.as_reported else self.parsed
+
+    def judged(self, result: ProcessResult) -> ProcessResult:
+        """`result` as classification judges it: with the exit code the canaries leave."""
+        if result.exit_code == self.exit_code:
+            return result
+        return replace(result, exit_code=self.exit_code)
+
+    def settle(self, evidence: Evidence, result: ProcessResult) -> Evidence:
+        """The evidence for the run: classified from the report without canaries, with the
+        process as it really ended, and `report_tampered` when the canaries say so."""
+        extra = {**evidence.extra, "canaries": dict(self.record)}
+        evidence = replace(
+            evidence,
+            result=result,
+            extra=extra,
+            tests=self.parsed.tests,
+            test_cases=self.parsed.test_cases,
+        )
+        if not self.problems:
+            return evidence
+        from assay.classify import failure_reason
+
+        name = evidence.check.name
+        note = (
+            f"{name}'s report was tampered with: {_sentences(self.problems)} "
+            "These are tests assay planted in the run (one must fail, one must pass); "
+            "nothing the run reports is believed."
+        )
+        if evidence.note and evidence.cause is not Cause.EXIT_ZERO:
+            note = f"{note} {evidence.note}"
+        return replace(
+            evidence,
+            verdict=Verdict.INCONCLUSIVE,
+            cause=Cause.REPORT_TAMPERED,
+            note=note,
+            reason=failure_reason(evidence.check, result, Cause.REPORT_TAMPERED),
+        )
+
+
+def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Reading:
+    record: dict[str, Any] = {
+        "planted": True,
+        "what": planting.what,
+        "tests": [{"name": c.name, "must": c.must, "group": c.group} for c in planting.canaries],
+    }
+    reported = planting.outcomes(result, parsed) if planting.outcomes else parsed.test_cases
+    seen = _seen(planting.canaries, reported)
+    for entry, canary in zip(record["tests"], planting.canaries, strict=True):
+        entry["seen"] = seen[canary]
+    if not result.started or result.timed_out or result.signal is not None:
+        record["finding"] = "not judged: the run did not finish"
+        return Reading(_without(parsed, seen), result.exit_code, (), record)
+    failed_groups: frozenset[str] | None = frozenset(
+        {""} if result.exit_code not in (0, None) else ()
+    )
+    if planting.failed_groups is not None:
+        failed_groups = planting.failed_groups(result)
+    unexplained = failed_groups is None
+    if failed_groups is None:
+        failed_groups = frozenset(c.group for c in planting.canaries)
+    problems, unreached = _problems(planting, seen, failed_groups)
+    if result.exit_code == 0:
+        problems.insert(0, "it exited 0 although a test planted to fail was part of it")
+    if planting.checks is not None:
+        problems.extend(planting.checks(result, parsed))
+    stripped = _without(parsed, seen)
+    if not problems:
+        problems.extend(_counts_left_out(parsed, seen))
+    exit_code = result.exit_code
+    residual = (
+        _failed(stripped)
+        or unexplained
+        or bool(unreached)
+        or bool(failed_groups - _canary_failed(seen))
+    )
+    if not problems and any(seen.values()):
+        if exit_code == planting.failed_exit and not residual:
+            exit_code = 0  # the must-fail canary's failure, and nothing else
+        stripped = replace(stripped, failure_recognized=residual)
+    record["finding"] = _finding(problems, unreached, seen)
+    return Reading(stripped, exit_code, tuple(problems), record, as_reported=parsed)
+
+
+def _seen(canaries: Sequence[Canary], reported: Sequence[TestCase]) -> dict[Canary, list[str]]:
+    """Each canary's outcomes, as often as the report names it."""
+    patterns = {c: _name_pattern(c.name) for c in canaries}
+    seen: dict[Canary, list[str]] = {c: [] for c in canaries}
+    for case in reported:
+        for canary, pattern in patterns.items():
+            if pattern.search(case.name):
+                seen[canary].append(case.outcome)
+    return seen
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    # The name as a whole word: runners prefix it (`pkg.TestX`, `tests/x.py::test_x`).
+    return re.compile(rf"(?<![0-9A-Za-z_]){re.escape(name)}(?![0-9A-Za-z_])")
+
+
+_FAILED = ("failed", "error")
+
+
+def _problems(
+    planting: Planting, seen: Mapping[Canary, list[str]], failed_groups: frozenset[str]
+) -> tuple[list[str], list[str]]:
+    """Every way the report contradicts the canaries, and the groups it never reached.
+
+    A group none of whose canaries was reported is unreached, which only a process that
+    failed as a whole (a package that did not build, a run cut short by a failure) may be:
+    a group that passed without its canaries did not run them."""
+    problems: list[str] = []
+    unreached: list[str] = []
+    groups: dict[str, list[Canary]] = {}
+    for canary in planting.canaries:
+        groups.setdefault(canary.group, []).append(canary)
+    for group, members in groups.items():
+        if not any(seen[c] for c in members):
+            if group in failed_groups:
+                unreached.append(group)
+            else:
+                where = f" in {group}" if group else ""
+                problems.append(f"the tests planted{where} were never reported")
+            continue
+        counts = {len(seen[c]) for c in members}
+        for canary in members:
+            outcomes = seen[canary]
+            wanted = ("passed",) if canary.must_pass else _FAILED
+            wrong = [o for o in outcomes if o not in wanted]
+            if wrong:
+                problems.append(f"{canary.name}, planted to {canary.must}, was reported {wrong[0]}")
+            elif not outcomes:
+                problems.append(f"{canary.name}, planted to {canary.must}, was never reported")
+            elif planting.repeats is not None and len(outcomes) != planting.repeats:
+                problems.append(
+                    f"{canary.name} was reported {_times(len(outcomes))}, "
+                    f"planted to run {_times(planting.repeats)}"
+                )
+            elif planting.repeats is None and len(counts) > 1:
+                problems.append(
+                    f"{canary.name} was reported {_times(len(outcomes))}, the other test "
+                    f"planted beside it {_times(max(counts - {len(outcomes)}))}"
+                )
+    return problems, unreached
+
+
+def _times(n: int) -> str:
+    return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def _canary_failed(seen: Mapping[Canary, list[str]]) -> frozenset[str]:
+    """Groups whose failure the must-fail canary accounts for."""
+    return frozenset(c.group for c, outcomes in seen.items() if not c.must_pass and outcomes)
+
+
+def _failed(parsed: ParsedOutput) -> bool:
+    return bool(parsed.diagnostics) or (parsed.tests is not None and parsed.tests.any_failed)
+
+
+def _finding(
+    problems: Sequence[str], unreached: Sequence[str], seen: Mapping[Canary, list[str]]
+) -> str:
+    if problems:
+        return "report_tampered: " + "; ".join(problems)
+    if not any(seen.values()):
+        return "not reached: the run failed before the canaries reported"
+    if unreached:
+        return f"as planted where reached; not reached in {', '.join(sorted(unreached))}"
+    return "as planted"
+
+
+def _counts_left_out(parsed: ParsedOutput, seen: Mapping[Canary, list[str]]) -> list[str]:
+    """Counts that cannot include the canaries the cases show: they were not the runner's."""
+    passed = sum(o == "passed" for outcomes in seen.values() for o in outcomes)
+    failed = sum(o in _FAILED for outcomes in seen.values() for o in outcomes)
+    for value in _counts(parsed):
+        if value.passed < passed or value.failed + value.errors < failed:
+            counted = f"{value.passed} passed, {value.failed + value.errors} failed"
+            return [
+                f"its counts ({counted}) leave out the {passed + failed} planted tests it lists"
+            ]
+    return []
+
+
+def _counts(parsed: ParsedOutput) -> list[TestCounts]:
+    return [v for f in fields(parsed) if isinstance(v := getattr(parsed, f.name), TestCounts)]
+
+
+# --------------------------------------------------------------------------- taking them out
+
+
+def _without(parsed: ParsedOutput, seen: Mapping[Canary, list[str]]) -> ParsedOutput:
+    """`parsed` as if the canaries had not run: not in its cases, counts or channels."""
+    patterns = [_name_pattern(c.name) for c in seen]
+    outcomes = [o for found in seen.values() for o in found]
+    changes: dict[str, Any] = {}
+    for spec in fields(parsed):
+        value = getattr(parsed, spec.name)
+        if isinstance(value, TestCounts):
+            changes[spec.name] = _counts_without(value, outcomes)
+    changes["test_cases"] = tuple(
+        case for case in parsed.test_cases if not any(p.search(case.name) for p in patterns)
+    )
+    if outcomes:
+        changes["readings"] = tuple(_reading_without(r, outcomes) for r in parsed.readings)
+    stripped = replace(parsed, **changes)
+    tests = stripped.tests
+    if outcomes and tests is not None and tests.executed == 0:
+        stripped = replace(stripped, no_tests_reported=True)
+    return stripped
+
+
+def _counts_without(counts: TestCounts, outcomes: Sequence[str]) -> TestCounts:
+    def less(value: int, outcome: str) -> int:
+        return max(value - outcomes.count(outcome), 0)
+
+    return replace(
+        counts,
+        passed=less(counts.passed, "passed"),
+        failed=less(counts.failed, "failed"),
+        errors=less(counts.errors, "error"),
+        skipped=less(counts.skipped, "skipped"),
+    )
+
+
+def _reading_without(reading: ChannelReading, outcomes: Sequence[str]) -> ChannelReading:
+    """One channel's counts less the canaries (every channel a runner writes counts them)."""
+    ran, failed = reading.ran, reading.failed
+    return replace(
+        reading,
+        ran=None if ran is None else max(ran - len(outcomes), 0),
+        failed=None if failed is None else max(failed - sum(o in _FAILED for o in outcomes), 0),
+    )
+
+
+def _sentences(problems: Sequence[str]) -> str:
+    return "; ".join(problems) + "."

@@ -1,0 +1,223 @@
+"""Canaries for `go test`: a test file in every package the run tests.
+
+Each package is tested by a binary of its own, and code under test can end only its own
+binary's run (write `go test -json` events into its parent's output, then exit 0): so every
+package with tests gets its own pair of canaries, in a `zz_assay_canary_<random>_test.go`
+whose package clause is copied from a test file already there. A package that passed
+without reporting its canaries did not run them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.canaries import (
+    MUST_FAIL_MESSAGE,
+    Canary,
+    CanaryFile,
+    NoCanary,
+    Planting,
+    PlantRequest,
+    inside,
+    within,
+)
+from assay.parsers._text import json_lines
+from assay.process import ProcessResult
+from assay.untrusted_files import read_untrusted
+
+#: The most packages one run plants canaries in (a file each).
+MAX_PACKAGES = 2000
+#: The largest test file read for its package clause.
+TEST_FILE_MAX_BYTES = 4 * 1024 * 1024
+
+#: `go test` flags that take a value (as `-flag value`); every other flag is a switch.
+_VALUED = frozenset(
+    {
+        *("run", "skip", "list", "count", "timeout", "tags", "p", "cpu", "parallel"),
+        *("coverprofile", "covermode", "coverpkg", "o", "exec", "bench", "benchtime"),
+        *("blockprofile", "blockprofilerate", "cpuprofile", "memprofile", "memprofilerate"),
+        *("mutexprofile", "mutexprofilefraction", "outputdir", "trace", "mod", "modfile"),
+        *("ldflags", "gcflags", "asmflags", "gccgoflags", "compiler", "installsuffix"),
+        *("pkgdir", "toolexec", "vet", "shuffle", "fuzz", "fuzztime", "fuzzminimizetime"),
+        *("C", "overlay", "pgo", "buildmode"),
+    }
+)
+#: Flags that select tests by name: a canary would not be selected.
+_SELECTING = frozenset({"run", "skip", "list"})
+_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+
+
+def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
+    argv = request.check.argv
+    if argv[1:2] != ("test",):
+        return NoCanary("the command is not `go test`")
+    flags, patterns = _read_args(argv[2:])
+    if selecting := _SELECTING & flags.keys():
+        return NoCanary(f"the run selects tests by name (-{min(selecting)})")
+    try:
+        repeats = int(flags.get("count") or 1)
+    except ValueError:
+        return NoCanary(f"-count={flags['count']} is not a number")
+    directories = _package_dirs(request, patterns or ["."])
+    if isinstance(directories, NoCanary):
+        return directories
+    files: list[CanaryFile] = []
+    canaries: list[Canary] = []
+    for directory in directories:
+        package = _package_clause(request.root, directory)
+        if package is None:
+            continue
+        group = request.relative(directory) if directory != request.root else "."
+        pair = (
+            Canary(f"TestAssayCanary{request.token()}", must_pass=True, group=group),
+            Canary(f"TestAssayCanary{request.token()}", must_pass=False, group=group),
+        )
+        canaries.extend(pair)
+        path = request.relative(directory / f"zz_assay_canary_{request.token()}_test.go")
+        files.append(CanaryFile(path, _test_file(package, pair)))
+    if not files:
+        return NoCanary("no package clause could be read from the packages' test files")
+    return Planting(
+        files=tuple(files),
+        canaries=tuple(canaries),
+        edit_argv=_without_failfast,
+        repeats=repeats,
+        failed_groups=lambda result: _failed_packages(result, canaries),
+        what=f"a test file in each of {len(files)} package(s)",
+    )
+
+
+def _read_args(args: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """`go test`'s flags (name -> value, "" for a switch) and package patterns."""
+    flags: dict[str, str] = {}
+    patterns: list[str] = []
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        at += 1
+        if arg == "-args":
+            break  # everything after it goes to the test binaries
+        if not arg.startswith("-"):
+            patterns.append(arg)
+            continue
+        name, eq, value = arg.lstrip("-").partition("=")
+        name = name.removeprefix("test.")
+        if not eq and name in _VALUED and at < len(args):
+            value = args[at]
+            at += 1
+        flags[name] = value
+    return flags, patterns
+
+
+def _without_failfast(argv: tuple[str, ...]) -> tuple[str, ...]:
+    # The must-fail canary must not stop the run before the real tests.
+    return tuple(a for a in argv if a.lstrip("-").partition("=")[0] != "failfast")
+
+
+def _package_dirs(request: PlantRequest, patterns: Sequence[str]) -> list[Path] | NoCanary:
+    """The directories of the packages `patterns` name that have test files."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        recursive = pattern == "..." or pattern.endswith("/...")
+        base = pattern.removesuffix("...").rstrip("/") or "."
+        if not (base == "." or base.startswith(("./", "../"))) or "..." in base:
+            return NoCanary(f"the package pattern {pattern!r} is not a directory of the tree")
+        directory = inside(request.cwd, base)
+        if not within(request.root, directory):
+            return NoCanary(f"the package pattern {pattern!r} leads out of the workspace")
+        for package in _walk(directory) if recursive else [directory]:
+            if _test_files(package):
+                found[package] = None
+    if not found:
+        return NoCanary("no package the run tests has test files")
+    if len(found) > MAX_PACKAGES:
+        return NoCanary(f"the run tests {len(found)} packages (more than {MAX_PACKAGES})")
+    return list(found)
+
+
+def _walk(top: Path) -> list[Path]:
+    """`top` and the directories below it that `./...` matches: no links, no directory
+    named `testdata` or `vendor` or starting with `.` or `_`, no other module's."""
+    found = [top]
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if not entry.is_dir(follow_symlinks=False) or name in ("testdata", "vendor"):
+                continue
+            if name.startswith((".", "_")) or os.path.lexists(os.path.join(entry.path, "go.mod")):
+                continue
+            found.append(Path(entry.path))
+            stack.append(Path(entry.path))
+    return found
+
+
+def _test_files(directory: Path) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(
+                e.name
+                for e in entries
+                if e.name.endswith("_test.go")
+                and not e.name.startswith((".", "_"))
+                and stat.S_ISREG(e.stat(follow_symlinks=False).st_mode)
+            )
+    except OSError:
+        return []
+
+
+def _package_clause(root: Path, directory: Path) -> str | None:
+    """The package name a test file of `directory` declares (`calc` or `calc_test`)."""
+    for name in _test_files(directory):
+        rel = (directory / name).relative_to(root).as_posix()
+        data = read_untrusted(root, rel, limit=TEST_FILE_MAX_BYTES)
+        if not isinstance(data, bytes):
+            continue
+        match = _PACKAGE.search(_COMMENTS.sub("", data.decode("utf-8", "replace")))
+        if match is not None:
+            return match[1]
+    return None
+
+
+def _test_file(package: str, pair: tuple[Canary, Canary]) -> str:
+    tests = "".join(
+        f"\nfunc {c.name}(t *testing.T) {{}}\n"
+        if c.must_pass
+        else f'\nfunc {c.name}(t *testing.T) {{\n\tt.Fatal("{MUST_FAIL_MESSAGE}")\n}}\n'
+        for c in pair
+    )
+    return (
+        "// Code generated by assay for one verification run and removed after it. DO NOT EDIT.\n"
+        "// Canary tests: one of them must fail and one must pass, or the run's report was\n"
+        "// rewritten.\n\n"
+        f'package {package}\n\nimport "testing"\n{tests}'
+    )
+
+
+def _failed_packages(result: ProcessResult, canaries: Sequence[Canary]) -> frozenset[str] | None:
+    """The groups whose package failed as a whole; None when a package failed that no
+    canary was reported in (one that did not build: it may be any unreported group)."""
+    group_of = {c.name: c.group for c in canaries}
+    reported: dict[str, str] = {}
+    failed: set[str] = set()
+    for event in json_lines(result.stdout.text):
+        package, test, action = event.get("Package"), event.get("Test"), event.get("Action")
+        if not isinstance(package, str):
+            continue
+        if isinstance(test, str) and test in group_of:
+            reported[package] = group_of[test]
+        elif not test and action == "fail":
+            failed.add(package)
+    if any(package not in reported for package in failed):
+        return None
+    return frozenset(reported[package] for package in failed)

@@ -1,0 +1,160 @@
+"""Canaries for node's own test runner (`node --test`, or a package script that runs it).
+
+`node --test` runs each test file in a process of its own, and code a test file requires
+can end that process before any of its tests ran (`process.exit(0)`); node then reports
+the file itself as one passing test. So the canaries are preloaded into every node process
+of the run (`NODE_OPTIONS=--require ...`, which reaches through a package manager) and
+registered only in the processes the runner starts for test files (node marks them with
+`NODE_TEST_CONTEXT`), once each: every test file's process reports them before its own
+tests, and a file reported under its own path never ran them. Processes a test starts in
+turn inherit a mark that keeps the canaries out of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Sequence
+
+from assay.canaries import (
+    MUST_FAIL_MESSAGE,
+    Canary,
+    CanaryFile,
+    NoCanary,
+    Planting,
+    PlantRequest,
+)
+from assay.parsed_output import ParsedOutput
+from assay.process import ProcessResult
+
+#: `node --test` flags that select tests by name: a canary would not be selected.
+_SELECTING = ("--test-name-pattern", "--test-skip-pattern", "--test-only")
+#: Extensions of the files `node --test` runs.
+_TEST_FILE_SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts")
+
+
+def plant_node_test(request: PlantRequest) -> Planting | NoCanary:
+    """`node --test [...]`, as the check runs it."""
+    if "--test" not in request.check.argv:
+        return NoCanary("the command is not `node --test`")
+    return _plant(request, request.check.argv)
+
+
+def plant_package_script(request: PlantRequest) -> Planting | NoCanary:
+    """`npm test`, `yarn run test`...: canaries when the script runs `node --test`."""
+    script = _script(request)
+    if isinstance(script, NoCanary):
+        return script
+    words = _node_test_words(script)
+    if words is None:
+        return NoCanary(f"the script runs {script!r}: no canary for it through a package script")
+    return _plant(request, words)
+
+
+def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
+    if any(a == flag or a.startswith(flag + "=") for a in argv for flag in _SELECTING):
+        return NoCanary("the run selects tests by name: a canary would not be selected")
+    token = request.token()
+    canaries = (
+        Canary(f"assay_canary_{request.token()}", must_pass=True),
+        Canary(f"assay_canary_{request.token()}", must_pass=False),
+    )
+    module = request.cwd / f".assay-canary-{token}" / f"assay_canary_{token}.cjs"
+    path = request.relative(module)
+    return Planting(
+        files=(CanaryFile(path, _module(canaries, token)),),
+        canaries=canaries,
+        env={"NODE_OPTIONS": f"--require {_quoted(str(module))}"},
+        repeats=None,
+        checks=_files_that_reported_nothing,
+        what=f"a module {path} preloaded into every test process (NODE_OPTIONS=--require)",
+    )
+
+
+#: The largest package.json read for its scripts.
+PACKAGE_JSON_MAX_BYTES = 4 * 1024 * 1024
+_SCRIPT_RUNNERS = ("run", "run-script")
+_SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
+
+
+def _script(request: PlantRequest) -> str | NoCanary:
+    from assay.untrusted_files import read_untrusted
+
+    rest = list(request.check.argv[1:])
+    name = rest[1] if rest[:1] and rest[0] in _SCRIPT_RUNNERS and len(rest) > 1 else rest[0]
+    rel = request.relative(request.cwd / "package.json")
+    data = read_untrusted(request.root, rel, limit=PACKAGE_JSON_MAX_BYTES)
+    try:
+        scripts = json.loads(data)["scripts"] if isinstance(data, bytes) else None
+    except (ValueError, KeyError, TypeError):
+        scripts = None
+    script = scripts.get(name) if isinstance(scripts, dict) else None
+    if not isinstance(script, str):
+        return NoCanary(f"package.json has no script {name!r} that could be read")
+    return script
+
+
+def _node_test_words(script: str) -> list[str] | None:
+    """The words of the `node ... --test ...` command in `script`, if it runs one."""
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return None
+    command: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _SHELL_OPERATORS:
+            command.append(word)
+            continue
+        if command and os.path.basename(command[0]) in ("node", "nodejs") and "--test" in command:
+            return command
+        command = []
+    return None
+
+
+def _quoted(path: str) -> str:
+    # NODE_OPTIONS splits on spaces, and reads double quotes.
+    return json.dumps(path) if " " in path else path
+
+
+def _module(canaries: Sequence[Canary], token: str) -> str:
+    tests = "".join(
+        f"  test({json.dumps(c.name)}, () => {{}});\n"
+        if c.must_pass
+        else f"  test({json.dumps(c.name)}, () => {{\n"
+        f"    throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n  }});\n"
+        for c in canaries
+    )
+    mark = f"ASSAY_CANARY_{token}"
+    return (
+        "/* eslint-disable */\n"
+        "// @ts-nocheck\n"
+        "// Canary tests of one verification run, written by assay and removed after it: one\n"
+        "// of them must fail and one must pass, in every test process, or the run's report\n"
+        "// was rewritten.\n"
+        '"use strict";\n'
+        "// Only in a process the test runner started for a test file, and not again in the\n"
+        "// processes its tests start (they inherit the mark).\n"
+        f"if (process.env.NODE_TEST_CONTEXT && !process.env.{mark}) {{\n"
+        f'  process.env.{mark} = "1";\n'
+        '  const { test } = require("node:test");\n'
+        f"{tests}"
+        "}\n"
+    )
+
+
+def _files_that_reported_nothing(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+    """node reports a test process that ended without reporting any test under its file's
+    path: with the canaries in every process, one that ended "passing" never ran them."""
+    silent = [
+        case.name
+        for case in parsed.test_cases
+        if case.outcome == "passed"
+        and os.path.isabs(case.name)
+        and case.name.endswith(_TEST_FILE_SUFFIXES)
+    ]
+    if not silent:
+        return []
+    where = os.path.relpath(silent[0], result.cwd) if result.cwd else silent[0]
+    more = f" (and {len(silent) - 1} more)" if len(silent) > 1 else ""
+    return [f"the test file {where}{more} ended its process before the tests planted in it ran"]

@@ -1,0 +1,461 @@
+"""Canaries: a test run that rewrites its own report is caught by tests it did not write.
+
+Each attack builds a real git repository whose base commit is right and whose change
+leaves the code wrong while the code under test forges what the runner reports: a JUnit
+report written from `sys.argv` and an exit 0, a plugin registered with the running pytest
+that turns every failure into a pass, unittest's listing and summary printed before an
+exit 0, `process.exit(0)` in a module a node test requires, `go test -json` events
+written into the parent's output. The forgeries agree with themselves (summary, report
+and listing), so only the canaries assay plants in the run (one must fail, one must pass,
+names random for the run) show them: every one is verified as untrusted work
+(`--base REF --protect`) and comes out `report_tampered`, never VERIFIED.
+
+Honest changes keep their verdict with canaries on, and the canaries never count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.evidence import Evidence
+from assay.pipeline import VerifyOptions
+from assay.report import Report
+from assay.verdict import Cause, Status, Verdict
+from tests.cli import path_with_venv
+from tests.repos import commit_all, git_repo, write
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _project_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest comes from this interpreter's environment."""
+    monkeypatch.setenv("PATH", path_with_venv())
+
+
+def _repo(root: Path, base: dict[str, str], change: dict[str, str]) -> Path:
+    """A repository whose base commit holds `base`, with `change` committed on top."""
+    return commit_all(write(git_repo(root, base), change), "change")
+
+
+def _verify(repo: Path, **options: object) -> Report:
+    chosen = {"base": "HEAD~1", "protect": True, "use_cache": False, **options}
+    return assay.verify(repo, VerifyOptions(**chosen))  # type: ignore[arg-type]
+
+
+def _test_check(report: Report) -> Evidence:
+    (test,) = [e for e in report.checks if e.check.kind.value == "test"]
+    return test
+
+
+def _explain(report: Report) -> str:
+    lines = [f"{report.status.value}: {report.note}"]
+    for evidence in report.checks:
+        lines.append(f"  {evidence.check.name}: {evidence.verdict.value}/{evidence.cause.value}")
+        lines.append(f"    {evidence.note}")
+        lines.append(f"    canaries: {json.dumps(evidence.extra.get('canaries'))}")
+        if evidence.result is not None:
+            lines.append("    argv: " + " ".join(evidence.result.argv))
+            lines.append(evidence.result.stdout.text[-2000:] + evidence.result.stderr.text[-2000:])
+    return "\n".join(lines)
+
+
+def _assert_tampered(report: Report) -> None:
+    assert report.status is not Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.REPORT_TAMPERED), _explain(
+        report
+    )
+    assert report.status is Status.INDETERMINATE, _explain(report)
+    assert "tampered" in test.note and "planted" in test.note, test.note
+
+
+def _assert_no_canary_counted(test: Evidence) -> None:
+    assert not [c for c in test.test_cases if "canary" in c.name.lower()], test.test_cases
+    assert test.extra["canaries"]["planted"] is True, test.extra
+
+
+# --------------------------------------------------------------------------- pytest
+
+PYPROJECT = '[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\n'
+CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+WRONG_CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+PYTEST_TESTS = """\
+from calc import add, mul
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+PYTHON_BASE = {"pyproject.toml": PYPROJECT, "calc.py": CALC, "tests/test_calc.py": PYTEST_TESTS}
+
+FORGES_THE_JUNIT_REPORT = """\
+import gc
+import os
+import sys
+
+PASSING = (
+    '<testsuites><testsuite name="pytest" tests="2">'
+    '<testcase classname="tests.test_calc" name="test_add" time="0.001"/>'
+    '<testcase classname="tests.test_calc" name="test_mul" time="0.001"/>'
+    "</testsuite></testsuites>"
+)
+
+for arg in sys.argv:
+    if arg.startswith("--junitxml="):
+        # The report pytest was told to write, a summary line that agrees with it, exit 0.
+        with open(arg.split("=", 1)[1], "w") as report:
+            report.write(PASSING)
+        # pytest captures output while it collects: stop that, so the summary is seen.
+        from _pytest.capture import CaptureManager
+
+        for found in gc.get_objects():
+            if isinstance(found, CaptureManager):
+                found.stop_global_capturing()
+        sys.stdout.write("2 passed in 0.01s\\n")
+        sys.stdout.flush()
+        os._exit(0)
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_pytest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": FORGES_THE_JUNIT_REPORT})
+    _assert_tampered(_verify(repo))
+
+
+PASSES_EVERY_OUTCOME = """\
+import gc
+
+
+def _pass_everything():
+    # The running pytest's Config, found through the garbage collector: a plugin
+    # registered with it rewrites every failing outcome before anything reports it.
+    try:
+        import pytest
+        from _pytest.config import Config
+    except ImportError:
+        return
+    for found in gc.get_objects():
+        if isinstance(found, Config):
+
+            class PassAll:
+                @pytest.hookimpl(hookwrapper=True)
+                def pytest_runtest_makereport(self, item, call):
+                    outcome = yield
+                    report = outcome.get_result()
+                    if report.failed:
+                        report.outcome = "passed"
+                        report.longrepr = None
+
+            found.pluginmanager.register(PassAll())
+            return
+
+
+_pass_everything()
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_pytest_outcomes_rewritten_by_a_plugin_are_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": PASSES_EVERY_OUTCOME})
+    # Without canaries every channel agrees: pytest itself prints "2 passed".
+    unguarded = _test_check(_verify(repo, canaries=False))
+    assert unguarded.result is not None, unguarded.note
+    assert "2 passed" in unguarded.result.stdout.text, unguarded.result.stdout.text
+    _assert_tampered(_verify(repo))
+
+
+def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    assert len(test.test_cases) == 2
+    _assert_no_canary_counted(test)
+    assert test.extra["canaries"]["finding"] == "as planted"
+    # The canaries ran for real: the runner exited non-zero because of the must-fail one.
+    assert test.result is not None and test.result.exit_code == 1
+    # ...and are gone from the tree, which was never touched.
+    assert not [p for p in repo.rglob("*") if "canary" in p.name]
+
+
+def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": WRONG_CALC})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+    # No fail-fast: the real tests all ran although one (and the canary) failed.
+    assert test.result is not None and "-x" not in test.result.argv
+
+
+# --------------------------------------------------------------------------- unittest
+
+UNITTEST_TESTS = """\
+import unittest
+
+from calc import add, mul
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_mul(self):
+        self.assertEqual(mul(2, 3), 6)
+"""
+UNITTEST_BASE = {"calc.py": CALC, "tests/__init__.py": "", "tests/test_calc.py": UNITTEST_TESTS}
+
+PRINTS_A_CLEAN_UNITTEST_RUN = """\
+import os
+import sys
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+if "unittest" in sys.modules:
+    # What `unittest -v` prints for a clean run of the two tests, then an exit 0.
+    sys.stderr.write(
+        "test_add (tests.test_calc.CalcTest.test_add) ... ok\\n"
+        "test_mul (tests.test_calc.CalcTest.test_mul) ... ok\\n"
+        "\\n" + "-" * 70 + "\\nRan 2 tests in 0.001s\\n\\nOK\\n"
+    )
+    sys.stderr.flush()
+    os._exit(0)
+"""
+
+
+def test_unittest_run_printed_by_the_code_is_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"calc.py": PRINTS_A_CLEAN_UNITTEST_RUN})
+    _assert_tampered(_verify(repo))
+
+
+def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.check.tool == "unittest"
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+
+
+def test_unittest_honest_failure_is_failed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"calc.py": WRONG_CALC})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+# --------------------------------------------------------------------------- go
+
+GO_MOD = "module calc\n\ngo 1.19\n"
+GO_CALC = "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
+GO_TESTS = """\
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("2 + 3 is not 5")
+	}
+}
+"""
+GO_SUB_CALC = "package sub\n\nfunc Mul(a, b int) int { return a * b }\n"
+GO_SUB_TESTS = """\
+package sub_test
+
+import (
+	"testing"
+
+	"calc/sub"
+)
+
+func TestMul(t *testing.T) {
+	if sub.Mul(2, 3) != 6 {
+		t.Fatal("2 * 3 is not 6")
+	}
+}
+"""
+GO_BASE = {
+    "go.mod": GO_MOD,
+    "calc.go": GO_CALC,
+    "calc_test.go": GO_TESTS,
+    "sub/sub.go": GO_SUB_CALC,
+    "sub/sub_test.go": GO_SUB_TESTS,
+}
+
+WRITES_GO_TEST_EVENTS = """\
+package calc
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// In the test binary: the events of a passing run, written into the output of the
+// `go test` that started it, and an exit 0 before any test runs.
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	out, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/1", os.Getppid()), os.O_WRONLY, 0)
+	if err != nil {
+		out = os.Stdout
+	}
+	fmt.Fprintln(out, `{"Action":"run","Package":"calc","Test":"TestAdd"}`)
+	fmt.Fprintln(out, `{"Action":"pass","Package":"calc","Test":"TestAdd","Elapsed":0}`)
+	os.Exit(0)
+}
+
+func Add(a, b int) int { return a - b }
+"""
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+
+
+@needs_go
+def test_go_test_events_written_by_the_code_are_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": WRITES_GO_TEST_EVENTS})
+    report = _verify(repo)
+    _assert_tampered(report)
+    assert "never reported" in _test_check(report).note
+
+
+@needs_go
+def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+    # A pair in each of the two packages.
+    assert len(test.extra["canaries"]["tests"]) == 4
+
+
+@needs_go
+def test_go_honest_failure_is_failed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": GO_CALC.replace("a + b", "a - b")})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+@needs_go
+def test_go_package_that_does_not_build_is_failed_not_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", GO_BASE, {"sub/sub.go": "package sub\n\nfunc Mul(\n"})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+
+
+# --------------------------------------------------------------------------- node --test
+
+PACKAGE_JSON = json.dumps({"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test"}})
+NODE_CALC = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n"
+NODE_TESTS = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { add, mul } = require('../calc.js');
+
+test('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+
+test('multiplies', () => {
+  assert.strictEqual(mul(2, 3), 6);
+});
+"""
+NODE_BASE = {"package.json": PACKAGE_JSON, "calc.js": NODE_CALC, "test/calc.test.js": NODE_TESTS}
+EXITS_ON_LOAD = (
+    "exports.add = (a, b) => a - b;\nexports.mul = (a, b) => a * b;\n"
+    "// Before any test of the file that requires it runs: node counts the file as a pass.\n"
+    "process.exit(0);\n"
+)
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@needs_node
+def test_node_process_exit_in_a_required_module_is_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": EXITS_ON_LOAD})
+    _assert_tampered(_verify(repo))
+
+
+@needs_node
+def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", NODE_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+
+
+@needs_node
+def test_node_honest_failure_is_failed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+# --------------------------------------------------------------------------- the user's tree
+
+
+def test_canaries_are_never_written_into_the_users_tree(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
+    with pytest.raises(assay.VerifyUsageError, match="canaries"):
+        VerifyOptions(sandbox="none", canaries=True)
+    before = sorted(
+        p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts
+    )
+    report = _verify(repo, protect=False, base=None, canaries=True, sandbox="local")
+    assert report.status is Status.VERIFIED, _explain(report)
+    assert _test_check(report).extra["canaries"]["finding"] == "as planted"
+    after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
+    assert [p for p in after if "canary" in p] == [] and os.path.isdir(repo)
+    assert set(after) - set(before) <= {p for p in after if "__pycache__" in p or "cache" in p}

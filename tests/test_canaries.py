@@ -1,0 +1,388 @@
+"""Canary tests (`assay.canaries`): how a report is judged against them, how they are
+written into a workspace and taken out of it, and what each runner's planter decides."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.canaries import (
+    Canary,
+    NoCanary,
+    NotPlanted,
+    Planted,
+    Planting,
+    PlantRequest,
+    plant,
+)
+from assay.canaries.files import create_file, remove_created
+from assay.canaries.go import plant_go_test
+from assay.canaries.node import plant_node_test, plant_package_script
+from assay.canaries.python import plant_pytest, plant_unittest
+from assay.check_execution import run_check
+from assay.evidence import Check, TestCase, TestCounts
+from assay.parsed_output import ParsedOutput
+from assay.parsed_output import Reading as ChannelReading
+from assay.verdict import Cause, Kind, Verdict
+from tests.repos import write
+from tests.results import process_result
+
+PASS = Canary("test_assay_canary_aaaa", must_pass=True)
+FAIL = Canary("test_assay_canary_bbbb", must_pass=False)
+
+
+def _planted(tmp_path: Path, **more: object) -> Planted:
+    planting = Planting(files=(), canaries=(PASS, FAIL), **more)  # type: ignore[arg-type]
+    return Planted(planting, tmp_path, ())
+
+
+def _parsed(*cases: tuple[str, str], **more: object) -> ParsedOutput:
+    tests = tuple(TestCase(name=name, outcome=outcome) for name, outcome in cases)
+    counts = TestCounts(
+        passed=sum(t.outcome == "passed" for t in tests),
+        failed=sum(t.outcome == "failed" for t in tests),
+        errors=sum(t.outcome == "error" for t in tests),
+        source="junit",
+    )
+    fields = {"tests": counts, "test_cases": tests, "failure_recognized": counts.any_failed}
+    return ParsedOutput(**{**fields, **more})  # type: ignore[arg-type]
+
+
+REAL_PASS = ("tests.test_calc::test_add", "passed")
+CANARIES = (
+    (f"x.assay_canary::{PASS.name}", "passed"),
+    (f"x.assay_canary::{FAIL.name}", "failed"),
+)
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def test_canaries_as_planted_are_taken_out_and_their_failure_discounted(tmp_path: Path) -> None:
+    reading = _planted(tmp_path).read(process_result(exit_code=1), _parsed(REAL_PASS, *CANARIES))
+    assert reading.problems == ()
+    assert reading.exit_code == 0
+    assert [c.name for c in reading.parsed.test_cases] == [REAL_PASS[0]]
+    assert reading.parsed.tests == TestCounts(passed=1, source="junit")
+    assert reading.parsed.failure_recognized is False
+    assert reading.record["finding"] == "as planted"
+
+
+def test_a_real_failure_beside_the_canaries_keeps_the_exit(tmp_path: Path) -> None:
+    real_fail = ("tests.test_calc::test_mul", "failed")
+    parsed = _parsed(REAL_PASS, real_fail, *CANARIES)
+    reading = _planted(tmp_path).read(process_result(exit_code=1), parsed)
+    assert (reading.problems, reading.exit_code) == ((), 1)
+    assert reading.parsed.tests == TestCounts(passed=1, failed=1, source="junit")
+    assert reading.parsed.failure_recognized is True
+
+
+def test_an_exit_other_than_the_runners_failure_code_is_kept(tmp_path: Path) -> None:
+    # pytest's 3 is an internal error: not the canary's doing, and not a test failure.
+    reading = _planted(tmp_path).read(process_result(exit_code=3), _parsed(REAL_PASS, *CANARIES))
+    assert (reading.problems, reading.exit_code) == ((), 3)
+    assert reading.parsed.failure_recognized is False
+
+
+@pytest.mark.parametrize(
+    ("cases", "exit_code", "says"),
+    [
+        pytest.param(
+            (REAL_PASS, (CANARIES[0][0], "passed"), (CANARIES[1][0], "passed")),
+            0,
+            "planted to fail, was reported passed",
+            id="must-fail-passed",
+        ),
+        pytest.param((REAL_PASS, *CANARIES), 0, "exited 0", id="exit-zero"),
+        pytest.param((REAL_PASS,), 0, "never reported", id="absent-and-exit-zero"),
+        pytest.param(
+            (REAL_PASS, (CANARIES[0][0], "failed"), CANARIES[1]),
+            1,
+            "planted to pass, was reported failed",
+            id="must-pass-failed",
+        ),
+        pytest.param((REAL_PASS, *CANARIES, CANARIES[0]), 1, "reported twice", id="reported-twice"),
+        pytest.param((REAL_PASS, CANARIES[1]), 1, "never reported", id="one-missing"),
+    ],
+)
+def test_a_report_that_contradicts_the_canaries_is_tampered(
+    tmp_path: Path, cases: tuple[tuple[str, str], ...], exit_code: int, says: str
+) -> None:
+    reading = _planted(tmp_path).read(process_result(exit_code=exit_code), _parsed(*cases))
+    assert reading.problems, reading
+    assert says in " ".join(reading.problems)
+    assert reading.record["finding"].startswith("report_tampered")
+    # The canaries never count, tampered or not.
+    assert not [c for c in reading.parsed.test_cases if "canary" in c.name]
+
+
+def test_counts_that_leave_out_the_canaries_are_not_the_runners(tmp_path: Path) -> None:
+    forged = TestCounts(passed=1, failed=0, source="text")
+    parsed = _parsed(REAL_PASS, *CANARIES, tests=forged)
+    reading = _planted(tmp_path).read(process_result(exit_code=1), parsed)
+    assert "leave out" in " ".join(reading.problems)
+
+
+def test_canaries_a_failed_run_never_reached_are_not_tampering(tmp_path: Path) -> None:
+    parsed = _parsed(("tests.test_calc::collect", "error"))
+    reading = _planted(tmp_path).read(process_result(exit_code=2), parsed)
+    assert (reading.problems, reading.exit_code) == ((), 2)
+    assert reading.parsed.failure_recognized is True
+    assert reading.record["finding"].startswith("not reached")
+
+
+def test_a_run_that_did_not_finish_is_not_judged(tmp_path: Path) -> None:
+    parsed = _parsed(REAL_PASS, CANARIES[0])
+    reading = _planted(tmp_path).read(process_result(exit_code=None, timed_out=True), parsed)
+    assert reading.problems == () and reading.record["finding"].startswith("not judged")
+    assert [c.name for c in reading.parsed.test_cases] == [REAL_PASS[0]]
+
+
+def test_once_per_process_means_the_same_number_of_times_for_each(tmp_path: Path) -> None:
+    planted = _planted(tmp_path, repeats=None)
+    twice = (REAL_PASS, *CANARIES, *CANARIES)
+    assert planted.read(process_result(exit_code=1), _parsed(*twice)).problems == ()
+    uneven = (REAL_PASS, *CANARIES, CANARIES[0])
+    assert planted.read(process_result(exit_code=1), _parsed(*uneven)).problems
+
+
+def test_groups_that_failed_as_a_whole_may_be_unreached(tmp_path: Path) -> None:
+    a_pass, a_fail = Canary("TestAssayCanaryaa", True, "a"), Canary("TestAssayCanaryab", False, "a")
+    b_pass, b_fail = Canary("TestAssayCanaryba", True, "b"), Canary("TestAssayCanarybb", False, "b")
+    cases = (
+        ("a.TestAdd", "passed"),
+        ("a.TestAssayCanaryaa", "passed"),
+        ("a.TestAssayCanaryab", "failed"),
+    )
+
+    def planted(failed: frozenset[str] | None) -> Planted:
+        planting = Planting(
+            files=(), canaries=(a_pass, a_fail, b_pass, b_fail), failed_groups=lambda _: failed
+        )
+        return Planted(planting, tmp_path, ())
+
+    # b did not build: its canaries never ran, and the run is a failure, not tampering.
+    reading = planted(None).read(process_result(exit_code=1), _parsed(*cases))
+    assert (reading.problems, reading.exit_code) == ((), 1)
+    assert reading.parsed.failure_recognized is True
+    # b passed without its canaries: it did not run them.
+    reading = planted(frozenset({"a"})).read(process_result(exit_code=1), _parsed(*cases))
+    assert "planted in b were never reported" in " ".join(reading.problems)
+
+
+def test_channel_readings_lose_the_canaries_too(tmp_path: Path) -> None:
+    channels = (ChannelReading("the JUnit report", ran=3, failed=1),)
+    parsed = _parsed(REAL_PASS, *CANARIES, readings=channels)
+    reading = _planted(tmp_path).read(process_result(exit_code=1), parsed)
+    (channel,) = reading.parsed.readings
+    assert (channel.ran, channel.failed) == (1, 0)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_files_are_created_new_and_removed_with_their_directories(tmp_path: Path) -> None:
+    created = create_file(tmp_path, "a/.canary/x.py", "pass\n")
+    assert created == ["a", "a/.canary", "a/.canary/x.py"]
+    assert (tmp_path / "a/.canary/x.py").read_text() == "pass\n"
+    assert oct((tmp_path / "a/.canary/x.py").stat().st_mode & 0o777) == oct(0o644)
+    (tmp_path / "a/.canary/__pycache__").mkdir()  # what a runner may leave beside it
+    remove_created(tmp_path, created)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_is_never_written_through_a_link_or_over_one(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "tests").symlink_to(outside)
+    with pytest.raises(OSError):
+        create_file(root, "tests/x.py", "pass\n")
+    assert list(outside.iterdir()) == []
+    (root / "taken.py").symlink_to(outside / "target")
+    with pytest.raises(FileExistsError):
+        create_file(root, "taken.py", "pass\n")
+    assert not (outside / "target").exists()
+    with pytest.raises(ValueError):
+        create_file(root, "../escape.py", "")
+
+
+# --------------------------------------------------------------------------- planting
+
+
+def _request(root: Path, argv: tuple[str, ...], tool: str, cwd: str = ".") -> PlantRequest:
+    check = Check(name=tool, kind=Kind.TEST, argv=argv, tool=tool, cwd=cwd)
+    return PlantRequest(check, root.resolve())
+
+
+def test_a_tool_without_canaries_runs_without_and_says_so(tmp_path: Path) -> None:
+    check = Check(name="make-test", kind=Kind.TEST, argv=("make", "test"), tool="shell")
+    planted = plant(check, tmp_path)
+    assert isinstance(planted, NotPlanted) and not planted.refused
+    assert planted.record()["planted"] is False and "no canary" in planted.why
+
+
+def test_canaries_that_cannot_be_written_refuse_the_check(tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "tests").symlink_to(tmp_path / "outside")
+    check = Check(
+        name="unittest",
+        kind=Kind.TEST,
+        argv=("python3", "-m", "unittest", "discover", "-s", "tests"),
+        tool="unittest",
+    )
+    planted = plant(check, tmp_path / "ws")
+    assert isinstance(planted, NotPlanted) and planted.refused, planted
+    evidence = run_check(check, root=tmp_path / "ws", canaries=planted)
+    assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.START_FAILED)
+    assert evidence.result is None and evidence.extra["canaries"]["planted"] is False
+
+
+def test_pytest_canaries_load_as_a_plugin_and_fail_fast_flags_go(tmp_path: Path) -> None:
+    argv = ("python3", "-m", "pytest", "-q", "-x", "--maxfail", "2", "--sw", "--junitxml=r.xml")
+    decided = plant_pytest(_request(tmp_path, argv, "pytest"))
+    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    edited = decided.edit_argv(argv)
+    module = decided.files[0].path.rsplit("/", 1)[1].removesuffix(".py")
+    assert edited == ("python3", "-m", "pytest", "-q", "--junitxml=r.xml", "-p", module)
+    assert decided.files[0].path.startswith(".assay-canary-")
+    assert decided.env["PYTHONPATH"].endswith(decided.files[0].path.split("/")[0])
+
+
+@pytest.mark.parametrize(
+    ("args", "where", "named"),
+    [
+        ((), "", False),
+        (("discover", "-s", "tests", "-t", "."), "tests/", False),
+        (("discover", "tests"), "tests/", False),
+        (("tests.test_calc",), "", True),
+    ],
+)
+def test_unittest_canaries_go_where_discovery_looks(
+    tmp_path: Path, args: tuple[str, ...], where: str, named: bool
+) -> None:
+    (tmp_path / "tests").mkdir()
+    argv = ("python3", "-m", "unittest", *args)
+    decided = plant_unittest(_request(tmp_path, argv, "unittest"))
+    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    path = decided.files[0].path
+    assert path.startswith(where + "testassaycanary") and "/" not in path[len(where) :]
+    edited = decided.edit_argv(argv)
+    assert edited[-1] == "-v"
+    assert (Path(path).stem in edited) is named
+
+
+def test_unittest_runs_that_select_tests_get_no_canary(tmp_path: Path) -> None:
+    selecting = ("python3", "-m", "unittest", "-k", "add")
+    assert isinstance(plant_unittest(_request(tmp_path, selecting, "unittest")), NoCanary)
+    patterned = ("python3", "-m", "unittest", "discover", "-p", "check_*.py")
+    decided = plant_unittest(_request(tmp_path, patterned, "unittest"))
+    assert isinstance(decided, NoCanary) and "pattern" in decided.why
+
+
+GO_TEST = 'package {}\n\nimport "testing"\n\nfunc TestX(t *testing.T) {{}}\n'
+
+
+def test_go_canaries_go_into_every_tested_package(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "go.mod": "module m\n",
+            "a_test.go": "// package wrong\n/* package wrong */\n" + GO_TEST.format("m"),
+            "sub/b_test.go": GO_TEST.format("sub_test"),
+            "sub/testdata/c_test.go": GO_TEST.format("no"),
+            "vendor/v/v_test.go": GO_TEST.format("no"),
+            "_skip/s_test.go": GO_TEST.format("no"),
+            ".hidden/h_test.go": GO_TEST.format("no"),
+            "other/go.mod": "module other\n",
+            "other/o_test.go": GO_TEST.format("no"),
+            "nothing/n.go": "package nothing\n",
+        },
+    )
+    argv = ("go", "test", "-json", "-failfast", "-count=1", "./...")
+    decided = plant_go_test(_request(tmp_path, argv, "go"))
+    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    by_dir = {f.path.rsplit("/", 1)[0] if "/" in f.path else ".": f.text for f in decided.files}
+    assert sorted(by_dir) == [".", "sub"]
+    assert "package m\n" in by_dir["."] and "package sub_test\n" in by_dir["sub"]
+    assert all(f.path.rsplit("/", 1)[-1].startswith("zz_assay_canary_") for f in decided.files)
+    assert decided.edit_argv(argv) == ("go", "test", "-json", "-count=1", "./...")
+    assert {c.group for c in decided.canaries} == {".", "sub"}
+
+
+def test_go_runs_that_select_tests_get_no_canary(tmp_path: Path) -> None:
+    write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
+    decided = plant_go_test(_request(tmp_path, ("go", "test", "-run", "TestX", "./..."), "go"))
+    assert isinstance(decided, NoCanary) and "-run" in decided.why
+    decided = plant_go_test(_request(tmp_path, ("go", "test", "-count", "3", "."), "go"))
+    assert isinstance(decided, Planting) and decided.repeats == 3
+
+
+def test_go_failed_packages_are_told_apart(tmp_path: Path) -> None:
+    write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
+    decided = plant_go_test(_request(tmp_path, ("go", "test", "./..."), "go"))
+    assert isinstance(decided, Planting) and decided.failed_groups is not None
+    must_fail = next(c for c in decided.canaries if not c.must_pass)
+    events = [
+        {"Action": "fail", "Package": "m", "Test": must_fail.name},
+        {"Action": "fail", "Package": "m"},
+    ]
+    stdout = "\n".join(json.dumps(e) for e in events)
+    assert decided.failed_groups(process_result(stdout=stdout, exit_code=1)) == {"."}
+    broken = stdout + "\n" + json.dumps({"Action": "fail", "Package": "m/broken"})
+    assert decided.failed_groups(process_result(stdout=broken, exit_code=1)) is None
+
+
+def test_node_canaries_are_preloaded_and_package_scripts_read(tmp_path: Path) -> None:
+    decided = plant_node_test(_request(tmp_path, ("node", "--test"), "node-test"))
+    assert isinstance(decided, Planting) and decided.repeats is None
+    assert decided.env["NODE_OPTIONS"].startswith("--require ")
+    assert "NODE_TEST_CONTEXT" in decided.files[0].text
+    scripts = {
+        "test": "tsc && node --test test/",
+        "unit": "jest",
+        "only": "node --test --test-only",
+    }
+    write(tmp_path, {"package.json": json.dumps({"scripts": scripts})})
+    npm = ("npm", "run", "test")
+    assert isinstance(plant_package_script(_request(tmp_path, npm, "npm-test")), Planting)
+    for script in ("unit", "only", "missing"):
+        argv = ("npm", "run", script)
+        assert isinstance(plant_package_script(_request(tmp_path, argv, "npm-test")), NoCanary)
+
+
+# --------------------------------------------------------------------------- a real run
+
+
+def test_a_real_pytest_run_with_canaries_passes_and_leaves_nothing(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+            "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+        },
+    )
+    check = Check(
+        name="pytest",
+        kind=Kind.TEST,
+        argv=(sys.executable, "-m", "pytest", "-q", "-x"),
+        tool="pytest",
+    )
+    before = sorted(os.listdir(tmp_path))
+    planted = plant(check, tmp_path)
+    assert isinstance(planted, Planted)
+    try:
+        evidence = run_check(check, root=tmp_path, canaries=planted)
+    finally:
+        planted.remove()
+    assert (evidence.verdict, evidence.cause) == (Verdict.PASS, Cause.EXIT_ZERO), evidence.note
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (1, 0)
+    assert evidence.result is not None and evidence.result.exit_code == 1
+    assert sorted(p for p in os.listdir(tmp_path) if p != ".pytest_cache") == before
