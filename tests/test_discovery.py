@@ -307,6 +307,9 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
     make.target_candidates(make.parse_justfile(text), "justfile", "just")
     ci.parse_workflow(text, "ci.yml", ENV)
     ci.parse_gitlab(text, ".gitlab-ci.yml", ENV)
+    for system in ci.CI_SYSTEMS:
+        ci.parse_ci_file(system, text, system.label, ENV, make.read_makefile(text))
+    ci.parse_jenkinsfile(text, "Jenkinsfile", ENV, make.read_makefile(text))
     manifests.cargo_candidates(text)
     manifests.go_candidates(text)
     manifests.tsconfig_candidate(text, ENV)
@@ -327,6 +330,13 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
             "justfile",
             ".github/workflows/ci.yml",
             ".gitlab-ci.yml",
+            ".travis.yml",
+            ".circleci/config.yml",
+            "azure-pipelines.yml",
+            "Jenkinsfile",
+            ".woodpecker/a.yml",
+            ".buildkite/pipeline.yml",
+            ".drone.yml",
             "Cargo.toml",
             "go.mod",
             "tsconfig.json",

@@ -204,10 +204,15 @@ def test_makefile_only(tmp_path: Path) -> None:
 
 
 def test_makefile_check_target_takes_the_kind_of_its_recipe(tmp_path: Path) -> None:
-    write(tmp_path, {"Makefile": "check:\n\t@python -m pytest -q\nci: check\n"})
+    write(
+        tmp_path,
+        {"Makefile": "check:\n\t@python -m pytest -q\nci: check\nverify:\n\t./all.sh\n"},
+    )
     p = plan_repository(tmp_path)
     assert argvs(p) == {"make-test": ["make", "check"]}
-    assert any("ci" in d.what and "kind is unknown" in d.reason for d in p.dropped)
+    # `ci` builds `check` first, so it runs tests too; `verify` runs nothing assay knows.
+    assert any("make ci" in d.what and "preferred" in d.reason for d in p.dropped)
+    assert any("verify" in d.what and "kind is unknown" in d.reason for d in p.dropped)
 
 
 def test_justfile(tmp_path: Path) -> None:

@@ -1,0 +1,364 @@
+"""CI configuration beyond GitHub and GitLab (Travis, CircleCI, Azure Pipelines, Jenkins,
+Woodpecker, Buildkite, Drone), and the make targets CI runs (`make all`, `make`, `make check`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from assay.discovery import Origin, ci, discover
+from assay.discovery.model import Candidate
+from assay.plan import plan_repository
+from assay.verdict import Kind
+from tests.repos import write_dedented
+
+
+def ci_candidates(root: Path) -> list[Candidate]:
+    return [c for c in discover(root).candidates if c.origin is Origin.CI]
+
+
+def by_argv(root: Path) -> dict[str, Candidate]:
+    return {" ".join(c.argv): c for c in ci_candidates(root)}
+
+
+def ci_report_errors(root: Path) -> list[str]:
+    return [e for r in discover(root).reports if r.detector == ci.NAME for e in r.errors]
+
+
+def test_travis_script_and_build_matrix(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".travis.yml": """
+                language: python
+                env:
+                  global:
+                    - STRICT=1
+                install:
+                  - pip install -e .[test]
+                script:
+                  - python -m pytest -q tests
+                jobs:
+                  include:
+                    - stage: lint
+                      script: flake8 src
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    test = found["python3 -m pytest -q tests"]
+    assert test.kind is Kind.TEST and str(test.source) == ".travis.yml:8"
+    assert test.env == {"STRICT": "1"}
+    assert found["flake8 src"].kind is Kind.LINT
+    assert str(found["flake8 src"].source) == ".travis.yml:12"
+
+
+def test_circleci_run_steps_in_both_forms_with_their_environment(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".circleci/config.yml": """
+                version: 2.1
+                jobs:
+                  test:
+                    docker:
+                      - image: cimg/python:3.12
+                        command: [pytest, --this-is-the-image-command]
+                    environment:
+                      FEATURE: "on"
+                    steps:
+                      - checkout
+                      - run:
+                          name: tests
+                          command: |
+                            pip install .
+                            pytest -q
+                      - run: mypy src
+                workflows:
+                  main:
+                    jobs: [test]
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    assert set(found) == {"python3 -m pytest -q", "mypy src"}
+    assert found["python3 -m pytest -q"].env == {"FEATURE": "on"}
+    assert str(found["python3 -m pytest -q"].source) == ".circleci/config.yml:15"
+    assert found["mypy src"].kind is Kind.TYPECHECK
+
+
+def test_azure_pipelines_script_and_bash_steps_at_every_level(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "azure-pipelines.yml": """
+                variables:
+                  MODE: strict
+                  OS_IMAGE: $(image)
+                stages:
+                  - stage: check
+                    jobs:
+                      - job: lint
+                        steps:
+                          - task: UsePythonVersion@0
+                          - bash: ruff check .
+                            displayName: ruff
+                      - job: test
+                        variables:
+                          - name: LEVEL
+                            value: "2"
+                        steps:
+                          - script: python -m pytest
+                            env:
+                              EXTRA: "yes"
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    assert found["ruff check ."].kind is Kind.LINT
+    assert found["python3 -m pytest"].env == {"MODE": "strict", "LEVEL": "2", "EXTRA": "yes"}
+
+
+def test_jenkinsfile_sh_steps_are_read_as_text(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "Jenkinsfile": """
+                pipeline {
+                    agent any
+                    environment {
+                        STRICT = '1'
+                        TOKEN = credentials('x')
+                    }
+                    stages {
+                        stage('test') {
+                            steps {
+                                sh 'python -m pytest -q'
+                                sh "ruff check ${env.SRC}"
+                                sh '''
+                                    mypy src
+                                '''
+                                sh script: 'go vet ./...', returnStatus: true
+                                sh(script: "cargo test")
+                            }
+                        }
+                    }
+                }
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    assert set(found) == {"python3 -m pytest -q", "mypy src", "cargo test"}
+    assert str(found["python3 -m pytest -q"].source) == "Jenkinsfile:10"
+    assert found["python3 -m pytest -q"].env == {"STRICT": "1"}
+    assert str(found["mypy src"].source) == "Jenkinsfile:13"
+    dropped = {d.what: d.reason for r in discover(tmp_path).reports for d in r.dropped}
+    assert "expression" in dropped["ruff check ${env.SRC}"]
+    assert "returnStatus" in dropped["go vet ./..."]
+
+
+def test_woodpecker_file_and_directory_in_each_format(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".woodpecker.yml": """
+                pipeline:
+                  test:
+                    image: python
+                    commands:
+                      - pip install tox
+                      - pytest
+            """,
+            ".woodpecker/lint.yaml": """
+                steps:
+                  - name: lint
+                    image: python
+                    environment:
+                      RUFF_CACHE_DIR: /tmp/ruff
+                    commands:
+                      - ruff check .
+            """,
+            ".woodpecker/types.yml": """
+                steps:
+                  types:
+                    image: python
+                    commands: mypy pkg
+            """,
+        },
+    )
+    found = by_argv(tmp_path)
+    assert set(found) == {"python3 -m pytest", "ruff check .", "mypy pkg"}
+    assert found["ruff check ."].env == {"RUFF_CACHE_DIR": "/tmp/ruff"}
+    assert str(found["mypy pkg"].source) == ".woodpecker/types.yml:4"
+
+
+def test_buildkite_command_and_commands_inside_groups(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".buildkite/pipeline.yml": """
+                env:
+                  CI_LEVEL: "3"
+                steps:
+                  - label: ":pytest: tests"
+                    command: "python -m pytest -q"
+                  - wait
+                  - group: checks
+                    steps:
+                      - label: vet
+                        commands:
+                          - go vet ./...
+                        env:
+                          GOFLAGS: -mod=mod
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    assert found["python3 -m pytest -q"].env == {"CI_LEVEL": "3"}
+    assert found["go vet ./..."].env == {"CI_LEVEL": "3", "GOFLAGS": "-mod=mod"}
+    assert found["go vet ./..."].kind is Kind.LINT
+
+
+def test_drone_reads_every_document(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".drone.yml": """
+                kind: pipeline
+                name: default
+                steps:
+                  - name: test
+                    image: golang
+                    environment:
+                      CGO_ENABLED: "0"
+                      SECRET:
+                        from_secret: s
+                    commands:
+                      - go build ./...
+                      - go test ./...
+                ---
+                kind: pipeline
+                name: lint
+                steps:
+                  - name: lint
+                    commands: [cargo clippy]
+                ---
+                kind: signature
+                hmac: 0123
+            """
+        },
+    )
+    found = by_argv(tmp_path)
+    assert found["go test ./..."].env == {"CGO_ENABLED": "0"}
+    assert found["go test ./..."].kind is Kind.TEST
+    assert found["go build ./..."].kind is Kind.BUILD
+    assert found["cargo clippy"].kind is Kind.LINT
+    assert str(found["go test ./..."].source) == ".drone.yml:12"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (".travis.yml", "script: [unclosed", ".travis.yml: not valid YAML"),
+        (".travis.yml", "- a\n- list\n", ".travis.yml: expected a mapping"),
+        (".circleci/config.yml", "jobs: {a: [", ".circleci/config.yml: not valid YAML"),
+        ("azure-pipelines.yml", "just text", "azure-pipelines.yml: expected a mapping"),
+        (".woodpecker.yml", "steps: {a: !!python/object:os.system x}", "not valid YAML"),
+        (".woodpecker/a.yml", "steps:\n\t- x", ".woodpecker/a.yml: not valid YAML"),
+        (".buildkite/pipeline.yml", "steps: [{command: }", "not valid YAML"),
+        (".drone.yml", "kind: pipeline\n---\n: : :\n", ".drone.yml: not valid YAML"),
+    ],
+)
+def test_malformed_ci_files_are_named_problems(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    write_dedented(tmp_path, {name: content})
+    assert any(message in e for e in ci_report_errors(tmp_path)), ci_report_errors(tmp_path)
+    plan_repository(tmp_path)  # and planning goes on
+
+
+def test_an_alias_bomb_in_any_ci_file_is_cheap(tmp_path: Path) -> None:
+    bomb = (
+        "a: &a [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+            for i in range(8)
+        )
+        + "script: [pytest]\n"
+    )
+    for name in (".travis.yml", ".circleci/config.yml", ".drone.yml", "azure-pipelines.yml"):
+        write_dedented(tmp_path, {name: bomb})
+    started = time.perf_counter()
+    assert {c.tool for c in ci_candidates(tmp_path)} == {"pytest"}
+    assert time.perf_counter() - started < 2
+
+
+def test_jenkinsfile_that_is_not_text_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "Jenkinsfile").write_bytes(b"\x00\xff sh 'pytest'")
+    assert any("Jenkinsfile" in e for e in ci_report_errors(tmp_path))
+
+
+# --- make targets that CI runs -----------------------------------------------------------
+
+MAKEFILE = """
+    .PHONY: all check lint unit
+    PY ?= python3
+
+    all: lint unit
+
+    lint:
+    \truff check .
+
+    unit:
+    \t$(PY) -m pytest -q
+
+    check: all
+"""
+
+
+@pytest.mark.parametrize("line", ["make all", "make", "make check", "make -j2 check"])
+def test_a_workflow_running_a_make_target_that_runs_checks_is_picked_up(
+    tmp_path: Path, line: str
+) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "Makefile": MAKEFILE,
+            ".github/workflows/ci.yml": f"""
+                on: push
+                jobs:
+                  build:
+                    runs-on: ubuntu-latest
+                    env:
+                      STRICT: "1"
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: {line}
+            """,
+        },
+    )
+    found = ci_candidates(tmp_path)
+    assert [(c.argv, c.kind, c.tool) for c in found] == [(tuple(line.split()), Kind.TEST, "make")]
+    assert "runs" in found[0].reason and "pytest" in found[0].reason
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    assert [c.argv[0] for c in tests] == ["make"]
+    assert tests[0].env == {"STRICT": "1"}
+
+
+def test_the_makefile_alone_plans_all_when_its_recipe_runs_tests(tmp_path: Path) -> None:
+    write_dedented(tmp_path, {"Makefile": "all:\n\tpython3 -m pytest -q\n"})
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    assert [c.argv for c in tests] == [("make", "all")]
+
+
+def test_a_make_target_ci_runs_that_runs_nothing_known_is_not_a_check(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "Makefile": "all:\n\t$(CC) -o prog prog.c\n",
+            ".travis.yml": "script:\n  - make\n  - make docs\n",
+        },
+    )
+    assert ci_candidates(tmp_path) == []
