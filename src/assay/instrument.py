@@ -12,11 +12,12 @@ inside the workspace; those are named per run and read as untrusted files
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check, CheckerId
 from assay.tools import TOOLS
-from assay.tools.python import MYPY_JSON_SINCE
+from assay.tools.python import MYPY_JSON_SINCE, unshadowed
 from assay.tools.spec import Instrumented, Request, Rule
 
 __all__ = ["MYPY_JSON_SINCE", "Instrumented", "instrument"]
@@ -31,4 +32,6 @@ def instrument(check: Check, checker: CheckerId | None, report_dir: Path) -> Ins
     """The argv and env overlay that make `check.tool` write output assay can parse."""
     rule = _RULES.get(check.tool or "")
     request = Request(check, checker, report_dir)
-    return request.runs(request.argv) if rule is None else rule(request)
+    planned = request.runs(request.argv) if rule is None else rule(request)
+    # Whatever the tool, `python -m X` starts so that no file of the tree can stand in for X.
+    return replace(planned, argv=unshadowed(planned.argv))

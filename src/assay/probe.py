@@ -34,6 +34,7 @@ from assay.probe_record import (
 from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.tools import ecosystem_spec
+from assay.tools.python import unshadowed
 from assay.tools.spec import Ecosystem
 
 #: Deadline for a version command. Short: `--version` that takes longer is not identifying itself.
@@ -121,7 +122,12 @@ def run_version_command(
 
     A binary inside `confinement.root` belongs to the code under test: its version command
     runs through the confinement's runner (the sandbox), never directly on the host."""
-    argv = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
+    # `python -m tool` as checks start it: no file of the working tree can answer for the tool.
+    argv = (
+        list(unshadowed([binary, "-m", module, "--version"]))
+        if module
+        else [binary, *toolchain.version_args]
+    )
     try:
         if confinement is not None and confinement.contains(binary):
             result = confinement.runner(

@@ -20,6 +20,7 @@ set, so `"cached" in report["extra"]` means what it says):
     skipped        [str]  checks not run because an earlier stage failed
     cached         object {"stored_at": unix seconds, "key": str}: a cache hit
     swept          [str]  scratch directories of dead runs this run removed
+    environment    object `assay.environment_proof.EnvironmentProof.to_dict()`, with `--protect`
     cleanup_error  str    the workspace could not be removed (an error of the run)
     error          str    assay could not finish the run (an error of the run)
 """
@@ -72,6 +73,9 @@ class RunRecord:
     swept: tuple[str, ...] = ()
     cleanup_error: str | None = None
     error: str | None = None
+    environment: Mapping[str, Any] | None = None
+    """The proof of the environments the checks would run in (`--protect`): a check that
+    would run in one not proven is not started (`Session.unproven`)."""
     unknown: Mapping[str, Any] = field(default_factory=dict)
     """Keys a newer assay wrote that this one does not know, kept as they were."""
 
@@ -95,6 +99,7 @@ class RunRecord:
             "limits": dict(self.limits) if self.limits is not None else None,
             "swept": list(self.swept) or None,
             "error": self.error,
+            "environment": dict(self.environment) if self.environment is not None else None,
         }
         document.update({k: v for k, v in values.items() if v is not None})
         return document
@@ -116,6 +121,7 @@ class RunRecord:
             "limits",
             "swept",
             "error",
+            "environment",
         }
         protected = data.get("protected")
         cached = data.get("cached")
@@ -144,6 +150,7 @@ class RunRecord:
             swept=tuple(str(s) for s in data.get("swept") or ()),
             cleanup_error=_optional_str(data.get("cleanup_error")),
             error=_optional_str(data.get("error")),
+            environment=_optional_mapping(data.get("environment")),
             unknown={k: v for k, v in data.items() if k not in known},
         )
 

@@ -135,6 +135,70 @@ def list_untrusted(
         os.close(directory)
 
 
+#: The most entries a walk visits: an installed environment holds tens of thousands.
+WALK_MAX_ENTRIES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry met by `walk_untrusted`."""
+
+    path: str
+    """`/`-separated, relative to the walk's root (so it starts with the walked directory)."""
+    kind: str
+    """`file`, `dir`, `link` or `other` (a FIFO, socket or device), as the entry itself
+    says: a link is never followed to see what it points to."""
+
+
+def walk_untrusted(
+    root: str | os.PathLike[str], rel: str, *, limit: int = WALK_MAX_ENTRIES
+) -> list[Entry] | Refused | None:
+    """Every entry beneath the directory at `rel` beneath `root`, each directory entered
+    following no link (a link is an entry, never a way in); None when there is no
+    directory; `Refused` when one is reached through a link, cannot be listed, or the
+    tree holds more than `limit` entries."""
+    found: list[Entry] = []
+    pending = [rel]
+    while pending:
+        directory = pending.pop()
+        fd = _descend(root, directory.split("/"), directory)
+        if fd is None and directory == rel:
+            return None
+        if not isinstance(fd, int):
+            return fd or Refused(f"{directory} changed while being walked; refused")
+        try:
+            readable = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as exc:
+            return Refused(f"{directory} could not be listed ({exc.strerror}); refused")
+        finally:
+            os.close(fd)
+        try:
+            with os.scandir(readable) as entries:
+                for entry in entries:
+                    if len(found) >= limit:
+                        return Refused(f"{rel} holds more than {limit} entries; refused")
+                    kind = _entry_kind(entry)
+                    found.append(Entry(f"{directory}/{entry.name}", kind))
+                    if kind == "dir":
+                        pending.append(f"{directory}/{entry.name}")
+        except OSError as exc:
+            return Refused(f"{directory} could not be listed ({exc.strerror}); refused")
+        finally:
+            os.close(readable)
+    found.sort(key=lambda e: e.path)
+    return found
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "link"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    if entry.is_file(follow_symlinks=False):
+        return "file"
+    return "other"
+
+
 def read_open(found: OpenFile, *, limit: int) -> bytes | Refused:
     """All of an open file if it holds at most `limit` bytes, else `Refused`: a file cut
     at the bound could read as something it is not (a report that lost its failures)."""

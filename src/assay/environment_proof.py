@@ -1,0 +1,885 @@
+"""Proving that the environment a change's checks run in is the one its base installs (`--protect`).
+
+An in-tree virtualenv is gitignored: nothing hashes it, nothing restores it, and the
+change can write anything into it. A `.pth` file there runs at every interpreter start,
+a `sitecustomize.py` too, and a `pytest11` entry point is loaded by pytest as a plugin:
+each can make failing tests pass. So under `--protect` each environment the checks will
+use is proven, or the run is not believed:
+
+- the interpreter: `bin/python*` links to an interpreter outside the tree, and
+  `pyvenv.cfg`'s `home` (where the standard library is found) lies outside it too;
+- every installed distribution's files hash to what its install record (`RECORD`)
+  says; a `.pyc` in `__pycache__` (which records do not hash) is never read, because
+  runners are started with `PYTHONPYCACHEPREFIX` elsewhere;
+- every other file of `site-packages` and `bin` is accounted for by a verified record
+  (a `.pth` file, a `sitecustomize`/`usercustomize` module or a dist-info's
+  `entry_points.txt` that none accounts for is named), and nothing there is a link;
+- a distribution that loads code by itself into every run (a `.pth`, a start-up module,
+  an entry point pytest or flake8 load without being asked) must be one the base's
+  manifests declare, directly or through what they require (`assay.base_requirements`):
+  a record is written by whoever wrote the files, so a whole fake distribution with a
+  consistent record is stopped by the base, not by its record;
+- a directory of the tree on the import path (the working directory, `PYTHONPATH`, a
+  `.pth` line such as an editable install's) holds no start-up module and no metadata
+  declaring such entry points.
+
+A distribution whose files are the workspace's own (an editable install: `direct_url.json`
+points into the tree) is fine: those files are code under test like any other.
+
+What stays out of reach, said plainly: a change that rewrites an installed file *and* its
+record consistently, in a distribution the base declares, is consistent with the only
+record there is; nothing offline says what the file should hold. `assay verify --install
+--protect` closes this by building the environment afresh from the base's manifests.
+`node_modules` cannot be proven at all: a lockfile's `integrity` hashes the packed
+tarball, and nothing records the unpacked files, so under `--protect` a `node_modules`
+the checks would use is reported unproven (rebuild it with `--install`).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.base_requirements import Declared, declared_by_base, normalise, parse_requirement
+from assay.untrusted_files import (
+    Link,
+    OpenFile,
+    Refused,
+    chunks,
+    list_untrusted,
+    open_untrusted,
+    read_untrusted,
+    walk_untrusted,
+)
+
+if TYPE_CHECKING:
+    from assay.evidence import Check
+    from assay.session import Session
+
+#: In-tree virtualenv names discovery looks for (`assay.discovery.toolenv.VENV_NAMES`).
+VENV_NAMES = (".venv", "venv", "env", ".env", "virtualenv")
+#: Environment directories a workspace links to its source's instead of copying them.
+LINKED_ENVIRONMENTS = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
+#: Runners assay itself starts, and what installs packages: needed whether declared or not.
+RUNNER_DISTS = frozenset(
+    {"pytest", "mypy", "ruff", "pyright", "basedpyright", "flake8", "pylint", "black", "tox", "nox"}
+)
+INSTALLER_DISTS = frozenset({"pip", "setuptools", "wheel"})
+#: Entry point groups a runner loads without being asked: every plugin installed is loaded.
+AUTOLOADED_GROUPS = ("pytest11", "flake8.extension", "flake8.report")
+#: Modules `site` imports at every interpreter start, from anywhere on the import path.
+STARTUP_MODULES = ("sitecustomize", "usercustomize")
+#: What a tool that makes virtualenvs writes into `bin` besides the interpreter links.
+_ACTIVATION = re.compile(
+    r"activate(\.\w+)?|activate_this\.py|Activate\.ps1|(de)?activate\.bat|pydoc\.bat"
+)
+_INTERPRETER = re.compile(r"python(3(\.\d+)?)?|pypy(3(\.\d+)?)?")
+_HASHES = ("sha256", "sha384", "sha512")
+
+#: Bounds on what is read: files in install records are streamed, metadata read whole.
+PROVE_MAX_BYTES = 64 * 1024**3
+RECORD_MAX_BYTES = 64 * 1024 * 1024
+METADATA_MAX_BYTES = 16 * 1024 * 1024
+SMALL_FILE_MAX_BYTES = 1024 * 1024
+#: How many links from one interpreter name to the next are followed inside `bin`.
+LINK_HOPS = 8
+#: How many problems a proof keeps (the first ones name the cause; the rest are counted).
+MAX_PROBLEMS = 200
+#: How many problems the report's note names.
+NOTE_NAMES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing that keeps an environment from being proven: where, and what is wrong."""
+
+    path: str
+    """Relative to the workspace root."""
+    problem: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "problem": self.problem}
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentProof:
+    """What proving the workspace's environments found."""
+
+    checked: tuple[str, ...] = ()
+    """The environments looked at (`.venv`, `node_modules`), relative to the workspace."""
+    problems: tuple[Problem, ...] = ()
+    pytest_plugins: tuple[str, ...] = ()
+    """Modules of the proven pytest plugins (`pytest11` entry points), to name explicitly."""
+    more_problems: int = 0
+    """Problems found beyond the `MAX_PROBLEMS` kept."""
+    unproven: tuple[str, ...] = ()
+    """The ecosystems (`python`, `node`) whose environment has a problem."""
+    venvs: tuple[str, ...] = ()
+    """The in-tree virtualenvs among `checked`."""
+
+    @property
+    def proven(self) -> bool:
+        return not self.problems
+
+    def blocks(self, check: Check) -> bool:
+        """Whether `check` would run in an environment that is not proven."""
+        return ("python" in self.unproven and _uses_python(check)) or (
+            "node" in self.unproven and _uses_node(check)
+        )
+
+    def note(self) -> str | None:
+        """Why a check that would run in these environments is not run, and what to do
+        about it; None when they are proven."""
+        if self.proven:
+            return None
+        named = "; ".join(f"{p.path}: {p.problem}" for p in self.problems[:NOTE_NAMES])
+        rest = len(self.problems) - NOTE_NAMES + self.more_problems
+        more = f" (and {rest} more problems)" if rest > 0 else ""
+        return (
+            "the environment it would run in is not proven to be what the base installs, so "
+            f"it was not run: {named}{more}. Rebuild the environment from the base's manifests "
+            "(`assay verify --install --protect` builds a fresh one), or delete it"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "checked": list(self.checked),
+            "proven": self.proven,
+            "problems": [p.to_dict() for p in self.problems],
+            "pytest_plugins": list(self.pytest_plugins),
+        }
+        if self.more_problems:
+            document["more_problems"] = self.more_problems
+        if (note := self.note()) is not None:
+            document["note"] = note
+        return document
+
+
+# --------------------------------------------------------------------------- the session's part
+
+
+def protect_environment(
+    session: Session, checks: Sequence[Check], repository: Path, base: str | None
+) -> dict[str, str]:
+    """Prove the environments `checks` will use in `session`'s workspace (the base of
+    `repository` at `base` says which distributions may load code by themselves), keep
+    the proof in the session's record, keep every check that would run in an unproven
+    one from starting (`Session.unproven`: it is `inconclusive`, never run and never
+    passed), and return the variables every check then runs with."""
+    workspace = session.workspace
+    if workspace is None:
+        return {}
+    declared = declared_by_base(repository, base) if base else Declared(problem="no base was given")
+    record = workspace.provisioned
+    proof = prove_environments(
+        workspace.path,
+        checks,
+        declared,
+        source=Path(record.source) if record is not None else None,
+        linked=record.linked if record is not None else (),
+    )
+    session.record = replace(session.record, environment=proof.to_dict())
+    if (note := proof.note()) is not None:
+        session.unproven = {c.name: f"{c.name}: {note}" for c in checks if proof.blocks(c)}
+    return launch_env(proof, session.reports / "pycache")
+
+
+def launch_env(proof: EnvironmentProof, pycache: Path) -> dict[str, str]:
+    """Variables that keep runners on what was proven: byte-code is read and written
+    under `pycache` (outside the workspace), never from a `__pycache__` nothing hashes;
+    where the checks run from an in-tree virtualenv, pytest loads no plugin by itself,
+    only the ones proven there, named (`PYTEST_PLUGINS`, which reaches pytest however it
+    is started). An interpreter outside the tree keeps its own plugins: they are the
+    host's, and the tree's directories on its import path are checked all the same."""
+    env = {"PYTHONPYCACHEPREFIX": str(pycache)}
+    if proof.venvs:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        if proof.pytest_plugins:
+            env["PYTEST_PLUGINS"] = ",".join(proof.pytest_plugins)
+    return env
+
+
+def discard_linked_environments(session: Session) -> tuple[str, ...]:
+    """Remove the workspace's links to the source's environments, so that install steps
+    build fresh ones from the (restored) manifests instead of keeping the tree's."""
+    workspace = session.workspace
+    if workspace is None or workspace.provisioned is None:
+        return ()
+    removed = []
+    for rel in workspace.provisioned.linked:
+        path = workspace.path / rel
+        if rel.rsplit("/", 1)[-1] in LINKED_ENVIRONMENTS and path.is_symlink():
+            path.unlink()
+            removed.append(rel)
+    return tuple(removed)
+
+
+# --------------------------------------------------------------------------- the proof
+
+
+def prove_environments(
+    workspace: Path,
+    checks: Sequence[Check],
+    declared: Declared,
+    *,
+    source: Path | None = None,
+    linked: Sequence[str] = (),
+) -> EnvironmentProof:
+    """Prove every environment `checks` would use in `workspace` (see the module
+    docstring). `source` and `linked`: the tree the workspace was made from and the
+    environment directories the workspace links to there instead of copying."""
+    places = _Places(Path(workspace), source, tuple(linked))
+    found = _Findings()
+    checked: list[str] = []
+    venvs: list[str] = []
+    plugins: list[str] = []
+    import_dirs: list[tuple[str, bool]] = []
+    unproven: list[str] = []
+    if any(_uses_python(c) for c in checks):
+        for index, venv in enumerate(_venvs(places, checks, found)):
+            checked.append(venv)
+            venvs.append(venv)
+            venv_plugins, pth_dirs = _prove_venv(places, venv, declared, found)
+            if index == 0:
+                plugins = venv_plugins  # the interpreter discovery plans with is the first
+            import_dirs += [(d, True) for d in pth_dirs]
+        import_dirs += _check_import_dirs(places, checks)
+        for directory, at_startup in dict.fromkeys(import_dirs):
+            _scan_import_dir(places, directory, at_startup, found)
+        if found.problems:
+            unproven.append("python")
+    if any(_uses_node(c) for c in checks):
+        before = len(found.problems) + found.dropped
+        for modules in _node_modules(places, checks):
+            checked.append(modules)
+            found.add(
+                modules,
+                "node_modules cannot be proven to be what the base's lockfile installs: a "
+                "lockfile's integrity hashes the packed tarballs and nothing records the "
+                "unpacked files, so any of them may have been rewritten",
+            )
+        if len(found.problems) + found.dropped > before:
+            unproven.append("node")
+    return EnvironmentProof(
+        checked=tuple(checked),
+        problems=tuple(found.problems),
+        pytest_plugins=tuple(dict.fromkeys(plugins)),
+        more_problems=found.dropped,
+        unproven=tuple(unproven),
+        venvs=tuple(venvs),
+    )
+
+
+@dataclass
+class _Findings:
+    problems: list[Problem] = field(default_factory=list)
+    dropped: int = 0
+    hashed: int = 0
+    """Bytes hashed so far, against `PROVE_MAX_BYTES`."""
+
+    def add(self, path: str, problem: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(path, problem))
+        else:
+            self.dropped += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """Where a workspace path is read: in the workspace, or through a link assay made to
+    the source's environment directory, in the source (both read as untrusted trees)."""
+
+    workspace: Path
+    source: Path | None
+    linked: tuple[str, ...]
+
+    def locate(self, rel: str) -> tuple[Path, str] | str:
+        """(root, rel) to read `rel` from, or why it cannot be read."""
+        for link in self.linked:
+            if rel != link and not rel.startswith(link + "/"):
+                continue
+            path = self.workspace / link
+            if self.source is None or not path.is_symlink():
+                return self.workspace, rel  # not a link (any more): the workspace's own
+            if os.readlink(path) != str(self.source / link):
+                return f"{link} is a link that does not lead where the workspace was linked"
+            return self.source, rel
+        return self.workspace, rel
+
+    def inside(self, path: str) -> bool:
+        """Whether the absolute `path` lies in the workspace or the tree it was made from."""
+        path = os.path.normpath(path)
+        roots = [self.workspace, *([self.source] if self.source else [])]
+        for root in roots:
+            for form in {str(root), os.path.realpath(root)}:
+                if path == form or path.startswith(form.rstrip("/") + "/"):
+                    return True
+        return False
+
+    def absolute(self, rel: str) -> str:
+        located = self.locate(rel)
+        root = located[0] if isinstance(located, tuple) else self.workspace
+        return str(root / rel)
+
+
+def _uses_python(check: Check) -> bool:
+    return _ecosystem(check) in ("python", "generic")
+
+
+def _uses_node(check: Check) -> bool:
+    argv0 = check.argv[0] if check.argv else ""
+    return _ecosystem(check) in ("node", "generic") or "node_modules/" in argv0
+
+
+def _ecosystem(check: Check) -> str:
+    from assay.tools import tool_spec
+
+    spec = tool_spec(check.tool or "")
+    return spec.ecosystem.value if spec is not None else "generic"
+
+
+def _venvs(places: _Places, checks: Sequence[Check], found: _Findings) -> list[str]:
+    """In-tree virtualenvs the checks use: those discovery plans with, and any a check's
+    command lies in (`pkg/.venv/bin/python`, `.tox/py/bin/pytest`). One reached through a
+    link the tree made (not the workspace's own link to its source) is a problem."""
+    candidates = list(VENV_NAMES)
+    for check in checks:
+        argv0 = check.argv[0] if check.argv else ""
+        if "/" not in argv0:
+            continue
+        path = argv0 if os.path.isabs(argv0) else str(places.workspace / check.cwd / argv0)
+        path = os.path.normpath(path)
+        if places.inside(path):
+            parts = os.path.relpath(path, places.workspace).split(os.sep)
+            candidates += ["/".join(parts[:depth]) for depth in range(len(parts) - 1, 0, -1)]
+    venvs = []
+    for rel in dict.fromkeys(candidates):
+        state = _venv_state(places, rel)
+        if isinstance(state, str):
+            found.add(rel, state)
+        elif state:
+            venvs.append(rel)
+    return venvs
+
+
+def _venv_state(places: _Places, rel: str) -> bool | str:
+    """Whether `rel` is a virtualenv (it holds `pyvenv.cfg`), or why that cannot be told."""
+    located = places.locate(f"{rel}/pyvenv.cfg")
+    if isinstance(located, str):
+        return located
+    config = read_untrusted(*located, limit=SMALL_FILE_MAX_BYTES, single_link=False)
+    if isinstance(config, Refused):
+        return f"it may be an environment, but {config.reason}"
+    return config is not None
+
+
+# --------------------------------------------------------------------------- one virtualenv
+
+
+@dataclass
+class _Dist:
+    """One installed distribution, as its dist-info directory describes it."""
+
+    directory: str
+    name: str = ""
+    verified: bool = False
+    owned: set[str] = field(default_factory=set)
+    requires: list[tuple[str, frozenset[str], str | None]] = field(default_factory=list)
+    """(name, extras asked for, the extra of ours it is conditional on)."""
+    entry_points: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Autoloaded groups only: group -> [(name, value)]."""
+    startup: list[str] = field(default_factory=list)
+    """Its top-level names that run at every interpreter start (`x.pth`, `sitecustomize.py`)."""
+    editable_into_tree: bool = False
+
+
+def _prove_venv(
+    places: _Places, venv: str, declared: Declared, found: _Findings
+) -> tuple[list[str], list[str]]:
+    """Prove one virtualenv; returns its proven pytest plugins and the directories its
+    `.pth` files put on the import path inside the tree."""
+    located = places.locate(venv)
+    if isinstance(located, str):
+        found.add(venv, located)
+        return [], []
+    root = located[0]
+    _prove_interpreter(places, root, venv, found)
+    site_dirs = _site_packages(root, venv, found)
+    dists: list[_Dist] = []
+    walked: dict[str, list[tuple[str, str]]] = {}
+    for site in site_dirs:
+        entries = walk_untrusted(root, site)
+        if not isinstance(entries, list):
+            found.add(site, entries.reason if isinstance(entries, Refused) else "missing")
+            continue
+        walked[site] = [(e.path, e.kind) for e in entries if e.kind != "dir"]
+        for entry in entries:
+            name = entry.path[len(site) + 1 :]
+            if entry.kind == "dir" and "/" not in name and name.endswith(".dist-info"):
+                dists.append(_read_dist(places, root, site, name, venv, found))
+    owned = set().union(*(d.owned for d in dists))
+    for site, files in walked.items():
+        for path, kind in files:
+            if path not in owned:
+                _unaccounted(site, path, kind, found)
+    _unaccounted_bin(root, venv, owned, found)
+    accepted = _accepted(dists, declared)
+    plugins: list[str] = []
+    for dist in dists:
+        if not dist.verified:
+            continue
+        loads = [f"{g} entry point {n}" for g, eps in dist.entry_points.items() for n, _ in eps]
+        hooks = [f"{n}, run at every start" for n in dict.fromkeys(dist.startup)] + loads
+        if not hooks:
+            continue
+        if dist.name not in accepted and not _editable_path_only(dist, places, root, declared):
+            found.add(
+                dist.directory,
+                f"{dist.name} loads code into every run ({', '.join(hooks[:3])}) but the "
+                "base's manifests do not declare it, nor anything they require",
+            )
+            continue
+        plugins += [_module(value) for _, value in dist.entry_points.get("pytest11", ())]
+    pth_dirs = [d for dist in dists if dist.verified for d in _pth_dirs(places, root, dist)]
+    return plugins, pth_dirs
+
+
+def _prove_interpreter(places: _Places, root: Path, venv: str, found: _Findings) -> None:
+    """`pyvenv.cfg`'s `home` and every `bin/python*` lead out of the tree."""
+    config = read_untrusted(
+        root, f"{venv}/pyvenv.cfg", limit=SMALL_FILE_MAX_BYTES, single_link=False
+    )
+    if not isinstance(config, bytes):
+        found.add(f"{venv}/pyvenv.cfg", "it could not be read")
+        return
+    for line in config.decode("utf-8", "replace").splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key.strip().lower() in ("home", "executable", "base-executable"):
+            where = value.strip()
+            if not os.path.isabs(where) or places.inside(where):
+                found.add(
+                    f"{venv}/pyvenv.cfg",
+                    f"its {key.strip()} ({where}) is inside the tree: the interpreter and its "
+                    "standard library would be the tree's",
+                )
+    names = list_untrusted(root, f"{venv}/bin")
+    if not isinstance(names, list):
+        found.add(f"{venv}/bin", "it could not be listed")
+        return
+    for name in names:
+        if _INTERPRETER.fullmatch(name):
+            _follow_interpreter(places, root, venv, name, found)
+
+
+def _follow_interpreter(
+    places: _Places, root: Path, venv: str, name: str, found: _Findings
+) -> None:
+    current = name
+    for _ in range(LINK_HOPS):
+        path = f"{venv}/bin/{current}"
+        with open_untrusted(root, path, single_link=False) as entry:
+            if isinstance(entry, OpenFile):
+                found.add(path, "an interpreter copied into the tree: nothing proves what it is")
+                return
+            if not isinstance(entry, Link):
+                found.add(path, entry.reason if isinstance(entry, Refused) else "a dangling link")
+                return
+            target = entry.target
+        if "/" not in target:
+            current = target  # python -> python3.12: a sibling in bin
+            continue
+        absolute = target if os.path.isabs(target) else str(root / venv / "bin" / target)
+        if places.inside(absolute):
+            found.add(path, f"it links to {target}, inside the tree")
+        return
+    found.add(f"{venv}/bin/{name}", f"more than {LINK_HOPS} links lead from it")
+
+
+def _site_packages(root: Path, venv: str, found: _Findings) -> list[str]:
+    """`lib*/python*/site-packages` of the virtualenv; `lib64 -> lib` is the same directory."""
+    sites: list[str] = []
+    for lib in ("lib", "lib64"):
+        with open_untrusted(root, f"{venv}/{lib}") as entry:
+            if isinstance(entry, Link):
+                if entry.target.rstrip("/") not in ("lib", str(root / venv / "lib")):
+                    found.add(f"{venv}/{lib}", f"a link to {entry.target}, not to lib")
+                continue
+        names = list_untrusted(root, f"{venv}/{lib}")
+        if isinstance(names, Refused):
+            found.add(f"{venv}/{lib}", names.reason)
+        for name in names if isinstance(names, list) else ():
+            if name.startswith(("python", "pypy")):
+                site = f"{venv}/{lib}/{name}/site-packages"
+                if list_untrusted(root, site) is not None:
+                    sites.append(site)
+    return sites
+
+
+# --------------------------------------------------------------------------- one distribution
+
+
+def _read_dist(
+    places: _Places, root: Path, site: str, directory: str, venv: str, found: _Findings
+) -> _Dist:
+    """A distribution's record checked file by file, and what it says about itself."""
+    where = f"{site}/{directory}"
+    dist = _Dist(
+        directory=where, name=normalise(directory.removesuffix(".dist-info").split("-")[0])
+    )
+    record = read_untrusted(root, f"{where}/RECORD", limit=RECORD_MAX_BYTES, single_link=False)
+    if not isinstance(record, bytes):
+        found.add(f"{where}/RECORD", "no readable install record: its files cannot be proven")
+        return dist
+    before = len(found.problems) + found.dropped
+    try:
+        rows = list(csv.reader(io.StringIO(record.decode("utf-8"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        found.add(f"{where}/RECORD", f"the install record does not parse ({exc})")
+        return dist
+    for row in rows:
+        if row:
+            _check_row(root, site, where, venv, row, dist, found)
+    metadata = _metadata(root, where, dist)
+    if metadata is None:
+        found.add(f"{where}/METADATA", "missing or unreadable")
+    dist.verified = len(found.problems) + found.dropped == before
+    if not dist.verified:
+        return dist
+    dist.entry_points = _entry_points(root, where, dist)
+    for path in dist.owned:
+        top = path[len(site) + 1 :] if path.startswith(site + "/") else ""
+        first = top.split("/", 1)[0]
+        if (top.endswith(".pth") and "/" not in top) or first.split(".", 1)[0] in STARTUP_MODULES:
+            dist.startup.append(first)
+    dist.editable_into_tree = _editable_into_tree(places, root, where)
+    return dist
+
+
+def _check_row(
+    root: Path, site: str, where: str, venv: str, row: list[str], dist: _Dist, found: _Findings
+) -> None:
+    path, digest = row[0], (row[1] if len(row) > 1 else "")
+    target = posixpath.normpath(posixpath.join(site, path)) if not path.startswith("/") else ""
+    if not target.startswith(venv + "/"):
+        found.add(f"{where}/RECORD", f"it names a file outside the environment: {path[:200]}")
+        return
+    dist.owned.add(target)
+    if not digest:
+        unhashed_ok = target == f"{where}/RECORD" or target.endswith(("RECORD.jws", "RECORD.p7s"))
+        if not (unhashed_ok or ("/__pycache__/" in target and target.endswith(".pyc"))):
+            found.add(target, "its install record gives no hash for it")
+        return
+    algorithm, _, expected = digest.partition("=")
+    if algorithm not in _HASHES:
+        found.add(target, f"its install record hashes it with {algorithm[:20]!r}, not sha256")
+        return
+    actual = _hash(root, target, algorithm, found)
+    if actual is not None and actual != expected:
+        found.add(
+            target,
+            f"its content is not what {dist.name} installed (its hash differs from RECORD's)",
+        )
+
+
+def _hash(root: Path, rel: str, algorithm: str, found: _Findings) -> str | None:
+    with open_untrusted(root, rel, single_link=False) as entry:
+        if isinstance(entry, Link):
+            found.add(rel, "a symbolic link where its install record lists a file")
+            return None
+        if entry is None:
+            found.add(rel, "missing, though its install record lists it")
+            return None
+        if isinstance(entry, Refused):
+            found.add(rel, entry.reason)
+            return None
+        if found.hashed + entry.size > PROVE_MAX_BYTES:
+            found.add(rel, f"the environment holds more than {PROVE_MAX_BYTES} bytes to prove")
+            return None
+        digest = hashlib.new(algorithm)
+        try:
+            for chunk in chunks(entry):
+                digest.update(chunk)
+        except OSError as exc:
+            found.add(rel, f"it could not be read ({exc.strerror})")
+            return None
+        found.hashed += entry.size
+    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
+
+
+def _metadata(root: Path, where: str, dist: _Dist) -> bool | None:
+    """Read Name and Requires-Dist from METADATA into `dist`; None when unreadable."""
+    data = read_untrusted(root, f"{where}/METADATA", limit=METADATA_MAX_BYTES, single_link=False)
+    if not isinstance(data, bytes) or f"{where}/METADATA" not in dist.owned:
+        return None
+    for line in data.decode("utf-8", "replace").splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line; the description follows
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key == "name" and value.strip():
+            dist.name = normalise(value.strip())
+        elif key == "requires-dist":
+            requirement, _, marker = value.partition(";")
+            parsed = parse_requirement(requirement)
+            if parsed is not None:
+                extra = re.search(r"\bextra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+                conditional = normalise(extra.group(1)) if extra else None
+                dist.requires.append((parsed[0], parsed[1], conditional))
+    return True
+
+
+def _entry_points(root: Path, where: str, dist: _Dist) -> dict[str, list[tuple[str, str]]]:
+    """The autoloaded groups of `entry_points.txt`, parsed as `importlib.metadata` parses
+    it (sections, `name = value` split at the first `=`), so that nothing it would load
+    is missed here."""
+    if f"{where}/entry_points.txt" not in dist.owned:
+        return {}
+    data = read_untrusted(
+        root, f"{where}/entry_points.txt", limit=METADATA_MAX_BYTES, single_link=False
+    )
+    return autoloaded_entry_points(data) if isinstance(data, bytes) else {}
+
+
+def autoloaded_entry_points(data: bytes) -> dict[str, list[tuple[str, str]]]:
+    """Entry points of `AUTOLOADED_GROUPS` in an `entry_points.txt`."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    section = None
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        name, eq, value = line.partition("=")
+        if eq and section in AUTOLOADED_GROUPS:
+            groups.setdefault(section, []).append((name.strip(), value.strip()))
+    return groups
+
+
+def _module(value: str) -> str:
+    """The module an entry point's value names (`pkg.plugin:obj [extra]` -> `pkg.plugin`)."""
+    return value.split("[", 1)[0].split(":", 1)[0].strip()
+
+
+def _editable_into_tree(places: _Places, root: Path, where: str) -> bool:
+    """Whether `direct_url.json` says this is an editable install of a directory in the tree."""
+    import json
+
+    data = read_untrusted(
+        root, f"{where}/direct_url.json", limit=SMALL_FILE_MAX_BYTES, single_link=False
+    )
+    if not isinstance(data, bytes):
+        return False
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict) or not isinstance(document.get("dir_info"), dict):
+        return False
+    url = document.get("url")
+    if not document["dir_info"].get("editable") or not isinstance(url, str):
+        return False
+    return url.startswith("file://") and places.inside(url.removeprefix("file://"))
+
+
+def _editable_path_only(dist: _Dist, places: _Places, root: Path, declared: Declared) -> bool:
+    """An editable install of the tree's own project, when the base names no project to
+    check it by: accepted only if all it adds is import paths (no code, no plugin)."""
+    if declared.projects or not dist.editable_into_tree or dist.entry_points:
+        return False
+    for name in dict.fromkeys(dist.startup):
+        if not name.endswith(".pth"):
+            return False
+        site = dist.directory.rsplit("/", 1)[0]
+        lines = _pth_lines(root, f"{site}/{name}")
+        if lines is None or any(_runs_code(line) for line in lines):
+            return False
+    return True
+
+
+def _accepted(dists: Iterable[_Dist], declared: Declared) -> set[str]:
+    """Names the base's manifests declare, and everything those require (an extra's
+    requirements only where that extra was asked for), among the verified distributions."""
+    by_name = {d.name: d for d in dists if d.verified}
+    wanted: dict[str, set[str]] = {
+        n: set(declared.extras.get(n, ())) for n in declared.names | RUNNER_DISTS | INSTALLER_DISTS
+    }
+    queue = list(wanted)
+    while queue:
+        name = queue.pop()
+        dist = by_name.get(name)
+        if dist is None:
+            continue
+        for required, extras, conditional in dist.requires:
+            if conditional is not None and conditional not in wanted[name]:
+                continue
+            known = wanted.get(required)
+            if known is None:
+                wanted[required] = set(extras)
+                queue.append(required)
+            elif not extras <= known:
+                known.update(extras)
+                queue.append(required)
+    return set(wanted)
+
+
+# --------------------------------------------------------------------------- files no record accounts for
+
+
+def _unaccounted(site: str, path: str, kind: str, found: _Findings) -> None:
+    name = path[len(site) + 1 :]
+    parts = name.split("/")
+    if "__pycache__" in parts[:-1] and kind == "file":
+        return  # never read: runners start with PYTHONPYCACHEPREFIX elsewhere
+    if name == "README.txt":
+        return  # the interpreter's own note in an empty site-packages
+    if kind == "link":
+        found.add(path, "a symbolic link no install record accounts for")
+    elif kind != "file":
+        found.add(path, "not a regular file")
+    elif name.endswith(".pth") and "/" not in name:
+        found.add(
+            path,
+            "a .pth file no install record accounts for: Python runs its import lines at every start",
+        )
+    elif parts[0].split(".", 1)[0] in STARTUP_MODULES:
+        found.add(path, "a start-up module no install record accounts for: imported at every start")
+    elif parts[0].endswith((".dist-info", ".egg-info")):
+        found.add(
+            path, "metadata no install record accounts for (its entry points would be loaded)"
+        )
+    else:
+        found.add(path, "a file no install record accounts for")
+
+
+def _unaccounted_bin(root: Path, venv: str, owned: set[str], found: _Findings) -> None:
+    entries = walk_untrusted(root, f"{venv}/bin")
+    for entry in entries if isinstance(entries, list) else ():
+        name = entry.path[len(venv) + 5 :]
+        if "/" in name or entry.kind == "dir" or entry.path in owned:
+            continue  # a directory in bin is nothing a command line names
+        if _INTERPRETER.fullmatch(name) or _ACTIVATION.fullmatch(name):
+            continue  # followed out of the tree above; activation scripts run nowhere
+        found.add(entry.path, "a command no install record accounts for")
+
+
+# --------------------------------------------------------------------------- the import path
+
+
+def _pth_lines(root: Path, rel: str) -> list[str] | None:
+    data = read_untrusted(root, rel, limit=SMALL_FILE_MAX_BYTES, single_link=False)
+    if not isinstance(data, bytes):
+        return None
+    return [line.rstrip() for line in data.decode("utf-8", "replace").splitlines()]
+
+
+def _runs_code(line: str) -> bool:
+    return line.startswith(("import ", "import\t"))
+
+
+def _pth_dirs(places: _Places, root: Path, dist: _Dist) -> list[str]:
+    """Directories of the tree the distribution's `.pth` files put on the import path."""
+    dirs = []
+    for name in dist.startup:
+        if not name.endswith(".pth"):
+            continue
+        site = dist.directory.rsplit("/", 1)[0]
+        for line in _pth_lines(root, f"{site}/{name}") or ():
+            if not line or line.startswith("#") or _runs_code(line):
+                continue
+            absolute = os.path.normpath(os.path.join(str(root / site), line))
+            if places.inside(absolute):
+                dirs.append(absolute)
+    return dirs
+
+
+def _check_import_dirs(places: _Places, checks: Sequence[Check]) -> list[tuple[str, bool]]:
+    """Tree directories the Python checks import from: their working directories (added
+    after start-up, so only their metadata matters) and their PYTHONPATH (read at start-up)."""
+    dirs: list[tuple[str, bool]] = []
+    for check in checks:
+        if not _uses_python(check):
+            continue
+        cwd = os.path.normpath(str(places.workspace / check.cwd))
+        dirs.append((cwd, False))
+        for entry in check.env.get("PYTHONPATH", "").split(os.pathsep):
+            if entry:
+                path = os.path.normpath(os.path.join(cwd, entry))
+                if places.inside(path):
+                    dirs.append((path, True))
+    return dirs
+
+
+def _scan_import_dir(places: _Places, directory: str, at_startup: bool, found: _Findings) -> None:
+    """A tree directory on the import path holds no start-up module (if it is there at
+    start-up) and no metadata declaring entry points a runner loads by itself."""
+    located = _tree_of(places, directory)
+    if located is None:
+        return
+    root, rel = located
+    if rel:
+        reached = places.locate(rel) if root == places.workspace else located
+        if isinstance(reached, str):
+            found.add(rel, reached)
+            return
+        root, rel = reached
+    names = list_untrusted(root, rel) if rel else _list_root(root)
+    for name in names if isinstance(names, list) else ():
+        path = f"{rel}/{name}" if rel else name
+        if at_startup and name.split(".", 1)[0] in STARTUP_MODULES:
+            found.add(path, "a start-up module on the import path: imported at every start")
+        elif name.endswith((".dist-info", ".egg-info")):
+            data = read_untrusted(root, f"{path}/entry_points.txt", limit=METADATA_MAX_BYTES)
+            if isinstance(data, Refused) or (
+                isinstance(data, bytes) and autoloaded_entry_points(data)
+            ):
+                found.add(
+                    path,
+                    "metadata on the import path declaring plugins a runner loads by itself, "
+                    "or under the names of the plugins assay asks for",
+                )
+
+
+def _tree_of(places: _Places, directory: str) -> tuple[Path, str] | None:
+    """(tree root, relative path) of an absolute directory in the workspace or its source."""
+    for root in (places.workspace, places.source):
+        if root is None:
+            continue
+        for form in {str(root), os.path.realpath(root)}:
+            if directory == form:
+                return root, ""
+            if directory.startswith(form.rstrip("/") + "/"):
+                return root, directory[len(form.rstrip("/")) + 1 :]
+    return None
+
+
+def _list_root(root: Path) -> list[str] | None:
+    try:
+        return sorted(os.listdir(root))
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------- node_modules
+
+
+def _node_modules(places: _Places, checks: Sequence[Check]) -> Iterator[str]:
+    """`node_modules` directories the node checks resolve from: the root's, each check's
+    directory's, and those the workspace links to."""
+    candidates = ["node_modules"]
+    candidates += [f"{c.cwd.strip('/')}/node_modules" for c in checks if c.cwd not in ("", ".")]
+    candidates += [rel for rel in places.linked if rel.rsplit("/", 1)[-1] == "node_modules"]
+    for rel in dict.fromkeys(candidates):
+        located = places.locate(rel)
+        if isinstance(located, str) or list_untrusted(*located) is not None:
+            yield rel

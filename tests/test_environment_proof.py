@@ -1,0 +1,253 @@
+"""Proving in-tree environments, reading what a base declares, and starting runners so
+that the tree cannot stand in for them: each piece on real files and real interpreters,
+without a sandbox (the end-to-end attacks are in test_attacks_environment.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from assay.base_requirements import declared_in, parse_requirement
+from assay.environment_proof import (
+    autoloaded_entry_points,
+    launch_env,
+    prove_environments,
+)
+from assay.evidence import Check
+from assay.tools.python import unshadowed
+from assay.untrusted_files import Refused, walk_untrusted
+from assay.verdict import Kind
+from tests.repos import write_dedented
+from tests.test_attacks_environment import BASE_PYTHON, make_venv, plant, pyproject
+
+PYTEST = Check("pytest", Kind.TEST, (".venv/bin/python", "-m", "pytest"), tool="pytest")
+NODE_TEST = Check("node-test", Kind.TEST, ("node", "--test"), tool="node-test")
+DECLARED = declared_in({"pyproject.toml": pyproject("pytest", "pytest-tiny").encode()})
+
+
+# --------------------------------------------------------------------------- what a base declares
+
+
+def test_a_pyproject_declares_its_dependencies_extras_groups_and_its_own_name() -> None:
+    declared = declared_in(
+        {
+            "pyproject.toml": b"""
+[project]
+name = "Calc_Lib"
+dependencies = ["Requests[socks]>=2; python_version>'3.8'", "attrs"]
+[project.optional-dependencies]
+test = ["pytest-asyncio==0.23"]
+[dependency-groups]
+dev = ["ruff", {include-group = "test"}]
+[tool.poetry.group.lint.dependencies]
+Flake8-Bugbear = "*"
+""",
+        }
+    )
+    assert {"requests", "attrs", "pytest-asyncio", "ruff", "flake8-bugbear"} <= declared.names
+    assert declared.projects == {"calc-lib"}
+    assert declared.extras == {"requests": {"socks"}}
+
+
+def test_requirement_files_setup_py_and_lockfiles_are_read_as_text() -> None:
+    declared = declared_in(
+        {
+            "requirements-dev.txt": b"# tools\n-r requirements.txt\npytest-cov>=4  # cov\n"
+            b"-e git+https://example.invalid/x.git#egg=pytest_xdist\n--index-url x\n",
+            "setup.py": b"DEPS = ['hypothesis']\nsetup(name='calc', install_requires=DEPS,"
+            b" extras_require={'t': ['pytest-mock']})\n",
+            "uv.lock": b'[[package]]\nname = "pluggy"\nversion = "1"\n',
+        }
+    )
+    assert {"pytest-cov", "pytest-xdist", "hypothesis", "pytest-mock", "pluggy"} <= declared.names
+    assert "calc" in declared.projects
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("pytest[testing] >= 8 ; extra == 'x'", ("pytest", frozenset({"testing"}))),
+        ("Zope.Interface", ("zope-interface", frozenset())),
+        ("pkg @ https://example.invalid/pkg.whl", ("pkg", frozenset())),
+        ("https://example.invalid/pkg.whl", None),
+        ("./local/dir", None),
+        ("-r other.txt", None),
+    ],
+)
+def test_a_requirement_names_a_distribution_or_nothing(
+    text: str, parsed: tuple[str, frozenset[str]] | None
+) -> None:
+    assert parse_requirement(text) == parsed
+
+
+def test_entry_points_are_read_as_importlib_reads_them() -> None:
+    text = b"[console_scripts]\nx = a:b\n\n[pytest11]\n# a comment\n asyncio = pytest_asyncio.plugin \n"
+    assert autoloaded_entry_points(text) == {"pytest11": [("asyncio", "pytest_asyncio.plugin")]}
+
+
+# --------------------------------------------------------------------------- runners the tree cannot replace
+
+
+def test_only_python_m_of_a_known_runner_is_rewritten() -> None:
+    (python, flag, _, *rest) = unshadowed((".venv/bin/python", "-m", "pytest", "-q"))
+    assert (python, flag, rest) == (".venv/bin/python", "-c", ["pytest", "-q"])
+    assert unshadowed(("python3", "-m", "myproject.selftest")) == (
+        "python3",
+        "-m",
+        "myproject.selftest",
+    )
+    assert unshadowed(("pytest", "-q")) == ("pytest", "-q")
+
+
+def _interpreters() -> list[str]:
+    """This machine's interpreters, older ones included where pyenv keeps them: the start
+    must work on each (`-P` exists only from 3.11)."""
+    found = [BASE_PYTHON]
+    versions = Path(os.path.expanduser("~/.pyenv/versions"))
+    if versions.is_dir():
+        for version in sorted(versions.iterdir()):
+            python = version / "bin" / "python3"
+            if python.exists() and not version.name.startswith(("2.", "3.5")):
+                found.append(str(python))
+    return list(dict.fromkeys(found))
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_a_root_module_cannot_answer_for_the_runner(tmp_path: Path, python: str) -> None:
+    """A `pytest.py`, a `compileall.py` and a `runpy.py` at the root (before 3.11 `-m`
+    itself imports runpy from the working directory) answer `python -m`; started
+    unshadowed, they do not."""
+    plant(
+        tmp_path,
+        {
+            "pytest.py": "print('2 passed')\n",
+            "runpy.py": "print('2 passed')\n",
+            "compileall.py": "print('2 passed')\n",
+            "mypkg/__init__.py": "VALUE = 7\n",
+        },
+    )
+    argv = unshadowed((python, "-m", "compileall", "-q", "mypkg"))
+    done = subprocess.run(
+        argv, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert "2 passed" not in done.stdout and done.returncode == 0, (done.stdout, done.stderr)
+    probe = subprocess.run(
+        unshadowed((python, "-m", "pytest", "--version")),
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "2 passed" not in probe.stdout  # the real pytest, or "No module named pytest"
+    assert probe.returncode == 0 or "No module named pytest" in probe.stderr, probe.stderr
+
+
+# --------------------------------------------------------------------------- proving a virtualenv
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A project with a real in-tree virtualenv holding one pip-installed pytest plugin."""
+    root = tmp_path / "tree"
+    write_dedented(root, {"calc.py": "X = 1\n"})
+    make_venv(root, tmp_path)
+    return root
+
+
+def site(root: Path) -> Path:
+    return next((root / ".venv" / "lib").glob("python3*/site-packages"))
+
+
+def problem_paths(root: Path, *checks: Check, declared: object = DECLARED) -> list[str]:
+    proof = prove_environments(root, checks or (PYTEST,), declared)  # type: ignore[arg-type]
+    return [p.path for p in proof.problems]
+
+
+def test_an_honest_venv_is_proven_and_its_declared_plugin_named(tree: Path) -> None:
+    proof = prove_environments(tree, (PYTEST,), DECLARED)
+    assert proof.proven, proof.problems
+    assert proof.checked == (".venv",) and proof.pytest_plugins == ("pytest_tiny",)
+    env = launch_env(proof, tree / "pycache")
+    assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["PYTEST_PLUGINS"] == "pytest_tiny"
+
+
+def test_a_link_in_site_packages_is_not_followed_and_not_proven(tree: Path) -> None:
+    (site(tree) / "helper.py").symlink_to(tree / "calc.py")
+    assert problem_paths(tree) == [str((site(tree) / "helper.py").relative_to(tree))]
+
+
+def test_an_interpreter_and_a_home_inside_the_tree_are_not_proven(tree: Path) -> None:
+    fake = tree / "tools" / "python3"
+    plant(tree, {"tools/python3": "#!/bin/sh\necho 2 passed\n"})
+    fake.chmod(0o755)
+    (tree / ".venv" / "bin" / "python").unlink()
+    (tree / ".venv" / "bin" / "python").symlink_to(fake)
+    config = tree / ".venv" / "pyvenv.cfg"
+    config.write_text(config.read_text().replace("home = ", f"home = {tree}/tools\n#"))
+    assert {".venv/bin/python", ".venv/pyvenv.cfg"} <= set(problem_paths(tree))
+
+
+def test_a_command_in_bin_no_record_accounts_for_is_not_proven(tree: Path) -> None:
+    plant(tree, {".venv/bin/ruff": "#!/bin/sh\nexit 0\n"})
+    assert problem_paths(tree) == [".venv/bin/ruff"]
+
+
+def test_a_startup_module_on_pythonpath_in_the_tree_is_not_proven(tree: Path) -> None:
+    plant(tree, {"src/sitecustomize.py": "import os\n"})
+    check = Check("pytest", Kind.TEST, PYTEST.argv, env={"PYTHONPATH": "src"}, tool="pytest")
+    assert problem_paths(tree, check) == ["src/sitecustomize.py"]
+
+
+def test_metadata_in_the_working_directory_declaring_a_pytest_plugin_is_not_proven(
+    tree: Path,
+) -> None:
+    """`importlib.metadata` reads every directory on the import path, the working one too."""
+    plant(tree, {"evil-1.0.dist-info/entry_points.txt": "[pytest11]\ntiny = evil\n"})
+    assert problem_paths(tree) == ["evil-1.0.dist-info"]
+
+
+def test_node_modules_is_never_proven_and_blocks_only_the_checks_that_use_it(
+    tmp_path: Path,
+) -> None:
+    plant(tmp_path, {"node_modules/jest/index.js": "module.exports = {}\n"})
+    proof = prove_environments(tmp_path, (NODE_TEST, PYTEST), DECLARED)
+    assert [p.path for p in proof.problems] == ["node_modules"]
+    assert proof.blocks(NODE_TEST) and not proof.blocks(PYTEST)
+
+
+# --------------------------------------------------------------------------- walking an untrusted tree
+
+
+def test_a_walk_lists_links_without_following_them_and_is_bounded(tmp_path: Path) -> None:
+    plant(tmp_path, {"top/a/b.py": "", "top/c.txt": "", "outside/secret.txt": ""})
+    (tmp_path / "top" / "link").symlink_to(tmp_path / "outside")
+    found = walk_untrusted(tmp_path, "top")
+    assert isinstance(found, list)
+    assert [(e.path, e.kind) for e in found] == [
+        ("top/a", "dir"),
+        ("top/a/b.py", "file"),
+        ("top/c.txt", "file"),
+        ("top/link", "link"),
+    ]
+    assert isinstance(walk_untrusted(tmp_path, "top", limit=2), Refused)
+    assert isinstance(walk_untrusted(tmp_path, "top/link"), Refused)
+    assert walk_untrusted(tmp_path, "missing") is None
+
+
+def test_the_proof_reads_a_linked_environment_where_the_workspace_links_to(
+    tree: Path, tmp_path: Path
+) -> None:
+    """A workspace links to its source's `.venv`: read there, not refused as a link."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / ".venv").symlink_to(tree / ".venv")
+    proof = prove_environments(workspace, (PYTEST,), DECLARED, source=tree, linked=(".venv",))
+    assert proof.proven and proof.checked == (".venv",), proof.problems
+    elsewhere = prove_environments(
+        workspace, (PYTEST,), DECLARED, source=tmp_path, linked=(".venv",)
+    )
+    assert not elsewhere.proven
