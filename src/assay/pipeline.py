@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.environment_proof import discard_linked_environments, protect_environment
 from assay.errors import AssayError
 from assay.evidence import CheckerId, Evidence
 from assay.plan import Plan, PlanOptions
@@ -298,6 +299,8 @@ class _Run:
         env: dict[str, str] = {}
         installed: tuple[Evidence, ...] | None = None
         if self.options.install:
+            if self.options.protect:  # the tree's environments are not the base's: build anew
+                discard_linked_environments(session)
             env = dependency_caches(session.root)
             installed = tuple(_install(session, env))
             if not all(e.passed for e in installed):
@@ -308,6 +311,8 @@ class _Run:
                     install=installed,
                 )
             the_plan = make_plan(session.root, self.options)
+        if self.options.protect:
+            env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
         checkers = session.identify(the_plan.checks)
         cache, key = _cache_lookup(
             self.root, self.digest, the_plan, self.options, checkers, session

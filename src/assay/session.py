@@ -71,6 +71,9 @@ class Session:
         self.workspace: Workspace | None = None
         self.probes: ProbeCache | None = None
         self.refusal: Refusal | None = None
+        self.unproven: dict[str, str] = {}
+        """Checks not to start, by name, and why: the environment they would run in is not
+        proven (`assay.environment_proof`); each comes back `inconclusive` / `start_failed`."""
         self.record = RunRecord()
 
     @property
@@ -104,6 +107,11 @@ class Session:
         runner = (self.sandbox.with_network() if online else self.sandbox).runner(workspace)
 
         def execute(check: Check) -> Evidence:
+            if (why := self.unproven.get(check.name)) is not None:
+                reason = "not started: the environment it would run in is not proven"
+                return evidence_for(
+                    check, Cause.START_FAILED, reason=reason, note=why, sandbox=self.name
+                )
             if env:
                 check = replace(check, env={**env, **check.env})
             if expires is not None:

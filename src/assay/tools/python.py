@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
@@ -40,6 +40,43 @@ PYPROJECT_MAX_BYTES = 4 * 1024 * 1024
 
 _LOCAL = (".venv/bin", "venv/bin")
 _IN_TREE_VENVS = (".venv", "venv")
+
+
+# --------------------------------------------------------------------------- launching
+
+#: `python -m MODULE` started so that no file of the working tree can stand in for MODULE.
+#: With `-m` the working directory comes first on the import path, so a `pytest.py` at the
+#: root would answer `python -m pytest` (and its `--version`). Here the module is found
+#: without the directory; it is then put back last, where the project's own modules are
+#: still found (a flat layout's tests import them) but none shadows an installed one.
+#: `sys.path` is cut before anything is imported (`runpy` itself could be shadowed). Any
+#: Python 3 runs it; `-P` (3.11+) would drop the directory altogether.
+UNSHADOWED_MODULE_BOOTSTRAP = (
+    "import sys;c=sys.path[:1]==[''] and sys.path.pop(0)=='';"
+    "import os,runpy,importlib.util as u;m=sys.argv.pop(1);"
+    "u.find_spec(m) or sys.exit('No module named '+m);"
+    "c and sys.path.append(os.getcwd());runpy._run_module_as_main(m)"
+)
+_INTERPRETER_NAME = re.compile(r"(python|pypy)(3(\.\d+)?)?")
+
+
+def unshadowed(argv: Sequence[str]) -> tuple[str, ...]:
+    """`python -m RUNNER ARGS...` as `python -c BOOTSTRAP RUNNER ARGS...` (see
+    `UNSHADOWED_MODULE_BOOTSTRAP`) for the runners declared here (pytest, unittest, mypy,
+    ruff, compileall ...); any other command as it is: a module the project names is the
+    project's own, and is found where `-m` finds it."""
+    if (
+        len(argv) >= 3
+        and argv[1] == "-m"
+        and argv[2] in _runner_modules()
+        and _INTERPRETER_NAME.fullmatch(Path(argv[0]).name)
+    ):
+        return (argv[0], "-c", UNSHADOWED_MODULE_BOOTSTRAP, *argv[2:])
+    return tuple(argv)
+
+
+def _runner_modules() -> frozenset[str]:
+    return frozenset(m for tool in ECOSYSTEM.tools for m in (tool.name, tool.module) if m)
 
 
 # --------------------------------------------------------------------------- tuning
