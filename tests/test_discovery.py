@@ -28,10 +28,11 @@ from assay.discovery import (
 from assay.discovery import detectors as detectors_module
 from assay.discovery.command_lines import recognise, recognise_line
 from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
-from assay.plan import plan, plan_repository
+from assay.evidence import Check
+from assay.plan import Plan, plan, plan_repository
 from assay.tools import tool_spec
 from assay.verdict import Kind
-from tests.repos import write
+from tests.repos import write, write_dedented
 
 ENV = ProjectEnv(python="python3", python_source="PATH")
 
@@ -302,6 +303,8 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
     python.find_tool_configs({p: text for p in python.CONFIG_FILES})
     python.test_style([text])
     python_envs.parse_tox(text, "tox.ini", ENV)
+    python_envs.parse_tox(text, "tox.toml", ENV)
+    python_envs.parse_tox(text, "pyproject.toml", ENV)
     python_envs.parse_noxfile(text, "noxfile.py", ENV)
     make.target_candidates(make.parse_makefile(text), "Makefile", "make")
     make.target_candidates(make.parse_justfile(text), "justfile", "just")
@@ -326,6 +329,7 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
             "pyproject.toml",
             "setup.cfg",
             "tox.ini",
+            "tox.toml",
             "Makefile",
             "justfile",
             ".github/workflows/ci.yml",
@@ -440,3 +444,107 @@ def test_targets_and_scripts_that_ignore_failures_are_dropped(tmp_path: Path) ->
     assert "pytest" in names  # the native command answers the test question instead
     reasons = " ".join(d.reason for d in p.dropped)
     assert "ignores failures" in reasons
+
+
+# --- tox: the stated command, with its environment ----------------------------------------
+
+
+def check_of(p: Plan, kind: Kind) -> Check:
+    return next(c for c in p.checks if c.kind is kind)
+
+
+def test_tox_command_and_setenv_outrank_the_configured_runner(tmp_path: Path) -> None:
+    """pluggy's tox.ini: the test command sits behind `{env:X:default}`, and setenv carries a
+    variable the suite needs; `[pytest]` in the same file must not win over the stated command."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                envlist=linting,py{36,37,38,39}
+
+                [testenv]
+                commands=
+                  {env:_PLUGGY_TOX_CMD:pytest} {posargs}
+                  coverage: coverage report -m
+                setenv=
+                  _PYTEST_SETUP_SKIP_PLUGGY_DEP=1
+                  coverage: _PLUGGY_TOX_CMD=coverage run -m pytest
+
+                [pytest]
+                testpaths = testing
+            """
+        },
+    )
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert test.argv == ("python3", "-m", "pytest", "-q", "-x")
+    assert test.env == {"_PYTEST_SETUP_SKIP_PLUGGY_DEP": "1"}
+    assert test.source == "tox.ini:6"
+
+
+def test_tox_substitutions_factors_and_screening(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [base]
+                typecheck = mypy src
+
+                [testenv]
+                setenv =
+                    RUN_INTEGRATION = 1
+                    DATA_DIR = {toxinidir}/tests/data
+                    py312: ONLY_312 = 1
+                    !pure: PURE_PYTHON = 0
+                    LD_PRELOAD = {toxinidir}/evil.so
+                commands =
+                    coverage run -p -m pytest {posargs:"{toxinidir}/tests" --cov=pkg --cov-report term} -p no:randomly
+                    sphinx-build -b doctest docs {envtmpdir}/doctest
+
+                [testenv:typing]
+                commands = {[base]typecheck}
+            """
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    # coverage's wrapper and pytest-cov's options are not the test command; the rest is.
+    assert test.argv == ("python3", "-m", "pytest", "tests", "-p", "no:randomly", "-q", "-x")
+    assert test.env == {"RUN_INTEGRATION": "1", "DATA_DIR": "tests/data", "PURE_PYTHON": "0"}
+    assert any("LD_PRELOAD refused" in n for n in p.notes)
+    assert check_of(p, Kind.TYPECHECK).argv == ("mypy", "src")
+    assert any("{envtmpdir}" in d.reason for d in p.dropped)
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (
+            "setup.cfg",
+            (
+                "[metadata]\nname = p\n\n[tox:tox]\nenvlist = py3\n\n"
+                "[testenv]\nsetenv = STRICT=1\ncommands = pytest tests/unit\n"
+            ),
+        ),
+        (
+            "pyproject.toml",
+            (
+                '[project]\nname = "p"\n\n[tool.tox]\nlegacy_tox_ini = """\n[tox]\n'
+                '[testenv]\nsetenv = STRICT=1\ncommands = pytest tests/unit\n"""\n'
+            ),
+        ),
+        (
+            "tox.toml",
+            (
+                'env_list = ["py3"]\n[env_run_base]\nset_env = { STRICT = "1" }\n'
+                'commands = [["pytest", { replace = "posargs", default = ["tests/unit"] }]]\n'
+            ),
+        ),
+    ],
+)
+def test_tox_configured_outside_tox_ini(tmp_path: Path, path: str, text: str) -> None:
+    write(tmp_path, {path: text, "tests/unit/test_a.py": "def test_a(): pass\n"})
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert test.argv == ("python3", "-m", "pytest", "tests/unit", "-q", "-x")
+    assert test.env == {"STRICT": "1"}
+    assert test.source.startswith(path)

@@ -129,8 +129,34 @@ def _strip_runners(words: list[str]) -> list[str]:
         if is_python(head) and len(words) > 2 and words[1] == "-m":
             words = words[2:]
             continue
+        module = _coverage_module(words) if head == "coverage" else None
+        if module is not None:
+            words = module
+            continue
         break
     return words
+
+
+#: `coverage run` options that take the next word as their value.
+_COVERAGE_VALUE_OPTIONS = frozenset(
+    {"--rcfile", "--source", "--include", "--omit", "--context", "--concurrency", "--data-file"}
+)
+
+
+def _coverage_module(words: list[str]) -> list[str] | None:
+    """`coverage run [options] -m X args` as `X args`: measuring coverage is not the check,
+    the module it runs is. None for anything else (`coverage run script.py`, `coverage report`)."""
+    if words[1:2] != ["run"]:
+        return None
+    at = 2
+    while at < len(words):
+        word = words[at]
+        if word == "-m":
+            return words[at + 1 :] or None
+        if not word.startswith("-"):
+            return None
+        at += 2 if word in _COVERAGE_VALUE_OPTIONS else 1
+    return None
 
 
 def is_python(name: str) -> bool:
@@ -146,12 +172,42 @@ def _basename(word: str) -> str:
 SCRIPT_KINDS = dict(_SCRIPT_KINDS)
 
 
+#: pytest-cov's options: coverage is not what a verification asks, and a project's stated
+#: command that names them fails outright where pytest-cov is not installed.
+_PYTEST_COV_FLAGS = frozenset({"--cov-append", "--cov-branch", "--cov-reset", "--no-cov"})
+_PYTEST_COV_VALUED = frozenset(
+    {"--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
+)
+COVERAGE_NOTE = "pytest-cov's options left out: coverage is not the question, and needs pytest-cov"
+
+
+def without_coverage(args: tuple[str, ...]) -> tuple[str, ...]:
+    """pytest's arguments without pytest-cov's options (`--cov=pkg`, `--cov-report term`)."""
+    kept: list[str] = []
+    skip = False
+    for at, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name = word.partition("=")[0]
+        if name in _PYTEST_COV_FLAGS or name == "--no-cov-on-fail":
+            continue
+        if name in _PYTEST_COV_VALUED or name == "--cov":
+            # `--cov src` takes `src` (its value is optional); the others always take one.
+            nxt = args[at + 1] if at + 1 < len(args) else "-"
+            skip = "=" not in word and not nxt.startswith("-")
+            continue
+        kept.append(word)
+    return tuple(kept)
+
+
 def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
     """The command re-targeted at the project's own tools: its interpreter, its node_modules."""
     spec = tool_spec(hit.tool)
     launch = spec.launch if spec is not None else Launch.AS_WRITTEN
     if launch is Launch.PYTHON_MODULE:
-        return env.python_module(hit.tool, *hit.args)
+        args = without_coverage(hit.args) if hit.tool == "pytest" else hit.args
+        return env.python_module(hit.tool, *args)
     if launch is Launch.PYTHON_TOOL:
         return env.python_tool(_tool_word(hit), *hit.args)
     if launch is Launch.NODE_BIN and hit.argv:
@@ -172,9 +228,14 @@ def candidate_from(
     """A recognised command as a candidate, re-targeted at the project's own tools.
 
     The command's own `NAME=value` assignments override `extra_env` (CI or tox settings)."""
+    argv = project_argv(hit, env)
+    notes = (
+        (COVERAGE_NOTE,) if hit.tool == "pytest" and without_coverage(hit.args) != hit.args else ()
+    )
     return Candidate(
         kind=hit.kind,
-        argv=project_argv(hit, env),
+        argv=argv,
+        notes=notes,
         tool=hit.tool,
         ecosystem=hit.ecosystem,
         origin=origin,

@@ -125,11 +125,17 @@ def tool_candidates(
             targets = _mypy_targets(config, env, root_dirs)
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
         elif config.tool == "pyright":
-            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=1))
+            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
     return found
 
 
-def _configured(config: ToolConfig, kind: Kind, argv: tuple[str, ...], cost: int = 0) -> Candidate:
+#: A configured tool's native command ranks below a command tox or nox states (cost 0).
+CONFIGURED_COST = 1
+
+
+def _configured(
+    config: ToolConfig, kind: Kind, argv: tuple[str, ...], cost: int = CONFIGURED_COST
+) -> Candidate:
     return Candidate(
         kind=kind,
         argv=argv,

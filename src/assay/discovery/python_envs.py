@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from assay.discovery.command_lines import (
     SCRIPT_KINDS,
@@ -30,15 +31,20 @@ from assay.discovery.model import (
     Source,
     parsed_report,
 )
-from assay.discovery.text import line_of, load_ini, one_line
+from assay.discovery.text import line_of, one_line
+from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
 
 NAME = "tox-nox"
 
+#: A command tox or nox states outranks a tool merely configured (`[tool.pytest]`): it is
+#: what the maintainers run, with the environment they run it in.
+STATED_COST = 0
+
 #: tox environment names (after `testenv:`) and the kind their commands answer.
 _ENV_KINDS: dict[str, Kind] = {
     **SCRIPT_KINDS,
-    "": Kind.TEST,  # the bare [testenv]
+    "": Kind.TEST,  # the bare [testenv], and tox 4's env_run_base
     "py": Kind.TEST,
     "unit": Kind.TEST,
     "type": Kind.TYPECHECK,
@@ -49,66 +55,48 @@ _ENV_KINDS: dict[str, Kind] = {
     "pre-commit": Kind.LINT,
 }
 
-_POSARGS = re.compile(r"\{posargs(?::([^}]*))?\}")
-_TOXINIDIR = re.compile(r"\{toxinidir\}/?")
-
 
 def env_kind(name: str) -> Kind | None:
-    """The kind a tox env or nox session named `name` answers, if its name says."""
+    """The kind a tox env or nox session named `name` answers, if its name (or, for
+    `py311-lint`, one of its factors) says."""
     name = name.lower()
-    if name in _ENV_KINDS:
-        return _ENV_KINDS[name]
-    if re.fullmatch(r"py\d*|py3\d*|pypy3?\d*", name) or name.startswith("test"):
-        return Kind.TEST
+    for part in (name, *name.split("-")):
+        if part in _ENV_KINDS:
+            return _ENV_KINDS[part]
+        if re.fullmatch(r"py\d*|py3\d*|pypy3?\d*", part) or part.startswith("test"):
+            return Kind.TEST
     return None
-
-
-def expand_tox_line(line: str) -> str:
-    """Substitute the tox placeholders a command can run without: posargs defaults, toxinidir."""
-    line = _POSARGS.sub(lambda m: m.group(1) or "", line)
-    return _TOXINIDIR.sub("", line).strip()
 
 
 def parse_tox(
     text: str, path: str, env: ProjectEnv
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
-    """Candidates from the `commands` of tox environments. Pure."""
-    parser, error = load_ini(text, path)
-    if error:
-        return [], [], [error]
+    """Candidates from the `commands` of tox environments, each with its `setenv`. Pure."""
+    config, error = read_tox(path, text)
+    if config is None:
+        return [], [], [error or f"{path}: not a tox configuration"]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
-    for section in parser.sections():
-        if section != "testenv" and not section.startswith("testenv:"):
+    for tox_env in config.envs:
+        kind = env_kind(tox_env.name)
+        if kind is None:
             continue
-        kind = env_kind(section.partition(":")[2])
-        commands = parser.get(section, "commands", fallback="")
-        if kind is None or not commands.strip():
-            continue
-        section_line = line_of(text, rf"^\[{re.escape(section)}\]")
-        setenv = _setenv(parser.get(section, "setenv", fallback=""))
-        for raw in commands.replace("\\\n", " ").splitlines():
-            line = expand_tox_line(raw.strip().lstrip("-").strip())
-            if not line or line.startswith("#"):
+        section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
+        for command in tox_env.commands:
+            raw = command.raw.strip()
+            source = Source(path, line_of(text, re.escape(raw[:40])) or section_line)
+            if command.line is None:
+                dropped.append(Dropped(raw, source, command.problem))
                 continue
-            source = Source(path, line_of(text, re.escape(raw.strip()[:40])) or section_line)
-            found_here = _from_line(
-                line, kind, env, source, f"command of tox env [{section}]", setenv
-            )
-            if found_here is None:
-                dropped.append(Dropped(line, source, f"not a {kind.value} command"))
+            if not command.line:
+                continue
+            why = f"command of tox env [{tox_env.section}]"
+            candidate = _from_line(command.line, kind, env, source, why, dict(tox_env.setenv))
+            if candidate is None:
+                dropped.append(Dropped(command.line, source, f"not a {kind.value} command"))
             else:
-                found.append(found_here)
+                found.append(candidate)
     return found, dropped, []
-
-
-def _setenv(text: str) -> dict[str, str]:
-    env = {}
-    for line in text.splitlines():
-        name, sep, value = line.strip().partition("=")
-        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()) and "{" not in value:
-            env[name.strip()] = value.strip()
-    return env
 
 
 def _from_line(
@@ -118,7 +106,10 @@ def _from_line(
     if recognised:
         hit = recognised[0]
         reason = f"{why}: {' '.join(hit.argv)}"
-        return candidate_from(hit, env, Origin.PYTHON_CONFIG, source, reason, extra_env=extra_env)
+        candidate = candidate_from(
+            hit, env, Origin.PYTHON_CONFIG, source, reason, extra_env=extra_env
+        )
+        return replace(candidate, cost=STATED_COST)
     if kind is not Kind.TEST:
         return None
     # An unrecognised test command (`python runtests.py`) is still the project's test
@@ -141,6 +132,7 @@ def _from_line(
         source,
         f"{why}: {line}",
         env=extra_env,
+        cost=STATED_COST,
     )
 
 
@@ -148,7 +140,10 @@ def _is_setup_step(words: list[str]) -> bool:
     joined = " ".join(words)
     return bool(
         re.search(
-            r"\b(pip|install|sync|coverage (combine|report|html|xml)|rm|mkdir|echo)\b", joined
+            r"\b(pip|install|sync|coverage (combine|report|html|xml)|rm|mkdir|echo)\b"
+            # `setup.py test` is gone from setuptools; `setup.py anything` builds first.
+            r"|(^|\s|/)setup\.py\b",
+            joined,
         )
     )
 
@@ -209,5 +204,13 @@ PARSERS: dict[str, FileParser] = {"tox.ini": parse_tox, "noxfile.py": parse_noxf
 
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
-    texts, errors = files.read_texts(PARSERS)
-    return parsed_report(NAME, PARSERS, texts, errors, env)
+    texts, errors = files.read_texts((*TOX_FILES, "noxfile.py"))
+    # tox reads the first of tox.ini, setup.cfg, pyproject.toml, tox.toml that configures it;
+    # the other files' problems are other detectors' to report.
+    tox = tox_source(texts)
+    parsers: dict[str, FileParser] = {"noxfile.py": parse_noxfile}
+    if tox is not None:
+        parsers[tox] = parse_tox
+    read = {path: text for path, text in texts.items() if path in parsers}
+    errors = [e for e in errors if e.split(":", 1)[0] in (*parsers, "tox.ini")]
+    return parsed_report(NAME, parsers, read, errors, env)

@@ -1,0 +1,360 @@
+"""tox's configuration as data: each environment's commands, `setenv`, `deps` and `extras`.
+
+Read from the first of tox.ini, setup.cfg (`[tox:tox]`), pyproject.toml (`[tool.tox]`,
+its `legacy_tox_ini` or native tables) and tox.toml, as tox itself picks. Nothing is
+run or imported. tox's substitutions are filled in the way a developer's plain
+`tox -e NAME` would: `{posargs}` takes its default, `{toxinidir}` is the root,
+`{env:X:default}` the environment's own setting or the default; a line that needs
+what only tox knows (`{envtmpdir}`, `{envsitepackagesdir}`) is kept with the reason.
+Lines under factor conditions (`py38: ...`, `!pure: ...`) are kept when the
+environment's name satisfies them; the bare `[testenv]` has no factors.
+
+Pure: every function takes text and returns values.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shlex
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Where tox looks for its configuration, in the order it looks.
+TOX_FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
+
+#: How deep `{[section]key}` references are followed.
+MAX_REFERENCE_DEPTH = 5
+
+_BRACE = re.compile(r"\{([^{}]*)\}")
+# `py38: cmd`, `!pure-py3: X=1`, `lint,flake8: cmd`, `py3{8,9}: cmd`
+_CONDITION = re.compile(r"^([!A-Za-z0-9_][!A-Za-z0-9_.{},-]*):\s+(.*)$")
+_BRACES_ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
+#: Placeholders tox fills with values a plain run in the tree can stand in for.
+_PLAIN = {
+    "toxinidir": ".",
+    "tox_root": ".",
+    "toxworkdir": ".tox",
+    "work_dir": ".tox",
+    "envpython": "python",
+    "env_python": "python",
+    "basepython": "python",
+    "base_python": "python",
+    "/": "/",
+    ":": ":",
+}
+_UNRESOLVED = "\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class ToxCommand:
+    """One line of an environment's `commands`."""
+
+    raw: str
+    """As written (for finding its line in the file)."""
+    line: str | None
+    """With tox's placeholders filled in; None when it needs what only tox knows."""
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToxEnv:
+    """One tox environment as a plain run in the tree would see it."""
+
+    name: str
+    """`lint` for `[testenv:lint]`; "" for the bare `[testenv]`."""
+    section: str
+    commands: tuple[ToxCommand, ...] = ()
+    setenv: Mapping[str, str] = field(default_factory=dict)
+    deps: tuple[str, ...] = ()
+    """Requirement lines (`pytest>=7`, `-r requirements-dev.txt`), placeholders filled."""
+    extras: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToxConfig:
+    path: str
+    envs: tuple[ToxEnv, ...]
+
+
+def tox_source(texts: Mapping[str, str]) -> str | None:
+    """Which of `texts` (path -> text, for TOX_FILES) tox would read, or None."""
+    for path in TOX_FILES:
+        text = texts.get(path)
+        if text is None:
+            continue
+        if path == "tox.ini" or path == "tox.toml":
+            return path
+        if path == "setup.cfg" and re.search(r"^\[tox:tox\]", text, re.MULTILINE):
+            return path
+        if path == "pyproject.toml" and re.search(r"^\[tool\.tox[\].]", text, re.MULTILINE):
+            return path
+    return None
+
+
+def read_tox(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
+    """The environments of one tox configuration file; (None, message) when it is malformed."""
+    if path.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+            return None, f"{path}: not valid TOML: {exc}"
+        table = data.get("tool", {}).get("tox") if path == "pyproject.toml" else data
+        if not isinstance(table, dict):
+            return ToxConfig(path, ()), None
+        legacy = table.get("legacy_tox_ini")
+        if isinstance(legacy, str):
+            return _read_ini(path, legacy)
+        return ToxConfig(path, _native_envs(table)), None
+    return _read_ini(path, text)
+
+
+# --------------------------------------------------------------------------- INI
+
+
+def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source=path)
+    except (configparser.Error, ValueError) as exc:
+        message = " ".join(str(exc).split())[:200]
+        return None, f"{path}: not a valid INI file: {message}"
+    envs = []
+    for section in parser.sections():
+        if section != "testenv" and not section.startswith("testenv:"):
+            continue
+        name = section.partition(":")[2].strip()
+        envs.append(_ini_env(parser, section, name))
+    return ToxConfig(path, tuple(envs)), None
+
+
+def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxEnv:
+    def raw(key: str, *aliases: str) -> str:
+        # `[testenv:x]` takes each setting it does not make itself from `[testenv]`.
+        for where in (section, "testenv"):
+            for option in (key, *aliases):
+                if parser.has_section(where) and parser.has_option(where, option):
+                    return parser.get(where, option)
+        return ""
+
+    factors = _factors(name)
+    references = _References(parser)
+    setenv: dict[str, str] = {}
+    for line in _lines(raw("setenv", "set_env"), factors):
+        var, sep, value = line.partition("=")
+        var = var.strip()
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", var):
+            continue  # `file|.env` and other forms a plain run cannot read
+        filled = _fill(value.strip(), name, setenv, references)
+        if _UNRESOLVED not in filled:
+            setenv[var] = filled
+    commands = tuple(
+        _command(line, name, setenv, references)
+        for line in _lines(references.expand(raw("commands")), factors, continued=True)
+    )
+    deps = tuple(
+        filled
+        for line in _lines(references.expand(raw("deps")), factors)
+        if _UNRESOLVED not in (filled := _fill(line, name, setenv, references))
+    )
+    extras = tuple(
+        e.strip()
+        for line in _lines(raw("extras"), factors)
+        for e in line.split(",")
+        if re.fullmatch(r"[A-Za-z0-9_.-]+", e.strip())
+    )
+    return ToxEnv(name, f"testenv:{name}" if name else "testenv", commands, setenv, deps, extras)
+
+
+def _command(
+    line: str, name: str, setenv: Mapping[str, str], references: _References
+) -> ToxCommand:
+    raw = line
+    line = line.lstrip("-").strip()  # `- cmd`: tox ignores its exit status; the command is the same
+    line = re.sub(r"(^|\s)\[\](?=\s|$)", " ", line)  # tox 3's `[]` is `{posargs}`
+    filled = _fill(line, name, setenv, references).strip()
+    if _UNRESOLVED in filled:
+        missing = filled.split(_UNRESOLVED)[1]
+        return ToxCommand(raw, None, f"uses {{{missing}}}, which only tox can fill in")
+    return ToxCommand(raw, filled)
+
+
+class _References:
+    """`{[section]key}`: another section's setting, spliced in as text."""
+
+    def __init__(self, parser: configparser.ConfigParser) -> None:
+        self.parser = parser
+
+    def get(self, reference: str, depth: int = 0) -> str | None:
+        match = re.fullmatch(r"\[([^\]]+)\]\s*(\S+)", reference)
+        if match is None or depth >= MAX_REFERENCE_DEPTH:
+            return None
+        section, key = match.groups()
+        if not self.parser.has_section(section) or not self.parser.has_option(section, key):
+            return None
+        return self.expand(self.parser.get(section, key), depth + 1)
+
+    def expand(self, value: str, depth: int = 0) -> str:
+        """`value` with whole-line `{[section]key}` references replaced by their lines."""
+        lines = []
+        for line in value.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("{[") and stripped.endswith("}"):
+                spliced = self.get(stripped[1:-1], depth)
+                if spliced is not None:
+                    lines.append(spliced)
+                    continue
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _lines(value: str, factors: frozenset[str], *, continued: bool = False) -> list[str]:
+    """The non-empty lines of a multi-line setting whose factor conditions hold."""
+    if continued:  # a trailing backslash continues a command on the next line
+        value = re.sub(r"\\\n\s*", " ", value)
+    kept = []
+    for line in value.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        condition = _CONDITION.match(line)
+        if condition is not None:
+            if not _holds(condition.group(1), factors):
+                continue
+            line = condition.group(2).strip()
+        kept.append(line)
+    return kept
+
+
+def _factors(name: str) -> frozenset[str]:
+    return frozenset(f for f in name.split("-") if f)
+
+
+def _holds(condition: str, factors: frozenset[str]) -> bool:
+    """Whether `a-b,!c` holds for an environment with `factors` (any alternative, all of
+    its factors; `!x` is x absent)."""
+    for alternative in _alternatives(condition):
+        wanted = [f for f in alternative.split("-") if f]
+        if wanted and all(
+            (f[1:] not in factors) if f.startswith("!") else (f in factors) for f in wanted
+        ):
+            return True
+    return False
+
+
+def _alternatives(condition: str) -> list[str]:
+    """`py3{8,9}-x,lint` as `py38-x`, `py39-x`, `lint` (braces are tox's generative names)."""
+    match = _BRACES_ALTERNATIVES.search(condition)
+    if match is None:
+        return condition.split(",")
+    head, tail = condition[: match.start()], condition[match.end() :]
+    return [a for part in match.group(1).split(",") for a in _alternatives(head + part + tail)]
+
+
+def _fill(value: str, name: str, setenv: Mapping[str, str], references: _References | None) -> str:
+    """`value` with tox's placeholders replaced, innermost first; an unknown one becomes
+    `\\0name\\0` so that the caller can say which."""
+    value = re.sub(r"\{(toxinidir|tox_root)\}/", "", value)
+    value = re.sub(r"\{(envbindir|env_bin_dir)\}/", "", value)
+
+    def one(match: re.Match[str]) -> str:
+        key = match.group(1)
+        word, sep, rest = key.partition(":")
+        word = word.strip()
+        if word == "posargs":
+            return rest.strip() if sep else ""
+        if word == "env" and sep:
+            var, _, default = rest.partition(":")
+            return setenv.get(var.strip(), default)
+        if word == "tty" and sep:
+            return rest.partition(":")[2]
+        if word in ("envname", "env_name"):
+            return name or "py"
+        if word in _PLAIN:
+            return _PLAIN[word]
+        if key.startswith("[") and references is not None:
+            found = references.get(key)
+            if found is not None:
+                return " ".join(found.split())
+        return f"{_UNRESOLVED}{key}{_UNRESOLVED}"
+
+    for _ in range(MAX_REFERENCE_DEPTH):
+        filled = _BRACE.sub(one, value)
+        if filled == value:
+            break
+        value = filled
+    return value
+
+
+# --------------------------------------------------------------------------- native TOML
+
+
+def _native_envs(table: Mapping[str, Any]) -> tuple[ToxEnv, ...]:
+    """tox 4's TOML form: `env_run_base` (every environment) and `env.NAME` tables."""
+    base = table.get("env_run_base")
+    base = base if isinstance(base, dict) else {}
+    envs = [_native_env("", "env_run_base", base, {})]
+    named = table.get("env")
+    for name, settings in named.items() if isinstance(named, dict) else ():
+        if isinstance(name, str) and isinstance(settings, dict):
+            envs.append(_native_env(name, f"env.{name}", settings, base))
+    return tuple(envs)
+
+
+def _native_env(
+    name: str, section: str, settings: Mapping[str, Any], base: Mapping[str, Any]
+) -> ToxEnv:
+    def get(key: str) -> Any:
+        return settings[key] if key in settings else base.get(key)
+
+    set_env = get("set_env")
+    setenv: dict[str, str] = {}
+    for var, value in set_env.items() if isinstance(set_env, dict) else ():
+        if isinstance(var, str) and isinstance(value, str):
+            filled = _fill(value, name, setenv, None)
+            if _UNRESOLVED not in filled:
+                setenv[var] = filled
+    commands = []
+    listed = get("commands")
+    for words in listed if isinstance(listed, list) else ():
+        if not isinstance(words, list):
+            continue
+        raw = next((w for w in words if isinstance(w, str)), "")
+        line = _native_words(words, name, setenv)
+        if line is None:
+            commands.append(ToxCommand(raw, None, "uses a substitution only tox can fill in"))
+        else:
+            commands.append(ToxCommand(raw, line))
+    deps_listed = get("deps")
+    deps = tuple(
+        d
+        for d in (deps_listed if isinstance(deps_listed, list) else ())
+        if isinstance(d, str) and _UNRESOLVED not in _fill(d, name, setenv, None)
+    )
+    extras_listed = get("extras")
+    extras = tuple(e for e in (extras_listed or ()) if isinstance(e, str))
+    return ToxEnv(name, section, tuple(commands), setenv, deps, extras)
+
+
+def _native_words(words: list[Any], name: str, setenv: Mapping[str, str]) -> str | None:
+    out: list[str] = []
+    for word in words:
+        if isinstance(word, str):
+            filled = _fill(word, name, setenv, None)
+            if _UNRESOLVED in filled:
+                return None
+            out.append(filled)
+        elif isinstance(word, dict) and word.get("replace") in ("posargs", "env"):
+            if word.get("replace") == "env" and word.get("name") in setenv:
+                out.append(setenv[word["name"]])
+                continue
+            default = word.get("default", [])
+            default = [default] if isinstance(default, str) else default
+            if not isinstance(default, list) or not all(isinstance(d, str) for d in default):
+                return None
+            out += default
+        else:
+            return None
+    return shlex.join(out) if out else None
