@@ -548,3 +548,56 @@ def test_tox_configured_outside_tox_ini(tmp_path: Path, path: str, text: str) ->
     assert test.argv == ("python3", "-m", "pytest", "tests/unit", "-q", "-x")
     assert test.env == {"STRICT": "1"}
     assert test.source.startswith(path)
+
+
+# --- tools in the project's own environments ---------------------------------------------
+
+
+def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def test_tools_named_by_tox_and_ci_are_taken_from_the_projects_environments(
+    tmp_path: Path,
+) -> None:
+    """flake8 installed in .venv and mypy in a tox environment: found there, not looked for
+    on PATH (where neither is)."""
+    from assay.check_execution import locate
+
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [testenv:lint]
+                commands = flake8 src
+                [testenv:type]
+                commands = mypy src
+            """,
+            ".github/workflows/ci.yml": """
+                on: push
+                jobs:
+                  lint:
+                    runs-on: x
+                    steps:
+                      - run: pylint pkg
+            """,
+            ".venv/pyvenv.cfg": "",
+            ".tox/type/pyvenv.cfg": "",
+        },
+    )
+    (tmp_path / ".venv/bin").mkdir(parents=True)
+    os.symlink(sys.executable, tmp_path / ".venv/bin/python")
+    for tool in (".venv/bin/flake8", ".venv/bin/pylint", ".tox/type/bin/mypy"):
+        _executable(tmp_path / tool)
+    p = plan_repository(tmp_path)
+    lint, types = check_of(p, Kind.LINT), check_of(p, Kind.TYPECHECK)
+    assert lint.argv == (".venv/bin/flake8", "src")
+    assert types.argv == (".tox/type/bin/mypy", "src")
+    assert locate(lint, root=tmp_path) == str(tmp_path.resolve() / ".venv/bin/flake8")
+    ci_lint = [c for c in discover(tmp_path).candidates if c.origin.label == "ci"]
+    assert [c.argv for c in ci_lint] == [(".venv/bin/pylint", "pkg")]
+    env = discover(tmp_path).env
+    assert env.python_tool("flake8", "x") == (".venv/bin/flake8", "x")
+    assert env.python_tool("black", "--check") == ("black", "--check")  # installed nowhere

@@ -212,6 +212,9 @@ def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
         return env.python_tool(_tool_word(hit), *hit.args)
     if launch is Launch.NODE_BIN and hit.argv:
         return (env.node_tool(_tool_word(hit)), *hit.args)
+    if hit.ecosystem is Ecosystem.PYTHON and hit.argv and hit.argv[0] in env.tool_paths:
+        # flake8, pylint, `black --check`: the project's installed copy, as for its own tools.
+        return (env.tool_paths[hit.argv[0]], *hit.argv[1:])
     return hit.argv
 
 

@@ -194,6 +194,9 @@ class ProjectEnv:
     """In-tree virtualenv directories, relative to the root; linters must not scan them."""
     venv_tools: frozenset[str] = frozenset()
     """Python tools installed in the in-tree virtualenv (`pytest`, `ruff`, ...)."""
+    tool_paths: Mapping[str, str] = field(default_factory=dict)
+    """Python tools' executables in the project's own environments, relative to the root:
+    its virtualenvs' `bin`, then tox's (`flake8` -> `.tox/lint/bin/flake8`)."""
     node_bin: str | None = None
     """`node_modules/.bin` when present, relative to the root."""
     node_tools: frozenset[str] = frozenset()
@@ -212,11 +215,12 @@ class ProjectEnv:
         return (self.python, "-m", module, *args)
 
     def python_tool(self, name: str, *args: str) -> tuple[str, ...]:
-        """A standalone Python tool (a linter): from the virtualenv when installed there,
-        else from PATH (a linter does not need the project's packages to run)."""
+        """A standalone Python tool (a linter): from the virtualenv when installed there, else
+        from another of the project's environments (tox's), else from PATH (a linter does
+        not need the project's packages to run)."""
         if self.in_tree_python and name in self.venv_tools:
             return self.python_module(name, *args)
-        return (name, *args)
+        return (self.tool_paths.get(name, name), *args)
 
     def node_tool(self, name: str) -> str:
         """The command for a node tool: the project's copy when installed, else the bare name."""
@@ -230,6 +234,7 @@ class ProjectEnv:
             "python_source": self.python_source,
             "venv_dirs": list(self.venv_dirs),
             "venv_tools": sorted(self.venv_tools),
+            "tool_paths": dict(sorted(self.tool_paths.items())),
             "node_bin": self.node_bin,
             "node_tools": sorted(self.node_tools),
             "package_manager": self.package_manager,

@@ -12,7 +12,7 @@ import re
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import ProjectEnv
-from assay.tools import NODE_BIN_WORDS, VENV_TOOL_WORDS
+from assay.tools import NODE_BIN_WORDS, VENV_TOOL_WORDS, Ecosystem, ecosystem_spec
 
 #: In-tree virtualenv directory names, most conventional first (uv, poetry with
 #: virtualenvs.in-project, hatch and pdm all default to `.venv` when in-tree).
@@ -23,6 +23,19 @@ NODE_TOOLS = tuple(sorted(NODE_BIN_WORDS))
 
 #: Python tools looked up in the virtualenv's bin directory.
 PYTHON_TOOLS = tuple(sorted(VENV_TOOL_WORDS))
+
+#: Python programs looked up in every environment the project keeps (its virtualenvs, tox's):
+#: the declared tools and the Python checks whose output is read generically (flake8, pylint).
+ENVIRONMENT_TOOLS = tuple(
+    sorted(
+        VENV_TOOL_WORDS
+        | {w for c in ecosystem_spec(Ecosystem.PYTHON).generic_commands for w in c.words}
+    )
+)
+
+#: Where tox keeps its environments, and the most of them looked at.
+TOX_WORKDIR = ".tox"
+MAX_TOX_ENVS = 50
 
 #: Lockfiles, in the order they decide the package manager.
 LOCKFILES = (
@@ -59,6 +72,7 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
             "poetry project without an in-tree virtualenv: planned commands use python3 from PATH "
             "(`poetry config virtualenvs.in-project true && poetry install` puts one in .venv)"
         )
+    tool_paths = environment_tools(files, venvs)
     node_bin = "node_modules/.bin" if files.is_dir("node_modules/.bin") else None
     node_tools = frozenset(t for t in NODE_TOOLS if node_bin and files.lexists(f"{node_bin}/{t}"))
     manager, manager_source = package_manager(_package_json(files), files.list_dir("."))
@@ -67,12 +81,30 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         python_source=python_source,
         venv_dirs=venvs,
         venv_tools=venv_tools,
+        tool_paths=tool_paths,
         node_bin=node_bin,
         node_tools=node_tools,
         package_manager=manager,
         package_manager_source=manager_source,
         notes=tuple(notes),
     )
+
+
+def environment_tools(files: RepoFiles, venvs: tuple[str, ...]) -> dict[str, str]:
+    """Each Python tool's executable in the project's environments: its virtualenvs first
+    (in VENV_NAMES order), then tox's `.tox/<env>/bin` (by name), the first found winning."""
+    bins = [f"{v}/bin" for v in venvs]
+    bins += [
+        f"{TOX_WORKDIR}/{name}/bin"
+        for name in files.list_dir(TOX_WORKDIR)[:MAX_TOX_ENVS]
+        if not name.startswith(".") and files.is_file(f"{TOX_WORKDIR}/{name}/pyvenv.cfg")
+    ]
+    found: dict[str, str] = {}
+    for directory in bins:
+        for tool in ENVIRONMENT_TOOLS:
+            if tool not in found and files.lexists(f"{directory}/{tool}"):
+                found[tool] = f"{directory}/{tool}"
+    return found
 
 
 def package_manager(package_json: object, root_names: list[str]) -> tuple[str, str]:
