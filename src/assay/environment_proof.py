@@ -9,7 +9,7 @@ use is proven, or the run is not believed:
 - the interpreter: `bin/python*` links to an interpreter outside the tree, and
   `pyvenv.cfg`'s `home` (where the standard library is found) lies outside it too;
 - every installed distribution's files hash to what its install record (`RECORD`)
-  says; a `.pyc` in `__pycache__` (which records do not hash) is never read, because
+  says (`assay.install_records`); a `.pyc` in `__pycache__` (which records do not hash) is never read, because
   runners are started with `PYTHONPYCACHEPREFIX` elsewhere;
 - every other file of `site-packages` and `bin` is accounted for by a verified record
   (a `.pth` file, a `sitecustomize`/`usercustomize` module or a dist-info's
@@ -37,24 +37,28 @@ the checks would use is reported unproven (rebuild it with `--install`).
 
 from __future__ import annotations
 
-import base64
-import csv
-import hashlib
-import io
 import os
-import posixpath
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.base_requirements import Declared, declared_by_base, normalise, parse_requirement
+from assay.base_requirements import Declared, declared_by_base
+from assay.install_records import (
+    METADATA_MAX_BYTES,
+    STARTUP_MODULES,
+    Budget,
+    Distribution,
+    accepted_names,
+    autoloaded_entry_points,
+    entry_point_module,
+    read_distribution,
+)
 from assay.untrusted_files import (
     Link,
     OpenFile,
     Refused,
-    chunks,
     list_untrusted,
     open_untrusted,
     read_untrusted,
@@ -69,26 +73,12 @@ if TYPE_CHECKING:
 VENV_NAMES = (".venv", "venv", "env", ".env", "virtualenv")
 #: Environment directories a workspace links to its source's instead of copying them.
 LINKED_ENVIRONMENTS = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
-#: Runners assay itself starts, and what installs packages: needed whether declared or not.
-RUNNER_DISTS = frozenset(
-    {"pytest", "mypy", "ruff", "pyright", "basedpyright", "flake8", "pylint", "black", "tox", "nox"}
-)
-INSTALLER_DISTS = frozenset({"pip", "setuptools", "wheel"})
-#: Entry point groups a runner loads without being asked: every plugin installed is loaded.
-AUTOLOADED_GROUPS = ("pytest11", "flake8.extension", "flake8.report")
-#: Modules `site` imports at every interpreter start, from anywhere on the import path.
-STARTUP_MODULES = ("sitecustomize", "usercustomize")
 #: What a tool that makes virtualenvs writes into `bin` besides the interpreter links.
 _ACTIVATION = re.compile(
     r"activate(\.\w+)?|activate_this\.py|Activate\.ps1|(de)?activate\.bat|pydoc\.bat"
 )
 _INTERPRETER = re.compile(r"python(3(\.\d+)?)?|pypy(3(\.\d+)?)?")
-_HASHES = ("sha256", "sha384", "sha512")
-
-#: Bounds on what is read: files in install records are streamed, metadata read whole.
-PROVE_MAX_BYTES = 64 * 1024**3
-RECORD_MAX_BYTES = 64 * 1024 * 1024
-METADATA_MAX_BYTES = 16 * 1024 * 1024
+#: The most bytes of a small file read whole (`pyvenv.cfg`, a `.pth` file).
 SMALL_FILE_MAX_BYTES = 1024 * 1024
 #: How many links from one interpreter name to the next are followed inside `bin`.
 LINK_HOPS = 8
@@ -283,8 +273,7 @@ def prove_environments(
 class _Findings:
     problems: list[Problem] = field(default_factory=list)
     dropped: int = 0
-    hashed: int = 0
-    """Bytes hashed so far, against `PROVE_MAX_BYTES`."""
+    budget: Budget = field(default_factory=Budget)
 
     def add(self, path: str, problem: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
@@ -385,23 +374,6 @@ def _venv_state(places: _Places, rel: str) -> bool | str:
 # --------------------------------------------------------------------------- one virtualenv
 
 
-@dataclass
-class _Dist:
-    """One installed distribution, as its dist-info directory describes it."""
-
-    directory: str
-    name: str = ""
-    verified: bool = False
-    owned: set[str] = field(default_factory=set)
-    requires: list[tuple[str, frozenset[str], str | None]] = field(default_factory=list)
-    """(name, extras asked for, the extra of ours it is conditional on)."""
-    entry_points: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    """Autoloaded groups only: group -> [(name, value)]."""
-    startup: list[str] = field(default_factory=list)
-    """Its top-level names that run at every interpreter start (`x.pth`, `sitecustomize.py`)."""
-    editable_into_tree: bool = False
-
-
 def _prove_venv(
     places: _Places, venv: str, declared: Declared, found: _Findings
 ) -> tuple[list[str], list[str]]:
@@ -414,7 +386,7 @@ def _prove_venv(
     root = located[0]
     _prove_interpreter(places, root, venv, found)
     site_dirs = _site_packages(root, venv, found)
-    dists: list[_Dist] = []
+    dists: list[Distribution] = []
     walked: dict[str, list[tuple[str, str]]] = {}
     for site in site_dirs:
         entries = walk_untrusted(root, site)
@@ -425,14 +397,14 @@ def _prove_venv(
         for entry in entries:
             name = entry.path[len(site) + 1 :]
             if entry.kind == "dir" and "/" not in name and name.endswith(".dist-info"):
-                dists.append(_read_dist(places, root, site, name, venv, found))
+                dists.append(read_distribution(root, site, name, venv, found.add, found.budget))
     owned = set().union(*(d.owned for d in dists))
     for site, files in walked.items():
         for path, kind in files:
             if path not in owned:
                 _unaccounted(site, path, kind, found)
     _unaccounted_bin(root, venv, owned, found)
-    accepted = _accepted(dists, declared)
+    accepted = accepted_names(dists, declared)
     plugins: list[str] = []
     for dist in dists:
         if not dist.verified:
@@ -448,7 +420,7 @@ def _prove_venv(
                 "base's manifests do not declare it, nor anything they require",
             )
             continue
-        plugins += [_module(value) for _, value in dist.entry_points.get("pytest11", ())]
+        plugins += [entry_point_module(v) for _, v in dist.entry_points.get("pytest11", ())]
     pth_dirs = [d for dist in dists if dist.verified for d in _pth_dirs(places, root, dist)]
     return plugins, pth_dirs
 
@@ -524,178 +496,13 @@ def _site_packages(root: Path, venv: str, found: _Findings) -> list[str]:
     return sites
 
 
-# --------------------------------------------------------------------------- one distribution
-
-
-def _read_dist(
-    places: _Places, root: Path, site: str, directory: str, venv: str, found: _Findings
-) -> _Dist:
-    """A distribution's record checked file by file, and what it says about itself."""
-    where = f"{site}/{directory}"
-    dist = _Dist(
-        directory=where, name=normalise(directory.removesuffix(".dist-info").split("-")[0])
-    )
-    record = read_untrusted(root, f"{where}/RECORD", limit=RECORD_MAX_BYTES, single_link=False)
-    if not isinstance(record, bytes):
-        found.add(f"{where}/RECORD", "no readable install record: its files cannot be proven")
-        return dist
-    before = len(found.problems) + found.dropped
-    try:
-        rows = list(csv.reader(io.StringIO(record.decode("utf-8"))))
-    except (UnicodeDecodeError, csv.Error) as exc:
-        found.add(f"{where}/RECORD", f"the install record does not parse ({exc})")
-        return dist
-    for row in rows:
-        if row:
-            _check_row(root, site, where, venv, row, dist, found)
-    metadata = _metadata(root, where, dist)
-    if metadata is None:
-        found.add(f"{where}/METADATA", "missing or unreadable")
-    dist.verified = len(found.problems) + found.dropped == before
-    if not dist.verified:
-        return dist
-    dist.entry_points = _entry_points(root, where, dist)
-    for path in dist.owned:
-        top = path[len(site) + 1 :] if path.startswith(site + "/") else ""
-        first = top.split("/", 1)[0]
-        if (top.endswith(".pth") and "/" not in top) or first.split(".", 1)[0] in STARTUP_MODULES:
-            dist.startup.append(first)
-    dist.editable_into_tree = _editable_into_tree(places, root, where)
-    return dist
-
-
-def _check_row(
-    root: Path, site: str, where: str, venv: str, row: list[str], dist: _Dist, found: _Findings
-) -> None:
-    path, digest = row[0], (row[1] if len(row) > 1 else "")
-    target = posixpath.normpath(posixpath.join(site, path)) if not path.startswith("/") else ""
-    if not target.startswith(venv + "/"):
-        found.add(f"{where}/RECORD", f"it names a file outside the environment: {path[:200]}")
-        return
-    dist.owned.add(target)
-    if not digest:
-        unhashed_ok = target == f"{where}/RECORD" or target.endswith(("RECORD.jws", "RECORD.p7s"))
-        if not (unhashed_ok or ("/__pycache__/" in target and target.endswith(".pyc"))):
-            found.add(target, "its install record gives no hash for it")
-        return
-    algorithm, _, expected = digest.partition("=")
-    if algorithm not in _HASHES:
-        found.add(target, f"its install record hashes it with {algorithm[:20]!r}, not sha256")
-        return
-    actual = _hash(root, target, algorithm, found)
-    if actual is not None and actual != expected:
-        found.add(
-            target,
-            f"its content is not what {dist.name} installed (its hash differs from RECORD's)",
-        )
-
-
-def _hash(root: Path, rel: str, algorithm: str, found: _Findings) -> str | None:
-    with open_untrusted(root, rel, single_link=False) as entry:
-        if isinstance(entry, Link):
-            found.add(rel, "a symbolic link where its install record lists a file")
-            return None
-        if entry is None:
-            found.add(rel, "missing, though its install record lists it")
-            return None
-        if isinstance(entry, Refused):
-            found.add(rel, entry.reason)
-            return None
-        if found.hashed + entry.size > PROVE_MAX_BYTES:
-            found.add(rel, f"the environment holds more than {PROVE_MAX_BYTES} bytes to prove")
-            return None
-        digest = hashlib.new(algorithm)
-        try:
-            for chunk in chunks(entry):
-                digest.update(chunk)
-        except OSError as exc:
-            found.add(rel, f"it could not be read ({exc.strerror})")
-            return None
-        found.hashed += entry.size
-    return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
-
-
-def _metadata(root: Path, where: str, dist: _Dist) -> bool | None:
-    """Read Name and Requires-Dist from METADATA into `dist`; None when unreadable."""
-    data = read_untrusted(root, f"{where}/METADATA", limit=METADATA_MAX_BYTES, single_link=False)
-    if not isinstance(data, bytes) or f"{where}/METADATA" not in dist.owned:
-        return None
-    for line in data.decode("utf-8", "replace").splitlines():
-        if not line.strip():
-            break  # the headers end at the first blank line; the description follows
-        key, _, value = line.partition(":")
-        key = key.strip().lower()
-        if key == "name" and value.strip():
-            dist.name = normalise(value.strip())
-        elif key == "requires-dist":
-            requirement, _, marker = value.partition(";")
-            parsed = parse_requirement(requirement)
-            if parsed is not None:
-                extra = re.search(r"\bextra\s*==\s*['\"]([^'\"]+)['\"]", marker)
-                conditional = normalise(extra.group(1)) if extra else None
-                dist.requires.append((parsed[0], parsed[1], conditional))
-    return True
-
-
-def _entry_points(root: Path, where: str, dist: _Dist) -> dict[str, list[tuple[str, str]]]:
-    """The autoloaded groups of `entry_points.txt`, parsed as `importlib.metadata` parses
-    it (sections, `name = value` split at the first `=`), so that nothing it would load
-    is missed here."""
-    if f"{where}/entry_points.txt" not in dist.owned:
-        return {}
-    data = read_untrusted(
-        root, f"{where}/entry_points.txt", limit=METADATA_MAX_BYTES, single_link=False
-    )
-    return autoloaded_entry_points(data) if isinstance(data, bytes) else {}
-
-
-def autoloaded_entry_points(data: bytes) -> dict[str, list[tuple[str, str]]]:
-    """Entry points of `AUTOLOADED_GROUPS` in an `entry_points.txt`."""
-    groups: dict[str, list[tuple[str, str]]] = {}
-    section = None
-    for raw in data.decode("utf-8", "replace").splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
-            continue
-        name, eq, value = line.partition("=")
-        if eq and section in AUTOLOADED_GROUPS:
-            groups.setdefault(section, []).append((name.strip(), value.strip()))
-    return groups
-
-
-def _module(value: str) -> str:
-    """The module an entry point's value names (`pkg.plugin:obj [extra]` -> `pkg.plugin`)."""
-    return value.split("[", 1)[0].split(":", 1)[0].strip()
-
-
-def _editable_into_tree(places: _Places, root: Path, where: str) -> bool:
-    """Whether `direct_url.json` says this is an editable install of a directory in the tree."""
-    import json
-
-    data = read_untrusted(
-        root, f"{where}/direct_url.json", limit=SMALL_FILE_MAX_BYTES, single_link=False
-    )
-    if not isinstance(data, bytes):
-        return False
-    try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        return False
-    if not isinstance(document, dict) or not isinstance(document.get("dir_info"), dict):
-        return False
-    url = document.get("url")
-    if not document["dir_info"].get("editable") or not isinstance(url, str):
-        return False
-    return url.startswith("file://") and places.inside(url.removeprefix("file://"))
-
-
-def _editable_path_only(dist: _Dist, places: _Places, root: Path, declared: Declared) -> bool:
+def _editable_path_only(
+    dist: Distribution, places: _Places, root: Path, declared: Declared
+) -> bool:
     """An editable install of the tree's own project, when the base names no project to
     check it by: accepted only if all it adds is import paths (no code, no plugin)."""
-    if declared.projects or not dist.editable_into_tree or dist.entry_points:
+    into_tree = dist.editable_from is not None and places.inside(dist.editable_from)
+    if declared.projects or not into_tree or dist.entry_points:
         return False
     for name in dict.fromkeys(dist.startup):
         if not name.endswith(".pth"):
@@ -705,32 +512,6 @@ def _editable_path_only(dist: _Dist, places: _Places, root: Path, declared: Decl
         if lines is None or any(_runs_code(line) for line in lines):
             return False
     return True
-
-
-def _accepted(dists: Iterable[_Dist], declared: Declared) -> set[str]:
-    """Names the base's manifests declare, and everything those require (an extra's
-    requirements only where that extra was asked for), among the verified distributions."""
-    by_name = {d.name: d for d in dists if d.verified}
-    wanted: dict[str, set[str]] = {
-        n: set(declared.extras.get(n, ())) for n in declared.names | RUNNER_DISTS | INSTALLER_DISTS
-    }
-    queue = list(wanted)
-    while queue:
-        name = queue.pop()
-        dist = by_name.get(name)
-        if dist is None:
-            continue
-        for required, extras, conditional in dist.requires:
-            if conditional is not None and conditional not in wanted[name]:
-                continue
-            known = wanted.get(required)
-            if known is None:
-                wanted[required] = set(extras)
-                queue.append(required)
-            elif not extras <= known:
-                known.update(extras)
-                queue.append(required)
-    return set(wanted)
 
 
 # --------------------------------------------------------------------------- files no record accounts for
@@ -787,7 +568,7 @@ def _runs_code(line: str) -> bool:
     return line.startswith(("import ", "import\t"))
 
 
-def _pth_dirs(places: _Places, root: Path, dist: _Dist) -> list[str]:
+def _pth_dirs(places: _Places, root: Path, dist: Distribution) -> list[str]:
     """Directories of the tree the distribution's `.pth` files put on the import path."""
     dirs = []
     for name in dist.startup:
