@@ -217,6 +217,8 @@ def test_node_modules_is_never_proven_and_blocks_only_the_checks_that_use_it(
     proof = prove_environments(tmp_path, (NODE_TEST, PYTEST), DECLARED)
     assert [p.path for p in proof.problems] == ["node_modules"]
     assert proof.blocks(NODE_TEST) and not proof.blocks(PYTEST)
+    note = proof.note() or ""
+    assert "cannot be believed under --protect" in note and "--install" not in note
 
 
 # --------------------------------------------------------------------------- walking an untrusted tree

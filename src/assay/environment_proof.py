@@ -134,10 +134,20 @@ class EnvironmentProof:
         named = "; ".join(f"{p.path}: {p.problem}" for p in self.problems[:NOTE_NAMES])
         rest = len(self.problems) - NOTE_NAMES + self.more_problems
         more = f" (and {rest} more problems)" if rest > 0 else ""
+        advice = []
+        if "python" in self.unproven:
+            advice.append(
+                "Rebuild the virtualenv from the base's manifests (`assay verify --install "
+                "--protect` builds a fresh one), or delete it"
+            )
+        if "node" in self.unproven:
+            advice.append(
+                "Checks that need node_modules cannot be believed under --protect: verify "
+                "them without it, in a tree whose node_modules you built yourself"
+            )
         return (
             "the environment it would run in is not proven to be what the base installs, so "
-            f"it was not run: {named}{more}. Rebuild the environment from the base's manifests "
-            "(`assay verify --install --protect` builds a fresh one), or delete it"
+            f"it was not run: {named}{more}. {' '.join(advice)}"
         )
 
     def to_dict(self) -> dict[str, Any]:
