@@ -12,7 +12,7 @@ import pytest
 
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
-from tests.repos import write
+from tests.repos import write, write_dedented
 
 
 def argvs(root: Path) -> list[tuple[str, ...]]:
@@ -38,6 +38,70 @@ def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
         and step.timeout_s == INSTALL_TIMEOUT_S
         and step.source == "pyproject.toml"
     )
+
+
+def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path) -> None:
+    """Extras, PEP 735 groups (includes resolved, no `--group`: the venv's pip may predate
+    it), requirement files for development and tests, and tox's deps, each installed once."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [project]
+                name = "p"
+                version = "1"
+                [project.optional-dependencies]
+                Testing = ["pytest"]
+                docs = ["sphinx"]
+                [dependency-groups]
+                test = ["pytest>=7", {include-group = "typing"}]
+                typing = ["mypy==1.10.0", {include-group = "test"}]
+                docs = ["sphinx"]
+                lint = ["ruff", "--index-url=https://evil.example/simple", "-e ../outside"]
+            """,
+            "requirements.txt": "attrs\n",
+            "requirements-ci-dev.txt": "coverage\n",
+            "requirements-tests.txt": "hypothesis\n",
+            "test-requirements.txt": "freezegun\n",
+            "requirements/dev.txt": "pytest-mock\n",
+            "requirements/docs.txt": "sphinx\n",
+            "tox.ini": """
+                [testenv]
+                deps =
+                    pytest-xdist
+                    -rrequirements.txt
+                    -r requirements/lint.txt
+                    py38: importlib-metadata
+                    -e .
+                    --pre
+                [testenv:lint]
+                deps = flake8==7.0.0
+            """,
+            "requirements/lint.txt": "pylint\n",
+        },
+    )
+    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    assert argvs(tmp_path) == [
+        ("python3", "-m", "venv", ".venv"),
+        (*pip, "-e", ".[Testing]"),
+        (*pip, "-r", "requirements.txt"),
+        (*pip, "-r", "requirements-ci-dev.txt"),
+        (*pip, "-r", "requirements-tests.txt"),
+        (*pip, "-r", "test-requirements.txt"),
+        (*pip, "-r", "requirements/dev.txt"),
+        (*pip, "pytest>=7", "mypy==1.10.0", "ruff"),
+        (*pip, "pytest-xdist", "-r", "requirements/lint.txt", "flake8==7.0.0"),
+    ]
+    sources = [step.source for step in install_steps(tmp_path)][-2:]
+    assert sources == ["pyproject.toml", "tox.ini"]
+
+
+def test_requirements_are_never_read_through_links(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside", {"secret-requirements-dev.txt": "x\n"})
+    root = write(tmp_path / "repo", {"pyproject.toml": "[project]\nname='p'\n"})
+    (root / "requirements-dev.txt").symlink_to(outside / "secret-requirements-dev.txt")
+    (root / "tox.ini").symlink_to(outside / "secret-requirements-dev.txt")
+    assert all("-r" not in argv for argv in argvs(root))
 
 
 def test_an_existing_environment_is_used_as_it_is(tmp_path: Path) -> None:
@@ -114,3 +178,81 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     assert not (repo / ".venv").exists(), (
         "the install must happen in the workspace copy, not the clone"
     )
+
+
+@pytest.mark.slow
+def test_dependency_groups_are_installed_by_a_pip_that_predates_them(tmp_path: Path) -> None:
+    """The venv's own pip (23.x here) has no `--group`: the groups' requirements, includes
+    resolved, are passed to it as plain requirements, and the suite then runs."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [project]
+                name = "grouped"
+                version = "0.1"
+                [dependency-groups]
+                test = [{include-group = "runner"}]
+                runner = ["pytest"]
+                [tool.pytest.ini_options]
+                pythonpath = ["."]
+            """,
+            "grouped.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_grouped.py": (
+                "from grouped import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+            ),
+        },
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "verify",
+            "--install",
+            "--sandbox",
+            "bwrap",
+            "--json",
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    steps = {step["name"]: step for step in report["extra"]["install"]}
+    assert steps["install-python-groups"]["argv"][-1] == "pytest"
+    assert report["status"] == "VERIFIED", report["note"]
+
+
+def test_a_missing_python_tool_note_names_the_command_for_the_environment_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real virtualenv without mypy or flake8 in it: the note says how to put them there,
+    not "check that .venv/bin/python is a working mypy" or "put it on PATH"."""
+    from assay.check_execution import run_check
+    from assay.evidence import Check
+    from assay.verdict import Cause
+
+    repo = write(tmp_path / "repo", {"pyproject.toml": "[tool.mypy]\n", "m.py": "x = 1\n"})
+    subprocess.run([sys.executable, "-m", "venv", str(repo / ".venv")], check=True)
+    bare = write(tmp_path / "bare", {"pyproject.toml": "[tool.mypy]\n"})
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # not the venv assay itself runs from
+
+    def note(root: Path, argv: tuple[str, ...], tool: str | None) -> str:
+        check = Check(name="c", kind=Kind.LINT, argv=argv, tool=tool)
+        evidence = run_check(check, root=root)
+        assert evidence.cause is Cause.TOOLCHAIN_MISSING
+        return evidence.note
+
+    in_venv = "is not installed in .venv: `.venv/bin/pip install {}`"
+    assert note(repo, (".venv/bin/python", "-m", "mypy", "."), "mypy").endswith(
+        in_venv.format("mypy")
+    )
+    assert note(repo, ("flake8", "src"), "shell").endswith(in_venv.format("flake8"))
+    assert note(repo, ("mypy", "."), "mypy").endswith(in_venv.format("mypy"))
+    assert "`assay verify --install`" in note(bare, ("mypy", "."), "mypy")
+    # Anything else keeps its declaration's hint.
+    assert note(bare, ("no-such-tool", "x"), None) == "install no-such-tool or put it on PATH"

@@ -17,6 +17,7 @@ from pathlib import Path
 from assay.canaries import NotPlanted, Planted
 from assay.classify import classify
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.install import missing_tool_note
 from assay.instrument import instrument
 from assay.parsers import parse_output
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
@@ -70,7 +71,7 @@ def run_check(
             check,
             Cause.TOOLCHAIN_MISSING,
             reason=str(failure),
-            note=failure.install_hint,
+            note=missing_tool_note(failure, check, root),
             sandbox=sandbox,
             extra={"candidates": list(getattr(failure, "candidates", ()))},
         )

@@ -4,30 +4,99 @@ its dependencies, read from the repository's files, never guessed from the netwo
 Each ecosystem declares its own steps (`assay.tools`); they look at which files exist
 and read a manifest as untrusted, and run nothing. The steps are `Check`s that
 `verify` runs in the sandbox, with the network on for these steps only.
+
+When a check's tool is missing, `missing_tool_note` says how to install it where the
+check will look for it: the project's own environment.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.evidence import Check
 from assay.tools import install_steps as _declared_steps
-from assay.tools.python import (
-    PYPROJECT_MAX_BYTES,
-    PYTHON_REQUIREMENT_FILES,
-    PYTHON_TEST_EXTRAS,
-)
+from assay.tools.python import PYPROJECT_MAX_BYTES
+from assay.tools.python_requirements import DEV_GROUPS, DEV_REQUIREMENT_PATTERNS
 from assay.tools.spec import INSTALL_TIMEOUT_S
 
+if TYPE_CHECKING:
+    from assay.probe import ProbeFailure
+
 __all__ = [
+    "DEV_GROUPS",
+    "DEV_REQUIREMENT_PATTERNS",
     "INSTALL_TIMEOUT_S",
     "PYPROJECT_MAX_BYTES",
-    "PYTHON_REQUIREMENT_FILES",
-    "PYTHON_TEST_EXTRAS",
     "install_steps",
+    "missing_tool_note",
 ]
 
 
 def install_steps(root: Path) -> list[Check]:
     """The install steps for the project at `root`, in order; empty when nothing is needed."""
     return _declared_steps(Path(root))
+
+
+# --------------------------------------------------------------------------- missing tools
+
+
+def missing_tool_note(failure: ProbeFailure, check: Check, root: Path) -> str:
+    """What to run when a check's tool is missing: for a Python tool, the exact command that
+    installs it into the environment the check uses (the project's `.venv`), or how to set
+    one up; for anything else, the tool declaration's hint."""
+    package = _python_package(failure, check)
+    if package is None:
+        return failure.install_hint
+    venv = _venv_in_use(check, Path(root))
+    if venv is not None:
+        return f"{package} is not installed in {venv}: `{_pip(venv, Path(root))} install {package}`"
+    return (
+        f"{package} is not installed: `assay verify --install` sets the project up in .venv "
+        f"from what it declares, or install it yourself (`python3 -m pip install {package}`)"
+    )
+
+
+def _python_package(failure: ProbeFailure, check: Check) -> str | None:
+    """The Python tool a failure is about, when it is one: a missing program (`mypy`,
+    `flake8`), or a `python -m X` whose interpreter has no module X."""
+    from assay.discovery.toolenv import ENVIRONMENT_TOOLS
+    from assay.probe import ProbeError, ToolchainError
+
+    argv = tuple(check.argv)
+    word = None
+    if isinstance(failure, ToolchainError):
+        word = os.path.basename(failure.binary)
+    elif isinstance(failure, ProbeError) and len(argv) > 2 and argv[1] == "-m" and failure.result:
+        output = failure.result.stdout.text + failure.result.stderr.text
+        word = argv[2] if "No module named" in output else None
+    if word is None or word not in ENVIRONMENT_TOOLS:
+        return None
+    return _PACKAGE_OF.get(word, word) or None
+
+
+#: Commands whose distribution on PyPI has another name.
+_PACKAGE_OF = {"py.test": "pytest", "unittest": "", "compileall": ""}
+
+
+def _venv_in_use(check: Check, root: Path) -> str | None:
+    """The in-tree virtualenv the check runs from (`.venv/bin/python -m mypy`), else the
+    project's own one that a bare `mypy` would be taken from once installed there."""
+    from assay.discovery.toolenv import VENV_NAMES
+
+    head = check.argv[0] if check.argv else ""
+    if "/bin/" in head and not os.path.isabs(head):
+        return head.split("/bin/", 1)[0]
+    return next((v for v in VENV_NAMES if (root / v / "bin" / "python").exists()), None)
+
+
+def _pip(venv: str, root: Path) -> str:
+    """How to run pip for `venv`: its own, uv's for a uv-made one (which has no pip)."""
+    if (root / venv / "bin" / "pip").exists():
+        return f"{venv}/bin/pip"
+    try:
+        made_by_uv = "uv =" in (root / venv / "pyvenv.cfg").read_text(errors="replace")[:4096]
+    except OSError:
+        made_by_uv = False
+    return f"uv pip --python {venv}" if made_by_uv else f"{venv}/bin/python -m pip"

@@ -8,6 +8,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.python_requirements import (
+    declared_groups,
+    dev_extras,
+    requirement_files,
+    tox_requirements,
+)
 from assay.tools.spec import (
     Command,
     Ecosystem,
@@ -31,10 +37,6 @@ MYPY_JSON_SINCE = (1, 11)
 PYTEST_VERBOSITY_SINCE = (6, 0)
 #: Linter flags a verification drops: they edit the code, or hide what the linter found.
 LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
-#: Extras of a Python project that usually hold its test and lint tools.
-PYTHON_TEST_EXTRAS = ("test", "tests", "testing", "dev")
-#: Requirement files installed when present, in this order.
-PYTHON_REQUIREMENT_FILES = ("requirements.txt", "requirements-dev.txt", "requirements-test.txt")
 #: The largest pyproject.toml read for its extras (as discovery reads configs).
 PYPROJECT_MAX_BYTES = 4 * 1024 * 1024
 
@@ -259,11 +261,12 @@ PYRIGHT = ToolSpec(
 
 
 def install_steps(root: Path) -> list[Check]:
-    """A project-local virtualenv with the project, its test extras and requirement files."""
+    """A project-local virtualenv with the project, its test and dev extras, requirement
+    files, dependency groups and tox deps (`assay.tools.python_requirements`)."""
     manifest = next(
         (n for n in ("pyproject.toml", "setup.py", "setup.cfg") if (root / n).is_file()), None
     )
-    requirements = [n for n in PYTHON_REQUIREMENT_FILES if (root / n).is_file()]
+    requirements = requirement_files(root)
     if manifest is None and not requirements:
         return []
     if any((root / v / "bin" / "python").exists() for v in _IN_TREE_VENVS):
@@ -291,20 +294,29 @@ def install_steps(root: Path) -> list[Check]:
                 f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present"
             )
         )
+    for name, declared in (
+        ("groups", declared_groups(root)),
+        ("tox", tox_requirements(root, set(requirements))),
+    ):
+        if declared is not None:
+            steps.append(
+                install_step(
+                    f"python-{name}", (*pip, *declared.args), declared.file, declared.source
+                )
+            )
     return steps
 
 
 def _extras(root: Path) -> str:
-    """`[test,dev]` for the extras the project declares among PYTHON_TEST_EXTRAS."""
+    """`[test,dev]` for the extras the project declares among DEV_GROUPS."""
     # The workspace's file, read as one we do not trust: no link, FIFO or endless file.
     data = read_untrusted(root, "pyproject.toml", limit=PYPROJECT_MAX_BYTES)
     if not isinstance(data, bytes):
         return ""
     try:
-        declared = tomllib.loads(data.decode("utf-8"))["project"]["optional-dependencies"]
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, KeyError, TypeError):
+        wanted = dev_extras(tomllib.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return ""
-    wanted = [e for e in PYTHON_TEST_EXTRAS if isinstance(declared, dict) and e in declared]
     return f"[{','.join(wanted)}]" if wanted else ""
 
 

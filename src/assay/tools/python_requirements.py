@@ -1,0 +1,240 @@
+"""What a Python project declares it needs to be tested and checked, from every place
+projects declare it: `[project.optional-dependencies]` extras, PEP 735
+`[dependency-groups]`, requirement files for development and tests, and tox's `deps`.
+
+Everything is read as untrusted text (no link, FIFO or endless file is followed) and
+nothing is run. Dependency groups are read here rather than left to `pip install
+--group`: the pip a fresh virtualenv gets often predates that option, and a group's
+`{include-group = ...}` entries are resolved the same way either way. What is read
+becomes plain requirement strings or `-r FILE` pairs, checked so that no string from
+the repository can be taken by pip as one of its options.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
+from assay.untrusted_files import LIST_MAX_NAMES, list_untrusted, read_untrusted
+
+#: Extras and dependency groups that hold what testing and checking need.
+DEV_GROUPS = (
+    "test",
+    "tests",
+    "testing",
+    "dev",
+    "develop",
+    "development",
+    "lint",
+    "linting",
+    "typing",
+    "types",
+    "typecheck",
+    "mypy",
+)
+
+#: Requirement files installed when present, the project's own first.
+BASE_REQUIREMENT_FILES = ("requirements.txt",)
+#: Names of requirement files for development and tests (at the root, or in requirements/).
+DEV_REQUIREMENT_PATTERNS = (
+    "requirements*dev*.txt",
+    "requirements*test*.txt",
+    "requirements*lint*.txt",
+    "requirements*typing*.txt",
+    "test-requirements*.txt",
+    "test_requirements*.txt",
+    "dev-requirements*.txt",
+    "dev_requirements*.txt",
+)
+REQUIREMENT_DIRS = ("requirements",)
+#: Most requirement files installed (a tree of hundreds is not a declaration).
+MAX_REQUIREMENT_FILES = 12
+#: Largest configuration file read.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+#: Most requirements taken from one source, and the longest one.
+MAX_REQUIREMENTS = 200
+MAX_REQUIREMENT_CHARS = 500
+
+# A PEP 508 requirement begins with a distribution name; nothing pip reads as an option does.
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\s*\[[A-Za-z0-9._,\s-]*\])?[^\n\r\x00]*")
+_NORMALISE = re.compile(r"[-_.]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """Requirements one source declares, ready to follow `pip install`."""
+
+    source: str
+    """Where they were read (`pyproject.toml [dependency-groups] test, typing`)."""
+    file: str
+    args: tuple[str, ...]
+    """Requirement strings and `-r FILE` pairs."""
+
+
+def dev_extras(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
+    """The extras among DEV_GROUPS that `[project.optional-dependencies]` declares."""
+    project = pyproject.get("project")
+    declared = project.get("optional-dependencies") if isinstance(project, dict) else None
+    if not isinstance(declared, dict):
+        return ()
+    names = {_normalise(n): n for n in declared if isinstance(n, str)}
+    return tuple(names[g] for g in DEV_GROUPS if g in names)
+
+
+def dependency_groups(pyproject: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
+    """(the DEV_GROUPS the project declares, their requirements with every
+    `{include-group = ...}` resolved), in declaration order, without repeats."""
+    groups = pyproject.get("dependency-groups")
+    if not isinstance(groups, dict):
+        return (), []
+    by_name = {_normalise(n): v for n, v in groups.items() if isinstance(n, str)}
+    wanted = tuple(
+        n for n in (_normalise(g) for g in groups if isinstance(g, str)) if n in DEV_GROUPS
+    )
+    requirements: dict[str, None] = {}
+    for name in wanted:
+        for requirement in _group(by_name, name, ()):
+            requirements.setdefault(requirement)
+    return wanted, list(requirements)
+
+
+def _group(groups: Mapping[str, Any], name: str, including: tuple[str, ...]) -> list[str]:
+    """One group's requirements; an include cycle or an unknown group contributes nothing."""
+    entries = groups.get(name)
+    if name in including or not isinstance(entries, list):
+        return []
+    found: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str) and is_requirement(entry):
+            found.append(entry.strip())
+        elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
+            found += _group(groups, _normalise(entry["include-group"]), (*including, name))
+    return found
+
+
+def is_requirement(text: str) -> bool:
+    """Whether `text` is a requirement pip can take as an argument and never as an option."""
+    text = text.strip()
+    return 0 < len(text) <= MAX_REQUIREMENT_CHARS and _REQUIREMENT.fullmatch(text) is not None
+
+
+def _normalise(name: str) -> str:
+    return _NORMALISE.sub("-", name).lower()
+
+
+def requirement_files(root: Path) -> list[str]:
+    """The project's requirements.txt, then its files for development and tests, sorted."""
+    found = [n for n in BASE_REQUIREMENT_FILES if _is_file(root, n)]
+    for directory in ("", *REQUIREMENT_DIRS):
+        names = _root_names(root) if not directory else list_untrusted(root, directory)
+        if not isinstance(names, list):
+            continue
+        for name in sorted(names):
+            path = f"{directory}/{name}" if directory else name
+            if path in found or not _is_file(root, path):
+                continue
+            if directory:
+                dev = fnmatch.fnmatch(name, "*dev*.txt") or fnmatch.fnmatch(name, "*test*.txt")
+            else:
+                dev = any(fnmatch.fnmatch(name, p) for p in DEV_REQUIREMENT_PATTERNS)
+            if dev:
+                found.append(path)
+    return found[:MAX_REQUIREMENT_FILES]
+
+
+def _root_names(root: Path) -> list[str]:
+    """The names at the root (the workspace itself), at most LIST_MAX_NAMES of them."""
+    names: list[str] = []
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= LIST_MAX_NAMES:
+                    break
+    except OSError:
+        return []
+    return names
+
+
+def tox_requirements(root: Path, installed: set[str]) -> Declared | None:
+    """What tox would install for its environments: the `deps` of the bare `[testenv]`
+    and of every environment, without the project itself and without files already in
+    `installed`."""
+    texts = {p: t for p in TOX_FILES if (t := _text(root, p)) is not None}
+    path = tox_source(texts)
+    if path is None:
+        return None
+    config, _ = read_tox(path, texts[path])
+    if config is None:
+        return None
+    args: dict[tuple[str, ...], None] = {}
+    for env in config.envs:
+        for dep in env.deps:
+            arg = _tox_dep(root, dep, installed)
+            if arg is not None:
+                args.setdefault(arg)
+    flat = tuple(a for arg in list(args)[:MAX_REQUIREMENTS] for a in arg)
+    return Declared(f"{path} deps", path, flat) if flat else None
+
+
+def _tox_dep(root: Path, dep: str, installed: set[str]) -> tuple[str, ...] | None:
+    """One `deps` line as pip arguments: `-r FILE` for a requirement file in the tree, the
+    requirement itself, or None (the project itself, options, files outside the tree)."""
+    dep = dep.strip()
+    match = re.fullmatch(r"-r\s*(\S+)|--requirement[=\s]\s*(\S+)", dep)
+    if match:
+        name = match.group(1) or match.group(2)
+        if name in installed or not _inside(name) or not _is_file(root, name):
+            return None
+        return ("-r", name)
+    if dep.startswith((".", "-")) or not is_requirement(dep):
+        return None  # `.`, `-e .`, `--pre`, `-c constraints.txt`: not a declared requirement
+    return (dep,)
+
+
+def declared_groups(root: Path) -> Declared | None:
+    """The requirements of the project's dev dependency groups, resolved."""
+    pyproject = read_pyproject(root)
+    names, requirements = dependency_groups(pyproject)
+    if not requirements:
+        return None
+    source = f"pyproject.toml [dependency-groups] {', '.join(names)}"
+    return Declared(source, "pyproject.toml", tuple(requirements[:MAX_REQUIREMENTS]))
+
+
+def read_pyproject(root: Path) -> Mapping[str, Any]:
+    """pyproject.toml's data; empty when it is absent, unreadable or not TOML (discovery
+    reports why)."""
+    text = _text(root, "pyproject.toml")
+    if text is None:
+        return {}
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+
+
+def _text(root: Path, rel: str) -> str | None:
+    data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+    if not isinstance(data, bytes):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_file(root: Path, rel: str) -> bool:
+    # A plain file reached through no link: what pip will be told to read.
+    return isinstance(read_untrusted(root, rel, limit=MAX_CONFIG_BYTES), bytes)
+
+
+def _inside(rel: str) -> bool:
+    return not rel.startswith("/") and ".." not in Path(rel).parts
