@@ -54,6 +54,7 @@ REACHES = [
         "pytest_runtest_makereport",
     ),
     ("lib/calc.js", "process.exit(0);\n", "process.exit(0)"),
+    ("lib/calc.js", "process.exit();\n", "process.exit()"),
     ("lib/calc.js", "delete require.cache[require.resolve('./x')];\n", "require.cache"),
     ("lib/calc.js", "const circus = require('jest-circus');\n", "jest-circus"),
     (
@@ -72,6 +73,12 @@ REACHES = [
     ("calc/calc.go", 'package calc\n\nconst E = `{"Action":"pass"}`\n', "Action"),
     ("calc/calc.go", 'package calc\n\nconst P = "/proc/%d/fd/1"\n', "/proc/%d/fd/1"),
     ("src/lib.rs", "pub fn f() { std::process::exit(0) }\n", "std::process::exit(0)"),
+    ("src/lib.rs", "use std::process::exit;\npub fn f(c: i32) { exit(c) }\n", "exit(c)"),
+    (
+        "calc/calc.go",
+        'package calc\n\nimport "os"\n\nfunc Stop(c int) { os.Exit(c) }\n',
+        "os.Exit(c)",
+    ),
     ("src/lib.rs", 'pub const P: &str = "/proc/self/fd/1";\n', "/proc/self/fd/1"),
     ("pyproject.toml", "[project.entry-points.pytest11]\nforge = 'calc'\n", "pytest11"),
 ]
@@ -102,6 +109,10 @@ ORDINARY = [
     ("calc.py", "MEM = open('/proc/meminfo').read()\nME = open('/proc/self/status').read()\n"),
     ("calc.py", "import sys\nsys.stdout = open('log.txt', 'w')\n"),
     ("calc.py", "# os._exit(0) is never called here\n"),
+    ("calc.py", "import os\n\n\ndef die():\n    os._exit(1)\n"),
+    ("lib/calc.js", "if (!ok) { process.exit(1); }\n"),
+    ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(2) }\n'),
+    ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),
     ("lib/calc.js", "expect.extend({ toBeEven(x) { return { pass: x % 2 === 0 } } });\n"),
     ("lib/calc.js", "// process.exit(0) would be wrong here\n"),

@@ -13,9 +13,12 @@ modified, and never in test code (the caller decides what that is: the protected
 Left out on purpose, because ordinary code does them:
 
 - `sys.exit` and a CLI's exit: a `SystemExit` raised in a test is a failure, never a pass;
+- an exit with a non-zero number written out (`os.Exit(1)`, `process.exit(2)`): a run
+  that ends so fails, it cannot pass;
 - `process.exit` in a node file that starts with `#!` (an executable script), `os.Exit` in
-  a Go `main` package, `process::exit` in a Rust binary's entry (`src/main.rs`, `src/bin/`,
-  `build.rs`, `examples/`, `benches/`): a binary's helper module is still matched;
+  a Go `main` package, `process::exit` in a Rust binary's entry (any `main.rs`, `src/bin/`,
+  `build.rs`, `examples/`, `benches/`). A binary crate's other modules are still matched:
+  telling them from a library's would take reading its manifest, and they are rare;
 - `pytest.fail`, `log.Fatal`, `abort`: they make a run fail, they cannot forge a pass;
 - `/proc` files that describe the machine (`/proc/cpuinfo`, `/proc/meminfo`, ...) and the
   process's own `status`, `stat`, `limits`, `cgroup`, `maps`, `mountinfo`, `exe`;
@@ -95,6 +98,9 @@ _SUMMARY = (
     r"|<testsuites?\b|<testcase\b|\bnum(?:Passed|Failed|Total)Tests\b"
 )
 
+#: After an exit's opening parenthesis: not a non-zero number written out (which fails the run).
+_NOT_A_FAILURE = r"(?!\s*-?[1-9]\d*\s*\))"
+
 _SHARED = (
     Rule("reaches into /proc", _PROC),
     Rule("writes a test runner's summary or report", _SUMMARY),
@@ -127,7 +133,7 @@ PYTHON = Language(
             r"\bPYTEST_(?:CURRENT_TEST|XDIST_\w+|ADDOPTS)\b"
             r"|['\"](?:_?pytest|unittest)['\"]\s+(?:not\s+)?in\s+sys\.modules",
         ),
-        Rule("ends the process without cleanup", r"\bos\._exit\s*\("),
+        Rule("ends the process without cleanup", r"\bos\._exit\s*\(" + _NOT_A_FAILURE),
         Rule(
             "reads the runner's report path",
             r"(?i:junit)",
@@ -152,7 +158,9 @@ JAVASCRIPT = Language(
     (
         Rule(
             "ends the process",
-            r"\bprocess\s*\.\s*(?:exit|reallyExit)\s*\(|\bprocess\.kill\s*\(\s*process\.p?pid\b",
+            r"\bprocess\s*\.\s*(?:exit|reallyExit)\s*\("
+            + _NOT_A_FAILURE
+            + r"|\bprocess\.kill\s*\(\s*process\.p?pid\b",
             unless=r"\A#!",
         ),
         Rule(
@@ -194,7 +202,7 @@ GO = Language(
     (
         Rule(
             "ends the process from a package that is not main",
-            r"\b(?:os|syscall)\.Exit\s*\(",
+            r"\b(?:os|syscall)\.Exit\s*\(" + _NOT_A_FAILURE,
             unless=r"(?m)^\s*package\s+main\b",
         ),
         Rule(
@@ -208,6 +216,9 @@ GO = Language(
     ),
 )
 
+#: A Rust binary's own entry points, where ending the process is its job.
+_RUST_BINARY = r"(?:^|/)(?:main\.rs|build\.rs)\Z|(?:^|/)(?:src/bin|examples|benches)/"
+
 RUST = Language(
     "rust",
     (".rs",),
@@ -215,8 +226,14 @@ RUST = Language(
     (
         Rule(
             "ends the process from library code",
-            r"\bprocess::exit\b|\blibc::_?exit\s*\(",
-            unless_path=r"(?:^|/)(?:src/main\.rs|build\.rs)\Z|(?:^|/)(?:src/bin|examples|benches)/",
+            r"\b(?:process::exit|libc::_?exit)\s*\(" + _NOT_A_FAILURE,
+            unless_path=_RUST_BINARY,
+        ),
+        Rule(
+            "ends the process from library code",
+            r"(?<![\w:.])exit\s*\(" + _NOT_A_FAILURE,
+            also=r"\buse\s+std::process::(?:exit\b|\{[^}]*\bexit\b)",
+            unless_path=_RUST_BINARY,
         ),
         Rule("knows it runs under a test runner", r"\bRUST_TEST_\w+|\bNEXTEST\w*"),
         *_SHARED,
