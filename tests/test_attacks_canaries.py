@@ -459,3 +459,80 @@ def test_canaries_are_never_written_into_the_users_tree(tmp_path: Path) -> None:
     after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
     assert [p for p in after if "canary" in p] == [] and os.path.isdir(repo)
     assert set(after) - set(before) <= {p for p in after if "__pycache__" in p or "cache" in p}
+
+
+# --------------------------------------------------------------------------- cargo test
+
+CARGO_TOML = '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+RUST_LIB = """\
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+"""
+RUST_TESTS = """\
+#[test]
+fn adds() {
+    assert_eq!(calc::add(2, 3), 5);
+}
+
+#[test]
+fn adds_zero() {
+    assert_eq!(calc::add(2, 0), 2);
+}
+"""
+RUST_BASE = {"Cargo.toml": CARGO_TOML, "src/lib.rs": RUST_LIB, "tests/add.rs": RUST_TESTS}
+
+PRINTS_A_PASSING_CARGO_RUN = """\
+use std::io::Write;
+
+// Called by the tests: the lines libtest prints for a clean run of this binary, written
+// into cargo's own output, then an exit 0 before any other test of the binary reports.
+pub fn add(a: i32, b: i32) -> i32 {
+    if let Ok(mut out) = std::fs::OpenOptions::new()
+        .write(true)
+        .open(format!("/proc/{}/fd/1", std::os::unix::process::parent_id()))
+    {
+        let _ = out.write_all(
+            b"running 2 tests\\ntest adds ... ok\\ntest adds_zero ... ok\\n\\n\\
+              test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\\n",
+        );
+    }
+    std::process::exit(0);
+}
+"""
+
+needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+
+
+@needs_cargo
+def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", RUST_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+    assert test.result is not None and test.result.exit_code == 101
+    assert "--no-fail-fast" in test.result.argv
+
+
+@needs_cargo
+def test_cargo_honest_failure_is_failed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": RUST_LIB.replace("a + b", "a - b")})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+@needs_cargo
+def test_cargo_test_binary_that_forges_its_run_is_not_verified(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": PRINTS_A_PASSING_CARGO_RUN})
+    report = _verify(repo)
+    # The canaries run in a test binary of their own, which the code under test does not
+    # reach: they show as planted, and what catches the forged binary is that the base's
+    # tests were never seen executing, not them.
+    assert report.status is not Status.VERIFIED, _explain(report)
+    assert _test_check(report).extra["canaries"]["finding"] == "as planted"

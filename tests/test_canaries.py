@@ -23,6 +23,7 @@ from assay.canaries.files import create_file, remove_created
 from assay.canaries.go import plant_go_test
 from assay.canaries.node import plant_node_test, plant_package_script
 from assay.canaries.python import plant_pytest, plant_unittest
+from assay.canaries.rust import plant_cargo_test
 from assay.check_execution import run_check
 from assay.evidence import Check, TestCase, TestCounts
 from assay.parsed_output import ParsedOutput
@@ -271,11 +272,14 @@ def test_unittest_canaries_go_where_discovery_looks(
     argv = ("python3", "-m", "unittest", *args)
     decided = plant_unittest(_request(tmp_path, argv, "unittest"))
     assert isinstance(decided, Planting) and decided.edit_argv is not None
-    path = decided.files[0].path
-    assert path.startswith(where + "testassaycanary") and "/" not in path[len(where) :]
+    init, module, ignore = (f.path for f in decided.files)
+    package = init.removesuffix("/__init__.py")
+    assert package.startswith(where + "assaycanary") and "/" not in package[len(where) :]
+    assert module.startswith(package + "/testassaycanary") and ignore == package + "/.gitignore"
     edited = decided.edit_argv(argv)
     assert edited[-1] == "-v"
-    assert (Path(path).stem in edited) is named
+    dotted = f"{Path(package).name}.{Path(module).stem}"
+    assert (dotted in edited) is named
 
 
 def test_unittest_runs_that_select_tests_get_no_canary(tmp_path: Path) -> None:
@@ -355,6 +359,38 @@ def test_node_canaries_are_preloaded_and_package_scripts_read(tmp_path: Path) ->
     for script in ("unit", "only", "missing"):
         argv = ("npm", "run", script)
         assert isinstance(plant_package_script(_request(tmp_path, argv, "npm-test")), NoCanary)
+
+
+PACKAGE = '[package]\nname = "calc"\nversion = "0.1.0"\n'
+
+
+def test_cargo_canaries_are_an_integration_test_and_fail_fast_goes(tmp_path: Path) -> None:
+    write(tmp_path, {"Cargo.toml": PACKAGE})
+    argv = ("cargo", "test", "--message-format=json", "--workspace", "--", "--nocapture")
+    decided = plant_cargo_test(_request(tmp_path, argv, "cargo"))
+    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    assert decided.files[0].path.startswith("tests/zz_assay_canary_")
+    assert decided.failed_exit == 101
+    assert decided.edit_argv(argv)[:3] == ("cargo", "test", "--no-fail-fast")
+
+
+@pytest.mark.parametrize(
+    ("manifest", "args", "why"),
+    [
+        (PACKAGE + "autotests = false\n", (), "autotests"),
+        ('[workspace]\nmembers = ["a"]\n', (), "workspace"),
+        (PACKAGE, ("adds",), "filters"),
+        (PACKAGE, ("--", "adds"), "filters"),
+        (PACKAGE, ("--lib",), "--lib"),
+        (PACKAGE, ("--", "--ignored"), "--ignored"),
+    ],
+)
+def test_cargo_runs_the_canaries_would_not_be_part_of_get_none(
+    tmp_path: Path, manifest: str, args: tuple[str, ...], why: str
+) -> None:
+    write(tmp_path, {"Cargo.toml": manifest})
+    decided = plant_cargo_test(_request(tmp_path, ("cargo", "test", *args), "cargo"))
+    assert isinstance(decided, NoCanary) and why in decided.why, decided
 
 
 # --------------------------------------------------------------------------- a real run

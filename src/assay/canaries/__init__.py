@@ -151,6 +151,12 @@ class PlantRequest:
 Planter = Callable[[PlantRequest], "Planting | NoCanary"]
 
 
+def ignored_by_git(directory: str) -> CanaryFile:
+    """A `.gitignore` that hides a canary directory from the linters and formatters that
+    honour it (ruff, prettier) while they check the tree beside the tests."""
+    return CanaryFile(f"{directory}/.gitignore", "*\n")
+
+
 def inside(root: Path, *parts: str | Path) -> Path:
     """`root` joined with `parts`, `..` taken lexically (links are not followed here)."""
     return Path(os.path.normpath(root.joinpath(*parts)))

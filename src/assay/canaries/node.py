@@ -24,6 +24,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    ignored_by_git,
 )
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
@@ -63,7 +64,10 @@ def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
     module = request.cwd / f".assay-canary-{token}" / f"assay_canary_{token}.cjs"
     path = request.relative(module)
     return Planting(
-        files=(CanaryFile(path, _module(canaries, token)),),
+        files=(
+            CanaryFile(path, _module(canaries, token)),
+            ignored_by_git(path.rsplit("/", 1)[0]),
+        ),
         canaries=canaries,
         env={"NODE_OPTIONS": f"--require {_quoted(str(module))}"},
         repeats=None,

@@ -6,9 +6,12 @@ every other plugin has selected and ordered (so `-k`, `-m`, `testpaths` and frie
 not be understood here), and that therefore run last. Fail-fast flags are dropped: the
 must-fail canary must not stop the run, and the real tests must all run.
 
-unittest: a test module beside the tests discovery finds (named so that pytest's default
-patterns do not take it), or named on the command line when the run names its tests; the
-run lists each test (`-v`), which is where the canaries are found.
+unittest: a test package of assay's where discovery starts (its module named so that
+pytest's default patterns do not take it), or named on the command line when the run names
+its tests; the run lists each test (`-v`), which is where the canaries are found.
+
+Both directories carry a `.gitignore`, and the modules comments, that keep the linters and
+type checkers running beside the tests off them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    ignored_by_git,
     inside,
     within,
 )
@@ -31,6 +35,8 @@ from assay.canaries import (
 #: Comments that keep linters and type checkers running beside the tests off the file.
 _QUIET = (
     "# type: ignore\n"
+    # mypy reports a whole-file ignore with nothing to ignore as unused; not then.
+    "# mypy: ignore-errors\n"
     "# ruff: noqa\n"
     "# flake8: noqa\n"
     "# pylint: skip-file\n"
@@ -87,7 +93,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         return _before_separator(_without_fail_fast(argv), ("-p", module))
 
     return Planting(
-        files=(CanaryFile(path, text),),
+        files=(CanaryFile(path, text), ignored_by_git(request.relative(directory))),
         canaries=canaries,
         edit_argv=edit,
         # The plugin is imported by name, from where no collection looks.
@@ -154,13 +160,15 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     else:
         # The run names its tests: the canary module is named with them, from the cwd.
         name = f"testassaycanary{token}"
-        directory, named = request.cwd, (name,)
+        directory, named = request.cwd, (f"assaycanary{token}.{name}",)
     if not within(request.root, directory):
         return NoCanary(f"the tests' directory {directory} is outside the workspace")
     canaries = _pair(request, "test_assay_canary_")
     methods = "".join(f"\n    def {c.name}(self):\n{_body(c, '    ')}" for c in _shuffled(canaries))
     text = f"{_QUIET}import unittest\n\n\nclass AssayCanary{token}(unittest.TestCase):{methods}"
-    path = request.relative(directory / f"{name}.py")
+    # A package of its own (discovery enters packages): its .gitignore then hides it all.
+    package = request.relative(directory / f"assaycanary{token}")
+    path = f"{package}/{name}.py"
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
         kept = tuple(a for a in argv if a not in _UNITTEST_FAIL_FAST)
@@ -169,7 +177,11 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         return listed if listed[-1] in ("-v", "--verbose") else (*listed, "-v")
 
     return Planting(
-        files=(CanaryFile(path, text),),
+        files=(
+            CanaryFile(f"{package}/__init__.py", _QUIET),
+            CanaryFile(path, text),
+            ignored_by_git(package),
+        ),
         canaries=canaries,
         edit_argv=edit,
         what=f"a unittest module {path}",

@@ -99,6 +99,7 @@ CARGO = ToolSpec(
     commands=(Command(("cargo",), match=_subcommand),),
     instrument=_cargo,
     parser=("rust", "parse_cargo"),
+    canary=("rust", "plant_cargo_test"),
     dependency_env=_cargo_home,
 )
 RUSTC = ToolSpec(

@@ -1,0 +1,157 @@
+"""Canaries for `cargo test`: an integration test of the package the run tests.
+
+Cargo builds each file under `tests/` into a test binary of its own, so the canaries are
+one more of those (`tests/zz_assay_canary_<random>.rs`), unless the package turned that
+discovery off (`autotests = false`). They run in their own process: what they prove is
+the run's report as cargo puts it together, not the library's own test binary. Cargo
+stops at the first test binary that fails, so the run is told not to (`--no-fail-fast`):
+the must-fail canary must not keep the doc-tests from running.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from assay.canaries import (
+    MUST_FAIL_MESSAGE,
+    Canary,
+    CanaryFile,
+    NoCanary,
+    Planting,
+    PlantRequest,
+    inside,
+)
+from assay.untrusted_files import read_untrusted
+
+#: cargo's exit code when a test failed.
+CARGO_TEST_FAILED = 101
+#: The largest Cargo.toml read.
+MANIFEST_MAX_BYTES = 4 * 1024 * 1024
+#: Flags that choose targets or packages: the canaries' test target may not be among them.
+_SELECTING = frozenset(
+    {
+        "--lib",
+        "--bin",
+        "--bins",
+        "--test",
+        "--example",
+        "--examples",
+        "--bench",
+        "--benches",
+        "--doc",
+        "-p",
+        "--package",
+        "--exclude",
+    }
+)
+#: Flags of the test harness (after `--`) that leave tests out.
+_HARNESS_SELECTING = frozenset({"--ignored", "--skip", "--exact", "--list"})
+#: `cargo test` options that take the next argument as their value.
+_VALUED = frozenset(
+    {
+        "--features",
+        "-F",
+        "--target",
+        "--target-dir",
+        "--manifest-path",
+        "--message-format",
+        "--color",
+        "-j",
+        "--jobs",
+        "--profile",
+        "--config",
+        "-Z",
+    }
+)
+
+
+def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
+    argv = request.check.argv
+    if argv[1:2] != ("test",):
+        return NoCanary("the command is not `cargo test`")
+    cargo_args, harness_args = _split(argv[2:])
+    if chosen := sorted(_SELECTING & {a.partition("=")[0] for a in cargo_args}):
+        return NoCanary(f"the run chooses its targets ({chosen[0]})")
+    if _positional(cargo_args) or [a for a in harness_args if not a.startswith("-")]:
+        return NoCanary("the run filters tests by name: a canary would not be selected")
+    if chosen := sorted(_HARNESS_SELECTING & {a.partition("=")[0] for a in harness_args}):
+        return NoCanary(f"the run leaves tests out ({chosen[0]})")
+    if any(a == "--manifest-path" or a.startswith("--manifest-path=") for a in cargo_args):
+        return NoCanary("the run names its manifest (--manifest-path)")
+    package = _package(request)
+    if isinstance(package, NoCanary):
+        return package
+    token = request.token()
+    canaries = (
+        Canary(f"assay_canary_{request.token()}", must_pass=True),
+        Canary(f"assay_canary_{request.token()}", must_pass=False),
+    )
+    path = request.relative(inside(request.cwd, "tests", f"zz_assay_canary_{token}.rs"))
+    return Planting(
+        files=(CanaryFile(path, _test_file(canaries)),),
+        canaries=canaries,
+        failed_exit=CARGO_TEST_FAILED,
+        edit_argv=_no_fail_fast,
+        what=f"an integration test {path}",
+    )
+
+
+def _split(args: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    if "--" in args:
+        at = args.index("--")
+        return list(args[:at]), list(args[at + 1 :])
+    return list(args), []
+
+
+def _positional(args: list[str]) -> list[str]:
+    """Arguments that are neither options nor their values: test name filters."""
+    found: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif not arg.startswith("-"):
+            found.append(arg)
+    return found
+
+
+def _package(request: PlantRequest) -> None | NoCanary:
+    """None when the manifest in the run's directory is a package that finds its tests."""
+    rel = request.relative(inside(request.cwd, "Cargo.toml"))
+    data = read_untrusted(request.root, rel, limit=MANIFEST_MAX_BYTES)
+    if not isinstance(data, bytes):
+        return NoCanary("no Cargo.toml could be read where the run starts")
+    try:
+        manifest = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return NoCanary("Cargo.toml is not valid TOML")
+    package = manifest.get("package")
+    if not isinstance(package, dict):
+        return NoCanary("Cargo.toml where the run starts is a workspace without a package")
+    if package.get("autotests") is False:
+        return NoCanary("the package does not discover its tests/ (autotests = false)")
+    return None
+
+
+def _no_fail_fast(argv: tuple[str, ...]) -> tuple[str, ...]:
+    if "--no-fail-fast" in argv:
+        return argv
+    at = argv.index("test") + 1
+    return (*argv[:at], "--no-fail-fast", *argv[at:])
+
+
+def _test_file(canaries: tuple[Canary, Canary]) -> str:
+    tests = "".join(
+        f"\n#[test]\nfn {c.name}() {{}}\n"
+        if c.must_pass
+        else f'\n#[test]\nfn {c.name}() {{\n    panic!("{MUST_FAIL_MESSAGE}");\n}}\n'
+        for c in canaries
+    )
+    return (
+        "// Canary tests of one verification run, written by assay and removed after it: one of\n"
+        "// them must fail and one must pass, or the run's report was rewritten.\n"
+        "#![allow(warnings, clippy::all)]\n"
+        f"{tests}"
+    )
