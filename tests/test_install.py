@@ -29,8 +29,10 @@ def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
     )
     assert argvs(tmp_path) == [
         ("python3", "-m", "venv", ".venv"),
-        (".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".[test]"),
         (".venv/bin/python", "-m", "pip", "install", "-q", "-r", "requirements-dev.txt"),
+        # The project last: a dependency that needs it (pytest needs pluggy) must not
+        # replace the working tree with a copy from the index.
+        (".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".[test]"),
     ]
     step = install_steps(tmp_path)[0]
     assert (
@@ -76,6 +78,8 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
                     --pre
                 [testenv:lint]
                 deps = flake8==7.0.0
+                [testenv:docs]
+                deps = sphinx-rtd-theme
             """,
             "requirements/lint.txt": "pylint\n",
         },
@@ -83,7 +87,6 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")
     assert argvs(tmp_path) == [
         ("python3", "-m", "venv", ".venv"),
-        (*pip, "-e", ".[Testing]"),
         (*pip, "-r", "requirements.txt"),
         (*pip, "-r", "requirements-ci-dev.txt"),
         (*pip, "-r", "requirements-tests.txt"),
@@ -91,9 +94,38 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
         (*pip, "-r", "requirements/dev.txt"),
         (*pip, "pytest>=7", "mypy==1.10.0", "ruff"),
         (*pip, "pytest-xdist", "-r", "requirements/lint.txt", "flake8==7.0.0"),
+        (*pip, "-e", ".[Testing]"),
     ]
-    sources = [step.source for step in install_steps(tmp_path)][-2:]
-    assert sources == ["pyproject.toml", "tox.ini"]
+    sources = [step.source for step in install_steps(tmp_path)][-3:]
+    assert sources == ["pyproject.toml", "tox.ini", "pyproject.toml"]
+
+
+def test_extras_declared_in_setup_cfg_and_named_by_tox(tmp_path: Path) -> None:
+    """pluggy 1.0: its test extra lives in setup.cfg, and tox.ini says `extras=testing`."""
+    write_dedented(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup()\n",
+            "setup.cfg": """
+                [metadata]
+                name = p
+                [options.extras_require]
+                dev = pre-commit
+                testing = pytest
+                docs = sphinx
+            """,
+            "tox.ini": "[testenv]\nextras = testing,speedups\ncommands = pytest\n",
+        },
+    )
+    assert argvs(tmp_path)[-1] == (
+        ".venv/bin/python",
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "-e",
+        ".[testing,dev,speedups]",
+    )
 
 
 def test_requirements_are_never_read_through_links(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from assay.evidence import Check
 from assay.tools import install_steps as _declared_steps
-from assay.tools.python import PYPROJECT_MAX_BYTES
 from assay.tools.python_requirements import DEV_GROUPS, DEV_REQUIREMENT_PATTERNS
 from assay.tools.spec import INSTALL_TIMEOUT_S
 
@@ -28,7 +27,6 @@ __all__ = [
     "DEV_GROUPS",
     "DEV_REQUIREMENT_PATTERNS",
     "INSTALL_TIMEOUT_S",
-    "PYPROJECT_MAX_BYTES",
     "install_steps",
     "missing_tool_note",
 ]

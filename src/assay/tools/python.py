@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
 from assay.tools.python_requirements import (
     declared_groups,
-    dev_extras,
+    project_extras,
     requirement_files,
     tox_requirements,
 )
@@ -28,7 +27,6 @@ from assay.tools.spec import (
     install_step,
     version_at_least,
 )
-from assay.untrusted_files import read_untrusted
 from assay.verdict import Kind
 
 #: mypy gained `--output=json` in 1.11; older versions are parsed as text.
@@ -37,8 +35,6 @@ MYPY_JSON_SINCE = (1, 11)
 PYTEST_VERBOSITY_SINCE = (6, 0)
 #: Linter flags a verification drops: they edit the code, or hide what the linter found.
 LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
-#: The largest pyproject.toml read for its extras (as discovery reads configs).
-PYPROJECT_MAX_BYTES = 4 * 1024 * 1024
 
 _LOCAL = (".venv/bin", "venv/bin")
 _IN_TREE_VENVS = (".venv", "venv")
@@ -281,13 +277,6 @@ def install_steps(root: Path) -> list[Check]:
         )
     ]
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")
-    if manifest is not None:
-        target = "." + _extras(root)
-        steps.append(
-            install_step(
-                "python", (*pip, "-e", target), manifest, "the project and its test extras"
-            )
-        )
     for name in requirements:
         steps.append(
             install_step(
@@ -304,20 +293,17 @@ def install_steps(root: Path) -> list[Check]:
                     f"python-{name}", (*pip, *declared.args), declared.file, declared.source
                 )
             )
+    if manifest is not None:
+        # Last, as tox does: a dependency that depends on the project (pytest on pluggy)
+        # would otherwise replace the working tree with a copy from the index.
+        extras = project_extras(root)
+        target = "." + (f"[{','.join(extras)}]" if extras else "")
+        steps.append(
+            install_step(
+                "python", (*pip, "-e", target), manifest, "the project and its test extras"
+            )
+        )
     return steps
-
-
-def _extras(root: Path) -> str:
-    """`[test,dev]` for the extras the project declares among DEV_GROUPS."""
-    # The workspace's file, read as one we do not trust: no link, FIFO or endless file.
-    data = read_untrusted(root, "pyproject.toml", limit=PYPROJECT_MAX_BYTES)
-    if not isinstance(data, bytes):
-        return ""
-    try:
-        wanted = dev_extras(tomllib.loads(data.decode("utf-8")))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return ""
-    return f"[{','.join(wanted)}]" if wanted else ""
 
 
 ECOSYSTEM = EcosystemSpec(

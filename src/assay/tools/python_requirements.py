@@ -12,16 +12,17 @@ the repository can be taken by pip as one of its options.
 
 from __future__ import annotations
 
+import configparser
 import fnmatch
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
+from assay.tools.tox_config import TOX_FILES, ToxConfig, read_tox, tox_source
 from assay.untrusted_files import LIST_MAX_NAMES, list_untrusted, read_untrusted
 
 #: Extras and dependency groups that hold what testing and checking need.
@@ -84,8 +85,47 @@ def dev_extras(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
     declared = project.get("optional-dependencies") if isinstance(project, dict) else None
     if not isinstance(declared, dict):
         return ()
-    names = {_normalise(n): n for n in declared if isinstance(n, str)}
-    return tuple(names[g] for g in DEV_GROUPS if g in names)
+    return _dev_names(n for n in declared if isinstance(n, str))
+
+
+def project_extras(root: Path) -> tuple[str, ...]:
+    """The extras to install the project with: those among DEV_GROUPS that pyproject.toml
+    or setup.cfg (`[options.extras_require]`) declares, and those tox's test, lint and
+    type-check environments install (`extras = testing`)."""
+    extras = dict.fromkeys(dev_extras(read_pyproject(root)))
+    setup_cfg = _text(root, "setup.cfg")
+    if setup_cfg is not None:
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        try:
+            parser.read_string(setup_cfg)
+            if parser.has_section("options.extras_require"):
+                extras.update(dict.fromkeys(_dev_names(parser.options("options.extras_require"))))
+        except (configparser.Error, ValueError):
+            pass  # discovery reports a malformed setup.cfg
+    config = _tox(root)
+    for env in config.envs if config else ():
+        if _is_dev_env(env.name):
+            extras.update(dict.fromkeys(env.extras))
+    return tuple(extras)
+
+
+def _dev_names(names: Iterable[str]) -> tuple[str, ...]:
+    by_name = {_normalise(n): n for n in names}
+    return tuple(by_name[g] for g in DEV_GROUPS if g in by_name)
+
+
+#: tox environment names (or factors) whose deps are for testing and checking, not docs or
+#: releases; `py311` and the bare `[testenv]` count too.
+_DEV_ENVS = frozenset(
+    {*DEV_GROUPS, "py", "unit", "check", "flake8", "pylint", "ruff", "style", "pre-commit"}
+)
+
+
+def _is_dev_env(name: str) -> bool:
+    factors = name.lower().split("-") if name else [""]
+    return any(
+        f in ("", *_DEV_ENVS) or re.fullmatch(r"(py|pypy)\d*", f) is not None for f in factors
+    )
 
 
 def dependency_groups(pyproject: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
@@ -164,24 +204,28 @@ def _root_names(root: Path) -> list[str]:
 
 
 def tox_requirements(root: Path, installed: set[str]) -> Declared | None:
-    """What tox would install for its environments: the `deps` of the bare `[testenv]`
-    and of every environment, without the project itself and without files already in
+    """What tox would install for its test, lint and type-check environments: their `deps`
+    (the bare `[testenv]`'s too), without the project itself and without files already in
     `installed`."""
-    texts = {p: t for p in TOX_FILES if (t := _text(root, p)) is not None}
-    path = tox_source(texts)
-    if path is None:
-        return None
-    config, _ = read_tox(path, texts[path])
+    config = _tox(root)
     if config is None:
         return None
     args: dict[tuple[str, ...], None] = {}
     for env in config.envs:
+        if not _is_dev_env(env.name):
+            continue
         for dep in env.deps:
             arg = _tox_dep(root, dep, installed)
             if arg is not None:
                 args.setdefault(arg)
     flat = tuple(a for arg in list(args)[:MAX_REQUIREMENTS] for a in arg)
-    return Declared(f"{path} deps", path, flat) if flat else None
+    return Declared(f"{config.path} deps", config.path, flat) if flat else None
+
+
+def _tox(root: Path) -> ToxConfig | None:
+    texts = {p: t for p in TOX_FILES if (t := _text(root, p)) is not None}
+    path = tox_source(texts)
+    return read_tox(path, texts[path])[0] if path is not None else None
 
 
 def _tox_dep(root: Path, dep: str, installed: set[str]) -> tuple[str, ...] | None:
