@@ -393,6 +393,34 @@ def test_cargo_runs_the_canaries_would_not_be_part_of_get_none(
     assert isinstance(decided, NoCanary) and why in decided.why, decided
 
 
+def test_a_failure_the_canaries_do_not_account_for_keeps_the_exit(tmp_path: Path) -> None:
+    """Coverage under its threshold (pytest-cov) and a cargo test target that crashed fail a
+    run with the code the must-fail canary gives: they must not be discounted with it."""
+    write(tmp_path, {"Cargo.toml": PACKAGE})
+    pytest_planting = plant_pytest(_request(tmp_path, ("pytest",), "pytest"))
+    cargo_planting = plant_cargo_test(_request(tmp_path, ("cargo", "test"), "cargo"))
+    assert isinstance(pytest_planting, Planting) and isinstance(cargo_planting, Planting)
+    coverage = "FAIL Required test coverage of 90% not reached. Total coverage: 50.00%\n"
+    target = cargo_planting.files[0].path.removeprefix("tests/").removesuffix(".rs")
+    crashed = (
+        f"error: test failed, to rerun pass `--test {target}`\n"
+        "error: test failed, to rerun pass `--lib`\n"
+    )
+    for planting, stdout, exit_code in (
+        (pytest_planting, coverage, 1),
+        (cargo_planting, crashed, 101),
+    ):
+        cases = [(f"x::{c.name}", "passed" if c.must_pass else "failed") for c in planting.canaries]
+        planted = Planted(planting, tmp_path, ())
+        result = process_result(exit_code=exit_code, stdout=stdout)
+        reading = planted.read(result, _parsed(REAL_PASS, *cases))
+        assert (reading.problems, reading.exit_code) == ((), exit_code)
+        assert reading.parsed.failure_recognized is True
+        # Without it, the canary's failure is the run's only one.
+        reading = planted.read(process_result(exit_code=exit_code), _parsed(REAL_PASS, *cases))
+        assert (reading.problems, reading.exit_code) == ((), 0)
+
+
 # --------------------------------------------------------------------------- a real run
 
 

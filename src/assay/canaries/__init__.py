@@ -151,6 +151,11 @@ class PlantRequest:
 Planter = Callable[[PlantRequest], "Planting | NoCanary"]
 
 
+def failed_run(result: ProcessResult) -> frozenset[str]:
+    """The groups that failed when the run is one group: all of it, when it exited non-zero."""
+    return frozenset({""} if result.exit_code not in (0, None) else ())
+
+
 def ignored_by_git(directory: str) -> CanaryFile:
     """A `.gitignore` that hides a canary directory from the linters and formatters that
     honour it (ruff, prettier) while they check the tree beside the tests."""
@@ -322,11 +327,7 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
     if not result.started or result.timed_out or result.signal is not None:
         record["finding"] = "not judged: the run did not finish"
         return Reading(_without(parsed, seen), result.exit_code, (), record)
-    failed_groups: frozenset[str] | None = frozenset(
-        {""} if result.exit_code not in (0, None) else ()
-    )
-    if planting.failed_groups is not None:
-        failed_groups = planting.failed_groups(result)
+    failed_groups = (planting.failed_groups or failed_run)(result)
     unexplained = failed_groups is None
     if failed_groups is None:
         failed_groups = frozenset(c.group for c in planting.canaries)

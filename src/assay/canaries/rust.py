@@ -10,6 +10,7 @@ the must-fail canary must not keep the doc-tests from running.
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 from assay.canaries import (
@@ -19,8 +20,10 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    failed_run,
     inside,
 )
+from assay.process import ProcessResult
 from assay.untrusted_files import read_untrusted
 
 #: cargo's exit code when a test failed.
@@ -86,14 +89,29 @@ def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
         Canary(f"assay_canary_{request.token()}", must_pass=True),
         Canary(f"assay_canary_{request.token()}", must_pass=False),
     )
-    path = request.relative(inside(request.cwd, "tests", f"zz_assay_canary_{token}.rs"))
+    target = f"zz_assay_canary_{token}"
+    path = request.relative(inside(request.cwd, "tests", f"{target}.rs"))
     return Planting(
         files=(CanaryFile(path, _test_file(canaries)),),
         canaries=canaries,
         failed_exit=CARGO_TEST_FAILED,
         edit_argv=_no_fail_fast,
+        failed_groups=lambda result: _failed_beyond_canaries(result, target),
         what=f"an integration test {path}",
     )
+
+
+# error: test failed, to rerun pass `--test zz_assay_canary_x`   (one per failed target)
+_FAILED_TARGET = re.compile(r"to rerun pass `(?P<target>[^`]*)`")
+
+
+def _failed_beyond_canaries(result: ProcessResult, target: str) -> frozenset[str] | None:
+    """None when a test target other than the canaries' failed (one that crashed without
+    a failing test to count, say): the run's failure is then not only theirs."""
+    failed = _FAILED_TARGET.findall(result.stdout.text + result.stderr.text)
+    if any(found != f"--test {target}" for found in failed):
+        return None
+    return failed_run(result)
 
 
 def _split(args: tuple[str, ...]) -> tuple[list[str], list[str]]:
