@@ -4,7 +4,7 @@
   under judgement must be run, whatever an earlier run stored.
 - The key covers files git does not list: a file ignored through `.git/info/exclude`
   that forged a pass and was then deleted must not leave its VERIFIED to the tree
-  without it.
+  without it; nor may an installed node package's file edited in place.
 
 Real repositories, real runs of `assay.verify` in bubblewrap, a real cache on disk.
 """
@@ -12,7 +12,9 @@ Real repositories, real runs of `assay.verify` in bubblewrap, a real cache on di
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -169,3 +171,41 @@ def test_the_same_attack_through_the_command_line(tmp_path: Path) -> None:
     assert status() == ("VERIFIED", False)
     (repo / "conftest.py").unlink()
     assert status() == ("FAILED", False)
+
+
+NODE_TEST = """
+    const test = require('node:test');
+    const assert = require('node:assert');
+    const dep = require('tinydep');
+
+    test('dep', () => { assert.strictEqual(dep.value, 1); });
+"""
+
+
+def test_a_file_inside_a_node_package_edited_in_place_is_a_miss(tmp_path: Path) -> None:
+    """What the tests load from node_modules is part of what they saw: an installed file
+    edited in place (same size, its mtime put back, its package untouched) is not the
+    tree whose verdict was stored."""
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    write_dedented(
+        repo,
+        {
+            "package.json": '{"name": "x", "version": "1.0.0"}\n',
+            "test/dep.js": NODE_TEST,
+            "node_modules/tinydep/package.json": '{"name": "tinydep", "main": "index.js"}\n',
+            "node_modules/tinydep/index.js": "module.exports = { value: 1 };\n",
+        },
+    )
+    commit_all(repo)
+    first = verify(repo, cache)
+    assert first.status is Status.VERIFIED, first.note
+    assert verify(repo, cache).record.cached is not None  # unchanged: a hit
+
+    module = repo / "node_modules" / "tinydep" / "index.js"
+    before = module.stat()
+    time.sleep(0.05)  # past a tick of the coarse clock change times are taken from
+    module.write_text("module.exports = { value: 2 };\n")
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    again = verify(repo, cache)
+    assert again.record.cached is None, "served the verdict of the package before the edit"
+    assert again.status is Status.FAILED, again.note

@@ -9,8 +9,8 @@ The key (`cache_key`) is made of exactly these:
   (`target`) at the root and at package roots;
 - each installed environment the workspace links instead of copying (`.venv`, `venv`,
   `node_modules`, `.tox`, `.nox`), by a fingerprint of what is installed
-  (`environment_fingerprint`: stat identities, the small files that record installs,
-  a virtualenv's interpreter; a file edited in place inside a node package is not seen);
+  (`environment_fingerprint`: every entry's stat identity, the small files that record
+  installs, a virtualenv's interpreter);
 - the plan, every checker's identity and version, the sandbox backend and assay's version.
 
 Nothing else is: a change on the host beyond the checkers' probed identities (a shared
@@ -229,11 +229,9 @@ def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
     but no write keeps a change time, and a reinstalled package is a new inode. A link is
     keyed by its target and never followed.
 
-    A Python environment (anything but node_modules) is walked whole, so an installed
-    module edited in place is seen. A node_modules tree holds many times more files, so
-    it is keyed by package, as npm itself records it: each package's directory and
-    package.json, scopes and nested node_modules followed down. A new version, added or
-    removed package is seen; a file inside a package edited in place is not.
+    Every environment is walked whole, node_modules too: a file its checks load, edited
+    in place inside an installed package, is a different tree (a stat per entry: about
+    a second for a node_modules of a hundred thousand files).
 
     On top, the bytes of the small files that say what is installed (`_CONTENT_NAMES`:
     npm's `.package-lock.json`, a `.pth` or `direct_url.json` of an editable install,
@@ -243,15 +241,12 @@ def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
     out of the tree; nothing but those small regular files is opened. Raises
     `CacheError` when the environment cannot be walked.
     """
-    fingerprint = hashlib.sha256(b"assay-environment/1\0")
+    fingerprint = hashlib.sha256(b"assay-environment/2\0")
     walk = _EnvironmentWalk(Path(root), rel, fingerprint.update)
     try:
         top = _open_beneath(Path(root), rel)
         try:
-            if Path(rel).name == "node_modules":
-                walk.packages(top, "")
-            else:
-                walk.tree(top, "")
+            walk.tree(top, "")
         finally:
             os.close(top)
     except RecursionError as exc:
@@ -299,10 +294,7 @@ class _EnvironmentWalk:
             seen.append(_described(path, info))
             if stat.S_ISDIR(info.st_mode):
                 with _entered(fd, entry.name) as child:
-                    if entry.name == "node_modules":
-                        self.packages(child, path + "/")
-                    else:
-                        self.tree(child, path + "/")
+                    self.tree(child, path + "/")
             elif stat.S_ISREG(info.st_mode) and (
                 entry.name in _CONTENT_NAMES or entry.name.endswith(_CONTENT_SUFFIXES)
             ):
@@ -310,46 +302,6 @@ class _EnvironmentWalk:
         if "pyvenv.cfg" in names:
             seen.extend(_interpreter_identity(fd, link) for link in _INTERPRETERS)
         self.into(b"\0".join(seen) + b"\0")
-
-    def packages(self, fd: int, prefix: str) -> None:
-        """A node_modules directory: each package by its directory and its package.json,
-        scopes (`@types`) and nested node_modules followed down; other files by stat."""
-        seen: list[bytes] = []
-        for entry in _listing(fd):
-            path = prefix + entry.name
-            if entry.is_symlink():
-                seen.append(_link(fd, entry.name, path))
-                continue
-            info = entry.stat(follow_symlinks=False)
-            seen.append(_described(path, info))
-            if stat.S_ISDIR(info.st_mode):
-                with _entered(fd, entry.name) as child:
-                    if entry.name.startswith("@"):
-                        self.packages(child, path + "/")
-                    else:
-                        seen.append(self._package(child, path + "/"))
-            elif stat.S_ISREG(info.st_mode) and entry.name in _CONTENT_NAMES:
-                seen.append(_content(self.root, f"{self.env}/{path}"))
-        self.into(b"\0".join(seen) + b"\0")
-
-    def _package(self, fd: int, prefix: str) -> bytes:
-        try:
-            manifest = _described(prefix + "package.json", os.lstat("package.json", dir_fd=fd))
-        except FileNotFoundError:
-            manifest = b"no package.json"
-        try:
-            nested = os.open("node_modules", _DIR_FLAGS, dir_fd=fd)
-        except FileNotFoundError:
-            return manifest
-        except OSError:  # a link or a file by that name: its stat says which
-            return manifest + _described(
-                prefix + "node_modules", os.lstat("node_modules", dir_fd=fd)
-            )
-        try:
-            self.packages(nested, prefix + "node_modules/")
-        finally:
-            os.close(nested)
-        return manifest
 
 
 def _listing(fd: int) -> list[os.DirEntry[str]]:
