@@ -71,12 +71,25 @@ def test_assay_toml_top_level_or_tool_table() -> None:
         ),
         ("[commands]\ntest = { command = 'x', tool = '' }\n", "tool: expected a tool name"),
         ("[commands]\ntest = { command = 'x', cwd = 3 }\n", "cwd: expected a directory"),
+        ("protect = 'fixtures/**'\n", "protect: expected a list of path globs"),
+        ("protect = ['']\n", "protect: expected a non-empty path glob"),
+        ("protect = [3]\n", "protect: expected a non-empty path glob"),
+        ("protect = ['/etc/passwd']\n", "is not a path inside the repository"),
+        ("protect = ['../elsewhere/**']\n", "is not a path inside the repository"),
+        ("protect = ['fixtures\\\\x']\n", "is not a path inside the repository"),
     ],
 )
 def test_malformed_config_names_the_file_and_key(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match="assay.toml") as caught:
         from_assay_toml(text)
     assert message in str(caught.value)
+
+
+def test_protect_names_repository_paths() -> None:
+    config = from_assay_toml("protect = ['fixtures/**', './golden/*.txt', 'fixtures/**']\n")
+    assert config.protect == ("fixtures/**", "golden/*.txt")
+    assert config.to_dict()["protect"] == ["fixtures/**", "golden/*.txt"]
+    assert from_pyproject("[tool.assay]\nprotect = ['data/**']\n").protect == ("data/**",)  # type: ignore[union-attr]
 
 
 def test_pyproject_errors_name_the_table() -> None:
@@ -121,7 +134,9 @@ toml_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(
     st.dictionaries(
-        st.sampled_from(["timeout", "require_tests", "required", "skip", "commands", "x"]),
+        st.sampled_from(
+            ["timeout", "require_tests", "required", "skip", "commands", "protect", "x"]
+        ),
         toml_values,
         max_size=4,
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from assay.protect import protected_set
 from assay.tools.spec import Ecosystem
+from tests.repos import write
 
 
 @pytest.mark.parametrize(
@@ -28,6 +31,34 @@ from assay.tools.spec import Ecosystem
         ".github/workflows/ci.yml",
         ".gitlab-ci.yml",
         "assay.toml",
+        # every file a runner takes its configuration or its tests from
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "sub/pytest.ini",
+        ".coveragerc",
+        "app/tests.py",
+        "testsuite.py",
+        "noxfile.py",
+        "calc-test.js",
+        "test.mjs",
+        "lib/test-helpers.js",
+        ".mocharc.yml",
+        "vite.config.ts",
+        "babel.config.js",
+        ".npmrc",
+        ".yarnrc.yml",
+        "pkg/testdata/golden.txt",
+        "go.work",
+        ".cargo/config.toml",
+        "rust-toolchain.toml",
+        "Makefile",
+        "sub/GNUmakefile",
+        "rules.mk",
+        "justfile",
+        # byte-code Python would import in place of a protected file
+        "__pycache__/test_root.cpython-311.pyc",
+        "pkg/__pycache__/conftest.cpython-311-pytest-9.2.0.pyc",
     ],
 )
 def test_defaults_protect_tests_and_config(path: str) -> None:
@@ -35,7 +66,17 @@ def test_defaults_protect_tests_and_config(path: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["src/app.py", "src/lib.rs", "main.go", "testsuite/x.py", "README.md"]
+    "path",
+    [
+        "src/app.py",
+        "src/lib.rs",
+        "main.go",
+        "testsuite/x.py",
+        "README.md",
+        # the crate's own code, judged as the change wrote it
+        "build.rs",
+        "__pycache__/app.cpython-311.pyc",
+    ],
 )
 def test_code_is_not_protected(path: str) -> None:
     assert not protected_set().matches(path)
@@ -46,7 +87,8 @@ def test_languages_extra_and_exclude() -> None:
     assert go_only.matches("a_test.go")
     assert not go_only.matches("tests/test_a.py")
     assert go_only.matches(".github/workflows/ci.yml")  # CI config whatever the language
-    custom = protected_set(["python"], extra=["fixtures/**"], exclude=["tox.ini"])
+    # tox.ini is protected twice: as a Python test file and as pytest's configuration.
+    custom = protected_set(["python"], extra=["fixtures/**"], exclude=["tox.ini", "**/tox.ini"])
     assert custom.matches("fixtures/data.json")
     assert not custom.matches("tox.ini")
 
@@ -55,4 +97,39 @@ def test_shared_files_protect_sections() -> None:
     protected = protected_set()
     assert "tool.pytest" in protected.section_keys("pyproject.toml")
     assert "jest" in protected.section_keys("web/package.json")
+    # One script runs another: every script decides what `npm test` runs.
+    assert {"scripts", "workspaces"} <= set(protected.section_keys("package.json"))
+    assert {"lib.test", "package.autotests"} <= set(protected.section_keys("Cargo.toml"))
     assert protected.section_keys("src/app.py") == ()
+
+
+def test_restoring_again_puts_back_rewrites_and_leaves_installed_trees_alone(
+    tmp_path: Path,
+) -> None:
+    """What a change's setup.py or build step leaves: a rewritten test, a planted conftest
+    and byte-code, beside a virtualenv and build output that hold tests of their own."""
+    from assay.protected_workspace import restore_again
+
+    base = write(tmp_path / "base", {"tests/test_a.py": "assert 1 == 2\n", "calc.py": ""})
+    workspace = write(
+        tmp_path / "work",
+        {
+            "tests/test_a.py": "assert True\n",
+            "calc.py": "changed = True\n",
+            "conftest.py": "forged = True\n",
+            "__pycache__/conftest.cpython-311.pyc": b"\x00",
+            "tests/__pycache__/test_a.cpython-311.pyc": b"\x00",
+            ".venv/lib/python3.11/site-packages/pkg/tests/test_pkg.py": "",
+            "dist/calc.test.js": "",
+        },
+    )
+    done = restore_again(workspace, base, protected_set())
+    assert done.restored == ("tests/test_a.py",)
+    assert done.removed == ("conftest.py",)  # byte-code is removed without being reported
+    assert (workspace / "tests/test_a.py").read_text() == "assert 1 == 2\n"
+    assert not (workspace / "conftest.py").exists()
+    assert not (workspace / "__pycache__/conftest.cpython-311.pyc").exists()
+    assert not (workspace / "tests/__pycache__/test_a.cpython-311.pyc").exists()
+    assert (workspace / ".venv/lib/python3.11/site-packages/pkg/tests/test_pkg.py").exists()
+    assert (workspace / "dist/calc.test.js").exists()
+    assert (workspace / "calc.py").read_text() == "changed = True\n"

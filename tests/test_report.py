@@ -120,3 +120,88 @@ def test_the_run_record_round_trips_under_extra() -> None:
     assert "cleanup_error" not in data["extra"] and "swept" not in data["extra"]
     assert Report.from_dict(data).record == record
     assert "extra" not in aggregate([LINT_OK]).to_dict()  # an empty record is left out
+
+
+# --------------------------------------------------------------------------- tampering
+
+
+def _tampering(*signals: tuple[str, str]) -> dict[str, object]:
+    return {
+        "tampered": bool(signals),
+        "touched": [path for _, path in signals],
+        "signals": [{"kind": k, "path": p, "detail": "assert True"} for k, p in signals],
+    }
+
+
+def test_tampering_base_alone_finds_keeps_the_status_from_verified() -> None:
+    from assay.run_record import RunRecord
+
+    record = RunRecord(tampering=_tampering(("assertion_weakened", "tests/test_a.py")))
+    report = aggregate([LINT_OK, PASSING_TESTS], record=record)
+    assert report.status is Status.INDETERMINATE and report.exit_code == 3
+    assert "assertion_weakened tests/test_a.py: assert True" in report.note
+    assert "--protect" in report.note
+    # Named beside a failure too, which keeps deciding the status.
+    failed = aggregate([ev(Kind.TEST, Cause.EXIT_NONZERO)], record=record)
+    assert failed.status is Status.FAILED and "tests/test_a.py" in failed.note
+    clean = aggregate([LINT_OK, PASSING_TESTS], record=RunRecord(tampering=_tampering()))
+    assert clean.status is Status.VERIFIED
+
+
+def test_tampering_protect_undid_does_not_count_and_the_rest_does() -> None:
+    from assay.run_record import Restored, RunRecord
+
+    record = RunRecord(
+        tampering=_tampering(
+            ("protected_modified", "tests/test_a.py"), ("code_reaches_runner", "calc.py")
+        ),
+        protected=Restored(("tests/test_a.py",), ()),
+    )
+    report = aggregate([LINT_OK, PASSING_TESTS], record=record)
+    assert report.status is Status.INDETERMINATE
+    assert "calc.py" in report.note and "tests/test_a.py" not in report.note
+    undone = RunRecord(
+        tampering=_tampering(("protected_modified", "tests/test_a.py")),
+        protected=Restored(("tests/test_a.py",), ()),
+    )
+    assert aggregate([LINT_OK, PASSING_TESTS], record=undone).status is Status.VERIFIED
+
+
+def test_protected_files_rewritten_while_the_change_ran_are_never_verified() -> None:
+    from assay.run_record import Restored, Rewritten, RunRecord
+
+    rewritten = RunRecord(
+        protected=Restored(),
+        rewritten=(Rewritten("the install steps", ("tests/test_a.py",), ()),),
+    )
+    report = aggregate([LINT_OK, PASSING_TESTS], record=rewritten)
+    assert report.status is Status.INDETERMINATE
+    assert "rewritten after the install steps: tests/test_a.py" in report.note
+    # Files a run adds (snapshots, scratch files) are shown, not counted.
+    added = RunRecord(
+        protected=Restored(), rewritten=(Rewritten("the check stage", (), ("tests/out.txt",)),)
+    )
+    assert aggregate([LINT_OK, PASSING_TESTS], record=added).status is Status.VERIFIED
+    data = json.loads(json.dumps(aggregate([LINT_OK], record=rewritten).to_dict()))
+    assert data["extra"]["rewritten"] == [
+        {"after": "the install steps", "restored": ["tests/test_a.py"], "removed": []}
+    ]
+    assert Report.from_dict(data).record == rewritten
+
+
+def test_tampering_lines_show_every_signal_and_whether_it_was_undone() -> None:
+    from assay.formats import tampering_lines
+    from assay.run_record import Restored, Rewritten, RunRecord
+
+    record = RunRecord(
+        tampering=_tampering(("protected_deleted", "tests/test_a.py")),
+        protected=Restored(("tests/test_a.py",), ()),
+        rewritten=(Rewritten("the build stage", (), ("conftest.py",)),),
+    )
+    lines = tampering_lines(aggregate([PASSING_TESTS], record=record))
+    assert lines == [
+        "tampering: protected_deleted tests/test_a.py: assert True (restored from the base)",
+        "tampering: added after the build stage: conftest.py (removed)",
+        "tampering: not counted against the verdict: undone, or files a run adds",
+    ]
+    assert tampering_lines(aggregate([PASSING_TESTS])) == []

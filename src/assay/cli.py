@@ -264,6 +264,10 @@ def _print_report(report: Any) -> None:
         if not evidence.diagnostics and reason and reason not in shown:
             shown.add(reason)
             _say(_indent(reason))
+    from assay.formats import tampering_lines
+
+    for line in tampering_lines(report):
+        _say(line)
     _say(f"{report.status.value}" + (" (cached)" if report.record.cached else ""))
     if report.note:
         _say(f"note: {report.note}")

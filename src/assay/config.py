@@ -7,6 +7,7 @@ The schema, every key optional::
     require_tests = true            # VERIFIED needs a test check that ran tests
     required = ["build", "test"]    # kinds that must be planned, or the plan says so
     skip = ["lint"]                 # kinds never planned
+    protect = ["fixtures/**"]       # more paths `--base REF` guards (globs, `**/` spans dirs)
 
     [tool.assay.commands]           # explicit commands, one per kind; they outrank discovery
     test = "pytest -q -x"           # a shell-like string (split, never run by a shell)
@@ -15,6 +16,12 @@ The schema, every key optional::
 
 Unknown keys are errors, not ignored: a misspelt `requre_tests` silently ignored
 would quietly weaken the gate.
+
+Under `assay verify --base REF --protect` every key is read from the base commit's
+configuration, never the change's: a change cannot name its own commands, drop tests or
+unprotect its fixtures. `protect` adds to the files assay always guards there (tests,
+runner configuration, CI): they are restored from the base, and a change to them is a
+tampering signal.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from typing import Any
 from assay.errors import AssayError
 from assay.verdict import Kind
 
-_TOP_KEYS = frozenset({"timeout", "require_tests", "required", "skip", "commands"})
+_TOP_KEYS = frozenset({"timeout", "require_tests", "required", "skip", "commands", "protect"})
 _COMMAND_KEYS = frozenset({"command", "timeout", "tool", "cwd", "env"})
 
 
@@ -62,6 +69,8 @@ class AssayConfig:
     required: frozenset[Kind] = frozenset()
     skip: frozenset[Kind] = frozenset()
     commands: tuple[ConfiguredCommand, ...] = ()
+    protect: tuple[str, ...] = ()
+    """Globs of repository-relative paths guarded like tests (`assay.protect`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +80,7 @@ class AssayConfig:
             "required": sorted(k.value for k in self.required),
             "skip": sorted(k.value for k in self.skip),
             "commands": {c.kind.value: list(c.argv) for c in self.commands},
+            "protect": list(self.protect),
         }
 
 
@@ -120,6 +130,7 @@ def parse_config(data: Any, source: str, text: str = "", *, table: str = "") -> 
         require_tests=_bool(data.get("require_tests"), f"{where} require_tests"),
         required=_kinds(data.get("required", []), f"{where} required"),
         skip=_kinds(data.get("skip", []), f"{where} skip"),
+        protect=_globs(data.get("protect", []), f"{where} protect"),
         commands=tuple(
             _command(name, value, f"{where} commands.{name}", _line_of(text, name, commands_header))
             for name, value in commands_table.items()
@@ -191,6 +202,24 @@ def _kinds(value: Any, where: str) -> frozenset[Kind]:
     if not isinstance(value, list):
         raise ConfigError(f"{where}: expected a list of kinds, got {_type(value)}")
     return frozenset(_kind(v, where) for v in value)
+
+
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    """Repository-relative globs: a path that leaves the repository guards nothing there."""
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list of path globs, got {_type(value)}")
+    globs: list[str] = []
+    for glob in value:
+        if not isinstance(glob, str) or not glob.strip():
+            raise ConfigError(f"{where}: expected a non-empty path glob, got {glob!r}")
+        parts = glob.removeprefix("./").split("/")
+        if glob.startswith("/") or "\\" in glob or "\0" in glob or ".." in parts:
+            raise ConfigError(
+                f"{where}: {glob!r} is not a path inside the repository "
+                "(relative, `/`-separated, no `..`)"
+            )
+        globs.append(glob.removeprefix("./"))
+    return tuple(dict.fromkeys(globs))
 
 
 def _timeout(value: Any, where: str) -> float | None:

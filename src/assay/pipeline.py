@@ -1,8 +1,13 @@
 """The pipeline behind `assay verify`: discover -> plan -> session [-> install -> plan again]
 -> identify -> cache -> run the plan's stages -> aggregate.
 
-With `--base`, the base commit's tree is read first (tampering signals; with `--protect`,
-the files the session restores). This module owns sequencing only; the session (`assay.session`) owns the sandbox, and
+With `--base`, the base commit's tree is read first (tampering signals, and the paths its
+configuration adds to the protected ones). With `--protect` the plan is the base's (the
+change's configuration, Makefile or scripts never decide what runs), the session restores
+the protected files from it, and they are restored again after the install steps and
+before every stage: whatever of the change ran meanwhile (its setup.py, a build step, a
+tool's probe) cannot leave them rewritten; what had to be put back is recorded
+(`RunRecord.rewritten`). This module owns sequencing only; the session (`assay.session`) owns the sandbox, and
 `aggregate` owns every status rule. `verify` is fail-closed as a library: unusable
 options, path or configuration raise `VerifyUsageError` (nothing ran); anything else
 that goes wrong becomes an INDETERMINATE report naming its cause, never a traceback
@@ -17,7 +22,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +31,7 @@ from assay.errors import AssayError
 from assay.evidence import CheckerId, Evidence
 from assay.plan import Plan, PlanOptions
 from assay.report import Report, aggregate
-from assay.run_record import CacheHit, RunRecord
+from assay.run_record import CacheHit, Rewritten, RunRecord
 from assay.scratch import sweep_stale, temporary_scratch
 from assay.session import Restore, Session, open_session, shown_toolchains
 from assay.tools import dependency_caches
@@ -34,6 +39,7 @@ from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
     from assay.cache import VerdictCache
+    from assay.protect import ProtectedSet
 
 
 class VerifyUsageError(AssayError):
@@ -133,8 +139,13 @@ def _kinds(kinds: object) -> frozenset[Kind]:
     return frozenset(chosen)
 
 
-def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
-    """Discover and plan; raises `VerifyUsageError` when nothing can be planned at all."""
+def make_plan(
+    path: str | Path, options: VerifyOptions, *, installed: str | Path | None = None
+) -> Plan:
+    """Discover and plan; raises `VerifyUsageError` when nothing can be planned at all.
+
+    `installed`: the tree whose installed environment (in-tree virtualenv,
+    node_modules/.bin) the commands will use, when it is not `path` (`base_plan`)."""
     from assay.discovery import discover
     from assay.plan import plan
 
@@ -145,12 +156,24 @@ def make_plan(path: str | Path, options: VerifyOptions) -> Plan:
         kinds=options.kinds,
         require_tests=False if without_tests else None,
     )
-    found = plan(discover(Path(path)), plan_options)
+    found = plan(discover(Path(path), installed=installed), plan_options)
     if found.root_problem:
         raise VerifyUsageError(found.root_problem)
     if found.config_error:
         raise VerifyUsageError(f"assay configuration error: {found.config_error}")
     return found
+
+
+def base_plan(base: Path, root: Path, options: VerifyOptions, *, installed: Path) -> Plan:
+    """The plan `--protect` runs: made from the base commit's tree `base` (its assay
+    configuration, manifests, Makefile, scripts and CI), never from the change's, and run
+    in the change's workspace: its root is the change's `root`, its commands use the
+    environment installed in `installed`, and its cwds stay relative to the workspace."""
+    try:
+        found = make_plan(base, options, installed=installed)
+    except VerifyUsageError as exc:
+        raise VerifyUsageError(f"at --base {options.base}: {exc}") from None
+    return replace(found, root=str(root))
 
 
 def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
@@ -197,18 +220,26 @@ def internal_error_report(exc: BaseException) -> Report:
 def _verify(path: Path, options: VerifyOptions) -> Report:
     expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
     root = path.resolve()
-    the_plan = make_plan(root, options)
-    if not the_plan.checks:
-        return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
     with _base_tree(root, options.base) as base_dir:
-        tampering = _tampering(base_dir, root) if base_dir is not None else None
-        restore = _restore(base_dir) if options.protect and base_dir is not None else None
+        protected = _protected(base_dir, options) if base_dir is not None else None
+        restore = None
+        if options.protect and base_dir is not None and protected is not None:
+            restore = Restore(base_dir, protected)
+        if restore is not None:
+            the_plan = base_plan(restore.base, root, options, installed=root)
+        else:
+            the_plan = make_plan(root, options)
+        if not the_plan.checks:
+            return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
+        tampering = None
+        if base_dir is not None and protected is not None:
+            tampering = _tampering(base_dir, root, protected)
         tools = shown_toolchains(the_plan.checks, root)
         # Taken before the workspace is copied and compared after: a tree edited meanwhile
         # must not have its new key paired with a verdict on the old copy.
         digest = _source_digest(root, options)
         with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            ran = _Run(root, options, expires, digest).in_session(session, the_plan)
+            ran = _Run(root, options, expires, digest, restore).in_session(session, the_plan)
     if ran.cached is not None:
         return ran.cached
     the_plan = ran.plan
@@ -218,6 +249,7 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
         base_tests=_base_tests(root, options, ran.evidence, tools, expires),
         install=ran.install,
         skipped=tuple(ran.skipped),
+        rewritten=tuple(ran.rewritten),
     )
     report = aggregate(
         ran.evidence,
@@ -262,10 +294,17 @@ def _base_tests(
     ).to_dict()
 
 
-def _restore(base_dir: Path) -> Restore:
+def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
+    """Every ecosystem's protected paths, plus those the base's own configuration names
+    (`protect`): the base's, because the change must not choose what guards it."""
+    from assay.discovery.assay_config import detect
+    from assay.discovery.files import RepoFiles
     from assay.protect import protected_set
 
-    return Restore(base_dir, protected_set())
+    found = detect(RepoFiles(str(base_dir)))
+    if found.error:
+        raise VerifyUsageError(f"assay configuration error at --base {options.base}: {found.error}")
+    return protected_set(extra=found.config.protect if found.config else ())
 
 
 @dataclass
@@ -279,6 +318,7 @@ class _SessionResult:
     cached: Report | None = None
     cache: VerdictCache | None = None
     key: str | None = None
+    rewritten: list[Rewritten] = field(default_factory=list)
 
 
 @dataclass
@@ -291,6 +331,8 @@ class _Run:
     """Monotonic time at which the overall deadline passes (None: no overall deadline)."""
     digest: str | None = None
     """The source tree's digest before its workspace was made (None: no caching)."""
+    restore: Restore | None = None
+    """`--protect`: the base's tree and the protected paths, restored again in the session."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -298,19 +340,22 @@ class _Run:
             return _SessionResult(session.run(the_plan.checks), [], the_plan)
         env: dict[str, str] = {}
         installed: tuple[Evidence, ...] | None = None
+        rewritten: list[Rewritten] = []
         if self.options.install:
             if self.options.protect:  # the tree's environments are not the base's: build anew
                 discard_linked_environments(session)
             env = dependency_caches(session.root)
             installed = tuple(_install(session, env))
+            self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
                 return _SessionResult(
                     [_install_failed(e) for e in installed],
                     [c.name for c in the_plan.checks],
                     the_plan,
                     install=installed,
+                    rewritten=rewritten,
                 )
-            the_plan = make_plan(session.root, self.options)
+            the_plan = self._plan_again(session)
         if self.options.protect:
             env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
         checkers = session.identify(the_plan.checks)
@@ -323,11 +368,13 @@ class _Run:
                 return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
+        ran = "the tool probes"  # a project's own tool answers its --version in the workspace
         for stage in the_plan.stages:
             if any(e.verdict is Verdict.FAIL for e in evidence):
                 # A failed build decides the verdict; the rest would only fail after it.
                 skipped.extend(c.name for c in stage.checks)
                 continue
+            self._put_back(session, ran, rewritten)
             evidence.extend(
                 session.run(
                     stage.checks,
@@ -336,7 +383,39 @@ class _Run:
                     canaries=self.options.plants_canaries,
                 )
             )
-        return _SessionResult(evidence, skipped, the_plan, install=installed, cache=cache, key=key)
+            ran = f"the {stage.stage.value} stage"
+        # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
+        self._put_back(session, ran, rewritten)
+        return _SessionResult(
+            evidence,
+            skipped,
+            the_plan,
+            install=installed,
+            cache=cache,
+            key=key,
+            rewritten=rewritten,
+        )
+
+    def _plan_again(self, session: Session) -> Plan:
+        """The plan once the install steps have run: from the base under `--protect`."""
+        if self.restore is not None:
+            return base_plan(self.restore.base, self.root, self.options, installed=session.root)
+        return make_plan(session.root, self.options)
+
+    def _put_back(self, session: Session, ran: str, rewritten: list[Rewritten]) -> None:
+        """Under `--protect`, restore the protected files after `ran` (something of the
+        change) ran in the workspace, lock them again where the sandbox has a uid of its
+        own, and record what had to be put back."""
+        if self.restore is None:
+            return
+        from assay.protected_workspace import lock_protected, restore_again, sandbox_uid
+
+        done = restore_again(session.root, self.restore.base, self.restore.protected)
+        if done.restored or done.removed:
+            rewritten.append(Rewritten(ran, done.restored, done.removed))
+        uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+        if uid is not None:
+            lock_protected(session.root, self.restore.protected, uid)
 
 
 def _install(session: Session, env: dict[str, str]) -> list[Evidence]:
@@ -379,11 +458,10 @@ def _base_tree(root: Path, base: str | None) -> Iterator[Path | None]:
         yield Path(scratch)
 
 
-def _tampering(base_dir: Path, root: Path) -> dict[str, Any]:
-    from assay.protect import protected_set
+def _tampering(base_dir: Path, root: Path, protected: ProtectedSet) -> dict[str, Any]:
     from assay.tamper import detect_tampering
 
-    return detect_tampering(base_dir, root, protected_set()).to_dict()
+    return detect_tampering(base_dir, root, protected).to_dict()
 
 
 # --------------------------------------------------------------------------- the verdict cache

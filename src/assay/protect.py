@@ -56,9 +56,16 @@ class ProtectedSet:
     sections: tuple[tuple[str, tuple[str, ...]], ...] = tuple(SECTION_PROTECTED.items())
 
     def matches(self, relpath: str) -> bool:
-        """Whether `relpath` (repository-relative, `/`-separated) is protected as a whole."""
+        """Whether `relpath` (repository-relative, `/`-separated) is protected as a whole.
+
+        Python's byte-code of a protected file is protected with it: an unchecked
+        `__pycache__/test_x.cpython-311.pyc` is imported in place of `test_x.py`."""
         normalised = relpath.removeprefix("./")
-        return _compiled(self.patterns).match(normalised) is not None
+        compiled = _compiled(self.patterns)
+        if compiled.match(normalised) is not None:
+            return True
+        source = _bytecode_source(normalised)
+        return source is not None and compiled.match(source) is not None
 
     def section_keys(self, relpath: str) -> tuple[str, ...]:
         """The protected dotted keys of `relpath`, if it is a section-protected file."""
@@ -90,6 +97,21 @@ def protected_set(
         if pattern not in dropped and pattern not in patterns:
             patterns.append(pattern)
     return ProtectedSet(patterns=tuple(patterns))
+
+
+def is_bytecode(relpath: str) -> bool:
+    """Whether `relpath` is a file of a `__pycache__` directory (Python's byte-code cache)."""
+    return "__pycache__" in relpath.split("/")[:-1]
+
+
+def _bytecode_source(relpath: str) -> str | None:
+    """`pkg/x.py` for `pkg/__pycache__/x.cpython-311.pyc` (any tag, pytest's too); else None."""
+    directory, _, name = relpath.rpartition("/")
+    parent, _, cache = directory.rpartition("/")
+    if cache != "__pycache__" or not name.endswith(".pyc"):
+        return None
+    stem = name.split(".", 1)[0]
+    return f"{parent}/{stem}.py" if parent else f"{stem}.py"
 
 
 @functools.lru_cache(maxsize=64)
@@ -125,5 +147,6 @@ __all__ = [
     "ECOSYSTEM_DEFAULTS",
     "SECTION_PROTECTED",
     "ProtectedSet",
+    "is_bytecode",
     "protected_set",
 ]

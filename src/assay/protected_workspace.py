@@ -8,23 +8,37 @@ by the base's tests and the base's test configuration.
 The change's files are read as files we do not trust (`assay.untrusted_files`):
 whatever cannot be read safely (a FIFO, a device, a path through a link) is never
 "already the same", so it is written back.
+
+Where checks run as a uid of their own (bubblewrap as root), the protected files are
+also locked against it (`lock_protected`): the code under test, its install steps and
+its build can read the base's tests but not rewrite, remove or replace them.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.filetree import walk_files
-from assay.protect import ProtectedSet
+from assay.protect import ProtectedSet, is_bytecode
 from assay.sandbox.base import Sandbox, Workspace
 from assay.tamper import sections_differ
 from assay.untrusted_files import same_entry
 
 #: Only VCS state is skipped here: a conftest.py hidden under node_modules still counts.
 _RESTORE_SKIP_DIRS = frozenset({".git"})
+
+#: What restoring again, once the change's code has run in the workspace, leaves alone:
+#: environments its install steps made (proven apart, never restored: deleting the tests
+#: that installed packages ship would break them) and build output (compiled copies of
+#: the tests, which pytest does not collect by default). A conftest.py planted anywhere
+#: else is removed.
+_INSTALLED_OR_BUILT = frozenset(
+    {".venv", "venv", "node_modules", ".tox", ".nox", ".assay-deps", "dist", "build"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +55,17 @@ class RestoreResult:
 
 
 def restore_protected(
-    workspace: str | os.PathLike[str], base: str | os.PathLike[str], protected: ProtectedSet
+    workspace: str | os.PathLike[str],
+    base: str | os.PathLike[str],
+    protected: ProtectedSet,
+    *,
+    skip_dirs: frozenset[str] = _RESTORE_SKIP_DIRS,
 ) -> RestoreResult:
-    """Make every protected path in `workspace` what it is in `base`."""
+    """Make every protected path in `workspace` what it is in `base` (directories named
+    in `skip_dirs` left out)."""
     root, base_root = Path(workspace), Path(base)
     base_files = set(walk_files(base_root, _RESTORE_SKIP_DIRS))
-    work_files = set(walk_files(root, _RESTORE_SKIP_DIRS))
+    work_files = set(walk_files(root, skip_dirs))
     restored, removed = [], []
     for rel in sorted(work_files - base_files):
         if protected.matches(rel) or protected.section_keys(rel):
@@ -65,6 +84,82 @@ def restore_protected(
     return RestoreResult(restored=tuple(restored), removed=tuple(removed))
 
 
+def restore_again(
+    workspace: str | os.PathLike[str], base: str | os.PathLike[str], protected: ProtectedSet
+) -> RestoreResult:
+    """`restore_protected` once something of the change has run in `workspace` (its
+    install steps, a build, a tool's probe): installed environments and build output are
+    left alone (`_INSTALLED_OR_BUILT`), and byte-code of protected files is removed but
+    not reported (Python caches it there by itself; a planted one is gone all the same)."""
+    done = restore_protected(
+        workspace, base, protected, skip_dirs=_RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT
+    )
+    return RestoreResult(done.restored, tuple(p for p in done.removed if not is_bytecode(p)))
+
+
+#: A directory above a locked file: root's, writable by the sandbox's group, sticky.
+_LOCKED_DIR_MODE = 0o1770
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def lock_protected(
+    workspace: str | os.PathLike[str], protected: ProtectedSet, uid: int
+) -> tuple[str, ...]:
+    """Make the protected files of `workspace` unwritable by `uid` (and its group, the same
+    number, as sandboxes use it); returns the files locked.
+
+    Each is owned by root and read-only; each directory above it, up to the workspace,
+    is owned by root and group `uid`, mode 1770: `uid` may still add files there (byte-code,
+    a test's scratch files) and remove its own, but the sticky bit keeps it from removing,
+    renaming or replacing anything of root's, so neither a protected file nor a directory
+    above one can be swapped. Files in installed environments and build output are left as
+    they are, and so are section-protected files (the change's own sections are in them)."""
+    root = Path(workspace)
+    locked: list[str] = []
+    above: set[str] = {""}
+    for rel in walk_files(root, _RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT):
+        if not protected.matches(rel) or not _lock_file(root / rel):
+            continue
+        locked.append(rel)
+        parts = rel.split("/")[:-1]
+        above.update("/".join(parts[: depth + 1]) for depth in range(len(parts)))
+    for rel in sorted(above):
+        fd = os.open(root / rel if rel else root, _OPEN_DIR)
+        try:
+            os.fchown(fd, 0, uid)
+            os.fchmod(fd, _LOCKED_DIR_MODE)
+        finally:
+            os.close(fd)
+    return tuple(locked)
+
+
+def _lock_file(path: Path) -> bool:
+    """Root's and read-only, if `path` is a regular file (a link or a FIFO is no test)."""
+    try:
+        fd = os.open(path, _OPEN_FILE)
+    except OSError:
+        return False  # a link: restoring replaced every protected one already
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        os.fchown(fd, 0, 0)
+        os.fchmod(fd, stat.S_IMODE(info.st_mode) & ~0o7222)
+    finally:
+        os.close(fd)
+    return True
+
+
+def sandbox_uid(sandbox: Sandbox) -> int | None:
+    """The uid `sandbox` runs checks as when that is a uid of their own (not this
+    process's): the uid protected files are locked against. None otherwise."""
+    uid = getattr(sandbox, "uid", None)
+    if os.geteuid() != 0 or not isinstance(uid, int) or isinstance(uid, bool) or uid <= 0:
+        return None
+    return uid
+
+
 def provision_protected(
     sandbox: Sandbox,
     change: str | os.PathLike[str],
@@ -79,6 +174,9 @@ def provision_protected(
     try:
         result = restore_protected(workspace.path, base, protected)
         sandbox.reclaim(workspace)
+        uid = sandbox_uid(sandbox)
+        if uid is not None:
+            lock_protected(workspace.path, protected, uid)
     except BaseException as error:
         sandbox.cleanup_after(workspace, error)
         raise

@@ -114,16 +114,27 @@ def aggregate(
       could not be removed, assay not able to finish) -> INDETERMINATE;
     - any check `unverified`, no test executed (when `require_tests`), or a kind the
       configuration requires that nothing checks (`missing_kinds`) -> UNVERIFIED;
+    - tampering the verdict is not independent of (`tampering_counted`: what `--base`
+      found and `--protect` did not undo, protected files the change's code rewrote while
+      the checks ran) -> INDETERMINATE, the tampering in the note;
     - a test that passed at the base and that the change's run did not execute
       (`not_executed_at_base`) -> INDETERMINATE, the tests in the note;
     - else VERIFIED.
 
-    `config_errors` (configuration that could not be read) are named in the note of a
-    non-VERIFIED report with checks: they are often why the checks did not do what was
-    expected (with no checks, `empty_note` says so already)."""
+    `config_errors` (configuration that could not be read) and counted tampering are
+    named in the note of any non-VERIFIED report with checks: they are often why the
+    checks did not do what was expected (with no checks, `empty_note` says so already)."""
     checks = tuple(checks)
+    record = record or RunRecord()
     errors = tuple(e for e in run_errors if e)
+    tampered = tampering_counted(record)
     status, note = _status(checks, require_tests, frozenset(missing_kinds), errors, empty_note)
+    if tampered:
+        said = _tampering_note(tampered, protected=record.protected is not None)
+        if status is Status.VERIFIED:
+            status, note = Status.INDETERMINATE, said
+        elif checks:
+            note = f"{note} {said}".strip()
     unexecuted = not_executed_at_base(record)
     if status is Status.VERIFIED and unexecuted:
         status, note = Status.INDETERMINATE, _not_executed_note(unexecuted)
@@ -131,9 +142,7 @@ def aggregate(
         note = f"{note} {_not_executed_note(unexecuted)}".strip()
     if status is not Status.VERIFIED and checks and config_errors:
         note = f"{note} Unreadable configuration: {'; '.join(config_errors)}".strip()
-    return Report(
-        status=status, checks=checks, note=note, plan=dict(plan or {}), record=record or RunRecord()
-    )
+    return Report(status=status, checks=checks, note=note, plan=dict(plan or {}), record=record)
 
 
 #: Most of the base's unexecuted tests named in a note; the run record has every one.
@@ -159,6 +168,55 @@ def _not_executed_note(found: list[str]) -> str:
     return (
         f"{len(found)} test(s) that passed at the base were not executed by the change's "
         f"run: {shown}{more}."
+    )
+
+
+#: Most tampering findings named in a note; the run record has every one.
+TAMPERING_IN_NOTE = 5
+
+
+def tampering_counted(record: RunRecord) -> list[str]:
+    """The tampering a verdict cannot be trusted past, one line each:
+
+    - every signal `--base` found (`record.tampering`), except those about a path that
+      `--protect` restored from the base or removed (`record.protected`): the checks ran
+      on the base's file, whatever the change did to it;
+    - every protected file of the base found modified or deleted after the change's code
+      ran (`record.rewritten`): put back before the next stage, but written by code that
+      meant its verdict to be read from them. Protected files it added are shown, not
+      counted here: tests and snapshot writers add files of their own.
+    """
+    undone: set[str] = set()
+    if record.protected is not None:
+        undone = {*record.protected.restored, *record.protected.removed}
+    found = [signal_line(s) for s in _signals(record) if str(s.get("path", "")) not in undone]
+    for rewrite in record.rewritten:
+        found += [f"rewritten after {rewrite.after}: {path}" for path in rewrite.restored]
+    return found
+
+
+def signal_line(signal: Mapping[str, Any]) -> str:
+    """`kind path[:line]: detail`, one tampering signal as a reader is shown it."""
+    line = signal.get("line")
+    where = f"{signal.get('path', '')}{f':{line}' if isinstance(line, int) else ''}"
+    detail = str(signal.get("detail") or "").strip()
+    return f"{signal.get('kind', 'tampering')} {where}" + (f": {detail}" if detail else "")
+
+
+def _signals(record: RunRecord) -> list[Mapping[str, Any]]:
+    signals = (record.tampering or {}).get("signals") or []
+    return [s for s in signals if isinstance(s, Mapping)]
+
+
+def _tampering_note(found: list[str], *, protected: bool) -> str:
+    shown = "; ".join(found[:TAMPERING_IN_NOTE])
+    if len(found) > TAMPERING_IN_NOTE:
+        shown += f" (and {len(found) - TAMPERING_IN_NOTE} more)"
+    if protected:
+        return f"The change's code reached what decides its own verdict: {shown}."
+    return (
+        f"The change touched what decides its own verdict: {shown}. "
+        "Verify with --base REF --protect to judge it by the base's tests."
     )
 
 

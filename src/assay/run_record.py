@@ -14,6 +14,9 @@ set, so `"cached" in report["extra"]` means what it says):
     base_tests     object `assay.base_tests.BaseTests.to_dict()`: the base's tests run at the
                    base, and those that passed there the change did not execute, with `--base`
     protected      object {"restored": [path], "removed": [path]}, with `--protect`
+    rewritten      [object] {"after": str, "restored": [path], "removed": [path]}: protected
+                   files found rewritten after something of the change ran (`after`: the
+                   install steps, the tool probes, a stage), put back, with `--protect`
     workspace      object `assay.sandbox.provision.ProvisionRecord.to_dict()`
     limits         object `Sandbox.limits_in_force()`: what bounded the checks, and how
     install        [evidence] the install steps' evidence, with `--install`
@@ -47,6 +50,30 @@ class Restored:
 
 
 @dataclass(frozen=True, slots=True)
+class Rewritten:
+    """Protected files found changed again in the workspace after `after` (something of
+    the change: its install steps, a project's tool answering a probe, a stage of checks)
+    had run, and put back as the base has them (`--protect`)."""
+
+    after: str
+    restored: tuple[str, ...] = ()
+    """Files of the base that had been modified or deleted."""
+    removed: tuple[str, ...] = ()
+    """Protected paths that had been added."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"after": self.after, "restored": list(self.restored), "removed": list(self.removed)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Rewritten:
+        return cls(
+            str(data["after"]),
+            tuple(str(p) for p in data.get("restored", ())),
+            tuple(str(p) for p in data.get("removed", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class CacheHit:
     """The report was the verdict cache's, stored at `stored_at` (unix seconds) under `key`."""
 
@@ -65,6 +92,7 @@ class RunRecord:
     tampering: Mapping[str, Any] | None = None
     base_tests: Mapping[str, Any] | None = None
     protected: Restored | None = None
+    rewritten: tuple[Rewritten, ...] = ()
     workspace: Mapping[str, Any] | None = None
     limits: Mapping[str, Any] | None = None
     install: tuple[Evidence, ...] | None = None
@@ -91,6 +119,7 @@ class RunRecord:
             "tampering": dict(self.tampering) if self.tampering is not None else None,
             "base_tests": dict(self.base_tests) if self.base_tests is not None else None,
             "protected": self.protected.to_dict() if self.protected else None,
+            "rewritten": [r.to_dict() for r in self.rewritten] or None,
             "workspace": dict(self.workspace) if self.workspace is not None else None,
             "cleanup_error": self.cleanup_error,
             "install": [e.to_dict() for e in self.install] if self.install is not None else None,
@@ -113,6 +142,7 @@ class RunRecord:
             "tampering",
             "base_tests",
             "protected",
+            "rewritten",
             "workspace",
             "cleanup_error",
             "install",
@@ -138,6 +168,7 @@ class RunRecord:
                 if isinstance(protected, Mapping)
                 else None
             ),
+            rewritten=tuple(Rewritten.from_dict(r) for r in data.get("rewritten") or ()),
             workspace=_optional_mapping(data.get("workspace")),
             limits=_optional_mapping(data.get("limits")),
             install=tuple(Evidence.from_dict(e) for e in install) if install is not None else None,

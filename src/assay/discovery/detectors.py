@@ -21,7 +21,7 @@ from assay.discovery import (
 )
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import Candidate, DetectorAnswer, DetectorReport, ProjectEnv, report
-from assay.discovery.toolenv import PATH_PYTHON, detect_env
+from assay.discovery.toolenv import PATH_PYTHON, detect_env, with_installed
 
 Detector = Callable[[RepoFiles, ProjectEnv], DetectorReport]
 
@@ -70,11 +70,16 @@ class Discovery:
         }
 
 
-def discover(root: str | os.PathLike[str]) -> Discovery:
+def discover(
+    root: str | os.PathLike[str], *, installed: str | os.PathLike[str] | None = None
+) -> Discovery:
     """Read the repository's configuration files and list every way it checks itself.
 
-    Never raises for anything about the repository: a missing root, an unreadable
-    or malformed file, or a detector's own bug becomes a message in the result.
+    `installed`: the tree whose installed environment (in-tree virtualenv,
+    node_modules/.bin) the commands will use, when it is not `root` (the plan of a base
+    commit, run in the change's workspace). Never raises for anything about the
+    repository: a missing root, an unreadable or malformed file, or a detector's own
+    bug becomes a message in the result.
     """
     path = os.fspath(root)
     problem = _root_problem(path)
@@ -84,6 +89,8 @@ def discover(root: str | os.PathLike[str]) -> Discovery:
         )
     files = RepoFiles(path)
     env = detect_env(files)
+    if installed is not None and not _root_problem(os.fspath(installed)):
+        env = with_installed(env, RepoFiles(os.fspath(installed)))
     config_result = assay_config.detect(files)
     reports = [config_result.report]
     for name, detect in DETECTORS:

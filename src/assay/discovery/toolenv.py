@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import ProjectEnv
@@ -87,6 +88,18 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         package_manager=manager,
         package_manager_source=manager_source,
         notes=tuple(notes),
+    )
+
+
+def with_installed(env: ProjectEnv, installed: RepoFiles) -> ProjectEnv:
+    """`env` (read from a tree that has no installed environment: the base commit's export)
+    with the interpreter and tools installed in `installed`'s tree. The package manager
+    stays `env`'s: it comes from the manifests and lockfiles, which the plan reads there."""
+    found = detect_env(installed)
+    return replace(
+        found,
+        package_manager=env.package_manager,
+        package_manager_source=env.package_manager_source,
     )
 
 

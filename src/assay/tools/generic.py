@@ -35,6 +35,8 @@ MAKE = ToolSpec(
     install_hint="install make (Debian: `apt-get install make`)",
     commands=(Command(("make", "gmake"), match=_target),),
     wrapper=True,
+    # The recipes are the commands: a change to one is a change to what the check runs.
+    config_files=("**/Makefile", "**/makefile", "**/GNUmakefile", "**/*.mk"),
 )
 # No binaries: whatever the repository names is run as written and never asked its version.
 SHELL_COMMAND = ToolSpec(name=SHELL, ecosystem=Ecosystem.GENERIC, wrapper=True)
@@ -42,6 +44,8 @@ SHELL_COMMAND = ToolSpec(name=SHELL, ecosystem=Ecosystem.GENERIC, wrapper=True)
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.GENERIC,
     tools=(MAKE, SHELL_COMMAND),
+    # just has no declaration of its own (it is read generically): its recipes are here.
+    test_files=("**/justfile", "**/Justfile", "**/.justfile", "**/*.just"),
     generic_commands=(Command(("just",), match=_target),),
     steering_env=("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
     home_dirs=(".rbenv", ".sdkman/candidates", ".elan", ".ghcup/bin", ".ghcup/ghc", ".deno/bin"),

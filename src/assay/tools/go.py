@@ -90,6 +90,8 @@ GO = ToolSpec(
     parser=("go", "parse"),
     canary=("go", "plant_go_test"),
     dependency_env=_module_cache,
+    # A workspace file decides which modules `go test` builds, and from where.
+    config_files=("**/go.work",),
 )
 
 ECOSYSTEM = EcosystemSpec(

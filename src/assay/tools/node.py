@@ -180,6 +180,8 @@ NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec re
     instrument=_node_test,
     parser=("node", "parse_node_test"),
     canary=("node", "plant_node_test"),
+    # The files `node --test` finds by itself, beside `*.test.*` (the ecosystem's test files).
+    config_files=("**/*-test.*", "**/*_test.*", "**/test-*.*", "**/test.*", "**/test/**"),
 )
 # `npm test` runs whatever the package says: a node --test summary if there is one,
 # else the common "N passed, M failed" counts (the node parser falls back to those).
@@ -202,6 +204,14 @@ NPM_TEST = ToolSpec(  # a package.json script run by whichever package manager t
     parser=("node", "parse_node_test"),
     canary=("node", "plant_package_script"),
     wrapper=True,
+    # The package managers' own settings: `script-shell` and `yarnPath` choose what runs a script.
+    config_files=(
+        "**/.npmrc",
+        "**/.yarnrc",
+        "**/.yarnrc.yml",
+        "**/bunfig.toml",
+        ".yarn/releases/**",
+    ),
 )
 TSC = _node_tool(
     "tsc",
@@ -247,7 +257,13 @@ VITEST = _node_tool(
         Kind.TEST,
         ("run",),
     ),
-    config_files=("**/vitest.config.*", "**/vitest.workspace.*", "**/vitest.setup.*"),
+    # Vitest reads vite.config.* when it has no config of its own.
+    config_files=(
+        "**/vitest.config.*",
+        "**/vitest.workspace.*",
+        "**/vitest.setup.*",
+        "**/vite.config.*",
+    ),
 )
 JEST = _node_tool(
     "jest",
@@ -266,7 +282,14 @@ JEST = _node_tool(
         Kind.TEST,
         ("--ci",),
     ),
-    config_files=("**/jest.config.*", "**/jest.setup.*"),
+    # Jest transforms test files through the project's Babel configuration (its code).
+    config_files=(
+        "**/jest.config.*",
+        "**/jest.setup.*",
+        "**/babel.config.*",
+        "**/.babelrc",
+        "**/.babelrc.*",
+    ),
 )
 
 
@@ -303,7 +326,8 @@ ECOSYSTEM = EcosystemSpec(
         "**/cypress.config.*",
     ),
     config_sections={
-        "package.json": ("jest", "vitest", "mocha", "scripts.test", "scripts.pretest"),
+        # Every script (one script runs another), and which workspaces the scripts run in.
+        "package.json": ("jest", "vitest", "mocha", "scripts", "workspaces"),
     },
     markers=TamperMarkers(
         test_names=(re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1"),),

@@ -198,6 +198,8 @@ UNITTEST = _interpreter(  # `python -m unittest`
     instrument=_unittest,
     parser=("python", "parse_unittest"),
     canary=("python", "plant_unittest"),
+    # `discover`'s default pattern, and Django's test modules.
+    config_files=("**/test*.py", "**/tests.py"),
 )
 MYPY = ToolSpec(
     name="mypy",
@@ -224,7 +226,18 @@ PYTEST = ToolSpec(
     instrument=_pytest,
     parser=("pytest", "parse"),
     canary=("python", "plant_pytest"),
-    config_files=("**/conftest.py", "pytest.ini", "tox.ini", "setup.cfg"),
+    # Every file pytest takes its configuration from (`pytest.toml` and `.pytest.ini` outrank
+    # pyproject.toml), wherever a check's directory makes it look; and the coverage threshold.
+    config_files=(
+        "**/conftest.py",
+        "**/pytest.toml",
+        "**/.pytest.toml",
+        "**/pytest.ini",
+        "**/.pytest.ini",
+        "**/tox.ini",
+        "**/setup.cfg",
+        "**/.coveragerc",
+    ),
 )
 RUFF = ToolSpec(
     name="ruff",
@@ -319,7 +332,8 @@ ECOSYSTEM = EcosystemSpec(
         "pytest.ini",
         "tox.ini",
         "setup.cfg",
-        "noxfile.py",
+        "**/tests.py",
+        "**/noxfile.py",
     ),
     config_sections={
         "pyproject.toml": (

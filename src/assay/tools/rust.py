@@ -101,6 +101,15 @@ CARGO = ToolSpec(
     parser=("rust", "parse_cargo"),
     canary=("rust", "plant_cargo_test"),
     dependency_env=_cargo_home,
+    # `runner` runs the test binaries, `rustc-wrapper` the compiler, a toolchain file picks
+    # which cargo answers. build.rs is not here: it is the crate's code, and the change's
+    # own is the one to judge (what it writes into protected files is put back before tests).
+    config_files=(
+        "**/.cargo/config",
+        "**/.cargo/config.toml",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+    ),
 )
 RUSTC = ToolSpec(
     name="rustc",
@@ -116,7 +125,20 @@ ECOSYSTEM = EcosystemSpec(
     tools=(CARGO, RUSTC),
     manifests=(Manifest(("Cargo.toml",), crate_natives),),
     test_files=("tests/**", "**/tests/**", "benches/**"),
-    config_sections={"Cargo.toml": ("test", "dev-dependencies")},
+    config_sections={
+        "Cargo.toml": (
+            "test",
+            "dev-dependencies",
+            "profile.test",
+            "lib.test",
+            "lib.harness",
+            "lib.doctest",
+            "package.autotests",
+            "workspace.members",
+            "workspace.default-members",
+            "workspace.exclude",
+        )
+    },
     markers=TamperMarkers(
         test_names=(
             re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"),

@@ -1,0 +1,36 @@
+"""The lines a person reads about tampering, under a report's checks (pure).
+
+Every signal `--base` found and every protected file the change's code rewrote during
+the run is shown, whatever the status: a reader sees what the change did to its own
+tests, and whether `--protect` undid it.
+"""
+
+from __future__ import annotations
+
+from assay.report import Report, signal_line, tampering_counted
+
+#: How each line begins, so that a reader (or a grep) finds them.
+PREFIX = "tampering:"
+
+
+def tampering_lines(report: Report) -> list[str]:
+    """One line per tampering signal and per rewritten protected file."""
+    record = report.record
+    undone: set[str] = set()
+    if record.protected is not None:
+        undone = {*record.protected.restored, *record.protected.removed}
+    signals = (record.tampering or {}).get("signals") or []
+    lines = []
+    for signal in signals:
+        if not isinstance(signal, dict):
+            continue
+        restored = " (restored from the base)" if signal.get("path") in undone else ""
+        lines.append(f"{PREFIX} {signal_line(signal)}{restored}")
+    for rewrite in record.rewritten:
+        lines += [
+            f"{PREFIX} rewritten after {rewrite.after}: {p} (put back)" for p in rewrite.restored
+        ]
+        lines += [f"{PREFIX} added after {rewrite.after}: {p} (removed)" for p in rewrite.removed]
+    if lines and not tampering_counted(record):
+        lines.append(f"{PREFIX} not counted against the verdict: undone, or files a run adds")
+    return lines
