@@ -80,6 +80,8 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
                 deps = flake8==7.0.0
                 [testenv:docs]
                 deps = sphinx-rtd-theme
+                [testenv:py27]
+                deps = mock==1.0.1
             """,
             "requirements/lint.txt": "pylint\n",
         },
@@ -334,5 +336,19 @@ def test_a_missing_python_tool_note_names_the_command_for_the_environment_in_use
     assert note(repo, ("flake8", "src"), "shell").endswith(in_venv.format("flake8"))
     assert note(repo, ("mypy", "."), "mypy").endswith(in_venv.format("mypy"))
     assert "`assay verify --install`" in note(bare, ("mypy", "."), "mypy")
+    # A runner that is there but broken is not "not installed".
+    purelib = subprocess.run(
+        [
+            str(repo / ".venv/bin/python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    write(Path(purelib), {"pytest/__init__.py": "import a_dependency_that_is_gone\n"})
+    broken = note(repo, (".venv/bin/python", "-m", "pytest"), "pytest")
+    assert "not installed" not in broken and "working pytest" in broken
     # Anything else keeps its declaration's hint.
     assert note(bare, ("no-such-tool", "x"), None) == "install no-such-tool or put it on PATH"

@@ -116,7 +116,8 @@ def _python_package(failure: ProbeFailure, check: Check) -> str | None:
         word = os.path.basename(failure.binary)
     elif isinstance(failure, ProbeError) and len(argv) > 2 and argv[1] == "-m" and failure.result:
         output = failure.result.stdout.text + failure.result.stderr.text
-        word = argv[2] if "No module named" in output else None
+        missing = (f"No module named {argv[2]}", f"No module named '{argv[2]}'")
+        word = argv[2] if any(m in output for m in missing) else None
     if word is None or word not in ENVIRONMENT_TOOLS:
         return None
     return _PACKAGE_OF.get(word, word) or None

@@ -122,10 +122,12 @@ _DEV_ENVS = frozenset(
 
 
 def _is_dev_env(name: str) -> bool:
+    """Whether a tox environment's deps are for testing or checking with whatever Python runs
+    them: `py27`'s and `py33`'s pins are for those interpreters only."""
     factors = name.lower().split("-") if name else [""]
-    return any(
-        f in ("", *_DEV_ENVS) or re.fullmatch(r"(py|pypy)\d*", f) is not None for f in factors
-    )
+    if any(re.fullmatch(r"(py|pypy)\d{2,}", f) for f in factors):
+        return False
+    return any(f in ("", *_DEV_ENVS) or f in ("py3", "pypy3") for f in factors)
 
 
 def dependency_groups(pyproject: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
