@@ -251,7 +251,16 @@ def test_pytest_canaries_load_as_a_plugin_and_fail_fast_flags_go(tmp_path: Path)
     assert isinstance(decided, Planting) and decided.edit_argv is not None
     edited = decided.edit_argv(argv)
     module = decided.files[0].path.rsplit("/", 1)[1].removesuffix(".py")
-    assert edited == ("python3", "-m", "pytest", "-q", "--junitxml=r.xml", "-p", module)
+    assert edited == (
+        "python3",
+        "-m",
+        "pytest",
+        "-q",
+        "--maxfail=0",
+        "-p",
+        module,
+        "--junitxml=r.xml",
+    )
     assert decided.files[0].path.startswith(".assay-canary-")
     assert decided.env["PYTHONPATH"].endswith(decided.files[0].path.split("/")[0])
 
@@ -430,7 +439,8 @@ def test_a_real_pytest_run_with_canaries_passes_and_leaves_nothing(tmp_path: Pat
         {
             "calc.py": "def add(a, b):\n    return a + b\n",
             "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
-            "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\n",
+            # The project's own fail-fast: the canaries still both run, after its tests.
+            "pytest.ini": "[pytest]\ntestpaths = tests\npythonpath = .\naddopts = -x\n",
         },
     )
     check = Check(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import secrets
 from collections.abc import Sequence
 
 from assay.canaries import (
@@ -60,11 +59,6 @@ def _pair(request: PlantRequest, prefix: str) -> tuple[Canary, Canary]:
     )
 
 
-def _shuffled(canaries: tuple[Canary, Canary]) -> tuple[Canary, Canary]:
-    # Which one is defined first tells nothing about which must fail.
-    return canaries if secrets.randbelow(2) else (canaries[1], canaries[0])
-
-
 def _body(canary: Canary, indent: str = "") -> str:
     if canary.must_pass:
         return f"{indent}    pass\n"
@@ -79,7 +73,9 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     directory = request.cwd / f".assay-canary-{token}"
     module = f"assay_canary_{token}"
     canaries = _pair(request, "test_assay_canary_")
-    tests = "".join(f"\n\ndef {c.name}():\n{_body(c)}" for c in _shuffled(canaries))
+    # The must-pass test first: a fail-fast flag in the project's configuration then stops
+    # the run only after both have run (and after every test of the project's).
+    tests = "".join(f"\n\ndef {c.name}():\n{_body(c)}" for c in canaries)
     text = (
         f"{_QUIET}import pathlib\n\nimport pytest\n{tests}\n\n"
         "@pytest.hookimpl(trylast=True)\n"
@@ -93,7 +89,8 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     path = request.relative(directory / f"{module}.py")
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
-        return _before_separator(_without_fail_fast(argv), ("-p", module))
+        # --maxfail=0 also undoes a -x the project's configuration adds.
+        return _before_report(_without_fail_fast(argv), ("--maxfail=0", "-p", module))
 
     return Planting(
         files=(CanaryFile(path, text), ignored_by_git(request.relative(directory))),
@@ -132,11 +129,17 @@ def _without_fail_fast(argv: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _before_separator(argv: tuple[str, ...], extra: Sequence[str]) -> tuple[str, ...]:
-    if "--" in argv:
+def _before_report(argv: tuple[str, ...], extra: Sequence[str]) -> tuple[str, ...]:
+    """`extra` before the report path assay asks for (it stays the last word) and before
+    a `--`; else at the end."""
+    reports = [at for at, arg in enumerate(argv) if arg.startswith("--junitxml")]
+    if reports:
+        at = reports[-1]
+    elif "--" in argv:
         at = argv.index("--")
-        return (*argv[:at], *extra, *argv[at:])
-    return (*argv, *extra)
+    else:
+        at = len(argv)
+    return (*argv[:at], *extra, *argv[at:])
 
 
 # --------------------------------------------------------------------------- unittest
@@ -179,7 +182,7 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     if not within(request.root, directory):
         return NoCanary(f"the tests' directory {directory} is outside the workspace")
     canaries = _pair(request, "test_assay_canary_")
-    methods = "".join(f"\n    def {c.name}(self):\n{_body(c, '    ')}" for c in _shuffled(canaries))
+    methods = "".join(f"\n    def {c.name}(self):\n{_body(c, '    ')}" for c in canaries)
     text = f"{_QUIET}import unittest\n\n\nclass AssayCanary{token}(unittest.TestCase):{methods}"
     # A package of its own (discovery enters packages): its .gitignore then hides it all.
     package = request.relative(directory / f"assaycanary{token}")
