@@ -477,3 +477,40 @@ def test_checks_that_cover_each_other_keep_one(tmp_path: Path) -> None:
     p = plan(discovery)
     assert [c.argv for c in p.checks] == [("b",)]  # once `a` is left out, nothing covers `b`
     assert [d.what for d in p.dropped] == ["a (x)"]
+
+
+def test_stated_arguments_replace_a_configured_tools_composed_ones(tmp_path: Path) -> None:
+    # `[tool.ruff]` alone would plan `ruff check .`; the maintainers lint only `pkg tests`
+    # (their Makefile `check`, which CI runs): a pristine tree must not fail on the rest.
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\n\n[tool.ruff]\nline-length = 79\n',
+            "setup.cfg": "[mypy]\nstrict = true\n",
+            "Makefile": ("check:\n\truff format --check .\n\truff check pkg tests\n\tmypy pkg\n"),
+            ".github/workflows/ci.yml": (
+                "on: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+                "    steps:\n      - run: make check\n"
+            ),
+        },
+    )
+    p = plan_repository(tmp_path)
+    lint = next(c for c in p.checks if c.tool == "ruff")
+    typecheck = next(c for c in p.checks if c.tool == "mypy")
+    assert lint.argv[:4] == ("ruff", "check", "pkg", "tests")
+    assert "run as Makefile:1 states it" in (lint.reason or "")
+    assert typecheck.argv[:2] == ("mypy", "pkg")
+
+
+def test_a_stated_command_for_another_subcommand_does_not_replace_the_composed_one(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\n\n[tool.ruff]\n',
+            "Makefile": "check:\n\truff format --check src\n",
+        },
+    )
+    lint = next(c for c in plan_repository(tmp_path).checks if c.tool == "ruff")
+    assert lint.argv[:3] == ("ruff", "check", ".")

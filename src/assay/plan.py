@@ -13,6 +13,9 @@ Rules, in order:
 - a chosen check another chosen check already covers is dropped (a `build`
   script that is just `tsc` when `tsc --noEmit` is planned; `go build` when
   `go vet` compiles everything anyway; a build a `pretest` hook runs);
+- a command assay composed from a tool's configuration (`ruff check .` for `[tool.ruff]`)
+  gives way to the one the project states for that tool, best source first (a Makefile
+  recipe's `ruff check pkg tests`): the maintainers' scope is the one that must pass;
 - CI steps running the same tool confirm a check and lend it their environment;
 - stages: build, then every other check (typecheck, lint and test) side by side; a
   failed build skips the rest (`Stage`).
@@ -29,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
+from assay.discovery.command_lines import project_argv, recognise
 from assay.evidence import DEFAULT_TIMEOUT_S, Check
 from assay.tools import TOOLS, tool_spec
 from assay.verdict import Kind
@@ -215,7 +219,9 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         dropped += left_out
     chosen, covered = _drop_covered(chosen)
     dropped += covered
-    chosen = [_confirm_with_ci(c, candidates) for c in chosen]
+    chosen = [
+        _confirm_with_ci(_as_stated(c, candidates, discovery.env), candidates) for c in chosen
+    ]
     configured_timeout = _first_set(config.timeout_s if config else None, DEFAULT_TIMEOUT_S)
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
@@ -305,6 +311,35 @@ def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Droppe
             why = f"covered by {' '.join(cover.argv)}, which is planned and cheaper"
             dropped.append(Dropped(candidate.label, candidate.source, why))
     return kept, dropped
+
+
+def _as_stated(candidate: Candidate, everything: Iterable[Candidate], env: ProjectEnv) -> Candidate:
+    """A composed command run as the project states it for the same tool and subcommand."""
+    subcommand = candidate.composed
+    if subcommand is None:
+        return candidate
+    stating = sorted(
+        (c for c in everything if c.composed is None),
+        key=lambda c: (c.origin, c.kind is not candidate.kind, c.cost),
+    )
+    for other in stating:
+        for words in other.stated:
+            hit = recognise(words)
+            if (
+                hit is not None
+                and hit.kind is candidate.kind
+                and hit.name == candidate.check_name
+                and hit.args[: len(subcommand)] == subcommand
+            ):
+                reason = f"{candidate.reason}; run as {other.source} states it: {' '.join(words)}"
+                return replace(
+                    candidate,
+                    argv=project_argv(hit, env),
+                    cwd=other.cwd,
+                    env={**candidate.env, **dict(hit.env)},
+                    reason=reason,
+                )
+    return candidate
 
 
 def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> Candidate:

@@ -19,6 +19,7 @@ from assay.discovery.command_lines import (
     candidate_from,
     recognise,
     split_commands,
+    stated_words,
 )
 from assay.discovery.make import (
     Makefile,
@@ -129,7 +130,9 @@ def script_candidates(
             )
             if runs is not None:
                 candidate = dataclasses.replace(
-                    candidate, runs=frozenset(h.name for h in runs.hits)
+                    candidate,
+                    runs=frozenset(h.name for h in runs.hits),
+                    stated=tuple(stated_words(h) for h in runs.hits),
                 )
             found.append(candidate)
     return found, dropped

@@ -247,7 +247,13 @@ def candidate_from(
         cwd=cwd,
         env={**(extra_env or {}), **dict(hit.env)},
         name=hit.name if hit.name and hit.name != hit.tool else None,
+        stated=(stated_words(hit),),
     )
+
+
+def stated_words(hit: Recognised) -> tuple[str, ...]:
+    """The command as the project wrote it, its `NAME=value` assignments first."""
+    return (*(f"{name}={value}" for name, value in hit.env), *hit.argv)
 
 
 def _tool_word(hit: Recognised) -> str:

@@ -18,6 +18,7 @@ from assay.discovery.command_lines import (
     masks_failure,
     recognise_line,
     split_commands,
+    stated_words,
 )
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
@@ -346,6 +347,7 @@ def target_candidates(
                 reason=f"{path} target {target.name!r}" + describe(target, runs),
                 cost=0 if target.name in SCRIPT_KINDS else 1,
                 runs=frozenset(r.name for r in runs.hits),
+                stated=tuple(stated_words(r) for r in runs.hits),
             )
         )
     return found, dropped

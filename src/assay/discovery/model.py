@@ -91,6 +91,14 @@ class Candidate:
     """Facts worth showing with the check (a `pretest` hook that builds first)."""
     name: str | None = None
     """The check's name when it is not the tool's (`go-test`, `cargo-check` for one tool)."""
+    stated: tuple[tuple[str, ...], ...] = ()
+    """The check commands, word by word as the project writes them, that this candidate
+    runs (a make target's recipe lines `ruff check pkg tests`, a CI step's own command)."""
+    composed: tuple[str, ...] | None = None
+    """Set when assay composed the command from a tool's configuration instead of reading
+    it where the project states it: the tool's subcommand words (`("check",)` for `ruff
+    check .`, `()` for `mypy .`). A command the project states for the same tool and
+    subcommand is run in its place (`plan`)."""
 
     @property
     def check_name(self) -> str:

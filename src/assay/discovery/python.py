@@ -115,12 +115,19 @@ def tool_candidates(
     found = []
     for config in configs:
         if config.tool == "pytest":
-            found.append(_configured(config, Kind.TEST, env.python_module("pytest")))
+            # pytest's configuration names its own test paths: a stated command's flags
+            # (`--maxfail=2`) must not replace the fast path's tuning.
+            argv = env.python_module("pytest")
+            found.append(_configured(config, Kind.TEST, argv, subcommand=None))
         elif config.tool == "ruff":
             # ruff skips .venv/venv by itself; other virtualenv names must be excluded.
             extra = [d for d in env.venv_dirs if d not in RUFF_DEFAULT_EXCLUDES]
             args = ("check", ".", *(("--extend-exclude", ",".join(extra)) if extra else ()))
-            found.append(_configured(config, Kind.LINT, env.python_tool("ruff", *args)))
+            found.append(
+                _configured(
+                    config, Kind.LINT, env.python_tool("ruff", *args), subcommand=("check",)
+                )
+            )
         elif config.tool == "mypy":
             targets = _mypy_targets(config, env, root_dirs)
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
@@ -134,8 +141,13 @@ CONFIGURED_COST = 1
 
 
 def _configured(
-    config: ToolConfig, kind: Kind, argv: tuple[str, ...], cost: int = CONFIGURED_COST
+    config: ToolConfig,
+    kind: Kind,
+    argv: tuple[str, ...],
+    cost: int = CONFIGURED_COST,
+    subcommand: tuple[str, ...] | None = (),
 ) -> Candidate:
+    """`subcommand`: see `Candidate.composed`; None keeps the command as composed."""
     return Candidate(
         kind=kind,
         argv=argv,
@@ -145,6 +157,7 @@ def _configured(
         source=config.source,
         reason=f"{config.tool} configured in {config.source.file}",
         cost=cost,
+        composed=subcommand,
     )
 
 
