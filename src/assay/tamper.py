@@ -3,6 +3,9 @@
 A signal is evidence, not a verdict: a change may have good reason to edit a test.
 Besides protected files, the lines a change adds to non-test code are looked at for
 reaches into the test runner (`assay.code_signals`): each is a signal quoting the line.
+So are a manifest's dependency swaps and a changed vendored file (`assay.dependency_swaps`),
+and weakened tests inside source files (Rust's `#[cfg(test)]` modules), judged with the
+same markers as test files but never restored: they are the change's code.
 It is reported next to the verdict, in the run record (`RunRecord.tampering`, the
 report's `extra.tampering`), so a reader (or a gate) can decide, while `--protect`
 makes the verdict itself independent of such edits.
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.code_signals import Budget, NotInspected, Reach, scan_change
+from assay.dependency_swaps import is_manifest, is_vendored, manifest_swaps
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
 from assay.tools import ECOSYSTEMS
@@ -63,6 +67,9 @@ class TamperKind(enum.StrEnum):
     CODE_REACHES_RUNNER = "code_reaches_runner"
     """Non-test code the change added reaches into the test runner: its internals, `/proc`,
     process exit, its report or summary (`assay.code_signals`); the line is quoted."""
+    DEPENDENCY_SWAPPED = "dependency_swapped"
+    """What the tests import was pointed elsewhere: a Go `replace`, a changed vendored
+    file, an npm `overrides` or a `file:`/`link:` source (`assay.dependency_swaps`)."""
     CODE_NOT_INSPECTED = "code_not_inspected"
     """Non-test code the change added or modified could not be looked into (too large, not
     a regular file), so a reach in it would not have been seen."""
@@ -122,6 +129,13 @@ _SKIP_MARKERS = _joined("skip")
 _ONLY_MARKERS = _joined("only")
 _TRIVIAL_ASSERTIONS = _joined("trivial_assertions")
 _ASSERTIONS = _joined("assertions")
+#: Source suffix -> where in-file tests start (`TamperMarkers.in_file`).
+_IN_FILE_TESTS = {
+    suffix: re.compile(e.markers.in_file)
+    for e in ECOSYSTEMS
+    if e.markers.in_file
+    for suffix in e.markers.source_suffixes
+}
 
 
 def detect_tampering(
@@ -135,6 +149,7 @@ def detect_tampering(
     signals: list[TamperSignal] = []
     touched: list[str] = []
     budget = Budget()
+    vendored: list[str] = []
     for rel in sorted(base_files | change_files):
         in_base, in_change = rel in base_files, rel in change_files
         found: list[TamperSignal] = []
@@ -151,6 +166,17 @@ def detect_tampering(
             # Test code is judged above, as a protected file; this is the code it runs.
             reaches = scan_change(base_root if in_base else None, change_root, rel, budget)
             signals.extend(_code_signal(reach) for reach in reaches)
+        if _may_swap_or_test(rel) and not protected.matches(rel):
+            if same_entry(base_root, change_root, rel):
+                pass
+            elif is_vendored(rel):
+                vendored.append(rel)
+            else:
+                old = _base_text(base_root if in_base else None, rel)
+                new = _base_text(change_root if in_change else None, rel)
+                signals.extend(_source_signals(rel, old, new))
+    if vendored:
+        signals.append(_vendored_signal(vendored))
     return TamperReport(signals=tuple(signals), touched=tuple(touched))
 
 
@@ -163,6 +189,35 @@ def _code_signal(found: Reach | NotInspected) -> TamperSignal:
     return TamperSignal(
         TamperKind.CODE_REACHES_RUNNER, found.path, detail, found.line, found.excerpt
     )
+
+
+def _may_swap_or_test(rel: str) -> bool:
+    """Whether an unprotected file is one a change can swap a dependency or weaken a test
+    in: a manifest, a vendored file, a source file of a language with in-file tests."""
+    return is_vendored(rel) or is_manifest(rel) or rel.endswith(tuple(_IN_FILE_TESTS))
+
+
+def _source_signals(rel: str, old: str, new: str) -> list[TamperSignal]:
+    """A manifest's swaps; in a source file, the test markers from its first test on."""
+    if is_manifest(rel):
+        return [
+            TamperSignal(TamperKind.DEPENDENCY_SWAPPED, rel, swap.detail, swap.line, swap.excerpt)
+            for swap in manifest_swaps(rel, old, new)
+        ]
+    starts = next(p for s, p in _IN_FILE_TESTS.items() if rel.endswith(s))
+    return _content_signals(rel, _tests_region(starts, old), _tests_region(starts, new))
+
+
+def _tests_region(starts: re.Pattern[str], text: str) -> str:
+    """The text from the first in-file test on: the code before it is not judged as tests."""
+    found = starts.search(text)
+    return text[found.start() :] if found else ""
+
+
+def _vendored_signal(paths: list[str]) -> TamperSignal:
+    shown = ", ".join(paths[:3]) + (f" (and {len(paths) - 3} more)" if len(paths) > 3 else "")
+    detail = f"a vendored dependency changed: {len(paths)} file(s) under vendor/: {shown}"
+    return TamperSignal(TamperKind.DEPENDENCY_SWAPPED, paths[0], detail)
 
 
 def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list[TamperSignal]:

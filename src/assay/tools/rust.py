@@ -137,6 +137,9 @@ ECOSYSTEM = EcosystemSpec(
             "workspace.members",
             "workspace.default-members",
             "workspace.exclude",
+            # What the tests' dependencies resolve to: a patched-in copy can assert nothing.
+            "patch",
+            "replace",
         )
     },
     markers=TamperMarkers(
@@ -146,6 +149,8 @@ ECOSYSTEM = EcosystemSpec(
         skip=r"#\[ignore\b",
         trivial_assertions=r"\bassert!\s*\(\s*true\s*\)|\bassert_eq!\s*\(\s*(?P<same>\w+)\s*,\s*(?P=same)\s*\)",
         assertions=r"\bassert(?:_eq|_ne)?!\s*\(",
+        in_file=r"#\[cfg\(test\)\]|#\[test\]",
+        source_suffixes=(".rs",),
     ),
     install=install_steps,
     # `cargo clippy`: a known lint whose output is read generically.

@@ -278,6 +278,11 @@ class TamperMarkers:
     trivial_assertions: str = ""
     """Assertions that cannot fail (`assert True`); matched per line."""
     assertions: str = ""
+    in_file: str = ""
+    """Where tests start inside a source file (Rust's `#[cfg(test)]`): from its first match
+    on, a changed source file is judged with these markers, as a test file is."""
+    source_suffixes: tuple[str, ...] = ()
+    """The source files `in_file` is looked for in."""
 
 
 @dataclass(frozen=True, slots=True)
