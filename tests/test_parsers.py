@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -461,3 +463,111 @@ def test_a_parser_that_raises_yields_nothing_parsed(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(parsers, "parser_for", lambda tool: broken)
     assert parse_output(check("mypy"), result("anything")) == ParsedOutput()
+
+
+# --------------------------------------------------------------------------- crashes
+
+
+def _ran(argv: list[str], cwd: Path) -> ProcessResult:
+    """A real program's real output and exit code."""
+    done = subprocess.run(argv, check=False, cwd=cwd, capture_output=True, text=True, timeout=60)
+    return process_result(
+        tuple(argv), cwd=str(cwd), exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr
+    )
+
+
+def _needs(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"needs {tool}")
+
+
+CRASHES = {
+    "python": (
+        "t.py",
+        'def check(x):\n    return {"a": 1}[x]\n\nprint("running 3 checks")\ncheck("b")\n',
+        ["python3", "t.py"],
+        "KeyError: 'b'",
+    ),
+    "node-syntax": (
+        "t.js",
+        "const a = 1;\nfunction f( {\n  return a;\n}\n",
+        ["node", "t.js"],
+        "SyntaxError: Unexpected identifier",
+    ),
+    "node-type": (
+        "t.js",
+        'const o = undefined;\nfunction t() { return o.x; }\nconsole.log("test 1 ok");\nt();\n',
+        ["node", "t.js"],
+        "TypeError: Cannot read properties of undefined",
+    ),
+    "gcc": (
+        "t.c",
+        '#include <stdio.h>\nint main(void) {\n  int x = 1\n  printf("%d\\n", x);\n}\n',
+        ["gcc", "t.c", "-o", "t"],
+        "expected",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CRASHES))
+@pytest.mark.parametrize("via_make", [False, True])
+def test_a_crash_in_a_test_programs_output_is_a_recognised_failure(
+    case: str, via_make: bool, tmp_path: Path
+) -> None:
+    name, source, argv, message = CRASHES[case]
+    _needs(argv[0])
+    (tmp_path / name).write_text(source)
+    if via_make:
+        _needs("make")
+        (tmp_path / "Makefile").write_text(f"test:\n\t{' '.join(argv)}\n")
+        argv = ["make", "test"]
+    ran = _ran(argv, tmp_path)
+    assert ran.exit_code not in (0, None)
+    tool = "make" if via_make else "shell"
+    c = check(tool, tuple(argv), kind=Kind.TEST)
+    parsed = parse_output(c, ran)
+    ev = classify(c, ran, parsed)
+    assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), ev.note
+    assert any(message in d.message for d in parsed.diagnostics), parsed.diagnostics
+    if case == "gcc":
+        assert (parsed.diagnostics[0].file, parsed.diagnostics[0].line) == ("t.c", 4)
+    else:
+        assert parsed.diagnostics[0].file == name, parsed.diagnostics
+
+
+def test_a_traceback_in_a_passing_run_changes_nothing(tmp_path: Path) -> None:
+    # A suite that prints a caught traceback and exits 0 is judged by its exit code and counts.
+    (tmp_path / "t.py").write_text(
+        "import traceback\ntry:\n    1/0\nexcept ZeroDivisionError:\n    traceback.print_exc()\n"
+        'print("1 passed, 0 failed")\n'
+    )
+    ran = _ran(["python3", "t.py"], tmp_path)
+    c = check("shell", ("python3", "t.py"), kind=Kind.TEST)
+    ev = classify(c, ran, parse_output(c, ran))
+    assert ev.verdict is Verdict.PASS
+
+
+@pytest.mark.parametrize("through_shell", [False, True])
+def test_a_make_recipe_whose_command_is_not_found_is_a_missing_tool(
+    through_shell: bool, tmp_path: Path
+) -> None:
+    _needs("make")
+    # make runs a plain recipe line itself ("make: x: No such file or directory") and one
+    # with shell syntax through /bin/sh ("/bin/sh: 1: x: not found"); both end "Error 127".
+    line = "nosuchlinter --check src" + (" && echo ok" if through_shell else "")
+    (tmp_path / "Makefile").write_text(f"lint:\n\t{line}\n")
+    ran = _ran(["make", "lint"], tmp_path)
+    assert ran.exit_code == 2
+    c = check("make", ("make", "lint"), kind=Kind.LINT)
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING), ev.note
+    assert "nosuchlinter" in ev.note
+
+
+def test_a_recipe_that_fails_on_its_own_is_still_a_failure(tmp_path: Path) -> None:
+    _needs("make")
+    (tmp_path / "Makefile").write_text("lint:\n\tfalse\n")
+    ran = _ran(["make", "lint"], tmp_path)
+    c = check("make", ("make", "lint"), kind=Kind.LINT)
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)

@@ -59,6 +59,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
     if result.signal is not None:
         return Cause.SIGNAL
     tests = parsed.tests
+    if result.exit_code != 0 and parsed.missing_command is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -124,6 +126,11 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
             return f"{check.name} exited 0 but its output reports failing tests."
         case Cause.REPORT_MISMATCH:
             return f"{check.name} exited {result.exit_code} although every test it reported passed."
+        case Cause.TOOLCHAIN_MISSING if parsed.missing_command is not None:
+            return (
+                f"{check.name} could not run {parsed.missing_command}: command not found. "
+                "Install it (or run `assay verify --install`), then verify again."
+            )
         case Cause.UNRECOGNIZED_FAILURE:
             return f"{check.name} exited {result.exit_code} and its output does not say why."
         case _:

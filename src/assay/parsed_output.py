@@ -51,5 +51,8 @@ class ParsedOutput:
     report_refused: str | None = None
     """Why the report file that was there was not read (a link, a FIFO, too large): it
     counts as no report, and the reason is worth telling."""
+    missing_command: str | None = None
+    """A command the tool's recipe or script runs was not found (make's `Error 127`): the
+    check could not be made, which is a missing toolchain, not a failing one."""
     readings: tuple[Reading, ...] = ()
     """Each channel of a test run, as it said (see `Reading`); empty: nothing to compare."""

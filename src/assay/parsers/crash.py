@@ -1,0 +1,145 @@
+"""What a program that died says about why: a Python traceback, a JavaScript error with
+its stack, a C compiler's `error:` lines, and a command a make recipe or shell could
+not find (pure, text in, values out).
+
+Read only from a run that exited non-zero: a passing suite may print a caught
+traceback or compile probes on purpose, and those are not why anything failed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assay.evidence import Diagnostic
+from assay.parsers._text import relative
+
+#: Most compiler errors kept: the first ones are the cause, the rest often follow from it.
+MAX_COMPILER_ERRORS = 20
+
+_PY_TRACEBACK = "Traceback (most recent call last):"
+_PY_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+)')
+# The closing line: an exception's (dotted) name, then its message.
+_PY_EXCEPTION = re.compile(
+    r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$"
+)
+
+_JS_ERROR = re.compile(r"^(?:Uncaught )?([A-Z]\w*Error)(?:: (.*))?$")
+_JS_FRAME = re.compile(r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$")
+# node's header above the offending source line: `/path/file.js:3`.
+_JS_HEADER = re.compile(r"^(\S+\.[cm]?[jt]sx?):(\d+)$")
+
+# gcc and clang: `file.c:4:3: error: message`; the driver's `collect2: error: ...`.
+_CC_LOCATED = re.compile(r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$")
+_CC_DRIVER = re.compile(
+    r"^(cc1\w*|collect2|ld(?:\.\w+)?|cc|c\+\+|gcc|g\+\+|clang\+*): (?:fatal )?error: (.+)$"
+)
+
+# make's own line for a recipe command that exited 127 (the shell's "not found").
+_MAKE_127 = re.compile(r"^g?make(?:\[\d+\])?: \*\*\* .*Error 127$")
+_NOT_FOUND = (
+    # make running a plain recipe line itself
+    re.compile(r"^g?make(?:\[\d+\])?: (\S+): (?:No such file or directory|Command not found)$"),
+    # dash, bash and busybox sh
+    re.compile(r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$"),
+)
+
+
+def crash_diagnostics(text: str, cwd: str, tool: str | None = None) -> tuple[Diagnostic, ...]:
+    """The errors a crashed program printed: the exception that ended it first (a test
+    program may compile probes that fail on purpose), then a compiler's errors."""
+    lines = text.splitlines()
+    found: list[Diagnostic] = []
+    for read in (_python_traceback, _javascript_error):
+        crash = read(lines, cwd, tool)
+        if crash is not None:
+            found.append(crash)
+    return (*found, *_compiler_errors(lines, cwd, tool))
+
+
+def missing_command(text: str, exit_code: int | None) -> str | None:
+    """The command a make recipe or a shell could not find, when that is why it failed
+    (make's `Error 127`, or a shell's own exit 127); None otherwise."""
+    lines = text.splitlines()
+    if not (exit_code == 127 or any(_MAKE_127.match(line) for line in lines)):
+        return None
+    for line in reversed(lines):
+        for pattern in _NOT_FOUND:
+            match = pattern.match(line)
+            if match:
+                return match.group(1)
+    return "a command its recipe runs" if exit_code != 127 else None
+
+
+def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for line in lines:
+        if len(found) >= MAX_COMPILER_ERRORS:
+            break
+        located = _CC_LOCATED.match(line)
+        if located:
+            file, number, column, message = located.groups()
+            found.append(
+                Diagnostic(
+                    message=message,
+                    file=relative(file, cwd),
+                    line=int(number),
+                    column=int(column) if column else None,
+                    tool=tool,
+                )
+            )
+            continue
+        driver = _CC_DRIVER.match(line)
+        if driver:
+            found.append(Diagnostic(message=f"{driver.group(1)}: {driver.group(2)}", tool=tool))
+    return found
+
+
+def _python_traceback(lines: list[str], cwd: str, tool: str | None) -> Diagnostic | None:
+    """The last traceback's exception, at its innermost frame."""
+    starts = [at for at, line in enumerate(lines) if line.strip() == _PY_TRACEBACK]
+    if not starts:
+        return None
+    file = number = None
+    for line in lines[starts[-1] + 1 :]:
+        frame = _PY_FRAME.match(line)
+        if frame:
+            file, number = frame.group(1), int(frame.group(2))
+            continue
+        exception = _PY_EXCEPTION.match(line)
+        if exception:
+            name, message = exception.groups()
+            return Diagnostic(
+                message=f"{name}: {message}" if message else name,
+                file=relative(file, cwd),
+                line=number,
+                code=name.rsplit(".", 1)[-1],
+                tool=tool,
+            )
+    return None
+
+
+def _javascript_error(lines: list[str], cwd: str, tool: str | None) -> Diagnostic | None:
+    """The last `SomeError: message` that a stack (`    at ...`) or node's source header
+    shows was thrown, at the first frame outside node's own modules."""
+    for at in range(len(lines) - 1, -1, -1):
+        error = _JS_ERROR.match(lines[at])
+        if error is None:
+            continue
+        frames = [m for line in lines[at + 1 : at + 40] if (m := _JS_FRAME.match(line))]
+        header = next(
+            (m for line in reversed(lines[max(0, at - 6) : at]) if (m := _JS_HEADER.match(line))),
+            None,
+        )
+        if not frames and header is None:
+            continue
+        own = next((m for m in frames if not m.group(1).startswith("node:")), None)
+        place = header or own
+        name, message = error.groups()
+        return Diagnostic(
+            message=f"{name}: {message}" if message else name,
+            file=relative(place.group(1), cwd) if place else None,
+            line=int(place.group(2)) if place else None,
+            code=name,
+            tool=tool,
+        )
+    return None
