@@ -9,6 +9,9 @@ edits one module (a correct edit, so every mode must say VERIFIED, and each run 
 - base: `assay verify --base HEAD~1` (tampering signals, and the base's tests run to compare).
 - protect: `assay verify --base HEAD~1 --protect` (plan and protected files from the base,
   environment checked, canaries, channels compared).
+- protect, base known: the same with the base's test outcomes remembered from an earlier
+  run (`--no-cache` off: the verdict cache is never used under `--base`, but the base's
+  outcomes are), as when many attempts are judged against one base.
 """
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ def make_change(repo: Path) -> None:
 
 def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     def verify(*extra: str) -> dict[str, Any]:
+        cache = () if "--cached-base" in extra else ("--no-cache",)
+        extra = tuple(e for e in extra if e != "--cached-base")
         done = subprocess.run(
-            [ASSAY, "verify", "--json", "--no-cache", str(repo), *extra],
+            [ASSAY, "verify", "--json", *cache, str(repo), *extra],
             env=env,
             capture_output=True,
             text=True,
@@ -67,6 +72,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
         "plain": (),
         "--base": ("--base", "HEAD~1"),
         "--base --protect": ("--base", "HEAD~1", "--protect"),
+        "  base known": ("--base", "HEAD~1", "--protect", "--cached-base"),
     }
     for args in modes.values():
         verify(*args)  # warm-up, and proof that each mode verifies this change
