@@ -4,8 +4,9 @@ Each attack builds a real git repository whose base commit is right and whose ch
 leaves the code wrong while the code under test forges what the runner reports: a JUnit
 report written from `sys.argv` and an exit 0, a plugin registered with the running pytest
 that turns every failure into a pass, unittest's listing and summary printed before an
-exit 0, `process.exit(0)` in a module a node test requires, `go test -json` events
-written into the parent's output. The forgeries agree with themselves (summary, report
+exit 0, `process.exit(0)` in a module a node test requires, a jest JSON report written
+from `process.argv` before an exit 0, `go test -json` events written into the parent's
+output. The forgeries agree with themselves (summary, report
 and listing), so only the canaries assay plants in the run (one must fail, one must pass,
 names random for the run) show them: every one is verified as untrusted work
 (`--base REF --protect`) and comes out `report_tampered`, never VERIFIED.
@@ -436,6 +437,89 @@ def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path
 @needs_node
 def test_node_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
+    report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+# --------------------------------------------------------------------------- jest
+
+JEST_CONFIG = "module.exports = { testEnvironment: 'node' };\n"
+JEST_TESTS = """\
+const { add, mul } = require('../calc.js');
+
+test('adds', () => {
+  expect(add(2, 3)).toBe(5);
+});
+
+test('multiplies', () => {
+  expect(mul(2, 3)).toBe(6);
+});
+"""
+JEST_BASE = {
+    "package.json": json.dumps({"name": "calc", "version": "1.0.0"}),
+    "jest.config.js": JEST_CONFIG,
+    "calc.js": NODE_CALC,
+    "test/calc.test.js": JEST_TESTS,
+}
+# Before any test runs: the JSON report jest was asked for (its path is in process.argv),
+# written with every test of the base passing, jest's summary line printed, and exit 0
+# (jest then writes no report of its own). Report, summary and exit code agree, and the
+# words assay's code signals look for are spelled in pieces.
+FORGES_JEST_REPORT = """\
+exports.add = (a, b) => a - b;
+exports.mul = (a, b) => a * b;
+const fs = require('fs');
+const path = require('path');
+const word = (...parts) => parts.join('');
+const flag = process.argv.find((a) => a.startsWith(word('--output', 'File=')));
+if (flag) {
+  const passed = (title) => ({
+    ancestorTitles: [], fullName: title, title, status: 'passed', failureMessages: [], duration: 1,
+  });
+  const report = {
+    success: true,
+    testResults: [{
+      name: path.resolve(__dirname, 'test', 'calc.test.js'), status: 'passed', message: '',
+      assertionResults: [passed('adds'), passed('multiplies')],
+    }],
+  };
+  report[word('num', 'Total', 'Tests')] = 2;
+  report[word('num', 'Passed', 'Tests')] = 2;
+  report[word('num', 'Failed', 'Tests')] = 0;
+  fs.writeFileSync(path.resolve(flag.slice(flag.indexOf('=') + 1)), JSON.stringify(report));
+  process.stderr.write(word('Tests:       2 pa', 'ssed, 2 total') + '\\n');
+  process[word('ex', 'it')](0);
+}
+"""
+
+needs_jest = pytest.mark.skipif(shutil.which("jest") is None, reason="jest is not installed")
+
+
+@needs_jest
+def test_jest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": FORGES_JEST_REPORT})
+    # The forgery is whole: without canaries, nothing else tells it from an honest pass.
+    assert _verify(repo, canaries=False).status is Status.VERIFIED
+    _assert_tampered(_verify(repo))
+
+
+@needs_jest
+def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", JEST_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.extra["canaries"]["finding"] == "as planted", _explain(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+
+
+@needs_jest
+def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
     report = _verify(repo)
     assert report.status is Status.FAILED, _explain(report)
     test = _test_check(report)

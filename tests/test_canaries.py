@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,11 +23,12 @@ from assay.canaries import (
 )
 from assay.canaries.files import create_file, remove_created
 from assay.canaries.go import plant_go_test
+from assay.canaries.jest import plant_jest
 from assay.canaries.node import plant_node_test, plant_package_script
 from assay.canaries.python import plant_pytest, plant_unittest
 from assay.canaries.rust import plant_cargo_test
 from assay.check_execution import run_check
-from assay.evidence import Check, TestCase, TestCounts
+from assay.evidence import Check, Evidence, TestCase, TestCounts
 from assay.parsed_output import ParsedOutput
 from assay.parsed_output import Reading as ChannelReading
 from assay.verdict import Cause, Kind, Verdict
@@ -370,6 +373,45 @@ def test_node_canaries_are_preloaded_and_package_scripts_read(tmp_path: Path) ->
         assert isinstance(plant_package_script(_request(tmp_path, argv, "npm-test")), NoCanary)
 
 
+def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) -> None:
+    argv = ("jest", "--ci", "-c", "conf/jest.json", "--bail", "--bail=2", "test/")
+    decided = plant_jest(_request(tmp_path, argv, "jest"))
+    assert isinstance(decided, Planting) and decided.repeats is None
+    assert decided.edit_argv is not None and decided.checks is not None
+    edited = decided.edit_argv(argv)
+    setup, wrapper, _ = (f.path for f in decided.files)
+    # The project's config is read by jest itself, inside the run; only ours is passed.
+    assert edited == ("jest", "--ci", "test/", "--config", str(tmp_path.resolve() / wrapper))
+    assert '"conf/jest.json"' in decided.files[1].text
+    assert "readInitialOptions" in decided.files[1].text and setup in decided.files[1].text
+    assert all(c.name in decided.files[0].text for c in decided.canaries)
+    # A test file that lists tests of its own but not the canaries did not run them.
+    pass_name, fail_name = (c.name for c in decided.canaries)
+    cases = (
+        TestCase(name=pass_name, outcome="passed", file="test/a.test.js"),
+        TestCase(name=fail_name, outcome="failed", file="test/a.test.js"),
+        TestCase(name="adds", outcome="passed", file="test/a.test.js"),
+        TestCase(name="forged", outcome="passed", file="test/b.test.js"),
+    )
+    problems = decided.checks(process_result(exit_code=1), ParsedOutput(test_cases=cases))
+    assert len(problems) == 1 and "test/b.test.js" in problems[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("jest", "-t", "adds"),
+        ("jest", "--testNamePattern=adds"),
+        ("jest", "--selectProjects", "a"),
+        ("jest", "--config"),
+    ],
+)
+def test_jest_runs_a_canary_would_not_be_part_of_get_none(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    assert isinstance(plant_jest(_request(tmp_path, argv, "jest")), NoCanary)
+
+
 PACKAGE = '[package]\nname = "calc"\nversion = "0.1.0"\n'
 
 
@@ -460,3 +502,76 @@ def test_a_real_pytest_run_with_canaries_passes_and_leaves_nothing(tmp_path: Pat
     assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (1, 0)
     assert evidence.result is not None and evidence.result.exit_code == 1
     assert sorted(p for p in os.listdir(tmp_path) if p != ".pytest_cache") == before
+
+
+def _global_node_bin(name: str) -> str | None:
+    """A runner installed with `npm install -g` (as CI does), from npm's global root."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
+    found = subprocess.run([npm, "root", "-g"], check=False, capture_output=True, text=True)
+    root = found.stdout.strip()
+    package = Path(root) / name
+    return str(package) if root and package.is_dir() else None
+
+
+JEST = _global_node_bin("jest")
+needs_jest = pytest.mark.skipif(JEST is None, reason="jest is not installed (npm i -g jest)")
+JEST_TESTS = {
+    "package.json": json.dumps({"name": "calc", "version": "1.0.0"}),
+    # The project's own configuration: its setup file, collection rules and bail all stay.
+    "jest.config.js": (
+        "module.exports = {\n  testEnvironment: 'node',\n  bail: 1,\n"
+        "  testMatch: ['**/spec/**/*.check.js'],\n  setupFilesAfterEnv: ['./setup.js'],\n};\n"
+    ),
+    "setup.js": "globalThis.seven = 7;\n",
+    "calc.js": "exports.add = (a, b) => a + b;\n",
+    "spec/calc.check.js": (
+        "const { add } = require('../calc.js');\n"
+        "test('adds', () => { expect(add(2, 3)).toBe(5); });\n"
+        "test('sees the project setup', () => { expect(globalThis.seven).toBe(7); });\n"
+    ),
+    "spec/more.check.js": "describe('more', () => { test('is true', () => {}); });\n",
+    # Not collected by the project's testMatch: never run, canaries or not.
+    "test/ignored.test.js": "test('never runs', () => { throw new Error('collected'); });\n",
+}
+
+
+def _jest_run(root: Path) -> Evidence:
+    check = Check(name="jest", kind=Kind.TEST, argv=(f"{JEST}/bin/jest.js", "--ci"), tool="jest")
+    before = sorted(os.listdir(root))
+    planted = plant(check, root)
+    assert isinstance(planted, Planted), planted
+    try:
+        evidence = run_check(check, root=root, canaries=planted)
+    finally:
+        planted.remove()
+    assert sorted(os.listdir(root)) == before
+    return evidence
+
+
+@pytest.mark.slow
+@needs_jest
+def test_a_real_jest_run_shows_the_canaries_in_every_file_and_does_not_count_them(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, JEST_TESTS)
+    evidence = _jest_run(tmp_path)
+    assert (evidence.verdict, evidence.cause) == (Verdict.PASS, Cause.EXIT_ZERO), evidence.note
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (3, 0)
+    assert not [c for c in evidence.test_cases if "canary" in c.name]
+    record = evidence.extra["canaries"]
+    assert record["finding"] == "as planted", record
+    # Once in each of the two test files, the must-fail one included despite `bail: 1`.
+    assert [len(t["seen"]) for t in record["tests"]] == [2, 2]
+    assert evidence.result is not None and evidence.result.exit_code == 1
+
+
+@pytest.mark.slow
+@needs_jest
+def test_a_real_jest_failure_with_canaries_is_a_failure(tmp_path: Path) -> None:
+    write(tmp_path, {**JEST_TESTS, "calc.js": "exports.add = (a, b) => a - b;\n"})
+    evidence = _jest_run(tmp_path)
+    assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), evidence.note
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (2, 1)
+    assert evidence.extra["canaries"]["finding"] == "as planted"

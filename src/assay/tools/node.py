@@ -271,6 +271,7 @@ JEST = _node_tool(
     commands=(Command(("jest",), match=_jest_runs),),
     instrument=_jest,
     parser=("node", "parse_jest"),
+    canary=("jest", "plant_jest"),
     root_config=RootConfig(
         (
             "jest.config.js",
