@@ -169,6 +169,12 @@ def run(
     "--install", is_flag=True, help="Install dependencies first (network on for that step only)."
 )
 @click.option(
+    "--all",
+    "all_tests",
+    is_flag=True,
+    help="Run the whole test suite: do not stop at the first failure (pytest -x).",
+)
+@click.option(
     "--junit",
     "junit_path",
     type=click.Path(dir_okay=False),
@@ -193,13 +199,18 @@ def verify(
     base: str | None,
     protect: bool,
     install: bool,
+    all_tests: bool,
     junit_path: str | None,
     sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
+    from assay.live_progress import LineProgress, watching
     from assay.pipeline import VerifyOptions, VerifyUsageError, internal_error_report
     from assay.pipeline import verify as run_verify
     from assay.verdict import Kind
+
+    path = _project_path(path)
+    progress: LineProgress | None = None
 
     try:
         options = VerifyOptions(
@@ -211,8 +222,13 @@ def verify(
             kinds=frozenset(Kind(k) for k in kinds) or None,
             install=install,
             deadline_s=deadline or None,
+            all_tests=all_tests,
         )
-        report = run_verify(path, options)
+        if as_json:  # one JSON object on stdout, nothing else
+            report = run_verify(path, options)
+        else:
+            with watching(sys.stdout) as progress:
+                report = run_verify(path, options, progress=progress)
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
     except Exception as exc:  # the library is fail-closed; this only guards the call itself
@@ -222,8 +238,25 @@ def verify(
     if as_json:
         _emit_json(report.to_dict())
     else:
-        _print_report(report)
+        _print_report(report, printed=progress.printed if progress else set())
     sys.exit(report.exit_code)
+
+
+def _project_path(path: str) -> str:
+    """`path`, or the project it is inside when it is a directory below a project's top
+    (`assay.repo_root`); says on stderr which directory is verified instead."""
+    from pathlib import Path
+
+    from assay.repo_root import project_root
+
+    start = Path(path)
+    if not start.is_dir():
+        return path  # the pipeline says what is wrong with it
+    choice = project_root(start.resolve())
+    if not choice.why:
+        return path
+    _say(f"assay: verifying {choice.root} ({choice.why})", err=True)
+    return str(choice.root)
 
 
 def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
@@ -248,22 +281,25 @@ def _say_swept(swept: Any) -> None:
         click.echo(describe_sweep(swept), err=True)
 
 
-def _print_report(report: Any) -> None:
+def _print_report(report: Any, *, printed: set[str]) -> None:
+    """The report for a person; `printed`: summary lines already shown as checks ended."""
+    from assay.formats.failures import fail_fast_line, failure_lines, skipped_lines
     from assay.report import summary_line
+    from assay.terminal import for_terminal
 
     for evidence in report.checks:
-        _say(summary_line(evidence))
+        if for_terminal(summary_line(evidence)) not in printed:
+            _say(summary_line(evidence))
+    for line in skipped_lines(report.record.skipped, report.checks):
+        _say(line)
     shown: set[str] = set()  # one refusal (a sandbox that will not start) fails every check
     for evidence in report.checks:
         if evidence.passed:
             continue
-        for diag in evidence.diagnostics[:5]:
-            where = f"{diag.file}:{diag.line}: " if diag.file else ""
-            _say(f"  {evidence.check.name}: {where}{diag.message}")
-        reason = "\n".join(evidence.reason.strip().splitlines()[-15:])
-        if not evidence.diagnostics and reason and reason not in shown:
-            shown.add(reason)
-            _say(_indent(reason))
+        for line in failure_lines(evidence, shown=shown):
+            _say(line)
+        if (stopped := fail_fast_line(evidence)) is not None:
+            _say(stopped)
     from assay.formats import tampering_lines
 
     for line in tampering_lines(report):

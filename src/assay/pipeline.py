@@ -30,6 +30,7 @@ from assay.environment_proof import discard_linked_environments, protect_environ
 from assay.errors import AssayError
 from assay.evidence import CheckerId, Evidence
 from assay.plan import Plan, PlanOptions
+from assay.progress import Progress
 from assay.report import Report, aggregate
 from assay.run_record import CacheHit, Rewritten, RunRecord
 from assay.scratch import sweep_stale, temporary_scratch
@@ -71,6 +72,9 @@ class VerifyOptions:
     """Run the ecosystem's install steps first (network on for them only), for a fresh clone."""
     deadline_s: float | None = None
     """A budget for the whole verification (> 0 s); each check's own deadline is cut to what is left."""
+    all_tests: bool = False
+    """Run every test, not stopping at the first failure (`pytest -x` is the quick gate's
+    fast path); always so with `base`, where every test's outcome is compared."""
     canaries: bool | None = None
     """Plant canary tests (one must fail, one must pass) in every test run, in the workspace
     copy, to prove its report (`assay.canaries`); None: with `protect`, where the code
@@ -87,7 +91,7 @@ class VerifyOptions:
             raise VerifyUsageError(
                 f"unknown sandbox {self.sandbox!r}: choose one of {', '.join(SANDBOXES)}"
             )
-        for name in ("use_cache", "protect", "install"):
+        for name in ("use_cache", "protect", "install", "all_tests"):
             if not isinstance(getattr(self, name), bool):
                 raise VerifyUsageError(f"{name} must be True or False, got {getattr(self, name)!r}")
         for name in ("base", "cache_dir"):
@@ -153,6 +157,7 @@ def make_plan(
     without_tests = options.kinds is not None and Kind.TEST not in options.kinds
     plan_options = PlanOptions(
         timeout_s=options.timeout_s,
+        fail_fast=not (options.all_tests or options.base),
         kinds=options.kinds,
         require_tests=False if without_tests else None,
     )
@@ -176,14 +181,17 @@ def base_plan(base: Path, root: Path, options: VerifyOptions, *, installed: Path
     return replace(found, root=str(root))
 
 
-def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
+def verify(
+    path: str | Path, options: VerifyOptions | None = None, *, progress: Progress | None = None
+) -> Report:
     """Verify the repository at `path` and return the report.
 
     Raises only `VerifyUsageError` (nothing ran: the path, the options, the configuration
     or `base` are unusable). Anything else that goes wrong -- a sandbox error, a file that
     could not be restored, a bug -- is an INDETERMINATE report whose note and
     `record.error` name it. First removes what runs that died left behind
-    (`assay.scratch`); `record.swept` names it.
+    (`assay.scratch`); `record.swept` names it. `progress` is told of each check as it
+    starts and ends (`assay.progress`).
     """
     if not isinstance(path, str | os.PathLike):
         raise VerifyUsageError(f"path must be a directory path, got {path!r}")
@@ -192,7 +200,7 @@ def verify(path: str | Path, options: VerifyOptions | None = None) -> Report:
     swept: list[str] = []
     try:
         swept = sweep_stale()
-        report = _verify(Path(path), options or VerifyOptions())
+        report = _verify(Path(path), options or VerifyOptions(), progress)
     except VerifyUsageError:
         raise
     except Exception as exc:  # fail closed: never a traceback, never a pass
@@ -217,7 +225,7 @@ def internal_error_report(exc: BaseException) -> Report:
     return aggregate([], run_errors=record.run_errors, record=record)
 
 
-def _verify(path: Path, options: VerifyOptions) -> Report:
+def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None) -> Report:
     expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
     root = path.resolve()
     with _base_tree(root, options.base) as base_dir:
@@ -239,7 +247,8 @@ def _verify(path: Path, options: VerifyOptions) -> Report:
         # must not have its new key paired with a verdict on the old copy.
         digest = _source_digest(root, options)
         with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            ran = _Run(root, options, expires, digest, restore).in_session(session, the_plan)
+            run = _Run(root, options, expires, digest, restore, progress)
+            ran = run.in_session(session, the_plan)
     if ran.cached is not None:
         return ran.cached
     the_plan = ran.plan
@@ -333,6 +342,8 @@ class _Run:
     """The source tree's digest before its workspace was made (None: no caching)."""
     restore: Restore | None = None
     """`--protect`: the base's tree and the protected paths, restored again in the session."""
+    progress: Progress | None = None
+    """Told of each check of the plan as it starts and ends."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -381,6 +392,7 @@ class _Run:
                     env=env,
                     expires=self.expires,
                     canaries=self.options.plants_canaries,
+                    progress=self.progress,
                 )
             )
             ran = f"the {stage.stage.value} stage"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.progress import Progress, notify_finished, notify_started
 from assay.run_record import Restored, RunRecord
 from assay.scratch import temporary_scratch
 from assay.verdict import Cause, Kind
@@ -91,13 +92,14 @@ class Session:
         expires: float | None = None,
         online: bool = False,
         canaries: bool = False,
+        progress: Progress | None = None,
     ) -> list[Evidence]:
         """Run `checks` side by side through the fail-closed runner; one evidence each, in order.
 
         `env` is laid under each check's own; `expires` (monotonic seconds) is a deadline
         over the whole run, to which each check's own is cut; `online`: the backend with
         the network on (install steps only); `canaries`: plant canary tests in each test
-        check's run (`assay.canaries`)."""
+        check's run (`assay.canaries`); `progress` hears of each check as it starts and ends."""
         from assay.check_execution import run_check
         from assay.check_verifiers import run_checks
 
@@ -107,6 +109,12 @@ class Session:
         runner = (self.sandbox.with_network() if online else self.sandbox).runner(workspace)
 
         def execute(check: Check) -> Evidence:
+            notify_started(progress, check)
+            done = run_one(check)
+            notify_finished(progress, done)
+            return done
+
+        def run_one(check: Check) -> Evidence:
             if (why := self.unproven.get(check.name)) is not None:
                 reason = "not started: the environment it would run in is not proven"
                 return evidence_for(

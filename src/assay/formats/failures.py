@@ -1,0 +1,84 @@
+"""The lines under a check that did not pass, in the human report (pure).
+
+Diagnostics first (file:line: message); else the failing tests by name with their
+messages; else the end of the output. Paths are shown relative to the repository: the
+workspace a check ran in is a temporary copy, its path means nothing to the reader.
+"""
+
+from __future__ import annotations
+
+from assay.evidence import Evidence
+from assay.verdict import Kind, Verdict
+
+#: Flags with which a test run stops at its first failure.
+FAIL_FAST_FLAGS = frozenset({"-x", "--exitfirst"})
+
+_NOISE = ("=== RUN", "--- FAIL", "=== CONT", "=== PAUSE")
+
+
+def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
+    """What to print under `evidence`; `shown` holds raw outputs already printed (one
+    sandbox refusal fails every check: its reason is printed once)."""
+    name = evidence.check.name
+    if evidence.diagnostics:
+        return [
+            f"  {name}: {f'{d.file}:{d.line}: ' if d.file else ''}{relative(evidence, d.message)}"
+            for d in evidence.diagnostics[:5]
+        ]
+    failed = [c for c in evidence.test_cases if c.outcome in ("failed", "error", "errors")]
+    lines = []
+    for case in failed[:5]:
+        lines.append(f"  {name}: FAILED {case.name}")
+        message = [
+            line.strip()
+            for line in relative(evidence, case.message or "").splitlines()
+            if line.strip() and not line.strip().startswith(_NOISE)
+        ]
+        lines += [f"    {line}" for line in message[:5]]
+    if len(failed) > 5:
+        lines.append(f"  {name}: ... and {len(failed) - 5} more failed tests")
+    if failed and any(c.message for c in failed):
+        return lines
+    reason = relative(evidence, "\n".join(evidence.reason.strip().splitlines()[-15:]))
+    if reason and reason not in shown:
+        shown.add(reason)
+        lines += ["  | " + line for line in reason.splitlines()]
+    return lines
+
+
+def fail_fast_line(evidence: Evidence) -> str | None:
+    """Said under a failed test run that stopped at its first failure (the quick gate's
+    fast path), with how to see every test."""
+    if evidence.check.kind is not Kind.TEST or evidence.verdict is not Verdict.FAIL:
+        return None
+    if not FAIL_FAST_FLAGS & set(evidence.check.argv):
+        return None
+    return (
+        f"  {evidence.check.name}: stopped at the first failure (-x); "
+        "run `assay verify --all` to see every test's outcome"
+    )
+
+
+def skipped_lines(skipped: tuple[str, ...], checks: tuple[Evidence, ...]) -> list[str]:
+    """One line per check not run because an earlier stage failed, saying which."""
+    failed = [e.check.name for e in checks if e.verdict is Verdict.FAIL]
+    why = f"{', '.join(failed)} failed first" if failed else "an earlier stage did not pass"
+    return [f"{'skipped':<12} {name} (not run: {why})" for name in skipped]
+
+
+def relative(evidence: Evidence, text: str) -> str:
+    """`text` with the workspace's path (where the check ran) made relative to it."""
+    workspace = _workspace(evidence)
+    if not workspace or workspace == "/":
+        return text
+    return text.replace(workspace + "/", "").replace(workspace, ".")
+
+
+def _workspace(evidence: Evidence) -> str:
+    if evidence.result is None:
+        return ""
+    cwd = evidence.result.cwd.rstrip("/")
+    sub = evidence.check.cwd.strip("/")
+    if sub and sub != "." and cwd.endswith("/" + sub):
+        return cwd[: -len(sub) - 1]
+    return cwd

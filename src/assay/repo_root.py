@@ -1,0 +1,80 @@
+"""Which directory to verify when `assay verify` is started inside a project, not at its top.
+
+A directory with a project file of its own is verified as it is (a package of a monorepo
+is a project). From any other directory, the nearest directory above it that has one is
+the project, up to the top of the git repository it is in; with none, that top itself.
+Only names are looked at on the way up: no file is read, and git is run through
+`assay.safe_git`, so nothing the repository configures runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Files that make a directory a project assay knows how to check.
+PROJECT_FILES = (
+    "assay.toml",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "tox.ini",
+    "package.json",
+    "go.mod",
+    "Cargo.toml",
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "CMakeLists.txt",
+    "meson.build",
+)
+
+#: Seconds git may take to name the top of the repository.
+GIT_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class RootChoice:
+    """The directory to verify, and why it is not the one asked for (empty: it is)."""
+
+    root: Path
+    why: str = ""
+
+
+def project_root(start: Path) -> RootChoice:
+    """The project `start` (an absolute, resolved directory) is in (see the module docstring)."""
+    if _project_file(start) is not None:
+        return RootChoice(start)
+    top = _git_toplevel(start)
+    here = start
+    while here != here.parent and (top is None or here != top):
+        here = here.parent
+        found = _project_file(here)
+        if found is not None:
+            return RootChoice(here, f"the nearest directory above with {found}")
+    if top is not None and top != start:
+        return RootChoice(top, "the top of its git repository")
+    return RootChoice(start)
+
+
+def _project_file(directory: Path) -> str | None:
+    for name in PROJECT_FILES:
+        if os.path.lexists(directory / name):
+            return name
+    return None
+
+
+def _git_toplevel(start: Path) -> Path | None:
+    from assay.safe_git import GitError, open_repository
+
+    try:
+        repo = open_repository(start, timeout=GIT_TIMEOUT_S)
+        out = repo.output("rev-parse", "--show-toplevel", limit=64 * 1024)
+    except (GitError, OSError):
+        return None
+    text = out.decode("utf-8", errors="surrogateescape").strip()
+    if not text:
+        return None
+    top = Path(text).resolve()
+    return top if start == top or top in start.parents else None
