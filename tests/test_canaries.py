@@ -395,6 +395,11 @@ def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) ->
     )
     problems = decided.checks(process_result(exit_code=1), ParsedOutput(test_cases=cases))
     assert len(problems) == 1 and "test/b.test.js" in problems[0]
+    # A coverage threshold jest failed the run for is not the must-fail canary's failure.
+    assert decided.failed_groups is not None
+    assert decided.failed_groups(process_result(exit_code=1)) == {""}
+    short = 'Jest: Coverage for lines (50%) does not meet "global" threshold (80%)\n'
+    assert decided.failed_groups(process_result(stderr=short, exit_code=1)) is None
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from assay.canaries import (
     Planting,
     PlantRequest,
     _name_pattern,
+    failed_run,
     ignored_by_git,
 )
 from assay.parsed_output import ParsedOutput
@@ -72,12 +73,27 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
         canaries=canaries,
         edit_argv=edit,
         repeats=None,
+        failed_groups=_failed_beyond_tests,
         checks=_files_without_canaries(canaries),
         what=(
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
             "a setup file registering 2 tests in every test file"
         ),
     )
+
+
+#: What jest prints when the run's coverage is under a threshold (it then exits 1, the
+#: exit code of failed tests, which the must-fail canary also gives).
+_COVERAGE_FAILED = re.compile(
+    r"Jest: (?:Coverage for .+ does not meet|Uncovered count for .+ exceeds"
+    r"|Coverage data for .+ was not found)"
+)
+
+
+def _failed_beyond_tests(result: ProcessResult) -> frozenset[str] | None:
+    if _COVERAGE_FAILED.search(result.stdout.text + result.stderr.text):
+        return None  # a failure the canaries do not account for
+    return failed_run(result)
 
 
 def _is(arg: str, flag: str) -> bool:
