@@ -17,6 +17,7 @@ edits one module (a correct edit, so every mode must say VERIFIED, and each run 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import subprocess
@@ -77,7 +78,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     for args in modes.values():
         verify(*args)  # warm-up, and proof that each mode verifies this change
     times = {
-        mode: median_of(repeat, lambda args=args: verify(*args)) for mode, args in modes.items()
+        mode: median_of(repeat, functools.partial(verify, *args)) for mode, args in modes.items()
     }
     plain = times["plain"]
     print(f"{name}:")
