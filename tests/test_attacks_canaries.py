@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -350,10 +349,7 @@ func init() {
 func Add(a, b int) int { return a - b }
 """
 
-needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 
-
-@needs_go
 def test_go_test_events_written_by_the_code_are_report_tampered(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": WRITES_GO_TEST_EVENTS})
     report = _verify(repo)
@@ -361,7 +357,6 @@ def test_go_test_events_written_by_the_code_are_report_tampered(tmp_path: Path) 
     assert "never reported" in _test_check(report).note
 
 
-@needs_go
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
     report = _verify(repo)
@@ -373,7 +368,6 @@ def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) 
     assert len(test.extra["canaries"]["tests"]) == 4
 
 
-@needs_go
 def test_go_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": GO_CALC.replace("a + b", "a - b")})
     report = _verify(repo)
@@ -384,7 +378,6 @@ def test_go_honest_failure_is_failed(tmp_path: Path) -> None:
     _assert_no_canary_counted(test)
 
 
-@needs_go
 def test_go_package_that_does_not_build_is_failed_not_tampered(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", GO_BASE, {"sub/sub.go": "package sub\n\nfunc Mul(\n"})
     report = _verify(repo)
@@ -415,16 +408,12 @@ EXITS_ON_LOAD = (
     "process.exit(0);\n"
 )
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
-
-@needs_node
 def test_node_process_exit_in_a_required_module_is_report_tampered(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": EXITS_ON_LOAD})
     _assert_tampered(_verify(repo))
 
 
-@needs_node
 def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", NODE_BASE, {"README.md": "calc\n"})
     report = _verify(repo)
@@ -434,7 +423,6 @@ def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path
     _assert_no_canary_counted(test)
 
 
-@needs_node
 def test_node_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
     report = _verify(repo)
@@ -495,10 +483,7 @@ if (flag) {
 }
 """
 
-needs_jest = pytest.mark.skipif(shutil.which("jest") is None, reason="jest is not installed")
 
-
-@needs_jest
 def test_jest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": FORGES_JEST_REPORT})
     # The forgery is whole: without canaries, nothing else tells it from an honest pass.
@@ -506,7 +491,6 @@ def test_jest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> N
     _assert_tampered(_verify(repo))
 
 
-@needs_jest
 def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", JEST_BASE, {"README.md": "calc\n"})
     report = _verify(repo)
@@ -517,7 +501,6 @@ def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path
     _assert_no_canary_counted(test)
 
 
-@needs_jest
 def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
     report = _verify(repo)
@@ -585,10 +568,7 @@ pub fn add(a: i32, b: i32) -> i32 {
 }
 """
 
-needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
 
-
-@needs_cargo
 def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", RUST_BASE, {"README.md": "calc\n"})
     report = _verify(repo)
@@ -600,7 +580,6 @@ def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Pat
     assert "--no-fail-fast" in test.result.argv
 
 
-@needs_cargo
 def test_cargo_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": RUST_LIB.replace("a + b", "a - b")})
     report = _verify(repo)
@@ -611,7 +590,6 @@ def test_cargo_honest_failure_is_failed(tmp_path: Path) -> None:
     _assert_no_canary_counted(test)
 
 
-@needs_cargo
 def test_cargo_test_binary_that_forges_its_run_is_not_verified(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": PRINTS_A_PASSING_CARGO_RUN})
     report = _verify(repo)

@@ -521,7 +521,6 @@ def _global_node_bin(name: str) -> str | None:
 
 
 JEST = _global_node_bin("jest")
-needs_jest = pytest.mark.skipif(JEST is None, reason="jest is not installed (npm i -g jest)")
 JEST_TESTS = {
     "package.json": json.dumps({"name": "calc", "version": "1.0.0"}),
     # The project's own configuration: its setup file, collection rules and bail all stay.
@@ -543,6 +542,7 @@ JEST_TESTS = {
 
 
 def _jest_run(root: Path) -> Evidence:
+    assert JEST is not None, "jest is not installed: `npm install -g jest`, as .ci/run does"
     check = Check(name="jest", kind=Kind.TEST, argv=(f"{JEST}/bin/jest.js", "--ci"), tool="jest")
     before = sorted(os.listdir(root))
     planted = plant(check, root)
@@ -556,7 +556,6 @@ def _jest_run(root: Path) -> Evidence:
 
 
 @pytest.mark.slow
-@needs_jest
 def test_a_real_jest_run_shows_the_canaries_in_every_file_and_does_not_count_them(
     tmp_path: Path,
 ) -> None:
@@ -573,7 +572,6 @@ def test_a_real_jest_run_shows_the_canaries_in_every_file_and_does_not_count_the
 
 
 @pytest.mark.slow
-@needs_jest
 def test_a_real_jest_failure_with_canaries_is_a_failure(tmp_path: Path) -> None:
     write(tmp_path, {**JEST_TESTS, "calc.js": "exports.add = (a, b) => a - b;\n"})
     evidence = _jest_run(tmp_path)
