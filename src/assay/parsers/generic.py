@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCounts
@@ -11,20 +12,91 @@ from assay.parsers._text import combined
 from assay.parsers.crash import crash_diagnostics, missing_command
 from assay.process import ProcessResult
 
-# "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo).
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)\b")
-_KEYS = {"error": "errors"}
+# "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo),
+# "2 tests passed" / "1 test failed" (ava).
+_COUNT = re.compile(r"(\d+) (?:tests? )?(passed|failed|errors?|skipped)\b")
+_KEYS = {"error": "errors", "passing": "passed", "failing": "failed", "pending": "skipped"}
+_KEYS |= {"pass": "passed", "fail": "failed", "skip": "skipped"}
+
+
+def _counted(word: str, number: str) -> dict[str, int]:
+    return {_KEYS.get(word.lower(), word.lower()): int(number)}
+
+
+def _out_of(total: str, failed: str, skipped: str = "0") -> dict[str, int]:
+    """A summary that gives the total and its failures: the rest passed."""
+    passed = max(0, int(total) - int(failed) - int(skipped))
+    return {"passed": passed, "failed": int(failed), "skipped": int(skipped)}
+
+
+# Other runners' summary lines, each read into counts (`re.MULTILINE`: `^` is a line's start).
+_SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int]]], ...] = (
+    # mocha: "2 passing (5ms)", "1 failing", "1 pending"
+    (
+        re.compile(r"^\s*(\d+) (passing|failing|pending)\b", re.MULTILINE),
+        lambda m: _counted(m[2], m[1]),
+    ),
+    # TAP (tape, node:test): "# pass  2", "# fail 1"; node:test's spec reporter: "ℹ pass 2"
+    (
+        re.compile(r"^(?:#|ℹ) ?(pass|fail|skip(?:ped)?) +(\d+)\s*$", re.MULTILINE),
+        lambda m: _counted(m[1], m[2]),
+    ),
+    # C test programs: "PASSED: 3" / "FAILED: 1", "Tests passed: 3" / "Tests failed: 1"
+    (
+        re.compile(
+            r"^\s*(?:tests? )?(passed|failed|skipped)\s*:\s*(\d+)\s*$", re.MULTILINE | re.IGNORECASE
+        ),
+        lambda m: _counted(m[1], m[2]),
+    ),
+    # uvu: "Total:     2" / "Passed:    1" / "Skipped:   0", one per line
+    (
+        re.compile(r"^\s*Total:\s+(\d+)\s+Passed:\s+(\d+)\s+Skipped:\s+(\d+)", re.MULTILINE),
+        lambda m: {
+            "passed": int(m[2]),
+            "failed": max(0, int(m[1]) - int(m[2]) - int(m[3])),
+            "skipped": int(m[3]),
+        },
+    ),
+    # jasmine: "2 specs, 1 failure", "3 specs, 0 failures, 1 pending spec"
+    (
+        re.compile(r"(\d+) specs?, (\d+) failures?(?:, (\d+) pending specs?)?"),
+        lambda m: _out_of(m[1], m[2], m[3] or "0"),
+    ),
+    # Unity: "3 Tests 1 Failures 0 Ignored"
+    (
+        re.compile(r"(\d+) Tests (\d+) Failures (\d+) Ignored"),
+        lambda m: _out_of(m[1], m[2], m[3]),
+    ),
+    # CTest: "50% tests passed, 1 tests failed out of 2"
+    (
+        re.compile(r"\d+% tests passed, (\d+) tests? failed out of (\d+)"),
+        lambda m: _out_of(m[2], m[1]),
+    ),
+)
+# TAP's line for a failing test, counted for a stream that ends without a summary.
+_TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
 
 
 def parse_counts(text: str) -> TestCounts | None:
     """The largest count of each outcome in the last lines of `text`, or None if none is named."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     seen = False
-    for line in text.splitlines()[-200:]:
+    tail = text.splitlines()[-200:]
+    for line in tail:
         for number, word in _COUNT.findall(line):
             key = _KEYS.get(word, word)
             counts[key] = max(counts[key], int(number))
             seen = True
+    joined = "\n".join(tail)
+    for pattern, read in _SUMMARIES:
+        for match in pattern.finditer(joined):
+            for key, number in read(match).items():
+                counts[key] = max(counts[key], number)
+                seen = True
+    failing = len(_TAP_NOT_OK.findall(joined))
+    if failing:
+        counts["failed"] = max(counts["failed"], failing)
+        seen = True
     return TestCounts(**counts, source="text") if seen else None
 
 
