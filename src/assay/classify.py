@@ -10,6 +10,8 @@ from __future__ import annotations
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.parsed_output import ParsedOutput
+from assay.parsers._text import combined
+from assay.parsers.crash import no_network
 from assay.process import ProcessResult, StartFailure
 from assay.verdict import Cause, Kind
 
@@ -61,6 +63,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
     tests = parsed.tests
     if result.exit_code != 0 and parsed.missing_command is not None:
         return Cause.TOOLCHAIN_MISSING
+    if result.exit_code != 0 and no_network(combined(result)) is not None:
+        return Cause.NETWORK_UNAVAILABLE
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -130,6 +134,13 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
             return (
                 f"{check.name} could not run {parsed.missing_command}: command not found. "
                 "Install it (or run `assay verify --install`), then verify again."
+            )
+        case Cause.NETWORK_UNAVAILABLE:
+            return (
+                f"{check.name} needed the network and the sandbox has no network "
+                f"({no_network(combined(result))}). Install steps run with the network on "
+                "under `assay verify --install`; a step that needs it otherwise cannot be "
+                "verified here."
             )
         case Cause.UNRECOGNIZED_FAILURE:
             return f"{check.name} exited {result.exit_code} and its output does not say why."

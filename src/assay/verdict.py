@@ -56,6 +56,8 @@ class Cause(enum.StrEnum):
     SIGNAL = "signal"
     START_FAILED = "start_failed"
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    # The step needed the network, which the sandbox does not give: not the code's failure.
+    NETWORK_UNAVAILABLE = "network_unavailable"
     TOOLCHAIN_MISSING = "toolchain_missing"
     VERIFIER_ERROR = "verifier_error"
     VERIFIER_CRASH = "verifier_crash"
@@ -81,6 +83,7 @@ _CAUSE_VERDICT: dict[Cause, Verdict] = {
     Cause.SIGNAL: Verdict.INCONCLUSIVE,
     Cause.START_FAILED: Verdict.INCONCLUSIVE,
     Cause.SANDBOX_UNAVAILABLE: Verdict.INCONCLUSIVE,
+    Cause.NETWORK_UNAVAILABLE: Verdict.INCONCLUSIVE,
     Cause.TOOLCHAIN_MISSING: Verdict.UNVERIFIED,
     Cause.VERIFIER_ERROR: Verdict.FAIL,
     Cause.VERIFIER_CRASH: Verdict.FAIL,

@@ -43,6 +43,13 @@ _NOT_FOUND = (
     re.compile(r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$"),
 )
 
+# What resolvers and clients say when there is no network: node and npm, curl, glibc
+# through Python, pip (urllib3).
+_NO_NETWORK = re.compile(
+    r"\bEAI_AGAIN\b|getaddrinfo ENOTFOUND|Could not resolve host|Network is unreachable"
+    r"|\bENETUNREACH\b|Temporary failure in name resolution|Failed to establish a new connection"
+)
+
 
 def crash_diagnostics(text: str, cwd: str, tool: str | None = None) -> tuple[Diagnostic, ...]:
     """The errors a crashed program printed: the exception that ended it first (a test
@@ -68,6 +75,14 @@ def missing_command(text: str, exit_code: int | None) -> str | None:
             if match:
                 return match.group(1)
     return "a command its recipe runs" if exit_code != 127 else None
+
+
+def no_network(text: str) -> str | None:
+    """The line where a program said it could not reach the network, or None."""
+    for line in text.splitlines():
+        if _NO_NETWORK.search(line):
+            return line.strip()[:200]  # pip's line quotes whole objects
+    return None
 
 
 def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagnostic]:

@@ -1,0 +1,95 @@
+"""A step that needs the network, run where there is none (the sandbox), is `inconclusive`
+with a note that says so and how to allow it: never a failure of the code. Real programs,
+really cut off from the network (`unshare -n`)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.classify import classify
+from assay.evidence import Check
+from assay.parsers import parse_output
+from assay.process import ProcessResult
+from assay.verdict import Cause, Kind, Verdict
+from tests.results import process_result
+
+# What each program says when it cannot reach the network.
+OFFLINE = {
+    "curl": ["curl", "-sS", "https://example.com"],
+    "node": [
+        "node",
+        "-e",
+        (
+            "require('https').get('https://registry.npmjs.org/', () => {})"
+            ".on('error', e => { console.error(e); process.exit(1); })"
+        ),
+    ],
+    "npm": ["npm", "view", "left-pad", "version", "--fetch-retries=0"],
+    "python-dns": [
+        sys.executable,
+        "-c",
+        "import urllib.request as u; u.urlopen('https://pypi.org')",
+    ],
+    "python-route": [
+        sys.executable,
+        "-c",
+        "import urllib.request as u; u.urlopen('http://1.1.1.1')",
+    ],
+    "pip": [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--isolated",
+        "--no-deps",
+        "--retries=1",
+        "--timeout=2",
+        "--index-url=https://pypi.org/simple",
+        "six",
+    ],
+}
+
+
+def _offline(argv: list[str], cwd: Path) -> ProcessResult:
+    assert shutil.which("unshare") is not None, "unshare is not installed"
+    assert shutil.which(argv[0]) is not None, f"{argv[0]} is not installed"
+    done = subprocess.run(
+        ["unshare", "-n", *argv], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "unshare:" not in done.stderr, done.stderr  # the namespace itself was refused
+    return process_result(
+        tuple(argv), cwd=str(cwd), exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr
+    )
+
+
+@pytest.mark.parametrize("kind", [Kind.BUILD, Kind.TEST])
+@pytest.mark.parametrize("case", sorted(OFFLINE))
+def test_no_network_is_inconclusive_not_a_failure(case: str, kind: Kind, tmp_path: Path) -> None:
+    ran = _offline(OFFLINE[case], tmp_path)
+    assert ran.exit_code not in (0, None)
+    c = Check(name="install", kind=kind, argv=ran.argv, tool="shell")
+    ev = classify(c, ran, parse_output(c, ran), sandbox="bwrap")
+    assert (ev.verdict, ev.cause) == (Verdict.INCONCLUSIVE, Cause.NETWORK_UNAVAILABLE), ev.note
+    assert "no network" in ev.note and "assay verify --install" in ev.note
+
+
+def test_a_passing_run_that_mentions_the_network_is_judged_as_usual(tmp_path: Path) -> None:
+    # A suite that tests its own offline handling prints these words and passes.
+    ran = process_result(
+        ("x",), cwd=str(tmp_path), exit_code=0, stdout="getaddrinfo EAI_AGAIN x\n2 passed\n"
+    )
+    c = Check(name="test", kind=Kind.TEST, argv=ran.argv, tool="shell")
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.PASS, Cause.EXIT_ZERO)
+
+
+def test_a_failure_that_does_not_mention_the_network_is_still_a_failure(tmp_path: Path) -> None:
+    ran = process_result(("x",), cwd=str(tmp_path), exit_code=1, stdout="1 passed, 1 failed\n")
+    c = Check(name="test", kind=Kind.TEST, argv=ran.argv, tool="shell")
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
