@@ -157,9 +157,9 @@ class Limits:
     """Resource limits inside the sandbox (None: no limit)."""
 
     address_space_bytes: int | None = None
-    """RLIMIT_AS per process. Default (None at construction): the machine's physical memory,
-    so no single process can reserve more than exists; runtimes that reserve large virtual
-    ranges (V8, the JVM) still start."""
+    """RLIMIT_AS per process. Default (None at construction): the machine's physical memory
+    and `_RESERVED_BEYOND_MEMORY`, so no single process can reserve much more than exists;
+    runtimes that reserve large virtual ranges (V8, the JVM) still start."""
     processes: int | None = 1024
     """The run's processes: `pids.max` of its cgroup where there is one, and RLIMIT_NPROC
     (counted per uid: as root each run has a uid of its own) always."""
@@ -175,9 +175,15 @@ class Limits:
         physical = _physical_memory()
         return dataclasses.replace(
             self,
-            address_space_bytes=self.address_space_bytes or physical,
+            address_space_bytes=self.address_space_bytes or physical + _RESERVED_BEYOND_MEMORY,
             memory_bytes=self.memory_bytes or physical // 2,
         )
+
+
+#: Address space reserved but never committed: V8 reserves about 10 GiB for each WebAssembly
+#: memory, and vitest's vite instantiates several (it needs 32 to 48 GiB). What a run really
+#: uses is capped by its cgroup's memory limit.
+_RESERVED_BEYOND_MEMORY = 64 * 1024**3
 
 
 def _physical_memory() -> int:
