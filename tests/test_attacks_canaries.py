@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -504,6 +505,83 @@ def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path
 def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
     report = _verify(repo)
+    assert report.status is Status.FAILED, _explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    _assert_no_canary_counted(test)
+
+
+# --------------------------------------------------------------------------- vitest
+
+VITEST_CALC = "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n"
+VITEST_TESTS = """\
+import { test, expect } from 'vitest';
+import { add, mul } from '../calc.js';
+
+test('adds', () => {
+  expect(add(2, 3)).toBe(5);
+});
+
+test('multiplies', () => {
+  expect(mul(2, 3)).toBe(6);
+});
+"""
+VITEST_BASE = {
+    "package.json": json.dumps({"name": "calc", "version": "1.0.0", "type": "module"}),
+    "vitest.config.mjs": "export default { test: { environment: 'node' } };\n",
+    "calc.js": VITEST_CALC,
+    "test/calc.test.js": VITEST_TESTS,
+}
+# vitest runs test files in worker processes that never see its command line or its exit,
+# so the code rewrites the outcomes inside the worker instead: a hook registered on the
+# file that requires it turns every failed test into a pass before vitest reports it. vitest
+# itself then writes a passing JSON report, prints a passing summary and exits 0, all in
+# agreement; the words assay's code signals look for are spelled in pieces.
+REWRITES_VITEST_OUTCOMES = """\
+import * as runner from 'vitest';
+export const add = (a, b) => a - b;
+export const mul = (a, b) => a * b;
+const word = (...parts) => parts.join('');
+runner[word('after', 'Each')]((context) => {
+  const outcome = context[word('ta', 'sk')][word('res', 'ult')];
+  if (outcome) {
+    outcome.state = 'pass';
+    outcome.errors = [];
+  }
+});
+"""
+
+
+def _assert_vitest_installed() -> None:
+    assert shutil.which("vitest"), (
+        "vitest is not installed: `npm install -g vitest`, as .ci/run does"
+    )
+
+
+def test_vitest_outcomes_rewritten_by_the_code_are_report_tampered(tmp_path: Path) -> None:
+    _assert_vitest_installed()
+    repo = _repo(tmp_path / "repo", VITEST_BASE, {"calc.js": REWRITES_VITEST_OUTCOMES})
+    # The forgery is whole: without canaries, nothing else tells it from an honest pass.
+    unguarded = _verify(repo, canaries=False)
+    assert unguarded.status is Status.VERIFIED, _explain(unguarded)
+    _assert_tampered(_verify(repo))
+
+
+def test_vitest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
+    _assert_vitest_installed()
+    repo = _repo(tmp_path / "repo", VITEST_BASE, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report.status is Status.VERIFIED, _explain(report)
+    test = _test_check(report)
+    assert test.extra["canaries"]["finding"] == "as planted", _explain(report)
+    assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
+    _assert_no_canary_counted(test)
+
+
+def test_vitest_honest_failure_is_failed(tmp_path: Path) -> None:
+    _assert_vitest_installed()
+    change = {"calc.js": VITEST_CALC.replace("a + b", "a - b")}
+    report = _verify(_repo(tmp_path / "repo", VITEST_BASE, change))
     assert report.status is Status.FAILED, _explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)

@@ -27,6 +27,7 @@ from assay.canaries.jest import plant_jest
 from assay.canaries.node import plant_node_test, plant_package_script
 from assay.canaries.python import plant_pytest, plant_unittest
 from assay.canaries.rust import plant_cargo_test
+from assay.canaries.vitest import plant_vitest
 from assay.check_execution import run_check
 from assay.evidence import Check, Evidence, TestCase, TestCounts
 from assay.parsed_output import ParsedOutput
@@ -417,6 +418,45 @@ def test_jest_runs_a_canary_would_not_be_part_of_get_none(
     assert isinstance(plant_jest(_request(tmp_path, argv, "jest")), NoCanary)
 
 
+def test_vitest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) -> None:
+    argv = ("vitest", "run", "-c", "conf/vitest.config.ts", "--bail", "1", "--bail=2", "test/")
+    decided = plant_vitest(_request(tmp_path, argv, "vitest"))
+    assert isinstance(decided, Planting) and decided.repeats is None
+    assert decided.edit_argv is not None and decided.checks is not None
+    edited = decided.edit_argv(argv)
+    setup, wrapper, _ = (f.path for f in decided.files)
+    # The project's config is loaded by vitest's own loader, inside the run; only ours is passed.
+    wrapped = str(tmp_path.resolve() / wrapper)
+    assert edited == ("vitest", "run", "test/", "--config", wrapped, "--configLoader", "native")
+    assert '"conf/vitest.config.ts"' in decided.files[1].text
+    assert "loadConfigFromFile" in decided.files[1].text and setup in decided.files[1].text
+    assert all(c.name in decided.files[0].text for c in decided.canaries)
+    # A coverage threshold vitest failed the run for is not the must-fail canary's failure.
+    assert decided.failed_groups is not None
+    assert decided.failed_groups(process_result(exit_code=1)) == {""}
+    short = "ERROR: Coverage for lines (50%) does not meet global threshold (80%)\n"
+    assert decided.failed_groups(process_result(stderr=short, exit_code=1)) is None
+    fewer = "ERROR: Uncovered statements (33) exceed global threshold (30)\n"
+    assert decided.failed_groups(process_result(stdout=fewer, exit_code=1)) is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("vitest", "run", "-t", "adds"),
+        ("vitest", "run", "--testNamePattern=adds"),
+        ("vitest", "run", "--project", "a"),
+        ("vitest", "run", "--config"),
+        ("vitest", "run", "--no-config"),
+    ],
+)
+def test_vitest_runs_a_canary_would_not_be_part_of_get_none(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    decided = plant_vitest(_request(tmp_path, argv, "vitest"))
+    assert isinstance(decided, NoCanary) and decided.why
+
+
 PACKAGE = '[package]\nname = "calc"\nversion = "0.1.0"\n'
 
 
@@ -575,6 +615,72 @@ def test_a_real_jest_run_shows_the_canaries_in_every_file_and_does_not_count_the
 def test_a_real_jest_failure_with_canaries_is_a_failure(tmp_path: Path) -> None:
     write(tmp_path, {**JEST_TESTS, "calc.js": "exports.add = (a, b) => a - b;\n"})
     evidence = _jest_run(tmp_path)
+    assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), evidence.note
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (2, 1)
+    assert evidence.extra["canaries"]["finding"] == "as planted"
+
+
+VITEST = _global_node_bin("vitest")
+VITEST_TESTS = {
+    "package.json": json.dumps({"name": "calc", "version": "1.0.0", "type": "module"}),
+    # The project's own configuration: its setup file, collection rules and bail all stay.
+    "vitest.config.mjs": (
+        "export default {\n  test: {\n    bail: 1,\n"
+        "    include: ['spec/**/*.check.js'],\n    setupFiles: ['./setup.js'],\n  },\n};\n"
+    ),
+    "setup.js": "globalThis.seven = 7;\n",
+    "calc.js": "export const add = (a, b) => a + b;\n",
+    "spec/calc.check.js": (
+        "import { test, expect } from 'vitest';\n"
+        "import { add } from '../calc.js';\n"
+        "test('adds', () => { expect(add(2, 3)).toBe(5); });\n"
+        "test('sees the project setup', () => { expect(globalThis.seven).toBe(7); });\n"
+    ),
+    "spec/more.check.js": (
+        "import { describe, test } from 'vitest';\n"
+        "describe('more', () => { test('is true', () => {}); });\n"
+    ),
+    # Not collected by the project's include: never run, canaries or not.
+    "test/ignored.test.js": "test('never runs', () => { throw new Error('collected'); });\n",
+}
+
+
+def _vitest_run(root: Path) -> Evidence:
+    assert VITEST is not None, "vitest is not installed: `npm install -g vitest`, as .ci/run does"
+    argv = (f"{VITEST}/vitest.mjs", "run")
+    check = Check(name="vitest", kind=Kind.TEST, argv=argv, tool="vitest")
+    before = sorted(os.listdir(root))
+    planted = plant(check, root)
+    assert isinstance(planted, Planted), planted
+    try:
+        evidence = run_check(check, root=root, canaries=planted)
+    finally:
+        planted.remove()
+    # vitest keeps its results cache in node_modules/.vite, canaries or not.
+    assert sorted(p for p in os.listdir(root) if p != "node_modules") == before
+    return evidence
+
+
+@pytest.mark.slow
+def test_a_real_vitest_run_shows_the_canaries_in_every_file_and_does_not_count_them(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, VITEST_TESTS)
+    evidence = _vitest_run(tmp_path)
+    assert (evidence.verdict, evidence.cause) == (Verdict.PASS, Cause.EXIT_ZERO), evidence.note
+    assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (3, 0)
+    assert not [c for c in evidence.test_cases if "canary" in c.name]
+    record = evidence.extra["canaries"]
+    assert record["finding"] == "as planted", record
+    # Once in each of the two test files, the must-fail one included despite `bail: 1`.
+    assert [len(t["seen"]) for t in record["tests"]] == [2, 2]
+    assert evidence.result is not None and evidence.result.exit_code == 1
+
+
+@pytest.mark.slow
+def test_a_real_vitest_failure_with_canaries_is_a_failure(tmp_path: Path) -> None:
+    write(tmp_path, {**VITEST_TESTS, "calc.js": "export const add = (a, b) => a - b;\n"})
+    evidence = _vitest_run(tmp_path)
     assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), evidence.note
     assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (2, 1)
     assert evidence.extra["canaries"]["finding"] == "as planted"

@@ -252,6 +252,7 @@ VITEST = _node_tool(
     tune=_tune_vitest,
     instrument=_vitest,
     parser=("node", "parse_jest"),
+    canary=("vitest", "plant_vitest"),
     root_config=RootConfig(
         ("vitest.config.ts", "vitest.config.js", "vitest.config.mts", "vitest.config.mjs"),
         Kind.TEST,

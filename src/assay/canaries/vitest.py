@@ -1,0 +1,236 @@
+"""Canaries for vitest.
+
+Where vitest looks for tests is decided by the project's configuration (`vitest.config.*`,
+else `vite.config.*`), which is code, and is never evaluated here. So the run gets a
+configuration of assay's (`--config`) that, inside the sandbox, loads the project's own
+with the loader of the running vitest (vite's `loadConfigFromFile`, found beside the
+vitest that `process.argv` names) and changes it only to add a setup file of assay's to
+`test.setupFiles`, to keep vitest from collecting assay's own files as tests (vitest's
+default exclusions kept), and to undo `bail` (the must-fail canary must not stop the run).
+vitest collects the tests a setup file registers as tests of each test file, before the
+file's own: every test file the report lists must list both canaries, once each.
+
+A run that selects tests by name (`-t`) or by project gets none: a canary would not be
+selected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from assay.canaries import (
+    MUST_FAIL_MESSAGE,
+    Canary,
+    CanaryFile,
+    NoCanary,
+    Planting,
+    PlantRequest,
+    failed_run,
+    ignored_by_git,
+)
+from assay.canaries.jest import _files_without_canaries
+from assay.process import ProcessResult
+
+#: vitest flags that select tests by name or by project: a canary would not be selected.
+_SELECTING = ("-t", "--testNamePattern", "--project")
+#: vitest flags that stop the run at a failure; `--bail` takes a value.
+_BAIL = ("--bail",)
+_CONFIG = ("-c", "--config")
+_ROOT = ("-r", "--root")
+#: How vite loads a configuration file: the default bundles it into a file written beside
+#: it, which the canaries' directory does not allow; assay's is plain ESM, loaded natively.
+_LOADER = ("--configLoader",)
+
+
+def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
+    """`vitest run [...]`, as the check runs it."""
+    argv = request.check.argv
+    if any(_is(arg, flag) for arg in argv for flag in _SELECTING):
+        return NoCanary("the run selects tests by name or project: a canary would not be selected")
+    if "--no-config" in argv:
+        return NoCanary("the run has no configuration for the canaries to be added to")
+    config = _value(argv, _CONFIG)
+    root = _value(argv, _ROOT)
+    loader = _value(argv, _LOADER)
+    if isinstance(config, NoCanary):
+        return config
+    if isinstance(root, NoCanary):
+        return root
+    if isinstance(loader, NoCanary):
+        return loader
+    token = request.token()
+    canaries = (
+        Canary(f"assay_canary_{request.token()}", must_pass=True),
+        Canary(f"assay_canary_{request.token()}", must_pass=False),
+    )
+    directory = request.cwd / f".assay-canary-{token}"
+    setup = directory / f"assay_canary_{token}.setup.mjs"
+    wrapper = directory / f"assay_canary_{token}.config.mjs"
+    wrapper_path = request.relative(wrapper)
+
+    def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
+        kept = _without(argv, (*_CONFIG, *_BAIL, *_LOADER))
+        return (*kept, "--config", str(wrapper), "--configLoader", "native")
+
+    return Planting(
+        files=(
+            CanaryFile(request.relative(setup), _setup(canaries)),
+            CanaryFile(wrapper_path, _wrapper(config, root, loader, directory.name, str(setup))),
+            ignored_by_git(request.relative(directory)),
+        ),
+        canaries=canaries,
+        edit_argv=edit,
+        repeats=None,
+        failed_groups=_failed_beyond_tests,
+        checks=_files_without_canaries(canaries),
+        what=(
+            f"a vitest configuration {wrapper_path} that loads the project's own and adds "
+            "a setup file registering 2 tests in every test file"
+        ),
+    )
+
+
+#: What vitest prints when the run's coverage is under a threshold (it then exits 1, the
+#: exit code of failed tests, which the must-fail canary also gives).
+_COVERAGE_FAILED = re.compile(
+    r"ERROR: (?:Coverage for \S+ \(.+\) does not meet|Uncovered \S+ \(.+\) exceed)"
+)
+
+
+def _failed_beyond_tests(result: ProcessResult) -> frozenset[str] | None:
+    if _COVERAGE_FAILED.search(result.stdout.text + result.stderr.text):
+        return None  # a failure the canaries do not account for
+    return failed_run(result)
+
+
+def _is(arg: str, flag: str) -> bool:
+    return arg == flag or arg.startswith(flag + "=")
+
+
+def _value(argv: Sequence[str], flags: Sequence[str]) -> str | None | NoCanary:
+    """The value the command gives one of `flags` (None: not given)."""
+    for index, arg in enumerate(argv):
+        for flag in flags:
+            if arg == flag:
+                if index + 1 >= len(argv):
+                    return NoCanary(f"{flag} has no value")
+                return argv[index + 1]
+            if arg.startswith(flag + "="):
+                return arg.split("=", 1)[1]
+    return None
+
+
+def _without(argv: tuple[str, ...], flags: Sequence[str]) -> tuple[str, ...]:
+    """`argv` less `flags` and their values (`--flag value` or `--flag=value`)."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in flags:
+            skip = True
+            continue
+        if any(arg.startswith(flag + "=") for flag in flags):
+            continue
+        kept.append(arg)
+    return tuple(kept)
+
+
+def _setup(canaries: Sequence[Canary]) -> str:
+    tests = "".join(
+        f"test({json.dumps(c.name)}, () => {{}});\n"
+        if c.must_pass
+        else f"test({json.dumps(c.name)}, () => {{\n"
+        f"  throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n}});\n"
+        for c in canaries
+    )
+    return (
+        "/* eslint-disable */\n"
+        "// @ts-nocheck\n"
+        "// Canary tests of one verification run, written by assay and removed after it: one\n"
+        "// of them must fail and one must pass, in every test file, or the run's report was\n"
+        "// rewritten.\n"
+        "// vitest's globals when the project turns them on, else its module.\n"
+        'const test = globalThis.test || (await import("vitest")).test;\n'
+        f"{tests}"
+    )
+
+
+def _wrapper(
+    config: str | None, root: str | None, loader: str | None, directory: str, setup: str
+) -> str:
+    return (
+        "/* eslint-disable */\n"
+        "// @ts-nocheck\n"
+        "// The project's vitest configuration, loaded by the running vitest's own loader, with\n"
+        "// the canary tests of one verification run added to every test file (written by\n"
+        "// assay).\n"
+        'import { existsSync, realpathSync } from "node:fs";\n'
+        'import { createRequire } from "node:module";\n'
+        'import { dirname, resolve } from "node:path";\n'
+        'import { pathToFileURL } from "node:url";\n'
+        "\n"
+        "// The vitest that is loading this file (its command is process.argv[1]), else the\n"
+        "// project's.\n"
+        "function find(name, from) {\n"
+        "  for (const base of from) {\n"
+        "    try {\n"
+        "      return createRequire(base).resolve(name);\n"
+        "    } catch {}\n"
+        "  }\n"
+        "  throw new Error(`assay canaries: ${name} cannot be found to read the configuration`);\n"
+        "}\n"
+        "const launcher = process.argv[1] && existsSync(process.argv[1])\n"
+        "  ? [realpathSync(process.argv[1])]\n"
+        "  : [];\n"
+        'const vitestConfig = find("vitest/config", [...launcher, resolve("package.json")]);\n'
+        'const vitePath = find("vite", [vitestConfig]);\n'
+        "const { configDefaults } = await import(pathToFileURL(vitestConfig).href);\n"
+        "const { loadConfigFromFile } = await import(pathToFileURL(vitePath).href);\n"
+        "\n"
+        "// Where vitest looks: `--config` from the root, else vitest.config.* then\n"
+        "// vite.config.* in the root and up from it.\n"
+        f"const root = resolve({json.dumps(root or '.')});\n"
+        f"const given = {json.dumps(config)};\n"
+        'const names = ["vitest.config", "vite.config"].flatMap((name) =>\n'
+        '  [".ts", ".mts", ".cts", ".js", ".mjs", ".cjs"].map((ext) => name + ext),\n'
+        ");\n"
+        "function lookUp(directory) {\n"
+        "  for (;;) {\n"
+        "    const found = names.map((n) => resolve(directory, n)).find((p) => existsSync(p));\n"
+        "    if (found || dirname(directory) === directory) return found;\n"
+        "    directory = dirname(directory);\n"
+        "  }\n"
+        "}\n"
+        "const projectFile = given ? resolve(root, given) : lookUp(root);\n"
+        "\n"
+        "export default async (env) => {\n"
+        "  const loaded = projectFile\n"
+        "    ? await loadConfigFromFile(env, projectFile, root, undefined, undefined, "
+        f"{json.dumps(loader or 'bundle')})\n"
+        "    : null;\n"
+        "  const config = (loaded && loaded.config) || {};\n"
+        "  const test = config.test || {};\n"
+        "  if (test.projects || test.workspace) {\n"
+        "    throw new Error(\n"
+        '      "assay canaries: a configuration with `projects` cannot carry them",\n'
+        "    );\n"
+        "  }\n"
+        "  const setupFiles = [test.setupFiles || []].flat();\n"
+        "  return {\n"
+        "    ...config,\n"
+        "    test: {\n"
+        "      ...test,\n"
+        f"      setupFiles: [...setupFiles, {json.dumps(setup)}],\n"
+        "      exclude: [\n"
+        "        ...(test.exclude || configDefaults.exclude),\n"
+        f"        {json.dumps('**/' + directory + '/**')},\n"
+        "      ],\n"
+        "      bail: 0,\n"
+        "    },\n"
+        "  };\n"
+        "};\n"
+    )
