@@ -571,3 +571,23 @@ def test_a_recipe_that_fails_on_its_own_is_still_a_failure(tmp_path: Path) -> No
     c = check("make", ("make", "lint"), kind=Kind.LINT)
     ev = classify(c, ran, parse_output(c, ran))
     assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+
+
+def test_a_summary_on_stdout_is_read_past_a_long_failure_listing_on_stderr() -> None:
+    # vitest through `npm test` (jshttp/cookie with a wrong value): the summary closes stdout,
+    # while 58 failures' details fill stderr, which `combined` puts after it.
+    details = "".join(
+        f" FAIL  src/serialize.spec.ts > case {i}\nAssertionError: expected 'a' to equal 'b'\n\n"
+        for i in range(120)
+    )
+    result = process_result(
+        ("npm", "run", "test"),
+        exit_code=1,
+        stdout=" Test Files  1 failed | 1 passed (2)\n      Tests  58 failed | 43 passed (101)\n",
+        stderr=details,
+    )
+    check = Check(name="npm-test", kind=Kind.TEST, argv=result.argv, tool="npm-test")
+    evidence = classify(check, result, parse_output(check, result))
+    assert evidence.verdict is Verdict.FAIL and evidence.cause is Cause.EXIT_NONZERO
+    assert evidence.tests is not None
+    assert (evidence.tests.passed, evidence.tests.failed) == (43, 58)

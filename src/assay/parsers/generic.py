@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCounts
 from assay.parsers import ParsedOutput
-from assay.parsers._text import combined
+from assay.parsers._text import combined, strip_ansi
 from assay.parsers.crash import crash_diagnostics, missing_command
 from assay.process import ProcessResult
 
@@ -100,11 +100,27 @@ def parse_counts(text: str) -> TestCounts | None:
     return TestCounts(**counts, source="text") if seen else None
 
 
+def _merged(*found: TestCounts | None) -> TestCounts | None:
+    """The largest count of each outcome any stream named; None when none named one."""
+    named = [counts for counts in found if counts is not None]
+    if not named:
+        return None
+    return TestCounts(
+        passed=max(c.passed for c in named),
+        failed=max(c.failed for c in named),
+        errors=max(c.errors for c in named),
+        skipped=max(c.skipped for c in named),
+        source="text",
+    )
+
+
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """Counts from the common "N passed, M failed" wording, for tools assay has no parser for;
     from a run that failed, the crash that ended it and a command its recipe could not find."""
     text = combined(result)
-    tests = parse_counts(text)
+    # Each stream's own tail: a long failure listing on stderr must not push the summary
+    # that closes stdout out of sight.
+    tests = _merged(*(parse_counts(strip_ansi(o.text)) for o in (result.stdout, result.stderr)))
     if result.exit_code in (0, None):
         # A passing run's printed tracebacks and compile errors are not why anything failed.
         crashes: tuple[Diagnostic, ...] = ()
