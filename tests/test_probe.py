@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -106,6 +107,15 @@ def test_python_module_tools_are_probed_through_the_interpreter() -> None:
     checker = probe("pytest", path=sys.executable, module="pytest")
     assert checker.path == sys.executable
     assert checker.version == pytest.__version__
+
+
+def test_a_module_the_interpreter_lacks_is_named_as_asked(tmp_path: Path) -> None:
+    # The probe starts `python -m X` through a bootstrap; the error says what was asked.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    with pytest.raises(ProbeError) as caught:
+        probe("pytest", path=str(venv / "bin" / "python"), module="pytest")
+    assert caught.value.detail == "-m pytest --version exited 1"
 
 
 def test_missing_tool_is_a_toolchain_error_listing_the_candidates(tmp_path: Path) -> None:

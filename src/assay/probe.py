@@ -123,11 +123,8 @@ def run_version_command(
     A binary inside `confinement.root` belongs to the code under test: its version command
     runs through the confinement's runner (the sandbox), never directly on the host."""
     # `python -m tool` as checks start it: no file of the working tree can answer for the tool.
-    argv = (
-        list(unshadowed([binary, "-m", module, "--version"]))
-        if module
-        else [binary, *toolchain.version_args]
-    )
+    asked = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
+    argv = list(unshadowed(asked)) if module else asked
     try:
         if confinement is not None and confinement.contains(binary):
             result = confinement.runner(
@@ -150,9 +147,10 @@ def run_version_command(
             tool, binary, f"version command timed out after {PROBE_TIMEOUT_S}s", result
         )
     if result.exit_code != 0:
-        detail = f"{' '.join(argv[1:])} exited {result.exit_code}"
+        # Said as asked (`-m pytest --version`), not as the bootstrap that starts it.
+        detail = f"{' '.join(asked[1:])} exited {result.exit_code}"
         if result.signal is not None:
-            detail = f"{' '.join(argv[1:])} was killed by signal {result.signal}"
+            detail = f"{' '.join(asked[1:])} was killed by signal {result.signal}"
         raise ProbeError(tool, binary, detail, result)
     version = toolchain.extract_version(result.stdout.text + "\n" + result.stderr.text)
     if version is None:
