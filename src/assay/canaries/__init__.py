@@ -156,6 +156,18 @@ def failed_run(result: ProcessResult) -> frozenset[str]:
     return frozenset({""} if result.exit_code not in (0, None) else ())
 
 
+def failed_unless(coverage_failed: re.Pattern[str]) -> FailedGroups:
+    """`failed_run`, or None (a failure the canaries do not account for) when the output
+    says coverage was under a threshold: runners then exit as they do for failed tests."""
+
+    def failed_groups(result: ProcessResult) -> frozenset[str] | None:
+        if coverage_failed.search(result.stdout.text + result.stderr.text):
+            return None
+        return failed_run(result)
+
+    return failed_groups
+
+
 def ignored_by_git(directory: str) -> CanaryFile:
     """A `.gitignore` that hides a canary directory from the linters and formatters that
     honour it (ruff, prettier) while they check the tree beside the tests."""

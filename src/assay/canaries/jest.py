@@ -22,19 +22,21 @@ import re
 from collections.abc import Sequence
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     CanaryFile,
-    Checks,
     NoCanary,
     Planting,
     PlantRequest,
-    _name_pattern,
-    failed_run,
+    failed_unless,
     ignored_by_git,
 )
-from assay.parsed_output import ParsedOutput
-from assay.process import ProcessResult
+from assay.canaries.js_runners import (
+    canary_tests,
+    files_without_canaries,
+    flag_value,
+    is_flag,
+    without_flags,
+)
 
 #: jest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--projects", "--selectProjects", "--ignoreProjects")
@@ -46,9 +48,9 @@ _CONFIG = ("-c", "--config")
 def plant_jest(request: PlantRequest) -> Planting | NoCanary:
     """`jest [...]`, as the check runs it."""
     argv = request.check.argv
-    if any(_is(arg, flag) for arg in argv for flag in _SELECTING):
+    if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
-    config = _config_argument(argv)
+    config = flag_value(argv, _CONFIG)
     if isinstance(config, NoCanary):
         return config
     token = request.token()
@@ -62,7 +64,8 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
     wrapper_path = request.relative(wrapper)
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
-        return (*_without_config_and_bail(argv), "--config", str(wrapper))
+        # jest's `--bail` takes no separate value: `--bail=N` or `--bail`.
+        return (*without_flags(argv, _CONFIG, _BAIL), "--config", str(wrapper))
 
     return Planting(
         files=(
@@ -73,8 +76,8 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
         canaries=canaries,
         edit_argv=edit,
         repeats=None,
-        failed_groups=_failed_beyond_tests,
-        checks=_files_without_canaries(canaries),
+        failed_groups=failed_unless(_COVERAGE_FAILED),
+        checks=files_without_canaries(canaries),
         what=(
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
             "a setup file registering 2 tests in every test file"
@@ -90,53 +93,7 @@ _COVERAGE_FAILED = re.compile(
 )
 
 
-def _failed_beyond_tests(result: ProcessResult) -> frozenset[str] | None:
-    if _COVERAGE_FAILED.search(result.stdout.text + result.stderr.text):
-        return None  # a failure the canaries do not account for
-    return failed_run(result)
-
-
-def _is(arg: str, flag: str) -> bool:
-    return arg == flag or arg.startswith(flag + "=")
-
-
-def _config_argument(argv: Sequence[str]) -> str | None | NoCanary:
-    """The `--config` the command gives jest (None: jest finds its own)."""
-    for index, arg in enumerate(argv):
-        for flag in _CONFIG:
-            if arg == flag:
-                if index + 1 >= len(argv):
-                    return NoCanary(f"{flag} has no value")
-                return argv[index + 1]
-            if arg.startswith(flag + "="):
-                return arg.split("=", 1)[1]
-    return None
-
-
-def _without_config_and_bail(argv: tuple[str, ...]) -> tuple[str, ...]:
-    kept: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in _CONFIG:
-            skip = True
-            continue
-        if any(_is(arg, flag) for flag in (*_CONFIG, *_BAIL)):
-            continue  # `--bail` takes no separate value: `--bail=N` or `--bail`
-        kept.append(arg)
-    return tuple(kept)
-
-
 def _setup(canaries: Sequence[Canary]) -> str:
-    tests = "".join(
-        f"test({json.dumps(c.name)}, () => {{}});\n"
-        if c.must_pass
-        else f"test({json.dumps(c.name)}, () => {{\n"
-        f"  throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n}});\n"
-        for c in canaries
-    )
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
@@ -146,7 +103,7 @@ def _setup(canaries: Sequence[Canary]) -> str:
         '"use strict";\n'
         "// Where the project turns jest's globals off (`injectGlobals: false`).\n"
         'const test = globalThis.test || require("@jest/globals").test;\n'
-        f"{tests}"
+        f"{canary_tests(canaries)}"
     )
 
 
@@ -188,24 +145,3 @@ def _wrapper(config: str | None, directory: str, setup: str) -> str:
         "  };\n"
         "};\n"
     )
-
-
-def _files_without_canaries(canaries: Sequence[Canary]) -> Checks:
-    patterns = [_name_pattern(c.name) for c in canaries]
-
-    def check(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
-        """Every test file the report lists ran the canaries, before its own tests."""
-        files: dict[str, int] = {}
-        for case in parsed.test_cases:
-            if case.file is None:
-                continue
-            files.setdefault(case.file, 0)
-            if any(p.search(case.name) for p in patterns):
-                files[case.file] += 1
-        silent = sorted(f for f, seen in files.items() if seen < len(patterns))
-        if not silent:
-            return []
-        more = f" (and {len(silent) - 1} more)" if len(silent) > 1 else ""
-        return [f"the test file {silent[0]}{more} lists tests but not the tests planted in it"]
-
-    return check

@@ -27,12 +27,11 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
-    failed_run,
+    failed_unless,
     ignored_by_git,
     inside,
     within,
 )
-from assay.process import ProcessResult
 
 #: Comments that keep linters and type checkers running beside the tests off the file.
 _QUIET = (
@@ -98,7 +97,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         edit_argv=edit,
         # The plugin is imported by name, from where no collection looks.
         env={"PYTHONPATH": str(directory)},
-        failed_groups=_failed_beyond_tests,
+        failed_groups=failed_unless(_COVERAGE_FAILED),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
     )
 
@@ -106,12 +105,6 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
 #: What pytest-cov prints when the run's coverage is under its threshold (it then fails
 #: the run with the exit code of failed tests, which the must-fail canary also gives).
 _COVERAGE_FAILED = re.compile(r"Required test coverage of [\d.]+% not reached")
-
-
-def _failed_beyond_tests(result: ProcessResult) -> frozenset[str] | None:
-    if _COVERAGE_FAILED.search(result.stdout.text + result.stderr.text):
-        return None  # a failure the canaries do not account for
-    return failed_run(result)
 
 
 def _without_fail_fast(argv: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,17 +21,21 @@ import re
 from collections.abc import Sequence
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     CanaryFile,
     NoCanary,
     Planting,
     PlantRequest,
-    failed_run,
+    failed_unless,
     ignored_by_git,
 )
-from assay.canaries.jest import _files_without_canaries
-from assay.process import ProcessResult
+from assay.canaries.js_runners import (
+    canary_tests,
+    files_without_canaries,
+    flag_value,
+    is_flag,
+    without_flags,
+)
 
 #: vitest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--project")
@@ -47,13 +51,13 @@ _LOADER = ("--configLoader",)
 def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
     """`vitest run [...]`, as the check runs it."""
     argv = request.check.argv
-    if any(_is(arg, flag) for arg in argv for flag in _SELECTING):
+    if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
     if "--no-config" in argv:
         return NoCanary("the run has no configuration for the canaries to be added to")
-    config = _value(argv, _CONFIG)
-    root = _value(argv, _ROOT)
-    loader = _value(argv, _LOADER)
+    config = flag_value(argv, _CONFIG)
+    root = flag_value(argv, _ROOT)
+    loader = flag_value(argv, _LOADER)
     if isinstance(config, NoCanary):
         return config
     if isinstance(root, NoCanary):
@@ -71,7 +75,7 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
     wrapper_path = request.relative(wrapper)
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
-        kept = _without(argv, (*_CONFIG, *_BAIL, *_LOADER))
+        kept = without_flags(argv, (*_CONFIG, *_BAIL, *_LOADER))
         return (*kept, "--config", str(wrapper), "--configLoader", "native")
 
     return Planting(
@@ -83,8 +87,8 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
         canaries=canaries,
         edit_argv=edit,
         repeats=None,
-        failed_groups=_failed_beyond_tests,
-        checks=_files_without_canaries(canaries),
+        failed_groups=failed_unless(_COVERAGE_FAILED),
+        checks=files_without_canaries(canaries),
         what=(
             f"a vitest configuration {wrapper_path} that loads the project's own and adds "
             "a setup file registering 2 tests in every test file"
@@ -99,54 +103,7 @@ _COVERAGE_FAILED = re.compile(
 )
 
 
-def _failed_beyond_tests(result: ProcessResult) -> frozenset[str] | None:
-    if _COVERAGE_FAILED.search(result.stdout.text + result.stderr.text):
-        return None  # a failure the canaries do not account for
-    return failed_run(result)
-
-
-def _is(arg: str, flag: str) -> bool:
-    return arg == flag or arg.startswith(flag + "=")
-
-
-def _value(argv: Sequence[str], flags: Sequence[str]) -> str | None | NoCanary:
-    """The value the command gives one of `flags` (None: not given)."""
-    for index, arg in enumerate(argv):
-        for flag in flags:
-            if arg == flag:
-                if index + 1 >= len(argv):
-                    return NoCanary(f"{flag} has no value")
-                return argv[index + 1]
-            if arg.startswith(flag + "="):
-                return arg.split("=", 1)[1]
-    return None
-
-
-def _without(argv: tuple[str, ...], flags: Sequence[str]) -> tuple[str, ...]:
-    """`argv` less `flags` and their values (`--flag value` or `--flag=value`)."""
-    kept: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in flags:
-            skip = True
-            continue
-        if any(arg.startswith(flag + "=") for flag in flags):
-            continue
-        kept.append(arg)
-    return tuple(kept)
-
-
 def _setup(canaries: Sequence[Canary]) -> str:
-    tests = "".join(
-        f"test({json.dumps(c.name)}, () => {{}});\n"
-        if c.must_pass
-        else f"test({json.dumps(c.name)}, () => {{\n"
-        f"  throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n}});\n"
-        for c in canaries
-    )
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
@@ -155,7 +112,7 @@ def _setup(canaries: Sequence[Canary]) -> str:
         "// rewritten.\n"
         "// vitest's globals when the project turns them on, else its module.\n"
         'const test = globalThis.test || (await import("vitest")).test;\n'
-        f"{tests}"
+        f"{canary_tests(canaries)}"
     )
 
 
