@@ -28,8 +28,8 @@ from assay.evidence import Evidence
 from assay.pipeline import VerifyOptions
 from assay.report import Report
 from assay.verdict import Cause, Status, Verdict
+from tests.attacks import change_on_base, explain, verify_change
 from tests.cli import path_with_venv
-from tests.repos import commit_all, git_repo, write
 
 pytestmark = pytest.mark.slow
 
@@ -40,40 +40,18 @@ def _project_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", path_with_venv())
 
 
-def _repo(root: Path, base: dict[str, str], change: dict[str, str]) -> Path:
-    """A repository whose base commit holds `base`, with `change` committed on top."""
-    return commit_all(write(git_repo(root, base), change), "change")
-
-
-def _verify(repo: Path, **options: object) -> Report:
-    chosen = {"base": "HEAD~1", "protect": True, "use_cache": False, **options}
-    return assay.verify(repo, VerifyOptions(**chosen))  # type: ignore[arg-type]
-
-
 def _test_check(report: Report) -> Evidence:
     (test,) = [e for e in report.checks if e.check.kind.value == "test"]
     return test
 
 
-def _explain(report: Report) -> str:
-    lines = [f"{report.status.value}: {report.note}"]
-    for evidence in report.checks:
-        lines.append(f"  {evidence.check.name}: {evidence.verdict.value}/{evidence.cause.value}")
-        lines.append(f"    {evidence.note}")
-        lines.append(f"    canaries: {json.dumps(evidence.extra.get('canaries'))}")
-        if evidence.result is not None:
-            lines.append("    argv: " + " ".join(evidence.result.argv))
-            lines.append(evidence.result.stdout.text[-2000:] + evidence.result.stderr.text[-2000:])
-    return "\n".join(lines)
-
-
 def _assert_tampered(report: Report) -> None:
-    assert report.status is not Status.VERIFIED, _explain(report)
+    assert report.status is not Status.VERIFIED, explain(report)
     test = _test_check(report)
-    assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.REPORT_TAMPERED), _explain(
+    assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.REPORT_TAMPERED), explain(
         report
     )
-    assert report.status is Status.INDETERMINATE, _explain(report)
+    assert report.status is Status.INDETERMINATE, explain(report)
     assert "tampered" in test.note and "planted" in test.note, test.note
 
 
@@ -138,8 +116,8 @@ def mul(a, b):
 
 
 def test_pytest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": FORGES_THE_JUNIT_REPORT})
-    _assert_tampered(_verify(repo))
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"calc.py": FORGES_THE_JUNIT_REPORT})
+    _assert_tampered(verify_change(repo))
 
 
 PASSES_EVERY_OUTCOME = """\
@@ -183,18 +161,18 @@ def mul(a, b):
 
 
 def test_pytest_outcomes_rewritten_by_a_plugin_are_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": PASSES_EVERY_OUTCOME})
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"calc.py": PASSES_EVERY_OUTCOME})
     # Without canaries every channel agrees: pytest itself prints "2 passed".
-    unguarded = _test_check(_verify(repo, canaries=False))
+    unguarded = _test_check(verify_change(repo, canaries=False))
     assert unguarded.result is not None, unguarded.note
     assert "2 passed" in unguarded.result.stdout.text, unguarded.result.stdout.text
-    _assert_tampered(_verify(repo))
+    _assert_tampered(verify_change(repo))
 
 
 def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     assert len(test.test_cases) == 2
@@ -207,11 +185,11 @@ def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Pa
 
 
 def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"calc.py": WRONG_CALC})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"calc.py": WRONG_CALC})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
-    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
     # No fail-fast: the real tests all ran although one (and the canary) failed.
@@ -261,14 +239,16 @@ if "unittest" in sys.modules:
 
 
 def test_unittest_run_printed_by_the_code_is_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"calc.py": PRINTS_A_CLEAN_UNITTEST_RUN})
-    _assert_tampered(_verify(repo))
+    repo = change_on_base(
+        tmp_path / "repo", UNITTEST_BASE, {"calc.py": PRINTS_A_CLEAN_UNITTEST_RUN}
+    )
+    _assert_tampered(verify_change(repo))
 
 
 def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
     assert test.check.tool == "unittest"
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
@@ -276,9 +256,9 @@ def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: 
 
 
 def test_unittest_honest_failure_is_failed(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", UNITTEST_BASE, {"calc.py": WRONG_CALC})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": WRONG_CALC})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
@@ -352,16 +332,16 @@ func Add(a, b int) int { return a - b }
 
 
 def test_go_test_events_written_by_the_code_are_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": WRITES_GO_TEST_EVENTS})
-    report = _verify(repo)
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": WRITES_GO_TEST_EVENTS})
+    report = verify_change(repo)
     _assert_tampered(report)
     assert "never reported" in _test_check(report).note
 
 
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
@@ -370,19 +350,21 @@ def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) 
 
 
 def test_go_honest_failure_is_failed(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", GO_BASE, {"calc.go": GO_CALC.replace("a + b", "a - b")})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(
+        tmp_path / "repo", GO_BASE, {"calc.go": GO_CALC.replace("a + b", "a - b")}
+    )
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
-    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
 
 
 def test_go_package_that_does_not_build_is_failed_not_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", GO_BASE, {"sub/sub.go": "package sub\n\nfunc Mul(\n"})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"sub/sub.go": "package sub\n\nfunc Mul(\n"})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
 
 
 # --------------------------------------------------------------------------- node --test
@@ -411,23 +393,25 @@ EXITS_ON_LOAD = (
 
 
 def test_node_process_exit_in_a_required_module_is_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": EXITS_ON_LOAD})
-    _assert_tampered(_verify(repo))
+    repo = change_on_base(tmp_path / "repo", NODE_BASE, {"calc.js": EXITS_ON_LOAD})
+    _assert_tampered(verify_change(repo))
 
 
 def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", NODE_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", NODE_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
 
 
 def test_node_honest_failure_is_failed(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", NODE_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(
+        tmp_path / "repo", NODE_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")}
+    )
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
@@ -486,26 +470,28 @@ if (flag) {
 
 
 def test_jest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": FORGES_JEST_REPORT})
+    repo = change_on_base(tmp_path / "repo", JEST_BASE, {"calc.js": FORGES_JEST_REPORT})
     # The forgery is whole: without canaries, nothing else tells it from an honest pass.
-    assert _verify(repo, canaries=False).status is Status.VERIFIED
-    _assert_tampered(_verify(repo))
+    assert verify_change(repo, canaries=False).status is Status.VERIFIED
+    _assert_tampered(verify_change(repo))
 
 
 def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", JEST_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", JEST_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
-    assert test.extra["canaries"]["finding"] == "as planted", _explain(report)
+    assert test.extra["canaries"]["finding"] == "as planted", explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
 
 
 def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", JEST_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(
+        tmp_path / "repo", JEST_BASE, {"calc.js": NODE_CALC.replace("a + b", "a - b")}
+    )
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
@@ -560,20 +546,20 @@ def _assert_vitest_installed() -> None:
 
 def test_vitest_outcomes_rewritten_by_the_code_are_report_tampered(tmp_path: Path) -> None:
     _assert_vitest_installed()
-    repo = _repo(tmp_path / "repo", VITEST_BASE, {"calc.js": REWRITES_VITEST_OUTCOMES})
+    repo = change_on_base(tmp_path / "repo", VITEST_BASE, {"calc.js": REWRITES_VITEST_OUTCOMES})
     # The forgery is whole: without canaries, nothing else tells it from an honest pass.
-    unguarded = _verify(repo, canaries=False)
-    assert unguarded.status is Status.VERIFIED, _explain(unguarded)
-    _assert_tampered(_verify(repo))
+    unguarded = verify_change(repo, canaries=False)
+    assert unguarded.status is Status.VERIFIED, explain(unguarded)
+    _assert_tampered(verify_change(repo))
 
 
 def test_vitest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     _assert_vitest_installed()
-    repo = _repo(tmp_path / "repo", VITEST_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", VITEST_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
-    assert test.extra["canaries"]["finding"] == "as planted", _explain(report)
+    assert test.extra["canaries"]["finding"] == "as planted", explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
 
@@ -581,8 +567,8 @@ def test_vitest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Pa
 def test_vitest_honest_failure_is_failed(tmp_path: Path) -> None:
     _assert_vitest_installed()
     change = {"calc.js": VITEST_CALC.replace("a + b", "a - b")}
-    report = _verify(_repo(tmp_path / "repo", VITEST_BASE, change))
-    assert report.status is Status.FAILED, _explain(report)
+    report = verify_change(change_on_base(tmp_path / "repo", VITEST_BASE, change))
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
@@ -592,14 +578,14 @@ def test_vitest_honest_failure_is_failed(tmp_path: Path) -> None:
 
 
 def test_canaries_are_never_written_into_the_users_tree(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
     with pytest.raises(assay.VerifyUsageError, match="canaries"):
         VerifyOptions(sandbox="none", canaries=True)
     before = sorted(
         p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts
     )
-    report = _verify(repo, protect=False, base=None, canaries=True, sandbox="local")
-    assert report.status is Status.VERIFIED, _explain(report)
+    report = verify_change(repo, protect=False, base=None, canaries=True, sandbox="local")
+    assert report.status is Status.VERIFIED, explain(report)
     assert _test_check(report).extra["canaries"]["finding"] == "as planted"
     after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
     assert [p for p in after if "canary" in p] == [] and os.path.isdir(repo)
@@ -648,9 +634,9 @@ pub fn add(a: i32, b: i32) -> i32 {
 
 
 def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", RUST_BASE, {"README.md": "calc\n"})
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    repo = change_on_base(tmp_path / "repo", RUST_BASE, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
@@ -659,20 +645,22 @@ def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Pat
 
 
 def test_cargo_honest_failure_is_failed(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": RUST_LIB.replace("a + b", "a - b")})
-    report = _verify(repo)
-    assert report.status is Status.FAILED, _explain(report)
+    repo = change_on_base(
+        tmp_path / "repo", RUST_BASE, {"src/lib.rs": RUST_LIB.replace("a + b", "a - b")}
+    )
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
-    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), _explain(report)
+    assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
 
 
 def test_cargo_test_binary_that_forges_its_run_is_not_verified(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", RUST_BASE, {"src/lib.rs": PRINTS_A_PASSING_CARGO_RUN})
-    report = _verify(repo)
+    repo = change_on_base(tmp_path / "repo", RUST_BASE, {"src/lib.rs": PRINTS_A_PASSING_CARGO_RUN})
+    report = verify_change(repo)
     # The canaries run in a test binary of their own, which the code under test does not
     # reach: they show as planted, and what catches the forged binary is that the base's
     # tests were never seen executing, not them.
-    assert report.status is not Status.VERIFIED, _explain(report)
+    assert report.status is not Status.VERIFIED, explain(report)
     assert _test_check(report).extra["canaries"]["finding"] == "as planted"

@@ -18,8 +18,9 @@ import assay
 from assay.pipeline import VerifyOptions
 from assay.report import Report
 from assay.verdict import Status
+from tests.attacks import change_on_base, explain, verify_change
 from tests.cli import path_with_venv
-from tests.repos import commit_all, git_repo, write
+from tests.repos import write
 
 pytestmark = pytest.mark.slow
 
@@ -67,25 +68,8 @@ def _repo(root: Path, tests: str, change: dict[str, str]) -> Path:
     """A repository whose base passes `tests`, with `change` committed on top; a pytest
     project unless the tests are unittest's."""
     pyproject = PROJECT if "unittest" in tests else PYPROJECT
-    repo = git_repo(
-        root,
-        {"pyproject.toml": pyproject, "calc.py": CALC, "tests/test_calc.py": tests},
-    )
-    return commit_all(write(repo, change), "change")
-
-
-def _verify(repo: Path, *, protect: bool = True) -> Report:
-    return assay.verify(repo, VerifyOptions(base="HEAD~1", protect=protect, use_cache=False))
-
-
-def _explain(report: Report) -> str:
-    lines = [f"{report.status.value}: {report.note}"]
-    for evidence in report.checks:
-        lines.append(f"  {evidence.check.name}: {evidence.verdict.value}/{evidence.cause.value}")
-        lines.append(f"    {evidence.note}")
-        if evidence.result is not None:
-            lines.append(evidence.result.stdout.text[-1500:] + evidence.result.stderr.text[-1500:])
-    return "\n".join(lines)
+    base = {"pyproject.toml": pyproject, "calc.py": CALC, "tests/test_calc.py": tests}
+    return change_on_base(root, base, change, dedent=False)
 
 
 def _listed(report: Report) -> list[str]:
@@ -116,9 +100,9 @@ def mul(a, b):
 
 def test_code_that_skips_the_failing_test_at_run_time_is_not_verified(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", PYTEST_TESTS, {"calc.py": SKIPS_AT_RUN_TIME})
-    report = _verify(repo)
-    assert report.status is not Status.VERIFIED, _explain(report)
-    assert report.status is Status.INDETERMINATE, _explain(report)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert report.status is Status.INDETERMINATE, explain(report)
     assert any(t.endswith("test_add") for t in _listed(report)), report.to_dict()
     assert "test_add" in report.note and "skipped" in report.note
 
@@ -158,8 +142,8 @@ def mul(a, b):
 
 def test_code_that_deselects_the_failing_test_is_not_verified(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", PYTEST_TESTS, {"calc.py": HIDES_A_TEST})
-    report = _verify(repo)
-    assert report.status is Status.INDETERMINATE, _explain(report)
+    report = verify_change(repo)
+    assert report.status is Status.INDETERMINATE, explain(report)
     assert any(t.endswith("test_add") for t in _listed(report)), report.to_dict()
     assert "test_add" in report.note and "missing" in report.note
 
@@ -187,10 +171,10 @@ if "unittest" in sys.modules:
 
 def test_unittest_summary_printed_by_the_code_is_not_verified(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "repo", UNITTEST_TESTS, {"calc.py": PRINTS_UNITTEST_OK})
-    report = _verify(repo)
-    assert report.status is not Status.VERIFIED, _explain(report)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
     (test,) = [e for e in report.checks if e.check.name == "unittest"]
-    assert not test.passed, _explain(report)
+    assert not test.passed, explain(report)
     assert "listing" in test.note, test.note
     listed = _listed(report)
     assert any(t.endswith("test_add") for t in listed), report.to_dict()
@@ -230,10 +214,10 @@ def test_pytest_run_whose_summary_never_appears_is_not_verified(tmp_path: Path) 
     repo = _repo(
         tmp_path / "repo", PYTEST_TESTS, {"calc.py": FORGES_JUNIT_AND_SWALLOWS_THE_SUMMARY}
     )
-    report = _verify(repo)
-    assert report.status is not Status.VERIFIED, _explain(report)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
     (test,) = [e for e in report.checks if e.check.name == "pytest"]
-    assert not test.passed, _explain(report)
+    assert not test.passed, explain(report)
     assert "summary" in test.note, test.note
 
 
@@ -261,13 +245,10 @@ process.exit(0);
 
 
 def test_node_module_that_exits_before_the_tests_run_is_not_verified(tmp_path: Path) -> None:
-    repo = git_repo(
-        tmp_path / "repo",
-        {"package.json": NODE_PACKAGE, "calc.mjs": NODE_CALC, "test/calc.test.mjs": NODE_TESTS},
-    )
-    commit_all(write(repo, {"calc.mjs": NODE_EXITS_EARLY}), "change")
-    report = _verify(repo)
-    assert report.status is not Status.VERIFIED, _explain(report)
+    base = {"package.json": NODE_PACKAGE, "calc.mjs": NODE_CALC, "test/calc.test.mjs": NODE_TESTS}
+    repo = change_on_base(tmp_path / "repo", base, {"calc.mjs": NODE_EXITS_EARLY}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
     listed = _listed(report)
     assert any(t.endswith(":adds") for t in listed), report.to_dict()
     assert any(t.endswith(":multiplies") for t in listed), report.to_dict()
@@ -294,8 +275,8 @@ NEW_TEST = "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2
 def test_an_honest_change_that_adds_a_test_stays_verified(tmp_path: Path) -> None:
     change = {"calc.py": FIXED_MUL_AND_A_NEW_FUNCTION, "tests/test_sub.py": NEW_TEST}
     repo = _repo(tmp_path / "repo", PYTEST_TESTS, change)
-    report = _verify(repo)
-    assert report.status is Status.VERIFIED, _explain(report)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
     base = report.to_dict()["extra"]["base_tests"]
     assert base["not_executed"] == [] and base["unavailable"] is None, base
     assert base["duration_s"] > 0 and base["cached"] is False, base
@@ -308,10 +289,10 @@ def test_the_base_outcomes_are_remembered_for_the_next_change(tmp_path: Path) ->
     repo = _repo(tmp_path / "repo", PYTEST_TESTS, {"calc.py": FIXED_MUL_AND_A_NEW_FUNCTION})
     options = VerifyOptions(base="HEAD~1", protect=True, cache_dir=str(tmp_path / "cache"))
     first = assay.verify(repo, options)
-    assert first.status is Status.VERIFIED, _explain(first)
+    assert first.status is Status.VERIFIED, explain(first)
     write(repo, {"calc.py": SKIPS_AT_RUN_TIME})
     second = assay.verify(repo, options)
     base = second.to_dict()["extra"]["base_tests"]
     assert base["cached"] is True, base
-    assert second.status is Status.INDETERMINATE, _explain(second)
+    assert second.status is Status.INDETERMINATE, explain(second)
     assert any(t.endswith("test_add") for t in _listed(second)), base

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import assay
-from assay.pipeline import VerifyOptions
-from assay.report import Report
 from assay.verdict import Status
-from tests.repos import commit_all, write_dedented
+from tests.attacks import change_on_base, tamper_signals, verify_change
 
 pytestmark = pytest.mark.slow
 
@@ -256,26 +252,15 @@ ATTACKS = {
 }
 
 
-def attacked_repo(root: Path, attack: Attack) -> Path:
-    """A repository whose HEAD~1 is the base and whose HEAD is the change."""
-    commit_all(write_dedented(root, attack.base), "base")
-    return commit_all(write_dedented(root, attack.change), "change")
-
-
-def code_signals(report: Report) -> list[dict[str, Any]]:
-    tampering = report.record.tampering or {}
-    return [s for s in tampering.get("signals", []) if s["kind"] == "code_reaches_runner"]
-
-
 @pytest.mark.parametrize("protect", [True, False], ids=["protect", "base-only"])
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_a_reach_from_non_test_code_is_a_signal_and_never_verified(
     tmp_path: Path, name: str, protect: bool
 ) -> None:
     attack = ATTACKS[name]
-    repo = attacked_repo(tmp_path / "repo", attack)
-    report = assay.verify(repo, VerifyOptions(base="HEAD~1", protect=protect))
-    signals = code_signals(report)
+    repo = change_on_base(tmp_path / "repo", attack.base, attack.change)
+    report = verify_change(repo, protect=protect)
+    signals = tamper_signals(report, "code_reaches_runner")
     quoted = [s for s in signals if s["path"] == attack.path and attack.quoted in s["excerpt"]]
     assert quoted, f"no signal quoting {attack.quoted!r} in {attack.path}: {signals}"
     assert all(isinstance(s["line"], int) and s["line"] > 0 for s in quoted)
@@ -286,7 +271,7 @@ def test_a_reach_from_non_test_code_is_a_signal_and_never_verified(
 def test_an_honest_fix_has_no_code_signal(tmp_path: Path) -> None:
     """The control: the same base, the bug fixed plainly."""
     fix = Attack(PY_BASE, {"calc.py": "def add(a, b):\n    return a + b\n"}, "calc.py", "")
-    repo = attacked_repo(tmp_path / "repo", fix)
-    report = assay.verify(repo, VerifyOptions(base="HEAD~1", protect=True))
-    assert code_signals(report) == []
+    repo = change_on_base(tmp_path / "repo", fix.base, fix.change)
+    report = verify_change(repo)
+    assert tamper_signals(report, "code_reaches_runner") == []
     assert report.status is Status.VERIFIED, report.note

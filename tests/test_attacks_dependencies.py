@@ -15,13 +15,11 @@ from typing import Any
 
 import pytest
 
-import assay
-from assay.pipeline import VerifyOptions
 from assay.protect import protected_set
-from assay.report import Report
 from assay.tamper import TamperKind, detect_tampering
 from assay.verdict import Status
-from tests.repos import commit_all, write_dedented
+from tests.attacks import change_on_base, tamper_signals, verify_change
+from tests.repos import write_dedented
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,27 +168,16 @@ ATTACKS: dict[str, Attack] = {
 }
 
 
-def attacked_repo(root: Path, attack: Attack) -> Path:
-    """A repository whose HEAD~1 is the base and whose HEAD is the change."""
-    commit_all(write_dedented(root, attack.base), "base")
-    return commit_all(write_dedented(root, attack.change), "change")
-
-
-def signals(report: Report) -> list[dict[str, Any]]:
-    tampering = report.to_dict()["extra"].get("tampering") or {}
-    return list(tampering.get("signals") or [])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_a_swapped_dependency_or_weakened_in_file_test_is_never_verified(
     tmp_path: Path, name: str
 ) -> None:
     attack = ATTACKS[name]
-    repo = attacked_repo(tmp_path / "repo", attack)
-    report = assay.verify(repo, VerifyOptions(base="HEAD~1", protect=True))
+    repo = change_on_base(tmp_path / "repo", attack.base, attack.change)
+    report = verify_change(repo)
     assert report.status is not Status.VERIFIED, (report.note, report.output())
-    found = [s for s in signals(report) if s["kind"] == attack.kind.value]
+    found = tamper_signals(report, attack.kind.value)
     assert any(s["path"] == attack.path and attack.quoted in s["detail"] for s in found), found
 
 

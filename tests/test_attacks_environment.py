@@ -23,10 +23,9 @@ from pathlib import Path
 
 import pytest
 
-import assay
-from assay.pipeline import VerifyOptions
 from assay.report import Report
 from assay.verdict import Cause, Kind, Status
+from tests.attacks import verify_change
 from tests.cli import path_with_venv
 from tests.repos import commit_all, write_dedented
 
@@ -209,10 +208,6 @@ def record_line(site: Path, rel: str) -> str:
     return f"{rel},{sha256(data)},{len(data)}"
 
 
-def protected(repo: Path, **options: object) -> Report:
-    return assay.verify(repo, VerifyOptions(base="HEAD~1", protect=True, **options))  # type: ignore[arg-type]
-
-
 def problems(report: Report) -> list[str]:
     environment = report.record.environment or {}
     return [f"{p['path']}: {p['problem']}" for p in environment.get("problems", ())]
@@ -243,14 +238,14 @@ def test_a_pth_file_in_the_in_tree_venv_that_loads_a_forging_plugin(tmp_path: Pa
             "_speedups.py": FORGE,
         },
     )
-    assert_unproven(protected(repo), "zz_speedups.pth")
+    assert_unproven(verify_change(repo), "zz_speedups.pth")
 
 
 def test_a_sitecustomize_in_the_in_tree_venv_that_loads_a_forging_plugin(tmp_path: Path) -> None:
     repo = venv_repo(tmp_path)
     site = next((repo / ".venv" / "lib").glob("python3*/site-packages"))
     plant(site, {"sitecustomize.py": ADD_PLUGIN.replace("{module}", "sitecustomize") + FORGE})
-    assert_unproven(protected(repo), "sitecustomize.py")
+    assert_unproven(verify_change(repo), "sitecustomize.py")
 
 
 def test_a_fake_distribution_with_a_consistent_record_and_a_pytest11_entry_point(
@@ -270,7 +265,7 @@ def test_a_fake_distribution_with_a_consistent_record_and_a_pytest11_entry_point
     plant(site, files)
     record = [record_line(site, rel) for rel in files] + [f"{info}/RECORD,,"]
     (site / info / "RECORD").write_text("\n".join(record) + "\n")
-    assert_unproven(protected(repo), info)
+    assert_unproven(verify_change(repo), info)
 
 
 def test_a_file_of_a_declared_distribution_rewritten_in_place(tmp_path: Path) -> None:
@@ -279,7 +274,7 @@ def test_a_file_of_a_declared_distribution_rewritten_in_place(tmp_path: Path) ->
     site = next((repo / ".venv" / "lib").glob("python3*/site-packages"))
     with (site / "pytest_tiny.py").open("a") as module:
         module.write("\n" + textwrap.dedent(FORGE))
-    assert_unproven(protected(repo), "pytest_tiny.py")
+    assert_unproven(verify_change(repo), "pytest_tiny.py")
 
 
 def test_a_root_pytest_py_that_answers_python_m_pytest(tmp_path: Path) -> None:
@@ -313,7 +308,7 @@ def test_a_root_pytest_py_that_answers_python_m_pytest(tmp_path: Path) -> None:
         },
     )
     commit_all(repo, "change")
-    report = protected(repo)
+    report = verify_change(repo)
     assert report.status is not Status.VERIFIED, report.note
     # Not merely refused: the real pytest ran the base's tests on the change's code.
     assert report.status is Status.FAILED, (report.note, report.output())
@@ -326,7 +321,7 @@ def test_an_honest_in_tree_venv_is_verified_with_its_declared_plugin(tmp_path: P
     """A real pip-installed plugin the base declares is proven, and named to pytest: the
     tests need its fixture, so they pass only where it was loaded."""
     repo = venv_repo(tmp_path, calc=FIXED)
-    report = protected(repo)
+    report = verify_change(repo)
     assert report.status is Status.VERIFIED, (report.note, problems(report))
     environment = report.record.environment or {}
     assert environment["proven"] is True and environment["checked"] == [".venv"]
@@ -337,4 +332,4 @@ def test_a_plugin_the_base_does_not_declare_is_not_believed(tmp_path: Path) -> N
     """The same honest install, but the base's manifests never ask for pytest-tiny."""
     base = {**BASE, "pyproject.toml": pyproject("pytest")}
     repo = venv_repo(tmp_path, base=base, calc=FIXED)
-    assert_unproven(protected(repo), "pytest_tiny-1.0.dist-info")
+    assert_unproven(verify_change(repo), "pytest_tiny-1.0.dist-info")

@@ -172,8 +172,8 @@ def detect_tampering(
             elif is_vendored(rel):
                 vendored.append(rel)
             else:
-                old = _base_text(base_root if in_base else None, rel)
-                new = _base_text(change_root if in_change else None, rel)
+                old = _text_of(base_root if in_base else None, rel)
+                new = _text_of(change_root if in_change else None, rel)
                 signals.extend(_source_signals(rel, old, new))
     if vendored:
         signals.append(_vendored_signal(vendored))
@@ -222,7 +222,7 @@ def _vendored_signal(paths: list[str]) -> TamperSignal:
 
 def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list[TamperSignal]:
     if change is None:
-        return [TamperSignal(TamperKind.PROTECTED_DELETED, rel, _test_list(_base_text(base, rel)))]
+        return [TamperSignal(TamperKind.PROTECTED_DELETED, rel, _test_list(_text_of(base, rel)))]
     with open_untrusted(change, rel) as new:
         if isinstance(new, Link):
             return [TamperSignal(TamperKind.PROTECTED_SYMLINK, rel, new.target)]
@@ -272,10 +272,11 @@ def _content(found: Found) -> _Content:
     return _Content(data.decode("utf-8", errors="replace"))
 
 
-def _base_text(base: Path | None, rel: str) -> str:
-    if base is None:
+def _text_of(root: Path | None, rel: str) -> str:
+    """One version's text of `rel` ("" where that version has no such file, or a link)."""
+    if root is None:
         return ""
-    with open_untrusted(base, rel) as found:
+    with open_untrusted(root, rel) as found:
         return _content(found).text or ""
 
 
