@@ -5,7 +5,8 @@ in it: the system directories (`SYSTEM_DIRS`) read-only; toolchains read-only (t
 toolchain parts of a home the tool declarations name, such as `~/.cargo/bin` or pipx's
 environments, the homes `TOOLCHAIN_HOME_VARS` name, and every hop of the links to each
 located tool), with credential files and configs that hold a token masked; its workspace
-read-write (with `.git` and the environments it links to read-only, see `provision`);
+read-write (with `.git` and the environments it links to read-only, see `provision`, but
+for the cache directories tools write inside `node_modules`, empty and private to each run);
 the source tree read-only; and fresh, size-limited tmpfs mounts for /tmp (holding its
 HOME), /var/tmp, /run and /dev/shm. The real homes are empty and read-only but for the
 toolchain parts shown in them. Nothing else of the host exists there: no other
@@ -29,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+import posixpath
 import pwd
 import re
 import shutil
@@ -36,7 +38,7 @@ import signal
 import stat
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +54,12 @@ from assay.sandbox.base import (
     new_run_id,
     resolve_inside,
 )
-from assay.sandbox.provision import discard, provision_workspace, remove_workspace
+from assay.sandbox.provision import (
+    ENV_WRITABLE_CACHES,
+    discard,
+    provision_workspace,
+    remove_workspace,
+)
 from assay.scratch import make_scratch
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
@@ -76,6 +83,8 @@ SYSTEM_DIRS: tuple[str, ...] = (
 )
 #: Fresh, empty, size-limited and world-writable directories (sticky, like the host's).
 PRIVATE_TMPFS: tuple[str, ...] = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+#: The size of a fresh filesystem that only holds mount points and links.
+_LISTING_TMPFS_BYTES = 16 * 1024**2
 #: Deadline for the availability probe; a working bwrap answers in milliseconds.
 PROBE_TIMEOUT_SECONDS = 20.0
 
@@ -541,6 +550,10 @@ class BwrapSandbox(Sandbox):
             # node_modules, .git) point into it, and an editable install in the project's
             # environment imports from it, even when it lies under the hidden home or /tmp.
             root.bind(["--ro-bind"], source)
+            for rel in workspace.provisioned.linked if workspace.provisioned else ():
+                caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
+                if caches:
+                    root.with_private_caches(os.path.join(source, rel), caches, self._limits)
         root.bind(["--bind"], str(workspace.path))
         return root
 
@@ -617,6 +630,34 @@ class _RootLayout:
         if how == ["--ro-bind"] and self._shown_read_only(path):
             return
         self.add([*how, path, path], path, fresh=False)
+
+    def with_private_caches(self, path: str, caches: Collection[str], limits: Limits) -> None:
+        """Show the host directory `path` read-only, entry by entry, with an empty writable
+        directory of each name in `caches` in place of whatever the host has there.
+
+        A fresh filesystem at `path` holds a read-only bind of each entry (a link is made
+        anew as a link, so its target resolves as on the host), is then made read-only
+        itself, so no entry can be added, removed or renamed, and gets one small private
+        tmpfs per cache. Names, never contents, are read from the host."""
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return
+            with os.scandir(path) as listing:
+                entries = [e for e in listing if e.name not in caches]
+        except OSError:
+            return  # shown as the enclosing bind shows it
+        self.tmpfs(path, "0755", _LISTING_TMPFS_BYTES)
+        for entry in entries:
+            inside = os.path.join(path, entry.name)
+            if entry.is_symlink():
+                self.args += ["--symlink", os.readlink(entry.path), inside]
+            elif entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+                self.add(["--ro-bind", inside, inside], inside, fresh=False)
+        for name in sorted(caches):
+            self.args += ["--perms", "0755", "--dir", os.path.join(path, name)]
+        self.args += ["--remount-ro", path]
+        for name in sorted(caches):
+            self.tmpfs(os.path.join(path, name), "1777", limits.tmpfs_bytes)
 
     def mask(self, path: str) -> None:
         """Hide a file or directory inside something bound: an empty one in its place."""

@@ -60,6 +60,13 @@ CACHE_DIRS: frozenset[str] = frozenset(
 )
 #: Installed environments: linked to the source's, at the project root and at package roots.
 ENV_DIRS: frozenset[str] = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
+#: Caches tools write inside an environment directory (vite's results and pre-bundles, the
+#: `find-cache-dir` convention of babel-loader, ava and nyc): a backend that shows the
+#: environment read-only gives each run these empty and writable instead, so a runner that
+#: cannot write its cache does not fail a passing suite.
+ENV_WRITABLE_CACHES: dict[str, frozenset[str]] = {
+    "node_modules": frozenset({".cache", ".vite", ".vite-temp", ".vitest"}),
+}
 #: Build output a check writes into: left out at the project root and at package roots.
 BUILD_OUTPUT_DIRS: frozenset[str] = frozenset({"target"})
 #: Files that make the directory holding them a package root (a member of a monorepo).
