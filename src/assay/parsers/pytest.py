@@ -34,13 +34,14 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         # written by pytest's own reporter after tests really ran.
         data = read_report(report_path(report_dir, check, "xml"))
         junit = read_junit(data) if isinstance(data, bytes) else None
-        if junit is None:
+        if junit is None or not isinstance(data, bytes):
             return ParsedOutput(
                 failure_recognized=text_tests is not None and text_tests.any_failed,
                 no_tests_reported=no_tests,
                 report_refused=data.reason if isinstance(data, Refused) else None,
             )
-        tests, cases = _not_kinder_than_the_summary(junit[0], combined(result)), junit[1]
+        tests = _not_kinder_than_the_summary(junit[0], _listed_failures(data), combined(result))
+        cases = junit[1]
         return ParsedOutput(
             tests=tests,
             test_cases=cases,
@@ -73,20 +74,27 @@ def _readings(report: TestCounts, summary: TestCounts | None) -> tuple[Reading, 
 _SUMMARY_CHANNEL = "pytest's summary line"
 
 
-def _not_kinder_than_the_summary(report: TestCounts, text: str) -> TestCounts:
-    """The report's counts, with failures raised to the most any pytest summary line showed.
+def _not_kinder_than_the_summary(
+    report: TestCounts, listed: tuple[int, int], text: str
+) -> TestCounts:
+    """The report's counts, with failures raised to the most any pytest summary line showed
+    beyond the failures the report lists.
 
     Code imported by the tests can rewrite the report at exit (an atexit hook, then
-    `os._exit(0)`), but it cannot take back the summary pytest already printed."""
+    `os._exit(0)`), but it cannot take back the summary pytest already printed. The
+    summary counts each failing subtest, the report lists each under its test: a test
+    with two failing subtests is one failed test carrying two failures, and a summary
+    with two failures says no more than that report does."""
     failed, errors = report.failed, report.errors
+    listed_failures, listed_errors = listed
     for line in text.splitlines()[-200:]:
         match = _SUMMARY.match(line.strip())
         if match is None:
             continue
         for number, word in _COUNT.findall(match["body"]):
-            if _TEXT_KEYS[word] == "failed":
+            if _TEXT_KEYS[word] == "failed" and int(number) > listed_failures:
                 failed = max(failed, int(number))
-            elif _TEXT_KEYS[word] == "errors":
+            elif _TEXT_KEYS[word] == "errors" and int(number) > listed_errors:
                 errors = max(errors, int(number))
     if (failed, errors) == (report.failed, report.errors):
         return report
@@ -133,14 +141,29 @@ def read_junit(data: bytes) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
     Counted from the `<testcase>` elements, not the suite attributes, so the numbers
     are the tests listed. Parsed with defusedxml: the file may be written by code under test.
     """
-    try:
-        root = SafeET.fromstring(data)
-    except Exception:  # malformed, or hostile (entities, DTDs): no report
-        return None
+    root = _junit_root(data)
     if root is None:
         return None
     cases = tuple(_case(element) for element in root.iter("testcase"))
     return count_cases(cases, "junit"), cases
+
+
+def _junit_root(data: bytes) -> Element | None:
+    try:
+        root: Element | None = SafeET.fromstring(data)
+    except Exception:  # malformed, or hostile (entities, DTDs): no report
+        return None
+    return root
+
+
+def _listed_failures(data: bytes) -> tuple[int, int]:
+    """The `<failure>` and `<error>` elements under the report's test cases: one per
+    failing subtest, where its test case counts once."""
+    root = _junit_root(data)
+    if root is None:
+        return 0, 0
+    children = [child.tag for case in root.iter("testcase") for child in case]
+    return children.count("failure"), children.count("error")
 
 
 def _case(element: Element) -> TestCase:

@@ -173,7 +173,9 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
     if ran is None:
         return ParsedOutput()
     cases = unittest_listing(strip_ansi(result.stderr.text))
-    failed, errors = details.get("failures", 0), details.get("errors", 0)
+    failed, errors = _failing_tests(
+        result.stderr.text, details.get("failures", 0), details.get("errors", 0), ran
+    )
     skipped = details.get("skipped", 0)
     # Unexpected successes fail a unittest run; count them as failures.
     failed += details.get("unexpected successes", 0)
@@ -198,6 +200,34 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
         no_tests_reported=tests.executed == 0,
         readings=readings,
     )
+
+
+# The header over each failure's traceback: "FAIL: test_t (m.T.test_t) (i=1)", the
+# parenthesised parameters only for a subtest (Python 3.10 and older name the class only).
+_UNITTEST_FAILURE = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<method>\w+) \((?P<where>[\w.]+)\)")
+
+
+def _failing_tests(text: str, failures: int, errors: int, ran: int) -> tuple[int, int]:
+    """Failed and errored tests, each test once: unittest's `FAILED (failures=N)` counts
+    every failing subtest, so one test with five failing subtests adds five.
+
+    Counted from the headers of the failure listing when every failure has one (a test
+    with both a failing and an erroring subtest is one failed test); when output was cut
+    and some are missing, the summary's counts, never more than the tests that ran."""
+    failing: dict[str, str] = {}
+    headers = 0
+    for line in strip_ansi(text).splitlines():
+        if match := _UNITTEST_FAILURE.match(line):
+            headers += 1
+            method, where = match["method"], match["where"]
+            name = where if where.endswith("." + method) else f"{where}.{method}"
+            if failing.get(name) != "FAIL":
+                failing[name] = match["kind"]
+    if headers and headers == failures + errors:
+        failed = sum(kind == "FAIL" for kind in failing.values())
+        return failed, len(failing) - failed
+    failures = min(failures, ran)
+    return failures, min(errors, ran - failures)
 
 
 # unittest -v:  "test_add (tests.test_calc.CalcTest.test_add) ... ok"; a docstring's first
