@@ -1,5 +1,5 @@
 """What a program that died says about why: a Python traceback, a JavaScript error with
-its stack, a C compiler's `error:` lines, and a command a make recipe or shell could
+its stack, a C compiler's or tsc's `error:` lines, and a command a make recipe or shell could
 not find (pure, text in, values out).
 
 Read only from a run that exited non-zero: a passing suite may print a caught
@@ -32,6 +32,10 @@ _JS_HEADER = re.compile(r"^(\S+\.[cm]?[jt]sx?):(\d+)$")
 _CC_LOCATED = re.compile(r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$")
 _CC_DRIVER = re.compile(
     r"^(cc1\w*|collect2|ld(?:\.\w+)?|cc|c\+\+|gcc|g\+\+|clang\+*): (?:fatal )?error: (.+)$"
+)
+# tsc, plain and --pretty: `x.ts(4,3): error TS2322: message`, `x.ts:4:3 - error TS2322: ...`
+_TSC_LOCATED = re.compile(
+    r"^([^\s:(][^:(]*)(?:\((\d+),(\d+)\):|:(\d+):(\d+) -) error (TS\d+): (.+)$"
 )
 
 # make's own line for a recipe command that exited 127 (the shell's "not found").
@@ -99,6 +103,20 @@ def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagn
                     file=relative(file, cwd),
                     line=int(number),
                     column=int(column) if column else None,
+                    tool=tool,
+                )
+            )
+            continue
+        tsc = _TSC_LOCATED.match(line)
+        if tsc:
+            file, line_a, column_a, line_b, column_b, code, message = tsc.groups()
+            found.append(
+                Diagnostic(
+                    message=message,
+                    file=relative(file, cwd),
+                    line=int(line_a or line_b),
+                    column=int(column_a or column_b),
+                    code=code,
                     tool=tool,
                 )
             )

@@ -11,6 +11,7 @@ from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, strip_ansi
 from assay.parsers.crash import crash_diagnostics, missing_command
 from assay.process import ProcessResult
+from assay.verdict import Kind
 
 # "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo),
 # "2 tests passed" / "1 test failed" (ava).
@@ -100,6 +101,13 @@ def parse_counts(text: str) -> TestCounts | None:
     return TestCounts(**counts, source="text") if seen else None
 
 
+def _test_counts(result: ProcessResult) -> TestCounts | None:
+    """Counts from each stream's own tail: a long failure listing on stderr must not push
+    the summary that closes stdout out of sight. Read for test checks only: a build's
+    "Found 1 error" or "1 error generated" counts errors, not tests."""
+    return _merged(*(parse_counts(strip_ansi(o.text)) for o in (result.stdout, result.stderr)))
+
+
 def _merged(*found: TestCounts | None) -> TestCounts | None:
     """The largest count of each outcome any stream named; None when none named one."""
     named = [counts for counts in found if counts is not None]
@@ -117,18 +125,18 @@ def _merged(*found: TestCounts | None) -> TestCounts | None:
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """Counts from the common "N passed, M failed" wording, for tools assay has no parser for;
     from a run that failed, the crash that ended it and a command its recipe could not find."""
-    text = combined(result)
-    # Each stream's own tail: a long failure listing on stderr must not push the summary
-    # that closes stdout out of sight.
-    tests = _merged(*(parse_counts(strip_ansi(o.text)) for o in (result.stdout, result.stderr)))
-    if result.exit_code in (0, None):
-        # A passing run's printed tracebacks and compile errors are not why anything failed.
-        crashes: tuple[Diagnostic, ...] = ()
-        missing = None
-    else:
-        crashes = crash_diagnostics(text, result.cwd, check.tool)
-        missing = missing_command(text, result.exit_code)
+    text = strip_ansi(combined(result))
+    tests = _test_counts(result) if check.kind is Kind.TEST else None
     failed = tests is not None and tests.any_failed
+    crashes: tuple[Diagnostic, ...] = ()
+    missing = None
+    # A passing run's printed tracebacks and compile errors are not why anything failed;
+    # nor, in a run whose summary counts failing tests, are those of the probes it compiles
+    # on purpose (feature checks, tests that expect a compiler to refuse): its tests are.
+    if result.exit_code not in (0, None):
+        missing = missing_command(text, result.exit_code)
+        if not failed:
+            crashes = crash_diagnostics(text, result.cwd, check.tool)
     return ParsedOutput(
         diagnostics=crashes,
         tests=tests,

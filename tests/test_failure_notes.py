@@ -1,0 +1,86 @@
+"""A failure's note names what failed: a test run's failing tests rather than the compile
+errors its probes print on purpose, and a build's error rather than a test count read
+from "1 error" (real programs' output: gcc, make and tsc)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from assay.classify import classify
+from assay.evidence import Check
+from assay.parsers import parse_output
+from assay.report import aggregate
+from assay.verdict import Cause, Kind, Verdict
+from tests.results import process_result
+
+# A C project's test recipe in the way configure scripts and test harnesses do it: a
+# feature probe compiled first, expected to fail where the feature is missing, then the
+# test program, which fails one test of three.
+PROBE = "int main(void) { return undeclared_feature(); }\n"
+TESTS = r"""
+#include <stdio.h>
+static int failed, passed;
+static void check(const char *name, int ok) {
+    if (ok) { passed++; } else { failed++; printf("FAIL: %s\n", name); }
+}
+int main(void) {
+    check("adds", 1 + 1 == 2);
+    check("multiplies", 2 * 3 == 6);
+    check("divides", 7 / 2 == 4);
+    printf("Tests passed: %d\nTests failed: %d\n", passed, failed);
+    return failed != 0;
+}
+"""
+MAKEFILE = """\
+test:
+\t@gcc -Werror -c probe.c -o probe.o 2>&1 || echo "probe: feature missing, using fallback"
+\t@gcc -o tests tests.c
+\t@./tests
+"""
+
+
+def _needs(tool: str) -> None:
+    # Never a skip: a test that does not run proves nothing, and CI installs these.
+    assert shutil.which(tool) is not None, f"{tool} is not installed (.ci/run installs it)"
+
+
+def _judged(c: Check, cwd: Path) -> tuple[Verdict, Cause, str, str]:
+    done = subprocess.run(
+        list(c.argv), cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+    ran = process_result(
+        c.argv, cwd=str(cwd), exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr
+    )
+    evidence = classify(c, ran, parse_output(c, ran))
+    return evidence.verdict, evidence.cause, aggregate([evidence]).note, ran.stdout.text
+
+
+def test_a_test_run_is_described_by_its_failing_tests_not_its_probe_compiles(
+    tmp_path: Path,
+) -> None:
+    _needs("gcc")
+    _needs("make")
+    (tmp_path / "probe.c").write_text(PROBE)
+    (tmp_path / "tests.c").write_text(TESTS)
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    c = Check(name="make test", kind=Kind.TEST, argv=("make", "test"), tool="make")
+    verdict, cause, note, output = _judged(c, tmp_path)
+    assert "probe.c:1:" in output and "error:" in output  # the probe really failed to compile
+    assert (verdict, cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert note == "make test failed: 1 of 3 tests failed.", note
+
+
+def test_a_build_is_not_described_as_failing_tests(tmp_path: Path) -> None:
+    # tsc's closing line "Found 1 error in x.ts:1" reads like a test count ("1 error").
+    _needs("tsc")
+    _needs("make")
+    (tmp_path / "x.ts").write_text('const x: number = "a";\n')
+    (tmp_path / "Makefile").write_text("all:\n\ttsc --pretty --noEmit x.ts\n")
+    c = Check(name="make", kind=Kind.BUILD, argv=("make",), tool="make")
+    verdict, cause, note, output = _judged(c, tmp_path)
+    assert "Found 1 error" in output
+    assert (verdict, cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert "tests failed" not in note, note
+    assert note == "make failed: x.ts:1: Type 'string' is not assignable to type 'number'.", note
