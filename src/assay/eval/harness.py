@@ -1,0 +1,271 @@
+"""The harness: each attempt goes generate -> provision -> run -> verify -> score, behind
+seams (a generator registry, a `Sandbox`, a `Runner`, a `Verifier`, a `Store`).
+
+It owns sequencing and failure policy only (DESIGN.md):
+
+- an infrastructure failure (no generator, a source or sandbox that cannot be provisioned,
+  an agent that would not launch, a verification that could not run, a store write, a
+  cleanup) is an error of that attempt, with its stage and cause; it is tried again up to
+  `retries` times, never scored, never dropped;
+- a completed-but-wrong outcome (the agent exited non-zero, the tests fail) is scored;
+- cleanup always runs; a cleanup failure turns an otherwise good attempt into an error
+  whose result stays recorded, and never masks an earlier error;
+- one attempt's failure, even a bug of the harness's own, never affects another's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.eval.failures import Stage, StageError
+from assay.eval.generators import Registry
+from assay.eval.record import ERROR, SCORED, AttemptError, AttemptRecord, StageTiming
+from assay.eval.runners import AgentResult, Runner
+from assay.eval.score import Score, score
+from assay.eval.sources import ResolvedSource, resolve_source
+from assay.eval.store import Store, StoreError
+from assay.eval.task import TaskSpec
+from assay.eval.verify_stage import Verification, Verifier
+from assay.sandbox.base import Sandbox, SandboxError, Workspace
+from assay.scratch import make_scratch, remove_scratch
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """One attempt to make: a task and its epoch (1-based)."""
+
+    task: TaskSpec
+    epoch: int
+
+
+@dataclass(slots=True)
+class _Try:
+    """What one try of an attempt got to, stage by stage."""
+
+    number: int
+    timings: list[StageTiming] = field(default_factory=list)
+    stage: Stage = Stage.GENERATE
+    generator: str | None = None
+    workspace: Workspace | None = None
+    agent: AgentResult | None = None
+    verification: Verification | None = None
+    score: Score | None = None
+    error: AttemptError | None = None
+
+    @contextlib.contextmanager
+    def stage_of(self, stage: Stage) -> Iterator[None]:
+        self.stage = stage
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.timings.append(StageTiming(self.number, stage, time.monotonic() - started))
+
+    def evidence(self) -> dict[str, Any]:
+        ws = self.workspace
+        return {
+            "generator": self.generator,
+            "run_id": ws.run_id if ws else None,
+            "run_dir": str(ws.path) if ws else None,
+            "base_commit": ws.base_commit if ws else None,
+            "agent": self.agent.to_dict() if self.agent else None,
+            "verification": self.verification.to_dict() if self.verification else None,
+            "score": self.score.to_dict() if self.score else None,
+            "error": self.error.to_dict() if self.error else None,
+        }
+
+
+class Harness:
+    """Runs attempts through the stages and records each in the store."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        sandbox: Sandbox,
+        runner: Runner,
+        verifier: Verifier,
+        store: Store,
+        *,
+        retries: int = 0,
+        concurrency: int = 1,
+    ) -> None:
+        seams = {
+            "registry": registry,
+            "sandbox": sandbox,
+            "runner": runner,
+            "verifier": verifier,
+            "store": store,
+        }
+        missing = [name for name, seam in seams.items() if seam is None]
+        if missing:
+            raise ValueError(f"Harness needs every seam; missing: {', '.join(missing)}")
+        if not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        self.registry = registry
+        self.sandbox = sandbox
+        self.runner = runner
+        self.verifier = verifier
+        self.store = store
+        self.retries = retries
+        self.concurrency = concurrency
+
+    def run(
+        self,
+        eval_id: str,
+        planned: Sequence[Planned],
+        *,
+        on_record: Callable[[AttemptRecord], None] | None = None,
+    ) -> list[AttemptRecord]:
+        """Run every planned attempt (`concurrency` at a time); each is recorded in the
+        store as it completes. Returns the records in plan order."""
+
+        def one(item: Planned) -> AttemptRecord:
+            record = self.attempt(eval_id, item)
+            if on_record is not None:
+                with contextlib.suppress(Exception):  # a display never breaks a run
+                    on_record(record)
+            return record
+
+        # Probe once, before attempts run side by side (a failed probe is kept, and each
+        # attempt then fails to provision with its message).
+        with contextlib.suppress(SandboxError):
+            self.sandbox.ensure_available()
+        if self.concurrency == 1:
+            return [one(item) for item in planned]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(one, planned))
+
+    def attempt(self, eval_id: str, item: Planned) -> AttemptRecord:
+        """One attempt, tried again after an infrastructure error, then stored."""
+        started = time.time()
+        tries: list[_Try] = []
+        for number in range(1, self.retries + 2):
+            tried = self._try(item.task, number)
+            tries.append(tried)
+            if tried.error is None:
+                break
+        record = _record(eval_id, item, tries, started)
+        try:
+            self.store.record_attempt(record)
+        except StoreError as exc:
+            # Not in the store, but never dropped: the caller gets it, with its cause.
+            error = AttemptError(Stage.STORE, "store_write_failed", str(exc))
+            return _as_error(record, error)
+        return record
+
+    def _try(self, spec: TaskSpec, number: int) -> _Try:
+        tried = _Try(number)
+        scratch: Path | None = None
+        try:
+            with tried.stage_of(Stage.GENERATE):
+                generator = self.registry.lookup(spec.language)
+                tried.generator = generator.name
+                task = generator.generate(spec)
+            with tried.stage_of(Stage.PROVISION):
+                scratch = make_scratch(f"eval-{task.id}")
+                source = resolve_source(task.source, scratch)
+                tried.workspace = self._provision(source)
+            with tried.stage_of(Stage.RUN):
+                tried.agent = self._run_agent(task, tried.workspace)
+            with tried.stage_of(Stage.VERIFY):
+                tried.verification = self.verifier.verify(
+                    task, source, tried.workspace.path, scratch
+                )
+            with tried.stage_of(Stage.SCORE):
+                tried.score = score(tried.verification, tried.agent)
+        except StageError as exc:
+            tried.error = AttemptError(exc.stage, exc.cause, str(exc))
+        except Exception as exc:  # fail closed: the harness's own bug errs this attempt only
+            tried.error = AttemptError(
+                tried.stage, "internal_error", f"{type(exc).__name__}: {exc}"
+            )
+        self._clean_up(tried, scratch)
+        return tried
+
+    def _provision(self, source: ResolvedSource) -> Workspace:
+        try:
+            return self.sandbox.provision(source.repo, commit=source.commit)
+        except SandboxError as exc:
+            raise StageError(Stage.PROVISION, "provision_failed", str(exc)) from exc
+
+    def _run_agent(self, task: TaskSpec, workspace: Workspace) -> AgentResult:
+        try:
+            return self.runner.run(task, self.sandbox, workspace)
+        except SandboxError as exc:
+            raise StageError(Stage.RUN, "sandbox_error", str(exc)) from exc
+
+    def _clean_up(self, tried: _Try, scratch: Path | None) -> None:
+        """Always runs. Its failure errs a good try, or is added to an earlier error."""
+        problems: list[str] = []
+        with tried.stage_of(Stage.CLEANUP):
+            if tried.workspace is not None:
+                try:
+                    self.sandbox.cleanup(tried.workspace)
+                except Exception as exc:  # every failure is reported, none escapes
+                    problems.append(f"workspace {tried.workspace.run_id}: {exc}")
+            if scratch is not None:
+                try:
+                    remove_scratch(scratch)
+                except Exception as exc:
+                    problems.append(f"scratch {scratch}: {exc}")
+        if not problems:
+            return
+        message = "cleanup failed: " + "; ".join(problems)
+        if tried.error is None:
+            tried.error = AttemptError(Stage.CLEANUP, "cleanup_failed", message)
+        else:
+            tried.error = AttemptError(
+                tried.error.stage, tried.error.cause, f"{tried.error.message} (and {message})"
+            )
+
+
+def _record(eval_id: str, item: Planned, tries: list[_Try], started: float) -> AttemptRecord:
+    last = tries[-1]
+    evidence = last.evidence()
+    evidence["task"] = item.task.to_dict()
+    evidence["earlier_tries"] = [t.error.to_dict() for t in tries[:-1] if t.error]
+    timings = tuple(timing for t in tries for timing in t.timings)
+    common = {
+        "eval_id": eval_id,
+        "task_id": item.task.id,
+        "epoch": item.epoch,
+        "started_at": started,
+        "finished_at": time.time(),
+        "tries": len(tries),
+        "status": last.verification.status if last.verification else None,
+        "timings": timings,
+        "evidence": evidence,
+        "telemetry": last.agent.telemetry if last.agent else {},
+    }
+    if last.error is not None:
+        return AttemptRecord(outcome=ERROR, error=last.error, **common)  # type: ignore[arg-type]
+    return AttemptRecord(outcome=SCORED, score=last.score, **common)  # type: ignore[arg-type]
+
+
+def _as_error(record: AttemptRecord, error: AttemptError) -> AttemptRecord:
+    return AttemptRecord(
+        eval_id=record.eval_id,
+        task_id=record.task_id,
+        epoch=record.epoch,
+        outcome=ERROR,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+        tries=record.tries,
+        status=record.status,
+        error=error,
+        score=None,
+        timings=record.timings,
+        evidence={
+            **record.evidence,
+            "unrecorded_score": record.score.to_dict() if record.score else None,
+        },
+        telemetry=record.telemetry,
+    )

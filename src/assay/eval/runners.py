@@ -1,0 +1,323 @@
+"""The Runner seam: what acts on a provisioned workspace in an attempt's `run` stage.
+
+- `nop`: does nothing (a task it passes is a broken task);
+- `oracle`: applies the task's `solution.patch`;
+- `patch:FILE.jsonl`: applies a patch recorded elsewhere, one JSON object a line,
+  `{"task_id": ..., "patch": ...}` (SWE-bench's `instance_id` / `model_patch` too);
+- `command`: any agent CLI, run in the sandbox with the network on.
+
+Every runner runs its commands through the sandbox: nothing of the task or the agent runs
+on the host. What an agent does is recorded, never judged here: a non-zero exit is an
+`AgentResult` like any other, and only an agent that could not be started at all is an
+infrastructure error (`StageError`, stage `run`).
+
+The command runner
+------------------
+`CMD` is split like a shell would (no shell runs it). In each word, `{instruction_file}` is
+replaced by the path of a file holding the instruction and `{workdir}` by the workspace;
+when no word names `{instruction_file}`, the instruction is given on standard input. It
+runs in the workspace, within the task's wall time (`limits.wall_s`); at the deadline
+its whole process tree is killed. Its environment has:
+
+    ASSAY_TASK_ID      the task's id
+    ASSAY_WORKDIR      the workspace
+    ASSAY_INSTRUCTION  the instruction file
+    ASSAY_TELEMETRY    where the agent may write its telemetry, one JSON object:
+                       {"turns": int, "retries": int, "tokens_in": int, "tokens_out": int,
+                        "cost_usd": number, "model": str}   (every key optional)
+
+The instruction and telemetry files live in `.assay-agent/` in the workspace, which is
+never part of the agent's change.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from assay.errors import AssayError
+from assay.eval.change import AGENT_DIR
+from assay.eval.failures import Stage, StageError
+from assay.eval.task import TaskSpec
+from assay.process import ProcessResult
+from assay.sandbox.base import Sandbox, Workspace
+
+INSTRUCTION_NAME = "instruction.md"
+TELEMETRY_NAME = "telemetry.json"
+SOLUTION_NAME = "solution.patch"
+#: The most of a telemetry file that is read; a larger one is recorded as unreadable.
+TELEMETRY_LIMIT_BYTES = 64 * 1024
+#: Telemetry keys and the types they must have; anything else is dropped with a note.
+TELEMETRY_FIELDS: Mapping[str, tuple[type, ...]] = {
+    "turns": (int,),
+    "retries": (int,),
+    "tokens_in": (int,),
+    "tokens_out": (int,),
+    "cost_usd": (int, float),
+    "model": (str,),
+}
+#: `git apply` of a recorded or oracle patch: a small task's patch applies in well under this.
+APPLY_TIMEOUT_S = 120.0
+
+
+class AgentSpecError(AssayError, ValueError):
+    """An `--agent` value that names no usable runner."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult:
+    """What the run stage did: recorded with the attempt, never a score input."""
+
+    runner: str
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    output_truncated: bool = False
+    telemetry: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runner": self.runner,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "timed_out": self.timed_out,
+            "duration_s": round(self.duration_s, 3),
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "output_truncated": self.output_truncated,
+            "note": self.note,
+        }
+
+
+class Runner(Protocol):
+    """Acts on `workspace` for `task`; raises `StageError` only when it could not start."""
+
+    name: str
+
+    def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult: ...
+
+
+class NopRunner:
+    name = "nop"
+
+    def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult:
+        return AgentResult(runner=self.name, exit_code=0, note="did nothing")
+
+
+class OracleRunner:
+    """Applies the task's `solution.patch`; a task without one cannot be run this way."""
+
+    name = "oracle"
+
+    def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult:
+        if task.solution is None:
+            raise StageError(Stage.RUN, "no_solution", f"task {task.id} has no solution.patch")
+        try:
+            patch = task.solution.read_bytes()
+        except OSError as exc:
+            raise StageError(Stage.RUN, "no_solution", f"{task.solution}: {exc}") from exc
+        return apply_in_sandbox(self.name, patch, sandbox, workspace)
+
+
+class PatchRunner:
+    """Applies the patch recorded for each task id in a JSONL file (predictions graded
+    here that were made elsewhere). A task with no recorded patch gets none: the
+    prediction is missing, which scores like any change that fixes nothing."""
+
+    name = "patch"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.patches = read_patches(self.path)
+
+    def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult:
+        patch = self.patches.get(task.id)
+        if patch is None:
+            return AgentResult(runner=self.name, exit_code=0, note=f"no patch for {task.id}")
+        if not patch.strip():
+            return AgentResult(runner=self.name, exit_code=0, note="the recorded patch is empty")
+        return apply_in_sandbox(self.name, patch.encode("utf-8"), sandbox, workspace)
+
+
+def read_patches(path: Path) -> dict[str, str]:
+    """Task id -> patch, from a JSONL file; raises `AgentSpecError` naming the bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentSpecError(f"{path}: could not be read ({exc})") from None
+    patches: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise AgentSpecError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        task_id = (
+            record.get("task_id", record.get("instance_id")) if isinstance(record, dict) else None
+        )
+        patch = record.get("patch", record.get("model_patch")) if isinstance(record, dict) else None
+        if not isinstance(task_id, str) or not isinstance(patch, str | None):
+            raise AgentSpecError(
+                f"{path}:{number}: expected an object with a string task_id and patch"
+            )
+        if task_id in patches:
+            raise AgentSpecError(f"{path}:{number}: a second patch for {task_id}")
+        patches[task_id] = patch or ""
+    return patches
+
+
+def apply_in_sandbox(
+    name: str, patch: bytes, sandbox: Sandbox, workspace: Workspace
+) -> AgentResult:
+    """`git apply` the patch inside the sandbox: a patch is the agent's output, applied
+    where the agent would have worked. A patch that does not apply is the agent's result
+    (a non-zero exit), not an infrastructure error."""
+    sandbox.write_file(workspace, f"{AGENT_DIR}/{SOLUTION_NAME}", patch)
+    result = sandbox.run(
+        workspace,
+        ["git", "apply", "--binary", "--whitespace=nowarn", f"{AGENT_DIR}/{SOLUTION_NAME}"],
+        timeout=APPLY_TIMEOUT_S,
+    )
+    if not result.started:
+        why = result.start_error or result.start_failure
+        raise StageError(Stage.RUN, "runner_start_failed", f"git apply could not start: {why}")
+    return _result(name, result)
+
+
+class CommandRunner:
+    """Runs an agent CLI in the sandbox, network on (it talks to its model)."""
+
+    name = "command"
+
+    def __init__(self, command: str) -> None:
+        try:
+            self.argv = tuple(shlex.split(command))
+        except ValueError as exc:
+            raise AgentSpecError(f"--agent {command!r}: {exc}") from None
+        if not self.argv:
+            raise AgentSpecError("--agent: the command is empty")
+        self.command = command
+
+    def host_paths(self) -> tuple[str, ...]:
+        """The programs and files the command names that exist on the host, so a sandbox
+        can show them read-only (`BwrapOptions.toolchain_paths`)."""
+        found = [shutil.which(self.argv[0]) or self.argv[0]]
+        found += [w for w in self.argv[1:] if w.startswith("/")]
+        return tuple(str(Path(p).resolve()) for p in found if Path(p).exists())
+
+    def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult:
+        instruction = f"{workspace.path}/{AGENT_DIR}/{INSTRUCTION_NAME}"
+        telemetry = f"{workspace.path}/{AGENT_DIR}/{TELEMETRY_NAME}"
+        sandbox.write_file(
+            workspace, f"{AGENT_DIR}/{INSTRUCTION_NAME}", task.instruction.encode("utf-8")
+        )
+        words = [
+            w.replace("{instruction_file}", instruction).replace("{workdir}", str(workspace.path))
+            for w in self.argv
+        ]
+        if not any("{instruction_file}" in w for w in self.argv):
+            words = ["/bin/sh", "-c", 'exec "$@" < "$0"', instruction, *words]
+        env = {
+            "ASSAY_TASK_ID": task.id,
+            "ASSAY_WORKDIR": str(workspace.path),
+            "ASSAY_INSTRUCTION": instruction,
+            "ASSAY_TELEMETRY": telemetry,
+        }
+        result = sandbox.with_network().run(workspace, words, env=env, timeout=task.limits.wall_s)
+        if not result.started:
+            raise StageError(
+                Stage.RUN,
+                "agent_launch_failed",
+                f"{self.argv[0]} could not be started: {result.start_error or result.start_failure}",
+            )
+        recorded = _result(self.name, result)
+        values, note = read_telemetry(sandbox, workspace)
+        return _with_telemetry(recorded, values, note)
+
+
+def read_telemetry(sandbox: Sandbox, workspace: Workspace) -> tuple[dict[str, Any], str]:
+    """The agent's telemetry file, checked field by field; with a note on what was dropped."""
+    try:
+        raw = sandbox.read_file(
+            workspace, f"{AGENT_DIR}/{TELEMETRY_NAME}", limit=TELEMETRY_LIMIT_BYTES
+        )
+    except FileNotFoundError:
+        return {}, ""
+    except ValueError as exc:
+        return {}, f"telemetry not read: {exc}"
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}, "telemetry not read: not JSON"
+    if not isinstance(data, dict):
+        return {}, "telemetry not read: not a JSON object"
+    values: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in data.items():
+        types = TELEMETRY_FIELDS.get(key)
+        if types is None or isinstance(value, bool) or not isinstance(value, types):
+            dropped.append(str(key)[:40])
+        elif isinstance(value, int | float) and value < 0:
+            dropped.append(key)
+        else:
+            values[key] = value
+    return values, f"telemetry fields dropped: {', '.join(dropped)}" if dropped else ""
+
+
+def _with_telemetry(result: AgentResult, values: dict[str, Any], note: str) -> AgentResult:
+    notes = "; ".join(n for n in (result.note, note) if n)
+    return AgentResult(
+        runner=result.runner,
+        exit_code=result.exit_code,
+        signal=result.signal,
+        timed_out=result.timed_out,
+        duration_s=result.duration_s,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        output_truncated=result.output_truncated,
+        telemetry=values,
+        note=notes,
+    )
+
+
+def _result(name: str, result: ProcessResult) -> AgentResult:
+    note = ""
+    if result.timed_out:
+        note = "killed at its wall time, with every process it started"
+    elif not result.started:
+        note = f"could not start: {result.start_error or result.start_failure}"
+    return AgentResult(
+        runner=name,
+        exit_code=result.exit_code,
+        signal=result.signal,
+        timed_out=result.timed_out,
+        duration_s=result.duration_s,
+        stdout=result.stdout.text,
+        stderr=result.stderr.text,
+        output_truncated=result.stdout.truncated or result.stderr.truncated,
+        note=note,
+    )
+
+
+def runner_for(agent: str) -> Runner:
+    """The runner `--agent AGENT` names."""
+    if agent == "nop":
+        return NopRunner()
+    if agent == "oracle":
+        return OracleRunner()
+    if agent.startswith("patch:"):
+        path = agent.removeprefix("patch:")
+        if not path:
+            raise AgentSpecError("--agent patch:FILE.jsonl: the file is missing")
+        return PatchRunner(path)
+    return CommandRunner(agent)

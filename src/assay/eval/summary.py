@@ -1,0 +1,123 @@
+"""What an evaluation came to, read from the store: pass rate over scored attempts, with
+the errors beside them (never folded into the rate), overall and by group."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from assay.eval.store import EvalInfo, Store
+
+#: Task fields attempts are grouped by in reports.
+GROUP_FIELDS = ("language", "difficulty", "template", "task")
+
+
+def summarize(store: Store, info: EvalInfo) -> dict[str, Any]:
+    """The JSON report of one evaluation (`assay report --json`)."""
+    attempts = store.attempts(info.id)
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {
+        f: defaultdict(list) for f in GROUP_FIELDS
+    }
+    for attempt in attempts:
+        task = attempt["evidence"].get("task") or {}
+        for name in GROUP_FIELDS:
+            key = attempt["task_id"] if name == "task" else task.get(name)
+            groups[name][str(key) if key is not None else "-"].append(attempt)
+    return {
+        "schema": "assay.eval.report/1",
+        "eval_id": info.id,
+        "agent": info.agent,
+        "created_at": info.created_at,
+        "planned": int(info.config.get("planned", len(attempts))),
+        **_rates(attempts),
+        "groups": {
+            name: {key: _rates(members) for key, members in sorted(by.items())}
+            for name, by in groups.items()
+        },
+        "attempts": [_row(a) for a in attempts],
+    }
+
+
+def _rates(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    scored = [a for a in attempts if a["outcome"] == "scored"]
+    errors = [a for a in attempts if a["outcome"] == "error"]
+    passed = sum(1 for a in scored if (a["score"] or 0.0) >= 1.0)
+    by_stage = Counter(f"{a['error_stage']}:{a['error_cause']}" for a in errors)
+    return {
+        "attempts": len(attempts),
+        "scored": len(scored),
+        "passed": passed,
+        "pass_rate": passed / len(scored) if scored else None,
+        "errors": len(errors),
+        "errors_by_stage": dict(sorted(by_stage.items())),
+    }
+
+
+def _row(attempt: dict[str, Any]) -> dict[str, Any]:
+    evidence = attempt["evidence"]
+    verification = evidence.get("verification") or {}
+    agent = evidence.get("agent") or {}
+    return {
+        "task_id": attempt["task_id"],
+        "epoch": attempt["epoch"],
+        "outcome": attempt["outcome"],
+        "status": attempt["status"],
+        "score": attempt["score"],
+        "tries": attempt["tries"],
+        "error": (
+            {
+                "stage": attempt["error_stage"],
+                "cause": attempt["error_cause"],
+                "message": attempt["error_message"],
+            }
+            if attempt["outcome"] == "error"
+            else None
+        ),
+        "agent_exit_code": agent.get("exit_code"),
+        "agent_timed_out": agent.get("timed_out"),
+        "tampering": verification.get("tampering", []),
+        "tests": verification.get("tests", {}),
+        "telemetry": attempt["telemetry"],
+    }
+
+
+def render_text(summary: dict[str, Any]) -> str:
+    """The terminal table of one evaluation."""
+    rate = summary["pass_rate"]
+    lines = [
+        f"eval {summary['eval_id']}  agent: {summary['agent']}",
+        (
+            f"pass rate: {_percent(rate)} ({summary['passed']}/{summary['scored']} scored)"
+            f"  errors: {summary['errors']}  attempts: {summary['attempts']}/{summary['planned']}"
+        ),
+    ]
+    for cause, count in summary["errors_by_stage"].items():
+        lines.append(f"  error {cause}: {count}")
+    lines.append("")
+    header = f"{'task':<28} {'epoch':>5}  {'outcome':<8} {'status':<14} {'score':>5}  note"
+    lines += [header, "-" * len(header)]
+    for row in summary["attempts"]:
+        note = ""
+        if row["error"]:
+            note = f"{row['error']['stage']}/{row['error']['cause']}: {row['error']['message']}"
+        elif row["tampering"]:
+            note = f"tampering: {'; '.join(row['tampering'][:3])}"
+        elif row["agent_timed_out"]:
+            note = "agent killed at its wall time"
+        score = "" if row["score"] is None else f"{row['score']:.1f}"
+        lines.append(
+            f"{row['task_id'][:28]:<28} {row['epoch']:>5}  {row['outcome']:<8} "
+            f"{row['status'] or '-':<14} {score:>5}  {note[:120]}"
+        )
+    by_language = summary["groups"]["language"]
+    if len(by_language) > 1:
+        lines.append("")
+        for key, group in by_language.items():
+            lines.append(
+                f"language {key}: {_percent(group['pass_rate'])} ({group['errors']} errors)"
+            )
+    return "\n".join(lines)
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate * 100:.1f}%"
