@@ -6,6 +6,8 @@ kinds and ecosystems nothing else answered.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
@@ -34,6 +36,53 @@ PYTHON_MARKERS = (
 COMPILE_EXCLUDE = (".git", ".tox", ".nox", "node_modules", "build", "dist", "__pycache__")
 
 
+#: How deep and how wide the search for a test file goes: a package's tests sit a few
+#: levels down, and a hostile tree must not turn discovery into a crawl.
+TEST_SEARCH_DEPTH = 6
+TEST_SEARCH_MAX_DIRS = 2_000
+
+
+def _pytest_skips(name: str) -> bool:
+    """Directory names pytest's default `norecursedirs` leaves out (`.*`, `*.egg`, build
+    output, node_modules, venv; `__pycache__` holds no source)."""
+    return (
+        name.startswith(".")
+        or name.endswith(".egg")
+        or name in ("_darcs", "CVS", "{arch}", "venv", "__pycache__", *COMPILE_EXCLUDE)
+    )
+
+
+def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None:
+    """The first Python test file (`test_*.py`, `*_test.py`) pytest's own discovery from
+    the root would collect, breadth first, or None; `skip`: the project's virtualenvs.
+
+    Tests inside the package (`toolz/tests/`) are found as well as `tests/`; a virtualenv
+    (any directory with a `pyvenv.cfg`) is passed over as pytest passes it over."""
+    skipped = set(skip)
+    level = ["."]
+    visited = 0
+    for _ in range(TEST_SEARCH_DEPTH):
+        below: list[str] = []
+        for directory in level:
+            visited += 1
+            if visited > TEST_SEARCH_MAX_DIRS:
+                return None
+            for name in files.list_dir(directory):
+                path = name if directory == "." else f"{directory}/{name}"
+                if _is_test_file(name) and files.is_file(path):
+                    return path
+                if _pytest_skips(name) or path in skipped or not files.is_dir(path):
+                    continue
+                if not files.lexists(f"{path}/pyvenv.cfg"):
+                    below.append(path)
+        level = below
+    return None
+
+
+def _is_test_file(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def python_evidence(root_names: set[str], test_dirs_with_py: list[str]) -> str | None:
     """Why the repository looks like Python, or None. Pure."""
     for marker in PYTHON_MARKERS:
@@ -46,9 +95,10 @@ def python_evidence(root_names: set[str], test_dirs_with_py: list[str]) -> str |
 
 
 def python_defaults(
-    evidence: str, env: ProjectEnv, root_dirs: set[str], has_tests: bool
+    evidence: str, env: ProjectEnv, root_dirs: set[str], test_file: str | None
 ) -> list[Candidate]:
-    """compileall (a syntax check of the project's code) and, when tests exist, pytest. Pure."""
+    """compileall (a syntax check of the project's code) and, when a test file exists
+    (`test_file`, the first found), pytest. Pure."""
     target = "src" if "src" in root_dirs else "."
     excluded = "|".join(d.replace(".", r"\.") for d in (*env.venv_dirs, *COMPILE_EXCLUDE))
     found = [
@@ -62,7 +112,7 @@ def python_defaults(
             reason="Python project: byte-compiling every module finds syntax errors, cheaply",
         )
     ]
-    if has_tests:
+    if test_file is not None:
         found.append(
             Candidate(
                 kind=Kind.TEST,
@@ -71,8 +121,8 @@ def python_defaults(
                 ecosystem=Ecosystem.PYTHON,
                 origin=Origin.FALLBACK,
                 source=Source(evidence),
-                reason="Python project with tests and no configured runner: "
-                "pytest's default discovery "
+                reason=f"Python project with tests ({test_file}, ...) and no configured "
+                "runner: pytest's default discovery from the root finds them "
                 "(it also runs unittest test cases)",
             )
         )
@@ -123,10 +173,12 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     found: list[Candidate] = []
     evidence = python_evidence(root_names, test_dirs)
     if evidence is not None:
-        has_tests = bool(test_dirs) or any(
-            n.startswith("test_") and n.endswith(".py") for n in root_names
+        # A conventional test directory with Python in it counts even when its files are
+        # named otherwise: the run then says whether pytest found tests there.
+        tests = test_file_anywhere(files, env.venv_dirs) or (
+            f"{test_dirs[0]}/" if test_dirs else None
         )
-        found += python_defaults(evidence, env, root_dirs, has_tests)
+        found += python_defaults(evidence, env, root_dirs, tests)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
     return report(NAME, found)
