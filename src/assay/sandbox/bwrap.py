@@ -61,6 +61,7 @@ from assay.sandbox.provision import (
     remove_workspace,
 )
 from assay.scratch import make_scratch
+from assay.tools.node import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"
@@ -100,6 +101,7 @@ TOOLCHAIN_HOME_VARS: tuple[str, ...] = (
     "GOMODCACHE",
     "JAVA_HOME",
     "VIRTUAL_ENV",
+    *PACKAGE_MANAGER_HOMES,
 )
 #: Names that hold credentials: never shown, even inside a directory that is bound back.
 CREDENTIAL_NAMES: tuple[str, ...] = (
@@ -129,8 +131,11 @@ CREDENTIAL_NAMES: tuple[str, ...] = (
     "id_ecdsa*",
 )
 #: A configuration file beside a toolchain that holds a secret (`~/.cargo/config.toml`'s
-#: `token = ...`, an `.npmrc`-style `_auth=`): masked like a credential file.
-_SECRET_SETTING = re.compile(rb"(?im)^\s*[\w.-]*(token|password|passwd|secret|_auth)\w*\s*[=:]")
+#: `token = ...`, an `.npmrc`-style `_auth=` or `//registry/:_authToken=`): masked like a
+#: credential file.
+_SECRET_SETTING = re.compile(
+    rb"(?im)^\s*(?:[^\s=#]*[/:])?[\w.-]*(token|password|passwd|secret|_auth)\w*\s*[=:]"
+)
 #: How much of a configuration file is read to look for a secret in it.
 _CONFIG_SCAN_BYTES = 64 * 1024
 
@@ -554,6 +559,8 @@ class BwrapSandbox(Sandbox):
                 caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
                 if caches:
                     root.with_private_caches(os.path.join(source, rel), caches, self._limits)
+            for host, seen in _relative_homes(self._env(), source, str(workspace.path)):
+                root.mirror(host, seen)
         root.bind(["--bind"], str(workspace.path))
         return root
 
@@ -596,6 +603,7 @@ class BwrapSandbox(Sandbox):
         env = build_env(EnvPolicy.MINIMAL, None, home=SANDBOX_HOME)
         env.pop("USERPROFILE", None)
         env["TMPDIR"] = "/tmp"
+        env.update(_package_manager_homes())
         if not self.options.network:
             # Without a network, cargo should say it is offline, not time out on an index.
             env.setdefault("CARGO_NET_OFFLINE", "true")
@@ -658,6 +666,16 @@ class _RootLayout:
         self.args += ["--remount-ro", path]
         for name in sorted(caches):
             self.tmpfs(os.path.join(path, name), "1777", limits.tmpfs_bytes)
+
+    def mirror(self, host: str, inside: str) -> None:
+        """Show the host directory `host` read-only at `inside` as well, where that lies in a
+        fresh filesystem of the sandbox's own (never in a bind, never in its HOME)."""
+        point, fresh = self._covering(inside)
+        if not fresh or point == inside or _within(inside, SANDBOX_HOME):
+            return
+        if _within(SANDBOX_HOME, inside) or not os.path.isdir(host):
+            return
+        self.add(["--ro-bind", host, inside], inside, fresh=False)
 
     def mask(self, path: str) -> None:
         """Hide a file or directory inside something bound: an empty one in its place."""
@@ -871,6 +889,41 @@ def _install_prefix(binary: str) -> str:
     `/x/node_modules` for `/x/node_modules/.bin/tool`, else the binary's directory."""
     parent = Path(binary).parent
     return str(parent.parent if parent.name in ("bin", ".bin") else parent)
+
+
+#: Package manager homes an install names by a path relative to the project: yarn's
+#: Plug'n'Play map (`.pnp.cjs`) finds the global cache's zips as `../../.yarn/berry/cache`.
+_RELATIVE_HOMES = ("YARN_GLOBAL_FOLDER",)
+
+
+def _relative_homes(env: Mapping[str, str], source: str, workspace: str) -> list[tuple[str, str]]:
+    """(host directory, where the workspace's relative path to it leads) for each home
+    in `_RELATIVE_HOMES` outside the source: the project moved, so its relative paths now
+    lead somewhere else, where the home is shown too."""
+    pairs = []
+    for var in _RELATIVE_HOMES:
+        home = env.get(var, "")
+        if not os.path.isabs(home) or _within(home, source):
+            continue
+        seen = os.path.normpath(os.path.join(workspace, os.path.relpath(home, source)))
+        if seen != home:
+            pairs.append((home, seen))
+    return pairs
+
+
+def _package_manager_homes() -> dict[str, str]:
+    """Each package manager's home as the host has it (its variable, else its default place
+    under a real home), named by its variable: inside, HOME is elsewhere, so the default
+    would point at nothing and corepack would try to fetch pnpm again."""
+    found = {}
+    for var, rel in PACKAGE_MANAGER_HOMES.items():
+        named = os.environ.get(var, "")
+        candidates = [named] if os.path.isabs(named) else []
+        candidates += [os.path.join(home, rel) for home in _real_homes()]
+        home = next((c for c in candidates if os.path.isdir(c)), None)
+        if home is not None and not _names_credential(home, "/"):
+            found[var] = home
+    return found
 
 
 def _real_homes() -> list[str]:

@@ -28,6 +28,15 @@ _LOCAL = ("node_modules/.bin",)
 _NODE_HINT = "install Node.js (Debian: `apt-get install nodejs`)"
 
 PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
+#: Package managers' own homes, by the variable that moves each, at their default place
+#: under HOME: the pnpm and yarn versions corepack fetched (its shims run them from here),
+#: yarn berry's global cache (a Plug'n'Play install reads its packages from it) and pnpm's
+#: standalone install and store. Toolchain parts only: no configuration, no token.
+PACKAGE_MANAGER_HOMES: dict[str, str] = {
+    "COREPACK_HOME": ".cache/node/corepack",
+    "YARN_GLOBAL_FOLDER": ".yarn/berry",
+    "PNPM_HOME": ".local/share/pnpm",
+}
 #: Package manager subcommands that are not scripts (`npm ci`, `yarn add`).
 PM_BUILTINS = frozenset(
     {
@@ -341,6 +350,13 @@ ECOSYSTEM = EcosystemSpec(
     install=install_steps,
     generic_commands=(Command(("mocha",), Kind.TEST),),
     steering_env=("NODE", "NPM_CONFIG", "VOLTA"),
-    home_dirs=(".nvm/versions", ".nvm/nvm.sh", ".volta/bin", ".volta/tools/image", ".bun/bin"),
+    home_dirs=(
+        ".nvm/versions",
+        ".nvm/nvm.sh",
+        ".volta/bin",
+        ".volta/tools/image",
+        ".bun/bin",
+        *PACKAGE_MANAGER_HOMES.values(),
+    ),
     launchers={name: Launcher(options=True) for name in ("npx", "bunx", "pnpx")},
 )
