@@ -1,0 +1,187 @@
+"""The `assay eval`, `assay report` and `assay tasks` commands.
+
+Only click is imported here at the top: the harness loads when one of these commands runs,
+so `assay verify`'s start-up never pays for it.
+
+Exit codes: 0 every attempt was recorded and scored; 3 some attempt is an infrastructure
+error (recorded, with its stage and cause); 2 the command could not start as asked; for
+`tasks validate`, 1 when a task is not valid.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+import click
+
+#: Some attempt of the evaluation is an error, not a score (like `INDETERMINATE`).
+ERRORS_EXIT = 3
+INVALID_TASKS_EXIT = 1
+USAGE_EXIT = 2
+
+
+def _fail(message: str) -> NoReturn:
+    from assay.terminal import for_terminal
+
+    click.echo(for_terminal(f"error: {message}"), err=True)
+    raise SystemExit(USAGE_EXIT)
+
+
+def _say(text: str) -> None:
+    from assay.terminal import for_terminal
+
+    click.echo(for_terminal(text))
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    from assay.terminal import json_for_terminal
+
+    click.echo(json_for_terminal(json.dumps(document, indent=2, ensure_ascii=False)))
+
+
+def _open_store(path: str | None) -> Any:
+    from assay.eval.store import Store, StoreError
+
+    try:
+        return Store(path)
+    except StoreError as exc:
+        _fail(str(exc))
+
+
+@click.command("eval")
+@click.argument("tasks", nargs=-1)
+@click.option("--agent", help="nop, oracle, patch:FILE.jsonl, or the command that runs an agent.")
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Tries again after an infrastructure error (never after a score).",
+)
+@click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
+@click.option("--resume", help="Run the attempts of this evaluation not yet recorded.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON at the end.")
+def eval_command(
+    tasks: tuple[str, ...],
+    agent: str | None,
+    epochs: int,
+    concurrency: int,
+    retries: int,
+    store_path: str | None,
+    resume: str | None,
+    as_json: bool,
+) -> None:
+    """Run AGENT on every task in TASKS (task folders, or folders of them)."""
+    from assay.eval.api import EvalUsageError, run_eval
+    from assay.eval.record import AttemptRecord
+    from assay.eval.summary import render_text
+
+    if resume is None and agent is None:
+        _fail("--agent is required (nop, oracle, patch:FILE.jsonl or a command)")
+    if resume is not None and (tasks or agent):
+        _fail("--resume takes the tasks and agent the evaluation began with; give neither")
+    store = _open_store(store_path)
+
+    def started(eval_id: str, count: int) -> None:
+        _say(f"eval {eval_id}: {count} attempt(s) to run (store {store.path})")
+
+    def recorded(record: AttemptRecord) -> None:
+        if record.error is not None:
+            what = f"error {record.error.stage}/{record.error.cause}: {record.error.message}"
+        else:
+            value = record.score.value if record.score else 0.0
+            what = f"{record.status} score {value:.1f}"
+        _say(f"  {record.task_id} #{record.epoch}: {what}")
+
+    try:
+        result = run_eval(
+            tasks,
+            agent or "",
+            epochs=epochs,
+            concurrency=concurrency,
+            retries=retries,
+            store=store,
+            resume=resume,
+            on_start=started,
+            on_record=recorded,
+        )
+    except EvalUsageError as exc:
+        _fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        _emit_json(result.summary)
+    else:
+        _say("")
+        _say(render_text(result.summary))
+    if result.summary["errors"]:
+        raise SystemExit(ERRORS_EXIT)
+
+
+@click.command("report")
+@click.argument("eval_id", required=False)
+@click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (pass_rate per group).")
+def report_command(eval_id: str | None, store_path: str | None, as_json: bool) -> None:
+    """Show an evaluation's results (the latest by default)."""
+    from assay.eval.api import EvalUsageError, latest_or
+    from assay.eval.summary import render_text, summarize
+
+    store = _open_store(store_path)
+    try:
+        info = latest_or(store, eval_id)
+        summary = summarize(store, info)
+    except EvalUsageError as exc:
+        _fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        _emit_json(summary)
+    else:
+        _say(render_text(summary))
+
+
+@click.group("tasks")
+def tasks_group() -> None:
+    """Tasks for evaluations."""
+
+
+@tasks_group.command("validate")
+@click.argument("folders", nargs=-1, required=True)
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--store", "store_path", help="Keep the validation runs here (default: not kept).")
+@click.option("--json", "as_json", is_flag=True)
+def validate_command(
+    folders: tuple[str, ...], concurrency: int, store_path: str | None, as_json: bool
+) -> None:
+    """Check each task: its oracle VERIFIED 3 times in a row, nop not VERIFIED."""
+    import tempfile
+
+    from assay.eval.api import EvalUsageError
+    from assay.eval.validate import validate_tasks
+
+    with tempfile.TemporaryDirectory(prefix="assay-validate-") as scratch:
+        store = _open_store(store_path or f"{scratch}/validate.sqlite")
+        try:
+            results = validate_tasks(folders, store, concurrency=concurrency)
+        except EvalUsageError as exc:
+            _fail(str(exc))
+        finally:
+            store.close()
+    if as_json:
+        _emit_json({"schema": "assay.tasks.validate/1", "tasks": [r.to_dict() for r in results]})
+    else:
+        for item in results:
+            _say(f"{'valid  ' if item.valid else 'INVALID'} {item.task_id}: {item.reason}")
+    if not all(item.valid for item in results):
+        raise SystemExit(INVALID_TASKS_EXIT)
+
+
+def register(group: click.Group) -> None:
+    """Add the evaluation commands to the `assay` command group."""
+    group.add_command(eval_command)
+    group.add_command(report_command)
+    group.add_command(tasks_group)
