@@ -26,11 +26,13 @@ make no promise to confine what they run unless they are told how. Test doubles
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import TYPE_CHECKING, Any
-
 from assay._version import __version__ as __version__
+
+# Not `from typing import ...`: `assay --version` imports this package, and typing alone
+# costs more than the rest of its start-up (type checkers read the name either way).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -51,6 +53,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         return _moved(name)
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
@@ -59,6 +63,7 @@ def __getattr__(name: str) -> Any:
 def _moved(name: str) -> Any:
     """A name that used to be here: still found, with a warning saying where it lives now."""
     import importlib.util
+    import warnings
 
     if name.startswith("_") or importlib.util.find_spec(f"assay.{name}") is not None:
         # A submodule: `from assay import scratch` asks here first, then imports it.

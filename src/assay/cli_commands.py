@@ -1,0 +1,415 @@
+"""The `assay` commands: parse arguments, call the library, print, exit.
+
+Loaded by the console script (`assay.cli.main`) for anything but `--version`. Start-up
+time matters (agents call `assay` in loops), so this module imports only click at the
+top; each command imports what it needs when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from assay._version import __version__
+from assay.verdict import USAGE_ERROR_EXIT
+
+KINDS = ("build", "typecheck", "lint", "test")
+SANDBOXES = ("auto", "bwrap", "local", "none")
+
+
+def _positive_seconds(
+    ctx: click.Context, param: click.Parameter, value: float | None
+) -> float | None:
+    import math
+
+    if value is not None and (math.isnan(value) or value < 0):
+        raise click.BadParameter("must be a number of seconds >= 0")
+    return value
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    from assay.terminal import json_for_terminal
+
+    click.echo(json_for_terminal(json.dumps(document, indent=2, ensure_ascii=False)))
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Write one piece of human output. Everything a person reads goes through here, so
+    what the repository printed is shown, never obeyed, by their terminal."""
+    from assay.terminal import for_terminal
+
+    click.echo(for_terminal(text), err=err)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="assay", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Ground truth about code: does it build, type-check, lint and pass its tests?"""
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,  # verify's default per-check deadline (assay.evidence.DEFAULT_TIMEOUT_S)
+    show_default=True,
+    callback=_positive_seconds,
+    help="Deadline in seconds (0: none).",
+)
+@click.option("--cwd", type=click.Path(file_okay=False), default=".", help="Directory to run in.")
+@click.option(
+    "--kind",
+    type=click.Choice(KINDS),
+    default="test",
+    show_default=True,
+    help="What the command checks.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="Where the command runs.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the evidence as JSON.")
+@click.option(
+    "--verifier",
+    "verifier_spec",
+    default=None,
+    metavar="MODULE:ATTR",
+    help="Run this verifier plugin (in a worker process) instead of a command.",
+)
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def run(
+    timeout: float | None,
+    cwd: str,
+    kind: str,
+    sandbox: str,
+    as_json: bool,
+    verifier_spec: str | None,
+    argv: tuple[str, ...],
+) -> None:
+    """Run one command as one check and print its evidence.
+
+    Put the command after `--`:  assay run --kind test -- pytest -q
+    """
+    from assay.check_verifiers import run_one, run_plugin
+    from assay.plugins import PluginSpecError
+    from assay.process import InvalidRun
+
+    if bool(argv) == bool(verifier_spec):
+        raise click.UsageError("give either a command after `--` or --verifier MODULE:ATTR")
+    try:
+        if verifier_spec:
+            evidence = run_plugin(verifier_spec, cwd=cwd, timeout=timeout or None)
+        else:
+            evidence = run_one(
+                list(argv), cwd=cwd, kind=kind, timeout=timeout or None, sandbox=sandbox
+            )
+    except (InvalidRun, PluginSpecError) as exc:
+        raise click.UsageError(str(exc)) from None
+    from assay.check_verifiers import run_status
+
+    _say_swept(evidence.extra.get("swept"))
+    if as_json:
+        _emit_json(evidence.to_dict())
+    else:
+        _print_evidence(evidence)
+    sys.exit(run_status(evidence).exit_code)
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the report as JSON (completion-gate keys first)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=None,
+    callback=_positive_seconds,
+    help="Deadline per check, in seconds.",
+)
+@click.option(
+    "--deadline",
+    type=float,
+    default=None,
+    callback=_positive_seconds,
+    help="Budget for the whole verification, in seconds.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOXES),
+    default="auto",
+    show_default=True,
+    help="Where checks run.",
+)
+@click.option(
+    "--kind",
+    "kinds",
+    type=click.Choice(KINDS),
+    multiple=True,
+    help="Only these kinds (repeatable).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Do not reuse a cached verdict for an unchanged tree."
+)
+@click.option(
+    "--base",
+    default=None,
+    metavar="REF",
+    help="Git ref to compare against: report tampering with protected files.",
+)
+@click.option(
+    "--protect", is_flag=True, help="Verify with the protected files restored from --base."
+)
+@click.option(
+    "--install", is_flag=True, help="Install dependencies first (network on for that step only)."
+)
+@click.option(
+    "--all",
+    "all_tests",
+    is_flag=True,
+    help="Run the whole test suite: do not stop at the first failure (pytest -x).",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write JUnit XML here.",
+)
+@click.option(
+    "--sarif",
+    "sarif_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write SARIF here.",
+)
+def verify(
+    path: str,
+    as_json: bool,
+    timeout: float | None,
+    deadline: float | None,
+    sandbox: str,
+    kinds: tuple[str, ...],
+    no_cache: bool,
+    base: str | None,
+    protect: bool,
+    install: bool,
+    all_tests: bool,
+    junit_path: str | None,
+    sarif_path: str | None,
+) -> None:
+    """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
+    from assay.live_progress import LineProgress, watching
+    from assay.pipeline import VerifyOptions, VerifyUsageError, internal_error_report
+    from assay.pipeline import verify as run_verify
+    from assay.verdict import Kind
+
+    path = _project_path(path)
+    progress: LineProgress | None = None
+
+    try:
+        options = VerifyOptions(
+            timeout_s=timeout or None,
+            sandbox=sandbox,
+            use_cache=not no_cache,
+            base=base,
+            protect=protect,
+            kinds=frozenset(Kind(k) for k in kinds) or None,
+            install=install,
+            deadline_s=deadline or None,
+            all_tests=all_tests,
+        )
+        if as_json:  # one JSON object on stdout, nothing else
+            report = run_verify(path, options)
+        else:
+            with watching(sys.stdout) as progress:
+                report = run_verify(path, options, progress=progress)
+    except VerifyUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    except Exception as exc:  # the library is fail-closed; this only guards the call itself
+        report = internal_error_report(exc)
+    _write_formats(report, junit_path, sarif_path)
+    _say_swept(report.record.swept)
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        _print_report(report, printed=progress.printed if progress else set())
+    sys.exit(report.exit_code)
+
+
+def _project_path(path: str) -> str:
+    """`path`, or the project it is inside when it is a directory below a project's top
+    (`assay.repo_root`); says on stderr which directory is verified instead."""
+    from pathlib import Path
+
+    from assay.repo_root import project_root
+
+    start = Path(path)
+    if not start.is_dir():
+        return path  # the pipeline says what is wrong with it
+    choice = project_root(start.resolve())
+    if not choice.why:
+        return path
+    _say(f"assay: verifying {choice.root} ({choice.why})", err=True)
+    return str(choice.root)
+
+
+def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
+    from pathlib import Path
+
+    from assay.formats import render_junit, render_sarif
+
+    for target, render in ((junit_path, render_junit), (sarif_path, render_sarif)):
+        if target is None:
+            continue
+        try:
+            Path(target).write_text(render(report), encoding="utf-8")
+        except OSError as exc:
+            _say(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
+
+
+def _say_swept(swept: Any) -> None:
+    """One line on stderr when this run removed what runs that died had left."""
+    from assay.scratch import describe_sweep
+
+    if swept:
+        click.echo(describe_sweep(swept), err=True)
+
+
+def _print_report(report: Any, *, printed: set[str]) -> None:
+    """The report for a person; `printed`: summary lines already shown as checks ended."""
+    from assay.formats.failures import fail_fast_line, failure_lines, skipped_lines
+    from assay.report import summary_line
+    from assay.terminal import for_terminal
+
+    for evidence in report.checks:
+        if for_terminal(summary_line(evidence)) not in printed:
+            _say(summary_line(evidence))
+    for line in skipped_lines(report.record.skipped, report.checks):
+        _say(line)
+    shown: set[str] = set()  # one refusal (a sandbox that will not start) fails every check
+    for evidence in report.checks:
+        if evidence.passed:
+            continue
+        for line in failure_lines(evidence, shown=shown):
+            _say(line)
+        if (stopped := fail_fast_line(evidence)) is not None:
+            _say(stopped)
+    from assay.formats import tampering_lines
+
+    for line in tampering_lines(report):
+        _say(line)
+    _say(f"{report.status.value}" + (" (cached)" if report.record.cached else ""))
+    if report.note:
+        _say(f"note: {report.note}")
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also list dropped candidates and detector results."
+)
+def plan(path: str, as_json: bool, verbose: bool) -> None:
+    """Show what `assay verify` would run, and why, without running anything."""
+    from assay.formats import render_plan
+    from assay.pipeline import VerifyOptions, VerifyUsageError, make_plan
+
+    try:
+        the_plan = make_plan(path, VerifyOptions())
+    except VerifyUsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        _emit_json(the_plan.to_dict())
+    else:
+        _say(render_plan(the_plan, verbose=verbose))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the toolchains as JSON.")
+def probe(as_json: bool) -> None:
+    """List every toolchain assay knows, found or not, with versions."""
+    from assay.probe import ProbeFailure, probe_all
+
+    found = probe_all()
+    if as_json:
+        document: dict[str, Any] = {"schema": "assay.probe/1", "tools": {}}
+        for tool, result in found.items():
+            if isinstance(result, ProbeFailure):
+                document["tools"][tool] = {
+                    "found": False,
+                    "error": str(result),
+                    "install": result.install_hint,
+                }
+            else:
+                document["tools"][tool] = {"found": True, **result.to_dict()}
+        _emit_json(document)
+        return
+    for tool, result in found.items():
+        if isinstance(result, ProbeFailure):
+            _say(f"{tool:<14} missing   {result.install_hint}")
+        else:
+            _say(f"{tool:<14} {result.version:<10} {result.path}")
+
+
+def _print_evidence(evidence: Any) -> None:
+    from assay.report import summary_line
+
+    _say(summary_line(evidence))
+    if evidence.checker is not None:
+        _say(f"  checker: {evidence.checker.tool} {evidence.checker.version}")
+    for diag in evidence.diagnostics[:10]:
+        where = f"{diag.file}:{diag.line}: " if diag.file else ""
+        _say(f"  {where}{diag.message}")
+    if evidence.note:
+        _say(f"  note: {evidence.note}")
+    first_reason_line = evidence.reason.strip().split("\n", 1)[0]
+    if (
+        not evidence.passed
+        and evidence.reason
+        and not evidence.diagnostics
+        and first_reason_line not in evidence.note
+    ):
+        _say(_indent(evidence.reason[-2000:]))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  | " + line for line in text.splitlines())
+
+
+def run_cli(argv: list[str] | None) -> int:
+    """Run the command `argv` (else the process's arguments) names; returns the exit code."""
+    try:
+        cli.main(args=argv, prog_name="assay", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        return _interrupted()
+    except click.ClickException as exc:
+        import io
+
+        shown = io.StringIO()  # the message may quote the repository's configuration
+        exc.show(file=shown)
+        _say(shown.getvalue().removesuffix("\n"), err=True)
+        return USAGE_ERROR_EXIT
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else USAGE_ERROR_EXIT
+    return 0
+
+
+#: Exit code after an interrupt (128 + SIGINT), as shells report it.
+INTERRUPTED_EXIT = 130
+
+
+def _interrupted() -> int:
+    from assay.process import kill_active_runs
+
+    stopped = kill_active_runs()
+    _say(f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True)
+    return INTERRUPTED_EXIT
