@@ -263,11 +263,12 @@ def _project_path(path: str) -> str:
 def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
     from pathlib import Path
 
-    from assay.formats import render_junit, render_sarif
+    import assay.formats  # each format is loaded only when its file was asked for
 
-    for target, render in ((junit_path, render_junit), (sarif_path, render_sarif)):
+    for target, name in ((junit_path, "render_junit"), (sarif_path, "render_sarif")):
         if target is None:
             continue
+        render = getattr(assay.formats, name)
         try:
             Path(target).write_text(render(report), encoding="utf-8")
         except OSError as exc:

@@ -5,13 +5,8 @@ from __future__ import annotations
 import configparser
 import json
 import re
+from types import ModuleType
 from typing import Any
-
-import yaml
-
-#: libyaml's loader when PyYAML was built with it (ten times faster on a large file), with
-#: the same safe constructor either way: plain data, never objects.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def line_at(text: str, offset: int) -> int:
@@ -49,13 +44,25 @@ def load_jsonc(text: str) -> Any:
     return json.loads(_TRAILING_COMMA.sub(r"\1", stripped))
 
 
+def _yaml() -> tuple[ModuleType, Any]:
+    """PyYAML and its safe loader, imported on first use: most repositories have no YAML
+    to read, and the import costs more than discovering their checks.
+
+    The loader is libyaml's when PyYAML was built with it (ten times faster on a large
+    file), with the same safe constructor either way: plain data, never objects."""
+    import yaml
+
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_yaml(text: str, path: str) -> tuple[Any, str | None]:
     """(data, None), or (None, a message naming `path`) for text that is not YAML.
 
     Deep nesting raises RecursionError and some scalars ValueError, not YAMLError;
     all of them are the file's problem, so all of them become the message."""
+    yaml, loader = _yaml()
     try:
-        return yaml.load(text, Loader=_SAFE_LOADER), None
+        return yaml.load(text, Loader=loader), None
     except yaml.YAMLError as exc:
         return None, f"{path}: not valid YAML: {one_line(exc)}"
     except (RecursionError, ValueError) as exc:
@@ -64,8 +71,9 @@ def load_yaml(text: str, path: str) -> tuple[Any, str | None]:
 
 def load_yaml_documents(text: str, path: str) -> tuple[list[Any], str | None]:
     """Every document of a multi-document YAML file (`---` separated), or a message."""
+    yaml, loader = _yaml()
     try:
-        return list(yaml.load_all(text, Loader=_SAFE_LOADER)), None
+        return list(yaml.load_all(text, Loader=loader)), None
     except yaml.YAMLError as exc:
         return [], f"{path}: not valid YAML: {one_line(exc)}"
     except (RecursionError, ValueError) as exc:
