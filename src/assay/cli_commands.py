@@ -414,3 +414,9 @@ def _interrupted() -> int:
     stopped = kill_active_runs()
     _say(f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True)
     return INTERRUPTED_EXIT
+
+
+# The harness's commands (`eval`, `report`, `tasks`): their module imports only click.
+from assay.eval.commands import register as _register_eval_commands
+
+_register_eval_commands(cli)
