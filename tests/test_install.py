@@ -94,8 +94,9 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
         (*pip, "-r", "requirements-tests.txt"),
         (*pip, "-r", "test-requirements.txt"),
         (*pip, "-r", "requirements/dev.txt"),
+        (*pip, "-r", "requirements/lint.txt"),
         (*pip, "pytest>=7", "mypy==1.10.0", "ruff"),
-        (*pip, "pytest-xdist", "-r", "requirements/lint.txt", "flake8==7.0.0"),
+        (*pip, "pytest-xdist", "flake8==7.0.0"),
         (*pip, "-e", ".[Testing]"),
     ]
     sources = [step.source for step in install_steps(tmp_path)][-3:]

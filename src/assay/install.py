@@ -56,10 +56,14 @@ _PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
 
 def planned_python_tools(root: Path) -> list[Check]:
     """One step installing the Python tools the plan for `root` runs, pinned where the
-    pre-commit configuration pins them."""
+    pre-commit configuration pins them, with what its hooks install beside them."""
     from assay.discovery.toolenv import ENVIRONMENT_TOOLS
     from assay.plan import plan_repository
-    from assay.tools.python_requirements import PRE_COMMIT_CONFIG, pre_commit_pins
+    from assay.tools.python_requirements import (
+        PRE_COMMIT_CONFIG,
+        pre_commit_additions,
+        pre_commit_pins,
+    )
     from assay.tools.spec import install_step
 
     wanted: set[str] = set()
@@ -71,9 +75,11 @@ def planned_python_tools(root: Path) -> list[Check]:
     wanted -= _NOT_INSTALLED | {""}
     if not wanted:
         return []
-    pins = pre_commit_pins(root)
+    pins, additions = pre_commit_pins(root), pre_commit_additions(root)
     requirements = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
-    pinned = any(p in pins for p in wanted)
+    # A hook's type stubs and plugins are part of the tool as the maintainers run it.
+    requirements += tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
+    pinned = any(p in pins or p in additions for p in wanted)
     return [
         install_step(
             "python-tools",

