@@ -61,6 +61,8 @@ TELEMETRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "cost_usd": (int, float),
     "model": (str,),
 }
+#: Looking the agent's program up in the sandbox before it runs.
+LOOKUP_TIMEOUT_S = 60.0
 #: `git apply` of a recorded or oracle patch: a small task's patch applies in well under this.
 APPLY_TIMEOUT_S = 120.0
 
@@ -227,6 +229,7 @@ class CommandRunner:
         ]
         if not any("{instruction_file}" in w for w in self.argv):
             words = ["/bin/sh", "-c", 'exec "$@" < "$0"', instruction, *words]
+        self._check_launchable(sandbox, workspace)
         env = {
             "ASSAY_TASK_ID": task.id,
             "ASSAY_WORKDIR": str(workspace.path),
@@ -243,6 +246,20 @@ class CommandRunner:
         recorded = _result(self.name, result)
         values, note = read_telemetry(sandbox, workspace)
         return _with_telemetry(recorded, values, note)
+
+    def _check_launchable(self, sandbox: Sandbox, workspace: Workspace) -> None:
+        """Find the agent's program in the sandbox before the agent runs: once it runs,
+        anything it prints could pass for a launch failure, which is never scored."""
+        found = sandbox.run(
+            workspace,
+            ["/bin/sh", "-c", 'command -v "$1"', "sh", self.argv[0]],
+            timeout=LOOKUP_TIMEOUT_S,
+        )
+        if found.exit_code != 0:
+            why = found.start_error or found.stderr.text.strip() or "not found in the sandbox"
+            raise StageError(
+                Stage.RUN, "agent_launch_failed", f"{self.argv[0]} cannot be started: {why}"
+            )
 
 
 def read_telemetry(sandbox: Sandbox, workspace: Workspace) -> tuple[dict[str, Any], str]:
