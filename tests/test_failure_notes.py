@@ -4,8 +4,11 @@ from "1 error" (real programs' output: gcc, make and tsc)."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from assay.classify import classify
@@ -13,6 +16,7 @@ from assay.evidence import Check
 from assay.parsers import parse_output
 from assay.report import aggregate
 from assay.verdict import Cause, Kind, Verdict
+from tests.cli import ASSAY, path_with_venv
 from tests.results import process_result
 
 # A C project's test recipe in the way configure scripts and test harnesses do it: a
@@ -84,3 +88,31 @@ def test_a_build_is_not_described_as_failing_tests(tmp_path: Path) -> None:
     assert (verdict, cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
     assert "tests failed" not in note, note
     assert note == "make failed: x.ts:1: Type 'string' is not assignable to type 'number'.", note
+
+
+def test_a_lint_or_type_finding_names_the_tool_version_that_ran(tmp_path: Path) -> None:
+    # A project that pins no linter is checked with whatever release is installed, and a
+    # newer release finds more: the note says which one found this.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text('[project]\nname = "m"\nversion = "1"\n[tool.mypy]\n')
+    (repo / "m.py").write_text('x: int = "a"\n')
+    (repo / "test_m.py").write_text("def test_one():\n    assert True\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    version = subprocess.run(
+        [sys.executable, "-m", "mypy", "--version"], capture_output=True, text=True, check=True
+    ).stdout.split()[1]
+    done = subprocess.run(
+        [ASSAY, "verify", str(repo), "--json", "--kind", "typecheck"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "PATH": path_with_venv()},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "FAILED", report["note"]
+    assert report["note"] == (
+        f'mypy failed: m.py:1: Incompatible types in assignment (expression has type "str", '
+        f'variable has type "int") (mypy {version} ran).'
+    ), report["note"]

@@ -13,6 +13,7 @@ from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined
 from assay.parsers.crash import no_network
 from assay.process import ProcessResult, StartFailure
+from assay.tools import tool_spec
 from assay.verdict import Cause, Kind
 
 #: Longest failure reason kept for a person or an agent to read.
@@ -33,7 +34,7 @@ def classify(
     """The evidence for `check` given how its process ended and what was parsed from it."""
     parsed = parsed or ParsedOutput()
     cause = _cause(check, result, parsed)
-    note = _note(check, result, cause, parsed)
+    note = _note(check, result, cause, parsed) or _finding(check, cause, parsed, checker)
     if cause is Cause.EXIT_ZERO and check.kind is Kind.TEST:
         # A pass must be told by every channel of the run, not by one (`assay.channels`).
         found = disagreement(check.name, parsed.readings)
@@ -111,6 +112,21 @@ def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
 def _with_refusal(note: str, refused: str | None) -> str:
     """`note`, then why the report was not read: the reason there were no counts."""
     return f"{note} The {refused}." if refused and note else (refused or note)
+
+
+def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerId | None) -> str:
+    """A linter's or type checker's first finding, and the release that made it: a project
+    that pins none is checked with whatever is installed, and a newer release finds more."""
+    if cause is not Cause.EXIT_NONZERO or check.kind not in (Kind.LINT, Kind.TYPECHECK):
+        return ""
+    first = next((d for d in parsed.diagnostics if d.severity == "error"), None)
+    if first is None or checker is None or checker.tool != check.tool or not checker.version:
+        return ""
+    spec = tool_spec(check.tool)
+    if spec is None or spec.wrapper:
+        return ""  # make's or a shell's version says nothing about the tools its recipe ran
+    where = f"{first.file}:{first.line}: " if first.file else ""
+    return f"{check.name} failed: {where}{first.message} ({checker.tool} {checker.version} ran)."
 
 
 def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutput) -> str:
