@@ -29,6 +29,7 @@ PUBLIC = {
     "run_process": "assay.process",
     "run_command": "assay.check_verifiers",
     "AssayError": "assay.errors",
+    "run_eval": "assay.eval.api",
 }
 
 #: What was public before the surface was narrowed, and now lives in `assay.lowlevel`.

@@ -13,6 +13,7 @@ The public surface, by where it lives. Names are loaded on first use (PEP 562), 
     run_command                                 assay.check_verifiers     one command, confined as verify
                                                                    confines its checks
     AssayError                                  assay.errors       the base of every assay error
+    run_eval                                    assay.eval         agents evaluated on tasks
 
 `assay.verify` never raises for what goes wrong while verifying: only unusable options,
 path or configuration raise (`VerifyUsageError`); everything else is an INDETERMINATE
@@ -44,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "run_process": "assay.process",
     "run_command": "assay.check_verifiers",
     "AssayError": "assay.errors",
+    "run_eval": "assay.eval.api",
 }
 
 __all__ = ["__version__", *_EXPORTS]  # noqa: PLE0604 - _EXPORTS' keys are strings
@@ -87,6 +89,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and editors: the same names, imported eagerly
     from assay.check_verifiers import run_command as run_command
     from assay.errors import AssayError as AssayError
+    from assay.eval.api import run_eval as run_eval
     from assay.evidence import Check as Check
     from assay.evidence import Evidence as Evidence
     from assay.pipeline import VerifyOptions as VerifyOptions

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 GOOD = textwrap.dedent(
-    '''
+    """
     def add(a, b):
         return a + b
 
@@ -24,7 +24,7 @@ GOOD = textwrap.dedent(
 
     def neg(a):
         return -a
-    '''
+    """
 ).lstrip()
 
 #: Task number -> (function, the bug that replaces its body's return).

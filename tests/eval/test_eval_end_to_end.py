@@ -33,9 +33,7 @@ def _by_task(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_nop_scores_nothing_and_a_missing_source_errs_only_its_own_run(
     tasks: Path, store_path: Path, tmp_path: Path
 ) -> None:
-    broken = write_task(
-        tmp_path / "task-gone", 1, repo=tmp_path / "no-such-repo", commit="bug-1"
-    )
+    broken = write_task(tmp_path / "task-gone", 1, repo=tmp_path / "no-such-repo", commit="bug-1")
     text = (broken / "task.toml").read_text().replace('id = "calc-1"', 'id = "calc-gone"')
     (broken / "task.toml").write_text(text)
 

@@ -1,0 +1,116 @@
+"""`assay eval`, `assay report` and `assay tasks validate` as a user runs them: a real
+console script, real bubblewrap, a real SQLite store; SIGKILL mid-evaluation, then
+`--resume`, records every attempt exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli import ASSAY, assay, assay_env, no_traceback
+from tests.eval.tasks import make_tasks
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+
+def _recorded(store: Path) -> list[tuple[str, str, int]]:
+    if not store.exists():
+        return []
+    try:
+        with sqlite3.connect(store) as db:
+            return list(db.execute("SELECT eval_id, task_id, epoch FROM attempts"))
+    except sqlite3.OperationalError:  # not created yet
+        return []
+
+
+@needs_bwrap
+def test_sigkill_mid_evaluation_then_resume_records_every_attempt_exactly_once(
+    tmp_path: Path,
+) -> None:
+    tasks = make_tasks(tmp_path, numbers=(1, 3, 4))
+    store = tmp_path / "evals.sqlite"
+    proc = subprocess.Popen(
+        [ASSAY, "eval", str(tasks), "--agent", "nop", "--store", str(store)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not _recorded(store) and time.monotonic() < deadline:
+            assert proc.poll() is None, "assay eval ended before it was killed"
+            time.sleep(0.2)
+        first = _recorded(store)
+        assert len(first) == 1, first
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert len(_recorded(store)) < 3, "the evaluation finished before it was killed"
+    eval_id = first[0][0]
+
+    done = assay("eval", "--resume", eval_id, "--store", str(store), timeout=600)
+
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _recorded(store)
+    assert sorted(rows) == [(eval_id, f"calc-{n}", 1) for n in (1, 3, 4)]
+    assert first[0] in rows  # the attempt stored before the kill is kept, not run again
+    report = assay("report", eval_id, "--store", str(store), "--json")
+    summary = json.loads(report.stdout)
+    assert (summary["scored"], summary["pass_rate"], summary["errors"]) == (3, 0.0, 0)
+    text = assay("report", "--store", str(store))
+    assert eval_id in text.stdout and "pass rate: 0.0% (0/3 scored)" in text.stdout
+
+
+def test_usage_errors_are_clear_and_run_nothing(tmp_path: Path) -> None:
+    store = str(tmp_path / "evals.sqlite")
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "task.toml").write_text('schema = "2.0"\nid = "x"\n')
+    cases = [
+        (["eval", str(folder), "--store", store], "--agent is required"),
+        (
+            ["eval", str(folder), "--agent", "nop", "--store", store],
+            "schema '2.0' is not supported",
+        ),
+        (["eval", str(tmp_path / "nothing"), "--agent", "nop", "--store", store], "no such task"),
+        (["eval", "--resume", "nope", "--store", store], "no evaluation 'nope'"),
+        (["report", "--store", store], "no evaluation yet"),
+        (["eval", "--agent", "nop", "--store", store], "no task folders"),
+    ]
+    for args, message in cases:
+        done = assay(*args)
+        no_traceback(done)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stderr, (args, done.stderr)
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT count(*) FROM attempts").fetchone() == (0,)
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_tasks_validate_accepts_a_sound_task_and_rejects_one_whose_solution_fixes_nothing(
+    tmp_path: Path,
+) -> None:
+    tasks = make_tasks(tmp_path, numbers=(1, 3))
+    (tasks / "task-3" / "solution.patch").write_text("")  # the oracle then changes nothing
+
+    done = assay("tasks", "validate", str(tasks), "--concurrency", "2", "--json", timeout=900)
+
+    no_traceback(done)
+    assert done.returncode == 1, done.stderr
+    results = {t["task_id"]: t for t in json.loads(done.stdout)["tasks"]}
+    assert results["calc-1"]["valid"], results["calc-1"]
+    assert not results["calc-3"]["valid"]
+    assert "not VERIFIED" in results["calc-3"]["reason"]
