@@ -103,13 +103,13 @@ def test_test_ids_are_compared_in_one_spelling() -> None:
 
 def test_the_harness_refuses_a_missing_seam(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.sqlite")
-    seams = dict(
-        registry=default_registry(),
-        sandbox=LocalSandbox(),
-        runner=NopRunner(),
-        verifier=AssayVerifier(),
-        store=store,
-    )
+    seams = {
+        "registry": default_registry(),
+        "sandbox": LocalSandbox(),
+        "runner": NopRunner(),
+        "verifier": AssayVerifier(),
+        "store": store,
+    }
     for name in seams:
         with pytest.raises(ValueError, match=f"missing: {name}"):
             Harness(**{**seams, name: None})  # type: ignore[arg-type]
