@@ -172,8 +172,21 @@ def prepare(repo: Repo, overlay: Path | None, scratch: Path) -> Path:
     tree = scratch / repo.name
     shutil.copytree(repo.path, tree, symlinks=True)
     if overlay is not None:
-        shutil.copytree(overlay, tree, symlinks=True, dirs_exist_ok=True)
+        lay_over(overlay, tree)
     return tree
+
+
+def lay_over(overlay: Path, tree: Path) -> None:
+    """Copy every file and link of overlay into tree, replacing what is there (links included)."""
+    for source in sorted(overlay.rglob("*")):
+        target = tree / source.relative_to(overlay)
+        if source.is_dir() and not source.is_symlink():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def run(argv: Sequence[str], env: dict[str, str], timeout: float) -> Run:
@@ -376,7 +389,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def one(job: tuple[Repo, str]) -> Cell:
         repo, variant = job
-        cell = measure(args.corpus, repo, variant, args.timeout, args.hand_timeout, args.save)
+        try:
+            cell = measure(args.corpus, repo, variant, args.timeout, args.hand_timeout, args.save)
+        except OSError as exc:  # the copy could not be made: say so in the cell, go on
+            nothing = Run(None, 0.0, "", "")
+            cell = Cell(repo, variant, "ERROR", [], f"could not prepare: {exc}", nothing, nothing)
         print(
             f"{repo.name} {variant}: {cell.status} ({cell.assay.wall_s:.0f} s), "
             f"by hand {cell.hand.outcome} ({cell.hand.wall_s:.0f} s)",
