@@ -16,6 +16,7 @@ It owns sequencing and failure policy only (DESIGN.md):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -228,44 +229,35 @@ class Harness:
 
 
 def _record(eval_id: str, item: Planned, tries: list[_Try], started: float) -> AttemptRecord:
+    """The attempt as its last try left it; earlier tries' errors kept in its evidence."""
     last = tries[-1]
     evidence = last.evidence()
     evidence["task"] = item.task.to_dict()
     evidence["earlier_tries"] = [t.error.to_dict() for t in tries[:-1] if t.error]
-    timings = tuple(timing for t in tries for timing in t.timings)
-    common = {
-        "eval_id": eval_id,
-        "task_id": item.task.id,
-        "epoch": item.epoch,
-        "started_at": started,
-        "finished_at": time.time(),
-        "tries": len(tries),
-        "status": last.verification.status if last.verification else None,
-        "timings": timings,
-        "evidence": evidence,
-        "telemetry": last.agent.telemetry if last.agent else {},
-    }
-    if last.error is not None:
-        return AttemptRecord(outcome=ERROR, error=last.error, **common)  # type: ignore[arg-type]
-    return AttemptRecord(outcome=SCORED, score=last.score, **common)  # type: ignore[arg-type]
+    return AttemptRecord(
+        eval_id=eval_id,
+        task_id=item.task.id,
+        epoch=item.epoch,
+        outcome=SCORED if last.error is None else ERROR,
+        started_at=started,
+        finished_at=time.time(),
+        tries=len(tries),
+        status=last.verification.status if last.verification else None,
+        error=last.error,
+        # A try with an error is never scored, even one whose score was computed.
+        score=last.score if last.error is None else None,
+        timings=tuple(timing for t in tries for timing in t.timings),
+        evidence=evidence,
+        telemetry=last.agent.telemetry if last.agent else {},
+    )
 
 
 def _as_error(record: AttemptRecord, error: AttemptError) -> AttemptRecord:
-    return AttemptRecord(
-        eval_id=record.eval_id,
-        task_id=record.task_id,
-        epoch=record.epoch,
-        outcome=ERROR,
-        started_at=record.started_at,
-        finished_at=record.finished_at,
-        tries=record.tries,
-        status=record.status,
-        error=error,
-        score=None,
-        timings=record.timings,
-        evidence={
-            **record.evidence,
-            "unrecorded_score": record.score.to_dict() if record.score else None,
-        },
-        telemetry=record.telemetry,
-    )
+    """`record`, which the store would not take: an error of the store stage, unless it
+    already was an error (that one stays, the store's failure added to it)."""
+    if record.error is not None:
+        earlier = record.error
+        error = AttemptError(
+            earlier.stage, earlier.cause, f"{earlier.message} (and {error.message})"
+        )
+    return dataclasses.replace(record, outcome=ERROR, error=error, score=None)
