@@ -187,3 +187,24 @@ def test_a_file_that_is_no_database_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"not a database" * 100)
     with pytest.raises(StoreError, match="cannot be used as a store"):
         Store(path)
+
+
+def test_a_store_that_will_not_take_an_attempt_never_loses_it_nor_its_first_error(
+    tmp_path: Path,
+) -> None:
+    spec = load_task(_task(tmp_path / "t", TOML.replace('"python"', '"cobol"')))
+    store = Store(tmp_path / "s.sqlite")
+    eval_id = store.create_eval("nop", {"epochs": 1}, [spec.to_dict()])
+    with sqlite3.connect(tmp_path / "s.sqlite") as other:  # the file damaged under it
+        other.execute("DROP TABLE stage_timings")
+    harness = Harness(
+        default_registry(["python"]), LocalSandbox(), NopRunner(), AssayVerifier(), store
+    )
+
+    (record,) = harness.run(eval_id, [Planned(spec, 1)])
+
+    assert record.outcome == "error"
+    assert record.error is not None
+    assert (record.error.stage, record.error.cause) == ("generate", "no_generator")
+    assert "write failed" in record.error.message
+    assert store.recorded(eval_id) == set()  # the transaction left nothing half-written
