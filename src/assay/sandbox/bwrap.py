@@ -386,6 +386,28 @@ class BwrapSandbox(Sandbox):
             self._cgroup_notes[ws.run_id] = why_not
         return ws
 
+    def provision_in_place(self, source: str | os.PathLike[str]) -> Workspace:
+        """`source` itself as the workspace, shown read-write at its own path; nothing is
+        copied or handed over. As root, commands act as the caller on it (see `_argv`)."""
+        self.ensure_available()
+        path = Path(source).resolve()
+        if not path.is_dir():
+            raise ProvisionError(f"not a directory: {path}", backend=self.name)
+        built = (*SYSTEM_DIRS, *PRIVATE_TMPFS, "/dev", "/proc")
+        if any(_within(point, str(path)) for point in built):
+            raise ProvisionError(
+                f"{path} holds a directory the sandbox builds itself ({', '.join(built)}): "
+                "run from a project directory, or use `--sandbox none`",
+                backend=self.name,
+            )
+        group, why_not = self._make_cgroup()
+        ws = Workspace(run_id=new_run_id(), path=path, owned=False)
+        if group is not None:
+            self._cgroups[ws.run_id] = group
+        else:
+            self._cgroup_notes[ws.run_id] = why_not
+        return ws
+
     def _make_cgroup(self) -> tuple[cgroup.RunCgroup | None, str]:
         """The control group for one workspace's commands, or why there is none."""
         if not self.options.whole_run_limits:
@@ -419,9 +441,11 @@ class BwrapSandbox(Sandbox):
             if group is not None:
                 group.remove()
         except OSError as exc:
-            remove_workspace(workspace, backend=self.name)
+            if workspace.owned:
+                remove_workspace(workspace, backend=self.name)
             raise CleanupError(f"cgroup of {workspace.run_id}: {exc}", backend=self.name) from exc
-        remove_workspace(workspace, backend=self.name)
+        if workspace.owned:  # a workspace in place is the user's directory
+            remove_workspace(workspace, backend=self.name)
 
     def limits_in_force(self, workspace: Workspace) -> dict[str, object]:
         """For evidence: every limit a command in `workspace` runs under, and what enforces it."""
@@ -441,7 +465,12 @@ class BwrapSandbox(Sandbox):
             "whole_run": whole_run,
             "tmpfs_bytes": limits.tmpfs_bytes,
             "uid": self.uid,
-            "uid_note": self._identity_note,
+            "uid_note": (
+                self._identity_note
+                if workspace.owned or not self._as_root
+                else "in place: mapped to the caller (root) on its files, so processes are "
+                "bounded by the whole-run limit only"
+            ),
             "seccomp": self._seccomp is not None,
             "seccomp_note": self._seccomp_note,
             "user_namespaces": "blocked",
@@ -471,16 +500,22 @@ class BwrapSandbox(Sandbox):
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.options.network:
             args.append("--unshare-net")
-        if not self._as_root:
+        # As root in place, the command cannot be handed the user's tree: it runs in a user
+        # namespace as the sandbox's uid mapped to the caller, so it acts on that tree as the
+        # caller would, as an unprivileged caller's command does.
+        dropped = self._as_root and workspace.owned
+        if not dropped:
             # Unprivileged bwrap needs a user namespace; none may be nested inside it. As
             # root there is none to disable: the seccomp filter refuses new ones instead.
             args += ["--unshare-user", "--disable-userns"]
+        if self._as_root and not dropped:
+            args += ["--uid", str(self.uid), "--gid", str(self.uid)]
         if self._seccomp is not None:
             args += ["--seccomp", str(_SECCOMP_FD)]
         args += self._root_args(workspace)
         args += ["--chdir", cwd]
         helpers = self._helpers
-        if self._as_root:
+        if dropped:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
             ids = str(self.uid)
             args += [
