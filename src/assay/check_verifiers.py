@@ -130,7 +130,8 @@ def run_command(
     # The command the user typed may live outside the system directories (a venv, a
     # toolchain under the home): show its installation, as verify does for its tools.
     tool = locate(check, root=Path(root))
-    with open_session(sandbox, Path(root), tool_paths=(tool,) if tool else ()) as session:
+    tools = (tool,) if tool else ()
+    with open_session(sandbox, Path(root), tool_paths=tools, in_place=True) as session:
         (evidence,) = session.run([check])
     return CommandRun(evidence, replace(session.record, swept=tuple(swept)))
 

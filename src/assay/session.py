@@ -199,18 +199,21 @@ def open_session(
     tool_paths: Sequence[str] = (),
     restore: Restore | None = None,
     commit: str | None = None,
+    in_place: bool = False,
 ) -> Iterator[Session]:
     """A session of `backend` over a workspace made from `source` (see the module docstring).
 
     `tool_paths`: binaries of toolchains the checks run, whose installations the sandbox
     shows read-only. `commit`: the workspace holds the tree of this commit of the
-    repository at `source` (with its environments linked), not its working tree. Raises
+    repository at `source` (with its environments linked), not its working tree.
+    `in_place`: `source` itself is the workspace where the backend can run there
+    (`Sandbox.provision_in_place`). Raises
     only what making the workspace raises besides refusing (an `OSError` while restoring
     protected files); the workspace is removed in every case.
     """
     from assay.sandbox import CleanupError, ProvisionError, SandboxError, SandboxUnavailable
 
-    with temporary_scratch("reports", dir=tempfile.gettempdir()) as reports:
+    with temporary_scratch("reports", dir=_outside(source)) as reports:
         session = Session(Path(reports))
         sandbox = _select(backend, Path(reports), tool_paths)
         session.sandbox = sandbox
@@ -228,7 +231,10 @@ def open_session(
             return
         session.record = RunRecord(sandbox=session.name)
         try:
-            workspace, restored = _provision(sandbox, source, restore, commit)
+            if in_place:
+                workspace, restored = sandbox.provision_in_place(source), None
+            else:
+                workspace, restored = _provision(sandbox, source, restore, commit)
         except ProvisionError as exc:
             note = f"the {session.name} sandbox could not make a workspace from {source}: {exc}"
             session.refusal = Refusal(str(exc), note, session.name)
@@ -273,6 +279,18 @@ def _select(backend: str, reports: Path, tool_paths: Sequence[str]) -> Sandbox:
 
     options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=(str(reports),))
     return select_sandbox(backend, bwrap_options=options)
+
+
+def _outside(source: Path) -> str:
+    """Where the run's reports go: the temp dir, unless that lies in `source` (a run in
+    place from /tmp), where reports would be inside the workspace; then another place."""
+    from assay.scratch import scratch_places
+
+    root = source.resolve()
+    for place in (Path(tempfile.gettempdir()), *scratch_places()):
+        if place.resolve() != root and root not in place.resolve().parents:
+            return str(place)
+    return tempfile.gettempdir()  # every place is in it: run_check says so
 
 
 def _provision(

@@ -113,6 +113,12 @@ class Sandbox(abc.ABC):
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
         """Make a workspace from a directory, or from a git repository at `commit`."""
 
+    def provision_in_place(self, source: str | os.PathLike[str]) -> Workspace:
+        """`source` itself as the workspace, for a command the user runs in their own
+        directory (`assay run`): nothing copied, nothing removed at cleanup. A backend whose
+        only confinement is its copy (`local`) makes the copy all the same."""
+        return self.provision(source)
+
     @abc.abstractmethod
     def runner(self, workspace: Workspace) -> CommandRunner:
         """The `CommandRunner` that runs commands inside `workspace`.
