@@ -114,3 +114,53 @@ def test_tasks_validate_accepts_a_sound_task_and_rejects_one_whose_solution_fixe
     assert results["calc-1"]["valid"], results["calc-1"]
     assert not results["calc-3"]["valid"]
     assert "not VERIFIED" in results["calc-3"]["reason"]
+
+
+def _processes_naming(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@needs_bwrap
+@pytest.mark.parametrize("concurrency", ["1", "2"])
+def test_an_interrupted_evaluation_stops_its_agents_and_records_no_half_attempt(
+    tmp_path: Path, concurrency: str
+) -> None:
+    from tests.eval.tasks import HANGER, write_agent
+
+    tasks = make_tasks(tmp_path, numbers=(1, 3))
+    store = tmp_path / "evals.sqlite"
+    marker = f"assay-interrupted-{os.getpid()}-{time.monotonic_ns()}"
+    agent = write_agent(tmp_path, "hang", HANGER)
+    proc = subprocess.Popen(
+        [ASSAY, "eval", str(tasks), "--agent", f"python3 {agent} {marker}"]
+        + ["--store", str(store), "--concurrency", concurrency],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(),
+    )
+    try:
+        deadline = time.monotonic() + 120
+        # Each hanging agent is two processes naming the marker: wait for every agent to hang.
+        while len(_processes_naming(marker)) < 2 * int(concurrency):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err
+    assert _recorded(store) == []  # nothing half-done is stored: --resume runs them all
+    time.sleep(0.5)
+    assert _processes_naming(marker) == []

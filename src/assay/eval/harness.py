@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ from assay.eval.sources import ResolvedSource, resolve_source
 from assay.eval.store import Store, StoreError
 from assay.eval.task import TaskSpec
 from assay.eval.verify_stage import Verification, Verifier
+from assay.process import kill_active_runs
 from assay.sandbox.base import Sandbox, SandboxError, Workspace
 from assay.scratch import make_scratch, remove_scratch
 
@@ -50,6 +52,7 @@ class _Try:
     """What one try of an attempt got to, stage by stage."""
 
     number: int
+    stopping: threading.Event
     timings: list[StageTiming] = field(default_factory=list)
     stage: Stage = Stage.GENERATE
     generator: str | None = None
@@ -61,6 +64,8 @@ class _Try:
 
     @contextlib.contextmanager
     def stage_of(self, stage: Stage) -> Iterator[None]:
+        if self.stopping.is_set() and stage is not Stage.CLEANUP:
+            raise StageError(stage, "interrupted", "the evaluation was interrupted")
         self.stage = stage
         started = time.monotonic()
         try:
@@ -117,6 +122,7 @@ class Harness:
         self.store = store
         self.retries = retries
         self.concurrency = concurrency
+        self._stopping = threading.Event()
 
     def run(
         self,
@@ -141,8 +147,18 @@ class Harness:
             self.sandbox.ensure_available()
         if self.concurrency == 1:
             return [one(item) for item in planned]
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
             return list(pool.map(one, planned))
+        except BaseException:
+            # Interrupted: the attempts under way are stopped and left unrecorded (they
+            # did not complete), so `--resume` runs them again; none is scored for it.
+            self._stopping.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            kill_active_runs()
+            raise
+        finally:
+            pool.shutdown(wait=True)
 
     def attempt(self, eval_id: str, item: Planned) -> AttemptRecord:
         """One attempt, tried again after an infrastructure error, then stored."""
@@ -151,9 +167,11 @@ class Harness:
         for number in range(1, self.retries + 2):
             tried = self._try(item.task, number)
             tries.append(tried)
-            if tried.error is None:
+            if tried.error is None or self._stopping.is_set():
                 break
         record = _record(eval_id, item, tries, started)
+        if self._stopping.is_set():
+            return record  # stopped part-way: not complete, so not recorded
         try:
             self.store.record_attempt(record)
         except StoreError as exc:
@@ -163,7 +181,7 @@ class Harness:
         return record
 
     def _try(self, spec: TaskSpec, number: int) -> _Try:
-        tried = _Try(number)
+        tried = _Try(number, self._stopping)
         scratch: Path | None = None
         try:
             with tried.stage_of(Stage.GENERATE):
@@ -188,7 +206,8 @@ class Harness:
             tried.error = AttemptError(
                 tried.stage, "internal_error", f"{type(exc).__name__}: {exc}"
             )
-        self._clean_up(tried, scratch)
+        finally:  # an interrupt too: it propagates, after the workspace is gone
+            self._clean_up(tried, scratch)
         return tried
 
     def _provision(self, source: ResolvedSource) -> Workspace:
