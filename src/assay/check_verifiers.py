@@ -67,8 +67,8 @@ def run_one(
     """`assay run`: one command as one check. Raises `InvalidRun` for unusable arguments.
 
     The defaults are `verify`'s, and so is the session (`assay.session`): a deadline,
-    the bubblewrap sandbox, a workspace made from `cwd` (its writes never reach `cwd`
-    unless the backend is `none`), and the command's tool identified inside it. The
+    the bubblewrap sandbox, `cwd` itself as the workspace (read-write, never copied:
+    only `local` runs in a copy), and the command's tool identified inside it. The
     run record (`assay.run_record`: limits, cleanup error, what was swept...) is laid
     into the evidence's `extra`; `run_status` gives the status of the whole run.
     """
@@ -100,8 +100,8 @@ def run_command(
     sandbox: str = "auto",
 ) -> CommandRun:
     """Run one command as one check, confined as `verify` confines its checks (the same
-    session: a sandbox, a workspace copy, the tool identified inside it), and return
-    its evidence and the run's record. Raises `InvalidRun` for unusable arguments; never
+    session: a sandbox, the tool identified inside it), with `cwd` itself as the workspace,
+    and return its evidence and the run's record. Raises `InvalidRun` for unusable arguments; never
     raises for what the command, its tool or the sandbox does."""
     from assay.check_execution import locate
     from assay.process import InvalidRun
