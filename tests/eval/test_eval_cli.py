@@ -70,7 +70,8 @@ def test_sigkill_mid_evaluation_then_resume_records_every_attempt_exactly_once(
     summary = json.loads(report.stdout)
     assert (summary["scored"], summary["pass_rate"], summary["errors"]) == (3, 0.0, 0)
     text = assay("report", "--store", str(store))
-    assert eval_id in text.stdout and "pass rate: 0.0% (0/3 scored)" in text.stdout
+    assert eval_id in text.stdout
+    assert "pass rate: 0.0% (0/3 scored)  errors: 0  attempts: 3/3" in text.stdout
 
 
 def test_usage_errors_are_clear_and_run_nothing(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def _rates(attempts: list[dict[str, Any]]) -> dict[str, Any]:
     passed = sum(1 for a in scored if (a["score"] or 0.0) >= 1.0)
     by_stage = Counter(f"{a['error_stage']}:{a['error_cause']}" for a in errors)
     return {
-        "attempts": len(attempts),
+        "total": len(attempts),
         "scored": len(scored),
         "passed": passed,
         "pass_rate": passed / len(scored) if scored else None,
@@ -88,7 +88,7 @@ def render_text(summary: dict[str, Any]) -> str:
         f"eval {summary['eval_id']}  agent: {summary['agent']}",
         (
             f"pass rate: {_percent(rate)} ({summary['passed']}/{summary['scored']} scored)"
-            f"  errors: {summary['errors']}  attempts: {summary['attempts']}/{summary['planned']}"
+            f"  errors: {summary['errors']}  attempts: {summary['total']}/{summary['planned']}"
         ),
     ]
     for cause, count in summary["errors_by_stage"].items():
