@@ -208,3 +208,35 @@ def test_a_store_that_will_not_take_an_attempt_never_loses_it_nor_its_first_erro
     assert (record.error.stage, record.error.cause) == ("generate", "no_generator")
     assert "write failed" in record.error.message
     assert store.recorded(eval_id) == set()  # the transaction left nothing half-written
+
+
+def test_the_report_rates_scored_attempts_and_shows_errors_beside_them(tmp_path: Path) -> None:
+    import dataclasses
+
+    from assay.eval.record import AttemptError
+    from assay.eval.summary import render_text, summarize
+
+    store = Store(tmp_path / "s.sqlite")
+    eval_id = store.create_eval("nop", {"epochs": 1, "planned": 3}, [])
+    store.record_attempt(_record(eval_id, "a"))
+    failed = dataclasses.replace(
+        _record(eval_id, "b"), status="FAILED", score=Score(0.0, status="FAILED")
+    )
+    store.record_attempt(failed)
+    error = AttemptError("provision", "source_missing", "no repository at /x")
+    store.record_attempt(
+        dataclasses.replace(_record(eval_id, "c"), outcome="error", score=None, error=error)
+    )
+    info = store.get_eval(eval_id)
+    assert info is not None
+
+    summary = summarize(store, info)
+
+    assert (summary["total"], summary["scored"], summary["passed"]) == (3, 2, 1)
+    assert summary["pass_rate"] == 0.5
+    assert summary["errors_by_stage"] == {"provision:source_missing": 1}
+    assert summary["groups"]["language"]["python"]["pass_rate"] == 0.5
+    assert summary["groups"]["task"]["c"]["pass_rate"] is None
+    text = render_text(summary)
+    assert "pass rate: 50.0% (1/2 scored)  errors: 1  attempts: 3/3" in text
+    assert "provision/source_missing: no repository at /x" in text
