@@ -25,7 +25,14 @@ class LineProgress:
 
     def __init__(self, write: Callable[[str], None]) -> None:
         self._write = write
-        self._lock = threading.Lock()  # checks of one stage end in their own threads
+        # Checks of one stage end in their own threads. Two locks, never one inside the
+        # other's holder: rich's refresh thread asks `still_running` while it holds the
+        # console's lock, and a line is written through that console, so writing while
+        # holding the lock `still_running` takes would deadlock the two.
+        self._lock = threading.Lock()
+        """Guards `printed` and `running`; nothing is called while it is held."""
+        self._writing = threading.Lock()
+        """One finished line at a time."""
         self.printed: set[str] = set()
         self.running: dict[str, float] = {}
         """The checks started and not yet ended, by name, with when they started."""
@@ -39,6 +46,7 @@ class LineProgress:
         with self._lock:
             self.running.pop(evidence.check.name, None)
             self.printed.add(line)
+        with self._writing:
             self._write(line)
 
     def still_running(self) -> str:
