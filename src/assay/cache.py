@@ -19,6 +19,12 @@ trustworthy reports are stored (`cacheable`): an `inconclusive` check, a missing
 a misbehaving verifier might come out differently next time, so those are always
 recomputed. A run with `--base`, `--protect` or `--install` does not use the cache.
 
+A verify asks first under a second name, the early key (`assay.early_key`), made before
+any sandbox exists from the same tree digest and from what decides every checker's
+version instead of the version itself; it names a stored report only once a session
+found that key's inputs unchanged (`put_alias`), so a hit under it copies, starts and
+probes nothing.
+
 Storage is SQLite in WAL mode in assay's per-user state directory (`assay.state_dir`),
 so concurrent runs can read and write safely; it is bounded in bytes, evicting the
 oldest entries first. The same database remembers each file's digest by its stat
@@ -427,13 +433,7 @@ class VerdictCache:
             raise CacheError(f"reading {self.path}: {exc}") from exc
         if row is None:
             return None
-        try:
-            report = json.loads(row[0])
-        except ValueError:
-            return None  # an unreadable entry is a miss; the next put replaces it
-        if not isinstance(report, dict):
-            return None
-        return CachedReport(report=report, stored_at=float(row[1]), key=key)
+        return _decoded(key, row[0], row[1])
 
     def put(self, key: str, report: Mapping[str, Any]) -> None:
         """Store `report` under `key` (replacing any), then evict the oldest past the bound.
@@ -449,6 +449,32 @@ class VerdictCache:
                 )
                 self._evict(db)
                 db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise CacheError(f"writing {self.path}: {exc}") from exc
+
+    def get_by_alias(self, alias: str) -> CachedReport | None:
+        """The report stored under the key `alias` names (`put_alias`), or None."""
+        try:
+            with self._connect() as db:
+                row = db.execute(
+                    "SELECT v.key, v.report, v.stored_at FROM key_aliases a"
+                    " JOIN verdicts v ON v.key = a.key WHERE a.alias = ?",
+                    (alias,),
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"reading {self.path}: {exc}") from exc
+        if row is None:
+            return None
+        return _decoded(row[0], row[1], row[2])
+
+    def put_alias(self, alias: str, key: str) -> None:
+        """Let `alias` (`assay.early_key`) name the report stored under `key`; an alias
+        whose report is evicted is a miss."""
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "INSERT OR REPLACE INTO key_aliases (alias, key) VALUES (?, ?)", (alias, key)
+                )
         except sqlite3.Error as exc:
             raise CacheError(f"writing {self.path}: {exc}") from exc
 
@@ -518,6 +544,7 @@ class VerdictCache:
             doomed.append((key,))
             freed += size
         db.executemany("DELETE FROM verdicts WHERE key = ?", doomed)
+        db.executemany("DELETE FROM key_aliases WHERE key = ?", doomed)
 
     def _connect(self) -> _Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -541,8 +568,22 @@ class VerdictCache:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS digest_roots (root TEXT PRIMARY KEY, used_at REAL NOT NULL)"
             )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS key_aliases (alias TEXT PRIMARY KEY, key TEXT NOT NULL)"
+            )
+            db.execute("CREATE INDEX IF NOT EXISTS key_aliases_key ON key_aliases (key)")
             self._initialised = True
         return _Connection(db)
+
+
+def _decoded(key: str, text: str, stored_at: float) -> CachedReport | None:
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return None  # an unreadable entry is a miss; the next put replaces it
+    if not isinstance(report, dict):
+        return None
+    return CachedReport(report=report, stored_at=float(stored_at), key=key)
 
 
 class _Connection:

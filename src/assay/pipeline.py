@@ -1,5 +1,9 @@
-"""The pipeline behind `assay verify`: discover -> plan -> session [-> install -> plan again]
--> identify -> cache -> run the plan's stages -> aggregate.
+"""The pipeline behind `assay verify`: discover -> plan -> early cache key -> session
+[-> install -> plan again] -> identify -> cache -> run the plan's stages -> aggregate.
+
+A cache hit under the early key (`assay.early_key`: the tree, the plan, the options and
+what decides each checker's version, all read without running anything) returns before
+any sandbox is made.
 
 With `--base`, the base commit's tree is read first (tampering signals, and the paths its
 configuration adds to the protected ones). With `--protect` the plan is the base's (the
@@ -26,7 +30,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.environment_proof import discard_linked_environments, protect_environment
 from assay.errors import AssayError
 from assay.evidence import CheckerId, Evidence
 from assay.plan import Plan, PlanOptions
@@ -39,7 +42,7 @@ from assay.tools import dependency_caches
 from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
-    from assay.cache import VerdictCache
+    from assay.cache import CachedReport, VerdictCache
     from assay.protect import ProtectedSet
 
 
@@ -242,12 +245,15 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         tampering = None
         if base_dir is not None and protected is not None:
             tampering = _tampering(base_dir, root, protected)
-        tools = shown_toolchains(the_plan.checks, root)
         # Taken before the workspace is copied and compared after: a tree edited meanwhile
         # must not have its new key paired with a verdict on the old copy.
         digest = _source_digest(root, options)
+        early = _early_key(root, the_plan, options, digest)
+        if early is not None and (hit := _early_hit(early, the_plan, options)) is not None:
+            return hit  # nothing was provisioned, copied or probed
+        tools = shown_toolchains(the_plan.checks, root)
         with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            run = _Run(root, options, expires, digest, restore, progress)
+            run = _Run(root, options, expires, digest, restore, progress, early)
             ran = run.in_session(session, the_plan)
     if ran.cached is not None:
         return ran.cached
@@ -270,7 +276,7 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         record=record,
     )
     if ran.cache is not None and ran.key is not None:
-        _cache_store(ran.cache, ran.key, report)
+        _cache_store(ran.cache, ran.key, report, alias=ran.alias)
     return report
 
 
@@ -327,6 +333,8 @@ class _SessionResult:
     cached: Report | None = None
     cache: VerdictCache | None = None
     key: str | None = None
+    alias: str | None = None
+    """The early key (`assay.early_key`) to name the report stored under `key` too."""
     rewritten: list[Rewritten] = field(default_factory=list)
 
 
@@ -344,6 +352,8 @@ class _Run:
     """`--protect`: the base's tree and the protected paths, restored again in the session."""
     progress: Progress | None = None
     """Told of each check of the plan as it starts and ends."""
+    early: _EarlyKey | None = None
+    """The key looked up before the session, with what it was made of."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -354,6 +364,8 @@ class _Run:
         rewritten: list[Rewritten] = []
         if self.options.install:
             if self.options.protect:  # the tree's environments are not the base's: build anew
+                from assay.environment_proof import discard_linked_environments
+
                 discard_linked_environments(session)
             env = dependency_caches(session.root)
             installed = tuple(_install(session, env))
@@ -368,14 +380,20 @@ class _Run:
                 )
             the_plan = self._plan_again(session)
         if self.options.protect:
+            from assay.environment_proof import protect_environment
+
             env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
         checkers = session.identify(the_plan.checks)
         cache, key = _cache_lookup(
             self.root, self.digest, the_plan, self.options, checkers, session
         )
+        alias = None
         if cache is not None and key is not None:
+            alias = _still_early_key(self.early, self.root, the_plan, self.options)
             hit = _cached_report(cache, key, the_plan)
             if hit is not None:
+                if alias is not None:
+                    _remember_alias(cache, alias, key)
                 return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
@@ -405,6 +423,7 @@ class _Run:
             install=installed,
             cache=cache,
             key=key,
+            alias=alias,
             rewritten=rewritten,
         )
 
@@ -534,10 +553,18 @@ def _cached_report(cache: VerdictCache, key: str, the_plan: Plan) -> Report | No
 
     try:
         hit = cache.get(key)
-        if hit is None:
-            return None
+    except CacheError:
+        return None
+    return _believed(hit, the_plan)
+
+
+def _believed(hit: CachedReport | None, the_plan: Plan) -> Report | None:
+    """`hit`'s report, unless it is unreadable or its status is not the one its evidence gives."""
+    if hit is None:
+        return None
+    try:
         report = Report.from_dict(hit.report)
-    except (CacheError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None  # an unreadable entry is a miss, never a verdict
     recomputed = aggregate(
         report.checks,
@@ -547,14 +574,96 @@ def _cached_report(cache: VerdictCache, key: str, the_plan: Plan) -> Report | No
     )
     if recomputed.status is not report.status:
         return None
-    cached = CacheHit(stored_at=hit.stored_at, key=key)
+    cached = CacheHit(stored_at=hit.stored_at, key=hit.key)
     return replace(report, record=replace(report.record, cached=cached))
 
 
-def _cache_store(cache: VerdictCache, key: str, report: Report) -> None:
+def _cache_store(cache: VerdictCache, key: str, report: Report, *, alias: str | None) -> None:
+    """Store `report` under `key` (and `alias`, the early key) if it is worth reusing."""
     from assay.cache import CacheError, cacheable
 
     if not cacheable(report.status, report.checks) or report.record.run_errors:
         return
     with contextlib.suppress(CacheError, OSError):
         cache.put(key, report.to_dict())
+        if alias is not None:
+            cache.put_alias(alias, key)
+
+
+# ------------------------------------------------------- the verdict cache, before any sandbox
+
+
+@dataclass(frozen=True, slots=True)
+class _EarlyKey:
+    """`assay.early_key`'s key for this run, and the digest of the host's binaries in it."""
+
+    key: str
+    toolchains: str
+
+
+def _judging_options(options: VerifyOptions) -> dict[str, Any]:
+    """The options that change what runs or how it is judged, beyond what the plan shows.
+    Left out: the cache's own settings, and `deadline_s`: a report is stored only when every
+    check finished (one cut short is inconclusive, never stored), and then it does not
+    depend on how much of the budget was left."""
+    return {
+        "sandbox": options.sandbox,
+        "canaries": options.plants_canaries,
+        "timeout_s": options.timeout_s,
+        "kinds": sorted(k.value for k in options.kinds) if options.kinds else None,
+        "all_tests": options.all_tests,
+    }
+
+
+def _early_key(
+    root: Path, the_plan: Plan, options: VerifyOptions, digest: str | None
+) -> _EarlyKey | None:
+    """This run's early key, or None when caching is off or a checker cannot be pinned down."""
+    if digest is None:
+        return None
+    from assay.early_key import early_key, toolchains
+
+    try:
+        host = toolchains(the_plan.checks, root, options.sandbox)
+    except OSError:
+        return None
+    if host is None:
+        return None
+    key = early_key(digest, the_plan.to_dict(), _judging_options(options), host)
+    return _EarlyKey(key, host)
+
+
+def _early_hit(early: _EarlyKey, the_plan: Plan, options: VerifyOptions) -> Report | None:
+    from assay.cache import CacheError, VerdictCache
+
+    try:
+        hit = VerdictCache(options.cache_dir).get_by_alias(early.key)
+    except (CacheError, OSError):
+        return None
+    return _believed(hit, the_plan)
+
+
+def _still_early_key(
+    early: _EarlyKey | None, root: Path, the_plan: Plan, options: VerifyOptions
+) -> str | None:
+    """`early`'s key, if the host's binaries it was made of are still as they were once the
+    session has identified its checkers: only then does it name what the session's key does."""
+    if early is None:
+        return None
+    from assay.early_key import toolchains
+
+    try:
+        return (
+            early.key
+            if toolchains(the_plan.checks, root, options.sandbox) == early.toolchains
+            else None
+        )
+    except OSError:
+        return None
+
+
+def _remember_alias(cache: VerdictCache, alias: str, key: str) -> None:
+    from assay.cache import CacheError
+
+    with contextlib.suppress(CacheError, OSError):
+        cache.put_alias(alias, key)

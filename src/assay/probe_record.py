@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Mapping
 from contextlib import closing
@@ -129,11 +130,20 @@ def _is_dispatcher(invoked: str, real: str) -> bool:
 
 def _shebang(real: str) -> list[str] | None:
     """The `#!` line of `real` split into words, or None for a binary that has none."""
+    # A binary in the tree under verification is the repository's: opened without
+    # blocking (a FIFO put there would hang the host) and read only if it is a regular file.
     try:
-        with open(real, "rb") as f:
-            head = f.read(SHEBANG_MAX_BYTES)
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         raise _Unfingerprintable(f"cannot read {real}: {exc}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Unfingerprintable(f"{real} is not a regular file")
+        head = os.read(fd, SHEBANG_MAX_BYTES)
+    except OSError as exc:
+        raise _Unfingerprintable(f"cannot read {real}: {exc}") from exc
+    finally:
+        os.close(fd)
     if not head.startswith(b"#!"):
         return None
     line, newline, _ = head[2:].partition(b"\n")
