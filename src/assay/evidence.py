@@ -239,6 +239,9 @@ class Evidence:
             "signal": result.signal if result else None,
             "timed_out": result.timed_out if result else False,
             "duration_s": round(result.duration_s, 6) if result else 0.0,
+            # What the check's process tree cost (None: nothing ran, or it was not measured).
+            "cpu_s": round(result.cpu_s, 6) if result and result.cpu_s is not None else None,
+            "peak_rss_bytes": result.peak_rss_bytes if result else None,
             "checker": self.checker.to_dict() if self.checker else None,
             "stdout": result.stdout.to_dict() if result else empty,
             "stderr": result.stderr.to_dict() if result else empty,

@@ -81,7 +81,8 @@ class ProcessResult:
     stdout: CapturedOutput
     stderr: CapturedOutput
     cpu_s: float | None = None
-    """User + system CPU time of the main process and the children it waited for."""
+    """User + system CPU time of the main process and the children it waited for, and of
+    the run's orphans this process reaped (a sandbox's init, with the command below it)."""
     peak_rss_bytes: int | None = None
     """Peak resident set size of the largest process among them, as the kernel reports it
     (Linux counts a child's size before exec too, so this is at least the size of the
@@ -212,6 +213,7 @@ class _Execution:
         self.marker = marker
         self.out = BoundedBuffer(head_bytes, tail_bytes)
         self.err = BoundedBuffer(head_bytes, tail_bytes)
+        self.since: int | None = None
 
     def run(self) -> ProcessResult:
         started = time.monotonic()
@@ -228,15 +230,18 @@ class _Execution:
             )
         except OSError as exc:
             return self._start_failed(exc, time.monotonic() - started)
+        # The run's start: the sweeps look at nothing older. Read before anything could reap
+        # the main process (it is ours to reap), so the pid is still its own.
+        self.since = reaper.start_ticks(proc.pid)
         _ACTIVE.add(proc.pid, self.marker)
         try:
-            with reaper.waiting_on(proc.pid):  # its status is ours to read, no sweep's
+            with reaper.waiting_on(proc.pid, self.since):  # its status is ours to read, no sweep's
                 try:
                     return self._supervise(proc, started)
                 finally:
                     if proc.returncode is None:
                         # Supervision did not finish: nothing of this run outlives it all the same.
-                        reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+                        reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
                         _reap(proc.pid)
         finally:
             _ACTIVE.discard(proc.pid)
@@ -293,7 +298,7 @@ class _Execution:
             self._terminate(proc.pid, pipes)
         # Phase 2: the main process is done, or about to be killed. It is not reaped yet, so
         # its process group id cannot be reused: everything it left behind dies first.
-        reaper.kill_run(proc.pid, self.marker, keep=proc.pid)
+        swept = reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
         status = _reap(proc.pid)
         # Phase 3: collect what is still in the pipes, but never wait on a holder forever.
         drain_end = time.monotonic() + DRAIN_SECONDS
@@ -313,18 +318,18 @@ class _Execution:
             duration_s=time.monotonic() - started,
             stdout=self.out.result(),
             stderr=self.err.result(),
-            cpu_s=status.cpu_s,
-            peak_rss_bytes=status.peak_rss_bytes,
+            cpu_s=status.cpu_s + swept.cpu_s,
+            peak_rss_bytes=max(status.peak_rss_bytes, swept.max_rss_bytes),
             output_complete=output_complete,
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:
         """TERM the whole tree and keep draining until it is gone, every survivor ignores
         TERM, or the grace period ends (the caller then KILLs whatever is left, and reaps)."""
-        reaper.signal_run(pid, self.marker, signal.SIGTERM)
+        reaper.signal_run(pid, self.marker, signal.SIGTERM, since=self.since)
         grace_end = time.monotonic() + TERM_GRACE_SECONDS
         while (remaining := grace_end - time.monotonic()) > 0:
-            if not reaper.awaiting(pid, self.marker, signal.SIGTERM):
+            if not reaper.awaiting(pid, self.marker, signal.SIGTERM, since=self.since):
                 return
             pipes.pump(min(_EXIT_POLL_SECONDS / 5, remaining))
 

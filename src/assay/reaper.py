@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 #: Environment variable carrying the per-run marker.
 MARKER_VAR = "ASSAY_RUN_MARKER"
@@ -78,29 +80,161 @@ def _set_subreaper() -> bool:
         return False
 
 
-def marked_pids(marker: str) -> list[int]:
-    """Pids of live processes whose environment carries `marker` (ours included never)."""
-    needle = f"{MARKER_VAR}={marker}".encode()
-    found = []
-    me = os.getpid()
+def marked_pids(marker: str, *, since: int | None = None) -> list[int]:
+    """Pids of processes whose environment carries `marker` (ours included never); with
+    `since` (clock ticks since boot, see `start_ticks`), only of those started then or later."""
+    return [found.pid for found in _scan_all(None, marker, since)]
+
+
+def start_ticks(pid: int) -> int | None:
+    """When `pid` started, in clock ticks since boot (field 22 of /proc/PID/stat), if it exists.
+
+    A run's main process is its first: every process of the run started at or after it, so
+    the sweeps below look at nothing older (the machine's other processes, however many)."""
+    fields = _stat_fields(pid)
     try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
+        return int(fields[19]) if fields is not None else None
+    except (IndexError, ValueError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A process of the run, as one look at /proc saw it."""
+
+    pid: int
+    in_group: bool
+    """In the run's process group (signalled through it, not one by one)."""
+    alive: bool
+    """Neither a zombie nor gone."""
+
+
+def _scan(pgid: int | None, marker: str, since: int | None) -> list[_Found]:
+    """The run's processes, zombies included: members of the group `pgid` and processes
+    carrying `marker`. Where this process is a subreaper and the leader is known, only the
+    run's own processes are read; otherwise every process started since `since`."""
+    if pgid is not None and since is not None and _subreaper_enabled and _children_listed():
+        return _walk(pgid, marker, since)
+    return _scan_all(pgid, marker, since)
+
+
+def _walk(pgid: int, marker: str, since: int) -> list[_Found]:
+    """Every process of a run descends from its leader or, its parent gone, was adopted by
+    this process (a subreaper): the trees under the leader and under the adopted children
+    that are the run's (its group, its marker). The machine's other processes are never read."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    me = os.getpid()
+    roots = [pgid]
+    for child in _children(me):
+        fields = _stat_fields(child)
+        if child == pgid or fields is None or len(fields) < 20 or int(fields[19]) < since:
             continue
-        pid = int(entry)
+        in_run = int(fields[2]) == pgid or needle in (_environ(child) or b"").split(b"\0")
+        if in_run or (fields[0] == b"Z" and _sandbox_init_of(pgid, child, int(fields[19]))):
+            roots.append(child)
+    found: list[_Found] = []
+    visited: set[int] = {me}
+    while roots:
+        pid = roots.pop()
+        if pid in visited:
+            continue
+        visited.add(pid)
+        fields = _stat_fields(pid)
+        if fields is None:
+            continue
+        found.append(_Found(pid, int(fields[2]) == pgid, fields[0] not in (b"Z", b"X")))
+        roots.extend(_task_children(pid))
+    return found
+
+
+def _sandbox_init_of(pgid: int, zombie: int, started: int) -> bool:
+    """Whether `zombie`, a dead child of ours whose marker went with its memory, is the
+    init of the run led by `pgid`'s sandbox: it lived in a PID namespace below ours (as
+    bubblewrap's init does; the outer bwrap exits without waiting for it, so it comes to us),
+    and of the runs this process is waiting on, that run's leader is the only one started
+    before it (by start time, and by pid: pids are handed out in increasing order)."""
+    own_depth = _own_namespace_depth()
+    depth = _namespace_depth(f"/proc/{zombie}/status")
+    if own_depth is None or depth is None or depth <= own_depth:
+        return False
+    earlier = [
+        leader
+        for leader, since in _waiting.starts().items()
+        if since is not None and since <= started and _allocated_before(leader, zombie)
+    ]
+    return earlier == [pgid]
+
+
+def _allocated_before(first: int, second: int) -> bool:
+    """Whether pid `first` was handed out before `second`, both recent (pids wrap around)."""
+    return 0 < (second - first) % _pid_max() < _pid_max() // 2
+
+
+def _pid_max() -> int:
+    global _PID_MAX
+    if _PID_MAX is None:
+        try:
+            with open("/proc/sys/kernel/pid_max", "rb") as f:
+                _PID_MAX = int(f.read())
+        except (OSError, ValueError):
+            _PID_MAX = 1 << 22
+    return _PID_MAX
+
+
+_PID_MAX: int | None = None
+
+
+def _scan_all(pgid: int | None, marker: str, since: int | None) -> list[_Found]:
+    """One pass over /proc; a process started before `since` is skipped on its stat line
+    alone, its environment never read."""
+    needle = f"{MARKER_VAR}={marker}".encode()
+    me = os.getpid()
+    found = []
+    for pid in _proc_pids():
         if pid == me:
             continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                environ = f.read()
-        except OSError:
+        fields = _stat_fields(pid)
+        if fields is None or len(fields) < 20:
             continue
-        if needle in environ.split(b"\0"):
-            found.append(pid)
+        if since is not None and int(fields[19]) < since:
+            continue
+        alive = fields[0] not in (b"Z", b"X")
+        if pgid is not None and int(fields[2]) == pgid:
+            found.append(_Found(pid, True, alive))
+            continue
+        environ = _environ(pid)
+        if environ is not None and needle in environ.split(b"\0"):
+            found.append(_Found(pid, False, alive))
     return found
+
+
+def _task_children(pid: int) -> list[int]:
+    """Children of every thread of `pid` (an orphan is adopted by one thread)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    children: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                children.extend(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def _children_listed() -> bool:
+    """Whether the kernel lists a process's children (CONFIG_PROC_CHILDREN)."""
+    return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _environ(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def signal_group(pgid: int, sig: int) -> None:
@@ -118,24 +252,26 @@ def signal_pids(pids: list[int], sig: int) -> None:
             pass
 
 
-def signal_run(pgid: int, marker: str, sig: int) -> list[int]:
-    """Send `sig` to the run's process group and to every process carrying its marker."""
+def signal_run(pgid: int, marker: str, sig: int, *, since: int | None = None) -> list[int]:
+    """Send `sig` to the run's process group and to every process carrying its marker.
+
+    `since` is the run's start (`start_ticks` of its leader), given only while the leader is
+    not reaped (its pid is still its own): nothing older is looked at."""
     signal_group(pgid, sig)
-    pids = marked_pids(marker)
+    pids = [found.pid for found in _scan(pgid, marker, since) if not found.in_group]
     signal_pids(pids, sig)
     return pids
 
 
-def run_alive(pgid: int, marker: str) -> bool:
+def run_alive(pgid: int, marker: str, *, since: int | None = None) -> bool:
     """Whether any process of the run is still alive (zombies do not count)."""
-    return _group_alive(pgid) or any(_alive(p) for p in marked_pids(marker))
+    return any(found.alive for found in _scan(pgid, marker, since))
 
 
-def awaiting(pgid: int, marker: str, sig: int) -> bool:
+def awaiting(pgid: int, marker: str, sig: int, *, since: int | None = None) -> bool:
     """Whether a live process of the run may still act on `sig`: one that does not ignore
     it. When every survivor ignores it (SIG_IGN), waiting out a grace period is pointless."""
-    live = {p for p in (*_group_members(pgid), *marked_pids(marker)) if _alive(p)}
-    return any(not _ignores(p, sig) for p in live)
+    return any(f.alive and not _ignores(f.pid, sig) for f in _scan(pgid, marker, since))
 
 
 def _ignores(pid: int, sig: int) -> bool:
@@ -150,70 +286,114 @@ def _ignores(pid: int, sig: int) -> bool:
     return False  # unknown: assume it may still act, and wait
 
 
-def kill_run(pgid: int, marker: str, *, keep: int | None = None) -> None:
-    """SIGKILL everything of the run, then reap what re-parented to us.
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What reaped processes cost, as wait4 reports it: each one's own use and that of the
+    descendants it waited for."""
 
-    `keep` is a pid the caller reaps itself (to read its exit status). Repeats
-    for a short while: a process may fork between our scan and our kill.
+    cpu_s: float = 0.0
+    """User + system CPU seconds, summed."""
+    max_rss_bytes: int = 0
+    """The largest peak resident set size among them (not a sum: the kernel keeps only
+    each process's own peak)."""
+
+    @classmethod
+    def of(cls, rusage: resource.struct_rusage) -> Usage:
+        return cls(rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss * 1024)  # Linux: KiB
+
+    def plus(self, other: Usage) -> Usage:
+        return Usage(self.cpu_s + other.cpu_s, max(self.max_rss_bytes, other.max_rss_bytes))
+
+
+def kill_run(pgid: int, marker: str, *, keep: int | None = None, since: int | None = None) -> Usage:
+    """SIGKILL everything of the run, then reap what re-parented to us; returns what the
+    processes reaped here cost (bubblewrap's init, and below it the sandboxed command, is
+    one: the outer bwrap exits without waiting for it).
+
+    `keep` is a pid the caller reaps itself (to read its exit status). When it is the
+    group's leader, not reaped yet, its start time is the run's start and `since` need not
+    be given. Repeats for a short while: a process may fork between our scan and our kill.
     """
+    if since is None and keep is not None and keep == pgid:
+        since = start_ticks(pgid)
     deadline = time.monotonic() + REAP_WAIT_SECONDS
     seen: set[int] = set()
+    usage = Usage()
     while True:
-        seen.update(signal_run(pgid, marker, signal.SIGKILL))
+        signal_group(pgid, signal.SIGKILL)
+        found = _scan(pgid, marker, since)
+        signal_pids([f.pid for f in found if f.alive and not f.in_group], signal.SIGKILL)
+        seen.update(f.pid for f in found)
         if keep is not None:
             seen.discard(keep)
-        _reap(seen)
+        usage = usage.plus(_reap(seen))
         seen = {p for p in seen if os.path.exists(f"/proc/{p}")}  # zombies too: not yet reaped
-        if (not seen and not _group_alive(pgid)) or time.monotonic() >= deadline:
+        # Done when a look finds nothing alive: what was killed just now is looked at again.
+        if (not seen and not any(f.alive for f in found)) or time.monotonic() >= deadline:
             break
         time.sleep(0.005)
     reap_adopted()  # those of the run that were dead before it could be seen
+    return usage
 
 
-def _reap(pids: set[int] | list[int]) -> None:
+def _reap(pids: set[int] | list[int]) -> Usage:
     """Collect zombies among `pids` (seen alive with the run's marker: the run's own) that
-    are our children (orphans adopted as subreaper)."""
+    are our children (orphans adopted as subreaper); what they cost."""
+    usage = Usage()
     for pid in pids:
         if _waiting.holds(pid):
             continue
         try:
-            os.waitpid(pid, os.WNOHANG)
+            done, _, rusage = os.wait4(pid, os.WNOHANG)
         except ChildProcessError:
-            pass  # not ours to reap: its own parent will
+            continue  # not ours to reap: its own parent will
+        if done:
+            usage = usage.plus(Usage.of(rusage))
+    return usage
 
 
 # --------------------------------------------------------------------------- adopted orphans
 
 
 class _Waiting:
-    """Pids that assay's own code waits on (a run's main process): never reaped by a sweep."""
+    """Pids that assay's own code waits on (a run's main process): never reaped by a sweep.
+    With each, when known, its start (`start_ticks`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pids: dict[int, int] = {}
+        self._starts: dict[int, int | None] = {}
 
-    def add(self, pid: int) -> None:
+    def add(self, pid: int, since: int | None = None) -> None:
         with self._lock:
             self._pids[pid] = self._pids.get(pid, 0) + 1
+            self._starts[pid] = since
 
     def discard(self, pid: int) -> None:
         with self._lock:
             left = self._pids.pop(pid, 1) - 1
             if left > 0:
                 self._pids[pid] = left
+            else:
+                self._starts.pop(pid, None)
 
     def holds(self, pid: int) -> bool:
         with self._lock:
             return pid in self._pids
+
+    def starts(self) -> dict[int, int | None]:
+        with self._lock:
+            return dict(self._starts)
 
 
 _waiting = _Waiting()
 
 
 @contextlib.contextmanager
-def waiting_on(pid: int) -> Iterator[None]:
-    """Mark `pid` as one this process waits on itself, for as long as the block runs."""
-    _waiting.add(pid)
+def waiting_on(pid: int, since: int | None = None) -> Iterator[None]:
+    """Mark `pid` as one this process waits on itself, for as long as the block runs;
+    `since` is its start (`start_ticks`), to tell its sandbox's init from another run's."""
+    _waiting.add(pid, since)
     try:
         yield
     finally:
@@ -364,30 +544,3 @@ def _alive(pid: int) -> bool:
     # The state letter follows the parenthesised command name.
     state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
     return state not in (b"Z", b"X", b"")
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A group of zombies still answers signal 0; only count living members.
-    return any(_alive(pid) for pid in _group_members(pgid))
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
