@@ -79,6 +79,46 @@ def bench_overhead(repeat: int) -> None:
     row("overhead: assay run -- (1 s command)", via, direct, "ms", "target ratio <= 1.05")
 
 
+def checked_wall(argv: list[str], cwd: str) -> float:
+    """`wall`, but a run that did not succeed is an error, never a figure."""
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"benchmark command failed ({done.returncode}): {argv}\n{done.stdout[-2000:]!r}")
+    return took
+
+
+def median_checked(argv: list[str], repeat: int, cwd: str) -> float:
+    checked_wall(argv, cwd)  # warm caches
+    return statistics.median(checked_wall(argv, cwd) for _ in range(repeat))
+
+
+def bench_sandboxes(repeat: int) -> None:
+    """`assay run` per backend, from a small project directory: `true` (the fixed cost)
+    and `sleep 1` (the cost on a real command), against the same commands run directly."""
+    with tempfile.TemporaryDirectory() as work:
+        Path(work, "README").write_text("a small project\n")
+        direct_true = median_checked(["true"], repeat, work)
+        direct_sleep = median_checked(["sleep", "1"], max(3, repeat // 2), work)
+        for backend in ("none", "local", "bwrap"):
+            run = [ASSAY, "run", "--sandbox", backend, "--kind", "build", "--"]
+            row(
+                f"run -- true, {backend}",
+                median_checked([*run, "true"], repeat, work),
+                direct_true,
+                "ms",
+                "",
+            )
+            row(
+                f"run -- sleep 1, {backend}",
+                median_checked([*run, "sleep", "1"], max(3, repeat // 2), work),
+                direct_sleep,
+                "ms",
+                "target ratio <= 1.03",
+            )
+
+
 KILL_TREE = """
 import signal, subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c",
@@ -163,6 +203,7 @@ def main() -> None:
     print(f"assay: {ASSAY}\npython: {PYTHON}\n")
     bench_cold_start(repeat)
     bench_overhead(repeat)
+    bench_sandboxes(repeat)
     bench_kill_latency(3 if args.quick else 5)
     bench_flood()
 
