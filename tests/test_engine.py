@@ -390,4 +390,6 @@ def test_instrument_sends_bytecode_to_the_report_dir(tmp_path: Path) -> None:
     check = Check(
         name="c", kind=Kind.BUILD, argv=("python3", "-m", "compileall"), tool="compileall"
     )
-    assert instrument(check, None, tmp_path).env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache")
+    planned = instrument(check, None, tmp_path)
+    assert planned.argv[1] == "-c" and planned.argv[3] == str(tmp_path / "pycache")
+    assert "PYTHONPYCACHEPREFIX" not in planned.env  # not for the whole interpreter

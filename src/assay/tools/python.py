@@ -141,10 +141,28 @@ def _pyright(request: Request) -> Instrumented:
     return request.runs(argv)
 
 
+#: `python -m compileall ARGS`, with the tree's byte-code sent to a directory (its first
+#: argument). The prefix is set only once compileall and what it imports are loaded: for the
+#: whole interpreter (`PYTHONPYCACHEPREFIX`) it would ignore the standard library's own
+#: byte-code and compile each module it imports from source, on every run. (The imports
+#: listed are those compileall makes lazily: argparse's locale, py_compile's shutil.)
+_COMPILEALL_INTO = (
+    "import argparse, compileall, locale, py_compile, re, shutil, sys; "
+    "sys.pycache_prefix = sys.argv.pop(1); sys.argv[0] = 'compileall'; "
+    "sys.exit(not compileall.main())"
+)
+
+
 def _compileall(request: Request) -> Instrumented:
     # Byte-code goes next to the reports, not into the workspace's __pycache__ directories.
-    env = {"PYTHONPYCACHEPREFIX": str(request.report_dir / "pycache"), **request.check.env}
-    return Instrumented(request.argv, env)
+    prefix = str(request.report_dir / "pycache")
+    argv = request.argv
+    if argv[1:3] == ("-m", "compileall"):
+        return Instrumented(
+            (argv[0], "-c", _COMPILEALL_INTO, prefix, *argv[3:]), dict(request.check.env)
+        )
+    # Another spelling (a wrapper, options before -m): the prefix for the whole interpreter.
+    return Instrumented(argv, {"PYTHONPYCACHEPREFIX": prefix, **request.check.env})
 
 
 # --------------------------------------------------------------------------- recognising

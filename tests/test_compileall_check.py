@@ -1,0 +1,69 @@
+"""The compileall check is a real syntax check that compiles the tree's files only.
+
+Pointing `PYTHONPYCACHEPREFIX` at a fresh directory for the whole interpreter made it
+ignore the standard library's own byte-code and compile every module it imports from
+source, on every run. Only the tree's byte-code belongs in the report directory."""
+
+from __future__ import annotations
+
+import re
+import sys
+import sysconfig
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.instrument import instrument
+from assay.parsers.python import parse_compileall
+from assay.process import ProcessResult, run_process
+from assay.verdict import Kind
+
+STDLIB = sysconfig.get_paths()["stdlib"]
+#: What `python -v` says when it compiles a module from its source rather than loading it.
+FROM_SOURCE = re.compile(r"^# code object from '?(?P<path>[^'\n]+\.py)'?$", re.MULTILINE)
+
+
+def compileall_check(tree: Path) -> Check:
+    argv = (sys.executable, "-m", "compileall", "-q", "-x", r"(^|/)(\.git)(/|$)", ".")
+    return Check(name="compileall", kind=Kind.BUILD, argv=argv, cwd=str(tree), tool="compileall")
+
+
+def run(tree: Path, reports: Path, *, verbose: bool = False) -> tuple[Check, ProcessResult]:
+    check = compileall_check(tree)
+    planned = instrument(check, None, reports)
+    env = {**planned.env, **({"PYTHONVERBOSE": "1"} if verbose else {})}
+    return check, run_process(planned.argv, cwd=tree, env=env, timeout=60)
+
+
+def make_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "mod.py").write_text("import os\n\n\ndef f() -> str:\n    return os.sep\n")
+    return tree
+
+
+def test_no_standard_library_module_is_compiled_from_source(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    _, result = run(tree, tmp_path / "reports", verbose=True)
+    assert result.exit_code == 0, result.stderr.text
+    compiled = [m["path"] for m in FROM_SOURCE.finditer(result.stderr.text)]
+    stdlib = [path for path in compiled if path.startswith(STDLIB)]
+    assert not stdlib, f"compiled {len(stdlib)} standard library modules: {stdlib[:5]}"
+
+
+def test_the_trees_bytecode_goes_to_the_report_dir_not_the_tree(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    _, result = run(tree, tmp_path / "reports")
+    assert result.exit_code == 0, result.stderr.text
+    assert not list(tree.rglob("__pycache__"))
+    assert list((tmp_path / "reports" / "pycache").rglob("mod.*.pyc"))
+
+
+def test_a_planted_syntax_error_fails_with_its_location(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path)
+    (tree / "pkg" / "broken.py").write_text("x = (\n")
+    check, result = run(tree, tmp_path / "reports")
+    assert result.exit_code == 1
+    parsed = parse_compileall(check, result, None)
+    assert [(d.file, d.line) for d in parsed.diagnostics] == [("pkg/broken.py", 1)]
+    assert "never closed" in parsed.diagnostics[0].message
