@@ -25,13 +25,13 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
-from assay.evidence import CheckerId, Evidence
+from assay.evidence import Check, CheckerId, Evidence
 from assay.plan import Plan, PlanOptions
 from assay.progress import Progress
 from assay.report import Report, aggregate
@@ -252,8 +252,12 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         if early is not None and (hit := _early_hit(early, the_plan, options)) is not None:
             return hit  # nothing was provisioned, copied or probed
         tools = shown_toolchains(the_plan.checks, root)
-        with open_session(options.sandbox, root, tool_paths=tools, restore=restore) as session:
-            run = _Run(root, options, expires, digest, restore, progress, early)
+        mypy_cache = _mypy_cache(root, the_plan, options)
+        writable = (mypy_cache,) if mypy_cache is not None else ()
+        with open_session(
+            options.sandbox, root, tool_paths=tools, restore=restore, writable=writable
+        ) as session:
+            run = _Run(root, options, expires, digest, restore, progress, early, mypy_cache)
             ran = run.in_session(session, the_plan)
     if ran.cached is not None:
         return ran.cached
@@ -354,6 +358,8 @@ class _Run:
     """Told of each check of the plan as it starts and ends."""
     early: _EarlyKey | None = None
     """The key looked up before the session, with what it was made of."""
+    mypy_cache: Path | None = None
+    """The repository's warm mypy cache (`assay.mypy_cache`), writable in the session."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -397,6 +403,7 @@ class _Run:
                 return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
+        self._hand_over_mypy_cache(session)
         ran = "the tool probes"  # a project's own tool answers its --version in the workspace
         for stage in the_plan.stages:
             if any(e.verdict is Verdict.FAIL for e in evidence):
@@ -406,7 +413,7 @@ class _Run:
             self._put_back(session, ran, rewritten)
             evidence.extend(
                 session.run(
-                    stage.checks,
+                    self._with_mypy_cache(stage.checks),
                     env=env,
                     expires=self.expires,
                     canaries=self.options.plants_canaries,
@@ -426,6 +433,27 @@ class _Run:
             alias=alias,
             rewritten=rewritten,
         )
+
+    def _hand_over_mypy_cache(self, session: Session) -> None:
+        """Let this session's sandbox write the warm mypy cache; if it cannot, mypy starts
+        cold (the cache is not named to it)."""
+        if self.mypy_cache is None:
+            return
+        from assay.mypy_cache import hand_over
+        from assay.protected_workspace import sandbox_uid
+
+        uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+        try:
+            hand_over(self.mypy_cache, uid)
+        except OSError:
+            self.mypy_cache = None
+
+    def _with_mypy_cache(self, checks: Sequence[Check]) -> Sequence[Check]:
+        if self.mypy_cache is None:
+            return checks
+        from assay.mypy_cache import with_mypy_cache
+
+        return with_mypy_cache(checks, self.mypy_cache)
 
     def _plan_again(self, session: Session) -> Plan:
         """The plan once the install steps have run: from the base under `--protect`."""
@@ -447,6 +475,18 @@ class _Run:
         uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
         if uid is not None:
             lock_protected(session.root, self.restore.protected, uid)
+
+
+def _mypy_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None:
+    from assay.mypy_cache import mypy_cache_for
+
+    return mypy_cache_for(
+        root,
+        the_plan.checks,
+        sandbox=options.sandbox,
+        judged_against_base=options.base is not None or options.protect,
+        state_dir=options.cache_dir,
+    )
 
 
 def _install(session: Session, env: dict[str, str]) -> list[Evidence]:

@@ -200,6 +200,7 @@ def open_session(
     restore: Restore | None = None,
     commit: str | None = None,
     in_place: bool = False,
+    writable: Sequence[Path] = (),
 ) -> Iterator[Session]:
     """A session of `backend` over a workspace made from `source` (see the module docstring).
 
@@ -207,7 +208,8 @@ def open_session(
     shows read-only. `commit`: the workspace holds the tree of this commit of the
     repository at `source` (with its environments linked), not its working tree.
     `in_place`: `source` itself is the workspace where the backend can run there
-    (`Sandbox.provision_in_place`). Raises
+    (`Sandbox.provision_in_place`). `writable`: host directories outside the workspace
+    the checks may write besides their reports (a warm cache of a tool's). Raises
     only what making the workspace raises besides refusing (an `OSError` while restoring
     protected files); the workspace is removed in every case.
     """
@@ -215,7 +217,7 @@ def open_session(
 
     with temporary_scratch("reports", dir=_outside(source)) as reports:
         session = Session(Path(reports))
-        sandbox = _select(backend, Path(reports), tool_paths)
+        sandbox = _select(backend, (Path(reports), *writable), tool_paths)
         session.sandbox = sandbox
         try:
             sandbox.ensure_available()
@@ -272,12 +274,14 @@ def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
     return tuple(sorted(p for p in found if p))
 
 
-def _select(backend: str, reports: Path, tool_paths: Sequence[str]) -> Sandbox:
-    """The backend for this session: bubblewrap may write only the report directory, and
-    sees the toolchains the checks use even where they live under the hidden home."""
+def _select(backend: str, writable: Sequence[Path], tool_paths: Sequence[str]) -> Sandbox:
+    """The backend for this session: bubblewrap may write only the report directory (and
+    `writable`'s others), and sees the toolchains the checks use even where they live
+    under the hidden home."""
     from assay.sandbox import BwrapOptions, select_sandbox
 
-    options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=(str(reports),))
+    shown = tuple(str(path) for path in writable)
+    options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=shown)
     return select_sandbox(backend, bwrap_options=options)
 
 

@@ -1,0 +1,65 @@
+"""mypy starts warm in the sandbox, from a cache of assay's per repository, and still finds
+every type error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.mypy_cache import MYPY_CACHES, mypy_cache_for
+from assay.pipeline import VerifyOptions, make_plan, verify
+from assay.verdict import Status, Verdict
+from tests.cli import path_with_venv
+from tests.repos import write
+
+TYPED = {
+    "pyproject.toml": "[tool.mypy]\nstrict = true\nfiles = ['pkg']\n",
+    "pkg/__init__.py": "",
+    "pkg/calc.py": "def double(x: int) -> int:\n    return x * 2\n",
+}
+
+
+#: What mypy writes in any cache directory it is given, before it caches anything.
+MYPY_OWN_MARKERS = ("CACHEDIR.TAG", ".gitignore")
+
+
+@pytest.fixture
+def typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PATH", path_with_venv())
+    return write(tmp_path / "typed", TYPED)
+
+
+def mypy_verdict(repo: Path, state: Path) -> Verdict:
+    options = VerifyOptions(use_cache=False, cache_dir=str(state), kinds=frozenset({"typecheck"}))
+    report = verify(repo, options)
+    (mypy,) = [e for e in report.checks if e.check.tool == "mypy"]
+    assert report.status in (Status.VERIFIED, Status.FAILED), report.note
+    return mypy.verdict
+
+
+def test_a_planted_type_error_is_found_with_a_warm_cache(typed: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    assert mypy_verdict(typed, state) is Verdict.PASS
+    (cache,) = (state / MYPY_CACHES).iterdir()
+    kept = [p for p in cache.rglob("*") if p.is_file() and p.name not in MYPY_OWN_MARKERS]
+    assert kept, "mypy did not keep its cache in assay's"
+    (typed / "pkg" / "calc.py").write_text('def double(x: int) -> int:\n    return "x"\n')
+    assert mypy_verdict(typed, state) is Verdict.FAIL
+    (typed / "pkg" / "calc.py").write_text(TYPED["pkg/calc.py"])
+    assert mypy_verdict(typed, state) is Verdict.PASS
+
+
+def test_each_repository_has_its_own_and_a_judged_change_none(typed: Path, tmp_path: Path) -> None:
+    other = write(tmp_path / "other", TYPED)
+    checks = make_plan(typed, VerifyOptions()).checks
+    state = tmp_path / "state"
+    mine = mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+    theirs = mypy_cache_for(
+        other, checks, sandbox="auto", judged_against_base=False, state_dir=state
+    )
+    assert mine is not None and theirs is not None and mine != theirs
+    judged = mypy_cache_for(
+        typed, checks, sandbox="auto", judged_against_base=True, state_dir=state
+    )
+    assert judged is None
