@@ -28,7 +28,7 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
     failed = [c for c in evidence.test_cases if c.outcome in ("failed", "error", "errors")]
     lines = []
     for case in failed[:5]:
-        lines.append(f"  {name}: FAILED {case.name}")
+        lines.append(f"  {name}: FAILED {relative(evidence, case.name)}")
         message = [
             line.strip()
             for line in relative(evidence, case.message or "").splitlines()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -18,6 +19,7 @@ from assay.parsers._text import (
     strip_ansi,
     to_int,
 )
+from assay.parsers.node_failures import message, printed_failures, tap_top_level
 from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
@@ -140,7 +142,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                     outcome=_JEST_STATUS.get(str(assertion.get("status")), "error"),
                     file=file,
                     duration_s=_ms(assertion.get("duration")),
-                    message=str(messages[0])[:500] if messages else None,
+                    message=message(strip_ansi(str(messages[0])), result.cwd) if messages else None,
                 )
             )
     tests = count_cases(cases, "jest-json", errors=unloaded_suites)
@@ -189,9 +191,6 @@ def _text_shows_failure(result: ProcessResult) -> bool:
 _NODE_SUMMARY = re.compile(
     r"^(?:#|ℹ)\s+(?P<key>tests|pass|fail|cancelled|skipped|todo)\s+(?P<n>\d+)\s*$"
 )
-_TAP_CASE = re.compile(
-    r"^(?P<not>not )?ok \d+ - (?P<name>.*?)(?:\s+#\s*(?P<directive>SKIP|TODO)\b.*)?$"
-)
 
 
 def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
@@ -201,18 +200,14 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
     so a summary forged on stderr would otherwise come after the real one and win.
     """
     summary: dict[str, int] = {}
-    cases: list[TestCase] = []
-    for line in strip_ansi(result.stdout.text).splitlines():
+    text = strip_ansi(result.stdout.text)
+    for line in text.splitlines():
         if match := _NODE_SUMMARY.match(line.strip()):
             # The last summary wins: the closing one covers the whole run.
             summary[match["key"]] = int(match["n"])
-        elif match := _TAP_CASE.match(line):  # unindented: top-level tests only
-            outcome = "failed" if match["not"] else "passed"
-            if match["directive"]:
-                outcome = "skipped"
-            cases.append(TestCase(name=match["name"], outcome=outcome))
     if not summary:
-        return generic.parse(check, result, report_dir)
+        return _with_printed_failures(generic.parse(check, result, report_dir), result)
+    cases = tap_top_level(text, result.cwd)
     tests = TestCounts(
         passed=summary.get("pass", 0),
         failed=summary.get("fail", 0),
@@ -226,3 +221,12 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         failure_recognized=tests.any_failed,
         no_tests_reported=summary.get("tests", tests.executed) == 0,
     )
+
+
+def _with_printed_failures(parsed: ParsedOutput, result: ProcessResult) -> ParsedOutput:
+    """A script that runs mocha, jest or vitest with their own reporters: the failing tests
+    they list, for the report to name (the counts stay the summary's)."""
+    if parsed.test_cases or not parsed.failure_recognized:
+        return parsed
+    failing = printed_failures(strip_ansi(combined(result)), result.cwd)
+    return dataclasses.replace(parsed, test_cases=tuple(failing)) if failing else parsed

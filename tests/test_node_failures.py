@@ -1,0 +1,193 @@
+"""Failing node tests as a person reads them in `assay verify`: each failing test by name,
+its message and where it failed, relative to the repository, without the runner's own
+stack frames. A real failing suite per runner, run by the real runner in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli import assay, no_traceback
+from tests.repos import write
+
+#: Where .ci/run installs the global node tools (npm install -g).
+GLOBAL = Path("/usr/lib/node_modules")
+
+SUITE = """\
+{imports}
+describe("sum", () => {{
+  {it}("adds small numbers", () => {{
+    {fails}
+  }});
+  {it}("adds zero", () => {{
+    {passes}
+  }});
+}});
+"""
+EXPECT = {"fails": "expect(1 + 2).toBe(4);", "passes": "expect(0 + 0).toBe(0);"}
+ASSERT = {"fails": "assert.strictEqual(1 + 2, 4);", "passes": "assert.strictEqual(0, 0);"}
+
+
+def _linked(root: Path, package: str, bin_rel: str) -> None:
+    """node_modules/PACKAGE and its .bin entry, linked to the globally installed runner."""
+    if not (GLOBAL / package).is_dir():
+        pytest.fail(f"{package} is needed at {GLOBAL / package} (.ci/run installs it)")
+    (root / "node_modules" / ".bin").mkdir(parents=True, exist_ok=True)
+    (root / "node_modules" / package).symlink_to(GLOBAL / package)
+    (root / "node_modules" / ".bin" / package).symlink_to(f"../{package}/{bin_rel}")
+
+
+def _package(scripts: dict[str, str] | None = None, **more: str) -> str:
+    return json.dumps({"name": "fx", "version": "1.0.0", "scripts": scripts or {}, **more})
+
+
+def _jest(root: Path, *, script: bool) -> Path:
+    files = {
+        "package.json": _package({"test": "jest"} if script else None),
+        "jest.config.js": 'module.exports = { testEnvironment: "node" };\n',
+        "test/sum.test.js": SUITE.format(imports="", it="test", **EXPECT),
+    }
+    repo = write(root, files)
+    _linked(repo, "jest", "bin/jest.js")
+    return repo
+
+
+def _vitest(root: Path, *, script: bool) -> Path:
+    imports = 'import { describe, test, expect } from "vitest";'
+    files = {
+        "package.json": _package({"test": "vitest run"} if script else None, type="module"),
+        "vitest.config.js": "export default {};\n",
+        "test/sum.test.js": SUITE.format(imports=imports, it="test", **EXPECT),
+    }
+    repo = write(root, files)
+    _linked(repo, "vitest", "vitest.mjs")
+    return repo
+
+
+def _node_test(root: Path) -> Path:
+    imports = (
+        'const { describe, test } = require("node:test");\nconst assert = require("node:assert");'
+    )
+    suite = SUITE.format(imports=imports, it="test", **ASSERT)
+    suite += 'test("top level fails", () => {\n  assert.ok(false, "top-level message");\n});\n'
+    return write(
+        root,
+        {"package.json": _package({"test": "node --test"}), "test/sum.test.js": suite},
+    )
+
+
+def _mocha(root: Path) -> Path:
+    imports = 'const assert = require("node:assert");'
+    files = {
+        "package.json": _package({"test": "mocha"}),
+        "test/sum.test.js": SUITE.format(imports=imports, it="it", **ASSERT),
+    }
+    repo = write(root, files)
+    _linked(repo, "mocha", "bin/mocha.js")
+    return repo
+
+
+def _shown(repo: Path) -> str:
+    done = assay("verify", "--no-cache", str(repo), timeout=180)
+    no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    return done.stdout
+
+
+def _without_sandbox_or_runner_paths(shown: str) -> None:
+    for noise in ("/dev/shm", "assay-bwrap", str(GLOBAL), "node:internal", '{"'):
+        assert noise not in shown, (noise, shown)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", [False, True], ids=["jest-json", "npm-test-jest"])
+def test_jest_failures_are_named_with_their_message_and_place(host_dir: Path, script: bool) -> None:
+    shown = _shown(_jest(host_dir, script=script))
+    assert "FAILED sum › adds small numbers" in shown or "FAILED sum adds small numbers" in shown
+    assert "Expected: 4" in shown and "Received: 3" in shown, shown
+    assert "test/sum.test.js:4:" in shown, shown
+    assert "adds zero" not in shown
+    _without_sandbox_or_runner_paths(shown)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", [False, True], ids=["vitest-json", "npm-test-vitest"])
+def test_vitest_failures_are_named_with_their_message_and_place(
+    host_dir: Path, script: bool
+) -> None:
+    shown = _shown(_vitest(host_dir, script=script))
+    assert "adds small numbers" in shown.split("FAILED", 1)[-1], shown
+    assert "expected 3 to be 4" in shown, shown
+    assert "test/sum.test.js:4:" in shown, shown
+    assert "adds zero" not in shown
+    _without_sandbox_or_runner_paths(shown)
+
+
+@pytest.mark.slow
+def test_node_test_failures_are_named_with_their_message_and_place(host_dir: Path) -> None:
+    shown = _shown(_node_test(host_dir))
+    assert "FAILED sum" in shown and "FAILED top level fails" in shown, shown
+    assert "adds small numbers: Expected values to be strictly equal:" in shown, shown
+    assert "3 !== 4" in shown
+    # Where each assertion failed (the stack's first frame in the project).
+    assert "test/sum.test.js:5:" in shown, shown
+    assert "top-level message" in shown and "test/sum.test.js:12:" in shown, shown
+    assert "adds zero" not in shown
+    _without_sandbox_or_runner_paths(shown)
+
+
+@pytest.mark.slow
+def test_mocha_failures_are_named_with_their_message_and_place(host_dir: Path) -> None:
+    shown = _shown(_mocha(host_dir))
+    assert "FAILED sum adds small numbers" in shown, shown
+    assert "Expected values to be strictly equal:" in shown and "3 !== 4" in shown, shown
+    assert "test/sum.test.js:4:" in shown, shown
+    assert "adds zero" not in shown
+    _without_sandbox_or_runner_paths(shown)
+
+
+@pytest.mark.slow
+def test_a_node_test_file_that_does_not_load_is_named_with_its_error(host_dir: Path) -> None:
+    repo = write(
+        host_dir,
+        {
+            "package.json": _package({"test": "node --test"}),
+            "test/broken.test.js": 'const test = require("node:test");\nconst x = ;\n',
+        },
+    )
+    shown = _shown(repo)
+    assert "FAILED test/broken.test.js" in shown, shown
+    assert "SyntaxError: Unexpected token" in shown, shown
+    assert "at test/broken.test.js:2:" in shown and "Node.js v" not in shown, shown
+    _without_sandbox_or_runner_paths(shown)
+
+
+def test_broken_tap_and_reporter_text_read_without_error() -> None:
+    """Output the code under test can shape: an unclosed YAML block, keys without values,
+    a block scalar running to the end, headers with nothing under them."""
+    from assay.parsers.node_failures import printed_failures, tap_top_level
+
+    tap = (
+        "not ok 1 - unclosed\n"
+        "  ---\n"
+        "  error: |-\n"
+        "    boom\n"
+        "  stack:\n"
+        "  location: '/elsewhere/x.js:1:1'\n"
+        "    not ok 1 - orphan nested\n"
+        "ok 2 - fine # SKIP\n"
+        "not ok 3 - last\n"
+        "  ---"
+    )
+    cases = tap_top_level(tap, "/ws")
+    assert [(c.name, c.outcome) for c in cases] == [
+        ("unclosed", "failed"),
+        ("fine", "skipped"),
+        ("last", "failed"),
+    ]
+    assert cases[0].message == "boom"
+    assert printed_failures("  1 failing\n\n  1) x", "/ws")[0].name == "x"
+    assert printed_failures("  ● \n  ●  ", "/ws") == []
+    assert printed_failures("Failed Tests 1\n FAIL  a > b\n", "/ws")[0].message is None
