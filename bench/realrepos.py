@@ -260,15 +260,48 @@ def measure(
         # A fresh copy: what assay did must not warm or break the command by hand.
         tree = prepare(repo, overlay, Path(scratch))
         hand = run(in_place(tree, repo, hand_argv), env, hand_timeout)
-    if save is not None:
-        stem = save / f"{repo.name}--{variant}"
-        stem.with_suffix(".json").write_text(assay.stdout, encoding="utf-8")
-        stem.with_suffix(".err").write_text(assay.stderr, encoding="utf-8")
-        stem.with_suffix(".hand").write_text(
-            f"$ {repo.test}\nexit: {hand.exit_code}\n{hand.stdout}{hand.stderr}", encoding="utf-8"
-        )
     status, problems, note = read_report(assay)
-    return Cell(repo, variant, status, problems, note, assay, hand)
+    cell = Cell(repo, variant, status, problems, note, assay, hand)
+    if save is not None:
+        keep(save, cell)
+    return cell
+
+
+def saved(save: Path, repo: Repo, variant: str, suffix: str) -> Path:
+    return save / f"{repo.name}--{variant}{suffix}"
+
+
+def keep(save: Path, cell: Cell) -> None:
+    """assay's JSON and stderr, the output by hand, and the cell itself (for --reuse)."""
+    repo, variant = cell.repo, cell.variant
+    saved(save, repo, variant, ".json").write_text(cell.assay.stdout, encoding="utf-8")
+    saved(save, repo, variant, ".err").write_text(cell.assay.stderr, encoding="utf-8")
+    saved(save, repo, variant, ".hand").write_text(
+        f"$ {repo.test}\nexit: {cell.hand.exit_code}\n{cell.hand.stdout}{cell.hand.stderr}",
+        encoding="utf-8",
+    )
+    record = {
+        "status": cell.status,
+        "problems": cell.problems,
+        "note": cell.note,
+        "assay": {"exit_code": cell.assay.exit_code, "wall_s": cell.assay.wall_s},
+        "hand": {"exit_code": cell.hand.exit_code, "wall_s": cell.hand.wall_s},
+    }
+    saved(save, repo, variant, ".cell.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def reuse(save: Path, repo: Repo, variant: str) -> Cell | None:
+    """A cell measured by an earlier run into the same --save directory, if there is one."""
+    try:
+        record = json.loads(saved(save, repo, variant, ".cell.json").read_text(encoding="utf-8"))
+        hand_output = saved(save, repo, variant, ".hand").read_text(encoding="utf-8")
+        assay = Run(record["assay"]["exit_code"], float(record["assay"]["wall_s"]), "", "")
+        hand = Run(record["hand"]["exit_code"], float(record["hand"]["wall_s"]), hand_output, "")
+        return Cell(
+            repo, variant, record["status"], record["problems"], record["note"], assay, hand
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def row(cell: Cell) -> str:
@@ -341,7 +374,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--hand-timeout", type=float, default=60.0, help="deadline for the command by hand"
     )
+    parser.add_argument(
+        "--hang-hand-timeout",
+        type=float,
+        default=20.0,
+        help="deadline for the command by hand on the hang variant (default 20)",
+    )
     parser.add_argument("--save", type=Path, help="keep assay's JSON and both outputs here")
+    parser.add_argument(
+        "--reuse", action="store_true", help="take cells already measured into --save from there"
+    )
     return parser.parse_args(argv)
 
 
@@ -374,7 +416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: not in the corpus: {', '.join(missing)}", file=sys.stderr)
         return 2
     if wanted:
-        repos = [repo for repo in repos if repo.name in wanted]
+        # In the order asked for, so the interesting ones can go first.
+        order = [*args.names, *args.only]
+        repos = sorted((r for r in repos if r.name in wanted), key=lambda r: order.index(r.name))
     if args.save is not None:
         args.save.mkdir(parents=True, exist_ok=True)
 
@@ -389,8 +433,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def one(job: tuple[Repo, str]) -> Cell:
         repo, variant = job
+        if args.reuse and args.save is not None:
+            earlier = reuse(args.save, repo, variant)
+            if earlier is not None:
+                return earlier
+        hand_timeout = args.hang_hand_timeout if variant == "hang" else args.hand_timeout
         try:
-            cell = measure(args.corpus, repo, variant, args.timeout, args.hand_timeout, args.save)
+            cell = measure(args.corpus, repo, variant, args.timeout, hand_timeout, args.save)
         except OSError as exc:  # the copy could not be made: say so in the cell, go on
             nothing = Run(None, 0.0, "", "")
             cell = Cell(repo, variant, "ERROR", [], f"could not prepare: {exc}", nothing, nothing)
