@@ -140,3 +140,51 @@ def test_a_fifo_named_as_a_tool_is_not_opened_to_fingerprint_it(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None"
+
+
+def node_modules(root: Path, packages: int = 40) -> Path:
+    for p in range(packages):
+        write(
+            root / "node_modules" / f"pkg{p}",
+            {"package.json": f'{{"name": "pkg{p}"}}', "index.js": f"module.exports = {p};\n"},
+        )
+    write(root / "node_modules", {".package-lock.json": '{"lockfileVersion": 3}'})
+    return root
+
+
+def test_node_modules_is_remembered_and_a_file_changed_inside_still_misses(tmp_path: Path) -> None:
+    from assay.cache import VerdictCache, environment_fingerprint
+
+    tree = node_modules(tmp_path / "repo")
+    memo = VerdictCache(tmp_path / "cache")
+    first = environment_fingerprint(tree, "node_modules", memo=memo)
+    assert environment_fingerprint(tree, "node_modules") == first
+    time.sleep(SETTLE_S)
+    assert environment_fingerprint(tree, "node_modules", memo=memo) == first
+    # Remembered: the lock file npm keeps is not read again while nothing in the tree changed.
+    assert memo.remembered_environment(str(tree.resolve()), "node_modules") is not None
+    index = tree / "node_modules" / "pkg7" / "index.js"
+    before = index.stat()
+    index.write_text("module.exports = 8;\n")  # same size, mtime put back
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns))
+    changed = environment_fingerprint(tree, "node_modules", memo=memo)
+    assert changed != first
+    assert changed == environment_fingerprint(tree, "node_modules")
+
+
+def test_a_package_added_or_removed_under_a_remembered_node_modules_misses(
+    tmp_path: Path,
+) -> None:
+    from assay.cache import VerdictCache, environment_fingerprint
+
+    tree = node_modules(tmp_path / "repo")
+    memo = VerdictCache(tmp_path / "cache")
+    time.sleep(SETTLE_S)
+    first = environment_fingerprint(tree, "node_modules", memo=memo)
+    assert environment_fingerprint(tree, "node_modules", memo=memo) == first
+    shutil.rmtree(tree / "node_modules" / "pkg3")
+    gone = environment_fingerprint(tree, "node_modules", memo=memo)
+    assert gone != first
+    moved_in = node_modules(tmp_path / "elsewhere", packages=1) / "node_modules" / "pkg0"
+    os.rename(moved_in, tree / "node_modules" / "pkg3")  # an old directory, moved in whole
+    assert environment_fingerprint(tree, "node_modules", memo=memo) not in (first, gone)

@@ -41,7 +41,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,7 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
         digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
     for rel in layout.linked:
         if rel != GIT_DIR:
-            fingerprint = environment_fingerprint(root_path, rel)
+            fingerprint = environment_fingerprint(root_path, rel, memo=memo)
             digest.update(b"env\0" + _encode(rel) + b"\0" + fingerprint + b"\0")
     if memo is not None:
         with contextlib.suppress(CacheError):  # a memo that cannot be written costs time only
@@ -226,7 +226,9 @@ _CONTENT_SUFFIXES = (".pth", ".egg-link")
 _INTERPRETERS = ("bin/python", "bin/python3")
 
 
-def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
+def environment_fingerprint(
+    root: str | os.PathLike[str], rel: str, *, memo: VerdictCache | None = None
+) -> bytes:
     """A fingerprint of the installed environment at `rel` beneath `root` (a `.venv`,
     `node_modules`, `.tox`), cheap enough to take on every verify.
 
@@ -246,12 +248,24 @@ def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
     from directory descriptors and follows no link, so an environment cannot lead it
     out of the tree; nothing but those small regular files is opened. Raises
     `CacheError` when the environment cannot be walked.
+
+    With a `memo` (the cache the verdict goes to), an environment in which nothing
+    changed since it was last fingerprinted costs a stat per entry and nothing more: no
+    file is read, nothing hashed (see `_unchanged_since`).
     """
-    fingerprint = hashlib.sha256(b"assay-environment/2\0")
-    walk = _EnvironmentWalk(Path(root), rel, fingerprint.update)
+    memo_root = str(Path(root).resolve())
+    remembered = _remembered_environment(memo, memo_root, rel)
+    started_ns = time.time_ns()
     try:
         top = _open_beneath(Path(root), rel)
         try:
+            if remembered is not None:
+                interpreters = _unchanged_since(top, remembered.settled_ns)
+                if interpreters == remembered.interpreters:
+                    return remembered.fingerprint
+                os.lseek(top, 0, os.SEEK_SET)  # walked again, from the start
+            fingerprint = hashlib.sha256(b"assay-environment/2\0")
+            walk = _EnvironmentWalk(Path(root), rel, fingerprint.update)
             walk.tree(top, "")
         finally:
             os.close(top)
@@ -259,7 +273,75 @@ def environment_fingerprint(root: str | os.PathLike[str], rel: str) -> bytes:
         raise CacheError(f"the environment {rel} is nested too deeply to be keyed") from exc
     except OSError as exc:
         raise CacheError(f"the environment {rel} cannot be keyed: {exc}") from exc
-    return fingerprint.digest()
+    digest = fingerprint.digest()
+    if memo is not None:
+        settled_ns = started_ns - int(RACY_SECONDS * 1e9)
+        remember = _RememberedEnvironment(digest, settled_ns, walk.interpreters.digest())
+        with contextlib.suppress(CacheError):  # not remembering costs time only
+            memo.remember_environment(memo_root, rel, remember)
+    return digest
+
+
+@dataclass(frozen=True, slots=True)
+class _RememberedEnvironment:
+    """An environment's fingerprint, and what says it still holds."""
+
+    fingerprint: bytes
+    settled_ns: int
+    """Every entry then changed before this time (a walk's start, less `RACY_SECONDS`)."""
+    interpreters: bytes
+    """The digest of its virtualenvs' interpreters' identities (they live outside it)."""
+
+
+def _remembered_environment(
+    memo: VerdictCache | None, root: str, rel: str
+) -> _RememberedEnvironment | None:
+    if memo is None:
+        return None
+    try:
+        return memo.remembered_environment(root, rel)
+    except CacheError:
+        return None  # walked and hashed in full: slower, never wrong
+
+
+def _unchanged_since(top: int, settled_ns: int) -> bytes | None:
+    """The digest of the interpreters the environment's virtualenvs lead to, if no entry
+    beneath `top` (nor `top`) changed at or after `settled_ns`; else None.
+
+    Why a change time is enough: the kernel sets it, to the current time, on every write
+    to a file, every change of its mode, owner or links, and on a directory whenever an
+    entry is added, removed or renamed in it, and nothing can set it back. So an edit
+    in place, a package installed, removed or moved in whole each leave at least one
+    entry whose change time is later than a fingerprint taken before them. (Only the
+    system clock set back could hide a change; git's index makes the same assumption.)"""
+    interpreters = hashlib.sha256()
+    stack = [os.dup(top)]
+    try:
+        if os.fstat(top).st_ctime_ns >= settled_ns:
+            return None
+        while stack:
+            fd = stack[-1]
+            stack.pop()
+            try:
+                with os.scandir(fd) as listing:
+                    entries = list(listing)
+                names = set()
+                for entry in entries:
+                    names.add(entry.name)
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_ctime_ns >= settled_ns:
+                        return None
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=fd))
+                if "pyvenv.cfg" in names:
+                    for link in _INTERPRETERS:
+                        interpreters.update(_interpreter_identity(fd, link) + b"\0")
+            finally:
+                os.close(fd)
+    finally:
+        for fd in stack:
+            os.close(fd)
+    return interpreters.digest()
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -285,6 +367,8 @@ class _EnvironmentWalk:
     root: Path
     env: str
     into: Callable[[bytes], None]
+    interpreters: Any = field(default_factory=hashlib.sha256)
+    """The identities of the interpreters its virtualenvs lead to (`_unchanged_since`)."""
 
     def tree(self, fd: int, prefix: str) -> None:
         """Every entry beneath `fd`, files by their stat identity."""
@@ -306,7 +390,10 @@ class _EnvironmentWalk:
             ):
                 seen.append(_content(self.root, f"{self.env}/{path}"))
         if "pyvenv.cfg" in names:
-            seen.extend(_interpreter_identity(fd, link) for link in _INTERPRETERS)
+            for link in _INTERPRETERS:
+                identity = _interpreter_identity(fd, link)
+                seen.append(identity)
+                self.interpreters.update(identity + b"\0")
         self.into(b"\0".join(seen) + b"\0")
 
 
@@ -478,6 +565,33 @@ class VerdictCache:
         except sqlite3.Error as exc:
             raise CacheError(f"writing {self.path}: {exc}") from exc
 
+    def remembered_environment(self, root: str, rel: str) -> _RememberedEnvironment | None:
+        """What `remember_environment` kept for the environment `rel` of `root`, or None."""
+        try:
+            with self._connect() as db:
+                row = db.execute(
+                    "SELECT fingerprint, settled_ns, interpreters FROM environment_memo"
+                    " WHERE root = ? AND rel = ?",
+                    (root, rel),
+                ).fetchone()
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
+            raise CacheError(f"reading {self.path}: {exc}") from exc
+        if row is None:
+            return None
+        return _RememberedEnvironment(bytes(row[0]), int(row[1]), bytes(row[2]))
+
+    def remember_environment(self, root: str, rel: str, value: _RememberedEnvironment) -> None:
+        """Remember an environment's fingerprint (forgotten with its root's file digests)."""
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "INSERT OR REPLACE INTO environment_memo"
+                    " (root, rel, fingerprint, settled_ns, interpreters) VALUES (?, ?, ?, ?, ?)",
+                    (root, rel, value.fingerprint, value.settled_ns, value.interpreters),
+                )
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
+            raise CacheError(f"writing {self.path}: {exc}") from exc
+
     def remembered_files(self, root: str) -> dict[str, tuple[str, bytes]]:
         """The digests remembered for the files of `root`: path -> (stat identity, digest)."""
         try:
@@ -522,6 +636,7 @@ class VerdictCache:
                     (MEMO_MAX_ROOTS,),
                 ).fetchall()
                 db.executemany("DELETE FROM file_digests WHERE root = ?", forgotten)
+                db.executemany("DELETE FROM environment_memo WHERE root = ?", forgotten)
                 db.executemany("DELETE FROM digest_roots WHERE root = ?", forgotten)
                 db.execute("COMMIT")
         except (sqlite3.Error, UnicodeEncodeError) as exc:  # a name that is not UTF-8
@@ -570,6 +685,12 @@ class VerdictCache:
             )
             db.execute(
                 "CREATE TABLE IF NOT EXISTS key_aliases (alias TEXT PRIMARY KEY, key TEXT NOT NULL)"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS environment_memo ("
+                " root TEXT NOT NULL, rel TEXT NOT NULL, fingerprint BLOB NOT NULL,"
+                " settled_ns INTEGER NOT NULL, interpreters BLOB NOT NULL,"
+                " PRIMARY KEY (root, rel))"
             )
             db.execute("CREATE INDEX IF NOT EXISTS key_aliases_key ON key_aliases (key)")
             self._initialised = True
