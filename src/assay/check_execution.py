@@ -172,6 +172,8 @@ class _Located:
     probe_path: str | None
     """The binary (or interpreter, with `module`) to probe; None: search the candidates."""
     module: str | None = None
+    cwd: str | None = None
+    """Where it runs (a pyenv shim chooses its version by it)."""
 
 
 def _locate(check: Check, root: Path) -> _Located:
@@ -187,18 +189,21 @@ def _locate(check: Check, root: Path) -> _Located:
         raise ToolchainError(toolchain.ecosystem, argv0 or tool, tried, toolchain.install_hint)
     pinned = _pin(binary, root, cwd)
     if known is not None and known.module and check.argv[1:3] == ("-m", known.module):
-        return _Located(tool, pinned, probe_path=binary, module=known.module)
+        return _Located(tool, pinned, probe_path=binary, module=known.module, cwd=str(cwd))
     if known is None or os.path.basename(argv0) in known.candidates:
-        return _Located(tool, pinned, probe_path=binary)
+        return _Located(tool, pinned, probe_path=binary, cwd=str(cwd))
     # A launcher (npx, a wrapper script) runs a known tool: identify the tool itself.
-    return _Located(
-        tool, pinned, probe_path=_find(known.candidates[0], known, root, cwd, check.env)
-    )
+    found = _find(known.candidates[0], known, root, cwd, check.env)
+    return _Located(tool, pinned, probe_path=found, cwd=str(cwd))
 
 
 def _probe(located: _Located, check: Check, probes: ProbeCache) -> CheckerId:
     return probes.get(
-        located.tool, path=located.probe_path, env=check.env or None, module=located.module
+        located.tool,
+        path=located.probe_path,
+        env=check.env or None,
+        module=located.module,
+        cwd=located.cwd,
     )
 
 

@@ -127,6 +127,7 @@ class _Fingerprints(ProbeCache):
         path: str | None = None,
         env: Mapping[str, str] | None = None,
         module: str | None = None,
+        cwd: str | None = None,  # a shim, the one thing that chooses by it, is never vouched for
     ) -> CheckerId:
         known = toolchain_for(tool)
         toolchain = known or generic_toolchain(tool)

@@ -32,6 +32,7 @@ from assay.probe_record import (
     settled,
 )
 from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
+from assay.pyenv_shim import resolve_shim
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.tools import ecosystem_spec
 from assay.tools.python import unshadowed
@@ -98,15 +99,17 @@ def probe(
     path: str | None = None,
     env: Mapping[str, str] | None = None,
     module: str | None = None,
+    cwd: str | None = None,
 ) -> CheckerId:
     """Identify `tool`: the binary at `path` (or the first candidate on PATH), and its version.
 
     With `module`, `path` is a Python interpreter and the version comes from
     `path -m module --version` (the tool as `python -m pytest` would run it).
-    Raises `ToolchainError` when there is nothing to run, `ProbeError` when what
+    `cwd` is where the tool will run (a version manager's shim may choose by it; default:
+    here). Raises `ToolchainError` when there is nothing to run, `ProbeError` when what
     was found would not say its version. Nothing is read from or kept in any record.
     """
-    return ProbeCache(persistent=False).get(tool, path=path, env=env, module=module)
+    return ProbeCache(persistent=False).get(tool, path=path, env=env, module=module, cwd=cwd)
 
 
 def run_version_command(
@@ -215,6 +218,15 @@ def _resolve(toolchain: Toolchain, path: str | None, env: Mapping[str, str] | No
     return os.path.abspath(path)
 
 
+def _through_shim(binary: str, env: Mapping[str, str] | None, cwd: str | None) -> str:
+    """The binary a pyenv shim would run (chosen by the files and variables it reads, read
+    here; the shim itself is not run), or `binary` itself. That one is probed and recorded
+    under its own identity: probing through the shim costs dozens of shell executions, and
+    a shim can never vouch for a recorded answer."""
+    target = resolve_shim(binary, cwd=cwd or os.getcwd(), env={**os.environ, **(env or {})})
+    return binary if target is None else target.binary
+
+
 class _Pending:
     """One identification, shared by every thread that asks for the same key meanwhile."""
 
@@ -251,6 +263,8 @@ class _Key:
     search_path: str
     env: tuple[tuple[str, str], ...]
     """The overlay itself: with the same PATH, a different PYTHONPATH can mean another version."""
+    cwd: str | None
+    """Where the tool runs: a pyenv shim picks its version by the `.python-version` above it."""
 
 
 class ProbeCache:
@@ -290,9 +304,11 @@ class ProbeCache:
         path: str | None = None,
         env: Mapping[str, str] | None = None,
         module: str | None = None,
+        cwd: str | None = None,
     ) -> CheckerId:
         """Like `probe`, but answered from the cache after the first call."""
-        key = _Key(tool, path, module, search_path(env), tuple(sorted((env or {}).items())))
+        env_items = tuple(sorted((env or {}).items()))
+        key = _Key(tool, path, module, search_path(env), env_items, cwd)
         with self._lock:
             pending = self._entries.get(key)
             owner = pending is None
@@ -301,20 +317,26 @@ class ProbeCache:
                 self.probes_run += 1
         if owner:
             try:
-                pending.resolve(self._identify(tool, path=path, env=env, module=module))
+                pending.resolve(self._identify(tool, path=path, env=env, module=module, cwd=cwd))
             except BaseException as exc:
                 # Waiting threads see the same failure instead of hanging on it.
                 pending.fail(exc)
         return pending.result()
 
     def _identify(
-        self, tool: str, *, path: str | None, env: Mapping[str, str] | None, module: str | None
+        self,
+        tool: str,
+        *,
+        path: str | None,
+        env: Mapping[str, str] | None,
+        module: str | None,
+        cwd: str | None,
     ) -> CheckerId:
         """The checker for one key: from the persistent record if it can vouch, else probed."""
         known = toolchain_for(tool)
         toolchain = known or generic_toolchain(tool)
         try:
-            binary = _resolve(toolchain, path, env)
+            binary = _through_shim(_resolve(toolchain, path, env), env, cwd)
         except ToolchainError:
             self._count_probe()
             raise
