@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from assay.eval.stats import pass_at_k_by_task, wilson_interval
 from assay.eval.store import EvalInfo, Store
 
 #: Task fields attempts are grouped by in reports.
@@ -30,6 +31,7 @@ def summarize(store: Store, info: EvalInfo) -> dict[str, Any]:
         "created_at": info.created_at,
         "planned": int(info.config.get("planned", len(attempts))),
         **_rates(attempts),
+        "pass_at_k": _pass_at_k(attempts),
         "groups": {
             name: {key: _rates(members) for key, members in sorted(by.items())}
             for name, by in groups.items()
@@ -48,9 +50,24 @@ def _rates(attempts: list[dict[str, Any]]) -> dict[str, Any]:
         "scored": len(scored),
         "passed": passed,
         "pass_rate": passed / len(scored) if scored else None,
+        "ci95": _interval(passed, len(scored)),
         "errors": len(errors),
         "errors_by_stage": dict(sorted(by_stage.items())),
     }
+
+
+def _interval(passed: int, scored: int) -> list[float] | None:
+    interval = wilson_interval(passed, scored)
+    return list(interval) if interval else None
+
+
+def _pass_at_k(attempts: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """pass@k over epochs, from scored attempts only (an error is no sample)."""
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for a in attempts:
+        if a["outcome"] == "scored":
+            outcomes[a["task_id"]].append((a["score"] or 0.0) >= 1.0)
+    return pass_at_k_by_task(outcomes)
 
 
 def _row(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +81,7 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
         "status": attempt["status"],
         "score": attempt["score"],
         "tries": attempt["tries"],
+        "duration_s": round(attempt["finished_at"] - attempt["started_at"], 3),
         "error": (
             {
                 "stage": attempt["error_stage"],
