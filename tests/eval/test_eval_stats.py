@@ -11,12 +11,18 @@ import pytest
 from assay.eval.stats import pass_at_k, pass_at_k_by_task, wilson_interval
 
 
+def _interval(passed: int, total: int) -> tuple[float, float]:
+    found = wilson_interval(passed, total)
+    assert found is not None
+    return found
+
+
 def test_wilson_interval_matches_the_formula_worked_by_hand() -> None:
-    lo, hi = wilson_interval(5, 10)
+    lo, hi = _interval(5, 10)
     assert (round(lo, 4), round(hi, 4)) == (0.2366, 0.7634)
-    lo, hi = wilson_interval(0, 4)
+    lo, hi = _interval(0, 4)
     assert lo == 0.0 and round(hi, 4) == 0.4899
-    lo, hi = wilson_interval(4, 4)
+    lo, hi = _interval(4, 4)
     assert round(lo, 4) == 0.5101 and hi == 1.0
     assert wilson_interval(0, 0) is None
 
@@ -62,6 +68,6 @@ def test_the_json_report_has_pass_at_k_and_intervals_from_the_store(tmp_path: Pa
     assert summary["pass_at_k"]["1"] == {"value": pytest.approx((1 + 0.5 + 0) / 3), "tasks": 3}
     assert summary["pass_at_k"]["2"] == {"value": 1.0, "tasks": 2}
     lo, hi = summary["ci95"]
-    assert (round(lo, 4), round(hi, 4)) == tuple(round(v, 4) for v in wilson_interval(3, 5))
-    assert summary["groups"]["task"]["a"]["ci95"] == list(wilson_interval(2, 2))
+    assert (round(lo, 4), round(hi, 4)) == tuple(round(v, 4) for v in _interval(3, 5))
+    assert summary["groups"]["task"]["a"]["ci95"] == list(_interval(2, 2))
     assert summary["groups"]["task"]["c"]["ci95"] is None  # only an error: nothing scored

@@ -125,23 +125,42 @@ def eval_command(
 @click.argument("eval_id", required=False)
 @click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (pass_rate per group).")
-def report_command(eval_id: str | None, store_path: str | None, as_json: bool) -> None:
+@click.option("--html", "html_path", help="Also write a self-contained HTML report to this file.")
+def report_command(
+    eval_id: str | None, store_path: str | None, as_json: bool, html_path: str | None
+) -> None:
     """Show an evaluation's results (the latest by default)."""
     from assay.eval.api import EvalUsageError, latest_or
+    from assay.eval.store import StoreError
     from assay.eval.summary import render_text, summarize
 
     store = _open_store(store_path)
     try:
         info = latest_or(store, eval_id)
         summary = summarize(store, info)
-    except EvalUsageError as exc:
+        attempts = store.attempts(info.id) if html_path else []
+    except (EvalUsageError, StoreError) as exc:
         _fail(str(exc))
     finally:
         store.close()
+    if html_path:
+        _write_html(html_path, summary, attempts)
     if as_json:
         _emit_json(summary)
     else:
         _say(render_text(summary))
+
+
+def _write_html(path: str, summary: dict[str, Any], attempts: list[dict[str, Any]]) -> None:
+    from pathlib import Path
+
+    from assay.eval.html_report import render_html
+
+    page = render_html(summary, attempts)
+    try:  # lone surrogates in the agent's text must not stop the report
+        Path(path).write_bytes(page.encode("utf-8", "replace"))
+    except OSError as exc:
+        _fail(f"cannot write the HTML report to {path}: {exc.strerror or exc}")
 
 
 @click.group("tasks")
