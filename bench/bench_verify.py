@@ -5,7 +5,8 @@ Run: `.venv/bin/python bench/bench_verify.py [--repeat N]`. Every ratio is measu
 - by hand: the commands of `assay plan --json`, run one after the other in the repository,
   unsandboxed, with no probing, parsing or reporting: the floor assay is compared with.
 - assay: `assay verify --no-cache` (default sandbox: bubblewrap), the whole CLI process.
-- cache hit: `assay verify` on an unchanged tree right after a run that stored the verdict.
+- cache hit: `assay verify` on an unchanged tree right after a run that stored the verdict;
+  and by tree size: the small repository's hit against the same with 5,000 files.
 
 Two repositories: a small one (compileall, ruff, 48 quick tests: fixed costs dominate) and a
 typed one (mypy too, with its cache off so both sides start cold, and ~1 s of test work:
@@ -144,6 +145,59 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     )
 
 
+def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -> None:
+    """A cache hit on the small repository and on the same with 5,000 more files: a hit
+    should cost the same whatever the tree's size (it is answered before any workspace is
+    made; the tree is keyed by a stat per file). Baseline: `python -c pass`."""
+
+    def hit_on(repo: Path) -> float:
+        def verify() -> dict[str, Any]:
+            done = subprocess.run(
+                [ASSAY, "verify", "--json", str(repo)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            return json.loads(done.stdout)
+
+        first = verify()
+        if first["status"] != "VERIFIED":
+            raise SystemExit(f"assay verify {repo.name}: {first['status']}: {first['note']}")
+        time.sleep(3.5)  # files written just now are hashed again, not trusted by their stat
+        verify()  # remembers their digests
+        if "cached" not in verify().get("extra", {}):
+            raise SystemExit(f"assay verify {repo.name}: the run after a stored one was not a hit")
+        return median_of(repeat, verify)
+
+    small = scratch / "hit-small"
+    make_repo(small)
+    large = scratch / "hit-5000"
+    make_repo(large)
+    for i in range(5000 - len(list(large.rglob("*")))):
+        data = large / "assets" / f"d{i // 500:02d}" / f"f{i:05d}.txt"
+        data.parent.mkdir(parents=True, exist_ok=True)
+        data.write_text(f"asset {i}\n")
+    python_s = median_of(
+        repeat, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+    )
+    small_s = hit_on(small)
+    large_s = hit_on(large)
+
+    def files(repo: Path) -> int:
+        return sum(1 for p in repo.rglob("*") if p.is_file())
+
+    print(f"cache hit by tree size (python -c pass: {python_s * 1000:.0f} ms)")
+    print(
+        f"  {files(small):5d} files   {small_s * 1000:8.0f} ms"
+        f"   ratio {small_s / python_s:5.2f}x python -c pass"
+    )
+    print(
+        f"  {files(large):5d} files   {large_s * 1000:8.0f} ms   ratio {large_s / python_s:5.2f}x"
+        f" python -c pass, {large_s / small_s:5.2f}x the small tree's hit"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
@@ -156,6 +210,7 @@ def main() -> int:
             repo = scratch / name
             make_repo(repo, typed=typed)
             measure(name, repo, env, args.repeat)
+        measure_cache_hit_by_size(scratch, env, args.repeat)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
