@@ -75,9 +75,12 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Run AGENT on every task in TASKS (task folders, or folders of them)."""
+    import sys
+
     from assay.eval.api import EvalUsageError, run_eval
-    from assay.eval.record import AttemptRecord
+    from assay.eval.progress import watching
     from assay.eval.summary import render_text
+    from assay.terminal import for_terminal
 
     if resume is None and agent is None:
         _fail("--agent is required (nop, oracle, patch:FILE.jsonl or a command)")
@@ -85,29 +88,27 @@ def eval_command(
         _fail("--resume takes the tasks and agent the evaluation began with; give neither")
     store = _open_store(store_path)
 
-    def started(eval_id: str, count: int) -> None:
-        _say(f"eval {eval_id}: {count} attempt(s) to run (store {store.path})")
-
-    def recorded(record: AttemptRecord) -> None:
-        if record.error is not None:
-            what = f"error {record.error.stage}/{record.error.cause}: {record.error.message}"
-        else:
-            value = record.score.value if record.score else 0.0
-            what = f"{record.status} score {value:.1f}"
-        _say(f"  {record.task_id} #{record.epoch}: {what}")
-
+    # With --json, stdout is the JSON document alone; what is under way goes to stderr.
+    stream = sys.stderr if as_json else sys.stdout
     try:
-        result = run_eval(
-            tasks,
-            agent or "",
-            epochs=epochs,
-            concurrency=concurrency,
-            retries=retries,
-            store=store,
-            resume=resume,
-            on_start=started,
-            on_record=recorded,
-        )
+        with watching(stream) as progress:
+
+            def started(eval_id: str, count: int) -> None:
+                progress.started(eval_id, count)
+                line = f"eval {eval_id}: {count} attempt(s) to run (store {store.path})"
+                click.echo(for_terminal(line), file=stream)
+
+            result = run_eval(
+                tasks,
+                agent or "",
+                epochs=epochs,
+                concurrency=concurrency,
+                retries=retries,
+                store=store,
+                resume=resume,
+                on_start=started,
+                on_record=progress.recorded,
+            )
     except EvalUsageError as exc:
         _fail(str(exc))
     finally:
