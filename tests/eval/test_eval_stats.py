@@ -71,3 +71,17 @@ def test_the_json_report_has_pass_at_k_and_intervals_from_the_store(tmp_path: Pa
     assert (round(lo, 4), round(hi, 4)) == tuple(round(v, 4) for v in _interval(3, 5))
     assert summary["groups"]["task"]["a"]["ci95"] == list(_interval(2, 2))
     assert summary["groups"]["task"]["c"]["ci95"] is None  # only an error: nothing scored
+
+
+def test_the_terminal_table_shows_pass_at_k_when_there_are_epochs(tmp_path: Path) -> None:
+    from assay.eval.store import Store
+    from assay.eval.summary import render_text, summarize
+    from tests.eval.report_store import fill_store
+
+    store = Store(tmp_path / "s.sqlite")
+    info = store.get_eval(fill_store(store))
+    assert info is not None
+
+    text = render_text(summarize(store, info))
+
+    assert "pass@1 50.0% (3 tasks)  pass@2 100.0% (2 tasks)" in text

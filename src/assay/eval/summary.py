@@ -111,6 +111,10 @@ def render_text(summary: dict[str, Any]) -> str:
     ]
     for cause, count in summary["errors_by_stage"].items():
         lines.append(f"  error {cause}: {count}")
+    by_k = summary.get("pass_at_k") or {}
+    if len(by_k) > 1:  # epochs: the chance that some of k attempts passes
+        shown = (f"pass@{k} {_percent(v['value'])} ({v['tasks']} tasks)" for k, v in by_k.items())
+        lines.append("  ".join(shown))
     lines.append("")
     header = f"{'task':<28} {'epoch':>5}  {'outcome':<8} {'status':<14} {'score':>5}  note"
     lines += [header, "-" * len(header)]
