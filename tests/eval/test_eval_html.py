@@ -34,6 +34,7 @@ class _Dom(HTMLParser):
         self.rows: list[dict[str, str]] = []
         self.links: list[str] = []
         self.evidence: dict[str, str] = {}
+        self.opened: list[str] = []  # <details> shown open
         self._where: list[str] = []
         self._pre: str | None = None
 
@@ -54,6 +55,8 @@ class _Dom(HTMLParser):
             self.rows.append(a)
         if "data-metric" in a:
             self.metrics.append(("/".join(self._where), a["data-metric"], a["data-value"]))
+        if tag == "details" and "open" in a:
+            self.opened.append(a.get("id", ""))
         if tag == "a":
             self.links.append(a.get("href", ""))
         if tag == "pre":
@@ -74,12 +77,12 @@ class _Dom(HTMLParser):
         return found[0]
 
 
-def _render(page: Path, tmp_path: Path) -> tuple[_Dom, str]:
+def _render(page: Path, tmp_path: Path, fragment: str = "") -> tuple[_Dom, str]:
     assert CHROMIUM is not None
     done = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
         + [f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
-        + ["--dump-dom", page.as_uri()],
+        + ["--dump-dom", page.as_uri() + fragment],
         capture_output=True,
         text=True,
         timeout=120,
@@ -218,3 +221,23 @@ def test_telemetry_that_is_not_numbers_is_left_out_of_the_plots(tmp_path: Path) 
 
     assert 'data-metric="tokens_total" data-value="' in page
     assert "\udc80" not in page
+
+
+@needs_chromium
+def test_following_an_attempts_link_opens_its_evidence(tmp_path: Path) -> None:
+    path = tmp_path / "evals.sqlite"
+    store = Store(path)
+    fill_store(store)
+    store.close()
+    page = tmp_path / "report.html"
+    no_traceback(assay("report", "--store", str(path), "--html", str(page)))
+    dom, _log = _render(page, tmp_path)
+    assert dom.opened == []  # closed until asked for
+    hostile = next(i for i, r in enumerate(dom.rows) if r["data-task"] == HOSTILE_ID)
+    link = [x for x in dom.links if x.startswith("#evidence-")][hostile]
+
+    followed, log = _render(page, tmp_path, fragment=link)
+
+    assert ":CONSOLE" not in log, log
+    assert followed.opened == [link[1:].removesuffix("-json")]
+    assert json.loads(followed.evidence[link[1:]])["task_id"] == HOSTILE_ID

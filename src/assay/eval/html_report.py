@@ -149,10 +149,10 @@ def _distributions(rows: Sequence[dict[str, Any]], attempts: Sequence[dict[str, 
         if _numeric(a["telemetry"], "cost_usd")
     ]
     plots = [
-        histogram(wall, title="attempt duration", unit="seconds per attempt"),
-        histogram(agent, title="agent duration", unit="agent seconds"),
-        histogram(tokens, title="tokens per attempt", unit="tokens in + out"),
-        histogram(cost, title="cost per attempt", unit="US dollars"),
+        ("attempt duration", histogram(wall, title="attempt duration", unit="seconds")),
+        ("agent duration", histogram(agent, title="agent duration", unit="agent seconds")),
+        ("tokens per attempt", histogram(tokens, title="tokens", unit="tokens in + out")),
+        ("cost per attempt", histogram(cost, title="cost per attempt", unit="US dollars")),
     ]
     totals = (
         f"<p>total tokens {_metric('tokens_total', sum(tokens), _count)}, "
@@ -161,7 +161,7 @@ def _distributions(rows: Sequence[dict[str, Any]], attempts: Sequence[dict[str, 
     return (
         '<section id="distributions"><h2>Durations, tokens and cost</h2>'
         + totals
-        + "".join(f"<figure>{p}</figure>" for p in plots)
+        + "".join(f"<figure><figcaption>{name}</figcaption>{plot}</figure>" for name, plot in plots)
         + "</section>"
     )
 

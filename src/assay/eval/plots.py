@@ -63,7 +63,7 @@ def line_chart(points: Sequence[tuple[int, float]], *, title: str, x_label: str)
     if not points:
         return _empty(title)
     height = 220
-    left, right, top_y, bottom = 50, WIDTH - 20, 12, height - 36
+    left, right, top_y, bottom = 50, WIDTH - 20, 24, height - 36
     xs = [x for x, _ in points]
     lo, hi = min(xs), max(xs)
 
@@ -80,9 +80,7 @@ def line_chart(points: Sequence[tuple[int, float]], *, title: str, x_label: str)
         )
     coords = [at(x, v) for x, v in points]
     parts.append(
-        '<polyline class="line" points="'
-        + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
-        + '"/>'
+        '<polyline class="line" points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in coords) + '"/>'
     )
     for (x, v), (px, py) in zip(points, coords, strict=True):
         parts.append(
@@ -109,7 +107,7 @@ def histogram(values: Sequence[float], *, title: str, unit: str, bins: int = 10)
     for v in values:
         counts[min(bins - 1, int((v - lo) / width))] += 1
     height = 200
-    left, right, top_y, bottom = 40, WIDTH - 20, 12, height - 40
+    left, right, top_y, bottom = 40, WIDTH - 20, 18, height - 40
     most = max(counts)
     step = (right - left) / bins
     parts = [_open(WIDTH, height, title)]
