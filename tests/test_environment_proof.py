@@ -146,6 +146,28 @@ def test_a_root_module_cannot_answer_for_the_runner(tmp_path: Path, python: str)
     assert probe.returncode == 0 or "No module named pytest" in probe.stderr, probe.stderr
 
 
+@pytest.mark.parametrize("python", _interpreters())
+def test_the_working_directory_comes_first_as_with_dash_m(tmp_path: Path, python: str) -> None:
+    """Once the runner is found, the tree's modules come before every other entry, as `-m`
+    puts them: a flat layout's `tests` package also reachable through an editable install's
+    path entry (here PYTHONPATH) is imported from the working directory, as unittest's
+    discovery requires."""
+    test = "import unittest\nclass T(unittest.TestCase):\n    def test_it(self):\n"
+    plant(tmp_path / "tree", {"tests/__init__.py": "", "tests/test_it.py": test + "        pass\n"})
+    elsewhere = {"tests/__init__.py": "", "tests/test_it.py": test + "        self.fail()\n"}
+    plant(tmp_path / "elsewhere", elsewhere)
+    done = subprocess.run(
+        unshadowed((python, "-m", "unittest", "discover", "-t", ".", "-s", "tests")),
+        check=False,
+        cwd=tmp_path / "tree",
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "elsewhere")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "Ran 1 test" in done.stderr, done.stderr
+
+
 # --------------------------------------------------------------------------- proving a virtualenv
 
 

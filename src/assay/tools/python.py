@@ -44,16 +44,20 @@ _IN_TREE_VENVS = (".venv", "venv")
 
 #: `python -m MODULE` started so that no file of the working tree can stand in for MODULE.
 #: With `-m` the working directory comes first on the import path, so a `pytest.py` at the
-#: root would answer `python -m pytest` (and its `--version`). Here the module is found
-#: without the directory; it is then put back last, where the project's own modules are
-#: still found (a flat layout's tests import them) but none shadows an installed one.
-#: `sys.path` is cut before anything is imported (`runpy` itself could be shadowed). Any
-#: Python 3 runs it; `-P` (3.11+) would drop the directory altogether.
+#: root would answer `python -m pytest` (and its `--version`). Here the module's top-level
+#: package is found and imported without the directory, which pins where the runner comes
+#: from (its `__main__` is then found inside that package; a plain module is taken from
+#: `sys.modules`); only then is the directory put first, as `-m` puts it, so the tree's
+#: own modules win over any other path entry (unittest's discovery insists that a flat
+#: layout's `tests` come from the directory it discovered them in, not from an editable
+#: install's path entry). `sys.path` is cut before anything is imported (`runpy` itself
+#: could be shadowed). Any Python 3 runs it; `-P` (3.11+) would drop the directory
+#: altogether.
 UNSHADOWED_MODULE_BOOTSTRAP = (
     "import sys;c=sys.path[:1]==[''] and sys.path.pop(0)=='';"
     "import os,runpy,importlib.util as u;m=sys.argv.pop(1);"
-    "u.find_spec(m) or sys.exit('No module named '+m);"
-    "c and sys.path.append(os.getcwd());runpy._run_module_as_main(m)"
+    "u.find_spec(m) or sys.exit('No module named '+m);__import__(m.partition('.')[0]);"
+    "c and sys.path.insert(0,os.getcwd());runpy._run_module_as_main(m)"
 )
 _INTERPRETER_NAME = re.compile(r"(python|pypy)(3(\.\d+)?)?")
 
