@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from assay.check_execution import run_check
-from assay.evidence import Check
+from assay.evidence import Check, CheckerId
 from assay.probe import PersistentProbes, ProbeCache, ProbeFailure, probe
 from assay.verdict import Kind, Verdict
 
@@ -52,7 +52,8 @@ def bench_overhead(repeats: int) -> None:
 
         def engine() -> None:
             evidence = run_check(check, root=Path(root), probes=probes, report_dir=Path(reports))
-            assert evidence.verdict is Verdict.PASS, evidence.reason
+            if evidence.verdict is not Verdict.PASS:  # a failed check is no figure (not -O-proof)
+                sys.exit(f"the timed check did not pass: {evidence.cause.value}: {evidence.reason}")
 
         def direct() -> None:
             subprocess.run(
@@ -82,10 +83,12 @@ def bench_probes(lookups: int) -> None:
     for tool in PROBED_TOOLS:
         try:
             cold = timed(partial(probe, tool, env=env))
-            cache.get(tool, env=env)
+            identified = cache.get(tool, env=env)
         except ProbeFailure as failure:
             print(f"  {tool:8s} not identified: {failure}")
             continue
+        if not identified.version:
+            sys.exit(f"{tool}: probed without a version: {identified!r}")
         warm = timed(partial(_lookups, cache, tool, env, lookups)) / lookups
         print(
             f"  {tool:8s} uncached {1000 * cold:8.1f} ms   cached {1e6 * warm:7.2f} us   x{cold / warm:,.0f}"
@@ -124,11 +127,16 @@ def _bench_persisted_tool(
         return probe(tool, path=path, env=env, module=module)
 
     cold_s = statistics.median(timed(cold) for _ in range(repeats))
-    ProbeCache(store=store).get(tool, path=path, env=env, module=module)  # records it
+    expected = ProbeCache(store=store).get(tool, path=path, env=env, module=module)  # records it
     runs = [ProbeCache(store=store) for _ in range(repeats)]
-    hit_s = statistics.median(
-        timed(partial(run.get, tool, path=path, env=env, module=module)) for run in runs
-    )
+    answers: list[CheckerId] = []
+
+    def answer(run: ProbeCache) -> None:
+        answers.append(run.get(tool, path=path, env=env, module=module))
+
+    hit_s = statistics.median(timed(partial(answer, run)) for run in runs)
+    if not expected.version or any(answer != expected for answer in answers):
+        sys.exit(f"{label}: the record answered {answers!r}, the probe {expected!r}")
     hits = sum(run.persisted_hits for run in runs)
     # Recently changed files (the racy window) are probed instead: say so, not a false figure.
     note = "" if hits == repeats else f"   only {hits}/{repeats} answered from the record"

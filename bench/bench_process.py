@@ -24,12 +24,17 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay") or ""
 
 
-def wall(argv: list[str], **kwargs: object) -> float:
+def wall(argv: list[str], *, discard_stdout: bool = False, **kwargs: object) -> float:
+    """Seconds `argv` took; a run that did not succeed is an error, never a figure.
+    `discard_stdout`: for a command whose output is the load (a flood), not kept."""
+    stdout = subprocess.DEVNULL if discard_stdout else subprocess.PIPE
     started = time.perf_counter()
-    subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, **kwargs
-    )  # type: ignore[call-overload]
-    return time.perf_counter() - started
+    done = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, check=False, **kwargs)  # type: ignore[call-overload]
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        output = ((done.stdout or b"") + done.stderr)[-2000:].decode(errors="replace")
+        sys.exit(f"benchmark command failed ({done.returncode}): {argv}\n{output}")
+    return took
 
 
 def median_wall(argv: list[str], repeat: int) -> float:
@@ -57,7 +62,7 @@ def bench_cold_start(repeat: int) -> None:
     )
     row(
         "cold start: assay run -- true",
-        median_wall([ASSAY, "run", "--", "true"], repeat),
+        median_wall([ASSAY, "run", "--kind", "build", "--", "true"], repeat),
         base,
         "ms",
         "",
@@ -68,14 +73,14 @@ def bench_overhead(repeat: int) -> None:
     direct = median_wall(["true"], repeat)
     row(
         "overhead: assay run -- true",
-        median_wall([ASSAY, "run", "--", "true"], repeat),
+        median_wall([ASSAY, "run", "--kind", "build", "--", "true"], repeat),
         direct,
         "ms",
         "",
     )
     one_second = [PYTHON, "-c", "import time; time.sleep(1)"]
     direct = median_wall(one_second, max(3, repeat // 4))
-    via = median_wall([ASSAY, "run", "--", *one_second], max(3, repeat // 4))
+    via = median_wall([ASSAY, "run", "--kind", "build", "--", *one_second], max(3, repeat // 4))
     row("overhead: assay run -- (1 s command)", via, direct, "ms", "target ratio <= 1.05")
 
 
@@ -140,7 +145,9 @@ def bench_kill_latency(repeat: int) -> None:
             pidfile = Path(tmp) / "pid"
             timeout = 0.5
             started = time.monotonic()
-            process.run_process([PYTHON, "-c", KILL_TREE, str(pidfile)], timeout=timeout)
+            result = process.run_process([PYTHON, "-c", KILL_TREE, str(pidfile)], timeout=timeout)
+            if not (result.timed_out and pidfile.exists()):
+                sys.exit(f"kill latency: the tree did not start and run to its deadline: {result}")
             pid = int(pidfile.read_text())
             while Path(f"/proc/{pid}").exists() and b"Z" not in _state(pid):
                 time.sleep(0.001)
@@ -166,7 +173,7 @@ def _state(pid: int) -> bytes:
 
 def bench_flood() -> None:
     flood = [PYTHON, "-c", "import os\nb = b'x' * (1 << 20)\nfor _ in range(1024): os.write(1, b)"]
-    direct = wall(flood)
+    direct = wall(flood, discard_stdout=True)
     via = wall([ASSAY, "run", "--kind", "build", "--", *flood])
     row(
         "flood 1 GiB: assay run vs > /dev/null",

@@ -71,7 +71,9 @@ def bench_provision(scratch: Path) -> None:
         where.append(f"{record.location} ({record.method}, linked {', '.join(record.linked)})")
 
     def plain_copy() -> None:
-        shutil.copytree(src, scratch / f"p{next(counter)}", symlinks=True)
+        copy = scratch / f"p{next(counter)}"
+        shutil.copytree(src, copy, symlinks=True)
+        made.append(copy)
 
     where: list[str] = []
     # Flush the previous run's writes first, so no run pays for the one before it.
@@ -80,10 +82,19 @@ def bench_provision(scratch: Path) -> None:
     with _workspace_dir(scratch / "disk"):
         on_disk = best_of(2, assay_workspace, setup=os.sync)
     for path in made:
+        _same_sources(src, path)
         remove_tree(path)
     print(f"provision 10,000 files + 5,000-file .venv: shutil.copytree {plain:.3f}s")
     print(f"  assay, default location {where[0]}: {ours:.3f}s  ratio {ours / plain:.3f}")
     print(f"  assay, same disk as copytree: {on_disk:.3f}s  ratio {on_disk / plain:.3f}")
+
+
+def _same_sources(src: Path, copy: Path) -> None:
+    """A copy that lacks the tree's source files timed nothing real: stop (checked untimed)."""
+    wanted = sorted(p.relative_to(src) for p in src.glob("pkg*/*.py"))
+    got = sorted(p.relative_to(copy) for p in copy.glob("pkg*/*.py"))
+    if got != wanted or not (copy / ".venv" / "pyvenv.cfg").exists():
+        sys.exit(f"{copy}: {len(got)} of {len(wanted)} source files, or no .venv: not a copy")
 
 
 @contextlib.contextmanager
@@ -124,9 +135,17 @@ def bench_verify(scratch: Path) -> None:
         return
     options = VerifyOptions(kinds=frozenset({Kind.BUILD}), use_cache=False)
     statuses: list[str] = []
+
+    def verified() -> None:
+        report = verify(repo, options)
+        failed = [c.check.name for c in report.checks if not c.passed]
+        if not report.checks or failed:  # a check that did not pass timed nothing real
+            sys.exit(f"verify --kind build: {report.status.value}, not passed: {failed}")
+        statuses.append(report.status.value)
+
     with _copy_everything_to_disk(scratch / "old"):
-        before = best_of(1, lambda: statuses.append(verify(repo, options).status))
-    after = best_of(3, lambda: statuses.append(verify(repo, options).status))
+        before = best_of(1, verified)
+    after = best_of(3, verified)
     print(
         f"assay verify --kind build {repo}: copy everything to disk {before:.2f}s  "
         f"now {after:.2f}s  ratio {after / before:.3f}  (statuses {sorted(set(statuses))})"
@@ -170,11 +189,12 @@ def bench_cache(scratch: Path) -> None:
     cache.put(cache_key(workspace_digest(src), plan, checkers, "bwrap"), {"status": "VERIFIED"})
 
     def lookup() -> None:
-        assert cache.get(cache_key(workspace_digest(src), plan, checkers, "bwrap")) is not None
+        if cache.get(cache_key(workspace_digest(src), plan, checkers, "bwrap")) is None:
+            sys.exit("cache: the verdict just stored was not found")
 
     hit = best_of(5, lookup)
     check = best_of(
-        2, lambda: run_process([PYTHON, "-c", "import time; time.sleep(1.0)"], timeout=30)
+        2, partial(_ran, run_process, [PYTHON, "-c", "import time; time.sleep(1.0)"], cwd=".")
     )
     print(
         f"cache hit (hash 1,000 files + get): {hit * 1000:.1f}ms  ~1 s check {check:.3f}s"
