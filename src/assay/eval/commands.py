@@ -5,7 +5,8 @@ so `assay verify`'s start-up never pays for it.
 
 Exit codes: 0 every attempt was recorded and scored; 3 some attempt is an infrastructure
 error (recorded, with its stage and cause); 2 the command could not start as asked; for
-`tasks validate`, 1 when a task is not valid.
+`tasks validate`, 1 when a task is not valid; for `tasks generate`, 1 when fewer valid
+tasks than asked were made.
 """
 
 from __future__ import annotations
@@ -197,6 +198,62 @@ def validate_command(
         for item in results:
             _say(f"{'valid  ' if item.valid else 'INVALID'} {item.task_id}: {item.reason}")
     if not all(item.valid for item in results):
+        raise SystemExit(INVALID_TASKS_EXIT)
+
+
+@tasks_group.command("generate")
+@click.argument("repo")
+@click.option("--language", required=True, help="python or go.")
+@click.option("--count", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--out", "out_dir", required=True, help="Where the task folders are written.")
+@click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]))
+@click.option("--template", help="One mutation operator (default: every one, in turn).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--store", "store_path", help="Where knowledge graphs are kept (default: assay's).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def generate_command(
+    repo: str,
+    language: str,
+    count: int,
+    out_dir: str,
+    difficulty: str | None,
+    template: str | None,
+    seed: int,
+    store_path: str | None,
+    concurrency: int,
+    as_json: bool,
+) -> None:
+    """Mutation tasks from REPO's HEAD (its tests must pass), each validated before it
+    counts; exit 1 when fewer than COUNT are valid (the rejected ones say why)."""
+    from assay.eval.mutation.generate import GenerateError, generate_tasks
+
+    store = _open_store(store_path)
+    try:
+        report = generate_tasks(
+            repo,
+            language=language,
+            count=count,
+            out=out_dir,
+            store=store,
+            difficulty=difficulty,
+            template=template,
+            seed=seed,
+            concurrency=concurrency,
+            on_progress=None if as_json else _say,
+        )
+    except GenerateError as exc:
+        _fail(str(exc))
+    finally:
+        store.close()
+    if as_json:
+        _emit_json(report.to_dict())
+    else:
+        dropped = ", ".join(f"{n} {why}" for why, n in sorted(report.dropped.items()))
+        _say(f"{len(report.valid)} valid task(s) of {count} asked in {out_dir}")
+        if dropped:
+            _say(f"mutants dropped: {dropped}")
+    if len(report.valid) < count:
         raise SystemExit(INVALID_TASKS_EXIT)
 
 

@@ -85,6 +85,35 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (eval_id, task_id, epoch)
     );
     """,
+    # 1 -> 2: repositories' knowledge graphs (code units and the tests that exercise each),
+    # keyed by the tree they were built from, so an unchanged tree is never measured twice.
+    """
+    CREATE TABLE graphs (
+        tree TEXT NOT NULL,
+        language TEXT NOT NULL,
+        built_at REAL NOT NULL,
+        document TEXT NOT NULL,
+        PRIMARY KEY (tree, language)
+    );
+    CREATE TABLE graph_units (
+        tree TEXT NOT NULL,
+        language TEXT NOT NULL,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        FOREIGN KEY (tree, language) REFERENCES graphs(tree, language)
+    );
+    CREATE TABLE graph_edges (
+        tree TEXT NOT NULL,
+        language TEXT NOT NULL,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        test TEXT NOT NULL,
+        direct INTEGER NOT NULL,
+        FOREIGN KEY (tree, language) REFERENCES graphs(tree, language)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 STORE_FILE = "evals.sqlite"
@@ -232,7 +261,46 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: write failed ({exc})") from exc
 
+    def save_graph(
+        self,
+        tree: str,
+        language: str,
+        document: dict[str, Any],
+        units: Sequence[tuple[str, str, int, int]],
+        edges: Sequence[tuple[str, str, str, bool]],
+    ) -> None:
+        """Keep a knowledge graph: its whole document, its units (path, name, first and
+        last line) and edges (path, name, test, direct), in one transaction."""
+        with self._writing(), self._transaction():
+            for table in ("graph_edges", "graph_units", "graphs"):  # a graph of an older format
+                self._db.execute(
+                    f"DELETE FROM {table} WHERE tree = ? AND language = ?", (tree, language)
+                )
+            self._db.execute(
+                "INSERT INTO graphs (tree, language, built_at, document) VALUES (?, ?, ?, ?)",
+                (tree, language, time.time(), json.dumps(document)),
+            )
+            self._db.executemany(
+                "INSERT INTO graph_units VALUES (?, ?, ?, ?, ?, ?)",
+                [(tree, language, *unit) for unit in units],
+            )
+            self._db.executemany(
+                "INSERT INTO graph_edges VALUES (?, ?, ?, ?, ?, ?)",
+                [(tree, language, p, n, t, int(d)) for p, n, t, d in edges],
+            )
+
     # -- reading ---------------------------------------------------------------------------
+
+    def load_graph(self, tree: str, language: str) -> dict[str, Any] | None:
+        """The knowledge graph document kept for `tree` in `language`, if any."""
+        rows = self._query(
+            "SELECT document FROM graphs WHERE tree = ? AND language = ?", tree, language
+        )
+        return dict(json.loads(rows[0][0])) if rows else None
+
+    def graph_count(self) -> int:
+        """How many knowledge graphs were ever built into this store."""
+        return int(self._query("SELECT count(*) FROM graphs")[0][0])
 
     def get_eval(self, eval_id: str) -> EvalInfo | None:
         row = self._query("SELECT id, created_at, agent, config FROM evals WHERE id = ?", eval_id)
