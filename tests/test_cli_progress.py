@@ -88,3 +88,14 @@ def test_verify_from_a_subdirectory_finds_the_project(tmp_path: Path) -> None:
     no_traceback(done)
     assert f"verifying {repo}" in done.stderr and "pyproject.toml" in done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_plan_from_a_subdirectory_plans_the_project(tmp_path: Path) -> None:
+    repo = write(
+        tmp_path,
+        {"pyproject.toml": PYPROJECT, "pkg/sub/test_x.py": "def test_x():\n    pass\n"},
+    )
+    done = assay("plan", cwd=repo / "pkg" / "sub")
+    no_traceback(done)
+    assert f"planning {repo}" in done.stderr and "pyproject.toml" in done.stderr
+    assert f"plan for {repo}\n" in done.stdout, done.stdout

@@ -243,9 +243,9 @@ def verify(
     sys.exit(report.exit_code)
 
 
-def _project_path(path: str) -> str:
+def _project_path(path: str, doing: str = "verifying") -> str:
     """`path`, or the project it is inside when it is a directory below a project's top
-    (`assay.repo_root`); says on stderr which directory is verified instead."""
+    (`assay.repo_root`); says on stderr which directory is `doing` instead."""
     from pathlib import Path
 
     from assay.repo_root import project_root
@@ -256,7 +256,7 @@ def _project_path(path: str) -> str:
     choice = project_root(start.resolve())
     if not choice.why:
         return path
-    _say(f"assay: verifying {choice.root} ({choice.why})", err=True)
+    _say(f"assay: {doing} {choice.root} ({choice.why})", err=True)
     return str(choice.root)
 
 
@@ -323,7 +323,7 @@ def plan(path: str, as_json: bool, verbose: bool) -> None:
     from assay.pipeline import VerifyOptions, VerifyUsageError, make_plan
 
     try:
-        the_plan = make_plan(path, VerifyOptions())
+        the_plan = make_plan(_project_path(path, "planning"), VerifyOptions())
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
