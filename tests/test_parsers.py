@@ -500,6 +500,12 @@ CRASHES = {
         ["node", "t.js"],
         "TypeError: Cannot read properties of undefined",
     ),
+    "node-coded": (
+        "t.js",
+        'console.log("test 1 ok");\nrequire("zlib").gzipSync(undefined);\n',
+        ["node", "t.js"],
+        "TypeError [ERR_INVALID_ARG_TYPE]: The",
+    ),
     "gcc": (
         "t.c",
         '#include <stdio.h>\nint main(void) {\n  int x = 1\n  printf("%d\\n", x);\n}\n',

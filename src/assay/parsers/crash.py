@@ -23,7 +23,8 @@ _PY_EXCEPTION = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$"
 )
 
-_JS_ERROR = re.compile(r"^(?:Uncaught )?([A-Z]\w*Error)(?:: (.*))?$")
+# node names its own errors' codes: `TypeError [ERR_INVALID_ARG_TYPE]: message`.
+_JS_ERROR = re.compile(r"^(?:Uncaught )?([A-Z]\w*Error(?: \[[A-Z0-9_]+\])?)(?:: (.*))?$")
 _JS_FRAME = re.compile(r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$")
 # node's header above the offending source line: `/path/file.js:3`.
 _JS_HEADER = re.compile(r"^(\S+\.[cm]?[jt]sx?):(\d+)$")
