@@ -16,19 +16,16 @@ edits one module (a correct edit, so every mode must say VERIFIED, and each run 
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_verify import ASSAY, env_for, make_repo, median_of
+from bench_verify import ASSAY, median_of, run_on_repos
 
 
 def git(repo: Path, *args: str) -> None:
@@ -86,21 +83,13 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
         print(f"  {mode:<18} {seconds * 1000:8.0f} ms   ratio {seconds / plain:5.2f}x plain")
 
 
+def measure_change(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
+    make_change(repo)
+    measure(name, repo, env, repeat)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
-    args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="assay-bench-protect-"))
-    try:
-        env = env_for(scratch / "cache")
-        for name, typed in (("small", False), ("typed", True)):
-            repo = scratch / name
-            make_repo(repo, typed=typed)
-            make_change(repo)
-            measure(name, repo, env, args.repeat)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return 0
+    return run_on_repos(__doc__.splitlines()[0], measure_change)
 
 
 if __name__ == "__main__":

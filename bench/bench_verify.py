@@ -198,22 +198,34 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
     )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+#: Repository -> Any measurement, on each of the two repositories in a fresh scratch.
+Measure = Callable[[str, Path, dict[str, str], int], None]
+
+
+def run_on_repos(
+    description: str, measure_each: Measure, then: Callable[..., None] | None = None
+) -> int:
+    """Parse `--repeat`, build the small and the typed repository in a scratch directory
+    sharing one assay cache, measure each, then run `then(scratch, env, repeat)`."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (median)")
     args = parser.parse_args()
-
-    scratch = Path(tempfile.mkdtemp(prefix="assay-bench-verify-"))
+    scratch = Path(tempfile.mkdtemp(prefix="assay-bench-"))
     try:
         env = env_for(scratch / "cache")
         for name, typed in (("small", False), ("typed", True)):
             repo = scratch / name
             make_repo(repo, typed=typed)
-            measure(name, repo, env, args.repeat)
-        measure_cache_hit_by_size(scratch, env, args.repeat)
+            measure_each(name, repo, env, args.repeat)
+        if then is not None:
+            then(scratch, env, args.repeat)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+def main() -> int:
+    return run_on_repos(__doc__.splitlines()[0], measure, then=measure_cache_hit_by_size)
 
 
 if __name__ == "__main__":
