@@ -209,6 +209,13 @@ def validate_command(
 @click.option("--difficulty", type=click.Choice(["easy", "medium", "hard"]))
 @click.option("--template", help="One mutation operator (default: every one, in turn).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--stack",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Mutations per task (in one file); more is harder.",
+)
 @click.option("--store", "store_path", help="Where knowledge graphs are kept (default: assay's).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -220,6 +227,7 @@ def generate_command(
     difficulty: str | None,
     template: str | None,
     seed: int,
+    stack: int,
     store_path: str | None,
     concurrency: int,
     as_json: bool,
@@ -239,6 +247,7 @@ def generate_command(
             difficulty=difficulty,
             template=template,
             seed=seed,
+            stack=stack,
             concurrency=concurrency,
             on_progress=None if as_json else _say,
         )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from assay.eval.graph.model import CodeUnit, KnowledgeGraph
 from assay.eval.graph.python_units import (
     PyUnit,
+    function_of_test,
+    is_python_test_file,
     parse_python,
     python_units,
-    test_function_of,
 )
 from assay.eval.graph.sandboxed_pytest import PytestRunError, run_pytest
 from assay.eval.graph.snapshot import Snapshot
@@ -43,6 +44,8 @@ def build_python_graph(snapshot: Snapshot, *, sandbox: str = "auto") -> Knowledg
     calls = {(u.path, u.name): u.calls for u in units}
     graph_units = []
     for unit in units:
+        if is_python_test_file(unit.path):
+            continue  # read for what the tests call; not code under test
         by_line = run.lines.get(unit.path, {})
         inner = [u for u in units if u is not unit and _inside(u, unit)]
         lines = [
@@ -52,7 +55,7 @@ def build_python_graph(snapshot: Snapshot, *, sandbox: str = "auto") -> Knowledg
         ]
         tests = sorted({t for n in lines for t in by_line[n] if t in passed})
         leaf = unit.name.rsplit(".", 1)[-1]
-        direct = [t for t in tests if leaf in calls.get(test_function_of(t), frozenset())]
+        direct = [t for t in tests if leaf in calls.get(function_of_test(t), frozenset())]
         graph_units.append(
             CodeUnit(
                 path=unit.path,

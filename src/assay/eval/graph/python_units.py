@@ -61,7 +61,19 @@ def _calls(function: ast.AST) -> frozenset[str]:
     return frozenset(names)
 
 
-def test_function_of(test_id: str) -> tuple[str, str]:
+def is_python_test_file(path: str) -> bool:
+    """A file of tests (pytest's default names, or under a `tests`/`test` folder) or of
+    their fixtures: not code under test."""
+    name = path.rsplit("/", 1)[-1]
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or any(part in ("tests", "test") for part in path.split("/")[:-1])
+    )
+
+
+def function_of_test(test_id: str) -> tuple[str, str]:
     """(file, qualified function) of a pytest node id: `tests/t.py::C::test_x[1]` ->
     (`tests/t.py`, `C.test_x`)."""
     path, _, rest = test_id.partition("::")

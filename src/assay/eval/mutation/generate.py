@@ -121,15 +121,17 @@ def generate_tasks(
     difficulty: str | None = None,
     template: str | None = None,
     seed: int = 0,
+    stack: int = 1,
     sandbox: str = "auto",
     validate: bool = True,
     concurrency: int = 1,
     on_progress: Callable[[str], None] | None = None,
 ) -> GenerateReport:
-    """Up to `count` tasks from `repo`'s HEAD, written under `out`; see the module's steps."""
+    """Up to `count` tasks from `repo`'s HEAD, written under `out`; see the module's steps.
+    `stack` mutations of one file go into each task (its template names the first)."""
     say = on_progress or (lambda _line: None)
     kit = _language(language)
-    _check_options(count, difficulty, template)
+    _check_options(count, difficulty, template, stack)
     out_dir = Path(out)
     try:
         snapshot = take_snapshot(repo)
@@ -164,10 +166,10 @@ def generate_tasks(
             bench = Workbench(snapshot.repo, snapshot.commit, scratch)
         except GitFailed as exc:
             raise GenerateError(f"{repo}: could not be cloned to make mutants ({exc})") from exc
-        for candidate in candidates[: count * TRIES_PER_TASK]:
+        for group in _stacks(candidates, stack)[: count * TRIES_PER_TASK]:
             if len(report.tasks) == count:
                 break
-            made = _try(candidate, snapshot, graph, kit, bench, sandbox, difficulty, rng)
+            made = _try(group, snapshot, graph, kit, bench, sandbox, difficulty, rng)
             if isinstance(made, str):
                 report.dropped[made] = report.dropped.get(made, 0) + 1
                 continue
@@ -188,7 +190,7 @@ def generate_tasks(
             if folder.exists():
                 shutil.rmtree(folder)
             bench.write_task(folder, mutant, files)
-            site = candidate.mutation.describe()
+            site = "; ".join(c.mutation.describe() for c in group)
             report.tasks.append(
                 GeneratedTask(task_id, folder, files.template, files.difficulty, site)
             )
@@ -209,9 +211,10 @@ def _language(name: str) -> Language:
         raise GenerateError(f"no mutation generator for language {name!r} (python, go)") from None
 
 
-def _check_options(count: int, difficulty: str | None, template: str | None) -> None:
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise GenerateError(f"count must be an integer >= 1, got {count!r}")
+def _check_options(count: int, difficulty: str | None, template: str | None, stack: int) -> None:
+    for name, value in (("count", count), ("stack", stack)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise GenerateError(f"{name} must be an integer >= 1, got {value!r}")
     if difficulty is not None and difficulty not in BANDS:
         raise GenerateError(f"difficulty must be one of {', '.join(BANDS)}, got {difficulty!r}")
     if template is not None and template not in OPERATORS:
@@ -251,7 +254,7 @@ def _candidates(
 
 
 def _try(
-    candidate: _Candidate,
+    group: list[_Candidate],
     snapshot: Snapshot,
     graph: KnowledgeGraph,
     kit: Language,
@@ -260,41 +263,87 @@ def _try(
     difficulty: str | None,
     rng: random.Random,
 ) -> tuple[str, TaskFiles] | str:
-    """The mutant's commit and task files, or why it was dropped."""
-    mutation, unit = candidate.mutation, candidate.unit
-    text = snapshot.read(mutation.path)
+    """The mutant's commit and task files, or why it was dropped. `group`: the mutations
+    stacked in it, all in one file, the first naming its template."""
+    mutations = [c.mutation for c in group]
+    path = mutations[0].path
+    text = snapshot.read(path)
     if text is None:
         return "unreadable"
-    mutant = bench.mutant(
-        {mutation.path: apply_mutations(text, [mutation])}, f"mutant: {mutation.operator}"
-    )
-    run = kit.run_tests(bench.git_dir, mutant, unit.tests, sandbox=sandbox, timeout=CATCH_TIMEOUT_S)
+    mutated = apply_mutations(text, mutations)
+    mutant = bench.mutant({path: mutated}, f"mutant: {mutations[0].operator}")
+    exercising = sorted({t for c in group for t in c.unit.tests})
+    run = kit.run_tests(bench.git_dir, mutant, exercising, sandbox=sandbox, timeout=CATCH_TIMEOUT_S)
     if run.timed_out:
         return "tests_timed_out"
     if run.problem:
         return "tests_did_not_run"
-    caught = {t: m for t, m in run.failed.items() if t in unit.tests}
+    caught = {t: m for t, m in run.failed.items() if t in exercising}
     if not caught:
         return "survived"
-    band = difficulty_band(len(caught), direct=any(t in unit.direct for t in caught))
+    direct = any(t in c.unit.direct for c in group for t in caught)
+    band = difficulty_band(len(caught), direct=direct, stacked=len(group))
     if difficulty is not None and band != difficulty:
         return f"not_{difficulty}"
     others = sorted(t for t in graph.tests if t not in caught)
     sample = sorted(rng.sample(others, min(PASS_TO_PASS_SAMPLE, len(others))))
-    hidden = [
-        _line_of(text, mutation.start),
-        _line_of(apply_mutations(text, [mutation]), mutation.start),
-    ]
+    hidden = [_line_of(text, m.start) for m in mutations]
+    hidden += [_line_of(mutated, m.start) for m in _shifted(mutations)]
+    operators = tuple(dict.fromkeys(m.operator for m in mutations))
     return mutant, TaskFiles(
         id="",
         language=graph.language,
         difficulty=band,
-        template=mutation.operator,
-        tags=("mutation", mutation.operator),
+        template=mutations[0].operator,
+        tags=("mutation", *operators, *(("stacked",) if len(group) > 1 else ())),
         instruction=bug_report(caught, hidden),
         fail_to_pass=tuple(sorted(caught)),
         pass_to_pass=tuple(sample),
     )
+
+
+def _shifted(mutations: list[Mutation]) -> list[Mutation]:
+    """The mutations with their offsets as they are in the mutated text."""
+    moved = []
+    for mutation in mutations:
+        before = sum(
+            len(m.replacement) - (m.end - m.start) for m in mutations if m.end <= mutation.start
+        )
+        moved.append(
+            Mutation(
+                mutation.operator,
+                mutation.path,
+                mutation.line,
+                mutation.start + before,
+                mutation.end + before,
+                mutation.replacement,
+                mutation.original,
+            )
+        )
+    return moved
+
+
+def _stacks(candidates: list[_Candidate], stack: int) -> list[list[_Candidate]]:
+    """Each candidate with `stack - 1` more of its file, on other lines, not overlapping."""
+    if stack == 1:
+        return [[c] for c in candidates]
+    groups = []
+    for first in candidates:
+        group = [first]
+        for other in candidates:
+            if len(group) == stack:
+                break
+            if other.mutation.path == first.mutation.path and all(
+                other.mutation.line != c.mutation.line
+                and (
+                    other.mutation.end <= c.mutation.start or c.mutation.end <= other.mutation.start
+                )
+                for c in group
+            ):
+                group.append(other)
+        if len(group) == stack:
+            groups.append(group)
+    return groups
 
 
 def _line_of(text: bytes, offset: int) -> bytes:

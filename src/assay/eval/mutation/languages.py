@@ -38,15 +38,9 @@ class Python:
     name = "python"
 
     def is_source(self, path: str) -> bool:
-        name = path.rsplit("/", 1)[-1]
-        parts = path.split("/")[:-1]
-        return (
-            path.endswith(".py")
-            and not name.startswith("test_")
-            and not name.endswith("_test.py")
-            and name != "conftest.py"
-            and not any(p in ("tests", "test") for p in parts)
-        )
+        from assay.eval.graph.python_units import is_python_test_file
+
+        return path.endswith(".py") and not is_python_test_file(path)
 
     def sites(self, text: bytes, path: str) -> list[Mutation]:
         from assay.eval.mutation.python_operators import python_mutations
