@@ -35,14 +35,14 @@ jobs:
 
 
 def _imported(
-    *args: str, cwd: Path | None = None
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run the console script with `args`; what it did and every module it imported."""
     done = subprocess.run(
         [PYTHON, "-X", "importtime", ASSAY, *args],
         capture_output=True,
         text=True,
-        env=assay_env(),
+        env=assay_env(**(env or {})),
         cwd=cwd,
         timeout=120,
         check=False,
@@ -112,3 +112,61 @@ def test_plan_without_ci_files_never_loads_yaml(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert not _loaded(modules, "yaml")
     assert not modules & {"assay.formats.junit", "assay.formats.sarif"}
+
+
+# What `assay run --sandbox none` has no use for: the other backends, the canaries and
+# tampering checks of a full verify, the eval commands' machinery, rich.
+NOT_FOR_A_BARE_RUN = (
+    "assay.sandbox.bwrap",
+    "assay.sandbox.seccomp",
+    "assay.sandbox.cgroup",
+    "assay.canaries",
+    "assay.tamper",
+    "rich",
+)
+
+SANDBOX_BACKENDS = (
+    "assay.sandbox.bwrap",
+    "assay.sandbox.local",
+    "assay.sandbox.none",
+    "assay.sandbox.seccomp",
+    "assay.sandbox.cgroup",
+)
+
+
+def _eval_machinery(modules: set[str]) -> set[str]:
+    """assay.eval beyond the package and the module that registers its click commands."""
+    return _loaded(modules, "assay.eval") - {"assay.eval", "assay.eval.commands"}
+
+
+def test_run_without_sandbox_loads_no_other_backend_nor_verify_machinery(tmp_path: Path) -> None:
+    done, modules = _imported(
+        "run", "--sandbox", "none", "--kind", "build", "--", "true", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for heavy in NOT_FOR_A_BARE_RUN:
+        assert not _loaded(modules, heavy), (heavy, sorted(_loaded(modules, heavy)))
+    assert not _eval_machinery(modules), sorted(_eval_machinery(modules))
+    assert not modules & {"concurrent.futures", "logging"}
+
+
+@pytest.mark.slow
+def test_a_cached_verify_loads_no_sandbox_backend(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", PASSING_PROJECT)
+    cache = {"ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    first = subprocess.run(
+        [ASSAY, "verify", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        env=assay_env(**cache),
+        timeout=120,
+        check=False,
+    )
+    assert json.loads(first.stdout)["status"] == "VERIFIED", first.stdout + first.stderr
+    done, modules = _imported("verify", "--json", str(repo), env=cache)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", done.stdout
+    assert "cached" in report["extra"], report["extra"]
+    for backend in SANDBOX_BACKENDS:
+        assert backend not in modules, (backend, sorted(_loaded(modules, "assay.sandbox")))
+    assert not _loaded(modules, "rich")

@@ -166,8 +166,7 @@ def _sandbox_uids() -> range | frozenset[int]:
     # As root, the bubblewrap backend hands workspaces and report directories to the
     # sandbox's uid. Imported here: the sandbox package sits above this module.
     try:
-        from assay.sandbox.bwrap import FALLBACK_UID
-        from assay.sandbox.identity import SANDBOX_ID_BASE, SANDBOX_ID_SLOTS
+        from assay.sandbox.identity import FALLBACK_UID, SANDBOX_ID_BASE, SANDBOX_ID_SLOTS
     except ImportError:
         return frozenset()
     ids = range(SANDBOX_ID_BASE, SANDBOX_ID_BASE + SANDBOX_ID_SLOTS)

@@ -24,7 +24,6 @@ import contextlib
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -175,6 +174,9 @@ class Session:
             except ProbeFailure:
                 return None
 
+        # Imported here: it brings `logging`, which a single check never needs.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=len(checks)) as pool:
             return list(pool.map(one, checks))
 
@@ -278,7 +280,11 @@ def _select(backend: str, writable: Sequence[Path], tool_paths: Sequence[str]) -
     """The backend for this session: bubblewrap may write only the report directory (and
     `writable`'s others), and sees the toolchains the checks use even where they live
     under the hidden home."""
-    from assay.sandbox import BwrapOptions, select_sandbox
+    from assay.sandbox import SandboxChoice, select_sandbox
+
+    if backend not in (SandboxChoice.AUTO, SandboxChoice.BWRAP):
+        return select_sandbox(backend)  # the options are bubblewrap's: not loaded without it
+    from assay.sandbox.bwrap import BwrapOptions
 
     shown = tuple(str(path) for path in writable)
     options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=shown)

@@ -54,6 +54,7 @@ from assay.sandbox.base import (
     new_run_id,
     resolve_inside,
 )
+from assay.sandbox.identity import FALLBACK_UID
 from assay.sandbox.provision import (
     ENV_WRITABLE_CACHES,
     discard,
@@ -65,8 +66,6 @@ from assay.tools.node import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"
-#: The uid/gid commands run as when assay runs as root and no id of their own can be had.
-FALLBACK_UID = 65534
 #: Host directories every check may need, shown read-only (links among them, like a merged
 #: /usr's /bin -> usr/bin, are recreated as links). Nothing else of the host root is shown.
 SYSTEM_DIRS: tuple[str, ...] = (

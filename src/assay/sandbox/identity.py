@@ -25,6 +25,8 @@ from assay.errors import AssayError
 SANDBOX_ID_BASE = 1_800_000_000
 #: How many runs can hold an id at once.
 SANDBOX_ID_SLOTS = 4096
+#: The uid/gid commands run as when assay runs as root and no id of their own can be had.
+FALLBACK_UID = 65534
 #: Where slot locks and the generated account files live (root only).
 ID_STATE_DIRS = ("/run/assay/ids", "/var/tmp/assay-ids")
 #: The account name sandboxed commands see.

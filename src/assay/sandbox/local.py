@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from assay.environment import EnvPolicy
 from assay.process import ProcessResult, run_process
 from assay.sandbox.base import Sandbox, Workspace, resolve_inside
-from assay.sandbox.provision import provision_workspace, remove_workspace
 
 
 class LocalSandbox(Sandbox):
@@ -33,6 +32,9 @@ class LocalSandbox(Sandbox):
         return "local"
 
     def provision(self, source: str | os.PathLike[str], *, commit: str | None = None) -> Workspace:
+        # Imported here: `none` shares this module's runner and never provisions.
+        from assay.sandbox.provision import provision_workspace
+
         # Nothing here could make a linked .git read-only, so it is copied.
         return provision_workspace(source, commit=commit, backend=self.name, link_git=False)
 
@@ -40,6 +42,8 @@ class LocalSandbox(Sandbox):
         return _PinnedRunner(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
+        from assay.sandbox.provision import remove_workspace
+
         remove_workspace(workspace, backend=self.name)
 
 
