@@ -7,7 +7,6 @@ top; each command imports what it needs when it runs.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -31,6 +30,8 @@ def _positive_seconds(
 
 
 def _emit_json(document: dict[str, Any]) -> None:
+    import json  # here: a plain-text run never needs it
+
     from assay.terminal import json_for_terminal
 
     click.echo(json_for_terminal(json.dumps(document, indent=2, ensure_ascii=False)))

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay.evidence import Check
 from assay.tools import install_steps as _declared_steps
-from assay.tools.python_requirements import DEV_GROUPS, DEV_REQUIREMENT_PATTERNS
 from assay.tools.spec import INSTALL_TIMEOUT_S
 
 if TYPE_CHECKING:
     from assay.probe import ProbeFailure
+    from assay.tools.python_requirements import DEV_GROUPS, DEV_REQUIREMENT_PATTERNS
 
 __all__ = [
     "DEV_GROUPS",
@@ -30,6 +30,15 @@ __all__ = [
     "install_steps",
     "missing_tool_note",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Re-exported on first use: a run that installs nothing never reads requirement files.
+    if name in ("DEV_GROUPS", "DEV_REQUIREMENT_PATTERNS"):
+        from assay.tools import python_requirements
+
+        return getattr(python_requirements, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def install_steps(root: Path) -> list[Check]:

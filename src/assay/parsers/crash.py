@@ -8,6 +8,7 @@ traceback or compile probes on purpose, and those are not why anything failed.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from assay.evidence import Diagnostic
@@ -17,43 +18,43 @@ from assay.parsers._text import relative
 MAX_COMPILER_ERRORS = 20
 
 _PY_TRACEBACK = "Traceback (most recent call last):"
-_PY_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+)')
+_PY_FRAME = r'^\s+File "([^"]+)", line (\d+)'
 # The closing line: an exception's (dotted) name, then its message.
-_PY_EXCEPTION = re.compile(
-    r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$"
-)
+_PY_EXCEPTION = r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$"
 
 # node names its own errors' codes: `TypeError [ERR_INVALID_ARG_TYPE]: message`.
-_JS_ERROR = re.compile(r"^(?:Uncaught )?([A-Z]\w*Error(?: \[[A-Z0-9_]+\])?)(?:: (.*))?$")
-_JS_FRAME = re.compile(r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$")
+_JS_ERROR = r"^(?:Uncaught )?([A-Z]\w*Error(?: \[[A-Z0-9_]+\])?)(?:: (.*))?$"
+_JS_FRAME = r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$"
 # node's header above the offending source line: `/path/file.js:3`.
-_JS_HEADER = re.compile(r"^(\S+\.[cm]?[jt]sx?):(\d+)$")
+_JS_HEADER = r"^(\S+\.[cm]?[jt]sx?):(\d+)$"
 
 # gcc and clang: `file.c:4:3: error: message`; the driver's `collect2: error: ...`.
-_CC_LOCATED = re.compile(r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$")
-_CC_DRIVER = re.compile(
-    r"^(cc1\w*|collect2|ld(?:\.\w+)?|cc|c\+\+|gcc|g\+\+|clang\+*): (?:fatal )?error: (.+)$"
-)
+_CC_LOCATED = r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$"
+_CC_DRIVER = r"^(cc1\w*|collect2|ld(?:\.\w+)?|cc|c\+\+|gcc|g\+\+|clang\+*): (?:fatal )?error: (.+)$"
 # tsc, plain and --pretty: `x.ts(4,3): error TS2322: message`, `x.ts:4:3 - error TS2322: ...`
-_TSC_LOCATED = re.compile(
-    r"^([^\s:(][^:(]*)(?:\((\d+),(\d+)\):|:(\d+):(\d+) -) error (TS\d+): (.+)$"
-)
+_TSC_LOCATED = r"^([^\s:(][^:(]*)(?:\((\d+),(\d+)\):|:(\d+):(\d+) -) error (TS\d+): (.+)$"
 
 # make's own line for a recipe command that exited 127 (the shell's "not found").
-_MAKE_127 = re.compile(r"^g?make(?:\[\d+\])?: \*\*\* .*Error 127$")
+_MAKE_127 = r"^g?make(?:\[\d+\])?: \*\*\* .*Error 127$"
 _NOT_FOUND = (
     # make running a plain recipe line itself
-    re.compile(r"^g?make(?:\[\d+\])?: (\S+): (?:No such file or directory|Command not found)$"),
+    r"^g?make(?:\[\d+\])?: (\S+): (?:No such file or directory|Command not found)$",
     # dash, bash and busybox sh
-    re.compile(r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$"),
+    r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$",
 )
 
 # What resolvers and clients say when there is no network: node and npm, curl, glibc
 # through Python, pip (urllib3).
-_NO_NETWORK = re.compile(
+_NO_NETWORK = (
     r"\bEAI_AGAIN\b|getaddrinfo ENOTFOUND|Could not resolve host|Network is unreachable"
     r"|\bENETUNREACH\b|Temporary failure in name resolution|Failed to establish a new connection"
 )
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    # Compiled on first use: most runs exit zero and never read a crash.
+    return re.compile(pattern)
 
 
 def crash_diagnostics(text: str, cwd: str, tool: str | None = None) -> tuple[Diagnostic, ...]:
@@ -72,11 +73,11 @@ def missing_command(text: str, exit_code: int | None) -> str | None:
     """The command a make recipe or a shell could not find, when that is why it failed
     (make's `Error 127`, or a shell's own exit 127); None otherwise."""
     lines = text.splitlines()
-    if not (exit_code == 127 or any(_MAKE_127.match(line) for line in lines)):
+    if not (exit_code == 127 or any(_compiled(_MAKE_127).match(line) for line in lines)):
         return None
     for line in reversed(lines):
         for pattern in _NOT_FOUND:
-            match = pattern.match(line)
+            match = _compiled(pattern).match(line)
             if match:
                 return match.group(1)
     return "a command its recipe runs" if exit_code != 127 else None
@@ -85,7 +86,7 @@ def missing_command(text: str, exit_code: int | None) -> str | None:
 def no_network(text: str) -> str | None:
     """The line where a program said it could not reach the network, or None."""
     for line in text.splitlines():
-        if _NO_NETWORK.search(line):
+        if _compiled(_NO_NETWORK).search(line):
             return line.strip()[:200]  # pip's line quotes whole objects
     return None
 
@@ -95,7 +96,7 @@ def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagn
     for line in lines:
         if len(found) >= MAX_COMPILER_ERRORS:
             break
-        located = _CC_LOCATED.match(line)
+        located = _compiled(_CC_LOCATED).match(line)
         if located:
             file, number, column, message = located.groups()
             found.append(
@@ -108,7 +109,7 @@ def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagn
                 )
             )
             continue
-        tsc = _TSC_LOCATED.match(line)
+        tsc = _compiled(_TSC_LOCATED).match(line)
         if tsc:
             file, line_a, column_a, line_b, column_b, code, message = tsc.groups()
             found.append(
@@ -122,7 +123,7 @@ def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagn
                 )
             )
             continue
-        driver = _CC_DRIVER.match(line)
+        driver = _compiled(_CC_DRIVER).match(line)
         if driver:
             found.append(Diagnostic(message=f"{driver.group(1)}: {driver.group(2)}", tool=tool))
     return found
@@ -135,11 +136,11 @@ def _python_traceback(lines: list[str], cwd: str, tool: str | None) -> Diagnosti
         return None
     file = number = None
     for line in lines[starts[-1] + 1 :]:
-        frame = _PY_FRAME.match(line)
+        frame = _compiled(_PY_FRAME).match(line)
         if frame:
             file, number = frame.group(1), int(frame.group(2))
             continue
-        exception = _PY_EXCEPTION.match(line)
+        exception = _compiled(_PY_EXCEPTION).match(line)
         if exception:
             name, message = exception.groups()
             return Diagnostic(
@@ -156,12 +157,16 @@ def _javascript_error(lines: list[str], cwd: str, tool: str | None) -> Diagnosti
     """The last `SomeError: message` that a stack (`    at ...`) or node's source header
     shows was thrown, at the first frame outside node's own modules."""
     for at in range(len(lines) - 1, -1, -1):
-        error = _JS_ERROR.match(lines[at])
+        error = _compiled(_JS_ERROR).match(lines[at])
         if error is None:
             continue
-        frames = [m for line in lines[at + 1 : at + 40] if (m := _JS_FRAME.match(line))]
+        frames = [m for line in lines[at + 1 : at + 40] if (m := _compiled(_JS_FRAME).match(line))]
         header = next(
-            (m for line in reversed(lines[max(0, at - 6) : at]) if (m := _JS_HEADER.match(line))),
+            (
+                m
+                for line in reversed(lines[max(0, at - 6) : at])
+                if (m := _compiled(_JS_HEADER).match(line))
+            ),
             None,
         )
         if not frames and header is None:

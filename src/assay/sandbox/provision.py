@@ -25,7 +25,6 @@ thousands of files there costs a fraction of what it costs on a journaled disk.
 
 from __future__ import annotations
 
-import concurrent.futures
 import enum
 import fcntl
 import os
@@ -37,19 +36,15 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
 from assay.process import ProcessResult
-from assay.safe_git import (
-    GitError,
-    ObjectHeader,
-    ObjectStream,
-    Repository,
-    TreeEntry,
-    open_repository,
-)
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 from assay.scratch import make_scratch
+
+if TYPE_CHECKING:
+    from assay.safe_git import ObjectHeader, ObjectStream, Repository, TreeEntry
 
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
 COPY_TIMEOUT_SECONDS = 600.0
@@ -213,6 +208,8 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
     clone = _clone_works(src, dst, layout.files)
     # One chunk per thread, not one task per file: a task costs more than copying a small file.
     chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
+    import concurrent.futures  # here: it brings `logging`, which a cache hit never needs
+
     with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
         # list() re-raises the first copy error here instead of dropping it.
         list(pool.map(lambda chunk: _copy_files(src, dst, chunk, clone), chunks))
@@ -382,6 +379,8 @@ def export_commit(repo: str | os.PathLike[str], ref: str, dest: str | os.PathLik
     configuration or attributes name runs (see `assay.safe_git`). Files are written here,
     never through a symlink; the repository's index, worktree and HEAD are never touched.
     """
+    from assay.safe_git import GitError
+
     git = _open_repository(repo)
     commit = _resolve(git, repo, ref)
     dst = Path(dest)
@@ -415,6 +414,9 @@ _MODE_TYPE, _MODE_REGULAR, _MODE_SYMLINK, _MODE_GITLINK, _MODE_TREE = (
 
 
 def _open_repository(repo: str | os.PathLike[str]) -> Repository:
+    # Imported here: a copy of a working tree, or a cache key, never reads git objects.
+    from assay.safe_git import GitError, open_repository
+
     try:
         return open_repository(repo, timeout=COPY_TIMEOUT_SECONDS)
     except GitError as exc:
@@ -422,6 +424,8 @@ def _open_repository(repo: str | os.PathLike[str]) -> Repository:
 
 
 def _resolve(git: Repository, repo: str | os.PathLike[str], ref: str) -> str:
+    from assay.safe_git import GitError
+
     try:
         return git.resolve_commit(ref)
     except GitError as exc:

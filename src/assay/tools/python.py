@@ -7,12 +7,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
-from assay.tools.python_requirements import (
-    declared_groups,
-    project_extras,
-    requirement_files,
-    tox_requirements,
-)
 from assay.tools.spec import (
     Command,
     Ecosystem,
@@ -294,6 +288,14 @@ PYRIGHT = ToolSpec(
 def install_steps(root: Path) -> list[Check]:
     """A project-local virtualenv with the project, its test and dev extras, requirement
     files, dependency groups and tox deps (`assay.tools.python_requirements`)."""
+    # Imported here: reading requirement and tox files is for install steps only.
+    from assay.tools.python_requirements import (
+        declared_groups,
+        project_extras,
+        requirement_files,
+        tox_requirements,
+    )
+
     manifest = next(
         (n for n in ("pyproject.toml", "setup.py", "setup.cfg") if (root / n).is_file()), None
     )
