@@ -13,18 +13,17 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from assay.canaries import NotPlanted, Planted
-from assay.classify import classify
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
-from assay.install import missing_tool_note
-from assay.instrument import instrument
-from assay.parsers import parse_output
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
 from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.scratch import temporary_scratch
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.verdict import Cause
+
+if TYPE_CHECKING:
+    from assay.canaries import NotPlanted, Planted
 
 
 def default_runner(
@@ -67,6 +66,8 @@ def run_check(
         located = _locate(check, root)
         checker = _probe(located, check, probes)
     except ProbeFailure as failure:
+        from assay.install import missing_tool_note
+
         return evidence_for(
             check,
             Cause.TOOLCHAIN_MISSING,
@@ -75,8 +76,12 @@ def run_check(
             sandbox=sandbox,
             extra={"candidates": list(getattr(failure, "candidates", ()))},
         )
-    if isinstance(canaries, NotPlanted) and canaries.refused:
-        return _canaries_refused(check, canaries, checker, sandbox)
+    if canaries is not None:
+        # Imported only when a verify planted canaries: a bare run never loads them.
+        from assay.canaries import NotPlanted
+
+        if isinstance(canaries, NotPlanted) and canaries.refused:
+            return _canaries_refused(check, canaries, checker, sandbox)
     if report_dir is None:
         with temporary_scratch("reports", dir=tempfile.gettempdir()) as scratch:
             return _run(check, located, checker, cwd, runner, Path(scratch), sandbox, canaries)
@@ -97,11 +102,20 @@ def _run(
     sandbox: str | None,
     canaries: Planted | NotPlanted | None = None,
 ) -> Evidence:
+    # Imported here: a cache hit identifies checkers through this module and runs none.
+    from assay.classify import classify
+    from assay.instrument import instrument
+    from assay.parsers import parse_output
+
     planned = instrument(check, checker, report_dir)
     # The argv runs the very binary that was probed, not whatever PATH finds later.
     argv = (located.argv0, *planned.argv[1:])
     env = dict(planned.env)
-    planted = canaries if isinstance(canaries, Planted) else None
+    planted = None
+    if canaries is not None:
+        from assay.canaries import Planted
+
+        planted = canaries if isinstance(canaries, Planted) else None
     if planted is not None:
         argv, env = planted.argv(argv), planted.env(env)
     run = runner or default_runner
@@ -127,6 +141,10 @@ def _run(
         evidence = classify(check, judged, reading.classified, checker=checker, sandbox=sandbox)
         return reading.settle(evidence, result)
     evidence = classify(check, result, parsed, checker=checker, sandbox=sandbox)
+    if canaries is None:
+        return evidence
+    from assay.canaries import NotPlanted
+
     return canaries.annotate(evidence) if isinstance(canaries, NotPlanted) else evidence
 
 

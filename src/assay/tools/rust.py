@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -56,6 +55,8 @@ def crate_natives(
     path: str, text: str, root_names: frozenset[str]
 ) -> tuple[list[Native], list[str]]:
     """`cargo check` (build) and `cargo test` for a Cargo.toml."""
+    import tomllib  # here: only a repository with a Cargo.toml needs the parser
+
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
