@@ -380,6 +380,34 @@ def test_cargo_and_go(tmp_path: Path) -> None:
     assert any("go build" in d.what and "covered by go vet" in d.reason for d in go.dropped)
 
 
+def _go_ci(*steps: str) -> str:
+    runs = "".join(f"      - run: {step}\n" for step in steps)
+    return (
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+        f"    steps:\n      - uses: actions/checkout@v4\n{runs}"
+    )
+
+
+def test_go_vet_only_where_the_project_s_own_gate_lints(tmp_path: Path) -> None:
+    """go-cmp's CI runs `go test -race` and no vet, and its tests use unkeyed literals on
+    purpose: vet, implied by go.mod alone, is not part of that gate. A CI that vets, or a
+    module with no stated checks at all, keeps it."""
+    go_mod = "module example.com/x\n\ngo 1.22\n"
+    ci = ".github/workflows/ci.yml"
+    write(tmp_path / "tests-only", {"go.mod": go_mod, ci: _go_ci("go test -race ./...")})
+    write(tmp_path / "vets", {"go.mod": go_mod, ci: _go_ci("go vet ./...", "go test ./...")})
+    tests_only = plan_repository(tmp_path / "tests-only")
+    assert argvs(tests_only) == {
+        "go-build": ["go", "build", "./..."],
+        "go-test": ["go", "test", "-race", "./..."],
+    }
+    assert any("go vet" in d.what and "none of them lints" in d.reason for d in tests_only.dropped)
+    assert argvs(plan_repository(tmp_path / "vets")) == {
+        "go-vet": ["go", "vet", "./..."],
+        "go-test": ["go", "test", "./..."],
+    }
+
+
 def test_assay_config_outranks_discovery(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -217,6 +217,8 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         picked, left_out = choose(of_kind)
         chosen += picked
         dropped += left_out
+    chosen, unstated = _drop_unstated_lints(chosen, candidates)
+    dropped += unstated
     chosen, covered = _drop_covered(chosen)
     dropped += covered
     chosen = [
@@ -288,6 +290,33 @@ def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
     else:
         why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
     return Dropped(candidate.label, candidate.source, why)
+
+
+def _drop_unstated_lints(
+    chosen: list[Candidate], everything: Iterable[Candidate]
+) -> tuple[list[Candidate], list[Dropped]]:
+    """Leave out a lint only a manifest implies (`go vet` for a go.mod) where the project
+    states its own checks for that ecosystem (CI, a task runner, its configuration) and
+    none of them lints: the maintainers' gate does not include it, and its findings (an
+    unkeyed literal the tests use on purpose) would fail code they accept."""
+    stated: dict[Ecosystem, set[Kind]] = {}
+    for candidate in everything:
+        if candidate.origin < Origin.MANIFEST:
+            stated.setdefault(candidate.ecosystem, set()).add(candidate.kind)
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in chosen:
+        kinds = stated.get(candidate.ecosystem, set())
+        implied = candidate.kind is Kind.LINT and candidate.origin is Origin.MANIFEST
+        if implied and kinds and Kind.LINT not in kinds:
+            why = (
+                f"the project states its {candidate.ecosystem.value} checks and none of "
+                "them lints: not part of the maintainers' gate"
+            )
+            dropped.append(Dropped(candidate.label, candidate.source, why))
+            continue
+        kept.append(candidate)
+    return kept, dropped
 
 
 def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
