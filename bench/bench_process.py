@@ -2,6 +2,8 @@
 
     python bench/bench_process.py            # all
     python bench/bench_process.py --quick    # fewer repetitions
+    python bench/bench_process.py --run-ratios [--rounds N]
+                                             # only `assay run -- sleep 1` / `sleep 1`
 
 Prints one line per figure: the measurement, its baseline, the ratio, the target.
 """
@@ -124,6 +126,44 @@ def bench_sandboxes(repeat: int) -> None:
             )
 
 
+def bench_run_ratios(rounds: int) -> None:
+    """`assay run -- sleep 1` against `sleep 1` for each backend, from a small project
+    directory: rounds interleaved (each round runs all four, in a rotating order, so a
+    change of load falls on every variant alike); ratios of medians. Every run must
+    succeed, or there is no figure."""
+    variants: dict[str, list[str]] = {"sleep 1": ["sleep", "1"]}
+    for backend in ("none", "local", "bwrap"):
+        variants[backend] = [
+            ASSAY,
+            "run",
+            "--sandbox",
+            backend,
+            "--kind",
+            "build",
+            "--",
+            "sleep",
+            "1",
+        ]
+    names = list(variants)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    with tempfile.TemporaryDirectory() as work:
+        Path(work, "README").write_text("a small project\n")
+        for name in names:  # warm caches (and the persisted sandbox probe)
+            checked_wall(variants[name], work)
+        for turn in range(rounds):
+            for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                times[name].append(checked_wall(variants[name], work))
+    baseline = statistics.median(times["sleep 1"])
+    for backend in names[1:]:
+        row(
+            f"run -- sleep 1 / sleep 1, {backend} ({rounds} rounds)",
+            statistics.median(times[backend]),
+            baseline,
+            "ms",
+            "target ratio <= 1.03",
+        )
+
+
 KILL_TREE = """
 import signal, subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c",
@@ -203,9 +243,18 @@ def bench_flood() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--run-ratios",
+        action="store_true",
+        help="only `assay run -- sleep 1` / `sleep 1` per backend, interleaved",
+    )
+    parser.add_argument("--rounds", type=int, default=15, help="rounds for --run-ratios")
     args = parser.parse_args()
     if not ASSAY:
         sys.exit("the `assay` command is not installed: pip install -e . first")
+    if args.run_ratios:
+        bench_run_ratios(args.rounds)
+        return
     repeat = 5 if args.quick else 20
     print(f"assay: {ASSAY}\npython: {PYTHON}\n")
     bench_cold_start(repeat)

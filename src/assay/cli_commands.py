@@ -113,12 +113,9 @@ def run(
     except (InvalidRun, PluginSpecError) as exc:
         raise click.UsageError(str(exc)) from None
     from assay.check_verifiers import run_status
+    from assay.cli_run import print_run
 
-    _say_swept(evidence.extra.get("swept"))
-    if as_json:
-        _emit_json(evidence.to_dict())
-    else:
-        _print_evidence(evidence)
+    print_run(evidence, as_json=as_json)
     sys.exit(run_status(evidence).exit_code)
 
 
@@ -360,31 +357,6 @@ def probe(as_json: bool) -> None:
             _say(f"{tool:<14} {result.version:<10} {result.path}")
 
 
-def _print_evidence(evidence: Any) -> None:
-    from assay.report import summary_line
-
-    _say(summary_line(evidence))
-    if evidence.checker is not None:
-        _say(f"  checker: {evidence.checker.tool} {evidence.checker.version}")
-    for diag in evidence.diagnostics[:10]:
-        where = f"{diag.file}:{diag.line}: " if diag.file else ""
-        _say(f"  {where}{diag.message}")
-    if evidence.note:
-        _say(f"  note: {evidence.note}")
-    first_reason_line = evidence.reason.strip().split("\n", 1)[0]
-    if (
-        not evidence.passed
-        and evidence.reason
-        and not evidence.diagnostics
-        and first_reason_line not in evidence.note
-    ):
-        _say(_indent(evidence.reason[-2000:]))
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  | " + line for line in text.splitlines())
-
-
 def run_cli(argv: list[str] | None) -> int:
     """Run the command `argv` (else the process's arguments) names; returns the exit code."""
     try:
@@ -405,16 +377,10 @@ def run_cli(argv: list[str] | None) -> int:
     return 0
 
 
-#: Exit code after an interrupt (128 + SIGINT), as shells report it.
-INTERRUPTED_EXIT = 130
-
-
 def _interrupted() -> int:
-    from assay.process import kill_active_runs
+    from assay.cli_run import interrupted
 
-    stopped = kill_active_runs()
-    _say(f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True)
-    return INTERRUPTED_EXIT
+    return interrupted()
 
 
 # The harness's commands (`eval`, `report`, `tasks`): their module imports only click.

@@ -8,7 +8,6 @@ has exactly the identity (device, inode, size, mtime, ctime) it had when it was 
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 import shutil
@@ -303,6 +302,7 @@ def record_key(
         _steering_env(_effective_env(env)),
     ]
     import hashlib  # the record is opened only when a known tool is probed
+    import json
 
     return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
@@ -373,4 +373,6 @@ class PersistentProbes:
 
 def _encode(parts: list[_Part]) -> str:
     """A fingerprint as the exact text compared on lookup."""
+    import json  # only a known tool's probe is recorded: a bare run never loads it
+
     return json.dumps(parts, separators=(",", ":"))

@@ -42,6 +42,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay import probe_bwrap
 from assay.environment import EnvPolicy, build_env
 from assay.process import ProcessResult, StartFailure, run_process
 from assay.sandbox import cgroup, identity, seccomp
@@ -274,7 +275,8 @@ class BwrapSandbox(Sandbox):
         return self._probed
 
     def ensure_available(self) -> None:
-        """Probe once: `bwrap --version`, then a real `true` with every option a check uses.
+        """Probe once: `bwrap --version`, then a real `true` with every option a check uses
+        (skipped where this binary passed it before, see `assay.probe_bwrap`).
 
         Also raises `CleanupError` when the probe's scratch directory cannot be removed.
         A probe that failed only for want of processes or memory is not remembered: that
@@ -293,16 +295,20 @@ class BwrapSandbox(Sandbox):
         binary = shutil.which(self.options.executable)
         if binary is None:
             raise self._unavailable(f"{self.options.executable} not found on PATH")
+        key = self._probe_key(binary)
+        remembered = probe_bwrap.recall(key) if key is not None else None
+        if remembered is not None:
+            # This very binary, with these helpers, passed the whole probe on this boot.
+            self._find_helpers()
+            self._take_identity()
+            self._load_seccomp()
+            self._binary = binary
+            return remembered
         version = run_process([binary, "--version"], timeout=PROBE_TIMEOUT_SECONDS)
         if version.exit_code != 0:
             raise self._unavailable(f"`{binary} --version` failed: {_why(version)}", version)
         describe = _describe_version(version.stdout.text)
-        for helper in ("prlimit", "setpriv") if self._as_root else ("prlimit",):
-            found = shutil.which(helper)
-            if found is None:
-                raise self._unavailable(f"{helper} (util-linux) not found on PATH")
-            # By absolute path: inside, PATH is the check's to set, and these run first.
-            self._helpers[helper] = os.path.realpath(found)
+        self._find_helpers()
         self._take_identity()
         self._load_seccomp()
         self._binary = binary
@@ -322,7 +328,30 @@ class BwrapSandbox(Sandbox):
         self.cleanup(ws)  # a leftover is reported (CleanupError), never left behind silently
         if result.exit_code != 0:
             raise self._unavailable(f"`bwrap ... true` failed: {_why(result)}", result)
+        if key is not None:
+            probe_bwrap.remember(key, describe)
         return describe
+
+    def _helpers_wanted(self) -> tuple[str, ...]:
+        return ("prlimit", "setpriv") if self._as_root else ("prlimit",)
+
+    def _find_helpers(self) -> None:
+        for helper in self._helpers_wanted():
+            found = shutil.which(helper)
+            if found is None:
+                raise self._unavailable(f"{helper} (util-linux) not found on PATH")
+            # By absolute path: inside, PATH is the check's to set, and these run first.
+            self._helpers[helper] = os.path.realpath(found)
+
+    def _probe_key(self, binary: str) -> str | None:
+        """What a remembered probe of `binary` is stored under (`assay.probe_bwrap`): the
+        binaries it runs, and the temp dir its scratch is made in; None when a helper is
+        missing (the probe then says so)."""
+        helpers = [shutil.which(helper) for helper in self._helpers_wanted()]
+        if None in helpers:
+            return None
+        binaries = [binary, *(os.path.realpath(h) for h in helpers if h is not None)]
+        return probe_bwrap.probe_key(binaries, tempfile.gettempdir())
 
     def _unavailable(self, reason: str, result: ProcessResult | None = None) -> SandboxUnavailable:
         if result is not None and _RESOURCE_EXHAUSTED.search(_why(result)):

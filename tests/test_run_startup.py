@@ -1,0 +1,128 @@
+"""`assay run -- CMD` loads what running one command needs, and nothing of the rest of assay.
+
+Scripts wrap every command in `assay run`, so whatever it imports is paid on each. Each
+test runs the real `python -X importtime -m assay run ...` in a subprocess and checks the
+modules it loaded; the other tests of `run` check that it still behaves as before.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli import PYTHON, assay_env
+
+#: What a well-formed `assay run` has no use for, whatever its sandbox: the option parser
+#: of the other commands, the commands themselves, and what only verify, plan and eval need.
+NEVER_FOR_RUN = (
+    "click",
+    "assay.cli_commands",
+    "assay.eval",
+    "assay.pipeline",
+    "assay.plan",
+    "assay.discovery",
+    "assay.cache",
+    "assay.early_key",
+    "assay.formats",
+    "assay.canaries",
+    "assay.tamper",
+    "assay.protect",
+    "assay.install",
+    "yaml",
+    "rich",
+    "tomllib",
+)
+
+
+def _run_importing(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`python -X importtime -m assay run ARGS` in `cwd`: what it did, every module it loaded."""
+    done = subprocess.run(
+        [PYTHON, "-X", "importtime", "-m", "assay", "run", *args],
+        capture_output=True,
+        text=True,
+        env=assay_env(),
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    return done, modules
+
+
+def _loaded(modules: set[str], top: str) -> set[str]:
+    return {m for m in modules if m == top or m.startswith(top + ".")}
+
+
+@pytest.mark.parametrize("sandbox", ["none", "local", "bwrap"])
+def test_run_loads_neither_click_nor_verify_machinery(sandbox: str, tmp_path: Path) -> None:
+    done, modules = _run_importing(
+        "--sandbox", sandbox, "--kind", "build", "--", "true", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("pass "), done.stdout
+    for heavy in NEVER_FOR_RUN:
+        assert not _loaded(modules, heavy), (heavy, sorted(_loaded(modules, heavy)))
+    assert "assay.check_verifiers" in modules  # the check above saw the run's own imports
+
+
+def test_a_bare_run_loads_no_thread_pool_and_no_bubblewrap(tmp_path: Path) -> None:
+    done, modules = _run_importing(
+        "--sandbox", "none", "--kind", "build", "--", "true", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not modules & {"concurrent.futures", "logging"}
+    for backend in ("bwrap", "seccomp", "cgroup"):
+        assert f"assay.sandbox.{backend}" not in modules
+
+
+def test_run_json_the_short_way_prints_the_evidence(tmp_path: Path) -> None:
+    done, modules = _run_importing(
+        "--json", "--timeout=30", "--cwd", str(tmp_path), "--sandbox=none", "--kind", "build",
+        "--", "sh", "-c", "echo hello",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not _loaded(modules, "click")
+    evidence = json.loads(done.stdout)
+    assert evidence["verdict"] == "pass"
+    assert evidence["argv"][1:] == ["-c", "echo hello"]
+    assert evidence["stdout"]["text"] == "hello\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code"),
+    [
+        (["--help"], 0),
+        (["--verifier", "no_such_module:verifier"], 1),  # runs, and fails: no such module
+        (["--timeout", "-1", "--", "true"], 2),
+        (["--kind", "nonsense", "--", "true"], 2),
+        (["--"], 2),
+        (["--frobnicate", "--", "true"], 4),  # click hands it to the command: not installed
+    ],
+    ids=["help", "verifier", "negative-timeout", "bad-kind", "no-command", "unknown-option"],
+)
+def test_what_the_short_way_does_not_take_click_still_answers(
+    args: list[str], exit_code: int, tmp_path: Path
+) -> None:
+    """Help, the verifier plugins, usage errors and click's own readings stay click's."""
+    done, modules = _run_importing(*args, cwd=tmp_path)
+    assert _loaded(modules, "click")
+    assert "Traceback" not in done.stderr
+    assert done.returncode == exit_code, done.stdout + done.stderr
+    if exit_code == 2:
+        assert "Error" in done.stderr
+
+
+def test_a_cwd_that_is_a_file_is_clicks_usage_error(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    done, _ = _run_importing("--cwd", str(afile), "--", "true", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "is a file" in done.stderr
