@@ -387,3 +387,8 @@ def _interrupted() -> int:
 from assay.eval.commands import register as _register_eval_commands
 
 _register_eval_commands(cli)
+
+# `assay hook`: its module imports only click; the library loads when a hook verifies.
+from assay.hooks.commands import register as _register_hook_commands
+
+_register_hook_commands(cli)

@@ -1,0 +1,96 @@
+"""Start-up of `assay hook` before verification begins, as ratios against `python -c pass`.
+
+    python bench/bench_hook.py [--repeat N]
+
+A hook runs at every stop, so what it costs before it starts verifying is paid every
+time. Measured three ways: `assay hook --help` (the command group alone), `assay hook
+claude-code` given an event that is not a stop (parsed, answered, nothing verified),
+and given input that is not JSON (the decision path: the block counted and printed).
+Goal: under 100 ms each. `python -c "import click"` is printed too: the part of the
+figure that is the command-line library, not assay. Prints one line per figure and exits non-zero when a command
+did not behave as the figure assumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PYTHON = sys.executable
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what users get: bytecode reused
+ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay") or ""
+GOAL_S = 0.100
+
+
+def wall(argv: list[str], stdin: bytes, env: dict[str, str], expect: str) -> tuple[float, float]:
+    """Seconds `argv` took, wall and CPU (on a busy machine the CPU time is what the wall
+    time would be on an idle one); output without `expect` is an error, never a figure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, env=env, check=False)
+    took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    said = (done.stdout + done.stderr).decode(errors="replace")
+    if done.returncode != 0 or expect not in said:
+        sys.exit(f"benchmark command misbehaved ({done.returncode}): {argv}\n{said[-2000:]}")
+    return took, cpu
+
+
+def median(
+    argv: list[str], repeat: int, env: dict[str, str], stdin: bytes = b"", expect: str = ""
+) -> tuple[float, float]:
+    wall(argv, stdin, env, expect)  # warm the file cache and the bytecode
+    runs = [wall(argv, stdin, env, expect) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    if not ASSAY:
+        sys.exit("assay is not installed next to this interpreter")
+    with tempfile.TemporaryDirectory() as state:
+        env = {**os.environ, "ASSAY_CACHE_DIR": state}
+        base = median([PYTHON, "-c", "pass"], args.repeat, env)
+        # What every click command pays before assay's own code runs: the floor.
+        click_floor = median([PYTHON, "-c", "import click"], args.repeat, env)
+        other_event = json.dumps(
+            {"session_id": "bench", "cwd": state, "hook_event_name": "Notification"}
+        ).encode()
+        figures = {
+            "assay hook --help": median(
+                [ASSAY, "hook", "--help"], args.repeat, env, expect="claude-code"
+            ),
+            "assay hook claude-code, not a stop": median(
+                [ASSAY, "hook", "claude-code"], args.repeat, env, other_event, "not a stop event"
+            ),
+            "assay hook claude-code, unreadable input": median(
+                [ASSAY, "hook", "claude-code", "--max-blocks", "1000000"],
+                args.repeat,
+                env,
+                b"{not json",
+                '"decision": "block"',
+            ),
+        }
+    rows = {"python -c pass": base, "python -c 'import click' (the floor)": click_floor}
+    for name, (took, cpu) in {**rows, **figures}.items():
+        line = f"{name:<44} wall {took * 1000:>6.1f} ms  cpu {cpu * 1000:>6.1f} ms"
+        if name in figures:
+            ratio = f"ratio {took / base[0]:.2f}x wall, {cpu / base[1]:.2f}x cpu"
+            verdict = "met" if min(took, cpu) < GOAL_S else "NOT MET"
+            line += f"   {ratio}   goal < {GOAL_S * 1000:.0f} ms: {verdict}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The `assay hook` commands: the Claude Code Stop hook, the generic gate, and
+installing the hook into Claude Code's settings.
+
+Only click is imported here: a hook runs at every stop, so `assay hook` starts without
+the library and loads it only once it has something to verify.
+
+Exit codes: `claude-code` always 0 (its decision is the JSON it prints); `gate` 2 to
+block (the reason on stderr), 0 to let through; `install`/`uninstall` 0, or 2 when the
+settings file could not be read or written (left as it was).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: typing costs start-up time
+if TYPE_CHECKING:
+    from assay.hooks.decide import Decision
+
+#: The generic gate blocks with this exit status (the convention of agent hook runners).
+BLOCK_EXIT = 2
+USAGE_EXIT = 2
+#: Names the caller of `assay hook gate` when `--session` does not.
+SESSION_VAR = "ASSAY_HOOK_SESSION"
+
+_max_blocks = click.option(
+    "--max-blocks",
+    type=click.IntRange(min=1),
+    default=3,  # assay.hooks.decide.DEFAULT_MAX_BLOCKS
+    show_default=True,
+    help="Blocks in a row before a stop is let through (with the gap stated).",
+)
+_deadline = click.option(
+    "--deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=540.0,  # assay.hooks.decide.DEFAULT_DEADLINE_S
+    show_default=True,
+    help="Budget in seconds for the verification; past it the stop is blocked.",
+)
+
+
+@click.group("hook")
+def hook_group() -> None:
+    """Agent hooks: block a completion claim until the project is VERIFIED."""
+
+
+@hook_group.command("claude-code")
+@_max_blocks
+@_deadline
+def claude_code_command(max_blocks: int, deadline: float) -> None:
+    """Claude Code Stop hook: reads the event on stdin, prints a block decision unless
+    the project is VERIFIED."""
+    from pathlib import Path
+
+    from assay.hooks import claude_code
+    from assay.hooks.decide import decide
+
+    def say(decision: Decision) -> int:
+        if text := claude_code.output_for(decision):
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        return 0  # the decision is in the JSON: any other status is a hook error to Claude Code
+
+    raw = b"" if sys.stdin is None or sys.stdin.isatty() else _read_stdin()
+    try:
+        event = claude_code.parse_input(raw, Path.cwd())
+    except claude_code.InputError as exc:
+        why = claude_code.input_problem(exc)
+        say(decide(claude_code.UNREADABLE_KEY, why, max_blocks=max_blocks))
+        return
+    if not event.is_stop:
+        click.echo(
+            f"assay hook claude-code: {event.event} is not a stop event; nothing checked", err=True
+        )
+        return
+    from assay.hooks.run import run_hook
+
+    run_hook(
+        event.key,
+        event.cwd,
+        say,
+        max_blocks=max_blocks,
+        deadline_s=deadline,
+        continuing=event.stop_hook_active,
+    )
+
+
+@hook_group.command("gate")
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@click.option(
+    "--session", default=None, help=f"Whose blocks are counted (else ${SESSION_VAR}, else PATH)."
+)
+@_max_blocks
+@_deadline
+def gate_command(path: str, session: str | None, max_blocks: int, deadline: float) -> None:
+    """Generic agent gate: exit 2 with the reason on stderr unless PATH is VERIFIED."""
+    from pathlib import Path
+
+    from assay.hooks.run import run_hook
+
+    key = "gate:" + (session or os.environ.get(SESSION_VAR) or str(Path(path).resolve()))
+
+    def say(decision: Decision) -> int:
+        if text := decision.reason if decision.block else decision.notice:
+            from assay.terminal import for_terminal
+
+            click.echo(for_terminal(text), err=True)
+        return BLOCK_EXIT if decision.block else 0
+
+    sys.exit(run_hook(key, Path(path), say, max_blocks=max_blocks, deadline_s=deadline))
+
+
+_scope = [
+    click.option(
+        "--project",
+        "scope",
+        flag_value="project",
+        default=True,
+        help="This project's .claude/settings.json (default).",
+    ),
+    click.option("--user", "scope", flag_value="user", help="Your ~/.claude/settings.json."),
+]
+
+
+@hook_group.command("install")
+@click.argument("target", type=click.Choice(["claude-code"]))
+@_scope[0]
+@_scope[1]
+@click.option(
+    "--command",
+    "command",
+    default=None,
+    help="The command the hook runs (default: assay hook claude-code).",
+)
+def install_command(target: str, scope: str, command: str | None) -> None:
+    """Add the Stop hook to Claude Code's settings, keeping everything already there."""
+    from assay.hooks import settings
+
+    path = settings.settings_path(scope)
+    try:
+        changed = settings.install(path, command or settings.DEFAULT_COMMAND)
+    except settings.SettingsError as exc:
+        _fail(str(exc))
+    click.echo(
+        f"assay: {'installed the Stop hook in' if changed else 'already installed in'} {path}"
+    )
+
+
+@hook_group.command("uninstall")
+@click.argument("target", type=click.Choice(["claude-code"]))
+@_scope[0]
+@_scope[1]
+def uninstall_command(target: str, scope: str) -> None:
+    """Remove assay's Stop hook from Claude Code's settings, and nothing else."""
+    from assay.hooks import settings
+
+    path = settings.settings_path(scope)
+    try:
+        removed = settings.uninstall(path)
+    except settings.SettingsError as exc:
+        _fail(str(exc))
+    click.echo(
+        f"assay: {'removed the Stop hook from' if removed else 'no assay Stop hook in'} {path}"
+    )
+
+
+def _read_stdin() -> bytes:
+    from assay.hooks.claude_code import MAX_INPUT_BYTES
+
+    return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+
+
+def _fail(message: str) -> None:
+    from assay.terminal import for_terminal
+
+    click.echo(for_terminal(f"error: {message}"), err=True)
+    raise SystemExit(USAGE_EXIT)
+
+
+def register(group: click.Group) -> None:
+    """Add `assay hook` to the `assay` command group."""
+    group.add_command(hook_group)
