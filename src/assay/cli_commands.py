@@ -392,3 +392,8 @@ _register_eval_commands(cli)
 from assay.hooks.commands import register as _register_hook_commands
 
 _register_hook_commands(cli)
+
+# `assay mcp`: its module imports only click; the MCP SDK loads when the server starts.
+from assay.mcp.commands import register as _register_mcp_commands
+
+_register_mcp_commands(cli)
