@@ -126,3 +126,52 @@ def test_a_cwd_that_is_a_file_is_clicks_usage_error(tmp_path: Path) -> None:
     done, _ = _run_importing("--cwd", str(afile), "--", "true", cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "is a file" in done.stderr
+
+
+#: `assay run` through click, as every run went before the short way existed.
+THROUGH_CLICK = (
+    "import sys\nfrom assay.cli_commands import run_cli\nsys.exit(run_cli(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--sandbox", "none", "--kind", "build", "--", "sh", "-c", "echo out; echo err >&2"],
+        [
+            "--sandbox",
+            "none",
+            "--kind",
+            "lint",
+            "--",
+            "sh",
+            "-c",
+            "echo 'bad \x1b[31mline'; exit 1",
+        ],
+        ["--sandbox", "none", "--", "assay-no-such-tool-xyz"],
+        ["--json", "--sandbox", "none", "--kind", "build", "--", "sh", "-c", "exit 3"],
+    ],
+    ids=["pass", "fail-with-escapes", "missing-tool", "json"],
+)
+def test_the_short_way_prints_and_exits_as_click_did(args: list[str], tmp_path: Path) -> None:
+    """Both ways print through `cli_run.print_run`: this holds the parsing and the writing."""
+    short = subprocess.run(
+        [PYTHON, "-m", "assay", "run", *args],
+        capture_output=True, text=True, env=assay_env(), cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    clicked = subprocess.run(
+        [PYTHON, "-c", THROUGH_CLICK, "run", *args],
+        capture_output=True, text=True, env=assay_env(), cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert short.returncode == clicked.returncode
+    assert _timeless(short.stdout) == _timeless(clicked.stdout)
+    assert short.stderr == clicked.stderr
+    assert "\x1b" not in short.stdout  # what the command printed is shown, never obeyed
+
+
+def _timeless(output: str) -> str:
+    """`output` with what differs between two runs of the same command (its costs) masked."""
+    import re
+
+    output = re.sub(r"\d+\.\d+s\b", "N.NNs", output)
+    return re.sub(r'"(duration_s|cpu_s|peak_rss_bytes)": [^,\n]+', r'"\1": N', output)
