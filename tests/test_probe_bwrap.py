@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from assay.probe_bwrap import BWRAP_PROBE_FILE
+from assay.probe_record import NO_PROBE_CACHE_VAR
 from assay.sandbox import SandboxUnavailable
 from assay.sandbox.bwrap import BwrapOptions, BwrapSandbox
 
@@ -111,3 +112,12 @@ def test_a_record_of_garbage_is_ignored(
     (cache / BWRAP_PROBE_FILE).write_bytes(b"\xff\xfe not a record\n\tbwrap 9\n")
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(cache))
     assert BwrapSandbox(BwrapOptions(executable=str(bwrap_copy))).describe().startswith("bwrap ")
+
+
+def test_no_probe_cache_probes_every_time_and_remembers_nothing(
+    bwrap_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(NO_PROBE_CACHE_VAR, "1")
+    assert BwrapSandbox(BwrapOptions(executable=str(bwrap_copy))).describe().startswith("bwrap ")
+    assert not (tmp_path / "cache" / BWRAP_PROBE_FILE).exists()

@@ -36,6 +36,9 @@ _USERNS_SETTINGS = (
     "/proc/sys/user/max_user_namespaces",
     "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
 )
+#: `assay.probe_record.NO_PROBE_CACHE_VAR`, named here: that module loads the tool registry.
+#: Set to a non-empty value other than "0", every run probes bubblewrap too.
+NO_PROBE_CACHE_VAR = "ASSAY_NO_PROBE_CACHE"
 #: What a remembered answer may look like (`bwrap 0.8.0`): anything else is not ours.
 _DESCRIPTION = re.compile(r"bwrap [\w.+~-]{1,64}")
 
@@ -61,13 +64,13 @@ def probe_key(binaries: list[str], tempdir: str) -> str | None:
 
 def recall(key: str) -> str | None:
     """The description (`bwrap 0.8.0`) stored under `key`, or None."""
-    return _entries().get(key)
+    return None if _disabled() else _entries().get(key)
 
 
 def remember(key: str, description: str) -> None:
     """Store `description` under `key`; a record that cannot be written is only a
     probe that runs again next time."""
-    if not _DESCRIPTION.fullmatch(description):
+    if _disabled() or not _DESCRIPTION.fullmatch(description):
         return
     entries = _entries()
     entries.pop(key, None)
@@ -81,6 +84,10 @@ def remember(key: str, description: str) -> None:
         scratch.replace(directory / BWRAP_PROBE_FILE)  # readers see the old file or the new
     except OSError:
         scratch.unlink(missing_ok=True)
+
+
+def _disabled() -> bool:
+    return os.environ.get(NO_PROBE_CACHE_VAR, "") not in ("", "0")
 
 
 def _entries() -> dict[str, str]:
