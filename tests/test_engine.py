@@ -363,7 +363,7 @@ def test_a_report_left_by_an_earlier_run_is_not_this_runs_evidence(
 @pytest.mark.parametrize(
     ("tool", "argv", "version", "expected"),
     [
-        ("go", ("go", "test", "./..."), "1.19", ("go", "test", "-json", "./...")),
+        ("go", ("go", "test", "./..."), "1.19", ("go", "test", "-json", "-count=1", "./...")),
         ("go", ("go", "build", "./..."), "1.19", ("go", "build", "./...")),
         ("ruff", ("ruff", "check", "."), "0.5", ("ruff", "check", ".", "--output-format=json")),
         ("eslint", ("eslint", "."), "9.0", ("eslint", ".", "-f", "json")),

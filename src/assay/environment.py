@@ -6,6 +6,7 @@ import enum
 import os
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 
 
 class EnvPolicy(enum.StrEnum):
@@ -57,10 +58,20 @@ MINIMAL_ALLOWLIST: frozenset[str] = frozenset(
         "VIRTUAL_ENV",
         "JAVA_HOME",
         "SOURCE_DATE_EPOCH",
-        "CI",
+        # Not CI: checks get assay's (`CHECK_ENV`) and install steps none, whatever the caller's.
     }
 )
 _MINIMAL_PREFIXES = ("LC_",)
+
+#: What every check sees, laid under its own variables: checks run as the project's CI runs
+#: them, and some suites expect it (picocolors' tests expect colours, which it turns on under
+#: CI). Set whatever the caller's shell says, `CI=false` included: the verdict must not depend
+#: on where assay was started from, and the verdict cache does not key on it. A `CI` among a
+#: check's own variables (the project's configuration stating it) still wins. Install steps
+#: do not get it: under CI pnpm and yarn refuse to write a lockfile, and a fresh clone has
+#: none (bubblewrap's minimal environment drops a caller's `CI` too; the local and none
+#: backends hand install steps the caller's environment, as they do everything).
+CHECK_ENV: Mapping[str, str] = MappingProxyType({"CI": "true"})
 
 #: Tool homes that default to a path under $HOME; when HOME is pinned elsewhere they are
 #: set to where the tools really live, so that pinning HOME does not hide the toolchain.

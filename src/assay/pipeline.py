@@ -253,11 +253,14 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
             return hit  # nothing was provisioned, copied or probed
         tools = shown_toolchains(the_plan.checks, root)
         mypy_cache = _mypy_cache(root, the_plan, options)
-        writable = (mypy_cache,) if mypy_cache is not None else ()
+        go_cache = _go_cache(root, the_plan, options)
+        writable = tuple(c for c in (mypy_cache, go_cache) if c is not None)
         with open_session(
             options.sandbox, root, tool_paths=tools, restore=restore, writable=writable
         ) as session:
-            run = _Run(root, options, expires, digest, restore, progress, early, mypy_cache)
+            run = _Run(
+                root, options, expires, digest, restore, progress, early, mypy_cache, go_cache
+            )
             ran = run.in_session(session, the_plan)
     if ran.cached is not None:
         return ran.cached
@@ -360,6 +363,8 @@ class _Run:
     """The key looked up before the session, with what it was made of."""
     mypy_cache: Path | None = None
     """The repository's warm mypy cache (`assay.mypy_cache`), writable in the session."""
+    go_cache: Path | None = None
+    """The repository's warm Go build cache (`assay.go_cache`), writable in the session."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -403,7 +408,7 @@ class _Run:
                 return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
-        self._hand_over_mypy_cache(session)
+        self._hand_over_caches(session)
         ran = "the tool probes"  # a project's own tool answers its --version in the workspace
         for stage in the_plan.stages:
             if any(e.verdict is Verdict.FAIL for e in evidence):
@@ -413,7 +418,7 @@ class _Run:
             self._put_back(session, ran, rewritten)
             evidence.extend(
                 session.run(
-                    self._with_mypy_cache(stage.checks),
+                    self._with_caches(stage.checks),
                     env=env,
                     expires=self.expires,
                     canaries=self.options.plants_canaries,
@@ -434,26 +439,36 @@ class _Run:
             rewritten=rewritten,
         )
 
-    def _hand_over_mypy_cache(self, session: Session) -> None:
-        """Let this session's sandbox write the warm mypy cache; if it cannot, mypy starts
-        cold (the cache is not named to it)."""
-        if self.mypy_cache is None:
+    def _hand_over_caches(self, session: Session) -> None:
+        """Let this session's sandbox write the warm mypy and Go caches; one it cannot write
+        is not named to its tool, which starts cold."""
+        if self.mypy_cache is None and self.go_cache is None:
             return
         from assay.mypy_cache import hand_over
         from assay.protected_workspace import sandbox_uid
 
         uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
-        try:
-            hand_over(self.mypy_cache, uid)
-        except OSError:
-            self.mypy_cache = None
+        if self.mypy_cache is not None:
+            try:
+                hand_over(self.mypy_cache, uid)
+            except OSError:
+                self.mypy_cache = None
+        if self.go_cache is not None:
+            try:
+                hand_over(self.go_cache, uid)
+            except OSError:
+                self.go_cache = None
 
-    def _with_mypy_cache(self, checks: Sequence[Check]) -> Sequence[Check]:
-        if self.mypy_cache is None:
-            return checks
-        from assay.mypy_cache import with_mypy_cache
+    def _with_caches(self, checks: Sequence[Check]) -> Sequence[Check]:
+        if self.mypy_cache is not None:
+            from assay.mypy_cache import with_mypy_cache
 
-        return with_mypy_cache(checks, self.mypy_cache)
+            checks = with_mypy_cache(checks, self.mypy_cache)
+        if self.go_cache is not None:
+            from assay.go_cache import with_go_cache
+
+            checks = with_go_cache(checks, self.go_cache)
+        return checks
 
     def _plan_again(self, session: Session) -> Plan:
         """The plan once the install steps have run: from the base under `--protect`."""
@@ -481,6 +496,18 @@ def _mypy_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | No
     from assay.mypy_cache import mypy_cache_for
 
     return mypy_cache_for(
+        root,
+        the_plan.checks,
+        sandbox=options.sandbox,
+        judged_against_base=options.base is not None or options.protect,
+        state_dir=options.cache_dir,
+    )
+
+
+def _go_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None:
+    from assay.go_cache import go_cache_for
+
+    return go_cache_for(
         root,
         the_plan.checks,
         sandbox=options.sandbox,

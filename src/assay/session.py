@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.environment import CHECK_ENV
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.progress import Progress, notify_finished, notify_started
 from assay.run_record import Restored, RunRecord
@@ -106,6 +107,8 @@ class Session:
             return [self._refused(check) for check in checks]
         workspace = self.workspace
         runner = (self.sandbox.with_network() if online else self.sandbox).runner(workspace)
+        # Checks run as the project's CI runs them; install steps do not (`CHECK_ENV`).
+        under = dict(env or {}) if online else {**CHECK_ENV, **(env or {})}
 
         def execute(check: Check) -> Evidence:
             notify_started(progress, check)
@@ -119,8 +122,8 @@ class Session:
                 return evidence_for(
                     check, Cause.START_FAILED, reason=reason, note=why, sandbox=self.name
                 )
-            if env:
-                check = replace(check, env={**env, **check.env})
+            if under:
+                check = replace(check, env={**under, **check.env})
             if expires is not None:
                 left = expires - time.monotonic()
                 if left <= 0:

@@ -33,8 +33,13 @@ SUBCOMMANDS: Mapping[str, tuple[Kind, str]] = {
 
 def _go(request: Request) -> Instrumented:
     argv = request.argv
-    if argv[1:2] == ("test",) and not request.has("-json"):
-        argv = after_subcommand(argv, "test", "-json")
+    if argv[1:2] == ("test",):
+        added: tuple[str, ...] = () if request.has("-json") else ("-json",)
+        if not request.has("-count", "--count"):
+            # Go replays a cached test result ("(cached)") without running the test; any
+            # -count turns that off, and -count=1 is go's documented way to ask for it.
+            added += ("-count=1",)
+        argv = after_subcommand(argv, "test", *added)
     return request.runs(argv)
 
 

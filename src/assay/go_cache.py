@@ -1,0 +1,109 @@
+"""A warm Go build cache: one per repository, kept by assay outside the workspace.
+
+The sandbox's HOME is a fresh directory on every run, so Go's default build cache
+(`$HOME/.cache/go-build`) starts empty and every check compiles the standard library and
+every dependency again: go-cmp's `go test -race ./...` took 60 s in the sandbox against
+1.6 s by hand. Instead, the repository gets a directory of its own under assay's state
+directory, named by the repository's path and what decides the Go that runs (its binary
+and that binary's identity: `probe_record.fingerprint`), which the sandbox may write and
+`go` is pointed at through `GOCACHE` (a `GOCACHE` of the check's own still wins).
+
+Why what is in it cannot decide a verdict wrongly:
+
+- Go finds a cached compilation by an action ID, a hash of everything that decides it:
+  the content of every source file, the compiler's own build ID, flags, build tags,
+  GOOS/GOARCH and the IDs of the packages it imports. An edit, however small and whatever
+  its timestamps, is a new ID and is compiled again. A planted wrong value fails on a warm
+  run as on a cold one.
+- Test results are cached too, and would be replayed as "(cached)" without running: every
+  `go test` assay instruments is given `-count=1` (`assay.tools.go`), the documented way to
+  turn that off, so the tests really run on every verification.
+- It is used only where the repository's own configuration already decides what runs:
+  never with `--base` or `--protect`, where a change is judged against a base it must not
+  be able to influence. There, whatever code under test could write into it (a test, a
+  `go generate`d tool) gives it no power that editing its own code would not.
+- One directory per repository path and Go installation, never shared between
+  repositories; the least recently used are removed past `GO_CACHES_KEPT`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.state_dir import default_cache_dir
+
+#: The variable go reads its build cache directory from.
+GO_CACHE_ENV = "GOCACHE"
+#: Caches kept; the least recently used are removed past it. Fewer than mypy's: a Go cache
+#: holding race-instrumented builds of the standard library runs to hundreds of megabytes.
+GO_CACHES_KEPT = 8
+#: Where under assay's state directory the caches live.
+GO_CACHES = "go"
+
+
+def go_checks(checks: Sequence[Check]) -> list[Check]:
+    """The checks that run `go`."""
+    return [check for check in checks if check.tool == "go"]
+
+
+def go_cache_for(
+    root: Path,
+    checks: Sequence[Check],
+    *,
+    sandbox: str,
+    judged_against_base: bool,
+    state_dir: str | os.PathLike[str] | None = None,
+) -> Path | None:
+    """The warm build cache directory for the Go checks of the repository at `root` (made
+    now), or None: no Go check, a run judged against a base, or `none` (which runs with the
+    caller's HOME, where Go's own cache is already warm)."""
+    go = go_checks(checks)
+    if not go or judged_against_base or sandbox == "none":
+        return None
+    from assay.check_execution import locate
+    from assay.probe_record import fingerprint
+
+    installs = []
+    for check in go:
+        binary = locate(check, root=root)
+        installs.append([binary, fingerprint(binary) if binary else None])
+    material = json.dumps([str(root.resolve()), installs], sort_keys=True, default=str)
+    name = hashlib.sha256(material.encode()).hexdigest()[:32]
+    top = Path(state_dir) if state_dir is not None else default_cache_dir()
+    directory = top / GO_CACHES / name
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        os.utime(directory)  # most recently used
+        _forget_old(directory.parent)
+    except OSError:
+        return None  # go starts cold, as it would without
+    return directory
+
+
+def with_go_cache(checks: Sequence[Check], directory: Path | None) -> list[Check]:
+    """`checks`, each Go check told to keep its build cache in `directory` (unless its own
+    variables say where)."""
+    if directory is None:
+        return list(checks)
+    return [
+        replace(check, env={GO_CACHE_ENV: str(directory), **check.env})
+        if check.tool == "go"
+        else check
+        for check in checks
+    ]
+
+
+def _forget_old(caches: Path) -> None:
+    """Remove the least recently used caches past `GO_CACHES_KEPT`."""
+    with os.scandir(caches) as listing:
+        entries = [e for e in listing if e.is_dir(follow_symlinks=False)]
+    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+    for old in entries[GO_CACHES_KEPT:]:
+        shutil.rmtree(old.path, ignore_errors=True)
