@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.install import install_steps
+from assay.install import incomplete_environment, install_steps
 from tests.repos import write_dedented
 
 PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
@@ -114,3 +114,51 @@ def test_the_pinned_tools_are_the_ones_that_run(tmp_path: Path) -> None:
     versions = {c["checker"]["tool"]: c["checker"]["version"] for c in report["checks"]}
     assert report["status"] == "VERIFIED", (report["note"], report["output"])
     assert versions.get("mypy") == "1.10.0", versions
+
+
+def test_an_environment_lacking_a_planned_tool_is_named_with_what_it_lacks(
+    tmp_path: Path,
+) -> None:
+    write_dedented(tmp_path, PROJECT)
+    write_dedented(tmp_path, {".venv/bin/python": "", ".venv/bin/pytest": ""})
+    incomplete = incomplete_environment(tmp_path)
+    assert incomplete is not None
+    assert (incomplete.venv, incomplete.lacking) == (".venv", ("flake8", "mypy"))
+    write_dedented(tmp_path, {".venv/bin/mypy": "", ".venv/bin/flake8": ""})
+    assert incomplete_environment(tmp_path) is None
+
+
+@pytest.mark.slow
+def test_a_project_venv_without_its_linters_gets_a_complete_environment_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A developer's `.venv` made for running the tests only (pluggy's README set-up) lacks
+    the mypy and flake8 the project's pre-commit and tox configuration run: `--install`
+    leaves nothing missing, builds the environment in the workspace from what the project
+    declares, and never installs into the developer's environment."""
+    repo = write_dedented(tmp_path / "repo", PROJECT)
+    subprocess.run([sys.executable, "-m", "venv", str(repo / ".venv")], check=True)
+    subprocess.run(
+        [str(repo / ".venv/bin/python"), "-m", "pip", "install", "-q", "pytest"],
+        check=True,
+        timeout=600,
+    )
+    before = sorted(p.name for p in (repo / ".venv/bin").iterdir())
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "verify", "--install", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", (report["note"], report["output"])
+    versions = {c["checker"]["tool"]: c["checker"]["version"] for c in report["checks"]}
+    assert versions.get("mypy") == "1.10.0", versions
+    assert any("flake8" in " ".join(c["argv"]) for c in report["checks"]), report["checks"]
+    made = report["extra"]["install"][0]
+    assert made["name"] == "install-venv", made
+    assert ".venv lacks flake8, mypy" in made["note"], made["note"]
+    assert sorted(p.name for p in (repo / ".venv/bin").iterdir()) == before

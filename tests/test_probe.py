@@ -110,12 +110,13 @@ def test_python_module_tools_are_probed_through_the_interpreter() -> None:
 
 
 def test_a_module_the_interpreter_lacks_is_named_as_asked(tmp_path: Path) -> None:
-    # The probe starts `python -m X` through a bootstrap; the error says what was asked.
+    # The probe starts `python -m X` through a bootstrap; the error says what was asked,
+    # and what the interpreter answered.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     with pytest.raises(ProbeError) as caught:
         probe("pytest", path=str(venv / "bin" / "python"), module="pytest")
-    assert caught.value.detail == "-m pytest --version exited 1"
+    assert caught.value.detail == "-m pytest --version exited 1: No module named pytest"
 
 
 def test_missing_tool_is_a_toolchain_error_listing_the_candidates(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,15 +208,20 @@ def launch_env(proof: EnvironmentProof, pycache: Path) -> dict[str, str]:
     return env
 
 
-def discard_linked_environments(session: Session) -> tuple[str, ...]:
-    """Remove the workspace's links to the source's environments, so that install steps
-    build fresh ones from the (restored) manifests instead of keeping the tree's."""
+def discard_linked_environments(
+    session: Session, only: Collection[str] | None = None
+) -> tuple[str, ...]:
+    """Remove the workspace's links to the source's environments (those at the relative
+    paths in `only`, when given), so that install steps build fresh ones from the
+    (restored) manifests instead of keeping the tree's."""
     workspace = session.workspace
     if workspace is None or workspace.provisioned is None:
         return ()
     removed = []
     for rel in workspace.provisioned.linked:
         path = workspace.path / rel
+        if only is not None and rel not in only:
+            continue
         if rel.rsplit("/", 1)[-1] in LINKED_ENVIRONMENTS and path.is_symlink():
             path.unlink()
             removed.append(rel)

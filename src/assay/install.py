@@ -12,6 +12,7 @@ check will look for it: the project's own environment.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ __all__ = [
     "DEV_GROUPS",
     "DEV_REQUIREMENT_PATTERNS",
     "INSTALL_TIMEOUT_S",
+    "IncompleteEnvironment",
+    "incomplete_environment",
     "install_steps",
     "missing_tool_note",
 ]
@@ -66,8 +69,6 @@ _PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
 def planned_python_tools(root: Path) -> list[Check]:
     """One step installing the Python tools the plan for `root` runs, pinned where the
     pre-commit configuration pins them, with what its hooks install beside them."""
-    from assay.discovery.toolenv import ENVIRONMENT_TOOLS
-    from assay.plan import plan_repository
     from assay.tools.python_requirements import (
         PRE_COMMIT_CONFIG,
         pre_commit_additions,
@@ -75,12 +76,7 @@ def planned_python_tools(root: Path) -> list[Check]:
     )
     from assay.tools.spec import install_step
 
-    wanted: set[str] = set()
-    for check in plan_repository(root).checks:
-        argv = tuple(check.argv)
-        word = argv[2] if len(argv) > 2 and argv[1] == "-m" else argv[0] if argv else ""
-        if "/" not in word and word in ENVIRONMENT_TOOLS:
-            wanted.add(_PACKAGE_OF.get(word, word))
+    wanted = {_PACKAGE_OF.get(word, word) for word in _planned_tool_words(root)}
     wanted -= _NOT_INSTALLED | {""}
     if not wanted:
         return []
@@ -98,6 +94,56 @@ def planned_python_tools(root: Path) -> list[Check]:
             + (f", at the versions {PRE_COMMIT_CONFIG} pins" if pinned else ""),
         )
     ]
+
+
+def _planned_tool_words(root: Path) -> set[str]:
+    """The Python programs the plan for `root` runs by name (`mypy`, `python -m pytest`):
+    those an environment is expected to provide."""
+    from assay.discovery.toolenv import ENVIRONMENT_TOOLS
+    from assay.plan import plan_repository
+
+    words: set[str] = set()
+    for check in plan_repository(root).checks:
+        argv = tuple(check.argv)
+        word = argv[2] if len(argv) > 2 and argv[1] == "-m" else argv[0] if argv else ""
+        if "/" not in word and word in ENVIRONMENT_TOOLS:
+            words.add(word)
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class IncompleteEnvironment:
+    """A project's own virtualenv that lacks Python tools its plan runs."""
+
+    venv: str
+    """Its directory, relative to the project root (`.venv`)."""
+    lacking: tuple[str, ...]
+    """The programs the plan runs that it does not have, sorted."""
+
+    def describe(self) -> str:
+        return (
+            f"{self.venv} lacks {', '.join(self.lacking)}, which the plan runs: the install "
+            f"steps build a complete environment in the workspace from what the project "
+            f"declares (the project's {self.venv} is left as it is)"
+        )
+
+
+def incomplete_environment(root: Path) -> IncompleteEnvironment | None:
+    """The project's own in-tree virtualenv when it lacks a Python tool the plan runs, else
+    None (no such virtualenv, or it has them all).
+
+    `--install` must leave nothing missing, and the project's environment is the user's:
+    it is never installed into. Where it is incomplete, the workspace gets an environment
+    of its own instead, built from the project's declarations as a fresh clone's would be."""
+    from assay.tools.python import IN_TREE_VENVS
+
+    root = Path(root)
+    venv = next((v for v in IN_TREE_VENVS if (root / v / "bin" / "python").exists()), None)
+    if venv is None:
+        return None
+    words = _planned_tool_words(root) - _NOT_INSTALLED
+    lacking = tuple(sorted(w for w in words if not (root / venv / "bin" / w).exists()))
+    return IncompleteEnvironment(venv, lacking) if lacking else None
 
 
 # --------------------------------------------------------------------------- missing tools

@@ -374,12 +374,9 @@ class _Run:
         installed: tuple[Evidence, ...] | None = None
         rewritten: list[Rewritten] = []
         if self.options.install:
-            if self.options.protect:  # the tree's environments are not the base's: build anew
-                from assay.environment_proof import discard_linked_environments
-
-                discard_linked_environments(session)
+            rebuilt = _discard_environments(session, protect=self.options.protect)
             env = dependency_caches(session.root)
-            installed = tuple(_install(session, env))
+            installed = tuple(_install(session, env, why=rebuilt))
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
                 return _SessionResult(
@@ -504,6 +501,25 @@ def _mypy_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | No
     )
 
 
+def _discard_environments(session: Session, *, protect: bool) -> str:
+    """Unlink the source's environments the install steps must build anew in the workspace,
+    and say why ("" when none is): under `--protect` all of them (the tree's environments
+    are not the base's); otherwise the project's own virtualenv when it lacks a tool the
+    plan runs, since the user's environment is never installed into."""
+    from assay.environment_proof import discard_linked_environments
+
+    if protect:
+        discard_linked_environments(session)
+        return ""
+    from assay.install import incomplete_environment
+
+    incomplete = incomplete_environment(session.root)
+    if incomplete is None:
+        return ""
+    discard_linked_environments(session, only=(incomplete.venv,))
+    return incomplete.describe()
+
+
 def _go_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None:
     from assay.go_cache import go_cache_for
 
@@ -516,13 +532,16 @@ def _go_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None
     )
 
 
-def _install(session: Session, env: dict[str, str]) -> list[Evidence]:
-    """Run the install steps one after another, in the sandbox with the network on."""
+def _install(session: Session, env: dict[str, str], *, why: str = "") -> list[Evidence]:
+    """Run the install steps one after another, in the sandbox with the network on; `why`
+    is noted on the first step (why an environment had to be built)."""
     from assay.install import install_steps
 
     evidence: list[Evidence] = []
     for step in install_steps(session.root):
         (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
+        if why and not evidence:
+            done = replace(done, note=f"{done.note}; {why}" if done.note else why)
         evidence.append(done)
         if not done.passed:
             break

@@ -154,11 +154,23 @@ def run_version_command(
         detail = f"{' '.join(asked[1:])} exited {result.exit_code}"
         if result.signal is not None:
             detail = f"{' '.join(asked[1:])} was killed by signal {result.signal}"
+        if said := _last_line(result.stderr.text or result.stdout.text):
+            detail = f"{detail}: {said}"
         raise ProbeError(tool, binary, detail, result)
     version = toolchain.extract_version(result.stdout.text + "\n" + result.stderr.text)
     if version is None:
         raise ProbeError(tool, binary, "version output has no version number", result)
     return CheckerId(tool=tool, version=version, path=binary)
+
+
+#: Characters of a failed version command's last line quoted in its error.
+QUOTED_LINE_MAX = 300
+
+
+def _last_line(output: str) -> str:
+    """The last non-blank line a failed version command printed (its error, usually)."""
+    line = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")
+    return line if len(line) <= QUOTED_LINE_MAX else line[: QUOTED_LINE_MAX - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True)

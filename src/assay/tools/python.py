@@ -31,7 +31,7 @@ PYTEST_VERBOSITY_SINCE = (6, 0)
 LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
 
 _LOCAL = (".venv/bin", "venv/bin")
-_IN_TREE_VENVS = (".venv", "venv")
+IN_TREE_VENVS = (".venv", "venv")
 
 
 # --------------------------------------------------------------------------- launching
@@ -302,7 +302,7 @@ def install_steps(root: Path) -> list[Check]:
     requirements = requirement_files(root)
     if manifest is None and not requirements:
         return []
-    if any((root / v / "bin" / "python").exists() for v in _IN_TREE_VENVS):
+    if any((root / v / "bin" / "python").exists() for v in IN_TREE_VENVS):
         return []  # the project's environment exists: use it as it is
     steps = [
         install_step(
