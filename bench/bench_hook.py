@@ -3,10 +3,11 @@
     python bench/bench_hook.py [--repeat N]
 
 A hook runs at every stop, so what it costs before it starts verifying is paid every
-time. Measured three ways: `assay hook --help` (the command group alone), `assay hook
-claude-code` given an event that is not a stop (parsed, answered, nothing verified),
-and given input that is not JSON (the decision path: the block counted and printed).
-Goal: under 100 ms each. `python -c "import click"` is printed too: the part of the
+time. The figure with the goal (under 100 ms): `assay hook claude-code` given an event
+that is not a stop -- everything the hook does up to where verification would begin
+(start, read stdin, parse, answer), without click. For reference: input that is not
+JSON (the decision path: the block counted and printed), and `assay hook --help` (the
+click command group). `python -c "import click"` is printed too: the part of the
 figure that is the command-line library, not assay. Prints one line per figure and exits non-zero when a command
 did not behave as the figure assumes.
 """
@@ -28,6 +29,7 @@ PYTHON = sys.executable
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what users get: bytecode reused
 ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay") or ""
 GOAL_S = 0.100
+STARTUP = "assay hook claude-code, up to verifying"
 
 
 def wall(argv: list[str], stdin: bytes, env: dict[str, str], expect: str) -> tuple[float, float]:
@@ -71,7 +73,7 @@ def main() -> None:
             "assay hook --help": median(
                 [ASSAY, "hook", "--help"], args.repeat, env, expect="claude-code"
             ),
-            "assay hook claude-code, not a stop": median(
+            STARTUP: median(
                 [ASSAY, "hook", "claude-code"], args.repeat, env, other_event, "not a stop event"
             ),
             "assay hook claude-code, unreadable input": median(
@@ -87,8 +89,11 @@ def main() -> None:
         line = f"{name:<44} wall {took * 1000:>6.1f} ms  cpu {cpu * 1000:>6.1f} ms"
         if name in figures:
             ratio = f"ratio {took / base[0]:.2f}x wall, {cpu / base[1]:.2f}x cpu"
-            verdict = "met" if min(took, cpu) < GOAL_S else "NOT MET"
-            line += f"   {ratio}   goal < {GOAL_S * 1000:.0f} ms: {verdict}"
+            line += f"   {ratio}"
+            if name == STARTUP:
+                on_cpu = "met" if cpu < GOAL_S else "not met"
+                verdict = "met" if took < GOAL_S else f"not met on the wall ({on_cpu} on CPU)"
+                line += f"   goal < {GOAL_S * 1000:.0f} ms: {verdict}"
         print(line)
 
 

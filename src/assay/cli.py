@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
             if argv is None:
                 _exit_now(code)
             return code
+        if args[:2] == ["hook", "claude-code"] and (code := _stop_hook(args[2:])) is not None:
+            return code
         from assay.cli_commands import run_cli
 
         return run_cli(argv)
@@ -45,6 +47,15 @@ def _run_without_click(args: list[str]) -> int | None:
         return cli_run.run(parsed)
     except KeyboardInterrupt:
         return cli_run.interrupted()
+
+
+def _stop_hook(args: list[str]) -> int | None:
+    """`assay hook claude-code ARGS` without click: it runs at every stop
+    (`assay.hooks.stop_hook`); None: for click to parse."""
+    from assay.hooks import stop_hook
+
+    parsed = stop_hook.parse(args)
+    return None if parsed is None else stop_hook.run(parsed)
 
 
 def _exit_now(code: int) -> None:

@@ -11,12 +11,13 @@ it was asked must not say the work is done.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: this runs at every stop, typing costs
+# Not `typing`, nor a dataclass or a Path: this module is loaded at every stop, before
+# anything is verified, and each of those costs more start-up than all the rest.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from assay.hooks.decide import Decision
 
 __all__ = ["MAX_INPUT_BYTES", "HookInput", "InputError", "output_for", "parse_input"]
@@ -33,12 +34,16 @@ class InputError(ValueError):
     """The hook input is not the documented event."""
 
 
-@dataclass(frozen=True, slots=True)
 class HookInput:
-    session_id: str
-    cwd: Path
-    stop_hook_active: bool
-    event: str
+    """The event, as far as the hook reads it."""
+
+    __slots__ = ("cwd", "event", "session_id", "stop_hook_active")
+
+    def __init__(self, session_id: str, cwd: str, stop_hook_active: bool, event: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.stop_hook_active = stop_hook_active
+        self.event = event
 
     @property
     def key(self) -> str:
@@ -49,7 +54,7 @@ class HookInput:
         return self.event in STOP_EVENTS
 
 
-def parse_input(raw: bytes, default_cwd: Path) -> HookInput:
+def parse_input(raw: bytes, default_cwd: str) -> HookInput:
     """The event in `raw` (stdin's bytes); `default_cwd` when it names no directory."""
     if len(raw) > MAX_INPUT_BYTES:
         raise InputError(f"the hook input is larger than {MAX_INPUT_BYTES} bytes")
@@ -71,7 +76,7 @@ def parse_input(raw: bytes, default_cwd: Path) -> HookInput:
     cwd = _field(document, "cwd", str, "")
     return HookInput(
         session_id=session or "unnamed",
-        cwd=Path(cwd) if cwd else default_cwd,
+        cwd=cwd or default_cwd,
         stop_hook_active=active,
         event=event,
     )

@@ -16,6 +16,8 @@ import sys
 
 import click
 
+from assay.hooks.limits import DEFAULT_DEADLINE_S, DEFAULT_MAX_BLOCKS
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: typing costs start-up time
 if TYPE_CHECKING:
     from assay.hooks.decide import Decision
@@ -29,14 +31,14 @@ SESSION_VAR = "ASSAY_HOOK_SESSION"
 _max_blocks = click.option(
     "--max-blocks",
     type=click.IntRange(min=1),
-    default=3,  # assay.hooks.decide.DEFAULT_MAX_BLOCKS
+    default=DEFAULT_MAX_BLOCKS,
     show_default=True,
     help="Blocks in a row before a stop is let through (with the gap stated).",
 )
 _deadline = click.option(
     "--deadline",
     type=click.FloatRange(min=0, min_open=True),
-    default=540.0,  # assay.hooks.decide.DEFAULT_DEADLINE_S
+    default=DEFAULT_DEADLINE_S,
     show_default=True,
     help="Budget in seconds for the verification; past it the stop is blocked.",
 )
@@ -53,39 +55,9 @@ def hook_group() -> None:
 def claude_code_command(max_blocks: int, deadline: float) -> None:
     """Claude Code Stop hook: reads the event on stdin, prints a block decision unless
     the project is VERIFIED."""
-    from pathlib import Path
+    from assay.hooks.stop_hook import StopHookArgs, run
 
-    from assay.hooks import claude_code
-    from assay.hooks.decide import decide
-
-    def say(decision: Decision) -> int:
-        if text := claude_code.output_for(decision):
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-        return 0  # the decision is in the JSON: any other status is a hook error to Claude Code
-
-    raw = b"" if sys.stdin is None or sys.stdin.isatty() else _read_stdin()
-    try:
-        event = claude_code.parse_input(raw, Path.cwd())
-    except claude_code.InputError as exc:
-        why = claude_code.input_problem(exc)
-        say(decide(claude_code.UNREADABLE_KEY, why, max_blocks=max_blocks))
-        return
-    if not event.is_stop:
-        click.echo(
-            f"assay hook claude-code: {event.event} is not a stop event; nothing checked", err=True
-        )
-        return
-    from assay.hooks.run import run_hook
-
-    run_hook(
-        event.key,
-        event.cwd,
-        say,
-        max_blocks=max_blocks,
-        deadline_s=deadline,
-        continuing=event.stop_hook_active,
-    )
+    sys.exit(run(StopHookArgs(max_blocks, deadline)))
 
 
 @hook_group.command("gate")
@@ -165,12 +137,6 @@ def uninstall_command(target: str, scope: str) -> None:
     click.echo(
         f"assay: {'removed the Stop hook from' if removed else 'no assay Stop hook in'} {path}"
     )
-
-
-def _read_stdin() -> bytes:
-    from assay.hooks.claude_code import MAX_INPUT_BYTES
-
-    return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
 
 
 def _fail(message: str) -> None:

@@ -13,15 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.hooks.limits import DEFAULT_MAX_BLOCKS
 from assay.hooks.state import STALE_CHAIN_S, BlockChain, StateError, chain_for
 
-__all__ = ["DEFAULT_DEADLINE_S", "DEFAULT_MAX_BLOCKS", "Decision", "decide", "verify_reason"]
-
-#: Blocks in a row before a stop is let through regardless.
-DEFAULT_MAX_BLOCKS = 3
-#: Budget for one verification, under the 600 s the installed hook is given: the hook
-#: must answer (and block) before its caller kills it, which would let the stop through.
-DEFAULT_DEADLINE_S = 540.0
+__all__ = ["Decision", "decide", "verify_reason"]
 
 
 @dataclass(frozen=True, slots=True)
