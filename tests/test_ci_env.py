@@ -74,3 +74,39 @@ def test_an_install_step_does_not_see_ci(wants_ci: Path) -> None:
     install = extra["install"]
     assert isinstance(install, list) and install, report
     assert all(step["verdict"] == "pass" for step in install), install
+
+
+# A hand-rolled harness like picocolors': `node tests/test.js` prints a line per test and
+# no summary; a failing test throws, and the run exits 1.
+HARNESS = """\
+const assert = require('assert');
+function test(name, fn) {
+  try { fn(); console.log('\\u2713 ' + name); }
+  catch (error) { console.log('\\u2717 ' + name); throw error; }
+}
+test('runs as under CI', () => assert.strictEqual(process.env.CI, 'true'));
+test('adds', () => assert.strictEqual(1 + 1, Number(process.env.WANT || 2)));
+"""
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Path:
+    package = {"name": "harness", "version": "1.0.0", "scripts": {"test": "node tests/test.js"}}
+    return write(
+        tmp_path / "harness", {"package.json": json.dumps(package), "tests/test.js": HARNESS}
+    )
+
+
+def test_a_hand_rolled_harness_that_needs_ci_is_verified(harness: Path) -> None:
+    report = verify(harness, "--sandbox", "bwrap")
+    assert report["status"] == "VERIFIED", report.get("note")
+    checks = report["checks"]
+    assert isinstance(checks, list)
+    (npm_test,) = checks
+    assert npm_test["tests"]["passed"] == 2, npm_test["tests"]
+
+
+def test_a_hand_rolled_harness_with_a_wrong_value_is_failed(harness: Path) -> None:
+    (harness / "tests" / "test.js").write_text(HARNESS.replace("|| 2", "|| 3"))
+    report = verify(harness, "--sandbox", "bwrap")
+    assert report["status"] == "FAILED", report.get("note")

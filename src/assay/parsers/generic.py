@@ -76,6 +76,12 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
 )
 # TAP's line for a failing test, counted for a stream that ends without a summary.
 _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
+# A mark and a test's name, one line per test, as hand-rolled harnesses print them
+# (picocolors' `node tests/test.js`): read only from a stream that names no summary.
+_MARKED = {
+    "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
+    "failed": re.compile(r"^\s*[✗✘✕✖×] +\S", re.MULTILINE),
+}
 
 
 def parse_counts(text: str) -> TestCounts | None:
@@ -98,6 +104,10 @@ def parse_counts(text: str) -> TestCounts | None:
     if failing:
         counts["failed"] = max(counts["failed"], failing)
         seen = True
+    if not seen:
+        for key, mark in _MARKED.items():
+            counts[key] = len(mark.findall(joined))
+        seen = counts["passed"] + counts["failed"] > 0
     return TestCounts(**counts, source="text") if seen else None
 
 
