@@ -93,6 +93,21 @@ def test_a_workflow_using_the_action_matches_githubs_schema_for_workflows(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def readme_snippet(section: str, language: str) -> str:
+    """The first ```LANGUAGE block of the README's `## SECTION`."""
+    text = (CHECKOUT / "README.md").read_text()
+    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return body.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readmes_workflow_matches_githubs_schema_for_workflows(tmp_path: Path) -> None:
+    snippet = readme_snippet("GitHub Actions", "yaml")
+    assert "security-events: write" in snippet
+    (tmp_path / "verify.yml").write_text(snippet)
+    done = validate(tmp_path / "verify.yml", "vendor.github-workflows")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_no_input_is_pasted_into_a_script() -> None:
     # `${{ inputs.x }}` inside `run:` is shell code an input can inject into; env is data.
     for step in action()["runs"]["steps"]:

@@ -103,6 +103,35 @@ def commit(root: Path, home: Path, message: str) -> subprocess.CompletedProcess[
     )
 
 
+def test_the_readmes_configuration_is_valid_for_pre_commit(tmp_path: Path) -> None:
+    text = (CHECKOUT / "README.md").read_text()
+    section = text.split("## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    config = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert "id: assay-verify" in config
+    (tmp_path / ".pre-commit-config.yaml").write_text(config)
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_hook_file_is_valid_for_pre_commit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", ".pre-commit-hooks.yaml"],
+        cwd=CHECKOUT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.slow
 def test_a_commit_that_verifies_goes_through(
     tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
