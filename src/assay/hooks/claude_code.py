@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+from assay.errors import AssayError
+
 # Not `typing`, nor a dataclass or a Path: this module is loaded at every stop, before
 # anything is verified, and each of those costs more start-up than all the rest.
 TYPE_CHECKING = False
@@ -30,7 +32,7 @@ MAX_INPUT_BYTES = 1 << 20
 UNREADABLE_KEY = "claude-code:unreadable-input"
 
 
-class InputError(ValueError):
+class InputError(AssayError, ValueError):
     """The hook input is not the documented event."""
 
 

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from assay.errors import AssayError
+
 __all__ = [
     "DEFAULT_COMMAND",
     "HOOK_TIMEOUT_S",
@@ -32,7 +34,7 @@ HOOK_TIMEOUT_S = 600
 _OURS = re.compile(r"(^|[\s/\"'])assay(\.exe)?[\"']?\s+hook\s+claude-code(\s|$)")
 
 
-class SettingsError(Exception):
+class SettingsError(AssayError):
     """The settings file could not be read, understood or written; it was left as it was."""
 
 

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import AssayError
 from assay.state_dir import default_cache_dir
 
 __all__ = ["STALE_CHAIN_S", "BlockChain", "StateError", "chain_for"]
@@ -24,7 +25,7 @@ __all__ = ["STALE_CHAIN_S", "BlockChain", "StateError", "chain_for"]
 STALE_CHAIN_S = 3600.0
 
 
-class StateError(Exception):
+class StateError(AssayError):
     """The count could not be read or written (an unwritable state directory)."""
 
 
