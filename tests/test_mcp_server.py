@@ -9,7 +9,9 @@ may survive the cancellation.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -23,6 +25,7 @@ pytest.importorskip("mcp")
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from tests.cli import ASSAY, assay_env
 from tests.repos import git_repo
@@ -213,3 +216,50 @@ def test_cancelling_a_verify_kills_every_process_it_started(tmp_path: Path) -> N
     assert not seen["sleepers_left"], "the sleeping test outlived its cancelled verification"
     assert not seen["workers_left"], "the cancelled call's worker outlived it"
     assert not after.is_error
+
+
+def test_a_server_killed_outright_takes_its_running_verification_with_it(tmp_path: Path) -> None:
+    # SIGKILL gives the server no chance to cancel anything: the worker learns of its
+    # death from the kernel (parent-death signal) and kills what it started.
+    marker = f"60.{uuid.uuid4().int % 10**9:09d}"
+    repo = git_repo(tmp_path / "repo", slow_repo_files(marker))
+    server = subprocess.Popen(
+        [ASSAY, "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state")),
+    )
+    assert server.stdin is not None
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LATEST_HANDSHAKE_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "verify", "arguments": {"path": str(repo), "use_cache": False}},
+        },
+    ]
+    try:
+        for message in messages:
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+        end = time.monotonic() + 120
+        while not processes_with(marker.encode(), "cmdline") and time.monotonic() < end:
+            time.sleep(0.1)
+        assert processes_with(marker.encode(), "cmdline"), "the slow test never started"
+    finally:
+        server.kill()
+        server.wait()
+    left = anyio.run(wait_for, lambda: processes_with(marker.encode(), "cmdline"))
+    assert not left, "the sleeping test outlived the server that started it"
