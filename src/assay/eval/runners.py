@@ -9,7 +9,7 @@
 Every runner runs its commands through the sandbox: nothing of the task or the agent runs
 on the host. What an agent does is recorded, never judged here: a non-zero exit is an
 `AgentResult` like any other, and only an agent that could not be started at all is an
-infrastructure error (`StageError`, stage `run`).
+infrastructure error (`StageError`, stage `run`, cause `agent_launch_failed`).
 
 The command runner
 ------------------
@@ -26,29 +26,53 @@ its whole process tree is killed. Its environment has:
                        {"turns": int, "retries": int, "tokens_in": int, "tokens_out": int,
                         "cost_usd": number, "model": str}   (every key optional)
 
-The instruction and telemetry files live in `.assay-agent/` in the workspace, which is
-never part of the agent's change.
+Launching: a wrapper shell in the sandbox takes a nonce from a file and empties it, checks
+that the files the command names (an absolute path that exists on the host, an
+interpreter's script) can be read there, and execs the agent; a failure before the agent
+runs is reported under the nonce. So "could not start" (the nonce reported, or never taken:
+the sandbox did not start) is told from "started and exited non-zero" whatever the agent
+prints: it never sees the nonce.
+
+Usage: the agent's stdout goes through a FIFO the host reads as it arrives
+(`agent_stream`); Claude Code's and Codex's JSON output is recognised there
+(`agent_output`) and its usage becomes the attempt's telemetry, ahead of the telemetry
+file's. When the running usage goes over the task's token or cost limit, the agent's
+process tree is killed; an attempt over a limit (then, or by its final report) is scored
+as a failure with the reason (`limit_exceeded`), never an infrastructure error.
+
+The instruction, launch and telemetry files and the FIFO live in `.assay-agent/` in the
+workspace, which is never part of the agent's change.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import re
+import secrets
 import shlex
 import shutil
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from assay.errors import AssayError
+from assay.eval.agent_limits import limit_exceeded, unenforceable
+from assay.eval.agent_output import OutputReader
+from assay.eval.agent_stream import OutputStream, kill_child_naming
 from assay.eval.change import AGENT_DIR
 from assay.eval.failures import Stage, StageError
-from assay.eval.task import TaskSpec
+from assay.eval.task import Limits, TaskSpec
+from assay.output import CapturedOutput
 from assay.process import ProcessResult
-from assay.sandbox.base import Sandbox, Workspace
+from assay.sandbox.base import Sandbox, Workspace, resolve_inside
 
 INSTRUCTION_NAME = "instruction.md"
 TELEMETRY_NAME = "telemetry.json"
+LAUNCH_NAME = "launch"
 SOLUTION_NAME = "solution.patch"
 #: The most of a telemetry file that is read; a larger one is recorded as unreadable.
 TELEMETRY_LIMIT_BYTES = 64 * 1024
@@ -61,8 +85,6 @@ TELEMETRY_FIELDS: Mapping[str, tuple[type, ...]] = {
     "cost_usd": (int, float),
     "model": (str,),
 }
-#: Looking the agent's program up in the sandbox before it runs.
-LOOKUP_TIMEOUT_S = 60.0
 #: `git apply` of a recorded or oracle patch: a small task's patch applies in well under this.
 APPLY_TIMEOUT_S = 120.0
 
@@ -85,6 +107,9 @@ class AgentResult:
     output_truncated: bool = False
     telemetry: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    limit_exceeded: str = ""
+    """The task's limit its reported usage went over (`tokens 3600 > 3000`), if any: the
+    attempt is then scored as a failure with that reason, whatever its verification."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +122,7 @@ class AgentResult:
             "stderr": self.stderr,
             "output_truncated": self.output_truncated,
             "note": self.note,
+            "limit_exceeded": self.limit_exceeded,
         }
 
 
@@ -218,48 +244,159 @@ class CommandRunner:
         return tuple(str(Path(p).resolve()) for p in found if Path(p).exists())
 
     def run(self, task: TaskSpec, sandbox: Sandbox, workspace: Workspace) -> AgentResult:
-        instruction = f"{workspace.path}/{AGENT_DIR}/{INSTRUCTION_NAME}"
-        telemetry = f"{workspace.path}/{AGENT_DIR}/{TELEMETRY_NAME}"
+        agent_dir = f"{workspace.path}/{AGENT_DIR}"
+        instruction = f"{agent_dir}/{INSTRUCTION_NAME}"
         sandbox.write_file(
             workspace, f"{AGENT_DIR}/{INSTRUCTION_NAME}", task.instruction.encode("utf-8")
         )
+        nonce = secrets.token_hex(16)
+        sandbox.write_file(workspace, f"{AGENT_DIR}/{LAUNCH_NAME}", f"{nonce}\n".encode())
         words = [
             w.replace("{instruction_file}", instruction).replace("{workdir}", str(workspace.path))
             for w in self.argv
         ]
-        if not any("{instruction_file}" in w for w in self.argv):
-            words = ["/bin/sh", "-c", 'exec "$@" < "$0"', instruction, *words]
-        self._check_launchable(sandbox, workspace)
+        on_stdin = not any("{instruction_file}" in w for w in self.argv)
+        guard = _UsageGuard(task.limits, str(workspace.path))
+        stream = OutputStream(resolve_inside(workspace, AGENT_DIR), guard.seen)
+        try:
+            fifo = stream.open()
+        except OSError as exc:
+            raise StageError(
+                Stage.RUN, "agent_launch_failed", f"its output could not be set up: {exc}"
+            ) from exc
+        launch = [
+            "/bin/sh",
+            "-c",
+            _LAUNCH_SCRIPT,
+            "sh",
+            f"{agent_dir}/{LAUNCH_NAME}",
+            fifo,
+            instruction if on_stdin else "",
+            *_files_named(words),
+            "--",
+            *words,
+        ]
         env = {
             "ASSAY_TASK_ID": task.id,
             "ASSAY_WORKDIR": str(workspace.path),
             "ASSAY_INSTRUCTION": instruction,
-            "ASSAY_TELEMETRY": telemetry,
+            "ASSAY_TELEMETRY": f"{agent_dir}/{TELEMETRY_NAME}",
         }
-        result = sandbox.with_network().run(workspace, words, env=env, timeout=task.limits.wall_s)
-        if not result.started:
+        try:
+            result = sandbox.with_network().run(
+                workspace, launch, env=env, timeout=task.limits.wall_s
+            )
+        finally:
+            guard.finished()
+            stdout = stream.close()
+        self._check_launched(result, nonce, sandbox, workspace)
+        mimicked = ""
+        if not result.started:  # it did start: what it printed only looked like a refusal
+            result = dataclasses.replace(result, start_failure=None, start_error=None)
+            mimicked = "it started; its output looked like the sandbox refusing to start it"
+        recorded = _result(self.name, result, stdout=stdout)
+        values, note = read_telemetry(sandbox, workspace)
+        if stream.reader.format is not None:
+            # The agent's own output is its account; its telemetry file fills the rest.
+            values = {**values, **stream.reader.usage.telemetry(stream.reader.format)}
+        exceeded = limit_exceeded(values, task.limits)
+        notes = [mimicked, note, stream.note, unenforceable(values, task.limits)]
+        if guard.killed:
+            notes.append(f"killed over its limit ({guard.killed}), with every process it started")
+        return _with_telemetry(recorded, values, "; ".join(n for n in notes if n), exceeded)
+
+    def _check_launched(
+        self, result: ProcessResult, nonce: str, sandbox: Sandbox, workspace: Workspace
+    ) -> None:
+        """Raise `StageError` when the agent never started. Only the launch wrapper knows
+        the nonce (it empties the file before the agent runs), so the agent cannot pass
+        for a launch failure by printing one, nor hide a real one."""
+        report = f"{nonce} launch failed"
+        lines = result.stderr.text.splitlines()
+        if any(report in line for line in lines):
+            why = "; ".join(line.strip() for line in lines if report not in line and line.strip())
             raise StageError(
                 Stage.RUN,
                 "agent_launch_failed",
-                f"{self.argv[0]} could not be started: {result.start_error or result.start_failure}",
+                f"{self.argv[0]} could not be started: {why or 'exec failed'}",
             )
-        recorded = _result(self.name, result)
-        values, note = read_telemetry(sandbox, workspace)
-        return _with_telemetry(recorded, values, note)
-
-    def _check_launchable(self, sandbox: Sandbox, workspace: Workspace) -> None:
-        """Find the agent's program in the sandbox before the agent runs: once it runs,
-        anything it prints could pass for a launch failure, which is never scored."""
-        found = sandbox.run(
-            workspace,
-            ["/bin/sh", "-c", 'command -v "$1"', "sh", self.argv[0]],
-            timeout=LOOKUP_TIMEOUT_S,
-        )
-        if found.exit_code != 0:
-            why = found.start_error or found.stderr.text.strip() or "not found in the sandbox"
+        try:
+            untouched = (
+                sandbox.read_file(workspace, f"{AGENT_DIR}/{LAUNCH_NAME}", limit=256)
+                == f"{nonce}\n".encode()
+            )
+        except (FileNotFoundError, ValueError):
+            untouched = False
+        if untouched:  # the wrapper never ran: the sandbox itself did not start
+            why = result.start_error or result.stderr.text.strip()[-400:] or "it did not start"
             raise StageError(
-                Stage.RUN, "agent_launch_failed", f"{self.argv[0]} cannot be started: {why}"
+                Stage.RUN, "agent_launch_failed", f"{self.argv[0]} could not be started: {why}"
             )
+
+
+#: Runs in the sandbox before the agent: takes the launch nonce and empties its file, checks
+#: the files the command names can be read, points stdin at the instruction (when given so)
+#: and stdout at the host's FIFO, then execs the agent. Any failure before the agent runs
+#: is reported on stderr under the nonce by the EXIT trap (dash runs it when exec fails;
+#: bash continues after a failed exec with `execfail`, to the same trap).
+_LAUNCH_SCRIPT = (
+    'read -r n < "$1" || exit 125; : > "$1"; '
+    'trap \'printf "%s launch failed (exit %s)\\n" "$n" "$?" >&2\' EXIT; '
+    "out=$2; in=$3; shift 3; "
+    'while [ "$1" != -- ]; do '
+    '[ -r "$1" ] || { printf "%s: cannot be read in the sandbox (missing, or not readable by its user: '
+    'the file and its folders must be readable by others)\\n" "$1" >&2; exit 126; }; '
+    "shift; done; shift; "
+    '[ -z "$in" ] || exec < "$in"; exec > "$out"; '
+    "command -v shopt > /dev/null 2>&1 && shopt -s execfail; "
+    'exec "$@"; exit 127'
+)
+#: Interpreters whose first word that looks like a file is the script they run.
+_INTERPRETERS = re.compile(r"(python[0-9.]*|node|nodejs|bun|deno|ruby|perl|sh|bash|dash|zsh)")
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".sh")
+
+
+def _files_named(words: list[str]) -> list[str]:
+    """Files the command needs to read before it can do anything: each absolute word that
+    names something on the host (shown inside read-only), and an interpreter's script."""
+    named = [w for w in words[1:] if w.startswith("/") and os.path.exists(w)]
+    if _INTERPRETERS.fullmatch(Path(words[0]).name):
+        for word in words[1:]:
+            if word in ("-c", "-m", "-e", "--eval", "-p", "--print", "-"):
+                break  # the program is in the arguments, not a file
+            if word.startswith("-"):
+                continue
+            if "/" in word or word.endswith(_SCRIPT_SUFFIXES):
+                named.append(word)
+            break
+    return list(dict.fromkeys(named))
+
+
+class _UsageGuard:
+    """Checks the agent's running usage against its task's limits as it is reported, and
+    kills the agent's process tree the first time it is over one."""
+
+    def __init__(self, limits: Limits, token: str) -> None:
+        self.limits = limits
+        self.token = token
+        self.killed = ""
+        self._lock = threading.Lock()
+        self._running = True
+        self._enforced = limits.tokens is not None or limits.cost_usd is not None
+
+    def seen(self, reader: OutputReader) -> None:
+        if not self._enforced or self.killed or reader.format is None:
+            return
+        exceeded = limit_exceeded(reader.usage.telemetry(reader.format), self.limits)
+        if not exceeded:
+            return
+        with self._lock:  # never after the run is over: its pid may be another's by then
+            if self._running and kill_child_naming(self.token):
+                self.killed = exceeded
+
+    def finished(self) -> None:
+        with self._lock:
+            self._running = False
 
 
 def read_telemetry(sandbox: Sandbox, workspace: Workspace) -> tuple[dict[str, Any], str]:
@@ -291,7 +428,9 @@ def read_telemetry(sandbox: Sandbox, workspace: Workspace) -> tuple[dict[str, An
     return values, f"telemetry fields dropped: {', '.join(dropped)}" if dropped else ""
 
 
-def _with_telemetry(result: AgentResult, values: dict[str, Any], note: str) -> AgentResult:
+def _with_telemetry(
+    result: AgentResult, values: dict[str, Any], note: str, exceeded: str = ""
+) -> AgentResult:
     notes = "; ".join(n for n in (result.note, note) if n)
     return AgentResult(
         runner=result.runner,
@@ -304,10 +443,13 @@ def _with_telemetry(result: AgentResult, values: dict[str, Any], note: str) -> A
         output_truncated=result.output_truncated,
         telemetry=values,
         note=notes,
+        limit_exceeded=exceeded,
     )
 
 
-def _result(name: str, result: ProcessResult) -> AgentResult:
+def _result(
+    name: str, result: ProcessResult, *, stdout: CapturedOutput | None = None
+) -> AgentResult:
     note = ""
     if result.timed_out:
         note = "killed at its wall time, with every process it started"
@@ -319,9 +461,9 @@ def _result(name: str, result: ProcessResult) -> AgentResult:
         signal=result.signal,
         timed_out=result.timed_out,
         duration_s=result.duration_s,
-        stdout=result.stdout.text,
+        stdout=(stdout or result.stdout).text,
         stderr=result.stderr.text,
-        output_truncated=result.stdout.truncated or result.stderr.truncated,
+        output_truncated=(stdout or result.stdout).truncated or result.stderr.truncated,
         note=note,
     )
 

@@ -32,6 +32,7 @@ def summarize(store: Store, info: EvalInfo) -> dict[str, Any]:
         "planned": int(info.config.get("planned", len(attempts))),
         **_rates(attempts),
         "pass_at_k": _pass_at_k(attempts),
+        "usage": _usage(attempts),
         "groups": {
             name: {key: _rates(members) for key, members in sorted(by.items())}
             for name, by in groups.items()
@@ -54,6 +55,30 @@ def _rates(attempts: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": len(errors),
         "errors_by_stage": dict(sorted(by_stage.items())),
     }
+
+
+def _usage(attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens and cost the agent reported, summed over every attempt that reported any
+    (an errored attempt's spend was spent all the same)."""
+    totals: dict[str, Any] = {"attempts_reporting": 0, "tokens_in": 0, "tokens_out": 0}
+    cost = None
+    for attempt in attempts:
+        telemetry = attempt["telemetry"]
+        values = {k: telemetry.get(k) for k in ("tokens_in", "tokens_out", "cost_usd")}
+        numbers = {
+            k: v
+            for k, v in values.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        if not numbers:
+            continue
+        totals["attempts_reporting"] += 1
+        totals["tokens_in"] += int(numbers.get("tokens_in", 0))
+        totals["tokens_out"] += int(numbers.get("tokens_out", 0))
+        if "cost_usd" in numbers:
+            cost = (cost or 0.0) + float(numbers["cost_usd"])
+    totals["cost_usd"] = None if cost is None else round(cost, 6)
+    return totals
 
 
 def _interval(passed: int, scored: int) -> list[float] | None:
@@ -93,6 +118,7 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
         ),
         "agent_exit_code": agent.get("exit_code"),
         "agent_timed_out": agent.get("timed_out"),
+        "limit_exceeded": agent.get("limit_exceeded") or None,
         "tampering": verification.get("tampering", []),
         "tests": verification.get("tests", {}),
         "telemetry": attempt["telemetry"],
@@ -111,6 +137,14 @@ def render_text(summary: dict[str, Any]) -> str:
     ]
     for cause, count in summary["errors_by_stage"].items():
         lines.append(f"  error {cause}: {count}")
+    usage = summary.get("usage") or {}
+    if usage.get("attempts_reporting"):
+        cost = usage["cost_usd"]
+        lines.append(
+            f"agent usage: {usage['tokens_in']} tokens in, {usage['tokens_out']} out"
+            + ("" if cost is None else f", ${cost:.4f}")
+            + f" ({usage['attempts_reporting']} attempts reporting)"
+        )
     by_k = summary.get("pass_at_k") or {}
     if len(by_k) > 1:  # epochs: the chance that some of k attempts passes
         shown = (f"pass@{k} {_percent(v['value'])} ({v['tasks']} tasks)" for k, v in by_k.items())
@@ -124,6 +158,8 @@ def render_text(summary: dict[str, Any]) -> str:
             note = f"{row['error']['stage']}/{row['error']['cause']}: {row['error']['message']}"
         elif row["tampering"]:
             note = f"tampering: {'; '.join(row['tampering'][:3])}"
+        elif row.get("limit_exceeded"):
+            note = f"limit exceeded: {row['limit_exceeded']}"
         elif row["agent_timed_out"]:
             note = "agent killed at its wall time"
         score = "" if row["score"] is None else f"{row['score']:.1f}"

@@ -48,7 +48,8 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """What the agent may spend. Only `wall_s` is enforced here; the others are recorded."""
+    """What the agent may spend: `wall_s` by the runner's deadline, tokens and cost on the
+    usage the agent reports (`assay.eval.agent_limits`)."""
 
     wall_s: float = DEFAULT_WALL_S
     tokens: int | None = None
