@@ -4,6 +4,7 @@ console script, real bubblewrap, a real SQLite store; SIGKILL mid-evaluation, th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -165,3 +166,50 @@ def test_an_interrupted_evaluation_stops_its_agents_and_records_no_half_attempt(
     assert _recorded(store) == []  # nothing half-done is stored: --resume runs them all
     time.sleep(0.5)
     assert _processes_naming(marker) == []
+
+
+@needs_bwrap
+def test_a_resume_while_another_process_runs_the_evaluation_is_refused_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    """Two runners of one evaluation would run its missing attempts twice. A real process
+    (util-linux `flock`) holds the evaluation's lock: a resume is refused, naming it, and
+    records nothing; once that process is SIGKILLed, the lock is gone and a resume runs."""
+    from assay.eval.lease import lock_path
+    from assay.eval.store import Store
+    from assay.eval.task import load_task
+
+    tasks = make_tasks(tmp_path, numbers=(1,))
+    store_path = tmp_path / "evals.sqlite"
+    store = Store(store_path)
+    try:
+        spec = load_task(tasks / "task-1")
+        config = {"epochs": 1, "sandbox": "auto", "planned": 1}
+        eval_id = store.create_eval("nop", config, [spec.to_dict()])
+    finally:
+        store.close()
+    # `-o`: the lock is flock's own, not the sleeping child's, so killing flock releases it.
+    lock = str(lock_path(store_path, eval_id))
+    holder = subprocess.Popen(["flock", "-o", lock, "sleep", "300"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not lock_path(store_path, eval_id).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # flock(1) creates the file, then takes the lock
+
+        refused = assay("eval", "--resume", eval_id, "--store", str(store_path))
+
+        no_traceback(refused)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert f"evaluation {eval_id} is being run by another process" in refused.stderr
+        assert _recorded(store_path) == []
+    finally:
+        holder.kill()
+        holder.wait()
+        with contextlib.suppress(ProcessLookupError):  # flock's sleeping child
+            os.killpg(holder.pid, signal.SIGKILL)
+
+    done = assay("eval", "--resume", eval_id, "--store", str(store_path), timeout=600)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _recorded(store_path) == [(eval_id, "calc-1", 1)]

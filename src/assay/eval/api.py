@@ -15,6 +15,7 @@ from typing import Any
 from assay.errors import AssayError
 from assay.eval.generators import Registry, default_registry
 from assay.eval.harness import Harness, Planned
+from assay.eval.lease import EvalBusy, holding
 from assay.eval.record import AttemptRecord
 from assay.eval.runners import AgentSpecError, CommandRunner, Runner, runner_for
 from assay.eval.store import EvalInfo, Store
@@ -95,16 +96,21 @@ def run_eval(
         if not eval_id:
             config = {"epochs": epochs, "sandbox": sandbox, "planned": epochs * len(specs)}
             eval_id = opened.create_eval(agent, config, [s.to_dict() for s in specs])
-        done = opened.recorded(eval_id)
-        planned = [
-            Planned(spec, epoch)
-            for epoch in range(1, epochs + 1)
-            for spec in specs
-            if (spec.id, epoch) not in done
-        ]
-        if on_start is not None:
-            on_start(eval_id, len(planned))
-        records = harness.run(eval_id, planned, on_record=on_record)
+        try:
+            with holding(opened.path, eval_id):
+                # Read under the lock: what another runner recorded before it let go counts.
+                done = opened.recorded(eval_id)
+                planned = [
+                    Planned(spec, epoch)
+                    for epoch in range(1, epochs + 1)
+                    for spec in specs
+                    if (spec.id, epoch) not in done
+                ]
+                if on_start is not None:
+                    on_start(eval_id, len(planned))
+                records = harness.run(eval_id, planned, on_record=on_record)
+        except EvalBusy as exc:
+            raise EvalUsageError(str(exc)) from None
         info_now = opened.get_eval(eval_id)
         assert info_now is not None  # written above, never deleted
         return EvalResult(eval_id, tuple(records), summarize(opened, info_now))
