@@ -196,3 +196,19 @@ def test_its_own_deadline_fails_closed(tmp_path: Path, state: Path) -> None:
     assert time.monotonic() - started < 30
     assert document["decision"] == "block"
     assert "INDETERMINATE" in document["reason"] or "deadline" in document["reason"]
+
+
+def test_a_directory_in_no_project_is_let_through_with_a_notice(
+    tmp_path: Path, state: Path
+) -> None:
+    """A user-wide hook sees chats outside any project too: nothing there to gate. A
+    directory in a git repository, even with no project file, is still verified."""
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    (plain / "todo.txt").write_text("buy milk\n")
+    said = output(hook(stop_event(plain), state))
+    assert "decision" not in said, said
+    assert "in no project" in said["systemMessage"]
+
+    in_git = git_repo(tmp_path / "repo", {"notes.txt": "no project file here\n"})
+    assert output(hook(stop_event(in_git), state))["decision"] == "block"

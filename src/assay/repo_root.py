@@ -58,6 +58,15 @@ def project_root(start: Path) -> RootChoice:
     return RootChoice(start)
 
 
+def in_a_project(start: Path) -> bool:
+    """Whether `start` (absolute, resolved) is inside anything assay could verify: a
+    directory with a project file at or above it, or a git repository."""
+    choice = project_root(start)
+    if choice.why or _project_file(choice.root) is not None:
+        return True
+    return _git_toplevel(start) is not None  # its CI files and README may name checks
+
+
 def _project_file(directory: Path) -> str | None:
     for name in PROJECT_FILES:
         if os.path.lexists(directory / name):

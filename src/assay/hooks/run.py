@@ -31,6 +31,10 @@ def run_hook(
         )
         return decide(key, why, max_blocks=max_blocks, continuing=continuing)
 
+    if directory.is_dir() and not _in_a_project(directory):
+        # A user-wide hook also sees chats outside any project: nothing there to gate.
+        notice = f"assay: {directory} is in no project (no project file, no git repository); nothing to verify."
+        return say(Decision(block=False, notice=notice))
     answer = Answer(say, late)
     answer.arm(deadline_s)
     try:
@@ -38,3 +42,12 @@ def run_hook(
     except Exception as exc:  # the hook's own error: fail closed, within the cap
         why_not = f"assay could not finish ({type(exc).__name__}: {exc}); nothing was verified."
     return answer.give(decide(key, why_not, max_blocks=max_blocks, continuing=continuing))
+
+
+def _in_a_project(directory: Path) -> bool:
+    from assay.repo_root import in_a_project
+
+    try:
+        return in_a_project(directory.resolve())
+    except OSError:
+        return True  # unsure: verify, and let the verification say what is wrong
