@@ -100,8 +100,20 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         or any(case.outcome == "failed" for case in cases),
         no_tests_reported=events > 0 and not cases,
         report_found=events > 0,
-        readings=_readings(tested, concluded, failed_packages=package_failed),
+        readings=_readings(
+            _result_expected(tested, result), concluded, failed_packages=package_failed
+        ),
     )
+
+
+def _result_expected(tested: set[str], result: ProcessResult) -> set[str]:
+    """The tested packages whose result the captured output must hold. go prints each
+    package's events together, ending with its result; where the middle of a long run was
+    dropped, a package whose events stop in the head ended in the omitted part. One still
+    running when the run ended has its last events in the tail, which runs to the end."""
+    if not result.stdout.truncated:
+        return tested
+    return tested & {str(e.get("Package", "")) for e in json_lines(result.stdout.tail)}
 
 
 def _readings(
