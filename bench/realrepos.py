@@ -68,6 +68,8 @@ class Repo:
     test: str
     env: dict[str, str] = field(default_factory=dict)
     expect: dict[str, str] = field(default_factory=dict)
+    assay_args: tuple[str, ...] = ()
+    """Options given to `assay verify` besides the corpus's own (`--install`)."""
 
     def expected(self, variant: str) -> str:
         return self.expect.get(variant, EXPECTED[variant])
@@ -138,7 +140,8 @@ def load_corpus(corpus: Path) -> list[Repo]:
     for name, entry in table.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("test"), str):
             raise CorpusError(f"{description}: [repo.{name}] needs a test = '...' command")
-        path = corpus / name
+        # `dir`: another entry's tree, verified another way (`assay_args`).
+        path = corpus / str(entry.get("dir", name))
         if not path.is_dir():
             raise CorpusError(f"{description}: [repo.{name}] has no directory {path}")
         unknown = set(entry.get("expect", {})) - set(VARIANTS)
@@ -155,6 +158,7 @@ def load_corpus(corpus: Path) -> list[Repo]:
                 test=entry["test"],
                 env={str(k): str(v) for k, v in entry.get("env", {}).items()},
                 expect={str(k): str(v) for k, v in entry.get("expect", {}).items()},
+                assay_args=tuple(str(a) for a in entry.get("assay_args", ())),
             )
         )
     return repos
@@ -164,7 +168,7 @@ def variant_dir(corpus: Path, repo: Repo, variant: str) -> Path | None:
     """The files a variant changes; None for the pristine tree."""
     if variant == "pristine":
         return None
-    return corpus / "_variants" / f"{repo.name}--{variant}"
+    return corpus / "_variants" / f"{repo.path.name}--{variant}"
 
 
 def prepare(repo: Repo, overlay: Path | None, scratch: Path) -> Path:
@@ -252,6 +256,7 @@ def measure(
     env = {**os.environ, **repo.env}
     overlay = variant_dir(corpus, repo, variant)
     verify = [ASSAY, "verify", str(repo.path), "--json", "--no-cache", "--timeout", str(timeout)]
+    verify += repo.assay_args
     hand_argv = ["sh", "-c", repo.test]
     with tempfile.TemporaryDirectory(prefix=f"realrepos-{repo.name}-") as scratch:
         tree = prepare(repo, overlay, Path(scratch))
