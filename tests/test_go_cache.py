@@ -120,3 +120,21 @@ def test_a_checks_own_gocache_wins(module: Path, tmp_path: Path) -> None:
     ]
     told = with_go_cache(checks, tmp_path / "ours")
     assert all(c.env[GO_CACHE_ENV] == "/theirs" for c in told)
+
+
+def test_a_cache_grown_past_its_bound_starts_again_empty(
+    module: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks = make_plan(module, VerifyOptions()).checks
+    state = tmp_path / "state"
+    cache = go_cache_for(module, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+    assert cache is not None
+    (cache / "small").write_bytes(b"x" * 100)
+    monkeypatch.setattr("assay.go_cache.GO_CACHE_MAX_BYTES", 1000)
+    again = go_cache_for(module, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+    assert again == cache and (cache / "small").exists()
+    (cache / "large").write_bytes(b"x" * 2000)
+    emptied = go_cache_for(
+        module, checks, sandbox="auto", judged_against_base=False, state_dir=state
+    )
+    assert emptied == cache and emptied.is_dir() and not any(emptied.iterdir())

@@ -23,7 +23,8 @@ Why what is in it cannot decide a verdict wrongly:
   be able to influence. There, whatever code under test could write into it (a test, a
   `go generate`d tool) gives it no power that editing its own code would not.
 - One directory per repository path and Go installation, never shared between
-  repositories; the least recently used are removed past `GO_CACHES_KEPT`.
+  repositories; the least recently used are removed past `GO_CACHES_KEPT`, and one grown
+  past `GO_CACHE_MAX_BYTES` is emptied.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ GO_CACHE_ENV = "GOCACHE"
 GO_CACHES_KEPT = 8
 #: Where under assay's state directory the caches live.
 GO_CACHES = "go"
+#: A cache past this size is emptied (go starts cold once). Each workspace is at a path of
+#: its own, part of the action IDs of the repository's own packages, so every run adds
+#: their compilations again; go trims only entries unused for days.
+GO_CACHE_MAX_BYTES = 1 << 30
 
 
 def go_checks(checks: Sequence[Check]) -> list[Check]:
@@ -79,6 +84,8 @@ def go_cache_for(
     top = Path(state_dir) if state_dir is not None else default_cache_dir()
     directory = top / GO_CACHES / name
     try:
+        if _size(directory) > GO_CACHE_MAX_BYTES:
+            shutil.rmtree(directory)
         directory.mkdir(parents=True, exist_ok=True)
         os.utime(directory)  # most recently used
         _forget_old(directory.parent)
@@ -98,6 +105,16 @@ def with_go_cache(checks: Sequence[Check], directory: Path | None) -> list[Check
         else check
         for check in checks
     ]
+
+
+def _size(directory: Path) -> int:
+    """The bytes the files under `directory` hold (0 when there is none yet); links are
+    not followed."""
+    total = 0
+    for top, _dirs, files in os.walk(directory):
+        for name in files:
+            total += os.lstat(os.path.join(top, name)).st_size
+    return total
 
 
 def _forget_old(caches: Path) -> None:
