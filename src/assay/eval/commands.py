@@ -127,18 +127,36 @@ def eval_command(
 @click.argument("eval_id", required=False)
 @click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (pass_rate per group).")
+@click.option(
+    "--format",
+    "report_format",
+    type=click.Choice(["text", "json", "swebench"]),
+    help="swebench: the run report SWE-bench's harness writes (resolved, unresolved, "
+    "error and empty-patch ids). Default text (json with --json).",
+)
 @click.option("--html", "html_path", help="Also write a self-contained HTML report to this file.")
 def report_command(
-    eval_id: str | None, store_path: str | None, as_json: bool, html_path: str | None
+    eval_id: str | None,
+    store_path: str | None,
+    as_json: bool,
+    report_format: str | None,
+    html_path: str | None,
 ) -> None:
     """Show an evaluation's results (the latest by default)."""
     from assay.eval.api import EvalUsageError, latest_or
     from assay.eval.store import StoreError
     from assay.eval.summary import render_text, summarize
 
+    if as_json and report_format not in (None, "json"):
+        _fail(f"--json and --format {report_format} ask for two reports; give one")
     store = _open_store(store_path)
     try:
         info = latest_or(store, eval_id)
+        if report_format == "swebench":
+            from assay.eval.swebench import swebench_report
+
+            _emit_json(swebench_report(store, info))
+            return
         summary = summarize(store, info)
         attempts = store.attempts(info.id) if html_path else []
     except (EvalUsageError, StoreError) as exc:
@@ -147,7 +165,7 @@ def report_command(
         store.close()
     if html_path:
         _write_html(html_path, summary, attempts)
-    if as_json:
+    if as_json or report_format == "json":
         _emit_json(summary)
     else:
         _say(render_text(summary))
@@ -199,6 +217,31 @@ def validate_command(
             _say(f"{'valid  ' if item.valid else 'INVALID'} {item.task_id}: {item.reason}")
     if not all(item.valid for item in results):
         raise SystemExit(INVALID_TASKS_EXIT)
+
+
+@tasks_group.command("import")
+@click.argument("instances")
+@click.option(
+    "--repos",
+    "repos_dir",
+    default=".",
+    show_default=True,
+    help="Where the local clones are: DIR/owner__name, DIR/owner/name or DIR/name.",
+)
+@click.option("--out", "out_dir", required=True, help="Where the task folders are written.")
+def import_command(instances: str, repos_dir: str, out_dir: str) -> None:
+    """Task folders from SWE-bench INSTANCES (a JSONL file): the base commit and the test
+    patch (protected) as a git bundle, the gold patch as the oracle, FAIL_TO_PASS and
+    PASS_TO_PASS as the grading sets. Nothing is written if any instance is bad."""
+    from assay.eval.swebench import ImportFailed, import_instances
+
+    try:
+        written = import_instances(instances, repos=repos_dir, out=out_dir)
+    except ImportFailed as exc:
+        _fail(str(exc))
+    for folder in written:
+        _say(f"imported {folder.name}: {folder}")
+    _say(f"{len(written)} task(s) in {out_dir}")
 
 
 @tasks_group.command("generate")

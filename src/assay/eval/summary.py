@@ -1,5 +1,10 @@
 """What an evaluation came to, read from the store: pass rate over scored attempts, with
-the errors beside them (never folded into the rate), overall and by group."""
+the errors beside them (never folded into the rate), overall and by group.
+
+Each attempt of a task with grading sets is also resolved or not in SWE-bench's sense:
+resolved when every fail-to-pass test passed and every pass-to-pass test still passed,
+whatever else the suite did; the row names the tests that did not, and why a recorded
+patch never got to run (it did not apply)."""
 
 from __future__ import annotations
 
@@ -121,8 +126,57 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
         "limit_exceeded": agent.get("limit_exceeded") or None,
         "tampering": verification.get("tampering", []),
         "tests": verification.get("tests", {}),
+        **resolution(attempt),
         "telemetry": attempt["telemetry"],
     }
+
+
+#: The runners whose work is applying a patch: a non-zero exit is `git apply` refusing it.
+PATCH_RUNNERS = frozenset({"patch", "oracle"})
+
+
+def resolution(attempt: dict[str, Any]) -> dict[str, Any]:
+    """`resolved` (None for an error, or a task without grading sets), the grading-set
+    tests that did not pass with their outcomes (`not_run` when never seen), and
+    `unresolved_reason`."""
+    evidence = attempt["evidence"]
+    task = evidence.get("task") or {}
+    sets = {name: list(task.get(name) or []) for name in ("fail_to_pass", "pass_to_pass")}
+    if attempt["outcome"] != "scored" or not any(sets.values()):
+        return {"resolved": None, "not_passed": {}, "unresolved_reason": ""}
+    recorded = (evidence.get("verification") or {}).get("tests") or {}
+    not_passed = {
+        name: {
+            tid: outcome
+            for tid in ids
+            if (outcome := (recorded.get(name) or {}).get(tid, "not_run")) != "passed"
+        }
+        for name, ids in sets.items()
+    }
+    resolved = not any(not_passed.values())
+    reason = ""
+    if not resolved:
+        reason = patch_refused(evidence) or _tests_reason(not_passed)
+    return {"resolved": resolved, "not_passed": not_passed, "unresolved_reason": reason}
+
+
+def patch_refused(evidence: dict[str, Any]) -> str:
+    """Why a recorded (or the oracle's) patch was not applied, if it was not."""
+    agent = evidence.get("agent") or {}
+    if agent.get("runner") not in PATCH_RUNNERS or agent.get("exit_code") in (0, None):
+        return ""
+    said = [line for line in str(agent.get("stderr") or "").splitlines() if line.strip()]
+    return "the patch did not apply: " + ("; ".join(said[-3:]) or f"exit {agent['exit_code']}")
+
+
+def _tests_reason(not_passed: dict[str, dict[str, str]]) -> str:
+    parts = [
+        f"{name} {tid}: {outcome}"
+        for name, tests in not_passed.items()
+        for tid, outcome in tests.items()
+    ]
+    more = f" (and {len(parts) - 5} more)" if len(parts) > 5 else ""
+    return "; ".join(parts[:5]) + more
 
 
 def render_text(summary: dict[str, Any]) -> str:
@@ -158,6 +212,8 @@ def render_text(summary: dict[str, Any]) -> str:
             note = f"{row['error']['stage']}/{row['error']['cause']}: {row['error']['message']}"
         elif row["tampering"]:
             note = f"tampering: {'; '.join(row['tampering'][:3])}"
+        elif row.get("unresolved_reason"):
+            note = f"unresolved: {row['unresolved_reason']}"
         elif row.get("limit_exceeded"):
             note = f"limit exceeded: {row['limit_exceeded']}"
         elif row["agent_timed_out"]:
