@@ -174,6 +174,15 @@ def run(
     help="Run the whole test suite: do not stop at the first failure (pytest -x).",
 )
 @click.option(
+    "--rerun-failures",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Run failing tests again up to N times, each in a fresh process (pytest, go test): "
+    "one that passes on a rerun is flaky, and its check INDETERMINATE.",
+)
+@click.option(
     "--junit",
     "junit_path",
     type=click.Path(dir_okay=False),
@@ -199,6 +208,7 @@ def verify(
     protect: bool,
     install: bool,
     all_tests: bool,
+    rerun_failures: int,
     junit_path: str | None,
     sarif_path: str | None,
 ) -> None:
@@ -222,6 +232,7 @@ def verify(
             install=install,
             deadline_s=deadline or None,
             all_tests=all_tests,
+            rerun_failures=rerun_failures,
         )
         if as_json:  # one JSON object on stdout, nothing else
             report = run_verify(path, options)

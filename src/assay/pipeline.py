@@ -83,6 +83,11 @@ class VerifyOptions:
     copy, to prove its report (`assay.canaries`); None: with `protect`, where the code
     under test is not trusted to leave its own report alone."""
 
+    rerun_failures: int = 0
+    """Run a failed test check's failing tests again, up to this many times, each in a fresh
+    process (`assay.reruns`): one that passes on a rerun is flaky, and a check whose every
+    failure is flaky is INDETERMINATE, naming them. 0: no reruns."""
+
     @property
     def plants_canaries(self) -> bool:
         return self.protect if self.canaries is None else self.canaries
@@ -101,6 +106,14 @@ class VerifyOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise VerifyUsageError(f"{name} must be a non-empty string or None, got {value!r}")
+        if (
+            isinstance(self.rerun_failures, bool)
+            or not isinstance(self.rerun_failures, int)
+            or self.rerun_failures < 0
+        ):
+            raise VerifyUsageError(
+                f"rerun_failures must be a whole number >= 0, got {self.rerun_failures!r}"
+            )
         if self.canaries is not None and not isinstance(self.canaries, bool):
             raise VerifyUsageError(f"canaries must be True, False or None, got {self.canaries!r}")
         if self.canaries and self.sandbox == "none":
@@ -423,6 +436,19 @@ class _Run:
                 )
             )
             ran = f"the {stage.stage.value} stage"
+        if self.options.rerun_failures and any(e.verdict is Verdict.FAIL for e in evidence):
+            from assay.reruns import rerun_failures
+
+            self._put_back(session, ran, rewritten)
+            evidence = rerun_failures(
+                session,
+                evidence,
+                self.options.rerun_failures,
+                env=env,
+                expires=self.expires,
+                prepare=self._with_caches,
+            )
+            ran = "the reruns of failing tests"
         # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
         self._put_back(session, ran, rewritten)
         return _SessionResult(
@@ -698,6 +724,8 @@ def _judging_options(options: VerifyOptions) -> dict[str, Any]:
         "timeout_s": options.timeout_s,
         "kinds": sorted(k.value for k in options.kinds) if options.kinds else None,
         "all_tests": options.all_tests,
+        # Only when asked for: the keys of runs without reruns stay as they were.
+        **({"rerun_failures": options.rerun_failures} if options.rerun_failures else {}),
     }
 
 

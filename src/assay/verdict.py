@@ -52,6 +52,9 @@ class Cause(enum.StrEnum):
     # The run's report contradicts the canary tests planted in it (one must fail, one must
     # pass): the reporting channel was rewritten, so nothing else it says is believed.
     REPORT_TAMPERED = "report_tampered"
+    # Failing tests were run again (`--rerun-failures`) and each passed at least once: they
+    # are flaky, so the run says nothing either way about the code.
+    FLAKY_TESTS = "flaky_tests"
     TIMEOUT = "timeout"
     SIGNAL = "signal"
     START_FAILED = "start_failed"
@@ -79,6 +82,7 @@ _CAUSE_VERDICT: dict[Cause, Verdict] = {
     Cause.UNRECOGNIZED_FAILURE: Verdict.INCONCLUSIVE,
     Cause.REPORT_MISMATCH: Verdict.FAIL,
     Cause.REPORT_TAMPERED: Verdict.INCONCLUSIVE,
+    Cause.FLAKY_TESTS: Verdict.INCONCLUSIVE,
     Cause.TIMEOUT: Verdict.INCONCLUSIVE,
     Cause.SIGNAL: Verdict.INCONCLUSIVE,
     Cause.START_FAILED: Verdict.INCONCLUSIVE,
