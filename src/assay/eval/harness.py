@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -189,7 +190,9 @@ class Harness:
                 tried.generator = generator.name
                 task = generator.generate(spec)
             with tried.stage_of(Stage.PROVISION):
-                scratch = make_scratch(f"eval-{task.id}")
+                # A task id may hold what a scratch name may not (`django__django-11099`).
+                word = re.sub(r"[^a-z0-9]+", "-", task.id.lower()).strip("-") or "task"
+                scratch = make_scratch(f"eval-{word}")
                 source = resolve_source(task.source, scratch)
                 tried.workspace = self._provision(source)
             with tried.stage_of(Stage.RUN):
