@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,19 @@ def test_the_command_line_refuses_a_negative_rerun_count(tmp_path: Path) -> None
     done = assay_cli("verify", "--rerun-failures", "-1", str(repo), env=assay_env(), timeout=60)
     no_traceback(done)
     assert done.returncode == 2
+
+
+# --------------------------------------------------------------------------- the verdict cache
+
+
+def test_a_failure_cached_without_reruns_is_not_the_answer_when_reruns_are_asked(
+    tmp_path: Path,
+) -> None:
+    repo = _python_repo(tmp_path / "repo", FLAKY_PY)
+    state = str(tmp_path / "state")
+    options = VerifyOptions(kinds=frozenset({Kind.TEST}), cache_dir=state)
+    first = assay.verify(repo, options)
+    assert first.status is Status.FAILED and first.record.cached is None
+    again = assay.verify(repo, replace(options, rerun_failures=1))
+    assert again.record.cached is None, "a failure measured without reruns was reused"
+    assert again.status is Status.INDETERMINATE, again.note

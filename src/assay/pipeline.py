@@ -411,7 +411,7 @@ class _Run:
         alias = None
         if cache is not None and key is not None:
             alias = _still_early_key(self.early, self.root, the_plan, self.options)
-            hit = _cached_report(cache, key, the_plan)
+            hit = _cached_report(cache, key, the_plan, self.options.rerun_failures)
             if hit is not None:
                 if alias is not None:
                     _remember_alias(cache, alias, key)
@@ -658,7 +658,7 @@ def _cache_lookup(
     return cache, key
 
 
-def _cached_report(cache: VerdictCache, key: str, the_plan: Plan) -> Report | None:
+def _cached_report(cache: VerdictCache, key: str, the_plan: Plan, reruns: int = 0) -> Report | None:
     """The stored report for `key`, if it is readable and its status is the one its own
     evidence gives: a stored status is never believed on its own word."""
     from assay.cache import CacheError
@@ -667,11 +667,12 @@ def _cached_report(cache: VerdictCache, key: str, the_plan: Plan) -> Report | No
         hit = cache.get(key)
     except CacheError:
         return None
-    return _believed(hit, the_plan)
+    return _believed(hit, the_plan, reruns)
 
 
-def _believed(hit: CachedReport | None, the_plan: Plan) -> Report | None:
-    """`hit`'s report, unless it is unreadable or its status is not the one its evidence gives."""
+def _believed(hit: CachedReport | None, the_plan: Plan, reruns: int = 0) -> Report | None:
+    """`hit`'s report, unless it is unreadable or its status is not the one its evidence
+    gives, or `reruns` are asked for and a failed test check in it had none."""
     if hit is None:
         return None
     try:
@@ -686,6 +687,11 @@ def _believed(hit: CachedReport | None, the_plan: Plan) -> Report | None:
     )
     if recomputed.status is not report.status:
         return None
+    if reruns and any(
+        e.check.kind is Kind.TEST and e.verdict is Verdict.FAIL and "reruns" not in e.extra
+        for e in report.checks
+    ):
+        return None  # a failure measured without reruns may be a flaky test's
     cached = CacheHit(stored_at=hit.stored_at, key=hit.key)
     return replace(report, record=replace(report.record, cached=cached))
 
@@ -754,7 +760,7 @@ def _early_hit(early: _EarlyKey, the_plan: Plan, options: VerifyOptions) -> Repo
         hit = VerdictCache(options.cache_dir).get_by_alias(early.key)
     except (CacheError, OSError):
         return None
-    return _believed(hit, the_plan)
+    return _believed(hit, the_plan, options.rerun_failures)
 
 
 def _still_early_key(
