@@ -245,3 +245,103 @@ def test_a_failure_cached_without_reruns_is_not_the_answer_when_reruns_are_asked
     again = assay.verify(repo, replace(options, rerun_failures=1))
     assert again.record.cached is None, "a failure measured without reruns was reused"
     assert again.status is Status.INDETERMINATE, again.note
+
+
+# --------------------------------------------------------------------------- what is not rerun
+
+UNITTEST_FLAKY = """
+    import unittest
+    from pathlib import Path
+
+    SEEN = Path(__file__).with_name(".seen-flaky")
+
+
+    class TestOrder(unittest.TestCase):
+        def test_flaky(self):
+            first = not SEEN.exists()
+            SEEN.write_text("ran once")
+            self.assertFalse(first, "fails the first time it runs in this workspace")
+"""
+
+
+def test_a_runner_reruns_cannot_select_for_keeps_its_failure_and_says_why(
+    tmp_path: Path,
+) -> None:
+    repo = write_dedented(
+        tmp_path / "repo", {"tests/__init__.py": "", "tests/test_it.py": UNITTEST_FLAKY}
+    )
+    report = _verify(repo, rerun_failures=2)
+    check = _test_check(report)
+    assert check.check.tool == "unittest", check.check
+    assert report.status is Status.FAILED, report.note
+    assert "unittest is not rerun" in check.extra["reruns"]["not_rerun"]
+
+
+GO_MAIN_FAILS = """
+    package broken
+
+    import (
+    \t"os"
+    \t"testing"
+    )
+
+    // The package fails before any test of it runs: a failure no test name carries.
+    func TestMain(m *testing.M) { os.Exit(1) }
+
+    func TestNever(t *testing.T) {}
+"""
+
+
+@needs_go
+def test_a_go_package_that_failed_outside_its_tests_keeps_the_check_failed(
+    tmp_path: Path,
+) -> None:
+    repo = _go_repo(tmp_path / "repo", GO_FLAKY_TEST)
+    write_dedented(repo, {"broken/broken_test.go": GO_MAIN_FAILS})
+    report = _verify(repo, rerun_failures=1, all_tests=True)
+    check = _test_check(report)
+    assert report.status is Status.FAILED, report.note
+    reruns = check.extra["reruns"]
+    assert reruns["flaky"] == ["example.com/flaky.TestFlaky"], reruns
+    assert "example.com/flaky.TestFlaky" in check.note
+
+
+def test_a_go_rerun_keeps_the_checks_flags_and_names_one_package() -> None:
+    from assay.evidence import Check, TestCase, evidence_for
+    from assay.reruns import rerun_checks
+
+    argv = ("go", "test", "-race", "-tags", "slow", "./...", "-run", "Old", "-count=1")
+    check = Check(name="go-test", kind=Kind.TEST, argv=argv, tool="go")
+    cases = (
+        TestCase("gopkg.in/yaml.v3.TestA/sub.case", "failed"),
+        TestCase("gopkg.in/yaml.v3.TestA", "failed"),
+        TestCase("example.com/m/b.TestB", "failed"),
+        TestCase("example.com/m/b.TestC", "passed"),
+    )
+    failed = evidence_for(check, Cause.EXIT_NONZERO, test_cases=cases)
+    reruns = rerun_checks(failed, Path("/nonexistent"))
+    assert reruns.tests == ("gopkg.in/yaml.v3.TestA", "example.com/m/b.TestB")
+    assert [c.argv for c in reruns.checks] == [
+        (
+            "go",
+            "test",
+            "-race",
+            "-tags",
+            "slow",
+            "-count=1",
+            "-run",
+            "^(TestA)$",
+            "gopkg.in/yaml.v3",
+        ),
+        (
+            "go",
+            "test",
+            "-race",
+            "-tags",
+            "slow",
+            "-count=1",
+            "-run",
+            "^(TestB)$",
+            "example.com/m/b",
+        ),
+    ]
