@@ -264,17 +264,44 @@ UNITTEST_FLAKY = """
 """
 
 
-def test_a_runner_reruns_cannot_select_for_keeps_its_failure_and_says_why(
-    tmp_path: Path,
+@pytest.mark.parametrize("layout", ["flat", "discover -s tests"])
+def test_a_unittest_test_that_passes_on_a_rerun_is_flaky_and_named(
+    tmp_path: Path, layout: str
 ) -> None:
-    repo = write_dedented(
-        tmp_path / "repo", {"tests/__init__.py": "", "tests/test_it.py": UNITTEST_FLAKY}
-    )
+    files = {"tests/__init__.py": "", "tests/test_it.py": UNITTEST_FLAKY}
+    if layout != "flat":
+        # Discovery from tests/ names the test from there: `test_it.TestOrder.test_flaky`.
+        config = "[tool.assay.commands]\ntest = 'python -m unittest discover -s tests'\n"
+        files["pyproject.toml"] = PYPROJECT + config
+    repo = write_dedented(tmp_path / "repo", files)
     report = _verify(repo, rerun_failures=2)
     check = _test_check(report)
     assert check.check.tool == "unittest", check.check
+    assert report.status is Status.INDETERMINATE, report.note
+    (flaky,) = check.extra["reruns"]["flaky"]
+    assert flaky.endswith("test_it.TestOrder.test_flaky") and flaky in report.note
+
+
+NODE_BROKEN = """
+    const test = require("node:test");
+    const assert = require("node:assert");
+    test("broken", () => { assert.strictEqual(1, 2); });
+"""
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="needs node and npm")
+def test_a_runner_reruns_cannot_select_for_keeps_its_failure_and_says_why(
+    tmp_path: Path,
+) -> None:
+    package = '{"name": "x", "version": "1.0.0", "scripts": {"test": "node --test"}}\n'
+    repo = write_dedented(
+        tmp_path / "repo", {"package.json": package, "test/a.test.js": NODE_BROKEN}
+    )
+    report = _verify(repo, rerun_failures=2)
+    check = _test_check(report)
     assert report.status is Status.FAILED, report.note
-    assert "unittest is not rerun" in check.extra["reruns"]["not_rerun"]
+    assert "is not rerun" in check.extra["reruns"]["not_rerun"]
+    assert "runs" not in check.extra["reruns"]
 
 
 GO_MAIN_FAILS = """

@@ -16,8 +16,10 @@ How the tests are selected, per runner:
   outside the workspace) that keeps, after every other plugin has collected and selected,
   only the failing tests' node ids (matched by the name the JUnit report gave them);
 - go test: one run per package, `go test FLAGS -run '^(TestA|TestB)$' PACKAGE`;
-- any other runner (unittest, jest, vitest, cargo ...): not rerun; the check keeps its
-  verdict and `extra["reruns"]["not_rerun"]` says why.
+- unittest: `python -m unittest -v ID...`, run where the first run's ids resolve (a
+  `discover`'s top-level directory);
+- any other runner (jest, vitest, node --test, cargo, a wrapper script ...): not rerun; the
+  check keeps its verdict and `extra["reruns"]["not_rerun"]` says why.
 
 A rerun runs the code under test again, and without canaries: code that fakes a pass on a
 rerun can turn its FAILED into INDETERMINATE, never into VERIFIED.
@@ -185,9 +187,15 @@ def rerun_checks(evidence: Evidence, helper: Path) -> Reruns:
             for at, (package, names) in enumerate(by_package.items())
         )
         return Reruns(tests, checks)
+    if check.tool == "unittest" and "unittest" in check.argv:
+        tests = tuple(dict.fromkeys(failing))
+        rerun = _unittest_rerun(check, tests)
+        if rerun is None:
+            return Reruns(not_rerun="the unittest command's tests could not be named again")
+        return Reruns(tests, (rerun,))
     runner = check.tool or (check.argv[0] if check.argv else "?")
     return Reruns(
-        not_rerun=f"reruns select tests for pytest and go test only; {runner} is not rerun"
+        not_rerun=f"reruns select tests for pytest, unittest and go test only; {runner} is not rerun"
     )
 
 
@@ -213,6 +221,56 @@ def _write_plugin(helper: Path) -> None:
     plugin = helper / f"{PYTEST_PLUGIN}.py"
     plugin.write_text(_PYTEST_PLUGIN_TEXT)
     plugin.chmod(0o644)  # read by the sandbox's own user, where it has one
+
+
+# --------------------------------------------------------------------------- unittest
+
+#: Options of `python -m unittest` (and of `discover`) that take a value.
+_UNITTEST_VALUED = frozenset(
+    {"-k", "-s", "--start-directory", "-p", "--pattern", "-t", "--top-level-directory"}
+)
+#: Options that select or stop, dropped: the ids select, and every one must run.
+_UNITTEST_DROPPED = frozenset({"-k", "-f", "--failfast"})
+
+
+def _unittest_rerun(check: Check, tests: Sequence[str]) -> Check | None:
+    """`python -m unittest -v IDS` where the first run's ids resolve: `discover` names its
+    tests from its top-level directory (its start directory unless `-t` says otherwise),
+    so the rerun runs there; a run that named its tests already runs where it did."""
+    at = check.argv.index("unittest")
+    args = list(check.argv[at + 1 :])
+    discover = args[:1] == ["discover"]
+    kept: list[str] = []
+    positional: list[str] = []
+    options: dict[str, str] = {}
+    rest = args[1:] if discover else args
+    while rest:
+        arg = rest.pop(0)
+        name, _, inline = arg.partition("=")
+        if arg.startswith("-") and name in _UNITTEST_VALUED:
+            value = inline if "=" in arg else (rest.pop(0) if rest else "")
+            options[name.lstrip("-")[:1]] = value
+            continue
+        if arg.startswith("-"):
+            if arg not in _UNITTEST_DROPPED:
+                kept.append(arg)
+        else:
+            positional.append(arg)
+    cwd = check.cwd
+    if discover:
+        start = options.get("s") or (positional[0] if positional else ".")
+        top = options.get("t") or (positional[2] if len(positional) > 2 else start)
+        if Path(top).is_absolute():
+            return None
+        cwd = os.path.normpath(os.path.join(check.cwd, top))
+    verbose = [a for a in kept if a not in ("-v", "--verbose", "-q", "--quiet")]
+    return replace(
+        check,
+        name=f"{check.name}-rerun",
+        argv=(*check.argv[: at + 1], *verbose, "-v", *tests),
+        cwd=cwd,
+        reason=f"rerun of {len(tests)} failing test(s) of {check.name}",
+    )
 
 
 # --------------------------------------------------------------------------- go test
