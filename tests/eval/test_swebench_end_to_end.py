@@ -17,14 +17,17 @@ from tests.eval.swebench_repos import make_instance, write_jsonl
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
 #: Instance id -> the prediction for it (None: no prediction at all).
-GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, MISSING = (f"acme__calc-{n}" for n in range(1, 6))
+GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, MISSING, WITH_TESTS = (
+    f"acme__calc-{n}" for n in range(1, 7)
+)
+ALL = (GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, MISSING, WITH_TESTS)
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("swebench")
     instance = make_instance(root / "repos")
-    ids = (GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, MISSING)
+    ids = ALL
     jsonl = write_jsonl(root / "instances.jsonl", [dict(instance, instance_id=i) for i in ids])
     done = assay(
         "tasks", "import", str(jsonl), "--repos", str(root / "repos"), "--out", str(root / "tasks")
@@ -38,6 +41,10 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
         NOT_APPLYING: gold.replace("-    return a - b", "-    return a * b"),
         # Fixes add and breaks sub: fail-to-pass passes, pass-to-pass fails.
         BREAKS_SUB: _breaking_patch(),
+        # The fix, and a change to the test file as it was at the base (which the test
+        # patch also changes): SWE-bench applies it to the base, then puts the test
+        # patch's files back, so it is resolved.
+        WITH_TESTS: gold + _test_file_patch(),
     }
     return root, predictions
 
@@ -57,6 +64,17 @@ def _breaking_patch() -> str:
         "@@ -6 +6 @@ def sub(a, b):\n"
         "-    return a - b\n"
         "+    return b - a\n"
+    )
+
+
+def _test_file_patch() -> str:
+    return (
+        "diff --git a/tests/test_calc.py b/tests/test_calc.py\n"
+        "--- a/tests/test_calc.py\n"
+        "+++ b/tests/test_calc.py\n"
+        "@@ -1 +1 @@\n"
+        "-from calc import sub\n"
+        "+from calc import add, sub  # the model's own edit\n"
     )
 
 
@@ -97,8 +115,8 @@ def test_the_oracle_resolves_every_instance(
     report = _swebench(store)
 
     assert {row["resolved"] for row in summary["attempts"]} == {True}
-    assert report["resolved_ids"] == sorted((GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, MISSING))
-    assert report["resolved_instances"] == report["total_instances"] == 5
+    assert report["resolved_ids"] == sorted(ALL)
+    assert report["resolved_instances"] == report["total_instances"] == 6
     assert report["error_ids"] == report["unresolved_ids"] == report["empty_patch_ids"] == []
 
 
@@ -142,20 +160,21 @@ def test_predictions_are_graded_with_swebench_meaning(
             "error_instances",
         )
     } == {
-        "total_instances": 5,
-        "submitted_instances": 4,
-        "completed_instances": 3,
-        "resolved_instances": 1,
+        "total_instances": 6,
+        "submitted_instances": 5,
+        "completed_instances": 4,
+        "resolved_instances": 2,
         "unresolved_instances": 2,
         "empty_patch_instances": 1,
         "error_instances": 0,
     }
-    assert report["resolved_ids"] == [GOLD]
+    assert report["resolved_ids"] == [GOLD, WITH_TESTS]
+    assert "tests/test_calc.py" in rows[WITH_TESTS]["agent_note"]
     assert report["unresolved_ids"] == sorted((NOT_APPLYING, BREAKS_SUB))
     assert report["empty_patch_ids"] == [EMPTY]
     assert report["incomplete_ids"] == [MISSING]
-    assert report["submitted_ids"] == sorted((GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB))
-    assert report["completed_ids"] == sorted((GOLD, NOT_APPLYING, BREAKS_SUB))
+    assert report["submitted_ids"] == sorted((GOLD, EMPTY, NOT_APPLYING, BREAKS_SUB, WITH_TESTS))
+    assert report["completed_ids"] == sorted((GOLD, NOT_APPLYING, BREAKS_SUB, WITH_TESTS))
     assert report["error_ids"] == []
     assert report["schema_version"] == 2
     assert "test_sub" in report["unresolved_reasons"][BREAKS_SUB]

@@ -63,7 +63,7 @@ from assay.errors import AssayError
 from assay.eval.agent_limits import limit_exceeded, unenforceable
 from assay.eval.agent_output import OutputReader
 from assay.eval.agent_stream import OutputStream, kill_child_naming
-from assay.eval.change import AGENT_DIR
+from assay.eval.change import AGENT_DIR, is_protected
 from assay.eval.failures import Stage, StageError
 from assay.eval.task import Limits, TaskSpec
 from assay.output import CapturedOutput
@@ -173,7 +173,12 @@ class PatchRunner:
             return AgentResult(runner=self.name, exit_code=0, note=f"no patch for {task.id}")
         if not patch.strip():
             return AgentResult(runner=self.name, exit_code=0, note="the recorded patch is empty")
-        return apply_in_sandbox(self.name, patch.encode("utf-8"), sandbox, workspace)
+        # Its changes to protected files are left out, as SWE-bench puts the test patch's
+        # files back over a prediction: they would be undone in verify all the same, and a
+        # hunk made against the file before the test patch must not sink the whole patch.
+        return apply_in_sandbox(
+            self.name, patch.encode("utf-8"), sandbox, workspace, exclude=task.protected
+        )
 
 
 def read_patches(path: Path) -> dict[str, str]:
@@ -205,21 +210,53 @@ def read_patches(path: Path) -> dict[str, str]:
 
 
 def apply_in_sandbox(
-    name: str, patch: bytes, sandbox: Sandbox, workspace: Workspace
+    name: str,
+    patch: bytes,
+    sandbox: Sandbox,
+    workspace: Workspace,
+    *,
+    exclude: tuple[str, ...] = (),
 ) -> AgentResult:
     """`git apply` the patch inside the sandbox: a patch is the agent's output, applied
     where the agent would have worked. A patch that does not apply is the agent's result
-    (a non-zero exit), not an infrastructure error."""
+    (a non-zero exit), not an infrastructure error. Files `exclude` protects are left out
+    (and named in the note)."""
     sandbox.write_file(workspace, f"{AGENT_DIR}/{SOLUTION_NAME}", patch)
+    left_out = sorted(p for p in _patched_paths(patch) if is_protected(p, exclude))
     result = sandbox.run(
         workspace,
-        ["git", "apply", "--binary", "--whitespace=nowarn", f"{AGENT_DIR}/{SOLUTION_NAME}"],
+        [
+            "git",
+            "apply",
+            "--binary",
+            "--whitespace=nowarn",
+            *(f"--exclude={path}" for path in left_out),
+            f"{AGENT_DIR}/{SOLUTION_NAME}",
+        ],
         timeout=APPLY_TIMEOUT_S,
     )
     if not result.started:
         why = result.start_error or result.start_failure
         raise StageError(Stage.RUN, "runner_start_failed", f"git apply could not start: {why}")
-    return _result(name, result)
+    recorded = _result(name, result)
+    if left_out:
+        note = f"left out (protected by the task): {', '.join(left_out)}"
+        recorded = dataclasses.replace(
+            recorded, note="; ".join(n for n in (recorded.note, note) if n)
+        )
+    return recorded
+
+
+_DIFF_HEADER = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+
+
+def _patched_paths(patch: bytes) -> set[str]:
+    """The paths a git patch names (both sides of each `diff --git` header)."""
+    return {
+        side.decode("utf-8", "replace")
+        for match in _DIFF_HEADER.finditer(patch)
+        for side in match.groups()
+    }
 
 
 class CommandRunner:

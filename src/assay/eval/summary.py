@@ -122,6 +122,7 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
             else None
         ),
         "agent_exit_code": agent.get("exit_code"),
+        "agent_note": agent.get("note") or "",
         "agent_timed_out": agent.get("timed_out"),
         "limit_exceeded": agent.get("limit_exceeded") or None,
         "tampering": verification.get("tampering", []),
