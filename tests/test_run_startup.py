@@ -82,6 +82,77 @@ def test_a_bare_run_loads_no_thread_pool_and_no_bubblewrap(tmp_path: Path) -> No
         assert f"assay.sandbox.{backend}" not in modules
 
 
+def test_a_small_tree_is_copied_without_a_thread_pool(tmp_path: Path) -> None:
+    """`--sandbox local` runs in a copy: a small project's few files are copied in line."""
+    (tmp_path / "README").write_text("a small project\n")
+    done, modules = _run_importing(
+        "--sandbox", "local", "--kind", "build", "--", "cat", "README", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "assay.sandbox.provision" in modules  # the copy was made
+    assert not modules & {"concurrent.futures", "logging"}
+
+
+#: The tool declarations (`assay.tools.spec` and each ecosystem's module): a command no
+#: tool declares is identified by the digest of its file and needs none of them.
+TOOL_DECLARATIONS = (
+    "assay.tools.spec",
+    "assay.tools.python",
+    "assay.tools.node",
+    "assay.tools.go",
+    "assay.tools.rust",
+    "assay.tools.java",
+    "assay.tools.generic",
+)
+
+
+@pytest.mark.parametrize("sandbox", ["none", "local"])
+def test_a_command_no_tool_declares_loads_no_declaration(sandbox: str, tmp_path: Path) -> None:
+    done, modules = _run_importing(
+        "--sandbox", sandbox, "--kind", "build", "--", "true", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "assay.tools" in modules  # the index is read: `true` is no declared tool
+    assert not modules & set(TOOL_DECLARATIONS), sorted(modules & set(TOOL_DECLARATIONS))
+
+
+def test_a_declared_tool_loads_its_own_ecosystem_only(tmp_path: Path) -> None:
+    done, modules = _run_importing(
+        "--sandbox", "none", "--kind", "build", "--", "make", "--version", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "assay.tools.generic" in modules  # make is declared there, and identified
+    others = set(TOOL_DECLARATIONS) - {"assay.tools.spec", "assay.tools.generic"}
+    assert not modules & others, sorted(modules & others)
+
+
+def test_a_live_runs_scratch_of_a_sandbox_uid_loads_no_sandbox_identity(tmp_path: Path) -> None:
+    """The sweep asks whose a directory is only once its owner is gone: a run still going
+    (this test's own process) costs no look at the sandbox's uids."""
+    import os
+
+    from assay.sandbox.identity import SANDBOX_ID_BASE
+
+    if os.geteuid() != 0:
+        pytest.skip("only root hands scratch directories to a sandbox's uid")
+    places = tmp_path / "places"
+    places.mkdir()
+    with open("/proc/self/stat", "rb") as f:
+        start = f.read().rsplit(b")", 1)[1].split()[19].decode()
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    live = places / f"assay-reports-{os.getpid()}.{start}.{ns}-abcdefgh"
+    live.mkdir()
+    os.chown(live, SANDBOX_ID_BASE, SANDBOX_ID_BASE)
+    done = subprocess.run(
+        [PYTHON, "-X", "importtime", "-m", "assay", "run", "--sandbox=none", "--kind=build", "--", "true"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+        env=assay_env(ASSAY_WORKSPACE_DIR=str(places), TMPDIR=str(places), XDG_RUNTIME_DIR=""),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert live.is_dir()  # its owner is alive: never swept
+    assert "assay.sandbox.identity" not in done.stderr
+
+
 def test_run_json_the_short_way_prints_the_evidence(tmp_path: Path) -> None:
     done, modules = _run_importing(
         "--json", "--timeout=30", "--cwd", str(tmp_path), "--sandbox=none", "--kind", "build",

@@ -12,7 +12,7 @@ import pytest
 from assay.discovery import discover
 from assay.discovery.command_lines import recognise_line
 from assay.evidence import Check, CheckerId
-from assay.instrument import _RULES, Instrumented, instrument
+from assay.instrument import Instrumented, instrument
 from assay.parsers import parser_for
 from assay.plan import CHECK_ONLY_BUILDS, GENERIC_TOOLS, PlanOptions, plan
 from assay.toolchains import TOOLCHAINS, toolchain_for
@@ -199,7 +199,6 @@ def test_tables_are_views_of_the_declarations() -> None:
     for name, toolchain in TOOLCHAINS.items():
         assert toolchain_for(name) is toolchain
         assert toolchain.candidates == TOOLS[name].binaries
-    assert set(_RULES) == {n for n, s in TOOLS.items() if s.instrument is not None}
     assert {n for n, s in TOOLS.items() if s.wrapper} == GENERIC_TOOLS
     assert {n for n, s in TOOLS.items() if s.check_only_build} == CHECK_ONLY_BUILDS
     assert toolchain_for(SHELL) is None, "a repository's own command is never a toolchain"
@@ -264,3 +263,19 @@ def test_a_root_config_plans_its_declared_tool(
     assert config in spec.root_config.files
     tests = [c for c in plan(discover(tmp_path), PlanOptions()).checks if c.kind is Kind.TEST]
     assert [(c.tool, c.argv[1:]) for c in tests][:1] == [(tool, args)], tests
+
+
+def test_a_module_that_declares_other_than_the_index_says_is_refused() -> None:
+    """The index (`assay.tools.index`) is what lets a run load one ecosystem or none; a
+    declaration it does not list would be unknown to every lookup, so loading one fails."""
+    from dataclasses import replace
+
+    from assay.tools import _check_indexed, ecosystem_spec
+    from assay.tools.index import Ecosystem
+
+    python = ecosystem_spec(Ecosystem.PYTHON)
+    _check_indexed(python)
+    with pytest.raises(RuntimeError, match="the index lists"):
+        _check_indexed(replace(python, tools=python.tools[:-1]))
+    with pytest.raises(RuntimeError, match="differ from the index"):
+        _check_indexed(replace(python, steering_env=(*python.steering_env, "UV")))

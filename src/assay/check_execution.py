@@ -103,9 +103,7 @@ def _run(
     canaries: Planted | NotPlanted | None = None,
 ) -> Evidence:
     # Imported here: a cache hit identifies checkers through this module and runs none.
-    from assay.classify import classify
     from assay.instrument import instrument
-    from assay.parsers import parse_output
 
     planned = instrument(check, checker, report_dir)
     # The argv runs the very binary that was probed, not whatever PATH finds later.
@@ -133,6 +131,10 @@ def _run(
             note=f"{check.name} could not be started: {exc}",
             sandbox=sandbox,
         )
+    # Imported once the command has finished: reading its output is no part of starting it.
+    from assay.classify import classify
+    from assay.parsers import parse_output
+
     parsed = parse_output(check, result, report_dir)
     if planted is not None:
         # Judged as if the canaries had not run; `report_tampered` when they say so.

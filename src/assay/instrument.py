@@ -11,27 +11,25 @@ inside the workspace; those are named per run and read as untrusted files
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check, CheckerId
-from assay.tools import TOOLS
-from assay.tools.python import MYPY_JSON_SINCE, unshadowed
-from assay.tools.spec import Instrumented, Request, Rule
+from assay.tools import tool_spec
+from assay.tools.instrumented import Instrumented, Request
 
-__all__ = ["MYPY_JSON_SINCE", "Instrumented", "instrument"]
-
-#: Each declared tool's rule, by logical tool.
-_RULES: Mapping[str, Rule] = {
-    name: spec.instrument for name, spec in TOOLS.items() if spec.instrument is not None
-}
+__all__ = ["Instrumented", "instrument"]
 
 
 def instrument(check: Check, checker: CheckerId | None, report_dir: Path) -> Instrumented:
     """The argv and env overlay that make `check.tool` write output assay can parse."""
-    rule = _RULES.get(check.tool or "")
+    spec = tool_spec(check.tool)  # loads the declarations of this tool's ecosystem only
+    rule = spec.instrument if spec is not None else None
     request = Request(check, checker, report_dir)
     planned = request.runs(request.argv) if rule is None else rule(request)
     # Whatever the tool, `python -m X` starts so that no file of the tree can stand in for X.
+    if len(planned.argv) < 3 or planned.argv[1] != "-m":
+        return planned  # no `-m`: python's declarations need not load to say so
+    from assay.tools.python import unshadowed
+
     return replace(planned, argv=unshadowed(planned.argv))

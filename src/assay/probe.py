@@ -35,8 +35,7 @@ from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.pyenv_shim import resolve_shim
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.tools import ecosystem_spec
-from assay.tools.python import unshadowed
-from assay.tools.spec import Ecosystem
+from assay.tools.index import Ecosystem
 
 #: Deadline for a version command. Short: `--version` that takes longer is not identifying itself.
 PROBE_TIMEOUT_S = 10.0
@@ -127,7 +126,11 @@ def run_version_command(
     runs through the confinement's runner (the sandbox), never directly on the host."""
     # `python -m tool` as checks start it: no file of the working tree can answer for the tool.
     asked = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
-    argv = list(unshadowed(asked)) if module else asked
+    argv = asked
+    if module:
+        from assay.tools.python import unshadowed  # only a module's probe needs python's tools
+
+        argv = list(unshadowed(asked))
     try:
         if confinement is not None and confinement.contains(binary):
             result = confinement.runner(

@@ -152,9 +152,11 @@ def _stale(entry: os.DirEntry[str], own_ns: int) -> bool:
         info = entry.stat(follow_symlinks=False)
     except OSError:
         return False
-    if not stat.S_ISDIR(info.st_mode) or not _ours(info.st_uid):
+    if not stat.S_ISDIR(info.st_mode):
         return False
-    return _owner_gone(int(match["pid"]), int(match["start"]))
+    # The owner first: most entries are live runs', and telling whose uid a sandbox's is
+    # loads the sandbox package.
+    return _owner_gone(int(match["pid"]), int(match["start"])) and _ours(info.st_uid)
 
 
 def _ours(uid: int) -> bool:

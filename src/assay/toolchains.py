@@ -9,9 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from assay.tools import TOOLS
-from assay.tools.spec import ANY_VERSION, Ecosystem, ToolSpec
+from assay.tools import tool_spec
+from assay.tools.index import ANY_VERSION, TOOL_ECOSYSTEMS, Ecosystem
+
+if TYPE_CHECKING:
+    from assay.tools.spec import ToolSpec
+
+    #: Every tool assay can find and identify by itself, by logical name (from `assay.tools`);
+    #: built, from every declaration, when first read.
+    TOOLCHAINS: Mapping[str, Toolchain]
 
 _ANY_VERSION = ANY_VERSION
 
@@ -56,15 +64,23 @@ def _toolchain(spec: ToolSpec) -> Toolchain:
     )
 
 
-#: Every tool assay can find and identify by itself, by logical name (from `assay.tools`).
-TOOLCHAINS: Mapping[str, Toolchain] = {
-    spec.name: _toolchain(spec) for spec in TOOLS.values() if spec.is_toolchain
-}
+_toolchains: dict[str, Toolchain | None] = {}
 
 
 def toolchain_for(tool: str) -> Toolchain | None:
-    """The registry entry for `tool`, or None when assay does not know it."""
-    return TOOLCHAINS.get(tool)
+    """The registry entry for `tool`, or None when assay does not know it (then no
+    declaration is loaded; else only its ecosystem's)."""
+    if tool not in _toolchains:
+        spec = tool_spec(tool)
+        _toolchains[tool] = _toolchain(spec) if spec is not None and spec.is_toolchain else None
+    return _toolchains[tool]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOOLCHAINS":
+        found = {tool: toolchain_for(tool) for tool in TOOL_ECOSYSTEMS}
+        return {tool: toolchain for tool, toolchain in found.items() if toolchain is not None}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def generic_toolchain(tool: str, binary: str | None = None) -> Toolchain:

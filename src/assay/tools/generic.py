@@ -6,6 +6,7 @@ identified, a command the repository names is identified by the digest of its fi
 
 from __future__ import annotations
 
+from assay.tools.index import SHELL
 from assay.tools.spec import (
     SCRIPT_KINDS,
     Command,
@@ -15,9 +16,6 @@ from assay.tools.spec import (
     Match,
     ToolSpec,
 )
-
-#: The logical tool of a command assay runs as written and reads generically.
-SHELL = "shell"
 
 
 def _target(rest: list[str]) -> Match | None:

@@ -6,17 +6,16 @@ import re
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.instrumented import Instrumented, Request
 from assay.tools.python import drop_lint_fixes
 from assay.tools.spec import (
     SCRIPT_KINDS,
     Command,
     Ecosystem,
     EcosystemSpec,
-    Instrumented,
     Launch,
     Launcher,
     Match,
-    Request,
     RootConfig,
     TamperMarkers,
     ToolSpec,

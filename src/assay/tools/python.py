@@ -7,15 +7,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     Command,
     Ecosystem,
     EcosystemSpec,
-    Instrumented,
     Launch,
     Launcher,
     Match,
-    Request,
     TamperMarkers,
     ToolSpec,
     install_step,

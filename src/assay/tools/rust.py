@@ -7,15 +7,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     Command,
     Ecosystem,
     EcosystemSpec,
-    Instrumented,
     Manifest,
     Match,
     Native,
-    Request,
     TamperMarkers,
     ToolSpec,
     after_subcommand,

@@ -15,24 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.evidence import Check, CheckerId
+
+# Declared in the index (readable without loading any declaration), used by them from here.
+from assay.tools.index import ANY_VERSION, Ecosystem
+from assay.tools.instrumented import Rule
 from assay.verdict import Kind
-
-
-class Ecosystem(enum.StrEnum):
-    """Which toolchain a tool belongs to; the plan keeps one check per kind per ecosystem."""
-
-    PYTHON = "python"
-    NODE = "node"
-    GO = "go"
-    RUST = "rust"
-    JAVA = "java"
-    GENERIC = "generic"
-    """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
-
-
-#: The first dotted version number in a tool's version output ("mypy 1.10.0 (compiled: yes)").
-ANY_VERSION = re.compile(r"(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
-
 
 # --------------------------------------------------------------------------- recognising
 
@@ -99,44 +86,6 @@ class Launch(enum.StrEnum):
 # --------------------------------------------------------------------------- instrumenting
 
 
-@dataclass(frozen=True, slots=True)
-class Instrumented:
-    """What will actually run for a check."""
-
-    argv: tuple[str, ...]
-    env: Mapping[str, str] = field(default_factory=dict)
-    reports: tuple[Path, ...] = ()
-    """Report files the tool was asked to write: whatever is there before it runs is stale."""
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One check to instrument, as every rule sees it."""
-
-    check: Check
-    checker: CheckerId | None
-    report_dir: Path
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return tuple(self.check.argv)
-
-    def has(self, *flags: str) -> bool:
-        """Whether the argv already sets any of `flags` (as `-f x` or `--flag=x`)."""
-        return any(arg == f or arg.startswith(f + "=") for arg in self.argv for f in flags)
-
-    def report(self, suffix: str) -> Path:
-        from assay.parsers import report_path
-
-        return report_path(self.report_dir, self.check, suffix)
-
-    def runs(self, argv: tuple[str, ...], *reports: Path) -> Instrumented:
-        """`argv` with the check's own environment, writing `reports`."""
-        return Instrumented(argv, dict(self.check.env), reports)
-
-
-#: Asks a tool for machine-readable output: the argv, env and report files to run.
-Rule = Callable[[Request], Instrumented]
 #: Makes a discovered argv quiet, fail-fast and side-effect free: (argv, fail_fast) -> argv.
 Tuner = Callable[[list[str], bool], list[str]]
 

@@ -1,0 +1,103 @@
+"""What is declared where, readable without loading a single declaration.
+
+Building the declarations (`assay.tools.python`, `.node`, ...) costs an import each, and
+most runs need one ecosystem or none: `assay run -- CMD` of a command assay has no
+declaration for identifies it by its digest and needs none. This index says which
+module declares each tool, and carries the few facts every run reads (which environment
+variables steer a toolchain, where toolchains live under a home). `assay.tools` checks
+each module against it when the module loads, so the index cannot drift from them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+
+
+class Ecosystem(enum.StrEnum):
+    """Which toolchain a tool belongs to; the plan keeps one check per kind per ecosystem."""
+
+    PYTHON = "python"
+    NODE = "node"
+    GO = "go"
+    RUST = "rust"
+    JAVA = "java"
+    GENERIC = "generic"
+    """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
+
+
+#: The first dotted version number in a tool's version output ("mypy 1.10.0 (compiled: yes)").
+ANY_VERSION = re.compile(r"(\d+(?:\.\d+)+(?:[-+.]?[0-9A-Za-z]+)*)")
+
+#: The logical tool of a command assay runs as written and reads generically.
+SHELL = "shell"
+
+#: Each ecosystem's module under `assay.tools`, in the order install steps run and tools are listed.
+MODULES: Mapping[Ecosystem, str] = {
+    Ecosystem.PYTHON: "python",
+    Ecosystem.NODE: "node",
+    Ecosystem.GO: "go",
+    Ecosystem.RUST: "rust",
+    Ecosystem.JAVA: "java",
+    Ecosystem.GENERIC: "generic",
+}
+
+#: The tools each ecosystem declares, in its declaration's order.
+TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
+    Ecosystem.PYTHON: ("python", "compileall", "unittest", "mypy", "pytest", "ruff", "pyright"),
+    Ecosystem.NODE: ("node", "node-test", "npm", "npm-test", "tsc", "eslint", "vitest", "jest"),
+    Ecosystem.GO: ("go",),
+    Ecosystem.RUST: ("cargo", "rustc"),
+    Ecosystem.JAVA: ("maven", "gradle", "java"),
+    Ecosystem.GENERIC: ("make", SHELL),
+}
+
+#: Each declared tool's ecosystem, by the name `Check.tool` spells.
+TOOL_ECOSYSTEMS: Mapping[str, Ecosystem] = {
+    name: ecosystem for ecosystem, names in TOOL_NAMES.items() for name in names
+}
+
+#: Environment variable prefixes that can change which version of a tool answers.
+STEERING_ENV: Mapping[Ecosystem, tuple[str, ...]] = {
+    Ecosystem.PYTHON: ("PYTHON", "VIRTUAL_ENV", "PYENV"),
+    Ecosystem.NODE: ("NODE", "NPM_CONFIG", "VOLTA"),
+    Ecosystem.GO: ("GO",),
+    Ecosystem.RUST: ("RUSTUP", "CARGO", "RUSTC"),
+    Ecosystem.JAVA: ("JAVA", "JDK_JAVA_OPTIONS", "MAVEN", "M2_HOME", "GRADLE"),
+    Ecosystem.GENERIC: ("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
+}
+
+#: Toolchain directories under a home, relative to it (what a sandbox may show).
+HOME_DIRS: Mapping[Ecosystem, tuple[str, ...]] = {
+    Ecosystem.PYTHON: (
+        ".pyenv",
+        ".local/bin",
+        ".local/lib",
+        ".local/share/uv/python",
+        ".local/share/uv/tools",
+        ".local/share/pipx/venvs",
+        ".local/pipx/venvs",
+    ),
+    Ecosystem.NODE: (
+        ".nvm/versions",
+        ".nvm/nvm.sh",
+        ".volta/bin",
+        ".volta/tools/image",
+        ".bun/bin",
+        ".cache/node/corepack",
+        ".yarn/berry",
+        ".local/share/pnpm",
+    ),
+    Ecosystem.GO: ("go/bin", "go/pkg/mod"),
+    Ecosystem.RUST: (".cargo/bin", ".rustup"),
+    Ecosystem.JAVA: (".m2/repository", ".gradle/wrapper/dists"),
+    Ecosystem.GENERIC: (
+        ".rbenv",
+        ".sdkman/candidates",
+        ".elan",
+        ".ghcup/bin",
+        ".ghcup/ghc",
+        ".deno/bin",
+    ),
+}

@@ -1,0 +1,54 @@
+"""What runs for one check once its tool is asked for machine-readable output: the
+request a tool's instrumentation rule reads, and what it answers.
+
+Apart from the declarations (`assay.tools.spec`): every command is instrumented, and
+one no tool declares needs these two values and nothing of the declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.evidence import Check, CheckerId
+
+
+@dataclass(frozen=True, slots=True)
+class Instrumented:
+    """What will actually run for a check."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    reports: tuple[Path, ...] = ()
+    """Report files the tool was asked to write: whatever is there before it runs is stale."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One check to instrument, as every rule sees it."""
+
+    check: Check
+    checker: CheckerId | None
+    report_dir: Path
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return tuple(self.check.argv)
+
+    def has(self, *flags: str) -> bool:
+        """Whether the argv already sets any of `flags` (as `-f x` or `--flag=x`)."""
+        return any(arg == f or arg.startswith(f + "=") for arg in self.argv for f in flags)
+
+    def report(self, suffix: str) -> Path:
+        from assay.parsers import report_path
+
+        return report_path(self.report_dir, self.check, suffix)
+
+    def runs(self, argv: tuple[str, ...], *reports: Path) -> Instrumented:
+        """`argv` with the check's own environment, writing `reports`."""
+        return Instrumented(argv, dict(self.check.env), reports)
+
+
+#: Asks a tool for machine-readable output: the argv, env and report files to run.
+Rule = Callable[[Request], Instrumented]
