@@ -82,6 +82,8 @@ MOUNTS_FILE = "/proc/self/mounts"
 
 #: Threads issuing file copies; the work is in the kernel, so more threads than cores helps.
 COPY_THREADS = 8
+#: Trees of at most this many files are copied by this thread alone.
+SMALL_TREE_FILES = 64
 #: ioctl(2) request that makes one file share another's extents (Linux `FICLONE`).
 FICLONE = 0x40049409
 
@@ -206,13 +208,17 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
     for rel in layout.dirs:
         (dst / rel).mkdir()
     clone = _clone_works(src, dst, layout.files)
-    # One chunk per thread, not one task per file: a task costs more than copying a small file.
-    chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
-    import concurrent.futures  # here: it brings `logging`, which a cache hit never needs
+    if len(layout.files) <= SMALL_TREE_FILES:
+        # A few files copy faster than a thread pool (and `logging`, which it brings) loads.
+        _copy_files(src, dst, layout.files, clone)
+    else:
+        # One chunk per thread, not one task per file: a task costs more than copying a small file.
+        chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
+        import concurrent.futures  # here: it brings `logging`, which a cache hit never needs
 
-    with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
-        # list() re-raises the first copy error here instead of dropping it.
-        list(pool.map(lambda chunk: _copy_files(src, dst, chunk, clone), chunks))
+        with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
+            # list() re-raises the first copy error here instead of dropping it.
+            list(pool.map(lambda chunk: _copy_files(src, dst, chunk, clone), chunks))
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
     for rel in reversed(layout.dirs):
