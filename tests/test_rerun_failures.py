@@ -372,3 +372,33 @@ def test_a_go_rerun_keeps_the_checks_flags_and_names_one_package() -> None:
             "example.com/m/b",
         ),
     ]
+
+
+# --------------------------------------------------------------------------- attacks
+
+PLANTS_A_LINK = """
+    import os
+    import sys
+
+
+    def test_plants_a_link_where_the_rerun_plugin_would_go():
+        report = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml="))
+        reports = os.path.dirname(report)
+        for name in ("rerun-plugin", "assay_rerun_failures.py"):
+            os.symlink(TARGET, os.path.join(reports, name))
+        assert False, "fails, so that its tests are rerun"
+"""
+
+
+def test_a_link_the_first_run_left_in_the_reports_directory_is_never_written_through(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "host-dir"
+    target.mkdir()
+    test = f"    TARGET = {str(target)!r}\n" + PLANTS_A_LINK
+    repo = _python_repo(tmp_path / "repo", test)
+    report = _verify(repo, rerun_failures=1)
+    check = _test_check(report)
+    assert report.status is Status.FAILED, report.note
+    assert "reruns" in check.extra
+    assert list(target.iterdir()) == [], "the rerun plugin was written through a planted link"

@@ -146,18 +146,18 @@ def rerun_failures(
     `session` (`prepare` lays the session's caches over the rerun checks) and judged."""
     if times <= 0:
         return evidence
-    helper = session.reports / "rerun-plugin"
+    helper: Path | None = None
     judged: list[Evidence] = []
     for done in evidence:
         if done.check.kind is not Kind.TEST or done.verdict is not Verdict.FAIL:
             judged.append(done)
             continue
-        reruns = rerun_checks(done, helper)
+        if helper is None and done.check.tool == "pytest":
+            helper = _write_plugin(session.reports)
+        reruns = rerun_checks(done, helper or session.reports)
         if not reruns.checks:
             judged.append(_with_reruns(done, {"asked": times, "not_rerun": reruns.not_rerun}))
             continue
-        if any(c.tool == "pytest" for c in reruns.checks):
-            _write_plugin(helper)
         tally = _Tally(times, reruns.tests)
         for _ in range(times):
             tally.add(session.run(prepare(reruns.checks), env=env, expires=expires))
@@ -216,11 +216,18 @@ def _pytest_rerun(check: Check, tests: Sequence[str], helper: Path) -> Check:
     )
 
 
-def _write_plugin(helper: Path) -> None:
-    helper.mkdir(mode=0o755, exist_ok=True)
-    plugin = helper / f"{PYTEST_PLUGIN}.py"
-    plugin.write_text(_PYTEST_PLUGIN_TEXT)
-    plugin.chmod(0o644)  # read by the sandbox's own user, where it has one
+def _write_plugin(reports: Path) -> Path:
+    """The pytest plugin, in a directory made afresh under `reports` (which the sandbox
+    shows): the runs before wrote there, so nothing already in it is written through."""
+    import tempfile
+
+    helper = Path(tempfile.mkdtemp(prefix="rerun-", dir=reports))
+    helper.chmod(0o755)  # read by the sandbox's own user, where it has one
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    fd = os.open(helper / f"{PYTEST_PLUGIN}.py", flags, 0o644)
+    with os.fdopen(fd, "w") as plugin:
+        plugin.write(_PYTEST_PLUGIN_TEXT)
+    return helper
 
 
 # --------------------------------------------------------------------------- unittest
