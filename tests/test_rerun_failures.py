@@ -402,3 +402,22 @@ def test_a_link_the_first_run_left_in_the_reports_directory_is_never_written_thr
     assert report.status is Status.FAILED, report.note
     assert "reruns" in check.extra
     assert list(target.iterdir()) == [], "the rerun plugin was written through a planted link"
+
+
+@pytest.mark.parametrize("cause", [Cause.REPORT_MISMATCH, Cause.VERIFIER_CRASH, Cause.TIMEOUT])
+def test_only_a_test_run_that_failed_on_its_own_word_is_rerun(cause: Cause, tmp_path: Path) -> None:
+    from assay.evidence import Check, TestCase, evidence_for
+    from assay.reruns import rerun_failures
+
+    class NoRuns:
+        """The session seam: a rerun here would be a bug."""
+
+        reports = tmp_path
+
+        def run(self, *args: object, **kwargs: object) -> list[Evidence]:
+            raise AssertionError("rerun")
+
+    check = Check(name="pytest", kind=Kind.TEST, argv=("pytest",), tool="pytest")
+    cases = (TestCase("tests.test_it::test_x", "failed"),)
+    done = evidence_for(check, cause, test_cases=cases)
+    assert rerun_failures(NoRuns(), [done], 3) == [done]  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import Check, Evidence
-from assay.verdict import Cause, Kind, Verdict
+from assay.verdict import Cause, Kind
 
 if TYPE_CHECKING:
     from assay.session import Session
@@ -149,7 +149,9 @@ def rerun_failures(
     helper: Path | None = None
     judged: list[Evidence] = []
     for done in evidence:
-        if done.check.kind is not Kind.TEST or done.verdict is not Verdict.FAIL:
+        if done.check.kind is not Kind.TEST or done.cause is not Cause.EXIT_NONZERO:
+            # Only a test run that failed on its own word: a report that contradicts itself
+            # or a verifier that misbehaved is not a flaky test, and no rerun clears it.
             judged.append(done)
             continue
         if helper is None and done.check.tool == "pytest":
