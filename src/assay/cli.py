@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
             if argv is None:
                 _exit_now(code)
             return code
+        if args == ["mcp"]:  # the host waits for its answer to `initialize`
+            from assay.mcp.front import main as serve_mcp
+
+            return serve_mcp()
         if args[:2] == ["hook", "claude-code"] and (code := _stop_hook(args[2:])) is not None:
             return code
         from assay.cli_commands import run_cli

@@ -1,4 +1,5 @@
-"""The `assay mcp` command. Imports only click: the SDK loads when the server starts."""
+"""The `assay mcp` command. Imports only click: the SDK loads when the server starts
+(`assay.mcp.front`, which answers `initialize` meanwhile)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,11 @@ INSTALL_HINT = "pip install 'assay[mcp]'"
 @click.command("mcp")
 def mcp_command() -> None:
     """Serve verify, plan and probe as MCP tools over stdio (for agents' MCP clients)."""
-    try:
-        from assay.mcp.server import serve
-    except ImportError as exc:
-        raise click.ClickException(
-            f"the MCP server needs the mcp package ({exc.name or exc}): {INSTALL_HINT}"
-        ) from None
-    serve()
+    from assay.mcp.front import main
+
+    # The console entry goes to the front without click; this is the same server.
+    if code := main():
+        raise click.exceptions.Exit(code)
 
 
 def register(cli: click.Group) -> None:

@@ -26,6 +26,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from assay._version import __version__
+from assay.mcp.early import INSTRUCTIONS, NAME
 
 #: Seconds a cancelled worker has to kill its process trees before it is killed itself.
 CANCEL_GRACE_S = 10.0
@@ -34,13 +35,6 @@ MAX_EVENT_BYTES = 256 * 1024 * 1024
 
 KindName = Literal["build", "typecheck", "lint", "test"]
 SandboxName = Literal["auto", "bwrap", "local", "none"]
-
-INSTRUCTIONS = (
-    "assay runs a repository's own build, type-check, lint and test commands in a sandbox "
-    "and says whether the code is VERIFIED. Call `verify` before claiming work is done: only "
-    "status VERIFIED (passed: true) means it builds and its tests ran and passed. `plan` "
-    "shows what verify would run without running it; `probe` lists the toolchains found."
-)
 
 
 class WorkerFailed(Exception):
@@ -134,7 +128,7 @@ def _refused(message: str) -> CallToolResult:
 
 def build_server() -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
-        name="assay", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        name=NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
