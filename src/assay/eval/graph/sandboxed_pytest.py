@@ -5,9 +5,12 @@ context per test id). The report is read back on the host without following link
 a bound; nothing of the repository runs on the host.
 
 coverage.py is assay's own dependency: its package is copied into the report directory and
-put on the sandboxed interpreter's path, so a repository needs nothing installed for it.
-The interpreter is the host's `python3` (a pyenv shim resolved to its version), shown
-read-only in the sandbox like any probed toolchain.
+put first on the sandboxed interpreter's path (PYTHONPATH, which a virtualenv's interpreter
+honours too, its own site-packages still after it), so a repository needs nothing installed
+for it. The interpreter is the one `assay verify` plans the project's tests with
+(`project_python`): its in-tree virtualenv's when it has one, else the host's `python3`
+(a pyenv shim resolved to its version); either is shown read-only in the sandbox like any
+probed toolchain.
 """
 
 from __future__ import annotations
@@ -125,6 +128,36 @@ class PytestRun:
         return {t: o for t, o in self.outcomes.items() if o.outcome in ("failed", "error")}
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectPython:
+    """The Python the repository's tests run with in the sandbox."""
+
+    argv0: str
+    """What is executed: an absolute path, the same inside the sandbox as on the host (the
+    mutants' workspaces come from a scratch clone that holds no environment)."""
+    host_path: str
+    """The binary on the host, for the sandbox to show its installation read-only."""
+    source: str
+    """How it was chosen, as discovery says (`in-tree virtualenv .venv`, `PATH`)."""
+
+
+def project_python(repo: Path) -> ProjectPython:
+    """The interpreter `assay verify` would plan `repo`'s tests with: the in-tree
+    virtualenv's (or pdm's in-tree one), whose site-packages hold what the tests import,
+    else `host_python()`. Only looked up by path: nothing of the repository runs here."""
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.toolenv import detect_env
+
+    files = RepoFiles(str(repo))
+    env = detect_env(files)
+    if not env.in_tree_python:
+        python = host_python()
+        return ProjectPython(python, python, env.python_source)
+    # Not resolved: a virtualenv's python finds its pyvenv.cfg by the path it was run as.
+    python = os.path.join(files.root, env.python)
+    return ProjectPython(python, python, env.python_source)
+
+
 def host_python() -> str:
     """The interpreter tests run with: the host's `python3`, a pyenv shim seen through."""
     from assay.pyenv_shim import resolve_shim
@@ -144,12 +177,15 @@ def run_pytest(
     coverage: bool = False,
     sandbox: str = "auto",
     timeout: float = 600.0,
+    environment: Path | None = None,
 ) -> PytestRun:
     """pytest on `repo` at `commit` in a fresh sandboxed workspace (only `tests` when
-    given); raises `PytestRunError` when it could not run or left no readable report."""
+    given), with the interpreter of `environment` (the repository whose installed
+    environment the tests need; `repo` itself by default); raises `PytestRunError` when it
+    could not run or left no readable report."""
     from assay.sandbox import BwrapOptions, SandboxError, select_sandbox
 
-    python = host_python()
+    python = project_python(environment if environment is not None else repo)
     report = make_scratch("eval-graph")
     try:
         kit = report / "kit"
@@ -159,9 +195,9 @@ def run_pytest(
             import coverage as coverage_package
 
             shutil.copytree(Path(coverage_package.__file__).parent, kit / "coverage")
-        options = BwrapOptions(toolchain_paths=(python,), writable_paths=(str(report),))
+        options = BwrapOptions(toolchain_paths=(python.host_path,), writable_paths=(str(report),))
         box = select_sandbox(sandbox, bwrap_options=options)
-        argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN_MODULE]
+        argv = [python.argv0, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", PLUGIN_MODULE]
         env = {
             "PYTHONPATH": str(kit),
             "PYTHONDONTWRITEBYTECODE": "1",

@@ -273,7 +273,14 @@ def _try(
     mutated = apply_mutations(text, mutations)
     mutant = bench.mutant({path: mutated}, f"mutant: {mutations[0].operator}")
     exercising = sorted({t for c in group for t in c.unit.tests})
-    run = kit.run_tests(bench.git_dir, mutant, exercising, sandbox=sandbox, timeout=CATCH_TIMEOUT_S)
+    run = kit.run_tests(
+        bench.git_dir,
+        mutant,
+        exercising,
+        sandbox=sandbox,
+        timeout=CATCH_TIMEOUT_S,
+        environment=snapshot.repo,
+    )
     if run.timed_out:
         return "tests_timed_out"
     if run.problem:

@@ -21,8 +21,16 @@ class Go:
         return go_mutations(text, path)
 
     def run_tests(
-        self, repo: Path, commit: str, tests: Sequence[str], *, sandbox: str, timeout: float
+        self,
+        repo: Path,
+        commit: str,
+        tests: Sequence[str],
+        *,
+        sandbox: str,
+        timeout: float,
+        environment: Path,
     ) -> TestRun:
+        del environment  # go's modules come from its own caches, not from the repository
         from assay.eval.graph.sandboxed_go import GoRunError, run_go_tests
 
         packages = sorted({t.rsplit(".", 1)[0] for t in tests})

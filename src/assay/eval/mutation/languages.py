@@ -30,8 +30,18 @@ class Language(Protocol):
     def sites(self, text: bytes, path: str) -> list[Mutation]: ...
 
     def run_tests(
-        self, repo: Path, commit: str, tests: Sequence[str], *, sandbox: str, timeout: float
-    ) -> TestRun: ...
+        self,
+        repo: Path,
+        commit: str,
+        tests: Sequence[str],
+        *,
+        sandbox: str,
+        timeout: float,
+        environment: Path,
+    ) -> TestRun:
+        """`tests` at `commit` of `repo` (a scratch clone); `environment` is the repository
+        the mutants come from, whose installed environment (`.venv`) the tests need."""
+        ...
 
 
 class Python:
@@ -48,12 +58,26 @@ class Python:
         return python_mutations(text, path)
 
     def run_tests(
-        self, repo: Path, commit: str, tests: Sequence[str], *, sandbox: str, timeout: float
+        self,
+        repo: Path,
+        commit: str,
+        tests: Sequence[str],
+        *,
+        sandbox: str,
+        timeout: float,
+        environment: Path,
     ) -> TestRun:
         from assay.eval.graph.sandboxed_pytest import PytestRunError, run_pytest
 
         try:
-            run = run_pytest(repo, commit, tests=tests, sandbox=sandbox, timeout=timeout)
+            run = run_pytest(
+                repo,
+                commit,
+                tests=tests,
+                sandbox=sandbox,
+                timeout=timeout,
+                environment=environment,
+            )
         except PytestRunError as exc:
             return TestRun(problem=str(exc))
         if run.timed_out:
