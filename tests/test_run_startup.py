@@ -106,7 +106,7 @@ TOOL_DECLARATIONS = (
 )
 
 
-@pytest.mark.parametrize("sandbox", ["none", "local"])
+@pytest.mark.parametrize("sandbox", ["none", "local", "bwrap"])
 def test_a_command_no_tool_declares_loads_no_declaration(sandbox: str, tmp_path: Path) -> None:
     done, modules = _run_importing(
         "--sandbox", sandbox, "--kind", "build", "--", "true", cwd=tmp_path
@@ -114,6 +114,7 @@ def test_a_command_no_tool_declares_loads_no_declaration(sandbox: str, tmp_path:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "assay.tools" in modules  # the index is read: `true` is no declared tool
     assert not modules & set(TOOL_DECLARATIONS), sorted(modules & set(TOOL_DECLARATIONS))
+    assert not modules & {"uuid", "platform"}  # a run id is random bytes, not a uuid
 
 
 def test_a_declared_tool_loads_its_own_ecosystem_only(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ from assay.sandbox.provision import (
     remove_workspace,
 )
 from assay.scratch import make_scratch
-from assay.tools.node import PACKAGE_MANAGER_HOMES
+from assay.tools.index import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
 SANDBOX_HOME = "/tmp/home"

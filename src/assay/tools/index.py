@@ -68,6 +68,17 @@ STEERING_ENV: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.GENERIC: ("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
 }
 
+#: Package managers' own homes, by the variable that moves each, at their default place
+#: under HOME: the pnpm and yarn versions corepack fetched (its shims run them from here),
+#: yarn berry's global cache (a Plug'n'Play install reads its packages from it) and pnpm's
+#: standalone install and store. Toolchain parts only: no configuration, no token. Here,
+#: not in `assay.tools.node`: every bubblewrap run reads them, whatever its tools.
+PACKAGE_MANAGER_HOMES: Mapping[str, str] = {
+    "COREPACK_HOME": ".cache/node/corepack",
+    "YARN_GLOBAL_FOLDER": ".yarn/berry",
+    "PNPM_HOME": ".local/share/pnpm",
+}
+
 #: Toolchain directories under a home, relative to it (what a sandbox may show).
 HOME_DIRS: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.PYTHON: (
@@ -85,9 +96,7 @@ HOME_DIRS: Mapping[Ecosystem, tuple[str, ...]] = {
         ".volta/bin",
         ".volta/tools/image",
         ".bun/bin",
-        ".cache/node/corepack",
-        ".yarn/berry",
-        ".local/share/pnpm",
+        *PACKAGE_MANAGER_HOMES.values(),
     ),
     Ecosystem.GO: ("go/bin", "go/pkg/mod"),
     Ecosystem.RUST: (".cargo/bin", ".rustup"),

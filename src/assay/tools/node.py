@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.index import PACKAGE_MANAGER_HOMES
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.python import drop_lint_fixes
 from assay.tools.spec import (
@@ -27,15 +28,6 @@ _LOCAL = ("node_modules/.bin",)
 _NODE_HINT = "install Node.js (Debian: `apt-get install nodejs`)"
 
 PACKAGE_MANAGERS = ("npm", "pnpm", "yarn", "bun")
-#: Package managers' own homes, by the variable that moves each, at their default place
-#: under HOME: the pnpm and yarn versions corepack fetched (its shims run them from here),
-#: yarn berry's global cache (a Plug'n'Play install reads its packages from it) and pnpm's
-#: standalone install and store. Toolchain parts only: no configuration, no token.
-PACKAGE_MANAGER_HOMES: dict[str, str] = {
-    "COREPACK_HOME": ".cache/node/corepack",
-    "YARN_GLOBAL_FOLDER": ".yarn/berry",
-    "PNPM_HOME": ".local/share/pnpm",
-}
 #: Package manager subcommands that are not scripts (`npm ci`, `yarn add`).
 PM_BUILTINS = frozenset(
     {
