@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from assay.go_cache import GO_CACHE_ENV, GO_CACHES, go_cache_for, with_go_cache
+from assay.go_cache import GO, GO_CACHE_ENV, GO_CACHES, go_cache_for, with_go_cache
 from assay.pipeline import VerifyOptions, make_plan
 from tests.cli import assay, assay_env, no_traceback
 from tests.repos import write
@@ -130,7 +130,7 @@ def test_a_cache_grown_past_its_bound_starts_again_empty(
     cache = go_cache_for(module, checks, sandbox="auto", judged_against_base=False, state_dir=state)
     assert cache is not None
     (cache / "small").write_bytes(b"x" * 100)
-    monkeypatch.setattr("assay.go_cache.GO_CACHE_MAX_BYTES", 1000)
+    monkeypatch.setattr("assay.go_cache.GO", replace(GO, max_bytes=1000))
     again = go_cache_for(module, checks, sandbox="auto", judged_against_base=False, state_dir=state)
     assert again == cache and (cache / "small").exists()
     (cache / "large").write_bytes(b"x" * 2000)

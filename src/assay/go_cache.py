@@ -29,16 +29,12 @@ Why what is in it cannot decide a verdict wrongly:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shutil
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
-from assay.state_dir import default_cache_dir
+from assay.tool_caches import ToolCache
 
 #: The variable go reads its build cache directory from.
 GO_CACHE_ENV = "GOCACHE"
@@ -52,10 +48,12 @@ GO_CACHES = "go"
 #: their compilations again; go trims only entries unused for days.
 GO_CACHE_MAX_BYTES = 1 << 30
 
+GO = ToolCache("go", GO_CACHE_ENV, GO_CACHES, GO_CACHES_KEPT, GO_CACHE_MAX_BYTES)
+
 
 def go_checks(checks: Sequence[Check]) -> list[Check]:
     """The checks that run `go`."""
-    return [check for check in checks if check.tool == "go"]
+    return GO.checks(checks)
 
 
 def go_cache_for(
@@ -69,58 +67,12 @@ def go_cache_for(
     """The warm build cache directory for the Go checks of the repository at `root` (made
     now), or None: no Go check, a run judged against a base, or `none` (which runs with the
     caller's HOME, where Go's own cache is already warm)."""
-    go = go_checks(checks)
-    if not go or judged_against_base or sandbox == "none":
-        return None
-    from assay.check_execution import locate
-    from assay.probe_record import fingerprint
-
-    installs = []
-    for check in go:
-        binary = locate(check, root=root)
-        installs.append([binary, fingerprint(binary) if binary else None])
-    material = json.dumps([str(root.resolve()), installs], sort_keys=True, default=str)
-    name = hashlib.sha256(material.encode()).hexdigest()[:32]
-    top = Path(state_dir) if state_dir is not None else default_cache_dir()
-    directory = top / GO_CACHES / name
-    try:
-        if _size(directory) > GO_CACHE_MAX_BYTES:
-            shutil.rmtree(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        os.utime(directory)  # most recently used
-        _forget_old(directory.parent)
-    except OSError:
-        return None  # go starts cold, as it would without
-    return directory
+    return GO.directory_for(
+        root, checks, sandbox=sandbox, judged_against_base=judged_against_base, state_dir=state_dir
+    )
 
 
 def with_go_cache(checks: Sequence[Check], directory: Path | None) -> list[Check]:
     """`checks`, each Go check told to keep its build cache in `directory` (unless its own
     variables say where)."""
-    if directory is None:
-        return list(checks)
-    return [
-        replace(check, env={GO_CACHE_ENV: str(directory), **check.env})
-        if check.tool == "go"
-        else check
-        for check in checks
-    ]
-
-
-def _size(directory: Path) -> int:
-    """The bytes the files under `directory` hold (0 when there is none yet); links are
-    not followed."""
-    total = 0
-    for top, _dirs, files in os.walk(directory):
-        for name in files:
-            total += os.lstat(os.path.join(top, name)).st_size
-    return total
-
-
-def _forget_old(caches: Path) -> None:
-    """Remove the least recently used caches past `GO_CACHES_KEPT`."""
-    with os.scandir(caches) as listing:
-        entries = [e for e in listing if e.is_dir(follow_symlinks=False)]
-    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
-    for old in entries[GO_CACHES_KEPT:]:
-        shutil.rmtree(old.path, ignore_errors=True)
+    return GO.told(checks, directory)

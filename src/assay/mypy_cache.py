@@ -23,17 +23,12 @@ Why what is in it cannot decide a verdict wrongly:
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import os
-import shutil
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
-from assay.state_dir import default_cache_dir
+from assay.tool_caches import ToolCache
 
 #: The variable mypy reads its default cache directory from.
 MYPY_CACHE_ENV = "MYPY_CACHE_DIR"
@@ -42,10 +37,12 @@ MYPY_CACHES_KEPT = 16
 #: Where under assay's state directory the caches live.
 MYPY_CACHES = "mypy"
 
+MYPY = ToolCache("mypy", MYPY_CACHE_ENV, MYPY_CACHES, MYPY_CACHES_KEPT)
+
 
 def type_checks(checks: Sequence[Check]) -> list[Check]:
     """The checks that run mypy."""
-    return [check for check in checks if check.tool == "mypy"]
+    return MYPY.checks(checks)
 
 
 def mypy_cache_for(
@@ -59,58 +56,12 @@ def mypy_cache_for(
     """The warm cache directory for the mypy checks of the repository at `root` (made
     now), or None: no mypy check, a run judged against a base, or `none` (which runs in
     the tree, where mypy's own `.mypy_cache` is already warm)."""
-    mypy = type_checks(checks)
-    if not mypy or judged_against_base or sandbox == "none":
-        return None
-    from assay.check_execution import locate
-    from assay.probe_record import fingerprint
-
-    installs = []
-    for check in mypy:
-        binary = locate(check, root=root)
-        installs.append([binary, fingerprint(binary) if binary else None])
-    material = json.dumps([str(root.resolve()), installs], sort_keys=True, default=str)
-    name = hashlib.sha256(material.encode()).hexdigest()[:32]
-    top = Path(state_dir) if state_dir is not None else default_cache_dir()
-    directory = top / MYPY_CACHES / name
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        os.utime(directory)  # most recently used
-        _forget_old(directory.parent)
-    except OSError:
-        return None  # mypy starts cold, as it would without
-    return directory
+    return MYPY.directory_for(
+        root, checks, sandbox=sandbox, judged_against_base=judged_against_base, state_dir=state_dir
+    )
 
 
 def with_mypy_cache(checks: Sequence[Check], directory: Path | None) -> list[Check]:
     """`checks`, each mypy check told to keep its cache in `directory` (unless its own
     variables say where)."""
-    if directory is None:
-        return list(checks)
-    return [
-        replace(check, env={MYPY_CACHE_ENV: str(directory), **check.env})
-        if check.tool == "mypy"
-        else check
-        for check in checks
-    ]
-
-
-def hand_over(directory: Path, uid: int | None) -> None:
-    """As root, give the sandbox's uid (another one on every run) the cache and everything
-    an earlier run wrote in it; links are changed themselves, never followed."""
-    if uid is None:
-        return
-    os.lchown(directory, uid, uid)
-    for top, dirs, files in os.walk(directory):
-        for name in (*dirs, *files):
-            with contextlib.suppress(FileNotFoundError):
-                os.lchown(os.path.join(top, name), uid, uid)
-
-
-def _forget_old(caches: Path) -> None:
-    """Remove the least recently used caches past `MYPY_CACHES_KEPT`."""
-    with os.scandir(caches) as listing:
-        entries = [e for e in listing if e.is_dir(follow_symlinks=False)]
-    entries.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
-    for old in entries[MYPY_CACHES_KEPT:]:
-        shutil.rmtree(old.path, ignore_errors=True)
+    return MYPY.told(checks, directory)

@@ -467,8 +467,8 @@ class _Run:
         is not named to its tool, which starts cold."""
         if self.mypy_cache is None and self.go_cache is None:
             return
-        from assay.mypy_cache import hand_over
         from assay.protected_workspace import sandbox_uid
+        from assay.tool_caches import hand_over
 
         uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
         if self.mypy_cache is not None:
