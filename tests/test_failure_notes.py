@@ -116,3 +116,21 @@ def test_a_lint_or_type_finding_names_the_tool_version_that_ran(tmp_path: Path) 
         f'mypy failed: m.py:1: Incompatible types in assignment (expression has type "str", '
         f'variable has type "int") (mypy {version} ran).'
     ), report["note"]
+
+
+def test_a_failure_without_findings_is_described_by_its_first_error_not_its_progress(
+    tmp_path: Path,
+) -> None:
+    # cargo prints its progress ("Checking ...", "Blocking waiting for file lock") before
+    # the error; run through make, nothing reads cargo's output as cargo's.
+    _needs("cargo")
+    _needs("make")
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.rs").write_text('fn main() {\n    let n: u32 = "a";\n}\n')
+    (tmp_path / "Makefile").write_text("lint:\n\tcargo check --offline --color never\n")
+    c = Check(name="make-lint", kind=Kind.LINT, argv=("make", "lint"), tool="make")
+    verdict, cause, note, _ = _judged(c, tmp_path)
+    assert verdict is Verdict.FAIL, (cause, note)
+    assert note.startswith("make-lint failed (exited 2): src/main.rs:2:"), note
+    assert "error[E0308]: mismatched types" in note, note

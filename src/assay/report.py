@@ -306,13 +306,37 @@ def _default_note(evidence: Evidence) -> str:
         if evidence.tests is not None and evidence.tests.any_failed:
             t = evidence.tests
             return f"{name} failed: {t.failed + t.errors} of {t.executed} tests failed"
-        first_line = next((ln.strip() for ln in evidence.reason.splitlines() if ln.strip()), "")
+        first_line = headline(evidence.reason)
         exit_code = evidence.result.exit_code if evidence.result else None
         how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
         return (
             f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
         )
     return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+
+
+#: A line that states an error (`error: ...`, `error[E0308]: ...`, `x.c:3:1: error: ...`,
+#: `fatal: ...`), as against the progress a build prints first ("Compiling", "Blocking
+#: waiting for file lock").
+_ERROR_LINE = r"(?i)^(?:error|fatal)\b|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"
+#: rustc's and clippy's location line under an error: `  --> src/lib.rs:252:33`.
+_RUST_LOCATION = r"^\s*--> (\S+)$"
+
+
+def headline(reason: str) -> str:
+    """The line of a failure's output that says what went wrong: the first error line, with
+    the location rustc prints under it; else the first line that is not blank."""
+    import re  # only a failure without findings needs it
+
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if re.match(_ERROR_LINE, line):
+            where = next(
+                (m[1] for ln in lines[i + 1 : i + 3] if (m := re.match(_RUST_LOCATION, ln))),
+                None,
+            )
+            return f"{where}: {line}" if where else line
+    return lines[0] if lines else ""
 
 
 def _sentence(text: str) -> str:
