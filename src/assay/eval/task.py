@@ -73,6 +73,9 @@ class TaskSpec:
     kinds: tuple[str, ...] | None = None
     """The kinds of check that verify it (None: every kind discovered)."""
     verify_timeout_s: float | None = None
+    install: bool = False
+    """Build the environment from the base's manifests before verifying (`--install`):
+    for a repository whose tests need installed dependencies."""
     protected: tuple[str, ...] = ()
     """Globs of paths (beyond what `--protect` protects) the agent's change may not touch."""
     fail_to_pass: tuple[str, ...] = ()
@@ -97,6 +100,7 @@ class TaskSpec:
                 "commit": self.source.commit,
             },
             "kinds": list(self.kinds) if self.kinds is not None else None,
+            "install": self.install,
             "protected": list(self.protected),
             "fail_to_pass": list(self.fail_to_pass),
             "pass_to_pass": list(self.pass_to_pass),
@@ -143,6 +147,7 @@ def load_task(folder: str | Path) -> TaskSpec:
         tags=tuple(data.get("tags", ())),
         kinds=tuple(verification["kinds"]) if "kinds" in verification else None,
         verify_timeout_s=verification.get("timeout_s"),
+        install=bool(verification.get("install", False)),
         protected=tuple(data.get("protected", ())),
         fail_to_pass=tuple(data.get("fail_to_pass", ())),
         pass_to_pass=tuple(data.get("pass_to_pass", ())),

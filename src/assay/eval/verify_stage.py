@@ -104,6 +104,7 @@ class AssayVerifier:
                 use_cache=False,
                 kinds=frozenset(task.kinds) if task.kinds else None,  # type: ignore[arg-type]
                 timeout_s=task.verify_timeout_s,
+                install=task.install,
             )
             report = verify(repo, options)
         except VerifyUsageError as exc:

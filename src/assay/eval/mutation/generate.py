@@ -185,6 +185,7 @@ def generate_tasks(
                 instruction=files.instruction,
                 fail_to_pass=files.fail_to_pass,
                 pass_to_pass=files.pass_to_pass,
+                install=_has_environment(snapshot.repo),
             )
             folder = out_dir / task_id
             if folder.exists():
@@ -398,3 +399,11 @@ def _validate(
 def _slug(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "repo"
     return slug[:80]
+
+
+def _has_environment(repo: Path) -> bool:
+    """Whether `repo` has an in-tree environment its tests ran with (the graph used it): a
+    task's bundle carries none, so its verification must build one from the manifests."""
+    from assay.tools.python import IN_TREE_VENVS
+
+    return any((Path(repo) / venv / "bin" / "python").exists() for venv in IN_TREE_VENVS)

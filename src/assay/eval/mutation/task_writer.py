@@ -27,6 +27,9 @@ class TaskFiles:
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     kinds: tuple[str, ...] = ("test",)
+    install: bool = False
+    """The tests need the repository's installed environment: verification builds it from
+    the base's manifests (`verification.install`)."""
 
 
 class Workbench:
@@ -111,5 +114,5 @@ def _task_toml(files: TaskFiles, commit: str) -> str:
         f"bundle = {json.dumps(BUNDLE_FILE)}\n"
         f"commit = {json.dumps(commit)}\n"
         "\n[verification]\n"
-        f"kinds = {strings(files.kinds)}\n"
+        f"kinds = {strings(files.kinds)}\n" + ("install = true\n" if files.install else "")
     )
