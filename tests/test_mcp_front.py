@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import select
 import subprocess
 import time
@@ -168,6 +169,7 @@ class Server:
             stderr=subprocess.PIPE,
             env=assay_env(**env),
         )
+        self.pending = b""
 
     def send(self, line: str) -> None:
         assert self.process.stdin is not None
@@ -175,15 +177,24 @@ class Server:
         self.process.stdin.flush()
 
     def receive(self, timeout: float = 60) -> dict[str, Any]:
+        """The next line the server writes. Read from the pipe unbuffered: two answers that
+        arrive together must not leave the second in a buffer `select` cannot see."""
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        assert ready, "no answer"
-        return dict(json.loads(self.process.stdout.readline()))
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([self.process.stdout], [], [], max(remaining, 0))
+            assert ready, "no answer"
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+            assert chunk, "the server closed its output"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return dict(json.loads(line))
 
     def close(self) -> tuple[bytes, bytes, int]:
         """Close stdin (the end of the session): what was left unread, and the exit status."""
         out, err = self.process.communicate(timeout=60)
-        return out, err, self.process.returncode
+        return self.pending + out, err, self.process.returncode
 
 
 def test_initialize_is_answered_before_the_sdk_is_imported_and_only_once() -> None:

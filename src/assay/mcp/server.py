@@ -26,6 +26,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from assay._version import __version__
+from assay.errors import AssayError
 from assay.mcp.early import INSTRUCTIONS, NAME
 
 #: Seconds a cancelled worker has to kill its process trees before it is killed itself.
@@ -37,7 +38,7 @@ KindName = Literal["build", "typecheck", "lint", "test"]
 SandboxName = Literal["auto", "bwrap", "local", "none"]
 
 
-class WorkerFailed(Exception):
+class WorkerFailed(AssayError):
     """The worker ended without an answer, or refused the arguments (nothing ran)."""
 
 
