@@ -39,6 +39,19 @@ FAILING = {
     "test_math.py": "def add(a, b):\n    return a - b\n\n\ndef test_add_sums():\n    assert add(2, 2) == 4\n",
 }
 
+#: Fails the first time it runs in a workspace, passes from then on.
+FLAKY = {
+    **PASSING,
+    "test_math.py": (
+        "from pathlib import Path\n\n"
+        "SEEN = Path(__file__).with_name('.seen-flaky')\n\n\n"
+        "def test_flaky():\n"
+        "    first = not SEEN.exists()\n"
+        "    SEEN.write_text('ran once')\n"
+        "    assert not first, 'fails the first time it runs in this workspace'\n"
+    ),
+}
+
 
 def slow_repo_files(marker: str) -> dict[str, str]:
     """A test that sleeps 60 s in a child process whose command line carries `marker`."""
@@ -85,7 +98,9 @@ def test_the_server_lists_verify_plan_and_probe(tmp_path: Path) -> None:
     assert "VERIFIED" in (tools["verify"].description or "")
 
 
-def call_verify(tmp_path: Path, repo: Path) -> tuple[Any, list[tuple[float, str | None]]]:
+def call_verify(
+    tmp_path: Path, repo: Path, **arguments: Any
+) -> tuple[Any, list[tuple[float, str | None]]]:
     updates: list[tuple[float, str | None]] = []
 
     # The SDK's callback protocol names its parameters: `progress`, `total`, `message`.
@@ -93,7 +108,9 @@ def call_verify(tmp_path: Path, repo: Path) -> tuple[Any, list[tuple[float, str 
         updates.append((progress, message))
 
     async def use(session: ClientSession) -> Any:
-        return await session.call_tool("verify", {"path": str(repo)}, progress_callback=on_progress)
+        return await session.call_tool(
+            "verify", {"path": str(repo), **arguments}, progress_callback=on_progress
+        )
 
     return with_server(tmp_path, use), updates
 
@@ -124,6 +141,17 @@ def test_verify_a_failing_repository_names_the_failing_test(tmp_path: Path) -> N
     text = result.content[0].text
     assert "test_add_sums" in text and "FAILED" in text
     assert any((m or "").startswith("fail") for _, m in progress)
+
+
+def test_verify_with_reruns_names_a_flaky_test_and_does_not_pass(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", FLAKY)
+    result, _ = call_verify(tmp_path, repo, rerun_failures=2)
+    assert not result.is_error
+    structured = result.structured_content
+    assert structured["status"] == "INDETERMINATE" and structured["passed"] is False
+    (check,) = [c for c in structured["checks"] if c["kind"] == "test"]
+    assert check["cause"] == "flaky_tests"
+    assert "test_math::test_flaky" in check["note"]
 
 
 def test_verify_of_no_directory_is_a_tool_error_not_a_pass(tmp_path: Path) -> None:

@@ -145,6 +145,7 @@ def build_server() -> MCPServer[Any]:
         base: str | None = None,
         protect: bool = False,
         all_tests: bool = False,
+        rerun_failures: int = 0,
     ) -> CallToolResult:
         """Discover how the repository at `path` checks itself (build, type-check, lint,
         tests), run those checks in a sandbox, and return the verdict with its evidence.
@@ -153,6 +154,8 @@ def build_server() -> MCPServer[Any]:
         and UNVERIFIED are not done. `output` has one line per check, `checks` the evidence
         (argv, exit code, diagnostics with file:line, kept output). `base` (a git ref) with
         `protect` verifies an untrusted change with tests restored from the base.
+        `rerun_failures` runs failing tests again in fresh processes, up to that many times:
+        a check whose every failure passes on a rerun is INDETERMINATE, its flaky tests named.
         """
         arguments = {
             "path": path,
@@ -164,6 +167,7 @@ def build_server() -> MCPServer[Any]:
             "base": base,
             "protect": protect,
             "all_tests": all_tests,
+            "rerun_failures": rerun_failures,
         }
         try:
             return _result(*await run_worker("verify", arguments, _Progress(ctx)))

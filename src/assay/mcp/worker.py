@@ -119,6 +119,7 @@ def _options(arguments: dict[str, Any]) -> Any:
         base=arguments.get("base"),
         protect=arguments.get("protect", False),
         all_tests=arguments.get("all_tests", False),
+        rerun_failures=arguments.get("rerun_failures", 0),
         kinds=frozenset(Kind(k) for k in kinds) or None,
     )
 
