@@ -129,8 +129,13 @@ def _walk(pgid: int, marker: str, since: int) -> list[_Found]:
         fields = _stat_fields(child)
         if child == pgid or fields is None or len(fields) < 20 or int(fields[19]) < since:
             continue
-        in_run = int(fields[2]) == pgid or needle in (_environ(child) or b"").split(b"\0")
-        if in_run or (fields[0] == b"Z" and _sandbox_init_of(pgid, child, int(fields[19]))):
+        environ = _environ(child)
+        in_run = int(fields[2]) == pgid or needle in (environ or b"").split(b"\0")
+        # A dead or dying process's marker is gone with its memory: a zombie, or one still
+        # exiting (its memory released, not yet a zombie), may be the run's sandbox init.
+        if in_run or (
+            (fields[0] == b"Z" or not environ) and _sandbox_init_of(pgid, child, int(fields[19]))
+        ):
             roots.append(child)
     found: list[_Found] = []
     visited: set[int] = {me}
@@ -148,7 +153,7 @@ def _walk(pgid: int, marker: str, since: int) -> list[_Found]:
 
 
 def _sandbox_init_of(pgid: int, zombie: int, started: int) -> bool:
-    """Whether `zombie`, a dead child of ours whose marker went with its memory, is the
+    """Whether `zombie`, a dead or dying child of ours whose marker went with its memory, is the
     init of the run led by `pgid`'s sandbox: it lived in a PID namespace below ours (as
     bubblewrap's init does; the outer bwrap exits without waiting for it, so it comes to us),
     and of the runs this process is waiting on, that run's leader is the only one started
