@@ -38,10 +38,16 @@ def test_an_interrupted_assay_leaves_nothing_running(tmp_path: Path, sig: int) -
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     (child,) = read_pids(pid_file)
     os.kill(assay.pid, sig)
-    _, err = assay.communicate(timeout=30)
+    try:
+        _, err = assay.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        assay.send_signal(signal.SIGABRT)  # faulthandler prints where every thread is
+        _, err = assay.communicate(timeout=30)
+        pytest.fail(f"assay did not stop within 30 s of the signal; its threads:\n{err}")
     assert assay.returncode == 130
     assert "Interrupted: stopped 1 running command" in err
     assert "Traceback" not in err
