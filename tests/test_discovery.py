@@ -601,3 +601,20 @@ def test_tools_named_by_tox_and_ci_are_taken_from_the_projects_environments(
     env = discover(tmp_path).env
     assert env.python_tool("flake8", "x") == (".venv/bin/flake8", "x")
     assert env.python_tool("black", "--check") == ("black", "--check")  # installed nowhere
+
+
+def test_cargo_turns_on_the_features_its_test_targets_require() -> None:
+    crate = (
+        '[package]\nname = "k"\nversion = "0.1.0"\n[workspace]\n'
+        '[[test]]\nname = "a"\nrequired-features = ["keccak", "sha3"]\n'
+        '[[test]]\nname = "b"\nrequired-features = ["sha3", "--config=x", "-Zbad"]\n'
+    )
+    found, errors = manifests.cargo_candidates(crate)
+    assert errors == []
+    argvs = {c.kind: c.argv for c in found}
+    # Qualified in a workspace; a name cargo would read as an option never reaches the argv.
+    selection = ("--workspace", "--features", "k/keccak,k/sha3")
+    assert argvs[Kind.TEST] == ("cargo", "test", *selection)
+    assert argvs[Kind.BUILD] == ("cargo", "check", *selection)
+    plain, _ = manifests.cargo_candidates('[package]\nname = "k"\nversion = "0.1.0"\n')
+    assert {c.argv for c in plain} == {("cargo", "check"), ("cargo", "test")}

@@ -521,6 +521,27 @@ def test_rust_hanging_test_is_a_timeout(
     assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
 
 
+def test_rust_tests_behind_required_features_are_run(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # tiny-keccak's shape: every tests/*.rs is a [[test]] with required-features, so a plain
+    # `cargo test` builds and runs none of them and a wrong result passes.
+    crate = rust_project(tmp_path, "tiny_features", RUST_ADD, RUST_TEST_OK)
+    manifest = crate / "Cargo.toml"
+    manifest.write_text(
+        manifest.read_text()
+        + "\n[features]\ndefault = []\nwide = []\n\n"
+        + '[[test]]\nname = "wide"\nrequired-features = ["wide"]\n'
+    )
+    (crate / "tests").mkdir()
+    (crate / "tests" / "wide.rs").write_text(
+        "#[test]\nfn wide_add() {\n    assert_eq!(tiny_features::add(1, 2), 4);\n}\n"
+    )
+    evidence = run(rust_check(crate, "cargo-test", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.tests is not None and evidence.tests.failed == 1
+
+
 def test_rust_missing_toolchain_is_unverified(tmp_path: Path) -> None:
     crate = rust_project(tmp_path, "tiny_missing", RUST_ADD)
     empty = tmp_path / "empty-bin"

@@ -61,22 +61,55 @@ def crate_natives(
     except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         return [], [f"{path}: not valid TOML: {exc}"]
     workspace = ("--workspace",) if isinstance(data.get("workspace"), dict) else ()
+    features = _test_features(data, qualified=bool(workspace))
+    selection = (*workspace, "--features", ",".join(features)) if features else workspace
+    why = f" with the features its test targets require ({', '.join(features)})" if features else ""
     return [
         Native(
             Kind.BUILD,
-            ("cargo", "check", *workspace),
+            ("cargo", "check", *selection),
             "cargo",
-            "Rust crate: cargo check type-checks without producing binaries",
+            f"Rust crate: cargo check type-checks without producing binaries{why}",
             name="cargo-check",
         ),
         Native(
             Kind.TEST,
-            ("cargo", "test", *workspace),
+            ("cargo", "test", *selection),
             "cargo",
-            "Rust crate: cargo test",
+            f"Rust crate: cargo test{why}",
             name="cargo-test",
         ),
     ], []
+
+
+def _test_features(data: Mapping[str, object], *, qualified: bool) -> list[str]:
+    """The features the package's `[[test]]` targets name in `required-features`, in order.
+
+    Cargo silently skips a test target whose required features are off, so a plain
+    `cargo test` of such a crate runs none of those tests and a wrong result passes.
+    Only the tests' own requirements are turned on, not `--all-features`: a crate's other
+    features may need a nightly compiler or exclude one another. In a workspace the
+    features are named `package/feature`, which cargo accepts whichever packages are selected.
+    """
+    package = data.get("package")
+    targets = data.get("test")
+    if not isinstance(package, dict) or not isinstance(targets, list):
+        return []
+    name = package.get("name")
+    features: list[str] = []
+    for target in targets:
+        required = target.get("required-features") if isinstance(target, dict) else None
+        for feature in required if isinstance(required, list) else []:
+            if not isinstance(feature, str) or not _FEATURE.fullmatch(feature):
+                continue
+            spelled = f"{name}/{feature}" if qualified and isinstance(name, str) else feature
+            if spelled not in features:
+                features.append(spelled)
+    return features
+
+
+#: A feature name as cargo accepts it (and `dep/feature`): nothing else reaches an argv.
+_FEATURE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_][A-Za-z0-9_+.-]*)?")
 
 
 def _cargo_home(deps: Path) -> Mapping[str, str]:
