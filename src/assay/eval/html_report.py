@@ -202,6 +202,8 @@ def _attempts_section(rows: Sequence[dict[str, Any]], attempts: Sequence[dict[st
             note = f"{row['error']['stage']}/{row['error']['cause']}: {row['error']['message']}"
         elif row["tampering"]:
             note = "tampering: " + "; ".join(str(t) for t in row["tampering"])
+        elif row.get("flaky_tests"):
+            note = "flaky (failed, then passed on a rerun): " + ", ".join(row["flaky_tests"])
         elif row["agent_timed_out"]:
             note = "agent killed at its wall time"
         score = "" if row["score"] is None else f"{row['score']:.1f}"

@@ -4,7 +4,10 @@ the errors beside them (never folded into the rate), overall and by group.
 Each attempt of a task with grading sets is also resolved or not in SWE-bench's sense:
 resolved when every fail-to-pass test passed and every pass-to-pass test still passed,
 whatever else the suite did; the row names the tests that did not, and why a recorded
-patch never got to run (it did not apply)."""
+patch never got to run (it did not apply). A grading-set test that failed and then passed
+on a rerun is flaky: never a pass, so the attempt is not resolved, and never a failure, so
+when flaky tests are all that kept it from being resolved it is `indeterminate`, the
+tests named."""
 
 from __future__ import annotations
 
@@ -127,6 +130,7 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
         "limit_exceeded": agent.get("limit_exceeded") or None,
         "tampering": verification.get("tampering", []),
         "tests": verification.get("tests", {}),
+        "flaky_tests": verification.get("flaky", []),
         **resolution(attempt),
         "telemetry": attempt["telemetry"],
     }
@@ -136,15 +140,26 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
 PATCH_RUNNERS = frozenset({"patch", "oracle"})
 
 
+#: A grading-set test's outcome when it failed, then passed on a rerun (`verify_stage`).
+FLAKY = "flaky"
+
+
 def resolution(attempt: dict[str, Any]) -> dict[str, Any]:
     """`resolved` (None for an error, or a task without grading sets), the grading-set
-    tests that did not pass with their outcomes (`not_run` when never seen), and
+    tests that did not pass with their outcomes (`not_run` when never seen, `flaky`),
+    the flaky ones by set, `indeterminate` (not resolved only because of flaky tests) and
     `unresolved_reason`."""
     evidence = attempt["evidence"]
     task = evidence.get("task") or {}
     sets = {name: list(task.get(name) or []) for name in ("fail_to_pass", "pass_to_pass")}
     if attempt["outcome"] != "scored" or not any(sets.values()):
-        return {"resolved": None, "not_passed": {}, "unresolved_reason": ""}
+        return {
+            "resolved": None,
+            "not_passed": {},
+            "flaky": {},
+            "indeterminate": False,
+            "unresolved_reason": "",
+        }
     recorded = (evidence.get("verification") or {}).get("tests") or {}
     not_passed = {
         name: {
@@ -154,11 +169,30 @@ def resolution(attempt: dict[str, Any]) -> dict[str, Any]:
         }
         for name, ids in sets.items()
     }
+    flaky = {
+        name: [tid for tid, outcome in tests.items() if outcome == FLAKY]
+        for name, tests in not_passed.items()
+    }
+    definite = {
+        name: {tid: outcome for tid, outcome in tests.items() if outcome != FLAKY}
+        for name, tests in not_passed.items()
+    }
     resolved = not any(not_passed.values())
+    refused = patch_refused(evidence)
+    indeterminate = not resolved and not refused and not any(definite.values())
     reason = ""
-    if not resolved:
-        reason = patch_refused(evidence) or _tests_reason(not_passed)
-    return {"resolved": resolved, "not_passed": not_passed, "unresolved_reason": reason}
+    if indeterminate:
+        named = [tid for tests in flaky.values() for tid in tests]
+        reason = "flaky: " + _listed(named) + " (failed, then passed on a rerun)"
+    elif not resolved:
+        reason = refused or _tests_reason(definite)
+    return {
+        "resolved": resolved,
+        "not_passed": not_passed,
+        "flaky": flaky,
+        "indeterminate": indeterminate,
+        "unresolved_reason": reason,
+    }
 
 
 def patch_refused(evidence: dict[str, Any]) -> str:
@@ -178,6 +212,11 @@ def _tests_reason(not_passed: dict[str, dict[str, str]]) -> str:
     ]
     more = f" (and {len(parts) - 5} more)" if len(parts) > 5 else ""
     return "; ".join(parts[:5]) + more
+
+
+def _listed(tests: list[str]) -> str:
+    more = f" (and {len(tests) - 5} more)" if len(tests) > 5 else ""
+    return ", ".join(tests[:5]) + more
 
 
 def render_text(summary: dict[str, Any]) -> str:
@@ -215,6 +254,8 @@ def render_text(summary: dict[str, Any]) -> str:
             note = f"tampering: {'; '.join(row['tampering'][:3])}"
         elif row.get("unresolved_reason"):
             note = f"unresolved: {row['unresolved_reason']}"
+        elif row.get("flaky_tests"):
+            note = f"flaky: {_listed(row['flaky_tests'])} (failed, then passed on a rerun)"
         elif row.get("limit_exceeded"):
             note = f"limit exceeded: {row['limit_exceeded']}"
         elif row["agent_timed_out"]:

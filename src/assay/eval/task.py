@@ -28,6 +28,8 @@ SOLUTION_FILE = "solution.patch"
 MAX_TASK_FILE_BYTES = 1024 * 1024
 #: The agent's wall time when the task names none.
 DEFAULT_WALL_S = 1800.0
+#: How often a failing test is run again before it counts, when the task does not say.
+DEFAULT_RERUN_FAILURES = 2
 
 
 class TaskError(AssayError):
@@ -76,6 +78,9 @@ class TaskSpec:
     install: bool = False
     """Build the environment from the base's manifests before verifying (`--install`):
     for a repository whose tests need installed dependencies."""
+    rerun_failures: int = DEFAULT_RERUN_FAILURES
+    """Failing tests run again up to this many times, each in a fresh process: one that
+    passes on a rerun is flaky (`assay.reruns`), named, and never counted either way."""
     protected: tuple[str, ...] = ()
     """Globs of paths (beyond what `--protect` protects) the agent's change may not touch."""
     fail_to_pass: tuple[str, ...] = ()
@@ -101,6 +106,7 @@ class TaskSpec:
             },
             "kinds": list(self.kinds) if self.kinds is not None else None,
             "install": self.install,
+            "rerun_failures": self.rerun_failures,
             "protected": list(self.protected),
             "fail_to_pass": list(self.fail_to_pass),
             "pass_to_pass": list(self.pass_to_pass),
@@ -148,6 +154,7 @@ def load_task(folder: str | Path) -> TaskSpec:
         kinds=tuple(verification["kinds"]) if "kinds" in verification else None,
         verify_timeout_s=verification.get("timeout_s"),
         install=bool(verification.get("install", False)),
+        rerun_failures=int(verification.get("rerun_failures", DEFAULT_RERUN_FAILURES)),
         protected=tuple(data.get("protected", ())),
         fail_to_pass=tuple(data.get("fail_to_pass", ())),
         pass_to_pass=tuple(data.get("pass_to_pass", ())),

@@ -1,6 +1,11 @@
 """A task counts only once it is shown to work: its oracle (`solution.patch`) verifies
 `VERIFIED` three times in a row (else it is flaky, or its solution is wrong), and the
-`nop` agent leaves it not `VERIFIED` (else there is nothing to fix)."""
+`nop` agent leaves it not `VERIFIED` (else there is nothing to fix).
+
+Each oracle run reruns its failing tests as the task says (`rerun_failures`, default 2):
+a test that fails and then passes on a rerun makes the oracle flaky, and the task is
+rejected with the test named (a grading-set test first), since no attempt at it could be
+graded on that test."""
 
 from __future__ import annotations
 
@@ -62,6 +67,13 @@ def _judge(
                 f"oracle run {row['epoch']} could not run ({error['stage']}/{error['cause']}: "
                 f"{error['message']})",
             )
+        if flaky := _flaky(row):
+            return TaskValidation(
+                task_id,
+                False,
+                f"oracle run {row['epoch']} of {ORACLE_RUNS} was {row['status']}: the gold "
+                f"patch is flaky: {flaky} failed, then passed on a rerun in a fresh process",
+            )
         if row["status"] != "VERIFIED":
             return TaskValidation(
                 task_id,
@@ -79,3 +91,24 @@ def _judge(
         True,
         f"oracle VERIFIED {ORACLE_RUNS} times in a row; nop {nop['status']}",
     )
+
+
+def _flaky(row: dict[str, Any]) -> str:
+    """The flaky tests of an oracle run, grading-set ones first and said to be."""
+    by_set = row.get("flaky") or {}
+    graded = [f"{name} {tid}" for name, tests in by_set.items() for tid in tests]
+    graded_ids = {tid for tests in by_set.values() for tid in tests}
+    others = [
+        f"test {t}"
+        for t in row.get("flaky_tests") or []
+        if not any(_same_test(t, g) for g in graded_ids)
+    ]
+    named = graded + others
+    more = f" (and {len(named) - 5} more)" if len(named) > 5 else ""
+    return ", ".join(named[:5]) + more
+
+
+def _same_test(a: str, b: str) -> bool:
+    from assay.eval.verify_stage import normalize_test_id
+
+    return normalize_test_id(a) == normalize_test_id(b)

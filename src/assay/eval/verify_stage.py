@@ -7,6 +7,11 @@ task's protected paths left out, and that copy is verified by `assay.verify` wit
 base. What it says is recorded as it is (status, tampering signals, per-test outcomes of
 the task's fail-to-pass and pass-to-pass sets); grading is another stage's job.
 
+Failing tests are run again (the task's `rerun_failures`, default 2, each rerun in a fresh
+process: `assay.reruns`) before anything is recorded: a grading-set test that failed and
+then passed on a rerun has the outcome `flaky`, which is neither a pass nor a failure, and
+every flaky test the reruns found is named in `flaky`.
+
 A verification that could not run (assay could not finish, a sandbox or tool that would
 not start, a toolchain that is missing) is an infrastructure error of the attempt,
 never a failed verification.
@@ -31,6 +36,8 @@ from assay.verdict import Cause, Status
 COULD_NOT_RUN = frozenset({Cause.START_FAILED, Cause.SANDBOX_UNAVAILABLE, Cause.TOOLCHAIN_MISSING})
 #: The status of a change that could not be applied to the base (nothing of it ran).
 NOT_APPLICABLE = "FAILED"
+#: A grading-set test's outcome when it failed, then passed on a rerun.
+FLAKY = "flaky"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +49,12 @@ class Verification:
     note: str = ""
     tampering: tuple[str, ...] = ()
     tests: dict[str, dict[str, str]] = field(default_factory=dict)
-    """`fail_to_pass` and `pass_to_pass`: test id -> outcome (`not_run` when not seen)."""
+    """`fail_to_pass` and `pass_to_pass`: test id -> outcome (`not_run` when not seen,
+    `flaky` when it failed, then passed on a rerun)."""
+    flaky: tuple[str, ...] = ()
+    """Every test that failed, then passed on a rerun, grading set or not (as reported)."""
+    rerun_failures: int = 0
+    """How many reruns a failing test was allowed."""
     change: Change | None = None
     report: dict[str, Any] | None = None
 
@@ -56,6 +68,8 @@ class Verification:
             "note": self.note,
             "tampering": list(self.tampering),
             "tests": self.tests,
+            "flaky": list(self.flaky),
+            "rerun_failures": self.rerun_failures,
             "change": self.change.to_dict() if self.change else None,
             "report": self.report,
         }
@@ -72,12 +86,14 @@ class Verifier(Protocol):
 
 
 class AssayVerifier:
-    """`assay.verify(..., base=..., protect=True)` on a fresh copy of the base."""
+    """`assay.verify(..., base=..., protect=True)` on a fresh copy of the base, failing
+    tests rerun `rerun_failures` times (None: as many as the task says)."""
 
     name = "assay"
 
-    def __init__(self, sandbox: str = "auto") -> None:
+    def __init__(self, sandbox: str = "auto", rerun_failures: int | None = None) -> None:
         self.sandbox = sandbox
+        self.rerun_failures = rerun_failures
 
     def verify(
         self, task: TaskSpec, source: ResolvedSource, workspace: Path, scratch: Path
@@ -96,6 +112,7 @@ class AssayVerifier:
         if change.refused is not None:
             note = f"the agent's change could not be applied to the base: {change.refused}"
             return Verification(NOT_APPLICABLE, note, signals, change=change)
+        reruns = task.rerun_failures if self.rerun_failures is None else self.rerun_failures
         try:
             options = VerifyOptions(
                 sandbox=self.sandbox,
@@ -105,6 +122,7 @@ class AssayVerifier:
                 kinds=frozenset(task.kinds) if task.kinds else None,  # type: ignore[arg-type]
                 timeout_s=task.verify_timeout_s,
                 install=task.install,
+                rerun_failures=reruns,
             )
             report = verify(repo, options)
         except VerifyUsageError as exc:
@@ -118,6 +136,8 @@ class AssayVerifier:
                 "fail_to_pass": outcomes(report, task.fail_to_pass),
                 "pass_to_pass": outcomes(report, task.pass_to_pass),
             },
+            flaky=flaky_tests(report),
+            rerun_failures=reruns,
             change=change,
             report=report.to_dict(),
         )
@@ -153,17 +173,36 @@ def _raise_if_not_run(report: Report) -> None:
 
 
 def outcomes(report: Report, test_ids: Iterable[str]) -> dict[str, str]:
-    """Each test id's outcome in `report` (`not_run` when no check reported it)."""
+    """Each test id's outcome in `report` (`not_run` when no check reported it, `flaky`
+    when it failed and then passed on a rerun)."""
     seen: dict[str, str] = {}
     for evidence in report.checks:
         for case in evidence.test_cases:
             seen[normalize_test_id(case.name)] = case.outcome
+    for test in flaky_tests(report):
+        seen[normalize_test_id(test)] = FLAKY
     return {tid: seen.get(normalize_test_id(tid), "not_run") for tid in test_ids}
 
 
+def flaky_tests(report: Report) -> tuple[str, ...]:
+    """The tests `report`'s reruns found flaky (failed, then passed in a fresh process)."""
+    found: list[str] = []
+    for evidence in report.checks:
+        reruns = evidence.extra.get("reruns")
+        if isinstance(reruns, Mapping):
+            found += [str(t) for t in reruns.get("flaky") or ()]
+    return tuple(dict.fromkeys(found))
+
+
 def normalize_test_id(test_id: str) -> str:
-    """One spelling for a test id: `tests/test_a.py::test_x` and `tests.test_a::test_x`
-    (how runners report it) name the same test."""
-    module, sep, rest = test_id.partition("::")
-    module = module.removesuffix(".py").replace("/", ".")
-    return f"{module}{sep}{rest}"
+    """One spelling for a test id, pytest's JUnit one: `tests/test_a.py::T::test_x` (as
+    SWE-bench names it) and `tests.test_a.T::test_x` (as runners report it) name the
+    same test; a parameter's `[...]` is kept as it is."""
+    path, bracket, params = test_id.partition("[")
+    parts = path.split("::")
+    parts[0] = parts[0].removesuffix(".py").replace("/", ".")
+    if len(parts) > 1:
+        path = ".".join(parts[:-1]) + "::" + parts[-1]
+    else:
+        path = parts[0]
+    return f"{path}{bracket}{params}"

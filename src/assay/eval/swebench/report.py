@@ -11,7 +11,12 @@ from the Docker harness's, assay's holds and is said here:
   `unresolved_reasons` (SWE-bench's harness counts it as an error);
 - a task the `patch:` runner had no prediction for is not submitted (`incomplete_ids`);
   an empty prediction, or an agent that changed nothing, is an empty patch;
-- a task never recorded (an evaluation stopped part-way) is incomplete.
+- a task never recorded (an evaluation stopped part-way) is incomplete;
+- an instance whose grading-set tests all passed but for flaky ones (failed, then passed
+  on a rerun in a fresh process) is unresolved, never resolved, and, as the harness
+  reports a failure that may not be the patch's, an ambiguous failure
+  (`ambiguous_failure_ids`, with `failure_reasons` `flaky_tests`); the tests are named in
+  `unresolved_reasons`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from assay.eval.summary import patch_refused, resolution
 SCHEMA_VERSION = 2
 #: What the `patch:` runner notes when the predictions file has nothing for a task.
 NO_PREDICTION = "no patch for "
+#: The failure reason of an instance left unresolved by flaky grading-set tests only.
+FLAKY_TESTS = "flaky_tests"
 
 
 def swebench_report(store: Store, info: EvalInfo) -> dict[str, Any]:
@@ -35,7 +42,7 @@ def swebench_report(store: Store, info: EvalInfo) -> dict[str, Any]:
     ids: dict[str, set[str]] = {
         name: set() for name in ("submitted", "completed", "incomplete", "empty_patch")
     }
-    ids.update(resolved=set(), unresolved=set(), error=set())
+    ids.update(resolved=set(), unresolved=set(), error=set(), ambiguous=set())
     unresolved_reasons: dict[str, str] = {}
     failure_reasons: dict[str, str] = {}
     for task_id in task_ids:
@@ -63,6 +70,9 @@ def swebench_report(store: Store, info: EvalInfo) -> dict[str, Any]:
         else:
             ids["unresolved"].add(task_id)
             unresolved_reasons[task_id] = resolved["unresolved_reason"]
+            if resolved.get("indeterminate"):
+                ids["ambiguous"].add(task_id)
+                failure_reasons[task_id] = FLAKY_TESTS
     return {
         "total_instances": len(task_ids),
         "submitted_instances": len(ids["submitted"]),
@@ -70,7 +80,7 @@ def swebench_report(store: Store, info: EvalInfo) -> dict[str, Any]:
         "resolved_instances": len(ids["resolved"]),
         "unresolved_instances": len(ids["unresolved"]),
         "infra_failure_instances": len(ids["error"]),
-        "ambiguous_failure_instances": 0,
+        "ambiguous_failure_instances": len(ids["ambiguous"]),
         "empty_patch_instances": len(ids["empty_patch"]),
         "error_instances": len(ids["error"]),
         "completed_ids": sorted(ids["completed"]),
@@ -80,7 +90,7 @@ def swebench_report(store: Store, info: EvalInfo) -> dict[str, Any]:
         "resolved_ids": sorted(ids["resolved"]),
         "unresolved_ids": sorted(ids["unresolved"]),
         "infra_failure_ids": sorted(ids["error"]),
-        "ambiguous_failure_ids": [],
+        "ambiguous_failure_ids": sorted(ids["ambiguous"]),
         "failure_reasons": dict(sorted(failure_reasons.items())),
         "error_ids": sorted(ids["error"]),
         "schema_version": SCHEMA_VERSION,
