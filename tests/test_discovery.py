@@ -618,3 +618,32 @@ def test_cargo_turns_on_the_features_its_test_targets_require() -> None:
     assert argvs[Kind.BUILD] == ("cargo", "check", *selection)
     plain, _ = manifests.cargo_candidates('[package]\nname = "k"\nversion = "0.1.0"\n')
     assert {c.argv for c in plain} == {("cargo", "check"), ("cargo", "test")}
+
+
+def test_tox_pytest_basetemp_in_envtmpdir_is_left_to_pytest(tmp_path: Path) -> None:
+    # cachetools' tox.ini: only tox knows {envtmpdir}, but --basetemp says nothing about which
+    # tests run; without it pytest picks its own temporary directory.
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [testenv]
+                deps = pytest
+                commands =
+                    py.test --basetemp={envtmpdir} {posargs}
+            """,
+            "tests/test_cache.py": """
+                import unittest
+
+
+                class CacheTest(unittest.TestCase):
+                    def test_get(self):
+                        self.assertEqual(1, 1)
+            """,
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    assert test.tool == "pytest" and "-m" in test.argv
+    assert not any("basetemp" in word for word in test.argv)
+    assert not any("{envtmpdir}" in d.reason for d in p.dropped)

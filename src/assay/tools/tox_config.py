@@ -46,6 +46,12 @@ _PLAIN = {
     ":": ":",
 }
 _UNRESOLVED = "\x00"
+#: pytest's `--basetemp` in tox's own temporary directory (`--basetemp={envtmpdir}`, the
+#: idiom pytest's docs gave for tox): it says where temporary files go, not which tests run,
+#: and without it pytest picks a directory of its own; left out rather than losing the line.
+_TEMP_OPTION = re.compile(
+    r"(?<!\S)--basetemp(?:=|\s+)[\"']?\{(?:envtmpdir|env_tmp_dir)\}[^\s\"']*[\"']?(?!\S)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +180,7 @@ def _command(
     raw = line
     line = line.lstrip("-").strip()  # `- cmd`: tox ignores its exit status; the command is the same
     line = re.sub(r"(^|\s)\[\](?=\s|$)", " ", line)  # tox 3's `[]` is `{posargs}`
+    line = _TEMP_OPTION.sub(" ", line)
     filled = _fill(line, name, setenv, references).strip()
     if _UNRESOLVED in filled:
         missing = filled.split(_UNRESOLVED)[1]
