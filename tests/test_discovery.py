@@ -647,3 +647,33 @@ def test_tox_pytest_basetemp_in_envtmpdir_is_left_to_pytest(tmp_path: Path) -> N
     assert test.tool == "pytest" and "-m" in test.argv
     assert not any("basetemp" in word for word in test.argv)
     assert not any("{envtmpdir}" in d.reason for d in p.dropped)
+
+
+def test_a_ci_script_command_after_cd_runs_in_that_directory() -> None:
+    # cJSON's CI: `cd build` then `make test` runs CMake's test target in build/, not the
+    # root Makefile's; a `cd` assay cannot follow leaves the commands after it out.
+    workflow = """
+jobs:
+  test:
+    steps:
+      - run: |
+          mkdir -p build
+          cd build
+          cmake ..
+          make test
+      - run: cd web && npm test && cd ../api && go test ./...
+      - run: pytest
+      - run: |
+          cd "$SRC_DIR"
+          go vet ./...
+"""
+    found, dropped, errors = ci.parse_workflow(workflow, "ci.yml", ENV)
+    assert errors == []
+    where = {" ".join(c.argv): c.cwd for c in found}
+    where.update({c.tool: c.cwd for c in found})
+    assert where["make test"] == "build"
+    assert where["npm test"] == "web"
+    assert where["go test ./..."] == "api"
+    assert where["pytest"] == "."  # each step starts where the job does
+    assert "go vet ./..." not in where
+    assert any("cd" in d.reason for d in dropped if d.what.startswith("go vet"))

@@ -9,7 +9,9 @@ candidates of the CI origin, with the environment CI gives them.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,14 +97,20 @@ def script_candidates(
     raw = text if isinstance(text, CIText) else CIText(text)
     found: list[Candidate] = []
     dropped: list[Dropped] = []
+    here: str | None = cwd  # a script's `cd` holds for the lines after it
     for _, line in logical_lines(script):
         line = line.strip()
         if raw.remaining <= 0:
             break
         if not line or line.startswith("#"):
             continue
-        hits = line_hits(line, makefile if cwd == "." else None)
-        if not hits:
+        pieces, here = _pieces_by_directory(line, here)
+        placed = [
+            (directory, hit)
+            for directory, piece in pieces
+            for hit in line_hits(piece, makefile if directory == "." else None)
+        ]
+        if not placed:
             continue
         raw.remaining -= 1
         source = Source(path, raw.line_of(line))
@@ -112,7 +120,11 @@ def script_candidates(
                 Dropped(line, source, f"uses a CI expression ({used} ...) assay cannot evaluate")
             )
             continue
-        for hit, runs in hits:
+        for directory, (hit, runs) in placed:
+            if directory is None:
+                why = "runs after a `cd` to a directory assay cannot tell"
+                dropped.append(Dropped(" ".join(hit.argv), source, why))
+                continue
             if runs is not None and runs.masking is not None:
                 dropped.append(
                     Dropped(
@@ -126,7 +138,7 @@ def script_candidates(
             if runs is not None and runs.lines:
                 reason += f" (its targets run: {'; '.join(runs.lines)[:200]})"
             candidate = candidate_from(
-                hit, env, Origin.CI, source, reason, cwd=cwd, extra_env=ci_env
+                hit, env, Origin.CI, source, reason, cwd=directory, extra_env=ci_env
             )
             if runs is not None:
                 candidate = dataclasses.replace(
@@ -136,6 +148,45 @@ def script_candidates(
                 )
             found.append(candidate)
     return found, dropped
+
+
+def _pieces_by_directory(
+    line: str, cwd: str | None
+) -> tuple[list[tuple[str | None, str]], str | None]:
+    """`line` cut at its `cd` commands, each piece with the directory it runs in (None: one
+    assay cannot tell), and the directory the line leaves the script in.
+
+    CI runs a script in one shell, so `cd build` then `make test` is CMake's test target in
+    build/, not the root Makefile's. A line without `cd` is kept whole, as written."""
+    try:
+        commands = split_commands(line)
+    except ValueError:
+        return [(cwd, line)], cwd
+    if not any(words[0] in _CD for words in commands):
+        return [(cwd, line)], cwd
+    pieces: list[tuple[str | None, str]] = []
+    for words in commands:
+        if words[0] in _CD:
+            cwd = _changed_directory(cwd, words[1:])
+        else:
+            pieces.append((cwd, shlex.join(words)))
+    return pieces, cwd
+
+
+#: Commands that move the shell to another directory for the commands after them.
+_CD = frozenset({"cd", "pushd"})
+
+
+def _changed_directory(cwd: str | None, args: list[str]) -> str | None:
+    """Where `cd ARGS` from `cwd` lands, relative to the root; None when assay cannot tell
+    (a variable, `~`, `-`, an absolute path, outside the repository)."""
+    if cwd is None or len(args) != 1:
+        return None
+    target = args[0]
+    if not target or target.startswith(("/", "~", "-")) or any(c in target for c in "$`*?[{"):
+        return None
+    moved = posixpath.normpath(posixpath.join(cwd, target))
+    return None if moved == ".." or moved.startswith("../") else moved
 
 
 def line_hits(line: str, makefile: Makefile | None) -> list[tuple[Recognised, TargetRuns | None]]:
