@@ -64,7 +64,7 @@ def test_version_loads_neither_click_nor_the_library() -> None:
     done, modules = _imported("--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"assay {__version__}\n"
-    for heavy in ("click", "rich", "yaml", "json", "typing", "dataclasses"):
+    for heavy in ("click", "rich", "yaml", "json", "typing", "dataclasses", "ray"):
         assert not _loaded(modules, heavy), (heavy, sorted(_loaded(modules, heavy)))
     assert _loaded(modules, "assay") <= {"assay", "assay._version", "assay.cli"}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
+from assay.eval.executors import Executor
 from assay.eval.generators import Registry, default_registry
 from assay.eval.harness import Harness, Planned
 from assay.eval.lease import EvalBusy, holding
@@ -54,14 +55,18 @@ def run_eval(
     workspace_sandbox: Sandbox | None = None,
     on_record: Callable[[AttemptRecord], None] | None = None,
     on_start: Callable[[str, int], None] | None = None,
+    executor: str | Executor = "local",
+    ray_address: str | None = None,
 ) -> EvalResult:
     """Run `agent` on every task folder in `tasks`, `epochs` times each, and record every
     attempt in `store` (assay's default store when None). With `resume`, run only the
     attempts of that evaluation not yet recorded, with the agent and settings it began
     with. `runner`, `verifier`, `registry` and `workspace_sandbox` replace the seams built
     from `agent` and `sandbox`. `on_start(eval_id, attempts_to_run)` is called before the
-    first attempt."""
+    first attempt. `executor` says where attempts run: `local` (this process's threads)
+    or `ray` (the Ray cluster at `ray_address`, else one started here)."""
     opened = store if isinstance(store, Store) else Store(store)
+    closing: list[Executor] = []
     try:
         if resume is not None:
             info = opened.get_eval(resume)
@@ -84,6 +89,8 @@ def run_eval(
             chosen = runner or runner_for(agent)
         except AgentSpecError as exc:
             raise EvalUsageError(str(exc)) from None
+        where = _executor(executor, ray_address, concurrency)
+        closing.append(where)
         harness = Harness(
             registry or default_registry(),
             workspace_sandbox or _sandbox(sandbox, chosen),
@@ -92,6 +99,7 @@ def run_eval(
             opened,
             retries=retries,
             concurrency=concurrency,
+            executor=where,
         )
         if not eval_id:
             config = {"epochs": epochs, "sandbox": sandbox, "planned": epochs * len(specs)}
@@ -115,6 +123,8 @@ def run_eval(
         assert info_now is not None  # written above, never deleted
         return EvalResult(eval_id, tuple(records), summarize(opened, info_now))
     finally:
+        for where in closing:
+            where.close()
         if not isinstance(store, Store):
             opened.close()
 
@@ -139,6 +149,33 @@ def _check_counts(**counts: int) -> None:
     for name, value in counts.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < least[name]:
             raise EvalUsageError(f"{name} must be an integer >= {least[name]}, got {value!r}")
+
+
+def _executor(chosen: str | Executor, address: str | None, concurrency: int) -> Executor:
+    """The executor `--executor` names, connected; Ray is imported only for `ray`."""
+    if not isinstance(chosen, str):
+        return chosen
+    if chosen == "local":
+        if address:
+            raise EvalUsageError("--ray-address goes with --executor ray")
+        from assay.eval.executors.local import LocalExecutor
+
+        return LocalExecutor()
+    if chosen != "ray":
+        raise EvalUsageError(f"unknown executor {chosen!r} (local or ray)")
+    try:
+        from assay.eval.executors.ray_executor import RayExecutor, RayUnavailable
+    except ImportError as exc:
+        raise EvalUsageError(
+            f"--executor ray needs Ray ({exc}): pip install 'assay[ray]'"
+        ) from None
+    # A Ray started here gets as many CPUs as attempts may run at once, not the machine's.
+    ray_executor = RayExecutor(address, num_cpus=concurrency)
+    try:
+        ray_executor.start()
+    except RayUnavailable as exc:
+        raise EvalUsageError(str(exc)) from None
+    return ray_executor
 
 
 def _sandbox(name: str, runner: Runner) -> Sandbox:

@@ -64,6 +64,14 @@ def _open_store(path: str | None) -> Any:
 )
 @click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
 @click.option("--resume", help="Run the attempts of this evaluation not yet recorded.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where attempts run: this machine, or a Ray cluster (pip install 'assay[ray]').",
+)
+@click.option("--ray-address", help="The Ray cluster (default: a Ray started here).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON at the end.")
 def eval_command(
     tasks: tuple[str, ...],
@@ -73,6 +81,8 @@ def eval_command(
     retries: int,
     store_path: str | None,
     resume: str | None,
+    executor: str,
+    ray_address: str | None,
     as_json: bool,
 ) -> None:
     """Run AGENT on every task in TASKS (task folders, or folders of them)."""
@@ -109,6 +119,8 @@ def eval_command(
                 resume=resume,
                 on_start=started,
                 on_record=progress.recorded,
+                executor=executor,
+                ray_address=ray_address,
             )
     except EvalUsageError as exc:
         _fail(str(exc))

@@ -21,10 +21,9 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.eval.failures import Stage, StageError
 from assay.eval.generators import Registry
@@ -35,9 +34,11 @@ from assay.eval.sources import ResolvedSource, resolve_source
 from assay.eval.store import Store, StoreError
 from assay.eval.task import TaskSpec
 from assay.eval.verify_stage import Verification, Verifier
-from assay.process import kill_active_runs
 from assay.sandbox.base import Sandbox, SandboxError, Workspace
 from assay.scratch import make_scratch, remove_scratch
+
+if TYPE_CHECKING:
+    from assay.eval.executors import Executor
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +89,10 @@ class _Try:
         }
 
 
-class Harness:
-    """Runs attempts through the stages and records each in the store."""
+class AttemptMaker:
+    """Makes attempts through the stages (tries included) and hands each back whole; it
+    writes nothing. The harness keeps what it makes; an executor may make them elsewhere
+    (a Ray worker holds one of these, never the store)."""
 
     def __init__(
         self,
@@ -97,89 +100,38 @@ class Harness:
         sandbox: Sandbox,
         runner: Runner,
         verifier: Verifier,
-        store: Store,
         *,
         retries: int = 0,
-        concurrency: int = 1,
     ) -> None:
-        seams = {
-            "registry": registry,
-            "sandbox": sandbox,
-            "runner": runner,
-            "verifier": verifier,
-            "store": store,
-        }
-        missing = [name for name, seam in seams.items() if seam is None]
-        if missing:
-            raise ValueError(f"Harness needs every seam; missing: {', '.join(missing)}")
+        _check_seams(registry=registry, sandbox=sandbox, runner=runner, verifier=verifier)
         if not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
         self.registry = registry
         self.sandbox = sandbox
         self.runner = runner
         self.verifier = verifier
-        self.store = store
         self.retries = retries
-        self.concurrency = concurrency
         self._stopping = threading.Event()
 
-    def run(
-        self,
-        eval_id: str,
-        planned: Sequence[Planned],
-        *,
-        on_record: Callable[[AttemptRecord], None] | None = None,
-    ) -> list[AttemptRecord]:
-        """Run every planned attempt (`concurrency` at a time); each is recorded in the
-        store as it completes. Returns the records in plan order."""
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
 
-        def one(item: Planned) -> AttemptRecord:
-            record = self.attempt(eval_id, item)
-            if on_record is not None:
-                with contextlib.suppress(Exception):  # a display never breaks a run
-                    on_record(record)
-            return record
+    def stop(self) -> None:
+        """Attempts under way stop at their next stage (cleanup still runs)."""
+        self._stopping.set()
 
-        # Probe once, before attempts run side by side (a failed probe is kept, and each
-        # attempt then fails to provision with its message).
-        with contextlib.suppress(SandboxError):
-            self.sandbox.ensure_available()
-        if self.concurrency == 1:
-            return [one(item) for item in planned]
-        pool = ThreadPoolExecutor(max_workers=self.concurrency)
-        try:
-            return list(pool.map(one, planned))
-        except BaseException:
-            # Interrupted: the attempts under way are stopped and left unrecorded (they
-            # did not complete), so `--resume` runs them again; none is scored for it.
-            self._stopping.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            kill_active_runs()
-            raise
-        finally:
-            pool.shutdown(wait=True)
-
-    def attempt(self, eval_id: str, item: Planned) -> AttemptRecord:
-        """One attempt, tried again after an infrastructure error, then stored."""
+    def perform(self, eval_id: str, item: Planned, *, first_try: int = 1) -> AttemptRecord:
+        """One attempt, tried again after an infrastructure error up to try `retries + 1`
+        (numbering from `first_try`: earlier tries were made elsewhere), not stored."""
         started = time.time()
         tries: list[_Try] = []
-        for number in range(1, self.retries + 2):
+        for number in range(first_try, max(first_try, self.retries + 1) + 1):
             tried = self._try(item.task, number)
             tries.append(tried)
             if tried.error is None or self._stopping.is_set():
                 break
-        record = _record(eval_id, item, tries, started)
-        if self._stopping.is_set():
-            return record  # stopped part-way: not complete, so not recorded
-        try:
-            self.store.record_attempt(record)
-        except StoreError as exc:
-            # Not in the store, but never dropped: the caller gets it, with its cause.
-            error = AttemptError(Stage.STORE, "store_write_failed", str(exc))
-            return _as_error(record, error)
-        return record
+        return _record(eval_id, item, tries, started)
 
     def _try(self, spec: TaskSpec, number: int) -> _Try:
         tried = _Try(number, self._stopping)
@@ -248,6 +200,78 @@ class Harness:
             tried.error = AttemptError(
                 tried.error.stage, tried.error.cause, f"{tried.error.message} (and {message})"
             )
+
+
+class Harness(AttemptMaker):
+    """Runs attempts through the stages and records each in the store; its executor says
+    where they run (this process's threads by default)."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        sandbox: Sandbox,
+        runner: Runner,
+        verifier: Verifier,
+        store: Store,
+        *,
+        retries: int = 0,
+        concurrency: int = 1,
+        executor: Executor | None = None,
+    ) -> None:
+        _check_seams(
+            registry=registry, sandbox=sandbox, runner=runner, verifier=verifier, store=store
+        )
+        super().__init__(registry, sandbox, runner, verifier, retries=retries)
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        self.store = store
+        self.concurrency = concurrency
+        if executor is None:
+            from assay.eval.executors.local import LocalExecutor
+
+            executor = LocalExecutor()
+        self.executor = executor
+
+    def run(
+        self,
+        eval_id: str,
+        planned: Sequence[Planned],
+        *,
+        on_record: Callable[[AttemptRecord], None] | None = None,
+    ) -> list[AttemptRecord]:
+        """Run every planned attempt (`concurrency` at a time) on the executor; each is
+        recorded in the store as it completes. Returns the records in plan order."""
+
+        def recorded(record: AttemptRecord) -> None:
+            if on_record is not None:
+                with contextlib.suppress(Exception):  # a display never breaks a run
+                    on_record(record)
+
+        return self.executor.run(self, eval_id, planned, recorded)
+
+    def attempt(self, eval_id: str, item: Planned) -> AttemptRecord:
+        """One attempt, tried again after an infrastructure error, then stored."""
+        record = self.perform(eval_id, item)
+        if self._stopping.is_set():
+            return record  # stopped part-way: not complete, so not recorded
+        return self.keep(record)
+
+    def keep(self, record: AttemptRecord) -> AttemptRecord:
+        """Write a complete attempt to the store (the only writer: executors hand their
+        attempts here). A write that fails makes it an error, returned, never dropped."""
+        try:
+            self.store.record_attempt(record)
+        except StoreError as exc:
+            # Not in the store, but never dropped: the caller gets it, with its cause.
+            error = AttemptError(Stage.STORE, "store_write_failed", str(exc))
+            return _as_error(record, error)
+        return record
+
+
+def _check_seams(**seams: object) -> None:
+    missing = [name for name, seam in seams.items() if seam is None]
+    if missing:
+        raise ValueError(f"Harness needs every seam; missing: {', '.join(missing)}")
 
 
 def _record(eval_id: str, item: Planned, tries: list[_Try], started: float) -> AttemptRecord:

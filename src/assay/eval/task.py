@@ -56,6 +56,10 @@ class Limits:
     wall_s: float = DEFAULT_WALL_S
     tokens: int | None = None
     cost_usd: float | None = None
+    cpus: float | None = None
+    """CPUs an attempt is given room for on a cluster node (`--executor ray`; default 1)."""
+    memory_mb: int | None = None
+    """Memory an attempt is given room for on a cluster node (`--executor ray`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +118,8 @@ class TaskSpec:
                 "wall_s": self.limits.wall_s,
                 "tokens": self.limits.tokens,
                 "cost_usd": self.limits.cost_usd,
+                "cpus": self.limits.cpus,
+                "memory_mb": self.limits.memory_mb,
             },
         }
 
@@ -162,6 +168,8 @@ def load_task(folder: str | Path) -> TaskSpec:
             wall_s=float(limits.get("wall_s", DEFAULT_WALL_S)),
             tokens=limits.get("tokens"),
             cost_usd=limits.get("cost_usd"),
+            cpus=limits.get("cpus"),
+            memory_mb=limits.get("memory_mb"),
         ),
         solution=solution.resolve() if solution.is_file() else None,
     )
