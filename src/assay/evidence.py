@@ -123,7 +123,8 @@ class TestCase:
 
     name: str
     outcome: str
-    """`passed`, `failed`, `error`, `skipped`."""
+    """`passed`, `failed`, `error`, `skipped`, `xfailed` (an expected failure that failed,
+    as marked: pytest's xfail; counted with the skipped)."""
     file: str | None = None
     duration_s: float | None = None
     message: str | None = None

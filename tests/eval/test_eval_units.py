@@ -17,8 +17,12 @@ from assay.eval.runners import NopRunner
 from assay.eval.score import Score
 from assay.eval.store import SCHEMA_VERSION, Store, StoreError
 from assay.eval.task import TaskError, find_task_folders, load_task
-from assay.eval.verify_stage import AssayVerifier, normalize_test_id
+from assay.eval.verify_stage import AssayVerifier, normalize_test_id, outcomes
+from assay.evidence import Check, TestCase, evidence_for
+from assay.parsers.pytest import read_junit
+from assay.report import Report, Status
 from assay.sandbox import LocalSandbox
+from assay.verdict import Cause, Kind
 
 TOML = """\
 schema = "1.0"
@@ -99,6 +103,49 @@ def test_a_language_without_a_generator_is_an_error_of_its_run() -> None:
 
 def test_test_ids_are_compared_in_one_spelling() -> None:
     assert normalize_test_id("tests/test_a.py::test_x") == normalize_test_id("tests.test_a::test_x")
+
+
+def _report_with(*cases: tuple[str, str]) -> Report:
+    check = Check(name="pytest", kind=Kind.TEST, argv=("pytest",))
+    tests = tuple(TestCase(name=name, outcome=outcome) for name, outcome in cases)
+    evidence = evidence_for(check, Cause.EXIT_NONZERO, test_cases=tests)
+    return Report(status=Status.FAILED, checks=(evidence,), note="")
+
+
+def test_an_id_cut_at_its_first_space_stands_for_the_tests_it_cuts_from() -> None:
+    report = _report_with(
+        ("tests.test_t::test_title[david's code-David's Code]", "passed"),
+        ("tests.test_t::test_title[action web-Action Web]", "passed"),
+        ("tests.test_t::test_title[action pack-Action Pack]", "failed"),
+        ("tests.test_t::test_plain", "passed"),
+    )
+    found = outcomes(
+        report,
+        [
+            "tests/test_t.py::test_title[david's",  # as SWE-bench's parser cuts it
+            "tests/test_t.py::test_title[action",  # two tests cut to it: the worst counts
+            "tests/test_t.py::test_title[david's code-David's Code]",
+            "tests/test_t.py::test_title[david's other",  # nothing cuts to it
+            "tests/test_t.py::test_plai",  # a prefix that is no cut at a space
+        ],
+    )
+    assert list(found.values()) == ["passed", "failed", "passed", "not_run", "not_run"]
+
+
+def test_an_expected_failure_is_read_as_such_from_pytests_junit() -> None:
+    xml = (
+        b'<testsuites><testsuite name="pytest">'
+        b'<testcase classname="tests.test_t" name="test_xfail">'
+        b'<skipped type="pytest.xfail" message="known bug"/></testcase>'
+        b'<testcase classname="tests.test_t" name="test_skip">'
+        b'<skipped type="pytest.skip" message="no network"/></testcase>'
+        b"</testsuite></testsuites>"
+    )
+    read = read_junit(xml)
+    assert read is not None
+    counts, cases = read
+    assert [c.outcome for c in cases] == ["xfailed", "skipped"]
+    assert (counts.passed, counts.skipped) == (0, 2)
 
 
 def test_the_harness_refuses_a_missing_seam(tmp_path: Path) -> None:

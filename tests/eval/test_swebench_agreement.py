@@ -28,26 +28,23 @@ pytestmark = pytest.mark.slow
 I1, I2, I3, I4, I5, I6 = (f"jpvanhal__inflection-{n}" for n in range(1, 7))
 #: Every test where the two readers differ, and why: nothing else may differ.
 EXPECTED_BY_DESIGN = {
-    (I3, "gold", "test_inflection.py::test_dasherize_spaces"): "xfail",
     (I3, "gold", "test_inflection.py::test_dasherize_locale"): "skip_line",
     (I4, "gold", "test_inflection.py::test_titleize[david's code-David's Code]"): "space",
     (I4, "gold", "test_inflection.py::test_titleize[active_record-Active Record]"): "space",
     (I4, "unfixed", "test_inflection.py::test_titleize[david's code-David's Code]"): "space",
     (I4, "unfixed", "test_inflection.py::test_titleize[active_record-Active Record]"): "space",
-    (I5, "gold", "test_inflection.py::test_titleize[david's"): "truncated",
-    (I5, "gold", "test_inflection.py::test_titleize[action"): "truncated",
 }
 #: (assay resolved, swebench's resolution) per run.
 EXPECTED_RESOLVED = {
     (I1, "gold"): (True, "RESOLVED_FULL"),
     (I2, "gold"): (True, "RESOLVED_FULL"),
     # A skipped pass-to-pass test: missing for swebench (its skip line has no id),
-    # skipped for assay; an xfail fail-to-pass test: passing for swebench only.
+    # skipped for assay; not passing for either. Its xfail fail-to-pass test passes for both.
     (I3, "gold"): (False, "RESOLVED_NO"),
     # Full ids with spaces: found by assay, missing for swebench's parser.
     (I4, "gold"): (True, "RESOLVED_NO"),
-    # Ids cut at the first space: found by swebench's parser, not by assay.
-    (I5, "gold"): (False, "RESOLVED_FULL"),
+    # Ids cut at the first space, as swebench's parser cuts them: found by both.
+    (I5, "gold"): (True, "RESOLVED_FULL"),
     # A pass-to-pass test the run never has: unresolved for both.
     (I6, "gold"): (False, "RESOLVED_NO"),
     (I1, "unfixed"): (False, "RESOLVED_NO"),
@@ -99,8 +96,8 @@ def test_resolved_status_agrees_but_where_a_test_differs_by_design(
     got = {(r.instance_id, r.run): (r.assay_resolved, r.swebench_resolution) for r in compared}
     assert got == EXPECTED_RESOLVED
     verdicts = {(r.instance_id, r.run): r.resolved_verdict for r in compared}
-    assert verdicts[(I4, "gold")] == verdicts[(I5, "gold")] == "by design"
-    assert {v for k, v in verdicts.items() if k not in {(I4, "gold"), (I5, "gold")}} == {"agree"}
+    assert verdicts[(I4, "gold")] == "by design"
+    assert {v for k, v in verdicts.items() if k != (I4, "gold")} == {"agree"}
 
 
 def test_the_runs_hold_what_the_instances_were_built_to_show(
@@ -115,11 +112,13 @@ def test_the_runs_hold_what_the_instances_were_built_to_show(
     missing = tests[(I6, "gold", "test_inflection.py::test_ordinal_of_thirteens[14]")]
     assert (missing.assay_outcome, missing.swebench_passes) == ("not_run", False)
     xfail = tests[(I3, "gold", "test_inflection.py::test_dasherize_spaces")]
-    assert (xfail.assay_outcome, xfail.swebench_status, xfail.swebench_passes) == (
-        "skipped",
+    assert (xfail.assay_outcome, xfail.swebench_status, xfail.assay_passes) == (
+        "xfailed",
         "XFAIL",
         True,
     )
+    cut = tests[(I5, "gold", "test_inflection.py::test_titleize[david's")]
+    assert (cut.assay_outcome, cut.swebench_status) == ("passed", "PASSED")
 
 
 def test_an_altered_assay_outcome_is_a_disagreement(

@@ -142,6 +142,9 @@ PATCH_RUNNERS = frozenset({"patch", "oracle"})
 
 #: A grading-set test's outcome when it failed, then passed on a rerun (`verify_stage`).
 FLAKY = "flaky"
+#: The outcomes that count as a grading-set test passing: as in SWE-bench's grading, an
+#: expected failure (pytest's xfail) that failed as marked passes; a skipped test does not.
+PASSING = frozenset({"passed", "xfailed"})
 
 
 def resolution(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +168,7 @@ def resolution(attempt: dict[str, Any]) -> dict[str, Any]:
         name: {
             tid: outcome
             for tid in ids
-            if (outcome := (recorded.get(name) or {}).get(tid, "not_run")) != "passed"
+            if (outcome := (recorded.get(name) or {}).get(tid, "not_run")) not in PASSING
         }
         for name, ids in sets.items()
     }

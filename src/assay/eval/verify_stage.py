@@ -174,14 +174,41 @@ def _raise_if_not_run(report: Report) -> None:
 
 def outcomes(report: Report, test_ids: Iterable[str]) -> dict[str, str]:
     """Each test id's outcome in `report` (`not_run` when no check reported it, `flaky`
-    when it failed and then passed on a rerun)."""
+    when it failed and then passed on a rerun).
+
+    An id with no whitespace that names no test may be one cut at its first space, as
+    SWE-bench's log parser cuts pytest's ids (`test_x[a b]` kept as `test_x[a`; published
+    datasets hold many so spelt): it stands for every test whose id cuts to it, and takes
+    the worst of their outcomes."""
     seen: dict[str, str] = {}
     for evidence in report.checks:
         for case in evidence.test_cases:
             seen[normalize_test_id(case.name)] = case.outcome
     for test in flaky_tests(report):
         seen[normalize_test_id(test)] = FLAKY
-    return {tid: seen.get(normalize_test_id(tid), "not_run") for tid in test_ids}
+    by_cut: dict[str, list[str]] = {}
+    for tid, outcome in seen.items():
+        if len(parts := tid.split(maxsplit=1)) > 1:
+            by_cut.setdefault(parts[0], []).append(outcome)
+    found = {}
+    for tid in test_ids:
+        key = normalize_test_id(tid)
+        if key in seen:
+            found[tid] = seen[key]
+        elif key in by_cut and not any(c.isspace() for c in key):
+            found[tid] = min(by_cut[key], key=_rank)
+        else:
+            found[tid] = "not_run"
+    return found
+
+
+#: Outcomes from worst to best, for an id that stands for several tests.
+_OUTCOME_RANK = ("error", "failed", FLAKY, "skipped", "xfailed", "passed")
+
+
+def _rank(outcome: str) -> int:
+    """Where `outcome` stands in `_OUTCOME_RANK`; one it does not know is the worst."""
+    return _OUTCOME_RANK.index(outcome) if outcome in _OUTCOME_RANK else -1
 
 
 def flaky_tests(report: Report) -> tuple[str, ...]:

@@ -129,6 +129,8 @@ def _test_case(
     elif test.outcome == "error":
         counts["errors"] += 1
         ET.SubElement(case, "error", message=message[:500]).text = message
-    elif test.outcome == "skipped":
+    elif test.outcome in ("skipped", "xfailed"):
         counts["skipped"] += 1
-        ET.SubElement(case, "skipped", message=message[:500])
+        skipped = ET.SubElement(case, "skipped", message=message[:500])
+        if test.outcome == "xfailed":
+            skipped.set("type", "pytest.xfail")  # as pytest marks an expected failure

@@ -81,7 +81,13 @@ def to_int(value: object) -> int | None:
     return None
 
 
-_COUNT_KEYS = {"passed": "passed", "failed": "failed", "error": "errors", "skipped": "skipped"}
+_COUNT_KEYS = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "skipped": "skipped",
+    "xfailed": "skipped",  # ran and failed as marked: neither a pass nor a failure
+}
 
 
 def count_cases(cases: Iterable[TestCase], source: str, *, errors: int = 0) -> TestCounts:

@@ -177,7 +177,9 @@ def _case(element: Element) -> TestCase:
         elif tag == "error":
             outcome, message = "error", child.get("message") or (child.text or "")[:500]
         elif tag == "skipped" and outcome == "passed":
-            outcome, message = "skipped", child.get("message")
+            expected_failure = child.get("type") == "pytest.xfail"  # as pytest's junitxml marks it
+            outcome = "xfailed" if expected_failure else "skipped"
+            message = child.get("message")
     try:
         duration = float(element.get("time") or "")
     except ValueError:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError
-from assay.eval.summary import resolution
+from assay.eval.summary import PASSING, resolution
 
 #: The grading sets, as assay's evidence and SWE-bench's reports name them.
 SETS = (("fail_to_pass", "FAIL_TO_PASS"), ("pass_to_pass", "PASS_TO_PASS"))
@@ -40,15 +40,12 @@ SAME_OUTCOME = frozenset(
         ("FAILED", "failed"),
         ("ERROR", "error"),
         ("SKIPPED", "skipped"),
+        ("XFAIL", "xfailed"),
         (None, "not_run"),
     }
 )
 #: Why the two readers differ where they are built differently.
 BY_DESIGN = {
-    "xfail": (
-        "pytest's XFAIL: swebench counts it as passing; JUnit has no xfail, assay reads "
-        "it as skipped and a skipped test does not pass"
-    ),
     "skip_line": (
         "a skip: `pytest -rA` prints `SKIPPED [n] file:line: reason`, without the test id, "
         "and swebench's parser drops that line, so the test is missing for it"
@@ -59,10 +56,6 @@ BY_DESIGN = {
     "space": (
         "an id with whitespace: swebench's parser splits pytest's line at whitespace and "
         "keys the test by its id up to the first space, so the full id is missing for it"
-    ),
-    "truncated": (
-        "an id cut at its first space, as swebench's parser cuts pytest's ids (SWE-bench "
-        "Verified holds hundreds so spelt): swebench finds it, assay matches full ids only"
     ),
     "log_cut": "the output kept in the evidence was cut in the middle; swebench read only part",
 }
@@ -166,7 +159,7 @@ def compare_attempt(
                     grading_set=key,
                     assay_outcome=outcome,
                     swebench_status=status,
-                    assay_passes=outcome == "passed",
+                    assay_passes=outcome in PASSING,
                     swebench_passes=passes,
                     by_design=_why_different(test_id, key, status, outcome, cut),
                 )
@@ -259,16 +252,12 @@ def _swebench_grade(
 def _why_different(
     test_id: str, grading_set: str, status: str | None, outcome: str, cut: bool
 ) -> str:
-    if status == "XFAIL" and outcome == "skipped":
-        return "xfail"
     if status is None and outcome == "skipped":
         return "skip_line"
     if status == "SKIPPED" and grading_set == "PASS_TO_PASS" and outcome == "skipped":
         return "skipped_maintained"
     if status is None and any(c.isspace() for c in test_id):
         return "space"
-    if outcome == "not_run" and test_id.count("[") > test_id.count("]"):
-        return "truncated"
     if status is None and cut:
         return "log_cut"
     return ""
