@@ -97,6 +97,7 @@ def test_a_flaky_fail_to_pass_test_is_named_and_the_attempt_is_not_resolved(
     # Neither a pass nor a fail: INDETERMINATE, not resolved, the test named as flaky.
     assert flaky["outcome"] == "scored" and flaky["status"] == "INDETERMINATE"
     assert flaky["score"] == 0.0
+    assert flaky["tampering"] == []  # a test writing beside itself is no forgery
     assert flaky["tests"]["fail_to_pass"] == {FLAKY_TEST: "flaky"}
     assert flaky["flaky"] == {"fail_to_pass": [FLAKY_TEST], "pass_to_pass": []}
     assert flaky["resolved"] is False
