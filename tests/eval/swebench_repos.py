@@ -37,8 +37,8 @@ def make_instance(repos: Path) -> dict[str, Any]:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
     base = git(repo, "rev-parse", "HEAD")
-    gold = _diff(repo, "calc.py", FIXED)
-    test_patch = _diff(repo, "tests/test_calc.py", NEW_TESTS)
+    gold = git_diff(repo, "calc.py", FIXED)
+    test_patch = git_diff(repo, "tests/test_calc.py", NEW_TESTS)
     return {
         "instance_id": INSTANCE_ID,
         "repo": "acme/calc",
@@ -55,7 +55,7 @@ def make_instance(repos: Path) -> dict[str, Any]:
     }
 
 
-def _diff(repo: Path, path: str, after: str) -> str:
+def git_diff(repo: Path, path: str, after: str) -> str:
     """The patch that turns `path` into `after` (made by git, as the datasets' are)."""
     target = repo / path
     before = target.read_text()

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli import assay, no_traceback
-from tests.eval.swebench_repos import NEW_TESTS, make_instance, write_jsonl
+from tests.eval.swebench_repos import NEW_TESTS, git_diff, make_instance, write_jsonl
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 
@@ -52,7 +51,7 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     flaky = dict(
         steady,
         instance_id=FLAKY_ID,
-        test_patch=_test_patch(root / "repos" / "acme__calc", FLAKY_TESTS),
+        test_patch=git_diff(root / "repos" / "acme__calc", "tests/test_calc.py", FLAKY_TESTS),
     )
     jsonl = write_jsonl(root / "instances.jsonl", [flaky, dict(steady, instance_id=STEADY_ID)])
     out = root / "tasks"
@@ -60,21 +59,6 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     no_traceback(done)
     assert done.returncode == 0, done.stderr
     return out
-
-
-def _test_patch(repo: Path, after: str) -> str:
-    target = repo / "tests" / "test_calc.py"
-    before = target.read_text()
-    target.write_text(after)
-    try:
-        return subprocess.run(
-            ["git", "-C", str(repo), "diff", "--", "tests/test_calc.py"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-    finally:
-        target.write_text(before)
 
 
 def _json(*argv: str) -> Any:
