@@ -107,9 +107,11 @@ def test_ray_gives_the_local_executors_results_attempt_for_attempt(
 SLOW_ON_ONE = "import os, time\nif os.environ['ASSAY_TASK_ID'] == 'calc-1':\n    time.sleep(6)\n"
 
 
-def _ray_worker_running(marker: str) -> int | None:
-    """The pid of the Ray worker process an agent whose command line holds `marker` runs
-    under: up its parent chain (host pids), the first process Ray named `ray::...`."""
+def _ray_worker_running(marker: str, task_id: str = "calc-1") -> int | None:
+    """The pid of the Ray worker process that an agent for `task_id` whose command line
+    holds `marker` runs under: up its parent chain (host pids), the first process Ray
+    named `ray::...`. Every task runs the same agent, so the task is read from the
+    agent's environment: killing another task's worker would test nothing."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -118,6 +120,12 @@ def _ray_worker_running(marker: str) -> int | None:
         except OSError:
             continue
         if marker.encode() not in cmdline:
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"ASSAY_TASK_ID={task_id}".encode() not in environ:
             continue
         pid = int(entry)
         while pid > 1:
