@@ -11,12 +11,17 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from assay.pipeline import VerifyOptions, verify
 from assay.probe import probe
+from assay.probe_record import RACY_WINDOW_NS
+
+#: Long enough for a file written now to be trusted by its stat (the probe record's rule).
+SETTLE_S = RACY_WINDOW_NS / 1e9 + 0.5
 
 #: pyenv's shim, as `pyenv rehash` writes it.
 SHIM = """#!/usr/bin/env bash
@@ -143,3 +148,97 @@ def test_a_system_selection_is_left_to_the_shim(
     # No .python-version above tmp_path: the global file decides, and it says `system`.
     (root / "version").write_text("system\n")
     assert resolve_shim(str(root / "shims" / "python3"), cwd=str(tmp_path), env=os.environ) is None
+
+
+#: pyenv-virtualenv's `which` hook (abridged): it acts only when the version lacks the program.
+GUARDED_HOOK = """# looks up executables for the source version if none is installed in the virtualenv.
+if [ ! -x "${PYENV_COMMAND_PATH}" ]; then
+  version="$(pyenv-version-name)"
+  if [ -f "${PYENV_ROOT}/versions/${version}/bin/activate" ]; then
+    PYENV_COMMAND_PATH="/elsewhere/bin/${PYENV_COMMAND_PATH##*/}"
+  fi
+fi
+"""
+
+
+@pytest.mark.parametrize(
+    ("hook", "resolved"),
+    [
+        (GUARDED_HOOK, True),
+        # Not guarded: it may send every program elsewhere.
+        ('PYENV_COMMAND_PATH="/elsewhere/bin/${PYENV_COMMAND_PATH##*/}"\n', False),
+        # Guarded, but with a statement after the block that runs for every program.
+        (GUARDED_HOOK + 'PYENV_COMMAND_PATH="/elsewhere/python3"\n', False),
+    ],
+    ids=["guarded", "unguarded", "statement-after-the-guard"],
+)
+def test_which_hooks_stop_the_resolution_unless_they_act_only_for_a_missing_program(
+    fake_pyenv: tuple[Path, Path], tmp_path: Path, hook: str, resolved: bool
+) -> None:
+    root, _ = fake_pyenv
+    from assay.pyenv_shim import resolve_shim
+
+    hooks = root / "plugins" / "pyenv-virtualenv" / "etc" / "pyenv.d" / "which"
+    hooks.mkdir(parents=True)
+    (hooks / "system-site-packages.bash").write_text(hook)
+    target = resolve_shim(str(root / "shims" / "python3"), cwd=str(tmp_path), env=os.environ)
+    assert (target is not None) is resolved, target
+
+
+def test_a_version_file_above_only_some_places_the_tree_may_run_from_is_not_followed(
+    fake_pyenv: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, _ = fake_pyenv
+    from assay.pyenv_shim import resolve_shim_anywhere
+
+    shim = str(root / "shims" / "python3")
+    repo = tmp_path / "here" / "repo"
+    repo.mkdir(parents=True)
+    place = tmp_path / "there"
+    place.mkdir()
+
+    def resolve() -> object:
+        return resolve_shim_anywhere(
+            shim, tree=str(repo), cwd=str(repo), env=os.environ, places=[str(place)]
+        )
+
+    assert resolve() is not None  # the global version file, wherever it runs
+    (place / ".python-version").write_text("3.99.0\n")  # seen only from a workspace there
+    assert resolve() is None
+    (repo / ".python-version").write_text("3.99.0\n")  # in the tree: it goes along with it
+    target = resolve()
+    assert target is not None and target.selected_by == str(repo / ".python-version")
+
+
+def _cache_hit_without_a_workspace(repo: Path, tmp_path: Path, mp: pytest.MonkeyPatch) -> bool:
+    """Whether `repo` is answered from the cache when no workspace can be made at all
+    (`$ASSAY_WORKSPACE_DIR` a regular file): only the early key, read before any sandbox
+    exists, can answer then."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    with mp.context() as inner:
+        inner.setenv("ASSAY_WORKSPACE_DIR", str(blocker))
+        again = verify(repo, VerifyOptions(sandbox="local", cache_dir=str(tmp_path / "cache")))
+    return again.record.cached is not None
+
+
+def test_a_cached_verify_through_a_shim_is_answered_before_any_sandbox(
+    fake_pyenv: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through pyenv's shim a cache hit once went the long way (copy the tree, make the
+    sandbox): the early key could not tell which interpreter the shim would pick."""
+    root, log = fake_pyenv
+    repo = make_repo(tmp_path)
+    (repo / ".python-version").unlink()  # the global version file decides
+    time.sleep(SETTLE_S)  # the fake pyenv was written just now: trusted by its stat after this
+    first = verify(repo, VerifyOptions(sandbox="local", cache_dir=str(tmp_path / "cache")))
+    assert first.status.value == "VERIFIED", first.note
+    assert any("pytest" in line for line in executions(log)), "the checks ran through the shim"
+    assert _cache_hit_without_a_workspace(repo, tmp_path, monkeypatch)
+
+    # Another version chosen by the global file (the same interpreter underneath): the
+    # shim's choice is part of the key, so this is no longer answered early.
+    (root / "versions" / "3.98.0").symlink_to(Path(sys.prefix))
+    (root / "version").write_text("3.98.0\n")
+    time.sleep(SETTLE_S)
+    assert not _cache_hit_without_a_workspace(repo, tmp_path, monkeypatch)

@@ -127,12 +127,13 @@ class _Fingerprints(ProbeCache):
         path: str | None = None,
         env: Mapping[str, str] | None = None,
         module: str | None = None,
-        cwd: str | None = None,  # a shim, the one thing that chooses by it, is never vouched for
+        cwd: str | None = None,
     ) -> CheckerId:
         known = toolchain_for(tool)
         toolchain = known or generic_toolchain(tool)
-        binary = self._binary(tool, path, env)
-        inside = self._inside(binary)
+        invoked = self._binary(tool, path, env)
+        binary, choice = self._through_shim(invoked, env, cwd)
+        inside = self._inside(invoked)
         shown = f"<tree>/{inside}" if inside is not None else binary
         if known is None and module is None:
             # Identified by its bytes: those of a file in the tree are in its digest.
@@ -144,7 +145,32 @@ class _Fingerprints(ProbeCache):
         if parts is None or not settled(parts, self._started_ns):
             raise _Unvouched(f"{binary} cannot be pinned down")
         steering = record_key(tool, toolchain, binary, module, env)
-        return CheckerId(tool=tool, version=_digest([steering, parts]), path=shown)
+        return CheckerId(tool=tool, version=_digest([steering, parts, choice]), path=shown)
+
+    def _through_shim(
+        self, binary: str, env: Mapping[str, str] | None, cwd: str | None
+    ) -> tuple[str, list[Any]]:
+        """The binary a pyenv shim at `binary` would run, as the session's probe finds it
+        (`probe._through_shim`) wherever the workspace is made, and what chose it: the
+        shim, the version, and the version file when it lies outside the tree (one inside
+        is in the tree's digest). `binary` itself, and nothing, when it is no shim pyenv's
+        rules can be followed for; `fingerprint` then refuses it as a launcher."""
+        from assay.pyenv_shim import resolve_shim_anywhere
+        from assay.scratch import scratch_places
+
+        target = resolve_shim_anywhere(
+            binary,
+            tree=str(self._root),
+            cwd=cwd or str(self._root),
+            env={**os.environ, **(env or {})},
+            places=[str(place.resolve()) for place in scratch_places()],
+        )
+        if target is None:
+            return binary, []
+        choice = [_identity(binary, self._started_ns), target.version]
+        if target.selected_by != "PYENV_VERSION" and self._inside(target.selected_by) is None:
+            choice.append(_identity(target.selected_by, self._started_ns))
+        return target.binary, choice
 
     def _binary(self, tool: str, path: str | None, env: Mapping[str, str] | None) -> str:
         toolchain = toolchain_for(tool) or generic_toolchain(tool)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: The lines of pyenv's shim (as `pyenv rehash` writes it) that name its root.
@@ -32,8 +32,8 @@ _SHIM_EXEC = re.compile(
 )
 #: The most read of a shim or a version file (real ones are a few hundred bytes).
 READ_MAX_BYTES = 4096
-#: Hooks that may change which version is chosen or which binary answers.
-_CHOOSING_HOOKS = ("version-name", "which")
+#: The most read of a hook (pyenv-virtualenv's largest is about 3 KB).
+HOOK_READ_MAX_BYTES = 16384
 _VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
@@ -51,6 +51,45 @@ class ShimTarget:
 def resolve_shim(path: str, *, cwd: str, env: Mapping[str, str]) -> ShimTarget | None:
     """The binary the pyenv shim at `path` would run from `cwd` under `env`; None when
     `path` is not a pyenv shim or its choice is not followed exactly here."""
+    return _resolve(path, env, lambda root: _version_file(root, cwd, env))
+
+
+def resolve_shim_anywhere(
+    path: str, *, tree: str, cwd: str, env: Mapping[str, str], places: Sequence[str]
+) -> ShimTarget | None:
+    """The binary the pyenv shim at `path` would run from `cwd` (inside `tree`) wherever
+    the tree is run from: in place, or copied to a fresh directory under any of `places`
+    (a workspace). None when the answer depends on where (a `.python-version` above the
+    tree that is not above every place, or the other way round), or is not followed here.
+
+    A version file inside the tree goes wherever the tree does; above it, pyenv would see
+    the host's directories of wherever the run happens, so every such start must agree."""
+    if env.get("PYENV_DIR") and not env.get("PYENV_VERSION"):
+        return None  # pyenv would search from a directory of the host's choosing first
+
+    def version_file(root: str) -> str | None:
+        inside = _first_version_file(cwd, ceiling=tree)
+        if inside is not None:
+            return inside
+        above = {_first_version_file(start) for start in (os.path.dirname(tree), *places)}
+        if len(above) != 1:
+            raise _DependsOnPlace
+        (found,) = above
+        return found or _global_version_file(root)
+
+    try:
+        return _resolve(path, env, version_file)
+    except _DependsOnPlace:
+        return None
+
+
+class _DependsOnPlace(Exception):
+    """Which version a shim picks depends on where the tree runs from."""
+
+
+def _resolve(
+    path: str, env: Mapping[str, str], version_file: Callable[[str], str | None]
+) -> ShimTarget | None:
     shim_dir = os.path.dirname(os.path.abspath(path))
     if os.path.basename(shim_dir) != "shims":
         return None
@@ -63,7 +102,7 @@ def resolve_shim(path: str, *, cwd: str, env: Mapping[str, str]) -> ShimTarget |
     root = os.fsdecode(named["root"])
     if shim_dir != os.path.join(root, "shims") or _has_choosing_hooks(root, env):
         return None
-    chosen = _chosen_version(root, cwd, env)
+    chosen = _chosen_version(root, env, version_file)
     if chosen is None:
         return None
     version, selected_by = chosen
@@ -73,18 +112,20 @@ def resolve_shim(path: str, *, cwd: str, env: Mapping[str, str]) -> ShimTarget |
     return ShimTarget(binary=binary, version=version, selected_by=selected_by)
 
 
-def _chosen_version(root: str, cwd: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+def _chosen_version(
+    root: str, env: Mapping[str, str], version_file: Callable[[str], str | None]
+) -> tuple[str, str] | None:
     named = env.get("PYENV_VERSION", "")
     if named:
         versions, selected_by = named.split(":"), "PYENV_VERSION"
     else:
-        version_file = _version_file(root, cwd, env)
-        if version_file is None:
+        found = version_file(root)
+        if found is None:
             return None
-        text = _read_small(version_file)
+        text = _read_small(found)
         if text is None:
             return None
-        versions, selected_by = _versions_in(text), version_file
+        versions, selected_by = _versions_in(text), found
     first = versions[0] if versions else "system"
     if first == "system" or not _VERSION_NAME.match(first):
         return None
@@ -97,16 +138,28 @@ def _version_file(root: str, cwd: str, env: Mapping[str, str]) -> str | None:
     if starts[0] != cwd:
         starts.append(cwd)
     for start in starts:
-        directory = os.path.abspath(start)
-        while True:
-            candidate = os.path.join(directory, ".python-version")
-            if os.path.isfile(candidate):  # as pyenv's `-f`: a dangling link is passed over
-                return candidate
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                break
-            directory = parent
-    return os.path.join(root, "version") if os.path.exists(os.path.join(root, "version")) else None
+        found = _first_version_file(start)
+        if found is not None:
+            return found
+    return _global_version_file(root)
+
+
+def _first_version_file(start: str, *, ceiling: str | None = None) -> str | None:
+    """The first `.python-version` from `start` upwards (to `ceiling`, inclusive)."""
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, ".python-version")
+        if os.path.isfile(candidate):  # as pyenv's `-f`: a dangling link is passed over
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory or directory == ceiling:
+            return None
+        directory = parent
+
+
+def _global_version_file(root: str) -> str | None:
+    path = os.path.join(root, "version")
+    return path if os.path.exists(path) else None
 
 
 def _versions_in(text: bytes) -> list[str]:
@@ -120,7 +173,10 @@ def _versions_in(text: bytes) -> list[str]:
 
 
 def _has_choosing_hooks(root: str, env: Mapping[str, str]) -> bool:
-    """Whether a hook directory pyenv searches holds hooks that may change the choice."""
+    """Whether a hook directory pyenv searches holds hooks that may change the choice.
+    A `which` hook wholly inside `if [ ! -x "${PYENV_COMMAND_PATH}" ]` acts only when the
+    chosen version lacks the program, and `_resolve` never follows that case: such hooks
+    (pyenv-virtualenv's, installed with pyenv by its installer) are no obstacle."""
     dirs = [*env.get("PYENV_HOOK_PATH", "").split(":"), os.path.join(root, "pyenv.d")]
     dirs += ["/usr/local/etc/pyenv.d", "/etc/pyenv.d", "/usr/lib/pyenv/hooks"]
     plugins = os.path.join(root, "plugins")
@@ -128,11 +184,50 @@ def _has_choosing_hooks(root: str, env: Mapping[str, str]) -> bool:
         dirs += [os.path.join(plugins, p, "etc", "pyenv.d") for p in os.listdir(plugins)]
     except OSError:
         pass
-    return any(os.path.isdir(os.path.join(d, hook)) for d in dirs if d for hook in _CHOOSING_HOOKS)
+    for directory in filter(None, dirs):
+        if os.path.isdir(os.path.join(directory, "version-name")):
+            return True
+        which = os.path.join(directory, "which")
+        try:
+            hooks = os.listdir(which)
+        except OSError:
+            continue
+        if not all(_only_for_a_missing_program(os.path.join(which, h)) for h in hooks):
+            return True
+    return False
 
 
-def _read_small(path: str) -> bytes | None:
-    """At most `READ_MAX_BYTES` of a regular file (a version file may be the repository's:
+#: The guard of a `which` hook that acts only when the version lacks the program.
+_MISSING_PROGRAM_GUARD = re.compile(r'^if \[ ! -x "\$\{?PYENV_COMMAND_PATH\}?" \]( &&.*)?; then$')
+#: Shell words that open and close a block (a hook's code is plain lines of them).
+_OPENS, _CLOSES = re.compile(r"^(if|case|for|while|until)\b"), re.compile(r"^(fi|esac|done)\b")
+
+
+def _only_for_a_missing_program(hook: str) -> bool:
+    """Whether every statement of the `which` hook at `hook` sits inside one leading
+    `if [ ! -x "${PYENV_COMMAND_PATH}" ]` block (read, never run; anything else: False)."""
+    if not hook.endswith(".bash"):
+        return True  # pyenv sources only `*.bash` hooks
+    text = _read_small(hook, limit=HOOK_READ_MAX_BYTES)
+    if text is None:
+        return False
+    lines = [
+        line.strip()
+        for line in text.decode("utf-8", "replace").splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+    if not lines or _MISSING_PROGRAM_GUARD.match(lines[0]) is None:
+        return not lines
+    depth = 0
+    for number, line in enumerate(lines):
+        depth += bool(_OPENS.match(line)) - bool(_CLOSES.match(line))
+        if depth == 0 and number != len(lines) - 1:
+            return False  # a statement after the guarded block runs for every program
+    return depth == 0
+
+
+def _read_small(path: str, *, limit: int = READ_MAX_BYTES) -> bytes | None:
+    """A regular file of at most `limit` bytes (a version file may be the repository's:
     opened without blocking, so a FIFO put there cannot hang us), or None."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -141,7 +236,8 @@ def _read_small(path: str) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return os.read(fd, READ_MAX_BYTES)
+        data = os.read(fd, limit + 1)
+        return None if len(data) > limit else data
     except OSError:
         return None
     finally:
