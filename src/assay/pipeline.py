@@ -25,7 +25,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +87,10 @@ class VerifyOptions:
     """Run a failed test check's failing tests again, up to this many times, each in a fresh
     process (`assay.reruns`): one that passes on a rerun is flaky, and a check whose every
     failure is flaky is INDETERMINATE, naming them. 0: no reruns."""
+    rerun_only: Callable[[str], bool] | None = None
+    """Of the failing tests, only those this says yes to (given the name their runner
+    reported) are run again; None: every one. A grader's choice, used with `base`, which
+    never reads the verdict cache: it is no part of a cache key."""
 
     @property
     def plants_canaries(self) -> bool:
@@ -444,6 +448,7 @@ class _Run:
                 session,
                 evidence,
                 self.options.rerun_failures,
+                only=self.options.rerun_only,
                 env=env,
                 expires=self.expires,
                 prepare=self._with_caches,

@@ -90,6 +90,8 @@ class Reruns:
     """The failing tests, by the name the first run reported."""
     checks: tuple[Check, ...] = ()
     not_rerun: str = ""
+    left_out: tuple[str, ...] = ()
+    """Failing tests not asked to be rerun (`only`): failures that stand."""
 
 
 @dataclass(slots=True)
@@ -98,6 +100,7 @@ class _Tally:
 
     asked: int
     tests: tuple[str, ...]
+    left_out: tuple[str, ...] = ()
     runs: list[dict[str, Any]] = field(default_factory=list)
     passed: set[str] = field(default_factory=set)
 
@@ -129,6 +132,7 @@ class _Tally:
             "runs": self.runs,
             "flaky": [t for t in self.tests if t in self.passed],
             "failing": [t for t in self.tests if t not in self.passed],
+            "left_out": list(self.left_out),
             "not_rerun": None,
         }
 
@@ -141,9 +145,12 @@ def rerun_failures(
     env: Mapping[str, str] | None = None,
     expires: float | None = None,
     prepare: Callable[[Sequence[Check]], Sequence[Check]] = lambda checks: checks,
+    only: Callable[[str], bool] | None = None,
 ) -> list[Evidence]:
     """`evidence` with each failed test check's failing tests rerun up to `times` times in
-    `session` (`prepare` lays the session's caches over the rerun checks) and judged."""
+    `session` (`prepare` lays the session's caches over the rerun checks) and judged;
+    `only`: which failing tests may be rerun (a grader's test sets), None: all. A failing
+    test it leaves out stays a failure of its check."""
     if times <= 0:
         return evidence
     helper: Path | None = None
@@ -156,11 +163,12 @@ def rerun_failures(
             continue
         if helper is None and done.check.tool == "pytest":
             helper = _write_plugin(session.reports)
-        reruns = rerun_checks(done, helper or session.reports)
+        reruns = rerun_checks(done, helper or session.reports, only)
         if not reruns.checks:
-            judged.append(_with_reruns(done, {"asked": times, "not_rerun": reruns.not_rerun}))
+            record = {"asked": times, "left_out": list(reruns.left_out)}
+            judged.append(_with_reruns(done, {**record, "not_rerun": reruns.not_rerun}))
             continue
-        tally = _Tally(times, reruns.tests)
+        tally = _Tally(times, reruns.tests, left_out=reruns.left_out)
         for _ in range(times):
             tally.add(session.run(prepare(reruns.checks), env=env, expires=expires))
             if tally.settled:
@@ -169,13 +177,23 @@ def rerun_failures(
     return judged
 
 
-def rerun_checks(evidence: Evidence, helper: Path) -> Reruns:
-    """The checks that run `evidence`'s failing tests again; `helper`: where the pytest
-    plugin is (outside the workspace, readable in the sandbox)."""
-    check = evidence.check
+def rerun_checks(
+    evidence: Evidence, helper: Path, only: Callable[[str], bool] | None = None
+) -> Reruns:
+    """The checks that run `evidence`'s failing tests (those `only` selects) again;
+    `helper`: where the pytest plugin is (outside the workspace, readable in the sandbox)."""
     failing = [c.name for c in evidence.test_cases if c.outcome in _FAILED]
     if not failing:
         return Reruns(not_rerun="no failing test was named: nothing to run again")
+    left_out = tuple(dict.fromkeys(n for n in failing if only is not None and not only(n)))
+    failing = [n for n in failing if n not in left_out]
+    if not failing:
+        return Reruns(left_out=left_out, not_rerun="no failing test is one asked to be rerun")
+    return replace(_runner_reruns(evidence.check, failing, helper), left_out=left_out)
+
+
+def _runner_reruns(check: Check, failing: Sequence[str], helper: Path) -> Reruns:
+    """The checks that run `failing` again, as `check`'s runner selects tests."""
     if check.tool == "pytest":
         tests = tuple(dict.fromkeys(failing))
         return Reruns(tests, (_pytest_rerun(check, tests, helper),))
@@ -376,7 +394,7 @@ def _judge(evidence: Evidence, tally: _Tally) -> Evidence:
     if not flaky:
         return _with_reruns(evidence, record)
     named = _named(flaky)
-    if failing or _unnamed_failures(evidence, tally.tests):
+    if failing or tally.left_out or _unnamed_failures(evidence, tally.tests):
         note = f"{evidence.note} " if evidence.note else ""
         note += f"Flaky (failed, then passed on a rerun): {named}."
         return replace(_with_reruns(evidence, record), note=note)

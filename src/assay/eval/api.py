@@ -46,6 +46,7 @@ def run_eval(
     epochs: int = 1,
     concurrency: int = 1,
     retries: int = 0,
+    rerun_failures: int | None = None,
     store: Store | str | Path | None = None,
     resume: str | None = None,
     sandbox: str = "auto",
@@ -64,7 +65,8 @@ def run_eval(
     with. `runner`, `verifier`, `registry` and `workspace_sandbox` replace the seams built
     from `agent` and `sandbox`. `on_start(eval_id, attempts_to_run)` is called before the
     first attempt. `executor` says where attempts run: `local` (this process's threads)
-    or `ray` (the Ray cluster at `ray_address`, else one started here)."""
+    or `ray` (the Ray cluster at `ray_address`, else one started here). `rerun_failures`
+    overrides every task's own (None: each task's)."""
     opened = store if isinstance(store, Store) else Store(store)
     closing: list[Executor] = []
     try:
@@ -79,12 +81,15 @@ def run_eval(
             agent = info.agent
             epochs = int(info.config["epochs"])
             sandbox = str(info.config.get("sandbox", sandbox))
+            rerun_failures = info.config.get("rerun_failures")
             eval_id = info.id
         else:
             _check_counts(epochs=epochs)
             specs = _load(tasks)
             eval_id = ""
         _check_counts(concurrency=concurrency, retries=retries)
+        if rerun_failures is not None:
+            _check_counts(rerun_failures=rerun_failures)
         try:
             chosen = runner or runner_for(agent)
         except AgentSpecError as exc:
@@ -95,14 +100,20 @@ def run_eval(
             registry or default_registry(),
             workspace_sandbox or _sandbox(sandbox, chosen),
             chosen,
-            verifier or AssayVerifier(sandbox),
+            verifier or AssayVerifier(sandbox, rerun_failures),
             opened,
             retries=retries,
             concurrency=concurrency,
             executor=where,
         )
         if not eval_id:
-            config = {"epochs": epochs, "sandbox": sandbox, "planned": epochs * len(specs)}
+            config: dict[str, Any] = {
+                "epochs": epochs,
+                "sandbox": sandbox,
+                "planned": epochs * len(specs),
+            }
+            if rerun_failures is not None:
+                config["rerun_failures"] = rerun_failures
             eval_id = opened.create_eval(agent, config, [s.to_dict() for s in specs])
         try:
             with holding(opened.path, eval_id):
@@ -145,7 +156,7 @@ def _load(tasks: Sequence[str | Path]) -> list[TaskSpec]:
 
 
 def _check_counts(**counts: int) -> None:
-    least = {"epochs": 1, "concurrency": 1, "retries": 0}
+    least = {"epochs": 1, "concurrency": 1, "retries": 0, "rerun_failures": 0}
     for name, value in counts.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < least[name]:
             raise EvalUsageError(f"{name} must be an integer >= {least[name]}, got {value!r}")

@@ -62,6 +62,14 @@ def _open_store(path: str | None) -> Any:
     show_default=True,
     help="Tries again after an infrastructure error (never after a score).",
 )
+@click.option(
+    "--rerun-failures",
+    type=click.IntRange(min=0, max=10),
+    default=None,
+    help="Run each failing grading-set test again up to N times, in a fresh process, "
+    "before it counts (0: never); one that passes on a rerun is flaky. Default: each "
+    "task's rerun_failures (2 unless it says).",
+)
 @click.option("--store", "store_path", help="The SQLite store (default: assay's cache dir).")
 @click.option("--resume", help="Run the attempts of this evaluation not yet recorded.")
 @click.option(
@@ -79,6 +87,7 @@ def eval_command(
     epochs: int,
     concurrency: int,
     retries: int,
+    rerun_failures: int | None,
     store_path: str | None,
     resume: str | None,
     executor: str,
@@ -115,6 +124,7 @@ def eval_command(
                 epochs=epochs,
                 concurrency=concurrency,
                 retries=retries,
+                rerun_failures=rerun_failures,
                 store=store,
                 resume=resume,
                 on_start=started,

@@ -7,8 +7,9 @@ task's protected paths left out, and that copy is verified by `assay.verify` wit
 base. What it says is recorded as it is (status, tampering signals, per-test outcomes of
 the task's fail-to-pass and pass-to-pass sets); grading is another stage's job.
 
-Failing tests are run again (the task's `rerun_failures`, default 2, each rerun in a fresh
-process: `assay.reruns`) before anything is recorded: a grading-set test that failed and
+Failing tests are run again (the task's `rerun_failures`, default 2, or `assay eval
+--rerun-failures N`; each rerun in a fresh process: `assay.reruns`) before anything is
+recorded, those of the grading sets only when the task has them: a grading-set test that failed and
 then passed on a rerun has the outcome `flaky`, which is neither a pass nor a failure, and
 every flaky test the reruns found is named in `flaky`.
 
@@ -19,7 +20,7 @@ never a failed verification.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,10 +28,24 @@ from typing import Any, Protocol
 from assay.eval.change import Change, GitFailed, apply_change, fresh_base, take_change
 from assay.eval.failures import Stage, StageError
 from assay.eval.sources import ResolvedSource
+from assay.eval.swebench.grading_ids import GradingIds, normalize_test_id
 from assay.eval.task import TaskSpec
 from assay.report import Report, signal_line, tampering_counted
 from assay.sandbox.provision import CopyFailed
 from assay.verdict import Cause, Status
+
+__all__ = [
+    "COULD_NOT_RUN",
+    "FLAKY",
+    "NOT_APPLICABLE",
+    "AssayVerifier",
+    "Verification",
+    "Verifier",
+    "flaky_tests",
+    "normalize_test_id",
+    "outcomes",
+    "tampering_seen",
+]
 
 #: Causes that mean a check could not be run at all: the verifier's failure, not the agent's.
 COULD_NOT_RUN = frozenset({Cause.START_FAILED, Cause.SANDBOX_UNAVAILABLE, Cause.TOOLCHAIN_MISSING})
@@ -123,6 +138,7 @@ class AssayVerifier:
                 timeout_s=task.verify_timeout_s,
                 install=task.install,
                 rerun_failures=reruns,
+                rerun_only=_grading_set(task),
             )
             report = verify(repo, options)
         except VerifyUsageError as exc:
@@ -141,6 +157,13 @@ class AssayVerifier:
             change=change,
             report=report.to_dict(),
         )
+
+
+def _grading_set(task: TaskSpec) -> Callable[[str], bool] | None:
+    """Which failing tests are run again: a task graded by its test sets reruns theirs only
+    (a failure outside them decides nothing); one without reruns every failing test."""
+    ids = (*task.fail_to_pass, *task.pass_to_pass)
+    return GradingIds(ids).selects if ids else None
 
 
 def tampering_seen(report: Report) -> list[str]:
@@ -174,41 +197,14 @@ def _raise_if_not_run(report: Report) -> None:
 
 def outcomes(report: Report, test_ids: Iterable[str]) -> dict[str, str]:
     """Each test id's outcome in `report` (`not_run` when no check reported it, `flaky`
-    when it failed and then passed on a rerun).
-
-    An id with no whitespace that names no test may be one cut at its first space, as
-    SWE-bench's log parser cuts pytest's ids (`test_x[a b]` kept as `test_x[a`; published
-    datasets hold many so spelt): it stands for every test whose id cuts to it, and takes
-    the worst of their outcomes."""
+    when it failed and then passed on a rerun), matched as `GradingIds` matches them."""
     seen: dict[str, str] = {}
     for evidence in report.checks:
         for case in evidence.test_cases:
-            seen[normalize_test_id(case.name)] = case.outcome
+            seen[case.name] = case.outcome
     for test in flaky_tests(report):
-        seen[normalize_test_id(test)] = FLAKY
-    by_cut: dict[str, list[str]] = {}
-    for tid, outcome in seen.items():
-        if len(parts := tid.split(maxsplit=1)) > 1:
-            by_cut.setdefault(parts[0], []).append(outcome)
-    found = {}
-    for tid in test_ids:
-        key = normalize_test_id(tid)
-        if key in seen:
-            found[tid] = seen[key]
-        elif key in by_cut and not any(c.isspace() for c in key):
-            found[tid] = min(by_cut[key], key=_rank)
-        else:
-            found[tid] = "not_run"
-    return found
-
-
-#: Outcomes from worst to best, for an id that stands for several tests.
-_OUTCOME_RANK = ("error", "failed", FLAKY, "skipped", "xfailed", "passed")
-
-
-def _rank(outcome: str) -> int:
-    """Where `outcome` stands in `_OUTCOME_RANK`; one it does not know is the worst."""
-    return _OUTCOME_RANK.index(outcome) if outcome in _OUTCOME_RANK else -1
+        seen[test] = FLAKY
+    return GradingIds(test_ids).outcomes(seen)
 
 
 def flaky_tests(report: Report) -> tuple[str, ...]:
@@ -219,17 +215,3 @@ def flaky_tests(report: Report) -> tuple[str, ...]:
         if isinstance(reruns, Mapping):
             found += [str(t) for t in reruns.get("flaky") or ()]
     return tuple(dict.fromkeys(found))
-
-
-def normalize_test_id(test_id: str) -> str:
-    """One spelling for a test id, pytest's JUnit one: `tests/test_a.py::T::test_x` (as
-    SWE-bench names it) and `tests.test_a.T::test_x` (as runners report it) name the
-    same test; a parameter's `[...]` is kept as it is."""
-    path, bracket, params = test_id.partition("[")
-    parts = path.split("::")
-    parts[0] = parts[0].removesuffix(".py").replace("/", ".")
-    if len(parts) > 1:
-        path = ".".join(parts[:-1]) + "::" + parts[-1]
-    else:
-        path = parts[0]
-    return f"{path}{bracket}{params}"
