@@ -677,3 +677,23 @@ jobs:
     assert where["pytest"] == "."  # each step starts where the job does
     assert "go vet ./..." not in where
     assert any("cd" in d.reason for d in dropped if d.what.startswith("go vet"))
+
+
+def test_the_test_file_search_follows_links_only_inside_the_repository(tmp_path: Path) -> None:
+    """The search for a Python test file lists each directory once and takes each entry's
+    kind from the listing; a symlink still counts only when it leads inside the root."""
+    from assay.discovery.fallback import test_file_anywhere
+    from assay.discovery.files import RepoFiles
+
+    outside = tmp_path / "outside"
+    (outside / "suite").mkdir(parents=True)
+    (outside / "suite" / "test_elsewhere.py").write_text("def test_x(): pass\n")
+    (outside / "test_linked.py").write_text("def test_x(): pass\n")
+    repo = tmp_path / "repo"
+    (repo / "pkg" / "deep").mkdir(parents=True)
+    os.symlink(outside / "suite", repo / "aaa_suite")  # a directory outside: not searched
+    os.symlink(outside / "test_linked.py", repo / "test_linked.py")  # a file outside: no
+    assert test_file_anywhere(RepoFiles(str(repo))) is None
+    (repo / "pkg" / "deep" / "test_inner.py").write_text("def test_x(): pass\n")
+    os.symlink("pkg", repo / "aaa_pkg")  # a directory inside: searched like any other
+    assert test_file_anywhere(RepoFiles(str(repo))) == "aaa_pkg/deep/test_inner.py"

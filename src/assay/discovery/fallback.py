@@ -67,11 +67,11 @@ def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None
             visited += 1
             if visited > TEST_SEARCH_MAX_DIRS:
                 return None
-            for name in files.list_dir(directory):
+            for name, kind in files.list_kinds(directory):
                 path = name if directory == "." else f"{directory}/{name}"
-                if _is_test_file(name) and files.is_file(path):
+                if _is_test_file(name) and kind == "file":
                     return path
-                if _pytest_skips(name) or path in skipped or not files.is_dir(path):
+                if _pytest_skips(name) or path in skipped or kind != "dir":
                     continue
                 if not files.lexists(f"{path}/pyvenv.cfg"):
                     below.append(path)

@@ -76,6 +76,35 @@ class RepoFiles:
             return []
         return sorted(names)
 
+    def list_kinds(self, rel: str = ".") -> list[tuple[str, str]]:
+        """`list_dir` with each entry's kind: "dir", "file" or "other". The kind comes
+        from the listing itself (no call per entry), except for a symlink, which counts
+        as what it leads to only when that stays inside the root (`is_dir`, `is_file`)."""
+        real = self._inside(rel)
+        if real is None:
+            return []
+        kinds: list[tuple[str, str]] = []
+        try:
+            with os.scandir(real) as entries:
+                for entry in entries:
+                    kinds.append((entry.name, self._kind(entry, rel)))
+                    if len(kinds) >= MAX_DIR_ENTRIES:
+                        break
+        except OSError:
+            return []
+        return sorted(kinds)
+
+    def _kind(self, entry: os.DirEntry[str], rel: str) -> str:
+        try:
+            if entry.is_symlink():
+                path = entry.name if rel == "." else f"{rel}/{entry.name}"
+                return "dir" if self.is_dir(path) else "file" if self.is_file(path) else "other"
+            if entry.is_dir(follow_symlinks=False):
+                return "dir"
+            return "file" if entry.is_file(follow_symlinks=False) else "other"
+        except OSError:
+            return "other"
+
     def read_text(self, rel: str) -> str | None:
         """The UTF-8 text of a file, None when absent; `UnreadableFile` when it cannot be used."""
         if rel in self._text:
