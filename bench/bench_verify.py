@@ -170,31 +170,34 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     )
 
 
+def cache_hit_s(repo: Path, env: dict[str, str], repeat: int) -> float:
+    """The median time of `assay verify` on `repo` answered from the cache (checked)."""
+
+    def verify() -> dict[str, Any]:
+        done = subprocess.run(
+            [ASSAY, "verify", "--json", str(repo)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return json.loads(done.stdout)
+
+    first = verify()
+    if first["status"] != "VERIFIED":
+        raise SystemExit(f"assay verify {repo.name}: {first['status']}: {first['note']}")
+    time.sleep(3.5)  # files written just now are hashed again, not trusted by their stat
+    verify()  # remembers their digests
+    if "cached" not in verify().get("extra", {}):
+        raise SystemExit(f"assay verify {repo.name}: the run after a stored one was not a hit")
+    return median_of(repeat, verify)
+
+
 def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -> None:
     """A cache hit on the small repository and on the same with 5,000 more files: a hit
     should cost the same whatever the tree's size (it is answered before any workspace is
-    made; the tree is keyed by a stat per file). Baseline: `python -c pass`."""
-
-    def hit_on(repo: Path) -> float:
-        def verify() -> dict[str, Any]:
-            done = subprocess.run(
-                [ASSAY, "verify", "--json", str(repo)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            return json.loads(done.stdout)
-
-        first = verify()
-        if first["status"] != "VERIFIED":
-            raise SystemExit(f"assay verify {repo.name}: {first['status']}: {first['note']}")
-        time.sleep(3.5)  # files written just now are hashed again, not trusted by their stat
-        verify()  # remembers their digests
-        if "cached" not in verify().get("extra", {}):
-            raise SystemExit(f"assay verify {repo.name}: the run after a stored one was not a hit")
-        return median_of(repeat, verify)
-
+    made; the tree is keyed by a stat per file). Baseline: `python -c pass`. Then the small
+    repository's hit with `python3` a pyenv shim (as on many developers' machines)."""
     small = scratch / "hit-small"
     make_repo(small)
     large = scratch / "hit-5000"
@@ -203,11 +206,15 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
         data = large / "assets" / f"d{i // 500:02d}" / f"f{i:05d}.txt"
         data.parent.mkdir(parents=True, exist_ok=True)
         data.write_text(f"asset {i}\n")
+    flat = scratch / "hit-5000-flat"  # the same count in one directory
+    make_repo(flat)
+    for i in range(5000 - len(list(flat.rglob("*")))):
+        (flat / "assets").mkdir(exist_ok=True)
+        (flat / "assets" / f"f{i:05d}.txt").write_text(f"asset {i}\n")
     python_s = median_of(
         repeat, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
     )
-    small_s = hit_on(small)
-    large_s = hit_on(large)
+    small_s = cache_hit_s(small, env, repeat)
 
     def files(repo: Path) -> int:
         return sum(1 for p in repo.rglob("*") if p.is_file())
@@ -217,10 +224,61 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
         f"  {files(small):5d} files   {small_s * 1000:8.0f} ms"
         f"   ratio {small_s / python_s:5.2f}x python -c pass"
     )
-    print(
-        f"  {files(large):5d} files   {large_s * 1000:8.0f} ms   ratio {large_s / python_s:5.2f}x"
-        f" python -c pass, {large_s / small_s:5.2f}x the small tree's hit"
+    for label, repo in (("in 10 dirs", large), ("in one dir", flat)):
+        took = cache_hit_s(repo, env, repeat)
+        print(
+            f"  {files(repo):5d} files {label}  {took * 1000:8.0f} ms   ratio"
+            f" {took / python_s:5.2f}x python -c pass, {took / small_s:5.2f}x the small tree's hit"
+        )
+    shimmed = scratch / "hit-shim"
+    make_repo(shimmed)
+    shim_env = with_pyenv_shim(scratch / "pyenv", env)
+    shim_s = cache_hit_s(shimmed, shim_env, repeat)
+    done = subprocess.run(
+        [ASSAY, "verify", "--json", str(shimmed)], env=shim_env, capture_output=True, check=False
     )
+    if not any(
+        "/versions/3.99.0/" in c["checker"]["path"] for c in json.loads(done.stdout)["checks"]
+    ):
+        raise SystemExit("the shimmed repository's checks did not run through the pyenv shim")
+    print(
+        f"  python3 a pyenv shim  {shim_s * 1000:8.0f} ms   ratio {shim_s / small_s:5.2f}x"
+        " the small tree's hit without one"
+    )
+
+
+#: pyenv's shim as `pyenv rehash` writes it, and a `pyenv exec` choosing as pyenv does.
+PYENV_SHIM = """#!/usr/bin/env bash
+set -e
+program="${{0##*/}}"
+export PYENV_ROOT="{root}"
+exec "{root}/libexec/pyenv" exec "$program" "$@"
+"""
+PYENV_EXEC = """#!/bin/sh
+shift
+program="$1"; shift
+dir="$PWD"
+while [ -n "$dir" ] && [ ! -f "$dir/.python-version" ]; do dir="${{dir%/*}}"; done
+if [ -f "$dir/.python-version" ]; then file="$dir/.python-version"; else file="{root}/version"; fi
+exec "{root}/versions/$(head -n 1 "$file")/bin/$program" "$@"
+"""
+
+
+def with_pyenv_shim(root: Path, env: dict[str, str]) -> dict[str, str]:
+    """`env` with a pyenv root's shims first on PATH; its one version is this interpreter's
+    environment, chosen by the global version file."""
+    for name in ("shims", "libexec", "versions"):
+        (root / name).mkdir(parents=True)
+    (root / "versions" / "3.99.0").symlink_to(Path(sys.prefix))
+    (root / "version").write_text("3.99.0\n")
+    for path, text in (
+        (root / "shims" / "python3", PYENV_SHIM),
+        (root / "libexec" / "pyenv", PYENV_EXEC),
+    ):
+        path.write_text(text.format(root=root))
+        path.chmod(0o755)
+    time.sleep(2.5)  # a binary changed just now is not trusted by its stat
+    return {**env, "PATH": f"{root / 'shims'}{os.pathsep}{env['PATH']}", "PYENV_ROOT": str(root)}
 
 
 #: Repository -> Any measurement, on each of the two repositories in a fresh scratch.
