@@ -78,6 +78,13 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
         return Cause.EXIT_NONZERO
     if (
         check.kind is Kind.TEST
+        and parsed.hung_tests
+        and not (tests is not None and tests.any_failed)
+    ):
+        # The runner stopped a hanging test at its own deadline: a timeout, as if ours.
+        return Cause.TIMEOUT
+    if (
+        check.kind is Kind.TEST
         and tests is not None
         and tests.executed > 0
         and not tests.any_failed
@@ -136,6 +143,12 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
             return f"{argv0} was not found: install it or put it on PATH."
         case Cause.START_FAILED:
             return f"{argv0} could not be started: {result.start_error}."
+        case Cause.TIMEOUT if parsed.hung_tests and not result.timed_out:
+            hung = ", ".join(parsed.hung_tests[:5])
+            return (
+                f"{check.name}: {hung} did not finish within the runner's per-test timeout "
+                "(a hang, not a failure); raise the timeout if it is just slow."
+            )
         case Cause.TIMEOUT:
             return f"{check.name} was killed at its deadline; raise the timeout if it is just slow."
         case Cause.SIGNAL:

@@ -56,3 +56,6 @@ class ParsedOutput:
     check could not be made, which is a missing toolchain, not a failing one."""
     readings: tuple[Reading, ...] = ()
     """Each channel of a test run, as it said (see `Reading`); empty: nothing to compare."""
+    hung_tests: tuple[str, ...] = ()
+    """Tests the runner itself stopped at its own per-test timeout (ctest's `***Timeout`):
+    hangs, which say nothing about the code either way, so they are not failures."""

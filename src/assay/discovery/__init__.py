@@ -6,7 +6,8 @@
 2. package.json scripts, package manager, workspaces         -- node
 3. Python tool configuration, unittest suites                -- python
    tox and nox environments                                  -- python_envs
-4. Makefile / justfile targets                               -- make
+4. CMakeLists.txt declaring a CTest suite                    -- cmake
+   Makefile / justfile targets                               -- make
 5. CI workflows (confirm, add environment)                   -- ci
 6. Cargo.toml, go.mod, tsconfig.json, node tool configs      -- manifests
 7. README / CONTRIBUTING code blocks                         -- docs

@@ -11,6 +11,7 @@ from assay.config import AssayConfig
 from assay.discovery import (
     assay_config,
     ci,
+    cmake,
     docs,
     fallback,
     make,
@@ -30,6 +31,8 @@ DETECTORS: tuple[tuple[str, Detector], ...] = (
     (node.NAME, node.detect),
     (python.NAME, python.detect),
     (python_envs.NAME, python_envs.detect),
+    # Before make: a declared CTest suite outranks a root Makefile's targets (cmake's rule).
+    (cmake.NAME, cmake.detect),
     (make.NAME, make.detect),
     (ci.NAME, ci.detect),
     (manifests.NAME, manifests.detect),

@@ -23,6 +23,8 @@ class Ecosystem(enum.StrEnum):
     GO = "go"
     RUST = "rust"
     JAVA = "java"
+    CMAKE = "cmake"
+    """C and C++ built with CMake and tested with CTest."""
     GENERIC = "generic"
     """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
 
@@ -40,6 +42,7 @@ MODULES: Mapping[Ecosystem, str] = {
     Ecosystem.GO: "go",
     Ecosystem.RUST: "rust",
     Ecosystem.JAVA: "java",
+    Ecosystem.CMAKE: "cmake",
     Ecosystem.GENERIC: "generic",
 }
 
@@ -50,6 +53,7 @@ TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.GO: ("go",),
     Ecosystem.RUST: ("cargo", "rustc"),
     Ecosystem.JAVA: ("maven", "gradle", "java"),
+    Ecosystem.CMAKE: ("cmake", "ctest"),
     Ecosystem.GENERIC: ("make", SHELL),
 }
 
@@ -65,6 +69,7 @@ STEERING_ENV: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.GO: ("GO",),
     Ecosystem.RUST: ("RUSTUP", "CARGO", "RUSTC"),
     Ecosystem.JAVA: ("JAVA", "JDK_JAVA_OPTIONS", "MAVEN", "M2_HOME", "GRADLE"),
+    Ecosystem.CMAKE: (),
     Ecosystem.GENERIC: ("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
 }
 
@@ -101,6 +106,7 @@ HOME_DIRS: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.GO: ("go/bin", "go/pkg/mod"),
     Ecosystem.RUST: (".cargo/bin", ".rustup"),
     Ecosystem.JAVA: (".m2/repository", ".gradle/wrapper/dists"),
+    Ecosystem.CMAKE: (),
     Ecosystem.GENERIC: (
         ".rbenv",
         ".sdkman/candidates",

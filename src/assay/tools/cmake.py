@@ -1,0 +1,81 @@
+"""C and C++ with CMake and CTest: configure and build into a directory of assay's own, then
+run the suite the CMakeLists.txt declares (`enable_testing()`, `add_test`).
+
+The build check is one command (`sh -c`, configure then build), because a stage's checks
+run side by side and the build must be configured before it can be built; the argv still
+runs the cmake that was probed, passed to the script by path.
+"""
+
+from __future__ import annotations
+
+from assay.tools.instrumented import Instrumented, Request
+from assay.tools.spec import Ecosystem, EcosystemSpec, ToolSpec, version_at_least
+
+_HINT = "install CMake (Debian: `apt-get install cmake`)"
+
+#: Where the build goes, relative to the workspace root: a name no project uses, so a build
+#: tree the maintainers keep (`build/`, configured for another path) is never reused.
+BUILD_DIR = ".assay-cmake-build"
+
+# Configure from scratch (a tree copied from elsewhere holds a cache naming its old path),
+# then build. "$0" is the probed cmake, "$1" the build directory: nothing is spliced into
+# the script's text.
+BUILD_SCRIPT = 'rm -rf -- "$1" && "$0" -S . -B "$1" && "$0" --build "$1" -j 2'
+
+#: The build check, as planned.
+BUILD_ARGV = ("sh", "-c", BUILD_SCRIPT, "cmake", BUILD_DIR)
+#: The test check, as planned (`--test-dir` needs CTest 3.20).
+TEST_ARGV = ("ctest", "--test-dir", BUILD_DIR, "--output-on-failure")
+
+#: CTest's per-test timeout, as a share of the check's deadline: a test that hangs is
+#: stopped and named by ctest ("***Timeout") before assay has to kill the whole run.
+PER_TEST_SHARE = 0.8
+
+
+def _cmake(request: Request) -> Instrumented:
+    argv = request.argv
+    path = request.checker.path if request.checker else None
+    if argv[:3] == BUILD_ARGV[:3] and len(argv) == len(BUILD_ARGV) and path:
+        argv = (*argv[:3], path, *argv[4:])
+    return request.runs(argv)
+
+
+def _ctest(request: Request) -> Instrumented:
+    argv = request.argv
+    reports = []
+    if not request.has("--output-junit") and version_at_least(request.checker, (3, 21)):
+        report = request.report("xml")
+        argv = (*argv, "--output-junit", str(report))
+        reports.append(report)
+    timeout = request.check.timeout_s
+    if timeout and not request.has("--timeout"):
+        argv = (*argv, "--timeout", str(max(1, int(timeout * PER_TEST_SHARE))))
+    return request.runs(argv, *reports)
+
+
+CMAKE = ToolSpec(
+    name="cmake",
+    ecosystem=Ecosystem.CMAKE,
+    binaries=("cmake",),
+    install_hint=_HINT,
+    instrument=_cmake,
+    # gcc's and clang's `file:line:col: error:` lines are read by the generic parser.
+    config_files=("**/CMakeLists.txt", "**/*.cmake"),
+)
+CTEST = ToolSpec(
+    name="ctest",
+    ecosystem=Ecosystem.CMAKE,
+    binaries=("ctest",),
+    install_hint=_HINT,
+    instrument=_ctest,
+    parser=("ctest", "parse"),
+    # `add_test` and test properties (TIMEOUT, WILL_FAIL) live in the CMake files.
+    config_files=("**/CMakeLists.txt", "**/*.cmake", "**/CTestCustom.cmake*"),
+)
+
+ECOSYSTEM = EcosystemSpec(
+    ecosystem=Ecosystem.CMAKE,
+    label="cmake",
+    tools=(CMAKE, CTEST),
+    test_files=("test/**", "tests/**"),
+)
