@@ -13,7 +13,7 @@ import pytest
 from assay.discovery import discover
 from assay.evidence import Check
 from assay.parsers import parse_output
-from assay.plan import plan
+from assay.plan import PlanOptions, plan
 from assay.verdict import Kind
 from tests.repos import write_dedented
 from tests.results import process_result
@@ -109,6 +109,16 @@ def test_a_cmakelists_with_tests_plans_a_build_and_ctest(tmp_path: Path) -> None
     build_dir = checks["ctest"]["argv"][checks["ctest"]["argv"].index("--test-dir") + 1]
     assert build_dir in checks["cmake-build"]["argv"]
     assert checks["ctest"]["source"].startswith("CMakeLists.txt:")
+
+
+@pytest.mark.parametrize("fail_fast", [True, False])
+def test_ctest_stops_at_the_first_failure_for_the_quick_gate(
+    fail_fast: bool, tmp_path: Path
+) -> None:
+    # One hanging test must be named by ctest, not leave the next ones to hang until the
+    # check's deadline kills the whole run unnamed.
+    document = plan(discover(cmake_repo(tmp_path)), PlanOptions(fail_fast=fail_fast)).to_dict()
+    assert ("--stop-on-failure" in _names(document)["ctest"]) is fail_fast
 
 
 def test_a_cmakelists_without_tests_plans_nothing_from_it(tmp_path: Path) -> None:

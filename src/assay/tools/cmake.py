@@ -24,7 +24,7 @@ BUILD_SCRIPT = 'rm -rf -- "$1" && "$0" -S . -B "$1" && "$0" --build "$1" -j 2'
 
 #: The build check, as planned.
 BUILD_ARGV = ("sh", "-c", BUILD_SCRIPT, "cmake", BUILD_DIR)
-#: The test check, as planned (`--test-dir` needs CTest 3.20).
+#: The test check, as planned (`--test-dir` needs CTest 3.20, `--stop-on-failure` 3.18).
 TEST_ARGV = ("ctest", "--test-dir", BUILD_DIR, "--output-on-failure")
 
 #: CTest's per-test timeout, as a share of the check's deadline: a test that hangs is
@@ -53,6 +53,14 @@ def _ctest(request: Request) -> Instrumented:
     return request.runs(argv, *reports)
 
 
+def _tune_ctest(argv: list[str], fail_fast: bool) -> list[str]:
+    # The quick gate stops at the first failing test, as `pytest -x` does; it also keeps a
+    # second hanging test from running on after ctest has stopped and named the first.
+    if fail_fast and "--stop-on-failure" not in argv:
+        return [*argv, "--stop-on-failure"]
+    return argv
+
+
 CMAKE = ToolSpec(
     name="cmake",
     ecosystem=Ecosystem.CMAKE,
@@ -67,6 +75,7 @@ CTEST = ToolSpec(
     ecosystem=Ecosystem.CMAKE,
     binaries=("ctest",),
     install_hint=_HINT,
+    tune=_tune_ctest,
     instrument=_ctest,
     parser=("ctest", "parse"),
     # `add_test` and test properties (TIMEOUT, WILL_FAIL) live in the CMake files.
