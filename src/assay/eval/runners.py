@@ -173,10 +173,13 @@ class PatchRunner:
             return AgentResult(runner=self.name, exit_code=0, note=f"no patch for {task.id}")
         if not patch.strip():
             return AgentResult(runner=self.name, exit_code=0, note="the recorded patch is empty")
-        # Its changes to protected files are left out, as SWE-bench puts the test patch's
-        # files back over a prediction: they would be undone in verify all the same, and a
-        # hunk made against the file before the test patch must not sink the whole patch.
-        return apply_in_sandbox(
+        # Applied as SWE-bench's harness applies a prediction (git apply, then patch with
+        # fuzz). Its changes to protected files are left out, as SWE-bench puts the test
+        # patch's files back over a prediction: they would be undone in verify all the
+        # same, and a hunk made against the file before the test patch must not sink it.
+        from assay.eval.swebench.patch_apply import apply_prediction
+
+        return apply_prediction(
             self.name, patch.encode("utf-8"), sandbox, workspace, exclude=task.protected
         )
 
