@@ -257,10 +257,13 @@ def import_command(instances: str, repos_dir: str, out_dir: str) -> None:
     PASS_TO_PASS as the grading sets. Nothing is written if any instance is bad."""
     from assay.eval.swebench import ImportFailed, import_instances
 
+    notes: list[str] = []
     try:
-        written = import_instances(instances, repos=repos_dir, out=out_dir)
+        written = import_instances(instances, repos=repos_dir, out=out_dir, on_note=notes.append)
     except ImportFailed as exc:
         _fail(str(exc))
+    for note in notes:  # what of an instance's environment assay does not do: said, not dropped
+        _say(f"environment: {note}")
     for folder in written:
         _say(f"imported {folder.name}: {folder}")
     _say(f"{len(written)} task(s) in {out_dir}")

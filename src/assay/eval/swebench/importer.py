@@ -10,7 +10,9 @@ Each instance becomes a folder named by its `instance_id`:
   the grading sets, verified by the tests only (SWE-bench grades nothing else);
 - `instruction.md`: the problem statement; `solution.patch`: the gold patch (the oracle);
 - `swebench.json`: the instance as it was given (upstream base commit, version,
-  environment set-up fields), for what reads them later.
+  environment set-up fields), for what reads them later;
+- task.toml's `[environment]`: the instance's environment set-up from SWE-bench's specs,
+  and what of it assay cannot honour (`environment`), also said at import.
 
 The clone is read with git plumbing that runs nothing the repository configures
 (`export_commit`). Every instance is checked and built in a staging folder first; the
@@ -23,9 +25,11 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.eval.git_ops import GitFailed, commit_snapshot, git, run_git
+from assay.eval.swebench.environment import Environment, SpecsLookup, environment_for
 from assay.eval.swebench.instances import ImportFailed, Instance, read_instances
 from assay.eval.task import INSTRUCTION_FILE, SOLUTION_FILE, TASK_FILE, TaskError, load_task
 from assay.sandbox.provision import CopyFailed, export_commit
@@ -36,10 +40,19 @@ INSTANCE_FILE = "swebench.json"
 TASK_REF = "refs/heads/task"
 
 
-def import_instances(path: str | Path, *, repos: str | Path, out: str | Path) -> list[Path]:
+def import_instances(
+    path: str | Path,
+    *,
+    repos: str | Path,
+    out: str | Path,
+    specs: SpecsLookup | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Task folders in `out` for every instance of the JSONL file `path`, made from the
     clones under `repos`; returns them. Raises `ImportFailed`, writing nothing, if any
-    instance cannot be made into a task."""
+    instance cannot be made into a task. `specs` looks environment specs up by repo and
+    version (None: the swebench package's, if it has them: `environment`); `on_note` is
+    told, per instance, what of its environment assay cannot honour."""
     source = Path(path)
     instances = read_instances(source)
     repos_dir, out_dir = Path(repos), Path(out)
@@ -55,7 +68,13 @@ def import_instances(path: str | Path, *, repos: str | Path, out: str | Path) ->
         for instance in instances:
             where = _where(source, instance)
             folder = staging / instance.instance_id
-            _make_task(instance, clones[instance.instance_id], folder, staging / "work", where)
+            environment, why = environment_for(instance, where, specs)
+            if on_note is not None:
+                for note in environment.notes if environment else (why,):
+                    on_note(f"{instance.instance_id}: {note}")
+            _make_task(
+                instance, clones[instance.instance_id], folder, staging / "work", where, environment
+            )
         written = []
         for instance in instances:
             target = out_dir / instance.instance_id
@@ -78,7 +97,14 @@ def find_clone(repos: Path, instance: Instance, where: str) -> Path:
     raise ImportFailed(f"{where}: no clone of repository {instance.repo} (looked for {names})")
 
 
-def _make_task(instance: Instance, clone: Path, folder: Path, work: Path, where: str) -> None:
+def _make_task(
+    instance: Instance,
+    clone: Path,
+    folder: Path,
+    work: Path,
+    where: str,
+    environment: Environment | None,
+) -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     try:
@@ -102,7 +128,7 @@ def _make_task(instance: Instance, clone: Path, folder: Path, work: Path, where:
         git(work, "bundle", "create", "--quiet", str(bundle), TASK_REF)
     except GitFailed as exc:
         raise ImportFailed(f"{where}: {exc}") from None
-    _write_files(instance, folder, commit, protected)
+    _write_files(instance, folder, commit, protected, environment)
     try:
         load_task(folder)  # the JSON Schema, and everything else a task folder must be
     except TaskError as exc:
@@ -133,7 +159,13 @@ def _changed(work: Path) -> list[str]:
     return sorted(n for n in names.stdout.text.split("\0") if n)
 
 
-def _write_files(instance: Instance, folder: Path, commit: str, protected: list[str]) -> None:
+def _write_files(
+    instance: Instance,
+    folder: Path,
+    commit: str,
+    protected: list[str],
+    environment: Environment | None,
+) -> None:
     language = instance.raw.get("language")
     lines = [
         'schema = "1.0"',
@@ -151,6 +183,10 @@ def _write_files(instance: Instance, folder: Path, commit: str, protected: list[
         "[verification]",
         'kinds = ["test"]',
     ]
+    if environment is not None:
+        if environment.installs:
+            lines.append("install = true")
+        lines += ["", *environment.toml_lines()]
     (folder / TASK_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / INSTRUCTION_FILE).write_text(instance.problem_statement, encoding="utf-8")
     (folder / SOLUTION_FILE).write_text(instance.patch, encoding="utf-8")
@@ -159,10 +195,13 @@ def _write_files(instance: Instance, folder: Path, commit: str, protected: list[
     )
 
 
-def _toml(value: object) -> str:
-    # A JSON string is a valid TOML basic string (escapes included), a JSON list of them
-    # a valid TOML array.
+def toml_value(value: object) -> str:
+    """`value` (a string, or a list of them) as TOML: a JSON string is a valid TOML basic
+    string (escapes included), a JSON list of them a valid TOML array."""
     return json.dumps(value, ensure_ascii=False)
+
+
+_toml = toml_value
 
 
 def _where(path: Path, instance: Instance) -> str:
