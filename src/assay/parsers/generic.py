@@ -10,6 +10,7 @@ from assay.evidence import Check, Diagnostic, TestCounts
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, strip_ansi
 from assay.parsers.crash import crash_diagnostics, missing_command
+from assay.parsers.go import timed_out_tests
 from assay.process import ProcessResult
 from assay.verdict import Kind
 
@@ -74,6 +75,12 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
         lambda m: _out_of(m[2], m[1]),
     ),
 )
+# go test's plain text: "--- FAIL: TestDouble (0.00s)" (PASS and SKIP too under -v), at any
+# depth (subtests are indented), counted line by line: go prints no count of its own.
+_GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S", re.MULTILINE)
+# Without -v a passing package prints only "ok  \texample.com/calc\t0.005s": each such
+# package counts as one test passed (its tests ran; go does not say how many).
+_GO_PACKAGE_OK = re.compile(r"^ok  \t\S+\t(?!.*\[no tests to run\])", re.MULTILINE)
 # TAP's line for a failing test, counted for a stream that ends without a summary.
 _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
 # A mark and a test's name, one line per test, as hand-rolled harnesses print them
@@ -100,6 +107,14 @@ def parse_counts(text: str) -> TestCounts | None:
             for key, number in read(match).items():
                 counts[key] = max(counts[key], number)
                 seen = True
+    go_results = _GO_RESULT.findall(joined)
+    for word in set(go_results):
+        key = _KEYS[word.lower()]
+        counts[key] = max(counts[key], go_results.count(word))
+        seen = True
+    if "PASS" not in go_results and (packages_ok := len(_GO_PACKAGE_OK.findall(joined))):
+        counts["passed"] = max(counts["passed"], packages_ok)
+        seen = True
     failing = len(_TAP_NOT_OK.findall(joined))
     if failing:
         counts["failed"] = max(counts["failed"], failing)
@@ -140,16 +155,20 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     failed = tests is not None and tests.any_failed
     crashes: tuple[Diagnostic, ...] = ()
     missing = None
+    hung: tuple[str, ...] = ()
     # A passing run's printed tracebacks and compile errors are not why anything failed;
     # nor, in a run whose summary counts failing tests, are those of the probes it compiles
     # on purpose (feature checks, tests that expect a compiler to refuse): its tests are.
     if result.exit_code not in (0, None):
         missing = missing_command(text, result.exit_code)
-        if not failed:
+        if not failed and check.kind is Kind.TEST:
+            hung = timed_out_tests(text)
+        if not failed and not hung:
             crashes = crash_diagnostics(text, result.cwd, check.tool)
     return ParsedOutput(
         diagnostics=crashes,
         tests=tests,
         failure_recognized=failed or bool(crashes),
         missing_command=missing,
+        hung_tests=hung,
     )

@@ -1,4 +1,11 @@
-"""Go: compiler and vet diagnostics (text), and `go test -json` events."""
+"""Go: compiler and vet diagnostics (text), and `go test -json` events.
+
+A test binary stopped by go test's own `-timeout` panics ("panic: test timed out after
+2s"), naming the tests still running (Go 1.20 on; before, the test that was running just
+never ends). That is a hang, not an answer about the code: those tests are named in
+`ParsedOutput.hung_tests`, left out of the counts, and `classify` makes the run a timeout,
+as for a deadline of assay's own, unless a real failure or a build error beside them
+already makes it fail."""
 
 from __future__ import annotations
 
@@ -42,12 +49,21 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
 
 
 _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
+#: The testing package's alarm, printed when `-timeout` is up, then the running tests.
+_TIMED_OUT = re.compile(r"^panic: test timed out after \S+$", re.MULTILINE)
+_RUNNING_HEADER = re.compile(r"^running tests:$", re.MULTILINE)
+_RUNNING_TEST = re.compile(r"^\s+(\S+) \([^()]*\)$")
+_HUNG_MESSAGE = "stopped at go test's -timeout: it hung"
+#: go test's closing line for a package that failed: "FAIL\texample.com/calc\t3.013s".
+_FAILED_PACKAGE = re.compile(r"^FAIL\t(\S+)\t", re.MULTILINE)
 
 
 def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """Per-test outcomes from `go test -json`; build errors (printed as text) as diagnostics."""
     outcomes: dict[tuple[str, str], str] = {}
     output: dict[tuple[str, str], list[str]] = {}
+    package_output: dict[str, list[str]] = {}
+    started: set[tuple[str, str]] = set()
     durations: dict[tuple[str, str], float] = {}
     package_failed = False
     events = 0
@@ -63,6 +79,8 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             continue
         events += 1
         if not test:
+            if action == "output":
+                package_output.setdefault(package, []).append(str(event.get("Output", "")))
             package_failed = package_failed or action == "fail"
             if action in _ACTIONS:
                 concluded.add(package)
@@ -71,26 +89,34 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         key = (package, str(test))
         if action == "output":
             output.setdefault(key, []).append(str(event.get("Output", "")))
+        elif action == "run":
+            started.add(key)
         elif action in _ACTIONS:
             outcomes[key] = _ACTIONS[action]
             if isinstance(event.get("Elapsed"), int | float):
                 durations[key] = float(event["Elapsed"])
+    diagnostics = go_diagnostics(
+        result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd
+    )
+    hung = () if diagnostics else _hung(started, outcomes, output, package_output)
+    for key in hung:
+        outcomes[key] = "error"
     cases = tuple(
         TestCase(
             name=f"{package}.{test}",
             outcome=outcome,
             file=None,
             duration_s=durations.get((package, test)),
-            message="".join(output.get((package, test), []))[-500:]
+            message=_HUNG_MESSAGE
+            if outcome == "error"
+            else "".join(output.get((package, test), []))[-500:]
             if outcome == "failed"
             else None,
         )
         for (package, test), outcome in outcomes.items()
     )
-    diagnostics = go_diagnostics(
-        result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd
-    )
-    tests = count_cases(cases, "go-json") if events else None
+    counted = [case for case in cases if case.outcome != "error"]
+    tests = count_cases(counted, "go-json") if events else None
     return ParsedOutput(
         diagnostics=tuple(diagnostics),
         tests=tests,
@@ -98,12 +124,67 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         failure_recognized=bool(diagnostics)
         or package_failed
         or any(case.outcome == "failed" for case in cases),
+        hung_tests=tuple(f"{package}.{test}" for package, test in hung),
         no_tests_reported=events > 0 and not cases,
         report_found=events > 0,
         readings=_readings(
             _result_expected(tested, result), concluded, failed_packages=package_failed
         ),
     )
+
+
+def _hung(
+    started: set[tuple[str, str]],
+    outcomes: dict[tuple[str, str], str],
+    output: dict[tuple[str, str], list[str]],
+    package_output: dict[str, list[str]],
+) -> tuple[tuple[str, str], ...]:
+    """The tests go test's `-timeout` stopped: in a package whose binary printed the
+    timeout panic, those it lists as running, and those that started and never ended. A
+    test that passed or was skipped never counts, whatever it printed."""
+    texts: dict[str, str] = {}
+    for (package, _), lines in output.items():
+        texts[package] = texts.get(package, "") + "".join(lines)
+    for package, lines in package_output.items():
+        texts[package] = texts.get(package, "") + "".join(lines)
+    hung: list[tuple[str, str]] = []
+    for package, text in texts.items():
+        alarm = _TIMED_OUT.search(text)
+        if alarm is None:
+            continue
+        listed = _running_tests(text[alarm.end() :])
+        for key in sorted(k for k in started | set(outcomes) if k[0] == package):
+            ended = outcomes.get(key)
+            if ended in ("passed", "skipped"):
+                continue
+            if ended is None or key[1] in listed:
+                hung.append(key)
+    return tuple(hung)
+
+
+def timed_out_tests(text: str) -> tuple[str, ...]:
+    """What go test's `-timeout` stopped, read from its plain text output (a `go test`
+    behind make or a script): the tests it lists as running, else the packages it failed;
+    () when the timeout panic is not there."""
+    alarm = _TIMED_OUT.search(text)
+    if alarm is None:
+        return ()
+    listed = sorted(_running_tests(text[alarm.end() :]))
+    return tuple(listed) or tuple(_FAILED_PACKAGE.findall(text)) or ("go test",)
+
+
+def _running_tests(after_alarm: str) -> set[str]:
+    """The names under the "running tests:" header that follows the timeout panic."""
+    header = _RUNNING_HEADER.search(after_alarm)
+    if header is None:
+        return set()
+    names = set()
+    for line in after_alarm[header.end() :].splitlines()[1:]:
+        match = _RUNNING_TEST.match(line)
+        if match is None:
+            break
+        names.add(match[1])
+    return names
 
 
 def _result_expected(tested: set[str], result: ProcessResult) -> set[str]:

@@ -1,0 +1,100 @@
+"""go test's own `-timeout` is a hang, as assay's deadline is: never a failure of the code.
+
+A real Go module whose CI or Makefile runs `go test -timeout 2s`, with a test that sleeps
+for an hour: the testing package panics ("panic: test timed out after 2s") and go test
+exits 1. Before, that read as FAILED through `go test -json`, and behind `make test`
+(whose go text output assay did not read) a plain wrong value was INDETERMINATE, "exited 2
+and its output does not say why"."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli import assay, assay_env, no_traceback
+from tests.repos import write
+
+pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
+
+CALC = "package calc\n\nfunc Double(x int) int { return x * 2 }\n"
+WRONG = "package calc\n\nfunc Double(x int) int { return x * 3 }\n"
+TESTS = (
+    'package calc\n\nimport (\n\t"testing"\n\t"time"\n)\n\n'
+    "func TestDouble(t *testing.T) {\n"
+    '\tif Double(2) != 4 {\n\t\tt.Fatal("Double(2) != 4")\n\t}\n}\n\n'
+    "func TestSlow(t *testing.T) {{ time.Sleep({sleep}) }}\n"
+)
+RUNS_IN_CI = {
+    ".github/workflows/ci.yml": (
+        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: go test -timeout 2s ./...\n"
+    )
+}
+RUNS_IN_MAKE = {"Makefile": "test:\n\tgo test -timeout 2s ./...\n"}
+
+
+def module(root: Path, runner: dict[str, str], *, code: str = CALC, hangs: bool) -> Path:
+    sleep = "time.Hour" if hangs else "time.Millisecond"
+    return write(
+        root,
+        {
+            "go.mod": "module example.com/calc\n\ngo 1.19\n",
+            "calc.go": code,
+            "calc_test.go": TESTS.replace("{{", "{").replace("}}", "}").replace("{sleep}", sleep),
+            **runner,
+        },
+    )
+
+
+def verify(repo: Path, state: Path) -> dict[str, Any]:
+    done = assay(
+        "verify",
+        "--json",
+        "--no-cache",
+        str(repo),
+        env=assay_env(ASSAY_CACHE_DIR=str(state)),
+        timeout=300,
+    )
+    no_traceback(done)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def the_test_check(report: dict[str, Any]) -> dict[str, Any]:
+    (check,) = [c for c in report["checks"] if c["kind"] == "test"]
+    return check
+
+
+@pytest.mark.parametrize("runner", [RUNS_IN_CI, RUNS_IN_MAKE], ids=["go-test-json", "make"])
+def test_a_test_stopped_at_go_tests_own_timeout_is_a_hang(
+    tmp_path: Path, runner: dict[str, str]
+) -> None:
+    report = verify(module(tmp_path / "calc", runner, hangs=True), tmp_path / "state")
+    assert report["status"] == "INDETERMINATE", report["note"]
+    check = the_test_check(report)
+    assert check["cause"] == "timeout", check
+    hung = "example.com/calc.TestSlow" if runner is RUNS_IN_CI else "example.com/calc"
+    assert hung in report["note"], report["note"]
+    assert "a hang, not a failure" in report["note"]
+
+
+@pytest.mark.parametrize("runner", [RUNS_IN_CI, RUNS_IN_MAKE], ids=["go-test-json", "make"])
+def test_a_real_failure_beside_a_hang_still_fails(tmp_path: Path, runner: dict[str, str]) -> None:
+    repo = module(tmp_path / "calc", runner, code=WRONG, hangs=True)
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == "FAILED", report["note"]
+    assert the_test_check(report)["cause"] == "exit_nonzero"
+
+
+@pytest.mark.parametrize("runner", [RUNS_IN_CI, RUNS_IN_MAKE], ids=["go-test-json", "make"])
+def test_a_wrong_value_fails_and_a_right_one_passes(tmp_path: Path, runner: dict[str, str]) -> None:
+    wrong = verify(module(tmp_path / "wrong", runner, code=WRONG, hangs=False), tmp_path / "s")
+    assert wrong["status"] == "FAILED", wrong["note"]
+    check = the_test_check(wrong)
+    assert check["tests"]["failed"] >= 1, check
+    right = verify(module(tmp_path / "right", runner, hangs=False), tmp_path / "s")
+    assert right["status"] == "VERIFIED", right["note"]
