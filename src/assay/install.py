@@ -12,6 +12,7 @@ check will look for it: the project's own environment.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ __all__ = [
     "DEV_REQUIREMENT_PATTERNS",
     "INSTALL_TIMEOUT_S",
     "IncompleteEnvironment",
+    "command_steps",
     "incomplete_environment",
     "install_steps",
     "missing_tool_note",
@@ -42,6 +44,27 @@ def __getattr__(name: str) -> Any:
 
         return getattr(python_requirements, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: A given install command runs with the project's environment first on PATH, as if
+#: activated: `python` and `pip` in it are the environment's.
+_ACTIVATED = 'VIRTUAL_ENV="$PWD/.venv"; PATH="$VIRTUAL_ENV/bin:$PATH"; export VIRTUAL_ENV PATH; '
+
+
+def command_steps(commands: Sequence[str]) -> list[Check]:
+    """Install steps for shell commands given by whoever set the verification up (a task's
+    own environment set-up), run by `sh -c` in the workspace after the declared steps."""
+    from assay.tools.spec import install_step
+
+    return [
+        install_step(
+            f"command-{at}",
+            ("sh", "-c", _ACTIVATED + command),
+            "the verification's install commands",
+            f"install command {at}: {command}",
+        )
+        for at, command in enumerate(commands, start=1)
+    ]
 
 
 def install_steps(root: Path) -> list[Check]:

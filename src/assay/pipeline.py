@@ -73,6 +73,9 @@ class VerifyOptions:
     cache_dir: str | None = None
     install: bool = False
     """Run the ecosystem's install steps first (network on for them only), for a fresh clone."""
+    install_commands: tuple[str, ...] = ()
+    """With `install`: shell commands run after those steps, each in the sandbox with the
+    network on, the project's `.venv/bin` first on PATH (a task's own set-up, `assay.eval`)."""
     deadline_s: float | None = None
     """A budget for the whole verification (> 0 s); each check's own deadline is cut to what is left."""
     all_tests: bool = False
@@ -118,6 +121,12 @@ class VerifyOptions:
             raise VerifyUsageError(
                 f"rerun_failures must be a whole number >= 0, got {self.rerun_failures!r}"
             )
+        if not isinstance(self.install_commands, tuple) or not all(
+            isinstance(c, str) and c.strip() for c in self.install_commands
+        ):
+            raise VerifyUsageError("install_commands must be a tuple of non-empty strings")
+        if self.install_commands and not self.install:
+            raise VerifyUsageError("install_commands run with install only")
         if self.canaries is not None and not isinstance(self.canaries, bool):
             raise VerifyUsageError(f"canaries must be True, False or None, got {self.canaries!r}")
         if self.canaries and self.sandbox == "none":
@@ -393,7 +402,9 @@ class _Run:
         if self.options.install:
             rebuilt = _discard_environments(session, protect=self.options.protect)
             env = dependency_caches(session.root)
-            installed = tuple(_install(session, env, why=rebuilt))
+            installed = tuple(
+                _install(session, env, why=rebuilt, commands=self.options.install_commands)
+            )
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
                 return _SessionResult(
@@ -563,13 +574,15 @@ def _go_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None
     )
 
 
-def _install(session: Session, env: dict[str, str], *, why: str = "") -> list[Evidence]:
-    """Run the install steps one after another, in the sandbox with the network on; `why`
-    is noted on the first step (why an environment had to be built)."""
-    from assay.install import install_steps
+def _install(
+    session: Session, env: dict[str, str], *, why: str = "", commands: Sequence[str] = ()
+) -> list[Evidence]:
+    """Run the install steps, then `commands`, one after another, in the sandbox with the
+    network on; `why` is noted on the first step (why an environment had to be built)."""
+    from assay.install import command_steps, install_steps
 
     evidence: list[Evidence] = []
-    for step in install_steps(session.root):
+    for step in [*install_steps(session.root), *command_steps(commands)]:
         (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
         if why and not evidence:
             done = replace(done, note=f"{done.note}; {why}" if done.note else why)

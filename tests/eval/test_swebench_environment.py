@@ -5,14 +5,18 @@ it said there, for real: `assay tasks import` from a git clone."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli import assay, no_traceback
-from tests.eval.swebench_repos import INSTANCE_ID, make_instance, write_jsonl
+from tests.eval.swebench_repos import INSTANCE_ID, NEW_TESTS, git_diff, make_instance, write_jsonl
+from tests.eval.tasks import git
 
 #: An instance's own set-up, as SWE-rebench's instances carry it.
 INSTALL_CONFIG = {
@@ -53,6 +57,11 @@ def test_an_install_config_is_recorded_and_what_is_not_honoured_is_said(tmp_path
     assert environment["install"] == ["python -m pip install -e ."]
     assert environment["pip_packages"] == ["pytest==7.4.0", "pluggy"]
     assert environment["test_cmd"] == [INSTALL_CONFIG["test_cmd"]]
+    # What installs becomes the verification's: the packages first, as SWE-bench does.
+    assert task["verification"]["install_commands"] == [
+        "python -m pip install pytest==7.4.0 pluggy",
+        "python -m pip install -e .",
+    ]
     # No machine here has Python 2.6; apt steps are never run: each said, and recorded.
     notes = environment["not_honoured"]
     assert any("python 2.6 is not on this machine" in n for n in notes)
@@ -88,7 +97,8 @@ def test_specs_of_the_swebench_package_are_used_for_the_repo_and_version(tmp_pat
     assert environment["source"] == "swebench MAP_REPO_VERSION_TO_SPECS['acme/calc']['2.0']"
     assert environment["install"] == ["python -m pip install ."]
     assert environment["python"] == "3.9"
-    assert any("install commands not run verbatim" in n for n in notes)
+    assert any("run after assay's own install steps" in n for n in notes)
+    assert _task_toml(folder)["verification"]["install_commands"] == ["python -m pip install ."]
     assert json.loads((folder / "swebench.json").read_text())["version"] == "2.0"
 
 
@@ -110,3 +120,57 @@ def test_the_command_line_starts_without_importing_swebench() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_the_install_config_is_run_in_the_sandbox_before_the_tests(tmp_path: Path) -> None:
+    """A pass-to-pass test that needs a package only the instance's `pip_packages` name
+    (fetched from PyPI: the network is on for the install steps only)."""
+    instance = make_instance(tmp_path / "repos")
+    clone = tmp_path / "repos" / "acme__calc"
+    # A project with a name: its editable install is one its own manifest declares.
+    (clone / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "0"\n\n[tool.setuptools]\npy-modules = ["calc"]\n\n'
+        + (clone / "pyproject.toml").read_text()
+    )
+    git(clone, "commit", "-qam", "a named project")
+    instance["base_commit"] = git(clone, "rev-parse", "HEAD")
+    instance["test_patch"] = git_diff(clone, "tests/test_calc.py", TESTS_NEEDING_SIX)
+    instance["PASS_TO_PASS"] = json.dumps(
+        ["tests/test_calc.py::test_sub", "tests/test_calc.py::test_six"]
+    )
+    instance["install_config"] = {
+        "python": "3.11",
+        "install": "python -c \"import pathlib; pathlib.Path('.venv/spec-ran').touch()\"",
+        "pip_packages": ["six==1.16.0"],
+    }
+    folder, _said = _import(tmp_path, instance)
+    done = assay(
+        "eval", str(folder), "--agent", "oracle", "--store", str(tmp_path / "e.sqlite"), "--json",
+        timeout=900,
+    )  # fmt: skip
+    no_traceback(done)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    (row,) = json.loads(done.stdout)["attempts"]
+    assert row["tests"]["pass_to_pass"] == {
+        "tests/test_calc.py::test_sub": "passed",
+        "tests/test_calc.py::test_six": "passed",
+    }, row
+    assert row["resolved"] is True
+
+
+TESTS_NEEDING_SIX = (
+    NEW_TESTS
+    + """
+
+def test_six():
+    import pathlib
+    import sys
+
+    import six  # installed by the instance's pip_packages only
+
+    assert six.__version__ == "1.16.0"
+    # The install command ran too, in the environment the tests run in.
+    assert (pathlib.Path(sys.prefix) / "spec-ran").exists()
+"""
+)

@@ -82,6 +82,9 @@ class TaskSpec:
     install: bool = False
     """Build the environment from the base's manifests before verifying (`--install`):
     for a repository whose tests need installed dependencies."""
+    install_commands: tuple[str, ...] = ()
+    """Shell commands run after the install steps (`install`), in the sandbox, network on:
+    the task's own environment set-up."""
     rerun_failures: int = DEFAULT_RERUN_FAILURES
     """Failing tests run again up to this many times, each in a fresh process: one that
     passes on a rerun is flaky (`assay.reruns`), named, and never counted either way."""
@@ -110,6 +113,7 @@ class TaskSpec:
             },
             "kinds": list(self.kinds) if self.kinds is not None else None,
             "install": self.install,
+            "install_commands": list(self.install_commands),
             "rerun_failures": self.rerun_failures,
             "protected": list(self.protected),
             "fail_to_pass": list(self.fail_to_pass),
@@ -160,6 +164,7 @@ def load_task(folder: str | Path) -> TaskSpec:
         kinds=tuple(verification["kinds"]) if "kinds" in verification else None,
         verify_timeout_s=verification.get("timeout_s"),
         install=bool(verification.get("install", False)),
+        install_commands=tuple(verification.get("install_commands", ())),
         rerun_failures=int(verification.get("rerun_failures", DEFAULT_RERUN_FAILURES)),
         protected=tuple(data.get("protected", ())),
         fail_to_pass=tuple(data.get("fail_to_pass", ())),

@@ -137,6 +137,7 @@ class AssayVerifier:
                 kinds=frozenset(task.kinds) if task.kinds else None,  # type: ignore[arg-type]
                 timeout_s=task.verify_timeout_s,
                 install=task.install,
+                install_commands=task.install_commands,
                 rerun_failures=reruns,
                 rerun_only=_grading_set(task),
             )

@@ -10,17 +10,20 @@ Where the set-up comes from, first found wins:
    up here only, never a dependency, never imported by the command line's start-up.
    swebench 5.x has no such map (its instances name prebuilt images), which is said.
 
-What is found is recorded in task.toml's `[environment]` table, so the task stands alone.
+What is found is recorded in task.toml's `[environment]` table, so the task stands alone,
+and what installs something becomes the task's verification: `install = true` and
+`install_commands` (`pip install` of `pip_packages`, then `install`), run in the sandbox
+after assay's own install steps, in the project's `.venv`, the network on for them only.
 What assay cannot honour is said at import, never dropped in silence: a Python version
 this machine lacks, `pre_install` steps (system packages installed as root in an image),
-and the install commands themselves, which the verify stage does not run verbatim: with
-install steps present the task says `install = true`, and assay builds the environment
-from the repository's manifests, in the sandbox, with the network on for that step only.
+`test_cmd` (assay runs the tests it discovers), and that the commands run in a virtualenv,
+not SWE-bench's conda environment.
 """
 
 from __future__ import annotations
 
 import importlib
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -55,6 +58,11 @@ class Environment:
     @property
     def installs(self) -> bool:
         return bool(self.install or self.pip_packages)
+
+    def install_commands(self) -> list[str]:
+        """What the verify stage runs, in SWE-bench's order: the packages, then `install`."""
+        packages = ["python -m pip install " + shlex.join(self.pip_packages)]
+        return [*(packages if self.pip_packages else []), *self.install]
 
     def toml_lines(self) -> list[str]:
         """The `[environment]` table of task.toml."""
@@ -145,8 +153,9 @@ def _environment(spec: Mapping[str, Any], source: str, where: str) -> Environmen
         )
     if env.installs:
         notes.append(
-            "install commands not run verbatim: assay builds the environment from the "
-            "repository's manifests (install = true), in the sandbox, network on for it only"
+            "pip_packages and install are run after assay's own install steps, in the "
+            "project's .venv (made with the Python the sandbox finds), not in a conda "
+            "environment"
         )
     if env.test_cmd:
         notes.append("test_cmd not run: assay runs the tests it discovers in the repository")

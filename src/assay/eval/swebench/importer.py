@@ -186,6 +186,7 @@ def _write_files(
     if environment is not None:
         if environment.installs:
             lines.append("install = true")
+            lines.append(f"install_commands = {_toml(environment.install_commands())}")
         lines += ["", *environment.toml_lines()]
     (folder / TASK_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
     (folder / INSTRUCTION_FILE).write_text(instance.problem_statement, encoding="utf-8")
