@@ -27,8 +27,9 @@ pytestmark = pytest.mark.skipif(
     reason="needs bubblewrap and GNU patch",
 )
 
-FUZZY, OFFSET, NEVER, DOTDOT, ABSOLUTE, THROUGH_LINK = (
-    f"acme__calc-{name}" for name in ("fuzzy", "offset", "never", "dotdot", "absolute", "link")
+FUZZY, OFFSET, NEVER, DOTDOT, ABSOLUTE, THROUGH_LINK, TESTS_ONLY = (
+    f"acme__calc-{name}"
+    for name in ("fuzzy", "offset", "never", "dotdot", "absolute", "link", "tests-only")
 )
 
 #: The gold fix, its last context line one that is not in the file (`    # the sum`, as a
@@ -81,7 +82,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     git(clone, "add", "link")
     git(clone, "commit", "-qm", "a link out of the tree")
     instance["base_commit"] = git(clone, "rev-parse", "HEAD")
-    ids = (FUZZY, OFFSET, NEVER, DOTDOT, ABSOLUTE, THROUGH_LINK)
+    ids = (FUZZY, OFFSET, NEVER, DOTDOT, ABSOLUTE, THROUGH_LINK, TESTS_ONLY)
     jsonl = write_jsonl(root / "instances.jsonl", [dict(instance, instance_id=i) for i in ids])
     done = assay("tasks", "import", str(jsonl), "--repos", str(root / "repos"), "--out", str(root / "tasks"))  # fmt: skip
     no_traceback(done)
@@ -99,6 +100,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             f"+++ {root}/absolute.txt\n@@ -1 +1 @@\n-def add(a, b):\n+written\n"
         ),
         THROUGH_LINK: _edit("link/f.txt"),
+        # Only a protected file: nothing is left to apply, which is not a refusal.
+        TESTS_ONLY: (
+            "diff --git a/tests/test_calc.py b/tests/test_calc.py\n"
+            "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+            "@@ -1 +1 @@\n-from calc import sub\n+from calc import sub  # edited\n"
+        ),
     }
     preds = write_jsonl(
         root / "preds.jsonl",
@@ -143,6 +150,12 @@ def test_predictions_apply_as_swebench_applies_them(world: dict[str, Any], tmp_p
     reason = never["unresolved_reason"]
     assert reason.startswith("the patch did not apply: "), reason
     assert "git apply" in reason and "patch" in reason and "calc.py" in reason
+
+    tests_only = rows[TESTS_ONLY]
+    assert tests_only["agent_exit_code"] == 0, tests_only
+    assert "tests/test_calc.py" in tests_only["agent_note"]
+    assert "nothing left to apply" in tests_only["agent_note"], tests_only["agent_note"]
+    assert tests_only["unresolved_reason"].startswith("fail_to_pass ")
 
     # Paths out of the workspace: refused before any tool writes, named in the reason.
     for task_id, named in (

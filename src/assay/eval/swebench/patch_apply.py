@@ -202,6 +202,10 @@ def apply_prediction(
     left_out = sorted({p for s in sections for p in s.paths if is_protected(p, exclude)})
     kept = [s for s in sections if not any(is_protected(p, exclude) for p in s.paths)]
     notes = [f"left out (protected by the task): {', '.join(left_out)}"] if left_out else []
+    if left_out and not any(s.paths for s in kept):
+        # SWE-bench applies it, then puts the test files back: nothing of it stays.
+        note = "nothing left to apply: " + "; ".join(notes)
+        return AgentResult(runner=name, exit_code=0, note=note)
     relpath = f"{AGENT_DIR}/{PATCH_NAME}"
     sandbox.write_file(workspace, relpath, b"".join(s.text for s in kept))
     tried: list[str] = []
