@@ -120,3 +120,23 @@ def test_rerun_failures_must_be_a_whole_number(tasks: Path, tmp_path: Path) -> N
     no_traceback(done)
     assert done.returncode == 2
     assert "--rerun-failures" in done.stderr
+
+
+def test_resume_keeps_the_rerun_failures_the_evaluation_began_with(
+    tasks: Path, tmp_path: Path
+) -> None:
+    from assay.eval.store import Store
+    from assay.eval.task import load_task
+
+    # As `assay eval --rerun-failures 0` leaves an evaluation stopped before its attempt.
+    store_path = tmp_path / "evals.sqlite"
+    store = Store(store_path)
+    try:
+        spec = load_task(tasks / FLAKY_ID)
+        config = {"epochs": 1, "sandbox": "auto", "planned": 1, "rerun_failures": 0}
+        eval_id = store.create_eval("oracle", config, [spec.to_dict()])
+    finally:
+        store.close()
+    row = _eval("--resume", eval_id, "--store", str(store_path))
+    assert row["status"] == "FAILED"
+    assert row["tests"]["fail_to_pass"] == {FLAKY_TEST: "failed"}
