@@ -136,7 +136,8 @@ def _row(attempt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: The runners whose work is applying a patch: a non-zero exit is `git apply` refusing it.
+#: The runners whose work is applying a patch: a non-zero exit is every method of applying it
+#: (`swebench.patch_apply`: git apply, then patch with fuzz) refusing it.
 PATCH_RUNNERS = frozenset({"patch", "oracle"})
 
 
