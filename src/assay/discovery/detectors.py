@@ -10,12 +10,14 @@ from typing import Any
 from assay.config import AssayConfig
 from assay.discovery import (
     assay_config,
+    autotools,
     ci,
     cmake,
     docs,
     fallback,
     make,
     manifests,
+    meson,
     node,
     python,
     python_envs,
@@ -31,8 +33,11 @@ DETECTORS: tuple[tuple[str, Detector], ...] = (
     (node.NAME, node.detect),
     (python.NAME, python.detect),
     (python_envs.NAME, python_envs.detect),
-    # Before make: a declared CTest suite outranks a root Makefile's targets (cmake's rule).
+    # Before make: a declared CTest, Automake or Meson suite outranks a root Makefile's
+    # targets (cmake's rule).
     (cmake.NAME, cmake.detect),
+    (autotools.NAME, autotools.detect),
+    (meson.NAME, meson.detect),
     (make.NAME, make.detect),
     (ci.NAME, ci.detect),
     (manifests.NAME, manifests.detect),

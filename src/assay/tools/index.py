@@ -25,6 +25,10 @@ class Ecosystem(enum.StrEnum):
     JAVA = "java"
     CMAKE = "cmake"
     """C and C++ built with CMake and tested with CTest."""
+    AUTOTOOLS = "autotools"
+    """C and C++ configured by GNU autotools and tested by `make check`."""
+    MESON = "meson"
+    """C and C++ built with Meson and tested by `meson test`."""
     GENERIC = "generic"
     """A wrapper (a Makefile target, a shell line) that may cover any ecosystem."""
 
@@ -43,6 +47,8 @@ MODULES: Mapping[Ecosystem, str] = {
     Ecosystem.RUST: "rust",
     Ecosystem.JAVA: "java",
     Ecosystem.CMAKE: "cmake",
+    Ecosystem.AUTOTOOLS: "autotools",
+    Ecosystem.MESON: "meson",
     Ecosystem.GENERIC: "generic",
 }
 
@@ -54,6 +60,8 @@ TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.RUST: ("cargo", "rustc"),
     Ecosystem.JAVA: ("maven", "gradle", "java"),
     Ecosystem.CMAKE: ("cmake", "ctest"),
+    Ecosystem.AUTOTOOLS: ("autoreconf", "configure", "make-check"),
+    Ecosystem.MESON: ("meson", "meson-test"),
     Ecosystem.GENERIC: ("make", SHELL),
 }
 
@@ -70,6 +78,8 @@ STEERING_ENV: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.RUST: ("RUSTUP", "CARGO", "RUSTC"),
     Ecosystem.JAVA: ("JAVA", "JDK_JAVA_OPTIONS", "MAVEN", "M2_HOME", "GRADLE"),
     Ecosystem.CMAKE: (),
+    Ecosystem.AUTOTOOLS: (),
+    Ecosystem.MESON: (),
     Ecosystem.GENERIC: ("ASDF", "MISE", "RTX", "LD_LIBRARY_PATH", "LD_PRELOAD"),
 }
 
@@ -107,6 +117,8 @@ HOME_DIRS: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.RUST: (".cargo/bin", ".rustup"),
     Ecosystem.JAVA: (".m2/repository", ".gradle/wrapper/dists"),
     Ecosystem.CMAKE: (),
+    Ecosystem.AUTOTOOLS: (),
+    Ecosystem.MESON: (),
     Ecosystem.GENERIC: (
         ".rbenv",
         ".sdkman/candidates",
