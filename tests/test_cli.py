@@ -302,6 +302,18 @@ def test_verify_rejects_a_file_path(tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
+@pytest.mark.parametrize("command", ["verify", "plan"])
+def test_a_symlink_loop_is_a_usage_error_naming_it(tmp_path: Path, command: str) -> None:
+    """Before, verify's `Path.resolve` raised RuntimeError: an internal error, exit 3."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for target in (tmp_path / "a", tmp_path / "a" / "below"):
+        done = assay(command, str(target))
+        no_traceback(done)
+        assert done.returncode == 2, done.stderr
+        assert f"{target}: a symlink loop, not a directory" in done.stderr
+
+
 def test_verify_unknown_option_is_a_usage_error(tmp_path: Path) -> None:
     done = assay("verify", str(tmp_path), "--no-such-option")
     assert done.returncode == 2

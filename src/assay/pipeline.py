@@ -256,7 +256,10 @@ def internal_error_report(exc: BaseException) -> Report:
 
 def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None) -> Report:
     expires = None if options.deadline_s is None else time.monotonic() + options.deadline_s
-    root = path.resolve()
+    try:
+        root = path.resolve()
+    except RuntimeError:  # Python 3.11's word for a symlink loop on the way
+        raise VerifyUsageError(f"{path}: a symlink loop, not a directory") from None
     with _base_tree(root, options.base) as base_dir:
         protected = _protected(base_dir, options) if base_dir is not None else None
         restore = None

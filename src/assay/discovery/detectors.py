@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +125,13 @@ def _guarded(name: str, detect: Detector, files: RepoFiles, env: ProjectEnv) -> 
 
 
 def _root_problem(path: str) -> str | None:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{path}: a symlink loop, not a directory"
+        if exc.errno != errno.ENOENT:
+            return f"{path}: {exc.strerror}"
     if not os.path.exists(path):
         return f"{path}: no such file or directory"
     if not os.path.isdir(path):
