@@ -697,3 +697,69 @@ def test_the_test_file_search_follows_links_only_inside_the_repository(tmp_path:
     (repo / "pkg" / "deep" / "test_inner.py").write_text("def test_x(): pass\n")
     os.symlink("pkg", repo / "aaa_pkg")  # a directory inside: searched like any other
     assert test_file_anywhere(RepoFiles(str(repo))) == "aaa_pkg/deep/test_inner.py"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # platformdirs' CI: `--notest` builds the environment and runs none of its commands
+        "tox -e coverage --notest",
+        "tox run -vv --notest --skip-missing-interpreters false -e py312",
+        "tox list",
+        "tox -l",
+        "nox --list",
+        "nox -s tests --install-only",
+        # environments whose names say they are not the tests: coverage combine, docs
+        "tox -e coverage --skip-pkg-install",
+        "tox -e docs,pkg_meta",
+        "nox -s docs",
+    ],
+)
+def test_tox_and_nox_lines_that_run_no_tests_are_not_test_checks(line: str) -> None:
+    assert [h for h in recognise_line(line) if h.kind is Kind.TEST] == []
+
+
+@pytest.mark.parametrize(
+    "line", ["tox", "tox -e py312", "tox run -e 3.14", "tox -e lint,py311", "nox -s tests", "nox"]
+)
+def test_tox_and_nox_lines_that_run_tests_stay_test_checks(line: str) -> None:
+    assert [h.kind for h in recognise_line(line)] == [Kind.TEST]
+
+
+def test_nox_command_whose_head_is_a_variable_is_resolved_not_truncated(tmp_path: Path) -> None:
+    # packaging's noxfile: `session.run(*coverage, "run", "-m", "pytest", *posargs)` with
+    # `coverage = ["python", "-m", "coverage"]`; its literal words alone are `run -m pytest`.
+    write_dedented(
+        tmp_path,
+        {
+            "noxfile.py": """
+                import nox
+
+                PYTEST = ("python", "-m", "pytest")
+
+
+                @nox.session
+                def tests(session):
+                    coverage = ["python", "-m", "coverage"]
+                    session.run(*coverage, "run", "-m", "pytest", *session.posargs)
+
+
+                @nox.session
+                def unit(session):
+                    session.run(*PYTEST, "tests/unit")
+
+
+                @nox.session
+                def tests_elsewhere(session):
+                    session.run(*session.posargs, "run", "-m", "pytest")
+            """,
+            "tests/test_a.py": "def test_a():\n    assert True\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    assert test.tool == "pytest", test.argv
+    assert test.argv[:1] != ("run",)
+    words = [c.argv for c in p.checks] + [tuple(d.what.split()) for d in p.dropped]
+    assert not any(w[:1] == ("run",) for w in words), words
+    assert any("computed" in d.reason for d in p.dropped), p.dropped

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from assay.discovery.command_lines import (
-    SCRIPT_KINDS,
     candidate_from,
     is_python,
     recognise_line,
@@ -32,6 +31,7 @@ from assay.discovery.model import (
     parsed_report,
 )
 from assay.discovery.text import line_of, one_line
+from assay.tools.env_names import env_kind
 from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
 
@@ -40,32 +40,6 @@ NAME = "tox-nox"
 #: A command tox or nox states outranks a tool merely configured (`[tool.pytest]`): it is
 #: what the maintainers run, with the environment they run it in.
 STATED_COST = 0
-
-#: tox environment names (after `testenv:`) and the kind their commands answer.
-_ENV_KINDS: dict[str, Kind] = {
-    **SCRIPT_KINDS,
-    "": Kind.TEST,  # the bare [testenv], and tox 4's env_run_base
-    "py": Kind.TEST,
-    "unit": Kind.TEST,
-    "type": Kind.TYPECHECK,
-    "typing": Kind.TYPECHECK,
-    "flake8": Kind.LINT,
-    "style": Kind.LINT,
-    "ruff": Kind.LINT,
-    "pre-commit": Kind.LINT,
-}
-
-
-def env_kind(name: str) -> Kind | None:
-    """The kind a tox env or nox session named `name` answers, if its name (or, for
-    `py311-lint`, one of its factors) says."""
-    name = name.lower()
-    for part in (name, *name.split("-")):
-        if part in _ENV_KINDS:
-            return _ENV_KINDS[part]
-        if re.fullmatch(r"py\d*|py3\d*|pypy3?\d*", part) or part.startswith("test"):
-            return Kind.TEST
-    return None
 
 
 def parse_tox(
@@ -158,17 +132,23 @@ def parse_noxfile(
         return [], [], [f"{path}: not valid Python: {one_line(exc)}"]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
+    module_values = _literal_values(tree.body)
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not _is_nox_session(node):
             continue
         kind = env_kind(node.name)
         if kind is None:
             continue
+        values = {**module_values, **_literal_values(list(ast.walk(node)))}
         for call in ast.walk(node):
-            words = _session_run_words(call)
+            words = _session_run_words(call, values)
             if words is None:
                 continue
             source = Source(path, getattr(call, "lineno", None))
+            if isinstance(words, _Computed):
+                why = "the command starts with a computed value assay cannot read"
+                dropped.append(Dropped(words.shown, source, why))
+                continue
             line = " ".join(words)
             candidate = _from_line(line, kind, env, source, f"nox session {node.name!r}", {})
             if candidate is None:
@@ -188,16 +168,73 @@ def _is_nox_session(node: ast.FunctionDef) -> bool:
     return False
 
 
-def _session_run_words(node: ast.AST) -> list[str] | None:
+@dataclass(frozen=True, slots=True)
+class _Computed:
+    """A `session.run(...)` whose program is computed: only its literal words are known."""
+
+    shown: str
+
+
+def _session_run_words(
+    node: ast.AST, values: dict[str, tuple[str, ...]]
+) -> list[str] | _Computed | None:
+    """The words of a `session.run(...)` call: literal strings, and names bound once to a
+    literal (`coverage = ["python", "-m", "coverage"]` for `*coverage`). A computed value
+    after the program (`*session.posargs`) is left out; a computed program is not guessed
+    from the words after it (`*coverage, "run", "-m", "pytest"` is not `run -m pytest`)."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "run"
     ):
         return None
-    words = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    # Computed arguments (`*session.posargs`) are left out; nothing literal means no command.
+    words: list[str] = []
+    for arg in node.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            words.append(arg.value)
+            continue
+        name = arg.value if isinstance(arg, ast.Starred) else arg
+        known = values.get(name.id) if isinstance(name, ast.Name) else None
+        if known is not None and (isinstance(arg, ast.Starred) or len(known) == 1):
+            words += known
+        elif not words:
+            literal = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            return _Computed(" ".join(["<computed>", *literal])) if literal else None
     return words or None
+
+
+def _literal_values(nodes: list[ast.AST] | list[ast.stmt]) -> dict[str, tuple[str, ...]]:
+    """Names assigned exactly once among `nodes`, to a string or a list/tuple of strings."""
+    values: dict[str, tuple[str, ...]] = {}
+    seen: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            literal = _strings(node.value) if isinstance(node, ast.Assign) else None
+            if target.id in seen or literal is None:
+                values.pop(target.id, None)
+            else:
+                values[target.id] = literal
+            seen.add(target.id)
+    return values
+
+
+def _strings(node: ast.AST | None) -> tuple[str, ...] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return (node.value,)
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    ):
+        return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    return None
 
 
 PARSERS: dict[str, FileParser] = {"tox.ini": parse_tox, "noxfile.py": parse_noxfile}

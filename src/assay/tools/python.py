@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools.env_names import runs_no_tests
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     Command,
@@ -175,8 +176,57 @@ def _black_checks(rest: list[str]) -> Match | None:
     return Match(Kind.LINT, tuple(rest)) if "--check" in rest else None
 
 
+#: tox and nox options after which nothing of the tests runs: environments built only
+#: (`--notest`, `--install-only`), listed, or the tool describing itself.
+_TOX_NO_TESTS = frozenset(
+    {
+        "--notest",
+        "--install-only",
+        "-l",
+        "--list",
+        "--list-sessions",
+        "-a",
+        "--listenvs",
+        "--listenvs-all",
+        "--showconfig",
+        "--version",
+        "-h",
+        "--help",
+    }
+)
+#: tox 4's subcommands that run no environment's commands (list, depends, devenv, config,
+#: quickstart, and their short names).
+_TOX_NO_TEST_SUBCOMMANDS = frozenset(
+    {"list", "l", "depends", "de", "devenv", "d", "config", "c", "quickstart", "q"}
+)
+_TOX_ENV_OPTIONS = ("-e", "--envlist", "-s", "--session", "--sessions")
+
+
 def _tox_runs(rest: list[str]) -> Match | None:
-    return Match(Kind.TEST, tuple(rest)) if rest[:1] != ["--version"] else None
+    """`tox`/`nox` as a test check, unless the line runs no tests: an option that skips
+    them, a subcommand that only describes, or environments named that are all known
+    not to be the tests (`tox -e coverage` combines reports, `nox -s docs`)."""
+    if any(word.partition("=")[0] in _TOX_NO_TESTS for word in rest):
+        return None
+    if rest[:1] and rest[0] in _TOX_NO_TEST_SUBCOMMANDS:
+        return None
+    names = _named_envs(rest)
+    if names and all(runs_no_tests(name) for name in names):
+        return None
+    return Match(Kind.TEST, tuple(rest))
+
+
+def _named_envs(rest: list[str]) -> list[str]:
+    """The environments or sessions `-e a,b` / `--session=x` name (comma-separated)."""
+    names: list[str] = []
+    for at, word in enumerate(rest):
+        option, eq, value = word.partition("=")
+        if option not in _TOX_ENV_OPTIONS:
+            continue
+        if not eq:
+            value = rest[at + 1] if at + 1 < len(rest) else ""
+        names += [name for name in value.split(",") if name]
+    return names
 
 
 # --------------------------------------------------------------------------- declarations
