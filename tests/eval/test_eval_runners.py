@@ -145,7 +145,21 @@ def test_oracle_and_recorded_patches_are_applied_in_the_sandbox(
         json.dumps({"instance_id": task.id, "model_patch": task.solution.read_text()}) + "\n"
     )
     again = PatchRunner(predictions).run(task, sandbox, workspace)
-    assert again.exit_code != 0  # already applied: the patch's own failure, recorded
+    # Already applied: taken as applied, as SWE-bench's harness takes it (its last try is
+    # `git apply --check --reverse`), and nothing is changed twice.
+    assert again.exit_code == 0, again.stderr
+    assert sandbox.read_file(workspace, "calc.py").count(b"return a + b") == 1
+    predictions.write_text(
+        json.dumps(
+            {
+                "instance_id": task.id,
+                "model_patch": "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-absent\n+present\n",
+            }
+        )
+        + "\n"
+    )
+    refused = PatchRunner(predictions).run(task, sandbox, workspace)
+    assert refused.exit_code != 0  # applies by no method: the patch's own failure, recorded
     missing = PatchRunner(predictions)
     missing.patches.clear()
     assert "no patch" in missing.run(task, sandbox, workspace).note
