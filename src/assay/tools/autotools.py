@@ -30,7 +30,7 @@ _REQUIRE = (
     f"{{ echo \"sh: $t: not found\" >&2; echo '{_SCRIPT_HINT}' >&2; exit 127; }}; done"
 )
 #: A tree that ships `configure`: "$0" is the probed make.
-CONFIGURE_SCRIPT = f'{_REQUIRE}; ./configure && "$0" -j2'
+CONFIGURE_SCRIPT = './configure && "$0" -j2'
 #: A tree without one: "$0" is the probed autoreconf.
 AUTORECONF_SCRIPT = f'{_REQUIRE}; "$0" -fi && ./configure && make -j2'
 
