@@ -7,6 +7,8 @@
 3. Python tool configuration, unittest suites                -- python
    tox and nox environments                                  -- python_envs
 4. CMakeLists.txt declaring a CTest suite                    -- cmake
+   configure.ac with a root Makefile.am (make check)         -- autotools
+   meson.build declaring tests                               -- meson
    Makefile / justfile targets                               -- make
 5. CI workflows (confirm, add environment)                   -- ci
 6. Cargo.toml, go.mod, tsconfig.json, node tool configs      -- manifests

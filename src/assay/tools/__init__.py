@@ -1,5 +1,6 @@
 """Every tool assay knows, declared once per ecosystem (`python`, `node`, `go`, `rust`,
-`java`, `cmake`, `generic`), and the views the rest of assay reads from those declarations.
+`java`, `cmake`, `autotools`, `meson`, `generic`), and the views the rest of assay reads
+from those declarations.
 
 Adding a language is adding a module here with its `ECOSYSTEM` and listing it, its tools,
 steering variables and home directories in `assay.tools.index`; the recogniser, plan,
