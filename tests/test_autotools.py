@@ -18,7 +18,7 @@ from assay.evidence import Check
 from assay.parsers import parse_output
 from assay.plan import plan
 from assay.verdict import Kind
-from tests.repos import write_dedented
+from tests.repos import commit_all, write_dedented
 from tests.results import process_result
 from tests.test_verify_e2e import Assay, explain, verdicts
 
@@ -125,7 +125,7 @@ def test_a_shipped_configure_is_run_then_make_check(tmp_path: Path) -> None:
     assert set(names) == {"autotools-build", "make-check"}, names
     assert "./configure" in names["autotools-build"][2], names
     assert "autoreconf" not in names["autotools-build"][2], names
-    assert names["make-check"] == ("make", "check")
+    assert names["make-check"] == ("make", "-C", ".assay-autotools-build/tree", "check")
 
 
 def test_a_tree_without_configure_runs_autoreconf_first(tmp_path: Path) -> None:
@@ -354,3 +354,24 @@ def test_missing_autoreconf_is_unverified_with_the_install_command(
     assert report["status"] == "UNVERIFIED", explain(report)
     assert verdicts(report)["autotools-build"] == ("unverified", "toolchain_missing")
     assert "apt-get install -y autoconf automake libtool" in report["output"] + report["note"]
+
+
+@pytest.mark.slow
+@needs_autotools
+def test_a_change_that_marks_its_failing_test_xfail_is_caught_under_protect(
+    tmp_path: Path, assay: Assay
+) -> None:
+    # The change breaks mul and declares its test an expected failure in Makefile.am, which
+    # Automake then counts as passing: the declaration decides how tests are run, so the
+    # base's is restored and the wrong value fails.
+    repo = autotools_repo(tmp_path / "repo")
+    commit_all(repo, "base")
+    autotools_repo(
+        repo, "wrong", **{"Makefile.am": MAKEFILE_AM + "    XFAIL_TESTS = tests/test_mul\n"}
+    )
+    commit_all(repo, "change")
+    naive = assay.verify(repo, "--timeout", "60", "--no-cache")
+    assert naive["status"] == "VERIFIED", explain(naive)
+    protected = assay.verify(repo, "--timeout", "60", "--base", "HEAD~1", "--protect")
+    assert protected["status"] == "FAILED", explain(protected)
+    assert verdicts(protected)["make-check"] == ("fail", "exit_nonzero"), explain(protected)

@@ -37,7 +37,18 @@ _RESTORE_SKIP_DIRS = frozenset({".git"})
 #: the tests, which pytest does not collect by default). A conftest.py planted anywhere
 #: else is removed.
 _INSTALLED_OR_BUILT = frozenset(
-    {".venv", "venv", "node_modules", ".tox", ".nox", ".assay-deps", "dist", "build"}
+    {
+        ".venv",
+        "venv",
+        "node_modules",
+        ".tox",
+        ".nox",
+        ".assay-deps",
+        "dist",
+        "build",
+        # assay's own autotools build: the tree copied and configured there, Makefiles and all.
+        ".assay-autotools-build",
+    }
 )
 
 

@@ -30,7 +30,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
-from assay.tools.autotools import TEST_ARGV, autoreconf_argv, configure_argv
+from assay.tools.autotools import BUILD_DIR, TEST_ARGV, autoreconf_argv, configure_argv
 from assay.verdict import Kind
 
 NAME = "autotools"
@@ -103,7 +103,7 @@ def _candidates(
             ecosystem=Ecosystem.AUTOTOOLS,
             origin=Origin.TASK_RUNNER,
             source=source,
-            reason=f"{path} {why}: {how}, in the sandbox's copy of the tree",
+            reason=f"{path} {why}: {how}, in a copy of the tree in {BUILD_DIR}",
             cost=0,
             name="autotools-build",
         ),
@@ -114,7 +114,7 @@ def _candidates(
             ecosystem=Ecosystem.AUTOTOOLS,
             origin=Origin.TASK_RUNNER,
             source=source,
-            reason=f"{path} {why}: make check runs Automake's test harness",
+            reason=f"{path} {why}: make check runs Automake's test harness in {BUILD_DIR}",
             cost=0,
             name="make-check",
         ),

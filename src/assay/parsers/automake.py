@@ -38,9 +38,11 @@ from assay.process import ProcessResult
 # `PASS: test_add`, `FAIL: t/basic.sh 3 - adds` (a TAP test's result carries its number).
 _PER_TEST = re.compile(r"^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): (\S.*?)\s*$", re.MULTILINE)
 _SUMMARY_LINE = re.compile(r"^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR): +(\d+)\s*$")
-# make finding no Makefile to read: configure never ran (the build could not be made).
+# make finding no Makefile, or no build directory, to read: configure never ran (the build
+# could not be made).
 _UNCONFIGURED = re.compile(
-    r"^g?make: \*\*\* No (?:rule to make target 'check'|targets specified and no makefile found)",
+    r"^g?make: \*\*\* (?:No rule to make target 'check'"
+    r"|No targets specified and no makefile found|[^:\n]+: No such file or directory\.  Stop\.)",
     re.MULTILINE,
 )
 _ALL_PASSED = re.compile(r"^=*\s*All (\d+) tests? passed", re.MULTILINE)

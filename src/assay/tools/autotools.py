@@ -4,9 +4,12 @@ harness), as the maintainers run them; `autoreconf -fi` first when the tree ship
 
 The build check is one command (`sh -c`), because configure must have written the
 Makefiles before make can read them; its argv runs the tool that was probed, passed to the
-script by path. It builds in the sandbox's copy of the tree, as `./configure` does: an
-out-of-tree build refuses a source tree that was already configured in place, and not
-every project's Makefiles build out of tree.
+script by path. It copies the tree into a directory of assay's own and builds there in
+place, as `./configure` does: the tree itself is left as it was (under `--protect`, the
+Makefiles, `configure` and `Makefile.in` files a build writes beside the sources would be
+taken for files the change added and removed before the tests run), and no project has to
+support out-of-tree builds. The copy keeps modification times, so make does not mistake a
+`Makefile.in` for older than its `Makefile.am` and run automake.
 """
 
 from __future__ import annotations
@@ -29,10 +32,25 @@ _REQUIRE = (
     'for t in "$@"; do command -v "$t" >/dev/null 2>&1 || '
     f"{{ echo \"sh: $t: not found\" >&2; echo '{_SCRIPT_HINT}' >&2; exit 127; }}; done"
 )
+#: Where the build goes, relative to the workspace root: a name no project uses.
+BUILD_DIR = ".assay-autotools-build"
+#: The copy of the tree that is configured and built, in the build directory.
+TREE = f"{BUILD_DIR}/tree"
+
+# A fresh copy of everything but .git and the build directory itself, symlinks as links and
+# times kept. "$1" is the build directory: nothing is spliced into the script's text.
+_COPY = (
+    'rm -rf -- "$1" && mkdir -p -- "$1/tree" && '
+    'find . -mindepth 1 -maxdepth 1 ! -name .git ! -name "$1" -exec cp -RPp {} "$1/tree/" \\; '
+    '&& cd -- "$1/tree"'
+)
 #: A tree that ships `configure`: "$0" is the probed make.
-CONFIGURE_SCRIPT = './configure && "$0" -j2'
-#: A tree without one: "$0" is the probed autoreconf.
-AUTORECONF_SCRIPT = f'{_REQUIRE}; "$0" -fi && ./configure && make -j2'
+CONFIGURE_SCRIPT = f'{_COPY} && ./configure && "$0" -j2'
+#: A tree without one: "$0" is the probed autoreconf, "$@" after the build directory the
+#: programs it and the build need.
+AUTORECONF_SCRIPT = (
+    f'd=$1; shift; {_REQUIRE}; set -- "$d"; {_COPY} && "$0" -fi && ./configure && make -j2'
+)
 
 #: Programs `autoreconf -fi` and the build run; libtoolize only where configure.ac uses libtool.
 AUTORECONF_NEEDS = ("autoconf", "automake", "aclocal", "make")
@@ -41,17 +59,17 @@ LIBTOOL_NEEDS = ("libtoolize",)
 
 def configure_argv() -> tuple[str, ...]:
     """The build check of a tree that ships `configure`."""
-    return ("sh", "-c", CONFIGURE_SCRIPT, "make")
+    return ("sh", "-c", CONFIGURE_SCRIPT, "make", BUILD_DIR)
 
 
 def autoreconf_argv(libtool: bool) -> tuple[str, ...]:
     """The build check of a tree without `configure` (`libtool`: configure.ac uses it)."""
     needs = AUTORECONF_NEEDS + (LIBTOOL_NEEDS if libtool else ())
-    return ("sh", "-c", AUTORECONF_SCRIPT, "autoreconf", *needs)
+    return ("sh", "-c", AUTORECONF_SCRIPT, "autoreconf", BUILD_DIR, *needs)
 
 
 #: The test check, as planned.
-TEST_ARGV = ("make", "check")
+TEST_ARGV = ("make", "-C", TREE, "check")
 
 
 def _by_path(request: Request) -> Instrumented:
