@@ -16,7 +16,7 @@ from assay.evidence import Check
 from assay.parsers import parse_output, report_path
 from assay.plan import PlanOptions, plan
 from assay.verdict import Kind
-from tests.repos import write_dedented
+from tests.repos import commit_all, write_dedented
 from tests.results import process_result
 from tests.test_verify_e2e import VENV_BIN, Assay, explain, verdicts
 
@@ -283,3 +283,24 @@ def test_missing_meson_is_unverified_with_the_install_command(tmp_path: Path, as
     assert report["status"] == "UNVERIFIED", explain(report)
     assert set(verdicts(report).values()) == {("unverified", "toolchain_missing")}, explain(report)
     assert "apt-get install -y meson ninja-build" in report["output"] + report["note"]
+
+
+@pytest.mark.slow
+@needs_meson
+def test_a_change_that_marks_its_failing_test_should_fail_is_caught_under_protect(
+    tmp_path: Path, assay: Assay
+) -> None:
+    # The change breaks mul and declares its test should_fail, which meson then counts as an
+    # expected failure: the declaration decides how tests run, so the base's is restored.
+    repo = meson_repo(tmp_path / "repo")
+    commit_all(repo, "base")
+    hidden = TESTS_BUILD.replace(
+        "link_with: calc))", "link_with: calc),\n           should_fail: name == 'mul')"
+    )
+    meson_repo(repo, "wrong", **{"tests/meson.build": hidden})
+    commit_all(repo, "change")
+    naive = assay.verify(repo, "--timeout", "30", "--no-cache")
+    assert naive["status"] == "VERIFIED", explain(naive)
+    protected = assay.verify(repo, "--timeout", "30", "--base", "HEAD~1", "--protect")
+    assert protected["status"] == "FAILED", explain(protected)
+    assert verdicts(protected)["meson-test"] == ("fail", "exit_nonzero"), explain(protected)
