@@ -318,3 +318,20 @@ def test_missing_cmake_is_unverified_with_the_install_command(tmp_path: Path, as
     assert report["status"] == "UNVERIFIED", explain(report)
     assert set(verdicts(report).values()) == {("unverified", "toolchain_missing")}, explain(report)
     assert "apt-get install cmake" in report["output"] + report["note"], explain(report)
+
+
+@pytest.mark.slow
+@needs_cmake
+def test_a_wrong_value_fails_under_protect(tmp_path: Path, assay: Assay) -> None:
+    # Restoring protected files after the build must leave assay's build directory alone:
+    # its CTestTestfile.cmake matches the protected `**/*.cmake`, and without it ctest
+    # finds no tests and the wrong value goes unanswered.
+    from tests.repos import commit_all
+
+    repo = cmake_repo(tmp_path / "repo")
+    commit_all(repo, "base")
+    cmake_repo(repo, "wrong")
+    commit_all(repo, "change")
+    report = assay.verify(repo, "--timeout", "30", "--base", "HEAD~1", "--protect")
+    assert report["status"] == "FAILED", explain(report)
+    assert verdicts(report)["ctest"] == ("fail", "exit_nonzero"), explain(report)

@@ -46,8 +46,11 @@ _INSTALLED_OR_BUILT = frozenset(
         ".assay-deps",
         "dist",
         "build",
-        # assay's own autotools build: the tree copied and configured there, Makefiles and all.
+        # assay's own build directories (CMake's CTestTestfile.cmake and Makefiles, the
+        # autotools tree copied and configured there, meson's): written by the build.
+        ".assay-cmake-build",
         ".assay-autotools-build",
+        ".assay-meson-build",
     }
 )
 
