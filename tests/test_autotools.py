@@ -375,3 +375,25 @@ def test_a_change_that_marks_its_failing_test_xfail_is_caught_under_protect(
     protected = assay.verify(repo, "--timeout", "60", "--base", "HEAD~1", "--protect")
     assert protected["status"] == "FAILED", explain(protected)
     assert verdicts(protected)["make-check"] == ("fail", "exit_nonzero"), explain(protected)
+
+
+@pytest.mark.slow
+@needs_autotools
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+@pytest.mark.parametrize(("variant", "status"), [("pristine", "VERIFIED"), ("wrong", "FAILED")])
+def test_a_tree_with_cmake_and_autotools_runs_both_suites(
+    variant: str, status: str, tmp_path: Path, assay: Assay
+) -> None:
+    # Both builds run in the same stage: the copy autotools makes must not take in the
+    # CMake build being written beside it.
+    from tests.test_cmake import CMAKELISTS
+
+    repo = release_tree(tmp_path / "repo", variant)
+    write_dedented(repo, {"CMakeLists.txt": CMAKELISTS})
+    report = assay.verify(repo, "--timeout", "60", "--no-cache")
+    assert report["status"] == status, explain(report)
+    expected = {"autotools-build", "make-check", "cmake-build", "ctest"}
+    assert set(verdicts(report)) == expected, explain(report)
+    if variant == "wrong":
+        failing = {n for n, v in verdicts(report).items() if v[0] == "fail"}
+        assert failing == {"make-check", "ctest"}, explain(report)

@@ -37,11 +37,13 @@ BUILD_DIR = ".assay-autotools-build"
 #: The copy of the tree that is configured and built, in the build directory.
 TREE = f"{BUILD_DIR}/tree"
 
-# A fresh copy of everything but .git and the build directory itself, symlinks as links and
-# times kept. "$1" is the build directory: nothing is spliced into the script's text.
+# A fresh copy of everything but .git and assay's own directories (this build's, and the
+# CMake or Meson build that may be written beside it in the same stage), symlinks as links
+# and times kept. "$1" is the build directory: nothing is spliced into the script's text.
 _COPY = (
     'rm -rf -- "$1" && mkdir -p -- "$1/tree" && '
-    'find . -mindepth 1 -maxdepth 1 ! -name .git ! -name "$1" -exec cp -RPp {} "$1/tree/" \\; '
+    "find . -mindepth 1 -maxdepth 1 ! -name .git ! -name '.assay-*' "
+    '-exec cp -RPp {} "$1/tree/" \\; '
     '&& cd -- "$1/tree"'
 )
 #: A tree that ships `configure`: "$0" is the probed make.
