@@ -191,3 +191,31 @@ def test_broken_tap_and_reporter_text_read_without_error() -> None:
     assert printed_failures("  1 failing\n\n  1) x", "/ws")[0].name == "x"
     assert printed_failures("  ● \n  ●  ", "/ws") == []
     assert printed_failures("Failed Tests 1\n FAIL  a > b\n", "/ws")[0].message is None
+
+
+@pytest.mark.slow
+def test_mocha_summary_before_a_long_failure_listing_is_read(host_dir: Path) -> None:
+    """yargs-parser's wrong value: mocha prints `N passing` / `M failing` and then every
+    failure's diff and stack, here hundreds of lines, and a coverage table after them; the
+    summary is far from the end of the output, and the run is still a recognised failure."""
+    cases = "\n".join(
+        f'  it("case {n}", () => {{ assert.deepStrictEqual({{ a: {n}, b: [1, 2, 3] }}, '
+        f"{{ a: {n + 1}, b: [1, 2, 4] }}); }});"
+        for n in range(60)
+    )
+    suite = f'const assert = require("node:assert");\ndescribe("many", () => {{\n{cases}\n}});\n'
+    repo = write(
+        host_dir,
+        {
+            "package.json": _package({"test": "mocha && node coverage-table.js"}),
+            "test/many.test.js": suite,
+            "coverage-table.js": 'console.log("File | % Stmts\\n".repeat(30));\n',
+        },
+    )
+    _linked(repo, "mocha", "bin/mocha.js")
+    done = assay("verify", "--no-cache", "--json", str(repo), timeout=180)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    test = next(c for c in report["checks"] if c["kind"] == "test")
+    assert report["status"] == "FAILED", (report["note"], test["cause"])
+    assert test["tests"]["failed"] == 60, test["tests"]

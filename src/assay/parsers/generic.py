@@ -91,10 +91,39 @@ _MARKED = {
 }
 
 
+# mocha's closing summary: "  318 passing (698ms)", then "  2 pending" and "  44 failing" on
+# the lines right after it. mocha prints it *before* each failure's diff and stack, so with
+# many failures (and a coverage table after them) it is far from the end of the output.
+_MOCHA_SUMMARY = re.compile(
+    r"^ {2}(?P<passing>\d+) passing \(\d+(?:\.\d+)?(?:ms|s|m)\)\n"
+    r"(?:^ {2}(?P<pending>\d+) pending\n)?"
+    r"(?:^ {2}(?P<failing>\d+) failing\n)?",
+    re.MULTILINE,
+)
+
+
+def _mocha_summary(text: str) -> dict[str, int]:
+    """The counts of mocha's last closing summary anywhere in `text`, or {}."""
+    last = None
+    for last in _MOCHA_SUMMARY.finditer(text + "\n"):
+        pass
+    if last is None:
+        return {}
+    return {
+        "passed": int(last["passing"]),
+        "skipped": int(last["pending"] or 0),
+        "failed": int(last["failing"] or 0),
+    }
+
+
 def parse_counts(text: str) -> TestCounts | None:
-    """The largest count of each outcome in the last lines of `text`, or None if none is named."""
+    """The largest count of each outcome in the last lines of `text` (and in mocha's
+    summary, wherever it is), or None if none is named."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     seen = False
+    for key, number in _mocha_summary(text).items():
+        counts[key] = max(counts[key], number)
+        seen = True
     tail = text.splitlines()[-200:]
     for line in tail:
         for number, word in _COUNT.findall(line):
