@@ -377,23 +377,50 @@ def test_a_change_that_marks_its_failing_test_xfail_is_caught_under_protect(
     assert verdicts(protected)["make-check"] == ("fail", "exit_nonzero"), explain(protected)
 
 
+def _with_cmake(root: Path, ci: str | None = None) -> Path:
+    from tests.test_cmake import CMAKELISTS
+
+    write_dedented(root, {"CMakeLists.txt": CMAKELISTS})
+    if ci is not None:
+        workflow = "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        write_dedented(root, {".github/workflows/ci.yml": workflow + ci})
+    return root
+
+
+@pytest.mark.parametrize(
+    ("ci", "chosen"),
+    [
+        (None, "cmake"),  # nothing documented: CMake first
+        ("      - run: ./configure && make check\n", "autotools"),
+        ("      - run: cmake -B b && ctest --test-dir b\n      - run: ./configure\n", "cmake"),
+    ],
+    ids=["nothing-documented", "ci-runs-configure", "ci-runs-both"],
+)
+def test_a_tree_with_cmake_and_autotools_is_checked_by_one_suite(
+    tmp_path: Path, ci: str | None, chosen: str
+) -> None:
+    """Before, both suites ran: the same code tested twice, and a git checkout without
+    automake was UNVERIFIED although its CMake suite alone would pass."""
+    autotools_repo(tmp_path)
+    names = _names(_with_cmake(tmp_path, ci))
+    suites = {"cmake": {"cmake-build", "ctest"}, "autotools": {"autotools-build", "make-check"}}
+    assert set(names) & {n for s in suites.values() for n in s} == suites[chosen], names
+    loser = "autotools" if chosen == "cmake" else "cmake"
+    (dropped,) = [r for r in discover(tmp_path).reports if r.detector == loser]
+    assert dropped.dropped and not dropped.candidates, dropped
+    assert f"the tree's {chosen} suite is checked instead" in dropped.dropped[0].reason
+
+
 @pytest.mark.slow
 @needs_autotools
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 @pytest.mark.parametrize(("variant", "status"), [("pristine", "VERIFIED"), ("wrong", "FAILED")])
-def test_a_tree_with_cmake_and_autotools_runs_both_suites(
+def test_a_tree_with_cmake_whose_ci_runs_configure_is_checked_by_make_check(
     variant: str, status: str, tmp_path: Path, assay: Assay
 ) -> None:
-    # Both builds run in the same stage: the copy autotools makes must not take in the
-    # CMake build being written beside it.
-    from tests.test_cmake import CMAKELISTS
-
-    repo = release_tree(tmp_path / "repo", variant)
-    write_dedented(repo, {"CMakeLists.txt": CMAKELISTS})
+    repo = _with_cmake(release_tree(tmp_path / "repo", variant), "      - run: ./configure\n")
     report = assay.verify(repo, "--timeout", "60", "--no-cache")
     assert report["status"] == status, explain(report)
-    expected = {"autotools-build", "make-check", "cmake-build", "ctest"}
-    assert set(verdicts(report)) == expected, explain(report)
+    assert set(verdicts(report)) == {"autotools-build", "make-check"}, explain(report)
     if variant == "wrong":
-        failing = {n for n, v in verdicts(report).items() if v[0] == "fail"}
-        assert failing == {"make-check", "ctest"}, explain(report)
+        assert verdicts(report)["make-check"][0] == "fail", explain(report)

@@ -19,6 +19,7 @@ from assay.discovery import (
     make,
     manifests,
     meson,
+    native_builds,
     node,
     python,
     python_envs,
@@ -35,7 +36,7 @@ DETECTORS: tuple[tuple[str, Detector], ...] = (
     (python.NAME, python.detect),
     (python_envs.NAME, python_envs.detect),
     # Before make: a declared CTest, Automake or Meson suite outranks a root Makefile's
-    # targets (cmake's rule).
+    # targets, and one of them is checked (`native_builds`).
     (cmake.NAME, cmake.detect),
     (autotools.NAME, autotools.detect),
     (meson.NAME, meson.detect),
@@ -104,6 +105,7 @@ def discover(
     reports = [config_result.report]
     for name, detect in DETECTORS:
         reports.append(_guarded(name, detect, files, env))
+    reports = native_builds.one_suite(reports, files)
     return Discovery(
         root=files.root,
         env=env,
