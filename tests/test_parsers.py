@@ -597,3 +597,44 @@ def test_a_summary_on_stdout_is_read_past_a_long_failure_listing_on_stderr() -> 
     assert evidence.verdict is Verdict.FAIL and evidence.cause is Cause.EXIT_NONZERO
     assert evidence.tests is not None
     assert (evidence.tests.passed, evidence.tests.failed) == (43, 58)
+
+
+# ava's own deadline (10 s without output), as p-limit's `xo && ava && tsd` printed it when a
+# test hung: the run exits 1, and that is a hang, as assay's deadline is, not a failure.
+AVA_TIMED_OUT = """\
+> p-limit@7.3.1 test
+> xo && ava && tsd
+
+
+  - [skip] clearQueue rejects pending promises when enabled
+
+  \u2718 Timed out while running tests
+
+  21 tests were pending in test.js
+
+  \u25cc concurrency: 1
+  \u25cc concurrency: 4
+  \u25cc map
+
+  \u2500
+
+  1 test skipped
+  21 tests remained pending after a timeout
+"""
+
+
+def test_ava_stopping_a_hanging_test_at_its_own_deadline_is_a_timeout() -> None:
+    c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
+    run = result(AVA_TIMED_OUT, exit_code=1)
+    parsed = parse_output(c, run, None)
+    assert parsed.hung_tests == ("concurrency: 1", "concurrency: 4", "map"), parsed
+    evidence = classify(c, run, parsed)
+    assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_an_ava_failure_beside_its_timeout_stays_a_failure() -> None:
+    c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
+    text = AVA_TIMED_OUT.replace("  1 test skipped\n", "  1 test failed\n  1 test skipped\n")
+    run = result(text, exit_code=1)
+    evidence = classify(c, run, parse_output(c, run, None))
+    assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)

@@ -155,6 +155,20 @@ def parse_counts(text: str) -> TestCounts | None:
     return TestCounts(**counts, source="text") if seen else None
 
 
+# ava's own deadline: "✘ Timed out while running tests", then each pending test as "◌ name".
+_AVA_TIMED_OUT = re.compile(r"^\s*[✘✖×] Timed out while running tests\s*$", re.MULTILINE)
+_AVA_PENDING = re.compile(r"^\s*◌ (.+?)\s*$", re.MULTILINE)
+
+
+def ava_timed_out(text: str) -> tuple[str, ...]:
+    """The tests ava left pending when its own timeout stopped the run (a hang, as assay's
+    deadline is); () when ava did not time out."""
+    alarm = _AVA_TIMED_OUT.search(text)
+    if alarm is None:
+        return ()
+    return tuple(_AVA_PENDING.findall(text, alarm.end())) or ("ava",)
+
+
 def _test_counts(result: ProcessResult) -> TestCounts | None:
     """Counts from each stream's own tail: a long failure listing on stderr must not push
     the summary that closes stdout out of sight. Read for test checks only: a build's
@@ -191,7 +205,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     if result.exit_code not in (0, None):
         missing = missing_command(text, result.exit_code)
         if not failed and check.kind is Kind.TEST:
-            hung = timed_out_tests(text)
+            hung = timed_out_tests(text) or ava_timed_out(text)
         if not failed and not hung:
             crashes = crash_diagnostics(text, result.cwd, check.tool)
     return ParsedOutput(
