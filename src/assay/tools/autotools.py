@@ -14,7 +14,7 @@ support out-of-tree builds. The copy keeps modification times, so make does not 
 
 from __future__ import annotations
 
-from assay.tools.instrumented import Instrumented, Request
+from assay.tools.instrumented import probed_program_in_script
 from assay.tools.spec import Ecosystem, EcosystemSpec, ToolSpec
 
 #: What to install for a tree without `configure` (Debian's packages).
@@ -74,21 +74,12 @@ def autoreconf_argv(libtool: bool) -> tuple[str, ...]:
 TEST_ARGV = ("make", "-C", TREE, "check")
 
 
-def _by_path(request: Request) -> Instrumented:
-    # The script's "$0" becomes the probed binary, so the check runs the tool it names.
-    argv = request.argv
-    path = request.checker.path if request.checker else None
-    if argv[:2] == ("sh", "-c") and len(argv) >= 4 and path:
-        argv = (*argv[:3], path, *argv[4:])
-    return request.runs(argv)
-
-
 AUTORECONF = ToolSpec(
     name="autoreconf",
     ecosystem=Ecosystem.AUTOTOOLS,
     binaries=("autoreconf",),
     install_hint=_HINT,
-    instrument=_by_path,
+    instrument=probed_program_in_script,
     # gcc's and clang's `file:line:col: error:` lines are read by the generic parser.
     config_files=("configure.ac", "**/Makefile.am", "m4/**", "autogen.sh"),
 )
@@ -99,7 +90,7 @@ CONFIGURE = ToolSpec(
     # that builds what it configured.
     binaries=("make", "gmake"),
     install_hint=_MAKE_HINT,
-    instrument=_by_path,
+    instrument=probed_program_in_script,
     config_files=("configure", "configure.ac", "**/Makefile.in", "**/Makefile.am"),
 )
 MAKE_CHECK = ToolSpec(

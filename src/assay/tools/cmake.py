@@ -8,7 +8,7 @@ runs the cmake that was probed, passed to the script by path.
 
 from __future__ import annotations
 
-from assay.tools.instrumented import Instrumented, Request
+from assay.tools.instrumented import Instrumented, Request, probed_program_in_script
 from assay.tools.spec import Ecosystem, EcosystemSpec, ToolSpec, version_at_least
 
 _HINT = "install CMake (Debian: `apt-get install cmake`)"
@@ -30,14 +30,6 @@ TEST_ARGV = ("ctest", "--test-dir", BUILD_DIR, "--output-on-failure")
 #: CTest's per-test timeout, as a share of the check's deadline: a test that hangs is
 #: stopped and named by ctest ("***Timeout") before assay has to kill the whole run.
 PER_TEST_SHARE = 0.8
-
-
-def _cmake(request: Request) -> Instrumented:
-    argv = request.argv
-    path = request.checker.path if request.checker else None
-    if argv[:3] == BUILD_ARGV[:3] and len(argv) == len(BUILD_ARGV) and path:
-        argv = (*argv[:3], path, *argv[4:])
-    return request.runs(argv)
 
 
 def _ctest(request: Request) -> Instrumented:
@@ -66,7 +58,7 @@ CMAKE = ToolSpec(
     ecosystem=Ecosystem.CMAKE,
     binaries=("cmake",),
     install_hint=_HINT,
-    instrument=_cmake,
+    instrument=probed_program_in_script,
     # gcc's and clang's `file:line:col: error:` lines are read by the generic parser.
     config_files=("**/CMakeLists.txt", "**/*.cmake"),
 )

@@ -52,3 +52,14 @@ class Request:
 
 #: Asks a tool for machine-readable output: the argv, env and report files to run.
 Rule = Callable[[Request], Instrumented]
+
+
+def probed_program_in_script(request: Request) -> Instrumented:
+    """A planned `sh -c SCRIPT PROGRAM ARGS...` check (a build that configures, then
+    builds) run with the probed binary as the script's `$0`, so the check runs the tool
+    its checker names; any other argv runs as it is."""
+    argv = request.argv
+    path = request.checker.path if request.checker else None
+    if argv[:2] == ("sh", "-c") and len(argv) >= 4 and path:
+        argv = (*argv[:3], path, *argv[4:])
+    return request.runs(argv)

@@ -8,7 +8,7 @@ the meson that was probed, passed to the script by path.
 
 from __future__ import annotations
 
-from assay.tools.instrumented import Instrumented, Request
+from assay.tools.instrumented import Instrumented, Request, probed_program_in_script
 from assay.tools.spec import Ecosystem, EcosystemSpec, ToolSpec
 
 _HINT = "install Meson and Ninja (Debian: `apt-get install -y meson ninja-build`)"
@@ -30,14 +30,6 @@ DEFAULT_TEST_TIMEOUT_S = 30
 #: meson's per-test timeouts, at most this share of the check's deadline: a hanging test
 #: is stopped and named by meson (TIMEOUT) before assay has to kill the whole run.
 PER_TEST_SHARE = 0.8
-
-
-def _meson(request: Request) -> Instrumented:
-    argv = request.argv
-    path = request.checker.path if request.checker else None
-    if argv[:3] == BUILD_ARGV[:3] and len(argv) == len(BUILD_ARGV) and path:
-        argv = (*argv[:3], path, *argv[4:])
-    return request.runs(argv)
 
 
 def _meson_test(request: Request) -> Instrumented:
@@ -70,7 +62,7 @@ MESON = ToolSpec(
     ecosystem=Ecosystem.MESON,
     binaries=("meson",),
     install_hint=_HINT,
-    instrument=_meson,
+    instrument=probed_program_in_script,
     # gcc's and clang's `file:line:col: error:` lines are read by the generic parser.
     config_files=("**/meson.build", "meson_options.txt", "meson.options"),
 )
