@@ -63,7 +63,7 @@ from assay.errors import AssayError
 from assay.eval.agent_limits import limit_exceeded, unenforceable
 from assay.eval.agent_output import OutputReader
 from assay.eval.agent_stream import OutputStream, kill_child_naming
-from assay.eval.change import AGENT_DIR, is_protected
+from assay.eval.change import AGENT_DIR
 from assay.eval.failures import Stage, StageError
 from assay.eval.task import Limits, TaskSpec
 from assay.output import CapturedOutput
@@ -213,53 +213,21 @@ def read_patches(path: Path) -> dict[str, str]:
 
 
 def apply_in_sandbox(
-    name: str,
-    patch: bytes,
-    sandbox: Sandbox,
-    workspace: Workspace,
-    *,
-    exclude: tuple[str, ...] = (),
+    name: str, patch: bytes, sandbox: Sandbox, workspace: Workspace
 ) -> AgentResult:
-    """`git apply` the patch inside the sandbox: a patch is the agent's output, applied
-    where the agent would have worked. A patch that does not apply is the agent's result
-    (a non-zero exit), not an infrastructure error. Files `exclude` protects are left out
-    (and named in the note)."""
+    """`git apply` the task's own patch inside the sandbox, where the agent would have
+    worked. A patch that does not apply is the runner's result (a non-zero exit), not an
+    infrastructure error. (Recorded predictions go through `swebench.patch_apply`.)"""
     sandbox.write_file(workspace, f"{AGENT_DIR}/{SOLUTION_NAME}", patch)
-    left_out = sorted(p for p in _patched_paths(patch) if is_protected(p, exclude))
     result = sandbox.run(
         workspace,
-        [
-            "git",
-            "apply",
-            "--binary",
-            "--whitespace=nowarn",
-            *(f"--exclude={path}" for path in left_out),
-            f"{AGENT_DIR}/{SOLUTION_NAME}",
-        ],
+        ["git", "apply", "--binary", "--whitespace=nowarn", f"{AGENT_DIR}/{SOLUTION_NAME}"],
         timeout=APPLY_TIMEOUT_S,
     )
     if not result.started:
         why = result.start_error or result.start_failure
         raise StageError(Stage.RUN, "runner_start_failed", f"git apply could not start: {why}")
-    recorded = _result(name, result)
-    if left_out:
-        note = f"left out (protected by the task): {', '.join(left_out)}"
-        recorded = dataclasses.replace(
-            recorded, note="; ".join(n for n in (recorded.note, note) if n)
-        )
-    return recorded
-
-
-_DIFF_HEADER = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
-
-
-def _patched_paths(patch: bytes) -> set[str]:
-    """The paths a git patch names (both sides of each `diff --git` header)."""
-    return {
-        side.decode("utf-8", "replace")
-        for match in _DIFF_HEADER.finditer(patch)
-        for side in match.groups()
-    }
+    return _result(name, result)
 
 
 class CommandRunner:
