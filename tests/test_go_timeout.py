@@ -8,15 +8,14 @@ and its output does not say why"."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli import assay, assay_env, no_traceback
 from tests.repos import write
+from tests.test_go_cache import verify
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
 
@@ -48,20 +47,6 @@ def module(root: Path, runner: dict[str, str], *, code: str = CALC, hangs: bool)
             **runner,
         },
     )
-
-
-def verify(repo: Path, state: Path) -> dict[str, Any]:
-    done = assay(
-        "verify",
-        "--json",
-        "--no-cache",
-        str(repo),
-        env=assay_env(ASSAY_CACHE_DIR=str(state)),
-        timeout=300,
-    )
-    no_traceback(done)
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 def the_test_check(report: dict[str, Any]) -> dict[str, Any]:
