@@ -3,7 +3,8 @@
     python bench/bench_process.py            # all
     python bench/bench_process.py --quick    # fewer repetitions
     python bench/bench_process.py --run-ratios [--rounds N]
-                                             # only `assay run -- sleep 1` / `sleep 1`
+                                             # only `assay run -- sleep 1` / `sleep 1`,
+                                             # cold and through a warm `assay server`
 
 Prints one line per figure: the measurement, its baseline, the ratio, the target.
 """
@@ -23,6 +24,8 @@ from pathlib import Path
 PYTHON = sys.executable
 # Measure what users get: bytecode written once and reused (some shells disable it).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# Cold figures are cold: a warm server the user runs answers only where a figure says so.
+os.environ["ASSAY_NO_SERVER"] = "1"
 ASSAY = shutil.which("assay", path=os.path.dirname(PYTHON)) or shutil.which("assay") or ""
 
 
@@ -86,10 +89,10 @@ def bench_overhead(repeat: int) -> None:
     row("overhead: assay run -- (1 s command)", via, direct, "ms", "target ratio <= 1.05")
 
 
-def checked_wall(argv: list[str], cwd: str) -> float:
+def checked_wall(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> float:
     """`wall`, but a run that did not succeed is an error, never a figure."""
     started = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
     took = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"benchmark command failed ({done.returncode}): {argv}\n{done.stdout[-2000:]!r}")
@@ -119,41 +122,55 @@ def bench_sandboxes(repeat: int) -> None:
 
 
 def bench_run_ratios(rounds: int) -> None:
-    """`assay run -- sleep 1` against `sleep 1` for each backend, from a small project
-    directory: rounds interleaved (each round runs all four, in a rotating order, so a
-    change of load falls on every variant alike); ratios of medians. Every run must
-    succeed, or there is no figure."""
-    variants: dict[str, list[str]] = {"sleep 1": ["sleep", "1"]}
+    """`assay run -- sleep 1` against `sleep 1` for each backend, cold (a process of its
+    own) and warm (answered by `assay server`), from a small project directory: rounds
+    interleaved (each round runs every variant, in a rotating order, so a change of load
+    falls on every variant alike); ratios of medians. Every run must succeed, and every
+    warm one must have been answered by the server, or there is no figure."""
+    run = [ASSAY, "run", "--kind", "build", "--sandbox"]
+    variants: dict[str, tuple[list[str], str]] = {"sleep 1": (["sleep", "1"], "")}
     for backend in ("none", "local", "bwrap"):
-        variants[backend] = [
-            ASSAY,
-            "run",
-            "--sandbox",
-            backend,
-            "--kind",
-            "build",
-            "--",
-            "sleep",
-            "1",
-        ]
+        variants[backend] = ([*run, backend, "--", "sleep", "1"], "cold")
+        variants[f"{backend}, warm"] = ([*run, backend, "--", "sleep", "1"], "warm")
     names = list(variants)
     times: dict[str, list[float]] = {name: [] for name in names}
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as state:
         Path(work, "README").write_text("a small project\n")
-        for name in names:  # warm caches (and the persisted sandbox probe)
-            checked_wall(variants[name], work)
-        for turn in range(rounds):
-            for name in names[turn % len(names) :] + names[: turn % len(names)]:
-                times[name].append(checked_wall(variants[name], work))
+        cold = {**os.environ, "ASSAY_CACHE_DIR": state}
+        warm = {name: value for name, value in cold.items() if name != "ASSAY_NO_SERVER"}
+        envs = {"": None, "cold": cold, "warm": warm}
+        checked_wall([ASSAY, "server", "start"], work, env=warm)
+        try:
+            for name in names:  # warm caches (and the persisted sandbox probe)
+                argv, mode = variants[name]
+                checked_wall(argv, work, env=envs[mode])
+            for turn in range(rounds):
+                for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                    argv, mode = variants[name]
+                    times[name].append(checked_wall(argv, work, env=envs[mode]))
+            served = _served(warm, work)
+        finally:
+            checked_wall([ASSAY, "server", "stop"], work, env=warm)
+    warm_runs = (rounds + 1) * sum(mode == "warm" for _, mode in variants.values())
+    if served != warm_runs:
+        sys.exit(f"the server answered {served} of {warm_runs} warm runs: no warm figure")
     baseline = statistics.median(times["sleep 1"])
-    for backend in names[1:]:
+    for name in names[1:]:
         row(
-            f"run -- sleep 1 / sleep 1, {backend} ({rounds} rounds)",
-            statistics.median(times[backend]),
+            f"run -- sleep 1 / sleep 1, {name} ({rounds} rounds)",
+            statistics.median(times[name]),
             baseline,
             "ms",
             "target ratio <= 1.03",
         )
+
+
+def _served(env: dict[str, str], cwd: str) -> int:
+    """How many runs the server answered, from `assay server status`."""
+    done = subprocess.run(
+        [ASSAY, "server", "status"], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.split(" served")[0].rsplit(" ", 1)[-1])
 
 
 KILL_TREE = """

@@ -18,6 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["--version"]:
         sys.stdout.write(f"assay {__version__}\n")
         return 0
+    if argv is None and args[:1] and (code := _run_warm(args)) is not None:
+        _exit_now(code)
+        return code
     import signal
 
     # SIGTERM takes the same way out as Ctrl-C: every process assay started is killed.
@@ -38,6 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _run_warm(args: list[str]) -> int | None:
+    """The exit code of `assay ARGS` run by a warm server (`assay server start`), or
+    None when none took it (nothing ran then)."""
+    from assay import warm_client
+
+    if args[0] not in warm_client.COMMANDS:
+        return None
+    return warm_client.run_warm(args)
 
 
 def _run_without_click(args: list[str]) -> int | None:

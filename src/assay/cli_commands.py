@@ -408,3 +408,8 @@ _register_hook_commands(cli)
 from assay.mcp.commands import register as _register_mcp_commands
 
 _register_mcp_commands(cli)
+
+# `assay server`: its module imports only click; the server loads in its own process.
+from assay.warm_commands import register as _register_server_commands
+
+_register_server_commands(cli)

@@ -1,0 +1,123 @@
+"""`assay server start|stop|status`: the warm server (`assay.warm_server`) by hand.
+
+Only click is imported here at the top; the server's module loads in its own process.
+"""
+
+from __future__ import annotations
+
+import click
+
+#: How long `start` waits for a new server to answer before saying it did not start.
+START_WAIT_S = 30.0
+
+
+@click.group("server")
+def server_group() -> None:
+    """A warm process that answers run, verify, plan and probe without start-up."""
+
+
+@server_group.command("start")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=1.0),
+    default=30 * 60.0,  # assay.warm_server.DEFAULT_IDLE_TIMEOUT_S
+    show_default=True,
+    help="Seconds without a request after which the server exits.",
+)
+def start(idle_timeout: float) -> None:
+    """Start a server for this assay, unless one runs."""
+    import subprocess
+    import sys
+    import time
+
+    from assay.warm_client import socket_path
+
+    path = socket_path()
+    running = _status(path)
+    if running is not None:
+        click.echo(f"assay server: already running (pid {running[1]}) at {path}")
+        return
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay.warm_server", path, str(idle_timeout)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # outlives this command and its terminal
+    )
+    deadline = time.monotonic() + START_WAIT_S
+    while time.monotonic() < deadline:
+        status = _status(path)
+        if status is not None:
+            click.echo(
+                f"assay server: running (pid {status[1]}) at {path}; it exits after "
+                f"{idle_timeout:g} s without a request, or on `assay server stop`"
+            )
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    raise click.ClickException(
+        f"the server did not start (exit {process.wait()}); assay runs without it"
+    )
+
+
+@server_group.command("stop")
+def stop() -> None:
+    """Stop this assay's server, if one runs (a run in progress goes on to its end)."""
+    from assay.warm_client import socket_path
+
+    path = socket_path()
+    answer = _ask(path, "stop")
+    if answer is None:
+        click.echo("assay server: not running")
+    else:
+        click.echo(f"assay server: stopped (pid {answer[1]})")
+
+
+@server_group.command("status")
+def status() -> None:
+    """Say whether this assay's server runs, and what it has served."""
+    from assay.warm_client import socket_path
+
+    path = socket_path()
+    answer = _status(path)
+    if answer is None:
+        click.echo("assay server: not running")
+        raise SystemExit(1)
+    _, pid, started, served, refused = answer
+    import time
+
+    up = time.time() - started if isinstance(started, float) else 0.0
+    click.echo(
+        f"assay server: running (pid {pid}) at {path}, up {up:.0f} s; "
+        f"{served} served, {refused} refused (their clients ran the command themselves)"
+    )
+
+
+def _status(path: str) -> tuple[object, ...] | None:
+    answer = _ask(path, "status")
+    return answer if answer is not None and answer[0] == "status" else None
+
+
+def _ask(path: str, op: str) -> tuple[object, ...] | None:
+    """The server's answer to `op`, or None when no server answers at `path`."""
+    import marshal
+    import socket
+
+    from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+        sock.settimeout(5.0)
+        try:
+            sock.connect(path)
+            sock.sendall(marshal.dumps({"op": op, "protocol": PROTOCOL, "identity": identity()}))
+            data = sock.recv(MAX_MESSAGE)
+            answer = marshal.loads(data) if data else None
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+    return answer if isinstance(answer, tuple) and len(answer) >= 2 else None
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(server_group)

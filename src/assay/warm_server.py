@@ -1,0 +1,422 @@
+"""`assay server`: a warm process that runs `assay` invocations without their start-up.
+
+The server imports the library once, then listens on a Unix socket in assay's per-user
+directory (`assay.warm_client.socket_path`). For each request it forks a worker; the
+worker becomes the requesting process's twin (its arguments, directory, environment,
+umask, resource limits and the standard streams' descriptors) and runs the command
+through the same entry point a cold start would, then sends back the exit code. The
+client passes its interrupts on to the worker, and a worker whose client vanished is
+interrupted too, so that no check outlives the process that asked for it.
+
+What the server refuses, the client runs itself (nothing has run by then). It refuses:
+- a peer of another user, or in another mount or PID namespace (a sandboxed check that
+  could reach the socket must not get an unsandboxed run out of it);
+- a request from another interpreter or package, or of another protocol;
+- a request whose environment would set the interpreter up differently (the `PYTHON*`
+  and locale variables are read once, at start-up), or from another cgroup (the checks
+  would escape the caller's resource limits);
+- any request once the package's source files changed since the server started: it then
+  exits, so that no run is answered by code that is no longer installed.
+
+It exits by itself after `idle_timeout` seconds without a request or a running worker.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "serve"]
+
+#: How long a server waits for work before it exits (as Gradle's daemon does, but shorter).
+DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
+
+#: The modules loaded before the first request: what `run`, `verify`, `plan` and `probe`
+#: import, and the packages whose modules a plan picks among.
+PRELOADED = (
+    "assay.cli_commands",
+    "assay.cli_run",
+    "assay.check_verifiers",
+    "assay.pipeline",
+    "assay.verification",
+    "assay.cache",
+    "assay.early_key",
+    "assay.hooks.stop_hook",
+    "assay.channels",
+    "assay.classify",
+    "assay.instrument",
+    "assay.terminal",
+    "assay.live_progress",
+    "assay.repo_root",
+    "assay.go_cache",
+    "assay.mypy_cache",
+    "assay.tool_caches",
+    "concurrent.futures",
+    "ctypes",
+    "encodings.ascii",
+    "encodings.utf_8_sig",
+    "logging",
+    "queue",
+    "yaml",
+)
+PRELOADED_PACKAGES = (
+    "assay.discovery",
+    "assay.tools",
+    "assay.parsers",
+    "assay.sandbox",
+    "assay.formats",
+)
+
+#: Variables the interpreter reads once, at start-up: a request that sets any of them
+#: otherwise than the server's own start-up did would get a different interpreter.
+_START_UP_PREFIXES = ("PYTHON", "LC_")
+_START_UP_NAMES = frozenset({"LANG", "LANGUAGE"})
+
+#: How long the server waits for a connected peer to send its request.
+_REQUEST_WAIT_S = 2.0
+
+
+def serve(path: str, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S) -> int:
+    """Listen at `path` until idle for `idle_timeout` seconds, stopped, or the package
+    changed; returns the exit code."""
+    _preload()
+    stamp = _source_stamp()
+    start_env = _start_up_env(os.environ)
+    own_cgroup = _read("/proc/self/cgroup")
+    listener = _Listener(path)
+    served = refused = 0
+    workers: set[int] = set()
+    last_activity = time.monotonic()
+    started = time.time()
+    try:
+        while True:
+            _reap(workers)
+            if workers:
+                last_activity = time.monotonic()
+            remaining = idle_timeout - (time.monotonic() - last_activity)
+            if remaining <= 0 or not listener.still_ours():
+                return 0
+            listener.sock.settimeout(min(remaining, 1.0))
+            try:
+                conn, _ = listener.sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                request, fds = _read_request(conn)
+                try:
+                    reason = _refusal(conn, request, start_env, own_cgroup)
+                    op = request.get("op") if request is not None else None
+                    if reason is None and op == "stop":
+                        _send(conn, ("stopped", os.getpid()))
+                        return 0
+                    if reason is None and op == "status":
+                        _send(conn, ("status", os.getpid(), started, served, refused))
+                        continue
+                    if reason is None and _source_stamp() != stamp:
+                        _send(conn, ("refused", "assay's files changed since the server started"))
+                        return 0
+                    if reason is not None or op != "run" or request is None:
+                        refused += 1
+                        _send(conn, ("refused", reason or f"unknown request {op!r}"))
+                        continue
+                    workers.add(_fork_worker(listener.sock, conn, request, fds))
+                    served += 1
+                    last_activity = time.monotonic()  # only work keeps it up, not `status`
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+    finally:
+        listener.close()
+
+
+# -- the listening socket --------------------------------------------------------------
+
+
+class _Listener:
+    """The listening socket at `path`, bound in a directory only this user can enter."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+        staging = f"{path}.{os.getpid()}"
+        _unlink(staging)
+        old_umask = os.umask(0o077)
+        try:
+            self.sock.bind(staging)
+        finally:
+            os.umask(old_umask)
+        self.sock.listen(64)
+        os.replace(staging, path)  # a client sees the old socket or this one, never none
+        self.inode = os.stat(path).st_ino
+
+    def still_ours(self) -> bool:
+        """False once another server took the path over (this one then leaves quietly)."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
+        if self.still_ours():
+            _unlink(self.path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+# -- requests ---------------------------------------------------------------------------
+
+
+def _read_request(conn: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    conn.settimeout(_REQUEST_WAIT_S)
+    try:
+        data, fds, _flags, _addr = socket.recv_fds(conn, MAX_MESSAGE, 3)
+        request = marshal.loads(data) if data else None
+    except (OSError, ValueError, EOFError, TypeError):
+        return None, []
+    return (request if isinstance(request, dict) else None), list(fds)
+
+
+def _refusal(
+    conn: socket.socket,
+    request: dict[str, Any] | None,
+    start_env: dict[str, str],
+    own_cgroup: str,
+) -> str | None:
+    """Why this peer's request must not be served here, or None."""
+    peer_pid, peer_uid = _peer(conn)
+    if peer_uid != os.getuid():
+        return "another user's request"
+    for namespace in ("mnt", "pid"):
+        if _namespace(peer_pid, namespace) != _namespace(os.getpid(), namespace):
+            return f"a request from another {namespace} namespace"
+    if request is None:
+        return "no readable request"
+    if request.get("protocol") != PROTOCOL or tuple(request.get("identity", ())) != identity():
+        return "a request from another assay or interpreter"
+    if request.get("op") != "run":
+        return None
+    env = request.get("env")
+    if not isinstance(env, dict) or _start_up_env(env) != start_env:
+        return "its environment sets the interpreter up differently"
+    if request.get("cgroup") != own_cgroup:
+        return "a request from another cgroup"
+    return None
+
+
+def _peer(conn: socket.socket) -> tuple[int, int]:
+    import struct
+
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return pid, uid
+
+
+def _namespace(pid: int, kind: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/{kind}")
+    except OSError:
+        return f"unknown:{pid}"
+
+
+def _start_up_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {
+        name: value
+        for name, value in env.items()
+        if name.startswith(_START_UP_PREFIXES) or name in _START_UP_NAMES
+    }
+
+
+def _send(conn: socket.socket, message: tuple[Any, ...]) -> None:
+    try:
+        conn.sendall(marshal.dumps(message))
+    except OSError:
+        pass
+
+
+# -- workers ----------------------------------------------------------------------------
+
+
+def _fork_worker(
+    listener: socket.socket, conn: socket.socket, request: dict[str, Any], fds: list[int]
+) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 70  # EX_SOFTWARE: the worker failed before it could report
+    try:
+        listener.close()
+        code = _work(conn, request, fds)
+    finally:
+        os._exit(code)
+
+
+def _work(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
+    """In the forked worker: become the client's twin, run its command, report."""
+    try:
+        _become_client(request, fds)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        _send(conn, ("refused", f"could not take the client's place: {exc}"))
+        return 0
+    conn.settimeout(None)
+    _send(conn, ("ready", os.getpid()))
+    _interrupt_when_client_leaves(conn)
+    from assay.cli import main
+
+    try:
+        code = main(list(request["args"]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    _send(conn, ("exit", code))
+    return 0
+
+
+def _become_client(request: dict[str, Any], fds: list[int]) -> None:
+    import resource
+
+    for signum in (signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if len(fds) != 3:
+        raise ValueError("the client did not pass its three standard streams")
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target, inheritable=True)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.umask(request["umask"])
+    for name, (soft, hard) in request["rlimits"].items():
+        which = getattr(resource, name, None)
+        if which is not None and resource.getrlimit(which) != (soft, hard):
+            resource.setrlimit(which, (soft, hard))
+    sys.argv = [request["argv0"], *request["args"]]
+    _reopen_streams(request["streams"])
+
+
+def _reopen_streams(shapes: list[tuple[str, str, bool, bool] | None]) -> None:
+    """The standard streams as the client's interpreter set them up, on its descriptors."""
+    opened: list[Any] = []
+    for fd, shape in enumerate(shapes):
+        if shape is None:
+            opened.append(None)
+            continue
+        encoding, errors, line_buffering, write_through = shape
+        stream = open(fd, "r" if fd == 0 else "w", encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115 - as long-lived as the worker
+        if fd != 0:
+            stream.reconfigure(line_buffering=line_buffering, write_through=write_through)
+        opened.append(stream)
+    sys.stdin = sys.__stdin__ = opened[0]  # type: ignore[misc]
+    sys.stdout = sys.__stdout__ = opened[1]  # type: ignore[misc]
+    sys.stderr = sys.__stderr__ = opened[2]  # type: ignore[misc]
+
+
+def _interrupt_when_client_leaves(conn: socket.socket) -> None:
+    """A client killed outright cannot pass an interrupt on: its socket closing is one
+    (the worker then stops every process it started, as on SIGTERM)."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while conn.recv(1):
+                pass
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="assay-client-watch", daemon=True).start()
+
+
+def _reap(workers: set[int]) -> None:
+    for pid in list(workers):
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            workers.discard(pid)
+
+
+# -- start-up ---------------------------------------------------------------------------
+
+
+def _preload() -> None:
+    import importlib
+    import pkgutil
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+    for package_name in PRELOADED_PACKAGES:
+        package = importlib.import_module(package_name)
+        for module in pkgutil.iter_modules(package.__path__, f"{package_name}."):
+            importlib.import_module(module.name)
+
+
+def _source_stamp() -> tuple[tuple[str, int, int], ...]:
+    """Each of the package's source files, with its size and modification time."""
+    return tuple(sorted(_stamps(identity()[1])))
+
+
+def _stamps(top: str) -> Iterator[tuple[str, int, int]]:
+    for directory, subdirs, files in os.walk(top):
+        subdirs[:] = [name for name in subdirs if name != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue
+                yield path, info.st_size, info.st_mtime_ns
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def main(argv: list[str]) -> int:
+    """`python -m assay.warm_server PATH IDLE_TIMEOUT`: what `assay server start` runs."""
+    path, idle = argv
+    os.chdir("/")  # hold no directory of the caller's
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _exit_on_signal)  # so that the socket goes with it
+    return serve(path, idle_timeout=float(idle))
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

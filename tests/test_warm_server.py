@@ -1,0 +1,236 @@
+"""`assay server`: a warm process answers `assay run`/`verify` as a cold start would.
+
+Every test starts a real server through the CLI (in a private cache directory, so that
+no other test meets it), runs the real console script against it, and reads what it
+served from `assay server status`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli import ASSAY, assay, assay_env, no_traceback
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment of a client of a freshly started server, stopped afterwards."""
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    env.pop("ASSAY_NO_SERVER", None)
+    started = assay("server", "start", "--idle-timeout", "120", env=env)
+    assert started.returncode == 0, started.stderr
+    assert "running (pid" in started.stdout
+    yield env
+    assay("server", "stop", env=env)
+
+
+def _counts(env: dict[str, str]) -> tuple[int, int]:
+    """(served, refused), as `assay server status` says."""
+    status = assay("server", "status", env=env)
+    assert status.returncode == 0, status.stdout + status.stderr
+    served = int(status.stdout.split(" served")[0].rsplit(" ", 1)[-1])
+    refused = int(status.stdout.split(" refused")[0].rsplit(" ", 1)[-1])
+    return served, refused
+
+
+def _comparable(evidence: object) -> object:
+    """The evidence without what differs between any two runs (times, costs), at any depth."""
+    varying = {"duration_s", "cpu_s", "peak_rss_bytes"}
+    if isinstance(evidence, dict):
+        return {k: _comparable(v) for k, v in evidence.items() if k not in varying}
+    return evidence
+
+
+SCRIPT = 'echo "FOO=$FOO"; pwd; umask; echo to-stderr >&2; exit 3'
+
+
+def test_a_warm_run_prints_and_exits_as_a_cold_one(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**server_env, "FOO": "from the client"}
+    args = ("run", "--json", "--sandbox", "none", "--", "sh", "-c", SCRIPT)
+    warm = assay(*args, cwd=work, env=env)
+    cold = assay(*args, cwd=work, env={**env, "ASSAY_NO_SERVER": "1"})
+    no_traceback(warm)
+    assert _counts(server_env) == (1, 0)  # the warm one was served, the cold one not
+    assert warm.returncode == cold.returncode == 3
+    warm_evidence, cold_evidence = json.loads(warm.stdout), json.loads(cold.stdout)
+    assert warm_evidence["extra"] == cold_evidence["extra"]
+    assert _comparable(warm_evidence) == _comparable(cold_evidence)
+    stdout = warm_evidence["stdout"]["text"]  # type: ignore[index]
+    assert "FOO=from the client" in stdout
+    assert str(work) in stdout
+    assert "to-stderr" in warm_evidence["stderr"]["text"]  # type: ignore[index]
+
+
+def test_a_warm_verify_gives_the_cold_verdict(server_env: dict[str, str], tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    (repo / "pkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    (repo / "test_f.py").write_text("from pkg import f\n\ndef test_f():\n    assert f() == 2\n")
+    warm = assay("verify", "--no-cache", ".", cwd=repo, env=server_env, timeout=120)
+    no_traceback(warm)
+    assert warm.returncode == 1, warm.stdout
+    assert "\nFAILED\n" in warm.stdout
+    assert "assert 1 == 2" in warm.stdout or "test_f" in warm.stdout
+    assert _counts(server_env) == (1, 0)
+
+
+def test_an_interrupt_reaches_the_worker_and_its_command(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    client = subprocess.Popen(
+        [ASSAY, "run", "--sandbox", "none", "--", "sh", "-c", f"echo $$ > {pid_file}; sleep 60"],
+        env=server_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    command_pid = _wait_for_pid(pid_file)
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=30)
+    assert client.returncode == 130
+    assert "Interrupted" in stderr
+    _wait_gone(command_pid)
+
+
+def test_a_client_killed_outright_leaves_no_command_running(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    client = subprocess.Popen(
+        [ASSAY, "run", "--sandbox", "none", "--", "sh", "-c", f"echo $$ > {pid_file}; sleep 60"],
+        env=server_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    command_pid = _wait_for_pid(pid_file)
+    client.kill()  # SIGKILL: nothing is passed on; the socket closing is the signal
+    client.wait(timeout=10)
+    _wait_gone(command_pid)
+
+
+def test_a_worker_gone_without_an_exit_code_is_no_verdict(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    command = f"echo $PPID > {pid_file}; sleep 60"  # its parent: the worker
+    client = subprocess.Popen(
+        [ASSAY, "run", "--sandbox", "none", "--", "sh", "-c", command],
+        env=server_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    worker = _wait_for_pid(pid_file)
+    os.kill(worker, signal.SIGKILL)
+    stdout, stderr = client.communicate(timeout=30)
+    assert client.returncode == 3
+    assert "without an exit code; nothing was verified" in stderr
+    assert "VERIFIED" not in stdout
+
+
+def test_a_client_in_another_namespace_is_refused_and_runs_cold(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    bwrap = shutil.which("bwrap")
+    assert bwrap, "bubblewrap is needed (apt-get install bubblewrap)"
+    # The socket is in plain sight here (the whole file system is bound): only the
+    # namespace check stands between this client and an unsandboxed worker.
+    done = subprocess.run(
+        [bwrap, "--dev-bind", "/", "/", "--unshare-pid", "--", ASSAY, "run", "--sandbox", "none",
+         "--", "sh", "-c", "echo inside"],
+        env=server_env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    no_traceback(done)
+    assert "inside" in done.stdout
+    assert _counts(server_env) == (0, 1)
+
+
+def test_a_client_whose_interpreter_would_differ_is_refused(server_env: dict[str, str]) -> None:
+    env = {**server_env, "PYTHONHASHSEED": "12345"}
+    done = assay("run", "--sandbox", "none", "--kind", "build", "--", "true", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _counts(server_env) == (0, 1)
+
+
+def test_a_server_whose_code_changed_stops_and_the_run_goes_cold(
+    server_env: dict[str, str],
+) -> None:
+    import assay.warm_commands as module
+
+    source = Path(module.__file__)
+    before = source.stat()
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    try:
+        done = assay("run", "--sandbox", "none", "--kind", "build", "--", "true", env=server_env)
+    finally:
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert done.returncode == 0, done.stdout + done.stderr
+    _wait_stopped(server_env)
+
+
+def test_stop_and_idle_timeout_end_the_server(server_env: dict[str, str]) -> None:
+    stopped = assay("server", "stop", env=server_env)
+    assert stopped.stdout.startswith("assay server: stopped")
+    _wait_stopped(server_env)
+    sockets = list(Path(server_env["ASSAY_CACHE_DIR"]).glob("server-*.sock"))
+    assert sockets == []
+    idle = assay("server", "start", "--idle-timeout", "1", env=server_env)
+    assert idle.returncode == 0, idle.stderr
+    _wait_stopped(server_env, within=20)
+
+
+def _wait_for_pid(path: Path) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = path.read_text().strip() if path.exists() else ""
+        if text:
+            return int(text)
+        time.sleep(0.05)
+    raise AssertionError(f"the command never wrote {path}")
+
+
+def _wait_gone(pid: int, within: float = 15) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        if _is_zombie(pid):
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError(f"process {pid} outlived its client")
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _wait_stopped(env: dict[str, str], within: float = 15) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if assay("server", "status", env=env).returncode == 1:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the server is still running")
