@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_verify import served_by_server
+
 PYTHON = sys.executable
 # Measure what users get: bytecode written once and reused (some shells disable it).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -148,7 +150,7 @@ def bench_run_ratios(rounds: int) -> None:
                 for name in names[turn % len(names) :] + names[: turn % len(names)]:
                     argv, mode = variants[name]
                     times[name].append(checked_wall(argv, work, env=envs[mode]))
-            served = _served(warm, work)
+            served = served_by_server(warm, work)
         finally:
             checked_wall([ASSAY, "server", "stop"], work, env=warm)
     warm_runs = (rounds + 1) * sum(mode == "warm" for _, mode in variants.values())
@@ -163,14 +165,6 @@ def bench_run_ratios(rounds: int) -> None:
             "ms",
             "target ratio <= 1.03",
         )
-
-
-def _served(env: dict[str, str], cwd: str) -> int:
-    """How many runs the server answered, from `assay server status`."""
-    done = subprocess.run(
-        [ASSAY, "server", "status"], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return int(done.stdout.split(" served")[0].rsplit(" ", 1)[-1])
 
 
 KILL_TREE = """

@@ -74,7 +74,17 @@ def env_for(cache: Path) -> dict[str, str]:
     env["ASSAY_CACHE_DIR"] = str(cache)
     # Measure what users get: bytecode written once and reused (some shells disable it).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Cold figures are cold: a warm `assay server` answers only where a figure says so.
+    env["ASSAY_NO_SERVER"] = "1"
     return env
+
+
+def served_by_server(env: dict[str, str], cwd: Path | str) -> int:
+    """How many runs the `assay server` of `env` answered, from `assay server status`."""
+    done = subprocess.run(
+        [ASSAY, "server", "status"], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.split(" served")[0].rsplit(" ", 1)[-1])
 
 
 def timed(fn: Callable[[], object]) -> float:
