@@ -115,7 +115,7 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     for rel in sorted(layout.dirs):
         digest.update(b"dir\0" + _encode(rel) + b"\0")
     for rel in sorted(layout.files):
-        value = _file_digest(root_path, rel, known, fresh, settled_before)
+        value = _file_digest(root_path, rel, layout.stats.get(rel), known, fresh, settled_before)
         digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
     for rel in layout.linked:
         if rel != GIT_DIR:
@@ -145,19 +145,23 @@ def _memoised(memo: VerdictCache | None, root: str) -> dict[str, tuple[str, byte
 def _file_digest(
     root: Path,
     rel: str,
+    listed: os.stat_result | None,
     known: dict[str, tuple[str, bytes]],
     fresh: dict[str, tuple[str, bytes]],
     settled_before: int,
 ) -> bytes:
-    """One entry's digest, from the memo when the file's stat identity is the one it was
-    hashed with. The change time cannot be set by anyone but the kernel, so content that
-    changed has a new identity, even with its size and mtime put back."""
+    """One entry's digest, from the memo when the file's stat identity (`listed`: as the
+    walk that listed it saw it) is the one it was hashed with. The change time cannot be
+    set by anyone but the kernel, so content that changed has a new identity, even with
+    its size and mtime put back."""
     remembered = known.get(rel)
     if remembered is not None:
-        try:
-            info = os.lstat(f"{root}/{rel}")  # a str, not a Path: this runs per file
-        except OSError:
-            info = None
+        info = listed
+        if info is None:
+            try:
+                info = os.lstat(f"{root}/{rel}")  # a str, not a Path: this runs per file
+            except OSError:
+                info = None
         if info is not None and _stat_identity(info) == remembered[0]:
             fresh[rel] = remembered
             return remembered[1]

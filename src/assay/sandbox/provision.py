@@ -34,7 +34,8 @@ import shutil
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -126,6 +127,8 @@ class SourceLayout:
     """Directories left out."""
     size: int
     """Bytes in `files`."""
+    stats: Mapping[str, os.stat_result] = field(default_factory=dict, compare=False, repr=False)
+    """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
 
 
 class _Fate(enum.Enum):
@@ -142,6 +145,7 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
     files: list[str] = []
     linked: list[str] = []
     skipped: list[str] = []
+    stats: dict[str, os.stat_result] = {}
     size = 0
     stack = [""]
     while stack:
@@ -159,13 +163,14 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
                 stack.append(child)
             elif fate is _Fate.COPY:
                 files.append(child)
-                size += entry.stat(follow_symlinks=False).st_size
+                stats[child] = entry.stat(follow_symlinks=False)
+                size += stats[child].st_size
             elif fate is _Fate.LINK:
                 linked.append(child)
             else:
                 skipped.append(child)
     return SourceLayout(
-        tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size
+        tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size, stats
     )
 
 
