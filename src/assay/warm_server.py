@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import select
 import signal
 import socket
 import sys
@@ -93,53 +94,77 @@ def serve(path: str, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S) -> int:
     # collector's reach, a worker's collections neither scan nor copy it.
     gc.collect()
     gc.freeze()
-    stamp = _source_stamp()
-    start_env = _start_up_env(os.environ)
-    own_cgroup = _read("/proc/self/cgroup")
-    listener = _Listener(path)
-    served = refused = 0
-    workers: set[int] = set()
-    last_activity = time.monotonic()
-    started = time.time()
+    server = _Server(_Listener(path))
     try:
-        while True:
-            _reap(workers)
-            if workers:
-                last_activity = time.monotonic()
-            remaining = idle_timeout - (time.monotonic() - last_activity)
-            if remaining <= 0 or not listener.still_ours():
-                return 0
-            listener.sock.settimeout(min(remaining, 1.0))
-            try:
-                conn, _ = listener.sock.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                request, fds = _read_request(conn)
-                try:
-                    reason = _refusal(conn, request, start_env, own_cgroup)
-                    op = request.get("op") if request is not None else None
-                    if reason is None and op == "stop":
-                        _send(conn, ("stopped", os.getpid()))
-                        return 0
-                    if reason is None and op == "status":
-                        _send(conn, ("status", os.getpid(), started, served, refused))
-                        continue
-                    if reason is None and _source_stamp() != stamp:
-                        _send(conn, ("refused", "assay's files changed since the server started"))
-                        return 0
-                    if reason is not None or op != "run" or request is None:
-                        refused += 1
-                        _send(conn, ("refused", reason or f"unknown request {op!r}"))
-                        continue
-                    workers.add(_fork_worker(listener.sock, conn, request, fds))
-                    served += 1
-                    last_activity = time.monotonic()  # only work keeps it up, not `status`
-                finally:
-                    for fd in fds:
-                        os.close(fd)
+        while server.wait_for_work(idle_timeout):
+            if not server.answer_next():
+                break
     finally:
-        listener.close()
+        server.listener.close()
+    return 0
+
+
+class _Server:
+    """What the server knows of itself, and its answer to each connection."""
+
+    def __init__(self, listener: _Listener) -> None:
+        self.listener = listener
+        self.stamp = _source_stamp()
+        self.start_env = _start_up_env(os.environ)
+        self.cgroup = _read("/proc/self/cgroup")
+        self.started = time.time()
+        self.served = self.refused = 0
+        self.workers: set[int] = set()
+        self.last_work = time.monotonic()
+
+    def wait_for_work(self, idle_timeout: float) -> bool:
+        """Until a connection is waiting (True), or the server has been idle for
+        `idle_timeout` seconds or lost its path to another (False)."""
+        while True:
+            _reap(self.workers)
+            if self.workers:
+                self.last_work = time.monotonic()
+            remaining = idle_timeout - (time.monotonic() - self.last_work)
+            if remaining <= 0 or not self.listener.still_ours():
+                return False
+            ready, _, _ = select.select([self.listener.sock], [], [], min(remaining, 1.0))
+            if ready:
+                return True
+
+    def answer_next(self) -> bool:
+        """Answer one connection; False when the server is to stop."""
+        try:
+            conn, _ = self.listener.sock.accept()
+        except OSError:
+            return True
+        with conn:
+            request, fds = _read_request(conn)
+            try:
+                return self._answer(conn, request, fds)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+    def _answer(self, conn: socket.socket, request: dict[str, Any] | None, fds: list[int]) -> bool:
+        reason = _refusal(conn, request, self.start_env, self.cgroup)
+        op = request.get("op") if request is not None else None
+        if reason is None and op == "stop":
+            _send(conn, ("stopped", os.getpid()))
+            return False
+        if reason is None and op == "status":
+            _send(conn, ("status", os.getpid(), self.started, self.served, self.refused))
+            return True
+        if reason is None and _source_stamp() != self.stamp:
+            _send(conn, ("refused", "assay's files changed since the server started"))
+            return False
+        if reason is not None or op != "run" or request is None:
+            self.refused += 1
+            _send(conn, ("refused", reason or f"unknown request {op!r}"))
+            return True
+        self.workers.add(_fork_worker(self.listener.sock, conn, request, fds))
+        self.served += 1
+        self.last_work = time.monotonic()  # only work keeps it up, not `status`
+        return True
 
 
 # -- the listening socket --------------------------------------------------------------
@@ -160,6 +185,7 @@ class _Listener:
         finally:
             os.umask(old_umask)
         self.sock.listen(64)
+        self.sock.setblocking(False)  # a peer gone between select and accept blocks nothing
         os.replace(staging, path)  # a client sees the old socket or this one, never none
         self.inode = os.stat(path).st_ino
 
@@ -334,7 +360,9 @@ def _reopen_streams(shapes: list[tuple[str, str, bool, bool] | None]) -> None:
             opened.append(None)
             continue
         encoding, errors, line_buffering, write_through = shape
-        stream = open(fd, "r" if fd == 0 else "w", encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115 - as long-lived as the worker
+        mode = "r" if fd == 0 else "w"
+        # Never closed: they live as long as the worker, as the interpreter's own do.
+        stream = open(fd, mode, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
         if fd != 0:
             stream.reconfigure(line_buffering=line_buffering, write_through=write_through)
         opened.append(stream)
