@@ -196,6 +196,23 @@ def test_stop_and_idle_timeout_end_the_server(server_env: dict[str, str]) -> Non
     _wait_stopped(server_env, within=20)
 
 
+def test_auto_starts_a_server_for_the_next_run(tmp_path: Path) -> None:
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"), ASSAY_SERVER="auto")
+    env.pop("ASSAY_NO_SERVER", None)
+    try:
+        first = assay("run", "--sandbox", "none", "--kind", "build", "--", "true", env=env)
+        assert first.returncode == 0, first.stdout + first.stderr  # ran without a server
+        deadline = time.monotonic() + 30
+        while assay("server", "status", env=env).returncode != 0:
+            assert time.monotonic() < deadline, "ASSAY_SERVER=auto started no server"
+            time.sleep(0.1)
+        second = assay("run", "--sandbox", "none", "--kind", "build", "--", "true", env=env)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert _counts(env) == (1, 0)
+    finally:
+        assay("server", "stop", env=env)
+
+
 def _wait_for_pid(path: Path) -> int:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -27,9 +27,11 @@ __all__ = [
     "COMMANDS",
     "NO_ANSWER_EXIT",
     "NO_SERVER_VAR",
+    "SERVER_VAR",
     "identity",
     "run_warm",
     "socket_path",
+    "start_in_background",
 ]
 
 #: The commands a warm server answers: the ones agents call in loops.
@@ -37,6 +39,12 @@ COMMANDS = frozenset({"run", "verify", "plan", "probe", "hook"})
 
 #: Set (to anything but empty) to never use a warm server.
 NO_SERVER_VAR = "ASSAY_NO_SERVER"
+
+#: `auto`: where no server runs, start one (this invocation runs without it).
+SERVER_VAR = "ASSAY_SERVER"
+
+#: How long a server started by `ASSAY_SERVER=auto` waits for work before it exits.
+AUTO_IDLE_TIMEOUT_S = 30 * 60
 
 #: The exit code when the worker vanished before giving one: nothing was verified.
 NO_ANSWER_EXIT = 3
@@ -77,6 +85,8 @@ def run_warm(args: list[str]) -> int | None:
         return None
     path = socket_path()
     if not os.path.exists(path):
+        if os.environ.get(SERVER_VAR) == "auto":
+            start_in_background(path, idle_timeout=AUTO_IDLE_TIMEOUT_S)
         return None
     import _socket  # not `socket`: its enums cost the client more than the rest of its work
 
@@ -97,6 +107,18 @@ def run_warm(args: list[str]) -> int | None:
         return _wait_for_exit(sock, worker_pid=answer[1])
     finally:
         sock.close()
+
+
+def start_in_background(path: str, *, idle_timeout: float) -> int | None:
+    """Start a server at `path` that outlives this process (a session of its own, no
+    terminal, no standard streams), without waiting for it; its pid, or None when it
+    could not be started (nothing is lost: this invocation runs without it)."""
+    argv = [sys.executable, "-m", "assay.warm_server", path, str(idle_timeout)]
+    devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        return os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
+    except OSError:
+        return None
 
 
 def _request(args: list[str]) -> dict[str, object]:

@@ -26,24 +26,19 @@ def server_group() -> None:
 )
 def start(idle_timeout: float) -> None:
     """Start a server for this assay, unless one runs."""
-    import subprocess
-    import sys
+    import os
     import time
 
-    from assay.warm_client import socket_path
+    from assay.warm_client import socket_path, start_in_background
 
     path = socket_path()
     running = _status(path)
     if running is not None:
         click.echo(f"assay server: already running (pid {running[1]}) at {path}")
         return
-    process = subprocess.Popen(
-        [sys.executable, "-m", "assay.warm_server", path, str(idle_timeout)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # outlives this command and its terminal
-    )
+    pid = start_in_background(path, idle_timeout=idle_timeout)
+    if pid is None:
+        raise click.ClickException("the server could not be started; assay runs without it")
     deadline = time.monotonic() + START_WAIT_S
     while time.monotonic() < deadline:
         status = _status(path)
@@ -53,13 +48,15 @@ def start(idle_timeout: float) -> None:
                 f"{idle_timeout:g} s without a request, or on `assay server stop`"
             )
             return
-        if process.poll() is not None:
-            break
+        done, code = os.waitpid(pid, os.WNOHANG)
+        if done:
+            raise click.ClickException(
+                f"the server exited at start-up (status {code}); assay runs without it"
+            )
         time.sleep(0.05)
-    process.kill()
-    raise click.ClickException(
-        f"the server did not start (exit {process.wait()}); assay runs without it"
-    )
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise click.ClickException("the server did not answer in time; assay runs without it")
 
 
 @server_group.command("stop")

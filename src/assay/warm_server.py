@@ -360,10 +360,11 @@ def _reopen_streams(shapes: list[tuple[str, str, bool, bool] | None]) -> None:
             opened.append(None)
             continue
         encoding, errors, line_buffering, write_through = shape
-        mode = "r" if fd == 0 else "w"
         # Never closed: they live as long as the worker, as the interpreter's own do.
-        stream = open(fd, mode, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
-        if fd != 0:
+        if fd == 0:
+            stream = open(fd, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
+        else:
+            stream = open(fd, "w", encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
             stream.reconfigure(line_buffering=line_buffering, write_through=write_through)
         opened.append(stream)
     sys.stdin = sys.__stdin__ = opened[0]  # type: ignore[misc]
