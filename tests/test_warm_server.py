@@ -169,6 +169,19 @@ def test_a_client_whose_interpreter_would_differ_is_refused(server_env: dict[str
     assert _counts(server_env) == (0, 1)
 
 
+def test_a_client_started_with_other_interpreter_options_is_refused(
+    server_env: dict[str, str],
+) -> None:
+    python3 = Path(ASSAY).parent / "python3"  # the console script's interpreter, as the server's
+    done = subprocess.run(
+        [str(python3), "-W", "error::ResourceWarning", "-m", "assay", "run", "--sandbox", "none",
+         "--kind", "build", "--", "true"],
+        env=server_env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _counts(server_env) == (0, 1)
+
+
 def test_a_server_whose_code_changed_stops_and_the_run_goes_cold(
     server_env: dict[str, str],
 ) -> None:

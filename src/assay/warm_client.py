@@ -29,6 +29,7 @@ __all__ = [
     "NO_SERVER_VAR",
     "SERVER_VAR",
     "identity",
+    "interpreter_options",
     "run_warm",
     "socket_path",
     "start_in_background",
@@ -65,6 +66,12 @@ FORWARDED_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 def identity() -> tuple[str, str]:
     """What a server must share with its clients: the interpreter and this package."""
     return (sys.executable, os.path.dirname(os.path.abspath(__file__)))
+
+
+def interpreter_options() -> tuple[object, ...]:
+    """How the interpreter was started (`-O`, `-W`, `-X`, `-I`...): a worker forked from a
+    server started otherwise would not behave as this process would."""
+    return (tuple(sys.flags), tuple(sys.warnoptions), sorted(sys._xoptions.items()))
 
 
 def socket_path() -> str:
@@ -135,6 +142,7 @@ def _request(args: list[str]) -> dict[str, object]:
         "op": "run",
         "protocol": PROTOCOL,
         "identity": identity(),
+        "interpreter": interpreter_options(),
         "argv0": sys.argv[0] if sys.argv else "assay",
         "args": list(args),
         "cwd": os.getcwd(),

@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity
+from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity, interpreter_options
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "serve"]
 
@@ -244,6 +244,8 @@ def _refusal(
     env = request.get("env")
     if not isinstance(env, dict) or _start_up_env(env) != start_env:
         return "its environment sets the interpreter up differently"
+    if request.get("interpreter") != interpreter_options():
+        return "its interpreter was started with other options"
     if request.get("cgroup") != own_cgroup:
         return "a request from another cgroup"
     return None
