@@ -226,6 +226,38 @@ def test_auto_starts_a_server_for_the_next_run(tmp_path: Path) -> None:
         assay("server", "stop", env=env)
 
 
+def test_a_server_started_in_a_hostile_repository_imports_nothing_from_it(
+    tmp_path: Path,
+) -> None:
+    """`ASSAY_SERVER=auto` starts the server from the caller's directory, often the
+    repository under verification: `python -m` would import that directory's `assay/`."""
+    repo = tmp_path / "repo"
+    marker = tmp_path / "imported-from-the-repository"
+    plant = f"open({str(marker)!r}, 'w').write('pwned')\n"
+    for module in ("assay/__init__.py", "assay/warm_server.py", "yaml.py", "click.py"):
+        (repo / module).parent.mkdir(parents=True, exist_ok=True)
+        (repo / module).write_text(plant)
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"), ASSAY_SERVER="auto")
+    env.pop("ASSAY_NO_SERVER", None)
+    try:
+        first = assay(
+            "run", "--sandbox", "none", "--kind", "build", "--", "true", cwd=repo, env=env
+        )
+        assert first.returncode == 0, first.stdout + first.stderr
+        deadline = time.monotonic() + 30
+        while assay("server", "status", env=env).returncode != 0:
+            assert time.monotonic() < deadline, "ASSAY_SERVER=auto started no server"
+            time.sleep(0.1)
+        second = assay(
+            "run", "--sandbox", "none", "--kind", "build", "--", "true", cwd=repo, env=env
+        )
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert _counts(env) == (1, 0)
+    finally:
+        assay("server", "stop", env=env)
+    assert not marker.exists()
+
+
 def _wait_for_pid(path: Path) -> int:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

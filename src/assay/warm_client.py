@@ -70,8 +70,14 @@ def identity() -> tuple[str, str]:
 
 def interpreter_options() -> tuple[object, ...]:
     """How the interpreter was started (`-O`, `-W`, `-X`, `-I`...): a worker forked from a
-    server started otherwise would not behave as this process would."""
-    return (tuple(sys.flags), tuple(sys.warnoptions), sorted(sys._xoptions.items()))
+    server started otherwise would not behave as this process would. All but `-P`, which
+    every server is started with (`start_in_background`)."""
+    flags = tuple(
+        (name, getattr(sys.flags, name))
+        for name in type(sys.flags).__match_args__
+        if name != "safe_path"
+    )
+    return (flags, tuple(sys.warnoptions), sorted(sys._xoptions.items()))
 
 
 def socket_path() -> str:
@@ -119,8 +125,12 @@ def run_warm(args: list[str]) -> int | None:
 def start_in_background(path: str, *, idle_timeout: float) -> int | None:
     """Start a server at `path` that outlives this process (a session of its own, no
     terminal, no standard streams), without waiting for it; its pid, or None when it
-    could not be started (nothing is lost: this invocation runs without it)."""
-    argv = [sys.executable, "-m", "assay.warm_server", path, str(idle_timeout)]
+    could not be started (nothing is lost: this invocation runs without it).
+
+    `-P`: `-m` would otherwise put the working directory first on the module path, and
+    the working directory is often the repository under verification: its own `assay/`
+    or `yaml.py` would be imported by the server, on the host."""
+    argv = [sys.executable, "-P", "-m", "assay.warm_server", path, str(idle_timeout)]
     devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
         return os.posix_spawn(sys.executable, argv, os.environ, file_actions=devnull, setsid=True)
