@@ -258,6 +258,61 @@ def test_a_server_started_in_a_hostile_repository_imports_nothing_from_it(
     assert not marker.exists()
 
 
+FAKE_SERVER = """
+import marshal, socket, sys
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+listener.bind(sys.argv[1])
+listener.listen(1)
+print("listening", flush=True)
+conn, _ = listener.accept()
+conn.settimeout(5)
+try:
+    data = conn.recv(1 << 22)
+except OSError:
+    data = b""
+open(sys.argv[2], "w").write(str(len(data)))
+if data:
+    conn.send(marshal.dumps(("ready", 1)))
+    conn.send(marshal.dumps(("exit", 0)))
+"""
+
+
+def test_a_server_of_another_user_gets_nothing(tmp_path: Path) -> None:
+    """A socket at the path that another user listens on (a shared ASSAY_CACHE_DIR): the
+    client would hand it its environment and terminal, and take its word for the exit."""
+    if os.getuid() != 0:
+        pytest.fail("needs root, to listen as another user (CI runs as root)")
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="assay-shared-"))
+    try:
+        shared.chmod(0o777)
+        env = assay_env(ASSAY_CACHE_DIR=str(shared))
+        env.pop("ASSAY_NO_SERVER", None)
+        python3 = str(Path(ASSAY).parent / "python3")
+        path = subprocess.run(
+            [python3, "-c", "from assay.warm_client import socket_path; print(socket_path())"],
+            env=env, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        received = shared / "received"
+        fake = subprocess.Popen(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python3, "-c",
+             FAKE_SERVER, path, str(received)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert fake.stdout is not None and fake.stdout.readline().strip() == "listening"
+            done = assay("run", "--sandbox", "none", "--", "sh", "-c", "exit 7", env=env)
+            assert done.returncode != 0, "a pass came from the other user's server"
+            assert "exit" in done.stdout  # the command ran here, cold
+            fake.wait(timeout=30)
+        finally:
+            fake.kill()
+        assert received.read_text() == "0"  # nothing was sent to it
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
 def _wait_for_pid(path: Path) -> int:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -106,6 +106,8 @@ def run_warm(args: list[str]) -> int | None:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
     try:
         sock.connect(path)
+        if _peer_uid(sock) != os.getuid():
+            raise PermissionError("the server is another user's")  # it would get our streams
         sock.sendmsg(
             [marshal.dumps(_request(args))],
             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _STANDARD_STREAMS)],
@@ -162,6 +164,13 @@ def _request(args: list[str]) -> dict[str, object]:
         "cgroup": _read("/proc/self/cgroup"),
         "streams": [_stream_shape(sys.stdin), _stream_shape(sys.stdout), _stream_shape(sys.stderr)],
     }
+
+
+def _peer_uid(sock: Socket) -> int:
+    import _socket
+
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # pid, uid, gid
+    return int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def _stream_shape(stream: object) -> tuple[str, str, bool, bool] | None:
