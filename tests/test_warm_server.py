@@ -93,15 +93,7 @@ def test_a_warm_verify_gives_the_cold_verdict(server_env: dict[str, str], tmp_pa
 def test_an_interrupt_reaches_the_worker_and_its_command(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    pid_file = tmp_path / "pid"
-    client = subprocess.Popen(
-        [ASSAY, "run", "--sandbox", "none", "--", "sh", "-c", f"echo $$ > {pid_file}; sleep 60"],
-        env=server_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    command_pid = _wait_for_pid(pid_file)
+    client, command_pid = _client_running_sleep(server_env, tmp_path)
     client.send_signal(signal.SIGINT)
     _, stderr = client.communicate(timeout=30)
     assert client.returncode == 130
@@ -112,17 +104,23 @@ def test_an_interrupt_reaches_the_worker_and_its_command(
 def test_a_client_killed_outright_leaves_no_command_running(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
+    client, command_pid = _client_running_sleep(server_env, tmp_path)
+    client.kill()  # SIGKILL: nothing is passed on; the socket closing is the signal
+    client.communicate(timeout=10)
+    _wait_gone(command_pid)
+
+
+def _client_running_sleep(env: dict[str, str], tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    """A warm `assay run -- sh -c 'sleep 60'` under way: the client, and the command's pid."""
     pid_file = tmp_path / "pid"
     client = subprocess.Popen(
         [ASSAY, "run", "--sandbox", "none", "--", "sh", "-c", f"echo $$ > {pid_file}; sleep 60"],
-        env=server_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    command_pid = _wait_for_pid(pid_file)
-    client.kill()  # SIGKILL: nothing is passed on; the socket closing is the signal
-    client.wait(timeout=10)
-    _wait_gone(command_pid)
+    return client, _wait_for_pid(pid_file)
 
 
 def test_a_worker_gone_without_an_exit_code_is_no_verdict(

@@ -30,6 +30,7 @@ __all__ = [
     "SERVER_VAR",
     "identity",
     "interpreter_options",
+    "read_or_empty",
     "run_warm",
     "socket_path",
     "start_in_background",
@@ -161,7 +162,7 @@ def _request(args: list[str]) -> dict[str, object]:
         "env": dict(os.environ),
         "umask": umask,
         "rlimits": limits,
-        "cgroup": _read("/proc/self/cgroup"),
+        "cgroup": read_or_empty("/proc/self/cgroup"),
         "streams": [_stream_shape(sys.stdin), _stream_shape(sys.stdout), _stream_shape(sys.stderr)],
     }
 
@@ -185,7 +186,8 @@ def _stream_shape(stream: object) -> tuple[str, str, bool, bool] | None:
     )
 
 
-def _read(path: str) -> str:
+def read_or_empty(path: str) -> str:
+    """A small text file's content (`/proc/self/cgroup`), or "" when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()

@@ -34,7 +34,13 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity, interpreter_options
+from assay.warm_client import (
+    MAX_MESSAGE,
+    PROTOCOL,
+    identity,
+    interpreter_options,
+    read_or_empty,
+)
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "serve"]
 
@@ -111,7 +117,7 @@ class _Server:
         self.listener = listener
         self.stamp = _source_stamp()
         self.start_env = _start_up_env(os.environ)
-        self.cgroup = _read("/proc/self/cgroup")
+        self.cgroup = read_or_empty("/proc/self/cgroup")
         self.started = time.time()
         self.served = self.refused = 0
         self.workers: set[int] = set()
@@ -431,14 +437,6 @@ def _stamps(top: str) -> Iterator[tuple[str, int, int]]:
                 except OSError:
                     continue
                 yield path, info.st_size, info.st_mtime_ns
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return ""
 
 
 def main(argv: list[str]) -> int:
