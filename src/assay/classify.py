@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined
 from assay.parsers.crash import no_network
@@ -66,6 +67,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code != 0 and no_network(combined(result)) is not None:
         return Cause.NETWORK_UNAVAILABLE
+    if _own_package_not_installed(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -100,6 +103,17 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
     if parsed.failure_recognized or parsed.diagnostics or (tests is not None and tests.any_failed):
         return Cause.EXIT_NONZERO
     return Cause.UNRECOGNIZED_FAILURE
+
+
+def _own_package_not_installed(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """The project's own package, when a test check failed only for want of it."""
+    if check.kind is not Kind.TEST or result.exit_code in (0, None):
+        return None
+    if parsed.tests is not None and parsed.tests.passed:
+        return None  # some tests ran: the package was importable
+    return uninstalled_own_package(combined(result), result.cwd)
 
 
 def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
@@ -163,6 +177,14 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
             return (
                 f"{check.name} could not run {parsed.missing_command}: command not found. "
                 "Install it (or run `assay verify --install`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            package := _own_package_not_installed(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} could not import {package}, the project's own package under "
+                "src/: it is not installed in this environment. Install the project (`pip "
+                "install -e .`, or run `assay verify --install`), then verify again."
             )
         case Cause.NETWORK_UNAVAILABLE:
             return (
