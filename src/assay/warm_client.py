@@ -25,9 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMMANDS",
+    "DEFAULT_IDLE_TIMEOUT_S",
     "NO_ANSWER_EXIT",
     "NO_SERVER_VAR",
     "SERVER_VAR",
+    "ask",
     "identity",
     "interpreter_options",
     "read_or_empty",
@@ -45,8 +47,8 @@ NO_SERVER_VAR = "ASSAY_NO_SERVER"
 #: `auto`: where no server runs, start one (this invocation runs without it).
 SERVER_VAR = "ASSAY_SERVER"
 
-#: How long a server started by `ASSAY_SERVER=auto` waits for work before it exits.
-AUTO_IDLE_TIMEOUT_S = 30 * 60
+#: How long a server waits for work before it exits (as Gradle's daemon does, but sooner).
+DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
 
 #: The exit code when the worker vanished before giving one: nothing was verified.
 NO_ANSWER_EXIT = 3
@@ -100,15 +102,13 @@ def run_warm(args: list[str]) -> int | None:
     path = socket_path()
     if not os.path.exists(path):
         if os.environ.get(SERVER_VAR) == "auto":
-            start_in_background(path, idle_timeout=AUTO_IDLE_TIMEOUT_S)
+            start_in_background(path, idle_timeout=DEFAULT_IDLE_TIMEOUT_S)
         return None
     import _socket  # not `socket`: its enums cost the client more than the rest of its work
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
     try:
-        sock.connect(path)
-        if _peer_uid(sock) != os.getuid():
-            raise PermissionError("the server is another user's")  # it would get our streams
+        _connect(sock, path)
         sock.sendmsg(
             [marshal.dumps(_request(args))],
             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, _STANDARD_STREAMS)],
@@ -123,6 +123,24 @@ def run_warm(args: list[str]) -> int | None:
         return _wait_for_exit(sock, worker_pid=answer[1])
     finally:
         sock.close()
+
+
+def ask(path: str, op: str) -> tuple[object, ...] | None:
+    """The answer of this user's server at `path` to `op` (`status`, `stop`), or None when
+    none answers."""
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
+    sock.settimeout(5.0)
+    try:
+        _connect(sock, path)
+        sock.sendall(marshal.dumps({"op": op, "protocol": PROTOCOL, "identity": identity()}))
+        answer = _receive(sock)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    finally:
+        sock.close()
+    return answer if answer is not None and len(answer) >= 2 else None
 
 
 def start_in_background(path: str, *, idle_timeout: float) -> int | None:
@@ -167,11 +185,15 @@ def _request(args: list[str]) -> dict[str, object]:
     }
 
 
-def _peer_uid(sock: Socket) -> int:
+def _connect(sock: Socket, path: str) -> None:
+    """Connect to `path`, and only to a server of this user: another's would get this
+    process's environment and terminal, and be taken at its word for the exit code."""
     import _socket
 
+    sock.connect(path)
     creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # pid, uid, gid
-    return int.from_bytes(creds[4:8], sys.byteorder)
+    if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
+        raise PermissionError(f"the server at {path} is another user's")
 
 
 def _stream_shape(stream: object) -> tuple[str, str, bool, bool] | None:

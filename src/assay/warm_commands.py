@@ -1,11 +1,14 @@
 """`assay server start|stop|status`: the warm server (`assay.warm_server`) by hand.
 
-Only click is imported here at the top; the server's module loads in its own process.
+Only click and the small client module are imported here at the top; the server's module
+loads in its own process.
 """
 
 from __future__ import annotations
 
 import click
+
+from assay.warm_client import DEFAULT_IDLE_TIMEOUT_S, ask, socket_path
 
 #: How long `start` waits for a new server to answer before saying it did not start.
 START_WAIT_S = 30.0
@@ -20,16 +23,17 @@ def server_group() -> None:
 @click.option(
     "--idle-timeout",
     type=click.FloatRange(min=1.0),
-    default=30 * 60.0,  # assay.warm_server.DEFAULT_IDLE_TIMEOUT_S
+    default=DEFAULT_IDLE_TIMEOUT_S,
     show_default=True,
     help="Seconds without a request after which the server exits.",
 )
 def start(idle_timeout: float) -> None:
     """Start a server for this assay, unless one runs."""
     import os
+    import signal
     import time
 
-    from assay.warm_client import socket_path, start_in_background
+    from assay.warm_client import start_in_background
 
     path = socket_path()
     running = _status(path)
@@ -54,7 +58,7 @@ def start(idle_timeout: float) -> None:
                 f"the server exited at start-up (status {code}); assay runs without it"
             )
         time.sleep(0.05)
-    os.kill(pid, 9)
+    os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     raise click.ClickException("the server did not answer in time; assay runs without it")
 
@@ -62,10 +66,8 @@ def start(idle_timeout: float) -> None:
 @server_group.command("stop")
 def stop() -> None:
     """Stop this assay's server, if one runs (a run in progress goes on to its end)."""
-    from assay.warm_client import socket_path
-
     path = socket_path()
-    answer = _ask(path, "stop")
+    answer = ask(path, "stop")
     if answer is None:
         click.echo("assay server: not running")
     else:
@@ -75,8 +77,6 @@ def stop() -> None:
 @server_group.command("status")
 def status() -> None:
     """Say whether this assay's server runs, and what it has served."""
-    from assay.warm_client import socket_path
-
     path = socket_path()
     answer = _status(path)
     if answer is None:
@@ -93,27 +93,8 @@ def status() -> None:
 
 
 def _status(path: str) -> tuple[object, ...] | None:
-    answer = _ask(path, "status")
+    answer = ask(path, "status")
     return answer if answer is not None and answer[0] == "status" else None
-
-
-def _ask(path: str, op: str) -> tuple[object, ...] | None:
-    """The server's answer to `op`, or None when no server answers at `path`."""
-    import marshal
-    import socket
-
-    from assay.warm_client import MAX_MESSAGE, PROTOCOL, identity
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
-        sock.settimeout(5.0)
-        try:
-            sock.connect(path)
-            sock.sendall(marshal.dumps({"op": op, "protocol": PROTOCOL, "identity": identity()}))
-            data = sock.recv(MAX_MESSAGE)
-            answer = marshal.loads(data) if data else None
-        except (OSError, ValueError, EOFError, TypeError):
-            return None
-    return answer if isinstance(answer, tuple) and len(answer) >= 2 else None
 
 
 def register(cli: click.Group) -> None:

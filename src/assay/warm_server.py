@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from assay.warm_client import (
+    DEFAULT_IDLE_TIMEOUT_S,
     MAX_MESSAGE,
     PROTOCOL,
     identity,
@@ -42,10 +43,7 @@ from assay.warm_client import (
     read_or_empty,
 )
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "serve"]
-
-#: How long a server waits for work before it exits (as Gradle's daemon does, but shorter).
-DEFAULT_IDLE_TIMEOUT_S = 30 * 60.0
+__all__ = ["serve"]
 
 #: The modules loaded before the first request: what `run`, `verify`, `plan` and `probe`
 #: import, and the packages whose modules a plan picks among.
