@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_verify import ASSAY, VENV_BIN, env_for, make_repo, served_by_server
+from bench_verify import ASSAY, VENV_BIN, RunningServer, env_for, make_repo
 
 #: exitzero's policy for the same checks assay plans there: syntax, ruff, pytest.
 EXITZERO_POLICY = """\
@@ -94,21 +94,15 @@ def main() -> int:
         peer_argv = [str(exitzero), "check", "--reuse"]
         timed_ok(assay_argv, ours, env, "VERIFIED")  # stores the verdict
         timed_ok(peer_argv, theirs, env, "passed")  # stores the receipt
-        warm_env = {name: value for name, value in env.items() if name != "ASSAY_NO_SERVER"}
-        timed_ok([ASSAY, "server", "start"], ours, warm_env, "running")
         hits: list[float] = []
         warm_hits: list[float] = []
         peer: list[float] = []
-        try:
+        with RunningServer(env, ours) as server:
             for _ in range(args.repeat):
                 hits.append(timed_ok(assay_argv, ours, env, "VERIFIED (cached)"))
-                warm_hits.append(timed_ok(assay_argv, ours, warm_env, "VERIFIED (cached)"))
+                warm_hits.append(timed_ok(assay_argv, ours, server.env, "VERIFIED (cached)"))
                 peer.append(timed_ok(peer_argv, theirs, env, "passed"))
-            served = served_by_server(warm_env, ours)
-        finally:
-            subprocess.run(
-                [ASSAY, "server", "stop"], env=warm_env, capture_output=True, check=False
-            )
+            served = server.served()
         if served != args.repeat:
             raise SystemExit(f"the server answered {served} of {args.repeat} warm runs")
         hit_s, warm_s, peer_s = (statistics.median(t) for t in (hits, warm_hits, peer))

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_verify import served_by_server
+from bench_verify import RunningServer
 
 PYTHON = sys.executable
 # Measure what users get: bytecode written once and reused (some shells disable it).
@@ -139,10 +139,8 @@ def bench_run_ratios(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as state:
         Path(work, "README").write_text("a small project\n")
         cold = {**os.environ, "ASSAY_CACHE_DIR": state}
-        warm = {name: value for name, value in cold.items() if name != "ASSAY_NO_SERVER"}
-        envs = {"": None, "cold": cold, "warm": warm}
-        checked_wall([ASSAY, "server", "start"], work, env=warm)
-        try:
+        with RunningServer(cold, work) as server:
+            envs = {"": None, "cold": cold, "warm": server.env}
             for name in names:  # warm caches (and the persisted sandbox probe)
                 argv, mode = variants[name]
                 checked_wall(argv, work, env=envs[mode])
@@ -150,9 +148,7 @@ def bench_run_ratios(rounds: int) -> None:
                 for name in names[turn % len(names) :] + names[: turn % len(names)]:
                     argv, mode = variants[name]
                     times[name].append(checked_wall(argv, work, env=envs[mode]))
-            served = served_by_server(warm, work)
-        finally:
-            checked_wall([ASSAY, "server", "stop"], work, env=warm)
+            served = server.served()
     warm_runs = (rounds + 1) * sum(mode == "warm" for _, mode in variants.values())
     if served != warm_runs:
         sys.exit(f"the server answered {served} of {warm_runs} warm runs: no warm figure")

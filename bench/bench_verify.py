@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 VENV_BIN = Path(sys.executable).parent
 ASSAY = str(VENV_BIN / "assay")
@@ -79,12 +79,28 @@ def env_for(cache: Path) -> dict[str, str]:
     return env
 
 
-def served_by_server(env: dict[str, str], cwd: Path | str) -> int:
-    """How many runs the `assay server` of `env` answered, from `assay server status`."""
-    done = subprocess.run(
-        [ASSAY, "server", "status"], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return int(done.stdout.split(" served")[0].rsplit(" ", 1)[-1])
+class RunningServer:
+    """An `assay server` for the benchmark's warm figures: `env` is the environment its
+    clients use (the cold one without `ASSAY_NO_SERVER`); `served()` says how many runs it
+    answered, so that a warm figure is one the server really gave."""
+
+    def __init__(self, cold_env: dict[str, str], cwd: Path | str) -> None:
+        self.env = {name: value for name, value in cold_env.items() if name != "ASSAY_NO_SERVER"}
+        self.cwd = cwd
+
+    def __enter__(self) -> Self:
+        subprocess.run([ASSAY, "server", "start"], cwd=self.cwd, env=self.env, check=True,
+                       capture_output=True)  # fmt: skip
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run([ASSAY, "server", "stop"], cwd=self.cwd, env=self.env, check=False,
+                       capture_output=True)  # fmt: skip
+
+    def served(self) -> int:
+        done = subprocess.run([ASSAY, "server", "status"], cwd=self.cwd, env=self.env,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        return int(done.stdout.split(" served")[0].rsplit(" ", 1)[-1])
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -261,14 +277,10 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
 def measure_warm_hits(env: dict[str, str], repeat: int, small: Path, large: Path) -> None:
     """The same hits answered by `assay server` (checked to have been: every warm run must
     be one the server served)."""
-    warm = {name: value for name, value in env.items() if name != "ASSAY_NO_SERVER"}
-    subprocess.run([ASSAY, "server", "start"], env=warm, capture_output=True, check=True)
-    try:
-        small_s = cache_hit_s(small, warm, repeat)
-        large_s = cache_hit_s(large, warm, repeat)
-        served = served_by_server(warm, small)
-    finally:
-        subprocess.run([ASSAY, "server", "stop"], env=warm, capture_output=True, check=False)
+    with RunningServer(env, small) as server:
+        small_s = cache_hit_s(small, server.env, repeat)
+        large_s = cache_hit_s(large, server.env, repeat)
+        served = server.served()
     expected = 2 * (repeat + 3)  # each: `cache_hit_s`'s three checked runs, `repeat` timed
     if served != expected:
         raise SystemExit(f"the server answered {served} of {expected} warm runs")
