@@ -32,6 +32,7 @@ __all__ = [
     "ask",
     "identity",
     "interpreter_options",
+    "peer_credentials",
     "read_or_empty",
     "run_warm",
     "socket_path",
@@ -188,12 +189,17 @@ def _request(args: list[str]) -> dict[str, object]:
 def _connect(sock: Socket, path: str) -> None:
     """Connect to `path`, and only to a server of this user: another's would get this
     process's environment and terminal, and be taken at its word for the exit code."""
+    sock.connect(path)
+    if peer_credentials(sock)[1] != os.getuid():
+        raise PermissionError(f"the server at {path} is another user's")
+
+
+def peer_credentials(sock: Socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket (SO_PEERCRED)."""
     import _socket
 
-    sock.connect(path)
     creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # pid, uid, gid
-    if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
-        raise PermissionError(f"the server at {path} is another user's")
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def _stream_shape(stream: object) -> tuple[str, str, bool, bool] | None:

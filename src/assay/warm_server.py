@@ -40,6 +40,7 @@ from assay.warm_client import (
     PROTOCOL,
     identity,
     interpreter_options,
+    peer_credentials,
     read_or_empty,
 )
 
@@ -233,7 +234,7 @@ def _refusal(
     own_cgroup: str,
 ) -> str | None:
     """Why this peer's request must not be served here, or None."""
-    peer_pid, peer_uid = _peer(conn)
+    peer_pid, peer_uid = peer_credentials(conn)
     if peer_uid != os.getuid():
         return "another user's request"
     for namespace in ("mnt", "pid"):
@@ -253,14 +254,6 @@ def _refusal(
     if request.get("cgroup") != own_cgroup:
         return "a request from another cgroup"
     return None
-
-
-def _peer(conn: socket.socket) -> tuple[int, int]:
-    import struct
-
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
-    return pid, uid
 
 
 def _namespace(pid: int, kind: str) -> str:
