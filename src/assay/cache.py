@@ -115,7 +115,7 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     for rel in sorted(layout.dirs):
         digest.update(b"dir\0" + _encode(rel) + b"\0")
     for rel in sorted(layout.files):
-        value = _file_digest(root_path, rel, layout.stats.get(rel), known, fresh, settled_before)
+        value = _file_digest(root_path, rel, layout.stats[rel], known, fresh, settled_before)
         digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
     for rel in layout.linked:
         if rel != GIT_DIR:
@@ -145,7 +145,7 @@ def _memoised(memo: VerdictCache | None, root: str) -> dict[str, tuple[str, byte
 def _file_digest(
     root: Path,
     rel: str,
-    listed: os.stat_result | None,
+    listed: os.stat_result,
     known: dict[str, tuple[str, bytes]],
     fresh: dict[str, tuple[str, bytes]],
     settled_before: int,
@@ -155,16 +155,9 @@ def _file_digest(
     set by anyone but the kernel, so content that changed has a new identity, even with
     its size and mtime put back."""
     remembered = known.get(rel)
-    if remembered is not None:
-        info = listed
-        if info is None:
-            try:
-                info = os.lstat(f"{root}/{rel}")  # a str, not a Path: this runs per file
-            except OSError:
-                info = None
-        if info is not None and _stat_identity(info) == remembered[0]:
-            fresh[rel] = remembered
-            return remembered[1]
+    if remembered is not None and _stat_identity(listed) == remembered[0]:
+        fresh[rel] = remembered
+        return remembered[1]
     value, identity = _entry_digest(root, rel)
     if identity is not None and identity[1] < settled_before:
         fresh[rel] = (identity[0], value)

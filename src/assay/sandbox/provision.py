@@ -127,7 +127,7 @@ class SourceLayout:
     """Directories left out."""
     size: int
     """Bytes in `files`."""
-    stats: Mapping[str, os.stat_result] = field(default_factory=dict, compare=False, repr=False)
+    stats: Mapping[str, os.stat_result] = field(compare=False, repr=False)
     """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
 
 
