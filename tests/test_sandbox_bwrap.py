@@ -477,3 +477,30 @@ def test_a_source_under_tmp_is_shown_read_only_for_editable_installs() -> None:
         assert (src / "pkg" / "__init__.py").read_text() == "VALUE = 42\n"
     finally:
         shutil.rmtree(src, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('[registry]\ntoken = "t"\n', True),
+        ("//registry.example/:_authToken=t\n", True),
+        ("_auth=dXNlcjpw\n", True),
+        ("  PASSWORD: hunter2\n", True),
+        ("api_SECRET_key = x\n", True),
+        ("# token = commented out\n", False),
+        ('[build]\njobs = 4\ntarget-dir = "target"\n', False),
+        ("see the token docs\n", False),
+    ],
+)
+def test_a_file_beside_a_toolchain_is_masked_when_it_sets_a_secret(
+    tmp_path: Path, text: str, secret: bool
+) -> None:
+    """The names and settings that mask a file, in any letter case; the same words in a
+    comment or in prose do not."""
+    from assay.sandbox.bwrap import _credentials_in
+
+    (tmp_path / "config").write_text(text)
+    (tmp_path / "credentials.toml").write_text("")
+    (tmp_path / "Cargo.lock").write_text("")
+    masked = {Path(p).name for p in _credentials_in(str(tmp_path))}
+    assert masked == ({"config", "credentials.toml"} if secret else {"credentials.toml"})

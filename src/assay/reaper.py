@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
 import threading
 import time
@@ -336,9 +337,31 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None, since: int | No
         # Done when a look finds nothing alive: what was killed just now is looked at again.
         if (not seen and not any(f.alive for f in found)) or time.monotonic() >= deadline:
             break
-        time.sleep(0.005)
+        _await_exit([f.pid for f in found if f.alive], 0.005)
     reap_adopted()  # those of the run that were dead before it could be seen
     return usage
+
+
+def _await_exit(pids: list[int], timeout: float) -> None:
+    """Until every one of `pids` has exited, or `timeout` seconds passed. A killed process
+    is usually gone well within a millisecond: a fixed nap would mostly wait on the dead."""
+    fds = [fd for fd in map(_pidfd, pids) if fd is not None]
+    if not fds:
+        time.sleep(timeout)  # none to watch (gone already, or no pidfds): look again later
+        return
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    try:
+        end = time.monotonic() + timeout
+        pending = len(fds)
+        while pending and (left := end - time.monotonic()) > 0:
+            for fd, _ in poller.poll(left * 1000):
+                poller.unregister(fd)
+                pending -= 1
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _reap(pids: set[int] | list[int]) -> Usage:

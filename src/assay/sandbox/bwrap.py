@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import os
 import posixpath
 import pwd
@@ -136,6 +137,9 @@ CREDENTIAL_NAMES: tuple[str, ...] = (
 _SECRET_SETTING = re.compile(
     rb"(?im)^\s*(?:[^\s=#]*[/:])?[\w.-]*(token|password|passwd|secret|_auth)\w*\s*[=:]"
 )
+#: The words `_SECRET_SETTING` needs, lower-cased: a file holding none of them (most files
+#: beside a toolchain) is passed over without running the pattern through it.
+_SECRET_WORDS = (b"token", b"passw", b"secret", b"_auth")
 #: How much of a configuration file is read to look for a secret in it.
 _CONFIG_SCAN_BYTES = 64 * 1024
 
@@ -913,7 +917,13 @@ def _names_credential(path: str, below: str) -> bool:
 
 
 def _is_credential(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in CREDENTIAL_NAMES)
+    return _credential_name().match(name) is not None
+
+
+@functools.cache
+def _credential_name() -> re.Pattern[str]:
+    """`CREDENTIAL_NAMES` as one pattern: a name is matched once, not once per pattern."""
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in CREDENTIAL_NAMES))
 
 
 def _credentials_in(directory: str) -> list[str]:
@@ -940,11 +950,16 @@ def _sets_secret(path: str) -> bool:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return False
-        return _SECRET_SETTING.search(os.read(fd, _CONFIG_SCAN_BYTES)) is not None
+        start = os.read(fd, _CONFIG_SCAN_BYTES)
     except OSError:
         return False
     finally:
         os.close(fd)
+    # ASCII case folding, as the bytes pattern's own IGNORECASE does.
+    lowered = start.lower()
+    if not any(word in lowered for word in _SECRET_WORDS):
+        return False
+    return _SECRET_SETTING.search(start) is not None
 
 
 def _install_prefix(binary: str) -> str:
