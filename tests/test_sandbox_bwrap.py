@@ -3,6 +3,7 @@ and the host must be untouched afterwards."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace
 
@@ -504,3 +507,26 @@ def test_a_file_beside_a_toolchain_is_masked_when_it_sets_a_secret(
     (tmp_path / "Cargo.lock").write_text("")
     masked = {Path(p).name for p in _credentials_in(str(tmp_path))}
     assert masked == ({"config", "credentials.toml"} if secret else {"credentials.toml"})
+
+
+_NAME_PIECES = [
+    "credentials",
+    ".token",
+    "token",
+    ".json",
+    ".pem",
+    ".key",
+    "id_rsa",
+    ".ssh",
+    "x",
+    ".",
+]
+
+
+@given(st.lists(st.sampled_from(_NAME_PIECES), min_size=1, max_size=4).map("".join))
+def test_credential_names_are_matched_as_their_patterns_say(name: str) -> None:
+    """The fast matcher (set, prefixes, suffixes) agrees with fnmatch on every pattern."""
+    from assay.sandbox.bwrap import CREDENTIAL_NAMES, _is_credential
+
+    expected = any(fnmatch.fnmatchcase(name, pattern) for pattern in CREDENTIAL_NAMES)
+    assert _is_credential(name) == expected

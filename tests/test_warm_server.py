@@ -207,6 +207,34 @@ def test_stop_and_idle_timeout_end_the_server(server_env: dict[str, str]) -> Non
     _wait_stopped(server_env, within=20)
 
 
+def test_a_spare_worker_killed_while_waiting_is_replaced_and_goes_with_the_server(
+    server_env: dict[str, str],
+) -> None:
+    """The server forks each request's worker ahead of it. One killed before its request
+    costs that request nothing; the next waiting one exits with the server."""
+    server = int(assay("server", "status", env=server_env).stdout.split("(pid ")[1].split(")")[0])
+    spare = _wait_for_child(server)
+    os.kill(spare, signal.SIGKILL)
+    done = assay("run", "--sandbox", "none", "--kind", "build", "--", "true", env=server_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _counts(server_env) == (1, 0)  # served, by a worker forked then
+    following = _wait_for_child(server, other_than=frozenset({spare}))
+    assay("server", "stop", env=server_env)
+    _wait_gone(following)
+
+
+def _wait_for_child(pid: int, other_than: frozenset[int] = frozenset()) -> int:
+    """A live child of `pid` (the server's waiting worker), other than those given."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        alive = [int(c) for c in children if int(c) not in other_than and not _is_zombie(int(c))]
+        if alive:
+            return alive[0]
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} has no child")
+
+
 def test_auto_starts_a_server_for_the_next_run(tmp_path: Path) -> None:
     env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"), ASSAY_SERVER="auto")
     env.pop("ASSAY_NO_SERVER", None)

@@ -1,8 +1,8 @@
 """`assay server`: a warm process that runs `assay` invocations without their start-up.
 
 The server imports the library once, then listens on a Unix socket in assay's per-user
-directory (`assay.warm_client.socket_path`). For each request it forks a worker; the
-worker becomes the requesting process's twin (its arguments, directory, environment,
+directory (`assay.warm_client.socket_path`). It hands each request to a worker it forked
+ahead of the request (`assay.warm_worker`); the worker becomes the requesting process's twin (its arguments, directory, environment,
 umask, resource limits and the standard streams' descriptors) and runs the command
 through the same entry point a cold start would, then sends back the exit code. The
 client passes its interrupts on to the worker, and a worker whose client vanished is
@@ -43,12 +43,14 @@ from assay.warm_client import (
     peer_credentials,
     read_or_empty,
 )
+from assay.warm_worker import Spare, send
 
 __all__ = ["serve"]
 
 #: The modules loaded before the first request: what `run`, `verify`, `plan` and `probe`
 #: import, and the packages whose modules a plan picks among.
 PRELOADED = (
+    "assay.cli",
     "assay.cli_commands",
     "assay.cli_run",
     "assay.check_verifiers",
@@ -101,11 +103,12 @@ def serve(path: str, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S) -> int:
     gc.freeze()
     server = _Server(_Listener(path))
     try:
-        while server.wait_for_work(idle_timeout):
-            if not server.answer_next():
+        while True:
+            server.keep_a_spare()
+            if not server.wait_for_work(idle_timeout) or not server.answer_next():
                 break
     finally:
-        server.listener.close()
+        server.close()
     return 0
 
 
@@ -120,7 +123,18 @@ class _Server:
         self.started = time.time()
         self.served = self.refused = 0
         self.workers: set[int] = set()
+        self.spare: Spare | None = None
         self.last_work = time.monotonic()
+
+    def keep_a_spare(self) -> None:
+        """Fork the next request's worker now, unless one is waiting already."""
+        if self.spare is None:
+            self.spare = Spare.fork(closed_in_child=[self.listener.sock])
+
+    def close(self) -> None:
+        if self.spare is not None:
+            self.spare.dismiss()
+        self.listener.close()
 
     def wait_for_work(self, idle_timeout: float) -> bool:
         """Until a connection is waiting (True), or the server has been idle for
@@ -154,22 +168,36 @@ class _Server:
         reason = _refusal(conn, request, self.start_env, self.cgroup)
         op = request.get("op") if request is not None else None
         if reason is None and op == "stop":
-            _send(conn, ("stopped", os.getpid()))
+            send(conn, ("stopped", os.getpid()))
             return False
         if reason is None and op == "status":
-            _send(conn, ("status", os.getpid(), self.started, self.served, self.refused))
+            send(conn, ("status", os.getpid(), self.started, self.served, self.refused))
             return True
         if reason is None and _source_stamp() != self.stamp:
-            _send(conn, ("refused", "assay's files changed since the server started"))
+            send(conn, ("refused", "assay's files changed since the server started"))
             return False
         if reason is not None or op != "run" or request is None:
             self.refused += 1
-            _send(conn, ("refused", reason or f"unknown request {op!r}"))
+            send(conn, ("refused", reason or f"unknown request {op!r}"))
             return True
-        self.workers.add(_fork_worker(self.listener.sock, conn, request, fds))
+        if not self._hand_over(conn, request, fds):
+            self.refused += 1
+            send(conn, ("refused", "no worker could be started"))
+            return True
         self.served += 1
         self.last_work = time.monotonic()  # only work keeps it up, not `status`
         return True
+
+    def _hand_over(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> bool:
+        """To the spare; to a new one if the spare died (killed by someone, say)."""
+        for _ in range(2):
+            spare, self.spare = self.spare, None
+            if spare is None:
+                spare = Spare.fork(closed_in_child=[self.listener.sock])
+            self.workers.add(spare.pid)  # reaped with the workers, used or not
+            if spare.hand_over(conn, request, fds):
+                return True
+        return False
 
 
 # -- the listening socket --------------------------------------------------------------
@@ -271,120 +299,7 @@ def _start_up_env(env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def _send(conn: socket.socket, message: tuple[Any, ...]) -> None:
-    try:
-        conn.sendall(marshal.dumps(message))
-    except OSError:
-        pass
-
-
 # -- workers ----------------------------------------------------------------------------
-
-
-def _fork_worker(
-    listener: socket.socket, conn: socket.socket, request: dict[str, Any], fds: list[int]
-) -> int:
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 70  # EX_SOFTWARE: the worker failed before it could report
-    try:
-        listener.close()
-        code = _work(conn, request, fds)
-    finally:
-        os._exit(code)
-
-
-def _work(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
-    """In the forked worker: become the client's twin, run its command, report."""
-    try:
-        _become_client(request, fds)
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        _send(conn, ("refused", f"could not take the client's place: {exc}"))
-        return 0
-    conn.settimeout(None)
-    _send(conn, ("ready", os.getpid()))
-    _interrupt_when_client_leaves(conn)
-    from assay.cli import main
-
-    try:
-        code = main(list(request["args"]))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            pass
-    _send(conn, ("exit", code))
-    return 0
-
-
-def _become_client(request: dict[str, Any], fds: list[int]) -> None:
-    import resource
-
-    for signum in (signal.SIGCHLD, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    if len(fds) != 3:
-        raise ValueError("the client did not pass its three standard streams")
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target, inheritable=True)
-    for fd in fds:
-        if fd > 2:
-            os.close(fd)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.umask(request["umask"])
-    for name, (soft, hard) in request["rlimits"].items():
-        which = getattr(resource, name, None)
-        if which is not None and resource.getrlimit(which) != (soft, hard):
-            resource.setrlimit(which, (soft, hard))
-    sys.argv = [request["argv0"], *request["args"]]
-    _reopen_streams(request["streams"])
-
-
-def _reopen_streams(shapes: list[tuple[str, str, bool, bool] | None]) -> None:
-    """The standard streams as the client's interpreter set them up, on its descriptors."""
-    opened: list[Any] = []
-    for fd, shape in enumerate(shapes):
-        if shape is None:
-            opened.append(None)
-            continue
-        encoding, errors, line_buffering, write_through = shape
-        # Never closed: they live as long as the worker, as the interpreter's own do.
-        if fd == 0:
-            stream = open(fd, encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
-        else:
-            stream = open(fd, "w", encoding=encoding, errors=errors, closefd=False)  # noqa: SIM115
-            stream.reconfigure(line_buffering=line_buffering, write_through=write_through)
-        opened.append(stream)
-    sys.stdin = sys.__stdin__ = opened[0]  # type: ignore[misc]
-    sys.stdout = sys.__stdout__ = opened[1]  # type: ignore[misc]
-    sys.stderr = sys.__stderr__ = opened[2]  # type: ignore[misc]
-
-
-def _interrupt_when_client_leaves(conn: socket.socket) -> None:
-    """A client killed outright cannot pass an interrupt on: its socket closing is one
-    (the worker then stops every process it started, as on SIGTERM)."""
-    import threading
-
-    def watch() -> None:
-        try:
-            while conn.recv(1):
-                pass
-        except OSError:
-            pass
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    threading.Thread(target=watch, name="assay-client-watch", daemon=True).start()
 
 
 def _reap(workers: set[int]) -> None:

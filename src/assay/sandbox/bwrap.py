@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import os
 import posixpath
 import pwd
@@ -917,13 +916,33 @@ def _names_credential(path: str, below: str) -> bool:
 
 
 def _is_credential(name: str) -> bool:
-    return _credential_name().match(name) is not None
+    return (
+        name in _CREDENTIAL_EXACT
+        or name.startswith(_CREDENTIAL_PREFIXES)
+        or name.endswith(_CREDENTIAL_SUFFIXES)
+        or any(fnmatch.fnmatchcase(name, pattern) for pattern in _CREDENTIAL_OTHER)
+    )
 
 
-@functools.cache
-def _credential_name() -> re.Pattern[str]:
-    """`CREDENTIAL_NAMES` as one pattern: a name is matched once, not once per pattern."""
-    return re.compile("|".join(fnmatch.translate(pattern) for pattern in CREDENTIAL_NAMES))
+def _shape(pattern: str) -> str:
+    """How a name pattern is tested: `exact`, `prefix` (`id_rsa*`), `suffix` (`*.pem`), or
+    `glob` by fnmatch."""
+    wild = sum(pattern.count(c) for c in "*?[")
+    if wild == 0:
+        return "exact"
+    if wild == 1 and pattern.endswith("*"):
+        return "prefix"
+    if wild == 1 and pattern.startswith("*"):
+        return "suffix"
+    return "glob"
+
+
+# `CREDENTIAL_NAMES` by shape, so that most are a set lookup or a string test: a sandbox's
+# root checks every name in every toolchain directory it shows.
+_CREDENTIAL_EXACT = frozenset(p for p in CREDENTIAL_NAMES if _shape(p) == "exact")
+_CREDENTIAL_PREFIXES = tuple(p[:-1] for p in CREDENTIAL_NAMES if _shape(p) == "prefix")
+_CREDENTIAL_SUFFIXES = tuple(p[1:] for p in CREDENTIAL_NAMES if _shape(p) == "suffix")
+_CREDENTIAL_OTHER = tuple(p for p in CREDENTIAL_NAMES if _shape(p) == "glob")
 
 
 def _credentials_in(directory: str) -> list[str]:
