@@ -234,7 +234,8 @@ def _receive(sock: Socket) -> tuple[object, ...] | None:
 def _wait_for_exit(sock: Socket, *, worker_pid: object) -> int:
     """Pass this process's interrupts on to the worker until it gives its exit code.
     The command has started: from here on, no answer is a non-passing one."""
-    import signal
+    # Builtin and loaded already (no stub, hence the ignore); `signal` would load enum.
+    import _signal as signal  # type: ignore[import-not-found]
 
     def forward(signum: int, frame: object) -> None:
         if not isinstance(worker_pid, int) or worker_pid <= 0:
