@@ -235,6 +235,37 @@ def _wait_for_child(pid: int, other_than: frozenset[int] = frozenset()) -> int:
     raise AssertionError(f"process {pid} has no child")
 
 
+def test_a_worker_that_cannot_take_its_clients_limits_is_a_refusal(tmp_path: Path) -> None:
+    """A server that may not raise a hard limit to the client's (no CAP_SYS_RESOURCE, a
+    lower hard limit of its own): its worker refuses, the client runs with its own limits,
+    and `status` counts a refusal, not a run."""
+    if os.getuid() != 0:
+        pytest.fail("needs root, to start the server without a capability (CI runs as root)")
+    import resource
+
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    env.pop("ASSAY_NO_SERVER", None)
+    started = subprocess.run(
+        ["prlimit", "--nofile=256:256", "setpriv", "--inh-caps=-sys_resource",
+         "--bounding-set=-sys_resource", ASSAY, "server", "start", "--idle-timeout", "60"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    try:
+        done = assay(
+            "run", "--json", "--sandbox", "none", "--", "sh", "-c", "ulimit -Hn", env=env
+        )  # fmt: skip
+        no_traceback(done)
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        assert json.loads(done.stdout)["stdout"]["text"].strip() == str(hard)
+        deadline = time.monotonic() + 15
+        while _counts(env) != (0, 1) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _counts(env) == (0, 1)
+    finally:
+        assay("server", "stop", env=env)
+
+
 def test_auto_starts_a_server_for_the_next_run(tmp_path: Path) -> None:
     env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"), ASSAY_SERVER="auto")
     env.pop("ASSAY_NO_SERVER", None)

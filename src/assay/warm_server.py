@@ -1,12 +1,13 @@
 """`assay server`: a warm process that runs `assay` invocations without their start-up.
 
 The server imports the library once, then listens on a Unix socket in assay's per-user
-directory (`assay.warm_client.socket_path`). It hands each request to a worker it forked
-ahead of the request (`assay.warm_worker`); the worker becomes the requesting process's twin (its arguments, directory, environment,
-umask, resource limits and the standard streams' descriptors) and runs the command
-through the same entry point a cold start would, then sends back the exit code. The
-client passes its interrupts on to the worker, and a worker whose client vanished is
-interrupted too, so that no check outlives the process that asked for it.
+directory (`assay.warm_client.socket_path`). It hands each request to a worker forked
+ahead of it (`assay.warm_worker`); the worker becomes the requesting process's twin (its
+arguments, directory, environment, umask, resource limits and the standard streams'
+descriptors) and runs the command through the same entry point a cold start would, then
+sends back the exit code. The client passes its interrupts on to the worker, and a
+worker whose client vanished is interrupted too, so that no check outlives the process
+that asked for it.
 
 What the server refuses, the client runs itself (nothing has run by then). It refuses:
 - a peer of another user, or in another mount or PID namespace (a sandboxed check that
@@ -43,7 +44,7 @@ from assay.warm_client import (
     peer_credentials,
     read_or_empty,
 )
-from assay.warm_worker import Spare, send
+from assay.warm_worker import REFUSED_EXIT, Spare, send
 
 __all__ = ["serve"]
 
@@ -140,7 +141,9 @@ class _Server:
         """Until a connection is waiting (True), or the server has been idle for
         `idle_timeout` seconds or lost its path to another (False)."""
         while True:
-            _reap(self.workers)
+            refused = _reap(self.workers)
+            self.served -= refused  # a worker that could not be its client's twin ran nothing
+            self.refused += refused
             if self.workers:
                 self.last_work = time.monotonic()
             remaining = idle_timeout - (time.monotonic() - self.last_work)
@@ -302,14 +305,19 @@ def _start_up_env(env: Mapping[str, str]) -> dict[str, str]:
 # -- workers ----------------------------------------------------------------------------
 
 
-def _reap(workers: set[int]) -> None:
+def _reap(workers: set[int]) -> int:
+    """Collect the workers that ended; returns how many of them refused their client."""
+    refused = 0
     for pid in list(workers):
         try:
-            done, _status = os.waitpid(pid, os.WNOHANG)
+            done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
-            done = pid
+            done, status = pid, 0
         if done:
             workers.discard(pid)
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == REFUSED_EXIT:
+                refused += 1
+    return refused
 
 
 # -- start-up ---------------------------------------------------------------------------

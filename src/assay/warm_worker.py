@@ -24,7 +24,11 @@ from typing import Any
 
 from assay.warm_client import MAX_MESSAGE
 
-__all__ = ["Spare"]
+__all__ = ["REFUSED_EXIT", "Spare", "send", "work"]
+
+#: A worker's exit status when it could not take its client's place (EX_TEMPFAIL): the
+#: client then ran the command itself, and the server counts a refusal, not a run.
+REFUSED_EXIT = 75
 
 #: How long a spare waits for a request before copying the server's memory: a spare made
 #: just after a hand-over would otherwise take CPU from the worker serving it.
@@ -114,7 +118,7 @@ def work(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
         _become_client(request, fds)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         send(conn, ("refused", f"could not take the client's place: {exc}"))
-        return 0
+        return REFUSED_EXIT
     conn.settimeout(None)
     send(conn, ("ready", os.getpid()))
     _interrupt_when_client_leaves(conn)
