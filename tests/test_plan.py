@@ -178,9 +178,37 @@ def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
     make_venv(tmp_path, "env")
     p = plan_repository(tmp_path)
     a = argvs(p)
-    assert a["mypy"] == ["mypy", ".", "--exclude", "^venv/", "--exclude", "^env/"]
+    assert a["mypy"] == ["mypy", "app.py"]  # the project's code: no environment in it
     assert a["ruff"] == ["ruff", "check", ".", "--extend-exclude", "env"]
     assert "venv" in a["compileall"][5] and "env" in a["compileall"][5]
+
+
+def test_a_configured_mypy_checks_the_projects_code_not_its_tests_and_docs(
+    tmp_path: Path,
+) -> None:
+    """As more-itertools: a `[mypy]` section (for stubtest), tests and docs that would not
+    type-check, and no command that runs mypy: the package is what is checked."""
+    write(
+        tmp_path,
+        {
+            "setup.cfg": "[mypy]\ndisallow_untyped_defs = true\n",
+            "pkg/__init__.py": "",
+            "tool.py": "",
+            "setup.py": "",
+            "tests/__init__.py": "",
+            "tests/test_pkg.py": "",
+            "docs/conf.py": "",
+            "test_top.py": "",
+        },
+    )
+    assert argvs(plan_repository(tmp_path))["mypy"] == ["mypy", "pkg", "tool.py"]
+
+
+def test_a_configured_mypy_with_no_code_at_the_root_checks_the_tree(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.cfg": "[mypy]\nstrict = True\n", "tests/test_x.py": ""})
+    make_venv(tmp_path, "venv")
+    a = argvs(plan_repository(tmp_path))
+    assert a["mypy"] == ["mypy", ".", "--exclude", "^venv/"]
 
 
 def test_makefile_only(tmp_path: Path) -> None:

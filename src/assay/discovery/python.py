@@ -109,9 +109,9 @@ def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
 
 
 def tool_candidates(
-    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str]
+    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...] = ()
 ) -> list[Candidate]:
-    """Native commands for configured tools. Pure."""
+    """Native commands for configured tools (`code`: `project_code`'s). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -129,7 +129,7 @@ def tool_candidates(
                 )
             )
         elif config.tool == "mypy":
-            targets = _mypy_targets(config, env, root_dirs)
+            targets = _mypy_targets(config, env, root_dirs, code)
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
         elif config.tool == "pyright":
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
@@ -161,14 +161,43 @@ def _configured(
     )
 
 
-def _mypy_targets(config: ToolConfig, env: ProjectEnv, root_dirs: set[str]) -> tuple[str, ...]:
+def _mypy_targets(
+    config: ToolConfig, env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...]
+) -> tuple[str, ...]:
+    """What a configured mypy no stated command runs checks: the files its configuration
+    names, else the project's own code (`src`, else its packages and modules at the root),
+    not its tests, docs and scripts. mypy configured is not mypy run on everything: a
+    `[mypy]` section may serve stubtest or an editor, and the maintainers' own `mypy .`,
+    where it passes, passes on the code alone too."""
     if config.mypy_has_files:
         return ()
     if "src" in root_dirs:
         return ("src",)
+    if code:
+        return code
     # mypy skips dot-directories by itself; a `venv/` must be excluded explicitly.
     excludes = [d for d in env.venv_dirs if not d.startswith(".")]
     return (".", *(a for d in excludes for a in ("--exclude", f"^{re.escape(d)}/")))
+
+
+#: Root files that are a project's tooling, not its code.
+_TOOLING_MODULES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"})
+
+
+def project_code(files: RepoFiles, root_names: set[str], env: ProjectEnv) -> tuple[str, ...]:
+    """The project's packages (directories with an `__init__.py`) and modules at the
+    root, sorted; tests, docs, environments and tooling left out."""
+    left_out = {*TEST_DIRS, "docs", "doc", "examples", "scripts", "benchmarks", *env.venv_dirs}
+    found = []
+    for name in root_names:
+        if name in left_out or name.startswith("."):
+            continue
+        if files.is_dir(name):
+            if "__init__.py" in files.list_dir(name):
+                found.append(name)
+        elif name.endswith(".py") and not _is_test_file(name) and name not in _TOOLING_MODULES:
+            found.append(name)
+    return tuple(sorted(found))
 
 
 def test_style(texts: list[str]) -> str | None:
@@ -219,7 +248,8 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     errors += parse_errors
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
-    found = tool_candidates(configs, env, root_dirs)
+    code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
+    found = tool_candidates(configs, env, root_dirs, code)
     if not any(c.tool == "pytest" for c in configs):
         found += _unittest(files, env, root_dirs)
     return report(NAME, found, errors=errors)
