@@ -24,7 +24,7 @@ from typing import Any
 
 from assay.warm_client import MAX_MESSAGE
 
-__all__ = ["REFUSED_EXIT", "Spare", "send", "work"]
+__all__ = ["REFUSED_EXIT", "Spare", "send"]
 
 #: A worker's exit status when it could not take its client's place (EX_TEMPFAIL): the
 #: client then ran the command itself, and the server counts a refusal, not a run.
