@@ -217,7 +217,8 @@ def snapshot(target: Path) -> Path:
         target.mkdir(parents=True)
         for name in ("pyproject.toml", "README.md", "action.yml"):
             shutil.copy2(CHECKOUT / name, target / name)
-        shutil.copytree(CHECKOUT / "src", target / "src", ignore=ignore)
+        for tree in ("src", "scripts"):
+            shutil.copytree(CHECKOUT / tree, target / tree, ignore=ignore)
     return target
 
 

@@ -25,7 +25,7 @@ pytest.importorskip("pre_commit")
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 #: What pip needs to install assay, and the hook declaration.
-SNAPSHOT = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "src")
+SNAPSHOT = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "src", "scripts")
 
 PASSING = {
     "pyproject.toml": '[project]\nname = "tiny"\nversion = "0"\n',
