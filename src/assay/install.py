@@ -29,6 +29,8 @@ __all__ = [
     "DEV_GROUPS",
     "DEV_REQUIREMENT_PATTERNS",
     "INSTALL_TIMEOUT_S",
+    "MADE_ENV",
+    "MADE_ENV_STEP",
     "IncompleteEnvironment",
     "command_steps",
     "incomplete_environment",
@@ -45,6 +47,10 @@ def __getattr__(name: str) -> Any:
         return getattr(python_requirements, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+#: The step that makes the project's environment, and where in the workspace it makes it.
+MADE_ENV_STEP = "install-venv"
+MADE_ENV = ".venv"
 
 #: A given install command runs with the project's environment first on PATH, as if
 #: activated: `python` and `pip` in it are the environment's.
@@ -76,7 +82,7 @@ def install_steps(root: Path) -> list[Check]:
     after them, still wins."""
     root = Path(root)
     steps = _declared_steps(root)
-    made = next((i for i, s in enumerate(steps) if s.name == "install-venv"), None)
+    made = next((i for i, s in enumerate(steps) if s.name == MADE_ENV_STEP), None)
     if made is None:
         return steps
     tools = planned_python_tools(root)

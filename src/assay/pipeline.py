@@ -394,6 +394,8 @@ class _Run:
     """The repository's warm mypy cache (`assay.mypy_cache`), writable in the session."""
     go_cache: Path | None = None
     """The repository's warm Go build cache (`assay.go_cache`), writable in the session."""
+    made_env: str | None = None
+    """The environment the install steps made in the workspace (`.venv`), if they made one."""
 
     def in_session(self, session: Session, the_plan: Plan) -> _SessionResult:
         """Install (if asked), identify every tool, consult the cache, then run the checks."""
@@ -417,6 +419,10 @@ class _Run:
                     install=installed,
                     rewritten=rewritten,
                 )
+            from assay.install import MADE_ENV, MADE_ENV_STEP
+
+            if any(e.check.name == MADE_ENV_STEP for e in installed):
+                self.made_env = MADE_ENV
             the_plan = self._plan_again(session)
         if self.options.protect:
             from assay.environment_proof import protect_environment
@@ -446,7 +452,7 @@ class _Run:
             self._put_back(session, ran, rewritten)
             evidence.extend(
                 session.run(
-                    self._with_caches(stage.checks),
+                    self._prepared(session, stage.checks),
                     env=env,
                     expires=self.expires,
                     canaries=self.options.plants_canaries,
@@ -465,7 +471,7 @@ class _Run:
                 only=self.options.rerun_only,
                 env=env,
                 expires=self.expires,
-                prepare=self._with_caches,
+                prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
         # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
@@ -501,7 +507,13 @@ class _Run:
             except OSError:
                 self.go_cache = None
 
-    def _with_caches(self, checks: Sequence[Check]) -> Sequence[Check]:
+    def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
+        """`checks` as this session runs them: told of the warm caches, and with the
+        environment the install made left out of the linters' walks."""
+        if self.made_env is not None:
+            from assay.installed_env_exclusion import exclude_installed_env
+
+            checks = exclude_installed_env(checks, session.root, self.made_env)
         if self.mypy_cache is not None:
             from assay.mypy_cache import with_mypy_cache
 

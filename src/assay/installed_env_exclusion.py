@@ -1,0 +1,154 @@
+"""Keeping the environment `assay verify --install` made out of flake8's walk.
+
+The install makes `.venv` in the workspace, where the project's clone has none (its
+maintainers' environments live in `.tox`, or outside the tree in CI). flake8 lints every
+directory of its paths that no exclusion names, its defaults do not name `.venv`, and a
+project's own `exclude` replaces those defaults. So a bare `flake8` would lint pip,
+setuptools and every dependency: thousands of findings, or a check killed at its deadline,
+on a tree its maintainers find clean (cachetools 5.5.0: `exclude = .git, .tox, build`).
+
+flake8 uses one `extend-exclude`: the command line's last, else its configuration file's.
+The environment is added to whichever it would use, so that the project's own exclusions
+stay as they are. Configuration files are read as untrusted (no links, bounded size), as
+flake8 finds them: `--isolated` reads none, `--config` names one, and otherwise the first
+of `setup.cfg`, `tox.ini` and `.flake8` with a `[flake8]` section, from the check's
+directory up to the workspace's root.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from assay.evidence import Check
+from assay.untrusted_files import read_untrusted
+
+__all__ = ["exclude_installed_env", "flake8_exclusions"]
+
+#: The files flake8 looks for its configuration in, in its order.
+FLAKE8_CONFIGS = ("setup.cfg", "tox.ini", ".flake8")
+#: Largest configuration file read.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+_OPTION = "--extend-exclude"
+# flake8's own list syntax (`comma_separated_list`): commas and whitespace alike.
+_SEPARATORS = re.compile(r"[,\s]+")
+
+
+def exclude_installed_env(checks: Sequence[Check], root: Path, env_dir: str) -> list[Check]:
+    """`checks`, each flake8 check told to leave `env_dir` (the environment the install
+    made at the workspace's root) out, beside what the project already leaves out."""
+    return [
+        replace(check, argv=_with_option(check.argv, flake8_exclusions(root, check) + [env_dir]))
+        if _is_flake8(check.argv)
+        else check
+        for check in checks
+    ]
+
+
+def flake8_exclusions(root: Path, check: Check) -> list[str]:
+    """The `extend-exclude` that flake8 would use for `check` in the workspace at `root`,
+    as patterns that mean the same on its command line (relative to the check's directory)."""
+    argv = check.argv
+    given = _last_value(argv, _OPTION)
+    if given is not None:
+        return _split(given)
+    if "--isolated" in argv:
+        return []
+    found = _config(root, check.cwd, _last_value(argv, "--config"))
+    if found is None:
+        return []
+    parser, config_dir = found
+    if not parser.has_section("flake8"):
+        return []
+    # flake8 registers the option under both spellings; the file's last one is used.
+    values = [v for k, v in parser.items("flake8") if k in ("extend-exclude", "extend_exclude")]
+    if not values:
+        return []
+    to_config = os.path.relpath(config_dir, os.path.normpath(check.cwd))
+    # flake8 resolves a pattern with a `/` against the file's directory, the command
+    # line's against the working directory: such a pattern is rebased.
+    return [
+        os.path.join(to_config, p) if "/" in p and to_config != "." else p
+        for p in _split(values[-1])
+    ]
+
+
+def _is_flake8(argv: Sequence[str]) -> bool:
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) == "flake8":
+        return True
+    return (
+        len(argv) >= 3
+        and os.path.basename(argv[0]).startswith("python")
+        and argv[1] == "-m"
+        and argv[2] == "flake8"
+    )
+
+
+def _with_option(argv: tuple[str, ...], patterns: list[str]) -> tuple[str, ...]:
+    """`argv` with `--extend-exclude=PATTERNS` last among its options (argparse keeps the
+    last), before a `--` that ends them."""
+    option = f"{_OPTION}={','.join(dict.fromkeys(patterns))}"
+    if "--" in argv:
+        at = argv.index("--")
+        return (*argv[:at], option, *argv[at:])
+    return (*argv, option)
+
+
+def _last_value(argv: Sequence[str], option: str) -> str | None:
+    value = None
+    for at, word in enumerate(argv):
+        if word == "--":
+            break
+        if word == option and at + 1 < len(argv):
+            value = argv[at + 1]
+        elif word.startswith(option + "="):
+            value = word[len(option) + 1 :]
+    return value
+
+
+def _split(value: str) -> list[str]:
+    return [p.rstrip("/") or p for p in _SEPARATORS.split(value.strip()) if p]
+
+
+def _config(
+    root: Path, cwd: str, named: str | None
+) -> tuple[configparser.RawConfigParser, str] | None:
+    """The configuration flake8 would read for a check run in `cwd` (relative to `root`),
+    and its directory (relative to `root`); None when it would read none."""
+    if named is not None:
+        rel = os.path.normpath(os.path.join(cwd, named))
+        parser = _parsed(root, rel)
+        return None if parser is None else (parser, os.path.dirname(rel) or ".")
+    here = os.path.normpath(cwd)
+    while not here.startswith(".."):
+        for name in FLAKE8_CONFIGS:
+            parser = _parsed(root, name if here == "." else f"{here}/{name}")
+            if parser is not None and (
+                parser.has_section("flake8") or parser.has_section("flake8:local-plugins")
+            ):
+                return parser, here
+        if here == ".":
+            break
+        here = os.path.dirname(here) or "."
+    return None
+
+
+def _parsed(root: Path, rel: str) -> configparser.RawConfigParser | None:
+    if rel.startswith("..") or os.path.isabs(rel):
+        return None
+    data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+    if not isinstance(data, bytes):
+        return None
+    parser = configparser.RawConfigParser()  # as flake8 reads it: no interpolation
+    try:
+        parser.read_string(data.decode("utf-8"), source=rel)
+    except (UnicodeDecodeError, configparser.Error):
+        return None  # flake8 skips such a file (or stops on it: then nothing is lost)
+    return parser

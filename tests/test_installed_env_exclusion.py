@@ -1,0 +1,150 @@
+"""The environment `assay verify --install` made is kept out of flake8's walk, beside the
+project's own exclusions: unit cases for how flake8 finds them, and a real fresh-clone run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.evidence import Check
+from assay.installed_env_exclusion import exclude_installed_env
+from assay.verdict import Kind
+from tests.repos import write, write_dedented
+
+
+def rewritten(root: Path, *argv: str, cwd: str = ".") -> tuple[str, ...]:
+    check = Check(name="lint", kind=Kind.LINT, argv=argv, cwd=cwd, tool="shell")
+    [done] = exclude_installed_env([check], root, ".venv")
+    return done.argv
+
+
+def test_a_bare_flake8_excludes_the_environment_beside_a_replaced_exclude(tmp_path: Path) -> None:
+    write(tmp_path, {"setup.cfg": "[flake8]\nexclude = .git, .tox, build\n"})
+    assert rewritten(tmp_path, "flake8") == ("flake8", "--extend-exclude=.venv")
+    assert rewritten(tmp_path, ".venv/bin/flake8", "src") == (
+        ".venv/bin/flake8",
+        "src",
+        "--extend-exclude=.venv",
+    )
+    assert rewritten(tmp_path, "python3", "-m", "flake8") == (
+        "python3",
+        "-m",
+        "flake8",
+        "--extend-exclude=.venv",
+    )
+
+
+def test_the_projects_own_extend_exclude_is_kept(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "setup.cfg": "[metadata]\nname = x\n",  # no [flake8]: flake8 looks on
+            "tox.ini": """
+                [flake8]
+                extend-exclude =
+                    legacy/,
+                    vendor
+                    docs/conf.py
+            """,
+            ".flake8": "[flake8]\nextend-exclude = never-read\n",
+        },
+    )
+    assert rewritten(tmp_path, "flake8") == (
+        "flake8",
+        "--extend-exclude=legacy,vendor,docs/conf.py,.venv",
+    )
+
+
+def test_a_pattern_with_a_slash_is_rebased_for_a_check_in_a_subdirectory(tmp_path: Path) -> None:
+    write(tmp_path, {".flake8": "[flake8]\nextend_exclude = pkg/generated,build\n", "pkg/a.py": ""})
+    assert rewritten(tmp_path, "flake8", cwd="pkg") == (
+        "flake8",
+        "--extend-exclude=../pkg/generated,build,.venv",
+    )
+
+
+def test_the_command_lines_own_options_decide(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "setup.cfg": "[flake8]\nextend-exclude = from-setup-cfg\n",
+            "lint.ini": "[flake8]\nextend-exclude = from-lint-ini\n",
+        },
+    )
+    given = rewritten(tmp_path, "flake8", "--extend-exclude", "a,b", "src")
+    assert given == ("flake8", "--extend-exclude", "a,b", "src", "--extend-exclude=a,b,.venv")
+    assert rewritten(tmp_path, "flake8", "--isolated") == (
+        "flake8",
+        "--isolated",
+        "--extend-exclude=.venv",
+    )
+    assert rewritten(tmp_path, "flake8", "--config=lint.ini") == (
+        "flake8",
+        "--config=lint.ini",
+        "--extend-exclude=from-lint-ini,.venv",
+    )
+
+
+def test_configuration_read_as_untrusted_and_other_tools_left_alone(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.cfg"
+    outside.write_text("[flake8]\nextend-exclude = secret\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "setup.cfg").symlink_to(outside)
+    (root / "tox.ini").write_text("[flake8\nnot ini at all\n")
+    assert rewritten(root, "flake8") == ("flake8", "--extend-exclude=.venv")
+    assert rewritten(root, "pylint", "src") == ("pylint", "src")
+    assert rewritten(root, "python3", "-m", "pytest") == ("python3", "-m", "pytest")
+
+
+@pytest.mark.slow
+def test_fresh_clone_linted_by_flake8_verifies_without_its_new_environment(
+    tmp_path: Path,
+) -> None:
+    """A project whose `exclude` replaces flake8's defaults, linted by tox's `flake8`: the
+    environment the install makes must not be linted (pip's own sources fail flake8)."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [project]
+                name = "clean"
+                version = "0.1"
+                [project.optional-dependencies]
+                test = ["pytest"]
+                [tool.pytest.ini_options]
+                pythonpath = ["."]
+            """,
+            "setup.cfg": "[flake8]\nexclude = .git, .tox, build\nmax-line-length = 100\n",
+            "tox.ini": """
+                [tox]
+                envlist = py, flake8
+                [testenv]
+                commands = pytest
+                [testenv:flake8]
+                deps = flake8
+                commands = flake8
+            """,
+            "clean.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_clean.py": (
+                "from clean import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+            ),
+        },
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "verify", "--install", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+    lint = next(c for c in report["checks"] if "flake8" in " ".join(c["argv"]))
+    assert lint["argv"][-1] == "--extend-exclude=.venv", lint["argv"]
