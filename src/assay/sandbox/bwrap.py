@@ -27,6 +27,7 @@ handed to that uid. Where this process may make control groups, each workspace g
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import os
@@ -451,6 +452,7 @@ class BwrapSandbox(Sandbox):
             )
         except cgroup.CgroupUnavailable as exc:
             return None, str(exc)
+        made.prime()  # the first command's join then waits for nothing
         return made, ""
 
     def runner(self, workspace: Workspace) -> _BwrapRunner:
@@ -801,14 +803,17 @@ class _BwrapRunner:
     ) -> ProcessResult:
         inner = tuple(argv)
         inside = str(resolve_inside(self.workspace, cwd))
-        full = self.sandbox._argv(self.workspace, inner, inside, env or {})
-        result = run_process(
-            full,
-            cwd=self.workspace.path,
-            env=self.sandbox._env(),
-            env_policy=EnvPolicy.MINIMAL,
-            timeout=timeout,
-        )
+        group = self.sandbox._cgroups.get(self.workspace.run_id)
+        # Begun before the arguments are built: the launcher's join then finds it done.
+        with group.joins_primed() if group is not None else contextlib.nullcontext():
+            full = self.sandbox._argv(self.workspace, inner, inside, env or {})
+            result = run_process(
+                full,
+                cwd=self.workspace.path,
+                env=self.sandbox._env(),
+                env_policy=EnvPolicy.MINIMAL,
+                timeout=timeout,
+            )
         # Evidence names the command that was checked; the backend is recorded separately.
         return _interpret(dataclasses.replace(result, argv=inner, cwd=inside))
 
