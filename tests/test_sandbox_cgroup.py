@@ -1,4 +1,5 @@
-"""A run's control group, for real: priming its joins moves nothing and stops on its own.
+"""A run's control group, for real: priming its joins moves nothing and stops on its own;
+the groups of runs that died are swept with what they held.
 
 (What priming saves is measured in bench/bench_sandbox.py: a join after an idle spell
 waits out an RCU grace period unless the lock was taken shortly before.)
@@ -6,8 +7,10 @@ waits out an RCU grace period unless the lock was taken shortly before.)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from assay.sandbox import cgroup
+from assay.scratch import tagged_name
 
 
 @pytest.fixture
@@ -70,3 +74,39 @@ def test_priming_without_a_join_ends_with_its_block_or_its_bound(
     bounded.join(cgroup.PRIME_AT_MOST_SECONDS + 1)
     assert not bounded.is_alive()
     assert members(group) == []
+
+
+def test_groups_whose_maker_died_are_swept_with_what_they_held() -> None:
+    made_by_the_dead = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from assay.scratch import tagged_name; print(tagged_name('cgroup'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    live_name = tagged_name("cgroup")
+    assert live_name is not None
+    live = cgroup.create(live_name, memory_bytes=256 * 1024**2, pids_max=64)
+    stale = cgroup.create(made_by_the_dead, memory_bytes=256 * 1024**2, pids_max=64)
+    orphan = subprocess.Popen(stale.join_argv(["sleep", "60"]))
+    try:
+        expires = time.monotonic() + 5
+        while not members(stale) and time.monotonic() < expires:
+            time.sleep(0.005)
+        assert members(stale) == [str(orphan.pid)]
+
+        newer = cgroup.create(f"{live_name}-2", memory_bytes=None, pids_max=64)
+        newer.remove()
+
+        assert orphan.wait(timeout=5) == -9, "what the dead run left was not killed"
+        assert not any(d.exists() for d in stale.directories), "the dead run's group stayed"
+        assert all(d.exists() for d in live.directories), "a live run's group was swept"
+    finally:
+        orphan.kill()
+        orphan.wait()
+        live.remove()
+        with contextlib.suppress(OSError):
+            stale.remove()

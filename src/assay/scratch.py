@@ -21,6 +21,9 @@ the directories whose owner is gone. It removes an entry only when all of these 
   is alive (a zombie owner counts as gone: it will never clean up).
 
 Anything it cannot judge (an unreadable /proc, another namespace) it leaves.
+
+What is not a directory in a scratch place (a run's cgroup) is named by `tagged_name`
+the same way, and judged by `owner_gone_by_name` where it lives (`assay.sandbox.cgroup`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -60,6 +64,24 @@ def make_scratch(purpose: str, dir: str | os.PathLike[str] | None = None) -> Pat
     # Without a readable /proc the owner cannot be recorded: such a name is never swept.
     prefix = f"assay-{purpose}-{tag}-" if tag else f"assay-{purpose}-untracked-"
     return Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+
+
+def tagged_name(purpose: str) -> str | None:
+    """A fresh name of the scratch directories' form for something of this process's
+    that is not one (a cgroup), so that a sweep can tell when its owner is gone; None
+    without a readable /proc (the owner could not be recorded)."""
+    tag = _owner_tag()
+    return f"assay-{purpose}-{tag}-{secrets.token_hex(4)}" if tag else None
+
+
+def owner_gone_by_name(name: str) -> bool:
+    """Whether `name` has the form of `tagged_name` and `make_scratch`, names an owner of
+    this PID namespace, and that owner is gone (by the module docstring's rules)."""
+    match = _NAME.fullmatch(name)
+    own_ns = _namespace_id()
+    if match is None or own_ns is None or int(match["ns"]) != own_ns:
+        return False
+    return _owner_gone(int(match["pid"]), int(match["start"]))
 
 
 @contextlib.contextmanager

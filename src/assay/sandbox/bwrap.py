@@ -63,7 +63,7 @@ from assay.sandbox.provision import (
     provision_workspace,
     remove_workspace,
 )
-from assay.scratch import make_scratch
+from assay.scratch import make_scratch, tagged_name
 from assay.tools.index import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
@@ -446,7 +446,7 @@ class BwrapSandbox(Sandbox):
             return None, "whole-run limits not asked for"
         try:
             made = cgroup.create(
-                f"assay-{new_run_id()}",
+                tagged_name("cgroup") or f"assay-{new_run_id()}",
                 memory_bytes=self._limits.memory_bytes,
                 pids_max=self._limits.processes,
             )

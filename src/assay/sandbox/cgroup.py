@@ -20,6 +20,10 @@ waits out an RCU grace period (7-20 ms measured here; cgroup v2's `favordynmods`
 option exists for this). `joins_primed` starts that wait early, beside the work before
 the command starts, by moving this process into the group it is already in, which takes
 the same lock and moves nothing.
+
+A run killed with SIGKILL leaves its groups behind (a harness's timeout does that). Their
+names say who made them (`assay.scratch.tagged_name`), and `create` removes those whose
+maker is gone, killing whatever is left in them first.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.errors import AssayError
+from assay.scratch import owner_gone_by_name
 
 #: Where cgroup filesystems are mounted.
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -41,6 +46,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 JOIN_FAILED = "assay-cgroup: cannot join"
 #: How long `remove` waits for the last processes of a group to be gone.
 REMOVE_WAIT_SECONDS = 2.0
+#: How long a sweep waits for the killed processes of a dead run's group to be gone.
+SWEEP_WAIT_SECONDS = 0.2
 #: How often `joins_primed` takes the lock again while no process has joined: well within
 #: a grace period, after which the kernel lets the lock's fast path back.
 PRIME_EVERY_SECONDS = 0.002
@@ -119,14 +126,7 @@ class RunCgroup:
     def kill(self) -> None:
         """SIGKILL every process still in the groups (v2: `cgroup.kill` where it exists)."""
         for directory in self.directories:
-            kill_file = directory / "cgroup.kill"
-            if kill_file.exists():
-                with contextlib.suppress(OSError):
-                    kill_file.write_text("1")
-                continue
-            for pid in _members(directory):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            _kill_members(directory)
 
     def remove(self) -> None:
         """Kill what is left and remove the groups; raises OSError if one stays."""
@@ -151,13 +151,41 @@ class CgroupUnavailable(AssayError):
 
 
 def create(name: str, *, memory_bytes: int | None, pids_max: int | None) -> RunCgroup:
-    """Make the groups for run `name` under this process's own; raises `CgroupUnavailable`."""
+    """Make the groups for run `name` under this process's own, once the groups there of
+    runs that died are gone; raises `CgroupUnavailable`."""
     own = _own_groups()
     if "" in own and (CGROUP_ROOT / "cgroup.controllers").exists():
+        sweep_stale(CGROUP_ROOT / own[""].lstrip("/"))
         return _create_v2(own[""], name, memory_bytes, pids_max)
     if "memory" in own or "pids" in own:
+        for controller in ("memory", "pids"):
+            if controller in own:
+                sweep_stale(_v1_parent(own, controller))
         return _create_v1(own, name, memory_bytes, pids_max)
     raise CgroupUnavailable("no cgroup hierarchy with memory or pids controllers is mounted")
+
+
+def sweep_stale(parent: Path) -> list[Path]:
+    """Remove the groups in `parent` whose maker is gone (their names say who made them:
+    `assay.scratch.tagged_name`), killing what is still in them; returns those removed.
+    One that cannot be removed is left for the next sweep."""
+    removed = []
+    try:
+        entries = [e for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    for entry in entries:
+        if owner_gone_by_name(entry.name):
+            directory = Path(entry.path)
+            _kill_members(directory)
+            # Briefly: a group whose processes will not die is left for the next sweep.
+            expires = time.monotonic() + SWEEP_WAIT_SECONDS
+            while _members(directory) and time.monotonic() < expires:
+                time.sleep(0.005)
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+                removed.append(directory)
+    return removed
 
 
 def _create_v2(own: str, name: str, memory_bytes: int | None, pids_max: int | None) -> RunCgroup:
@@ -244,6 +272,17 @@ def _mkdir(directory: Path) -> Path:
 def _discard(directory: Path) -> None:
     with contextlib.suppress(OSError):
         directory.rmdir()
+
+
+def _kill_members(directory: Path) -> None:
+    kill_file = directory / "cgroup.kill"
+    if kill_file.exists():
+        with contextlib.suppress(OSError):
+            kill_file.write_text("1")
+        return
+    for pid in _members(directory):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _members(directory: Path) -> list[int]:
