@@ -42,6 +42,29 @@ def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
     )
 
 
+def test_requirement_files_for_another_python_are_not_installed(tmp_path: Path) -> None:
+    """click 8.1.8's layout: `requirements/tests37.txt` is for tox's py37 environment; its
+    `importlib-metadata` pin, installed on a newer Python, made mypy see an unused ignore."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname="p"\nversion="1"\n',
+            "requirements/tests.txt": "pytest\n",
+            "requirements/tests37.txt": "importlib-metadata==6.7.0\npytest==7.4.4\n",
+            "requirements/typing-py3.8.txt": "mypy==1.4.1\n",
+            "requirements/typing.txt": "mypy\n",
+            "test-requirements-py27.txt": "mock\n",
+            "test-requirements-py3.txt": "pytest-timeout\n",
+        },
+    )
+    installed = [argv[-1] for argv in argvs(tmp_path) if argv[-2:-1] == ("-r",)]
+    assert installed == [
+        "test-requirements-py3.txt",
+        "requirements/tests.txt",
+        "requirements/typing.txt",
+    ]
+
+
 def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path) -> None:
     """Extras, PEP 735 groups (includes resolved, no `--group`: the venv's pip may predate
     it), requirement files for development and tests, and tox's deps, each installed once."""

@@ -66,6 +66,10 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 MAX_REQUIREMENTS = 200
 MAX_REQUIREMENT_CHARS = 500
 
+# A requirement file named for one Python version (`tests37.txt`, `dev-py3.8.txt`,
+# `requirements-test-py310.txt`) holds pins for that interpreter only, as a tox `py37`
+# environment's deps do (`_is_dev_env`); a bare major (`py3`) names no particular one.
+_OTHER_INTERPRETER_FILE = re.compile(r"(?:^|[^0-9])(?:py|pypy|python)?[23]\.?[0-9]{1,2}\.txt$")
 # A PEP 508 requirement begins with a distribution name; nothing pip reads as an option does.
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\s*\[[A-Za-z0-9._,\s-]*\])?[^\n\r\x00]*")
 _NORMALISE = re.compile(r"[-_.]+")
@@ -189,7 +193,7 @@ def requirement_files(root: Path) -> list[str]:
                 dev = any(fnmatch.fnmatch(name, f"*{word}*.txt") for word in DEV_FILE_WORDS)
             else:
                 dev = any(fnmatch.fnmatch(name, p) for p in DEV_REQUIREMENT_PATTERNS)
-            if dev:
+            if dev and not _OTHER_INTERPRETER_FILE.search(name):
                 found.append(path)
     return found[:MAX_REQUIREMENT_FILES]
 
