@@ -274,6 +274,7 @@ def test_pytest_canaries_load_as_a_plugin_and_fail_fast_flags_go(tmp_path: Path)
     [
         ((), "", False),
         (("discover", "-s", "tests", "-t", "."), "tests/", False),
+        (("discover", "-s", "src/tests", "-t", "src"), "src/tests/", False),
         (("discover", "tests"), "tests/", False),
         (("tests.test_calc",), "", True),
     ],
@@ -281,7 +282,7 @@ def test_pytest_canaries_load_as_a_plugin_and_fail_fast_flags_go(tmp_path: Path)
 def test_unittest_canaries_go_where_discovery_looks(
     tmp_path: Path, args: tuple[str, ...], where: str, named: bool
 ) -> None:
-    (tmp_path / "tests").mkdir()
+    (tmp_path / (where or "tests")).mkdir(parents=True)
     argv = ("python3", "-m", "unittest", *args)
     decided = plant_unittest(_request(tmp_path, argv, "unittest"))
     assert isinstance(decided, Planting) and decided.edit_argv is not None

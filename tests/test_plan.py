@@ -390,6 +390,28 @@ def test_unittest_only(tmp_path: Path) -> None:
     assert any("fallback" in d.what or "pytest" in d.what for d in p.dropped)
 
 
+@pytest.mark.parametrize(
+    ("files", "argv_tail"),
+    [
+        # decorator 5.1.1: its README runs `python src/tests/test.py`.
+        (
+            {"src/decorator.py": "", "src/tests/__init__.py": "", "src/tests/test.py": ""},
+            ("-s", "src/tests", "-t", "src"),
+        ),
+        # Named as unittest's `test*.py` finds them, not as pytest collects them.
+        ({"calc.py": "", "tests/tests.py": ""}, ("-s", "tests")),
+    ],
+)
+def test_unittest_suites_found_where_and_as_unittest_finds_them(
+    tmp_path: Path, files: dict[str, str], argv_tail: tuple[str, ...]
+) -> None:
+    case = "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self): pass\n"
+    suite = {p: case if p.endswith(("test.py", "tests.py")) else t for p, t in files.items()}
+    write(tmp_path, {"setup.py": "from setuptools import setup\nsetup()\n", **suite})
+    test = next(c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST)
+    assert test.argv == ("python3", "-m", "unittest", "discover", *argv_tail)
+
+
 def test_pytest_style_tests_without_config_fall_back_to_pytest(tmp_path: Path) -> None:
     write(tmp_path, {"requirements.txt": "", "tests/test_a.py": "import pytest\n"})
     test = next(c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST)

@@ -6,8 +6,10 @@ native command is planned, run by the project's own interpreter.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from assay.discovery.files import RepoFiles
@@ -214,9 +216,11 @@ def test_style(texts: list[str]) -> str | None:
 def unittest_candidate(
     test_dir: str, first_file: str, env: ProjectEnv, is_package: bool
 ) -> Candidate:
-    # With an __init__.py the tests import as a package from the root (-t .);
-    # without one, the directory itself is the top level.
-    args = ("discover", "-s", test_dir, *(("-t", ".") if is_package else ()))
+    # With an __init__.py the tests import as a package from the directory above it
+    # (`-t .`, `-t src`), which also puts a src layout's modules on the path; without
+    # one, the directory itself is the top level.
+    top = posixpath.dirname(test_dir) or "."
+    args = ("discover", "-s", test_dir, *(("-t", top) if is_package else ()))
     return Candidate(
         kind=Kind.TEST,
         argv=env.python_module("unittest", *args),
@@ -255,21 +259,22 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     return report(NAME, found, errors=errors)
 
 
-def test_files(files: RepoFiles, root_dirs: set[str]) -> list[str]:
-    """Test files in the conventional test directories (one level, plus one below)."""
+def test_files(
+    files: RepoFiles, directory: str, named: Callable[[str], bool] | None = None
+) -> list[str]:
+    """Test files in `directory` (one level, plus one below), named as pytest would
+    collect them unless `named` says otherwise."""
+    is_test = named or _is_test_file
     paths: list[str] = []
-    for directory in TEST_DIRS:
-        if directory not in root_dirs:
-            continue
-        for name in files.list_dir(directory):
-            if _is_test_file(name):
-                paths.append(f"{directory}/{name}")
-            elif "." not in name and files.is_dir(f"{directory}/{name}"):
-                paths += [
-                    f"{directory}/{name}/{n}"
-                    for n in files.list_dir(f"{directory}/{name}")
-                    if _is_test_file(n)
-                ]
+    for name in files.list_dir(directory):
+        if is_test(name):
+            paths.append(f"{directory}/{name}")
+        elif "." not in name and files.is_dir(f"{directory}/{name}"):
+            paths += [
+                f"{directory}/{name}/{n}"
+                for n in files.list_dir(f"{directory}/{name}")
+                if is_test(n)
+            ]
     return paths
 
 
@@ -278,10 +283,28 @@ def _is_test_file(name: str) -> bool:
 
 
 def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Candidate]:
-    paths = test_files(files, root_dirs)
-    # An unreadable test file only leaves the style undecided; the runner will report it.
-    texts, _ = files.read_texts(paths[:MAX_TEST_FILES_READ])
-    if test_style(list(texts.values())) != "unittest":
-        return []
-    test_dir = paths[0].split("/", 1)[0]
-    return [unittest_candidate(test_dir, paths[0], env, files.is_file(f"{test_dir}/__init__.py"))]
+    """A unittest suite in the first conventional test directory that has test files: at
+    the root, or under `src/` (decorator's `src/tests/test.py`). Files named as pytest
+    collects them first; else as unittest's own discovery does (`test*.py`: `test.py`,
+    Django's `tests.py`)."""
+    for test_dir in _test_dirs(files, root_dirs):
+        paths = test_files(files, test_dir) or test_files(files, test_dir, _unittest_finds)
+        if not paths:
+            continue
+        # An unreadable test file only leaves the style undecided; the runner will report it.
+        texts, _ = files.read_texts(paths[:MAX_TEST_FILES_READ])
+        if test_style(list(texts.values())) != "unittest":
+            return []
+        package = files.is_file(f"{test_dir}/__init__.py")
+        return [unittest_candidate(test_dir, paths[0], env, package)]
+    return []
+
+
+def _test_dirs(files: RepoFiles, root_dirs: set[str]) -> list[str]:
+    below_src = [f"src/{d}" for d in TEST_DIRS] if "src" in root_dirs else []
+    return [d for d in TEST_DIRS if d in root_dirs] + [d for d in below_src if files.is_dir(d)]
+
+
+def _unittest_finds(name: str) -> bool:
+    """Whether unittest's discovery, with its default pattern `test*.py`, loads `name`."""
+    return name.startswith("test") and name.endswith(".py")
