@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from assay.evidence import Check
 from assay.installed_env_exclusion import exclude_installed_env
 from assay.verdict import Kind
+from tests.cli import assay
 from tests.repos import write, write_dedented
 
 
@@ -136,12 +135,12 @@ def test_fresh_clone_linted_by_flake8_verifies_without_its_new_environment(
             ),
         },
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--install", "--json", str(repo)],
-        capture_output=True,
-        text=True,
+    done = assay(
+        "verify",
+        "--install",
+        "--json",
+        str(repo),
         timeout=600,
-        check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
     )
     report = json.loads(done.stdout)

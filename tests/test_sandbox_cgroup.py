@@ -39,18 +39,24 @@ def members(group: cgroup.RunCgroup) -> list[str]:
     return (group.directories[0] / "cgroup.procs").read_text().split()
 
 
+def joined(group: cgroup.RunCgroup, *argv: str) -> subprocess.Popen[bytes]:
+    """`argv` started into `group` the way a sandbox's launcher does it, once it is in."""
+    child = subprocess.Popen(group.join_argv(list(argv)))
+    expires = time.monotonic() + 5
+    while not members(group) and time.monotonic() < expires:
+        time.sleep(0.005)
+    assert members(group) == [str(child.pid)]
+    return child
+
+
 def test_priming_ends_once_a_process_has_joined_and_moves_nothing(
     group: cgroup.RunCgroup,
 ) -> None:
     own_groups = Path("/proc/self/cgroup").read_text()
     with group.joins_primed():
         [primer] = primers()
-        child = subprocess.Popen(group.join_argv(["sleep", "5"]))
+        child = joined(group, "sleep", "5")
         try:
-            expires = time.monotonic() + 5
-            while not members(group) and time.monotonic() < expires:
-                time.sleep(0.005)
-            assert members(group) == [str(child.pid)]
             primer.join(0.5)  # well before its one-second bound
             assert not primer.is_alive(), "the primer went on after the join"
         finally:
@@ -91,13 +97,9 @@ def test_groups_whose_maker_died_are_swept_with_what_they_held() -> None:
     assert live_name is not None
     live = cgroup.create(live_name, memory_bytes=256 * 1024**2, pids_max=64)
     stale = cgroup.create(made_by_the_dead, memory_bytes=256 * 1024**2, pids_max=64)
-    orphan = subprocess.Popen(stale.join_argv(["sleep", "60"]))
+    orphan = None
     try:
-        expires = time.monotonic() + 5
-        while not members(stale) and time.monotonic() < expires:
-            time.sleep(0.005)
-        assert members(stale) == [str(orphan.pid)]
-
+        orphan = joined(stale, "sleep", "60")
         newer = cgroup.create(f"{live_name}-2", memory_bytes=None, pids_max=64)
         newer.remove()
 
@@ -105,8 +107,9 @@ def test_groups_whose_maker_died_are_swept_with_what_they_held() -> None:
         assert not any(d.exists() for d in stale.directories), "the dead run's group stayed"
         assert all(d.exists() for d in live.directories), "a live run's group was swept"
     finally:
-        orphan.kill()
-        orphan.wait()
+        if orphan is not None:
+            orphan.kill()
+            orphan.wait()
         live.remove()
         with contextlib.suppress(OSError):
             stale.remove()
