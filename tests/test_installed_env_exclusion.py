@@ -22,48 +22,52 @@ def rewritten(root: Path, *argv: str, cwd: str = ".") -> tuple[str, ...]:
     return done.argv
 
 
-def test_a_bare_flake8_excludes_the_environment_beside_a_replaced_exclude(tmp_path: Path) -> None:
+DEFAULTS = ".svn,CVS,.bzr,.hg,.git,__pycache__,.tox,.nox,.eggs,*.egg"
+
+
+def test_the_environment_joins_an_exclude_that_replaced_flake8s_defaults(tmp_path: Path) -> None:
     write(tmp_path, {"setup.cfg": "[flake8]\nexclude = .git, .tox, build\n"})
-    assert rewritten(tmp_path, "flake8") == ("flake8", "--extend-exclude=.venv")
-    assert rewritten(tmp_path, ".venv/bin/flake8", "src") == (
-        ".venv/bin/flake8",
-        "src",
-        "--extend-exclude=.venv",
-    )
-    assert rewritten(tmp_path, "python3", "-m", "flake8") == (
-        "python3",
-        "-m",
-        "flake8",
-        "--extend-exclude=.venv",
-    )
+    added = "--exclude=.git,.tox,build,.venv"
+    assert rewritten(tmp_path, "flake8") == ("flake8", added)
+    assert rewritten(tmp_path, ".venv/bin/flake8", "src") == (".venv/bin/flake8", "src", added)
+    assert rewritten(tmp_path, "python3", "-m", "flake8") == ("python3", "-m", "flake8", added)
 
 
-def test_the_projects_own_extend_exclude_is_kept(tmp_path: Path) -> None:
+def test_without_an_exclude_flake8s_defaults_are_kept(tmp_path: Path) -> None:
+    write(tmp_path, {"tox.ini": "[flake8]\nmax-line-length = 100\n"})
+    assert rewritten(tmp_path, "flake8") == ("flake8", f"--exclude={DEFAULTS},.venv")
+
+
+def test_a_project_that_already_leaves_the_environment_out_is_left_alone(tmp_path: Path) -> None:
+    write(tmp_path / "a", {".flake8": "[flake8]\nextend-exclude = .venv,build\n"})
+    write(tmp_path / "b", {".flake8": "[flake8]\nexclude =\n    .git,\n    .venv\n"})
+    assert rewritten(tmp_path / "a", "flake8") == ("flake8",)
+    assert rewritten(tmp_path / "b", "flake8") == ("flake8",)
+
+
+def test_flake8s_own_search_order_and_list_syntax(tmp_path: Path) -> None:
     write_dedented(
         tmp_path,
         {
             "setup.cfg": "[metadata]\nname = x\n",  # no [flake8]: flake8 looks on
             "tox.ini": """
                 [flake8]
-                extend-exclude =
+                exclude =
                     legacy/,
                     vendor
                     docs/conf.py
             """,
-            ".flake8": "[flake8]\nextend-exclude = never-read\n",
+            ".flake8": "[flake8]\nexclude = never-read\n",
         },
     )
-    assert rewritten(tmp_path, "flake8") == (
-        "flake8",
-        "--extend-exclude=legacy,vendor,docs/conf.py,.venv",
-    )
+    assert rewritten(tmp_path, "flake8") == ("flake8", "--exclude=legacy,vendor,docs/conf.py,.venv")
 
 
 def test_a_pattern_with_a_slash_is_rebased_for_a_check_in_a_subdirectory(tmp_path: Path) -> None:
-    write(tmp_path, {".flake8": "[flake8]\nextend_exclude = pkg/generated,build\n", "pkg/a.py": ""})
+    write(tmp_path, {".flake8": "[flake8]\nexclude = pkg/generated,build\n", "pkg/a.py": ""})
     assert rewritten(tmp_path, "flake8", cwd="pkg") == (
         "flake8",
-        "--extend-exclude=../pkg/generated,build,.venv",
+        "--exclude=../pkg/generated,build,.venv",
     )
 
 
@@ -71,32 +75,29 @@ def test_the_command_lines_own_options_decide(tmp_path: Path) -> None:
     write(
         tmp_path,
         {
-            "setup.cfg": "[flake8]\nextend-exclude = from-setup-cfg\n",
-            "lint.ini": "[flake8]\nextend-exclude = from-lint-ini\n",
+            "setup.cfg": "[flake8]\nexclude = from-setup-cfg\n",
+            "lint.ini": "[flake8]\nexclude = from-lint-ini\n",
         },
     )
-    given = rewritten(tmp_path, "flake8", "--extend-exclude", "a,b", "src")
-    assert given == ("flake8", "--extend-exclude", "a,b", "src", "--extend-exclude=a,b,.venv")
-    assert rewritten(tmp_path, "flake8", "--isolated") == (
-        "flake8",
-        "--isolated",
-        "--extend-exclude=.venv",
-    )
+    given = rewritten(tmp_path, "flake8", "--exclude", "a,b", "src")
+    assert given == ("flake8", "--exclude", "a,b", "src", "--exclude=a,b,.venv")
+    isolated = rewritten(tmp_path, "flake8", "--isolated")
+    assert isolated == ("flake8", "--isolated", f"--exclude={DEFAULTS},.venv")
     assert rewritten(tmp_path, "flake8", "--config=lint.ini") == (
         "flake8",
         "--config=lint.ini",
-        "--extend-exclude=from-lint-ini,.venv",
+        "--exclude=from-lint-ini,.venv",
     )
 
 
 def test_configuration_read_as_untrusted_and_other_tools_left_alone(tmp_path: Path) -> None:
     outside = tmp_path / "outside.cfg"
-    outside.write_text("[flake8]\nextend-exclude = secret\n")
+    outside.write_text("[flake8]\nexclude = secret\n")
     root = tmp_path / "repo"
     root.mkdir()
     (root / "setup.cfg").symlink_to(outside)
     (root / "tox.ini").write_text("[flake8\nnot ini at all\n")
-    assert rewritten(root, "flake8") == ("flake8", "--extend-exclude=.venv")
+    assert rewritten(root, "flake8") == ("flake8", f"--exclude={DEFAULTS},.venv")
     assert rewritten(root, "pylint", "src") == ("pylint", "src")
     assert rewritten(root, "python3", "-m", "pytest") == ("python3", "-m", "pytest")
 
@@ -146,4 +147,4 @@ def test_fresh_clone_linted_by_flake8_verifies_without_its_new_environment(
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
     lint = next(c for c in report["checks"] if "flake8" in " ".join(c["argv"]))
-    assert lint["argv"][-1] == "--extend-exclude=.venv", lint["argv"]
+    assert lint["argv"][-1] == "--exclude=.git,.tox,build,.venv", lint["argv"]

@@ -7,12 +7,13 @@ project's own `exclude` replaces those defaults. So a bare `flake8` would lint p
 setuptools and every dependency: thousands of findings, or a check killed at its deadline,
 on a tree its maintainers find clean (cachetools 5.5.0: `exclude = .git, .tox, build`).
 
-flake8 uses one `extend-exclude`: the command line's last, else its configuration file's.
-The environment is added to whichever it would use, so that the project's own exclusions
-stay as they are. Configuration files are read as untrusted (no links, bounded size), as
-flake8 finds them: `--isolated` reads none, `--config` names one, and otherwise the first
-of `setup.cfg`, `tox.ini` and `.flake8` with a `[flake8]` section, from the check's
-directory up to the workspace's root.
+flake8 uses one `exclude`: the command line's last, else its configuration file's, else
+its defaults. The environment is added to whichever it would use, so that the project's own
+exclusions stay as they are (`--exclude`, which every flake8 has, rather than
+`--extend-exclude`, which flake8 3.7 and older refuse). Configuration files are read as
+untrusted (no links, bounded size), as flake8 finds them: `--isolated` reads none,
+`--config` names one, and otherwise the first of `setup.cfg`, `tox.ini` and `.flake8` with
+a `[flake8]` section, from the check's directory up to the workspace's root.
 """
 
 from __future__ import annotations
@@ -29,12 +30,25 @@ from assay.untrusted_files import read_untrusted
 
 __all__ = ["exclude_installed_env", "flake8_exclusions"]
 
+#: flake8's own `exclude` (`flake8.defaults.EXCLUDE`; `.nox` since 3.8, harmless before).
+FLAKE8_DEFAULT_EXCLUDE = (
+    ".svn",
+    "CVS",
+    ".bzr",
+    ".hg",
+    ".git",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".eggs",
+    "*.egg",
+)
 #: The files flake8 looks for its configuration in, in its order.
 FLAKE8_CONFIGS = ("setup.cfg", "tox.ini", ".flake8")
 #: Largest configuration file read.
 MAX_CONFIG_BYTES = 1024 * 1024
 
-_OPTION = "--extend-exclude"
+_OPTION = "--exclude"
 # flake8's own list syntax (`comma_separated_list`): commas and whitespace alike.
 _SEPARATORS = re.compile(r"[,\s]+")
 
@@ -42,33 +56,36 @@ _SEPARATORS = re.compile(r"[,\s]+")
 def exclude_installed_env(checks: Sequence[Check], root: Path, env_dir: str) -> list[Check]:
     """`checks`, each flake8 check told to leave `env_dir` (the environment the install
     made at the workspace's root) out, beside what the project already leaves out."""
-    return [
-        replace(check, argv=_with_option(check.argv, flake8_exclusions(root, check) + [env_dir]))
-        if _is_flake8(check.argv)
-        else check
-        for check in checks
-    ]
+    prepared = []
+    for check in checks:
+        if _is_flake8(check.argv):
+            excluded = flake8_exclusions(root, check, "exclude")
+            if env_dir not in excluded + flake8_exclusions(root, check, "extend-exclude"):
+                check = replace(check, argv=_with_option(check.argv, [*excluded, env_dir]))
+        prepared.append(check)
+    return prepared
 
 
-def flake8_exclusions(root: Path, check: Check) -> list[str]:
-    """The `extend-exclude` that flake8 would use for `check` in the workspace at `root`,
-    as patterns that mean the same on its command line (relative to the check's directory)."""
+def flake8_exclusions(root: Path, check: Check, option: str) -> list[str]:
+    """The `exclude` or `extend-exclude` (`option`) flake8 would use for `check` in the
+    workspace at `root`, as patterns that mean the same on its command line (relative to
+    the check's directory)."""
     argv = check.argv
-    given = _last_value(argv, _OPTION)
+    given = _last_value(argv, f"--{option}")
     if given is not None:
         return _split(given)
-    if "--isolated" in argv:
-        return []
-    found = _config(root, check.cwd, _last_value(argv, "--config"))
-    if found is None:
-        return []
+    default = list(FLAKE8_DEFAULT_EXCLUDE) if option == "exclude" else []
+    found = (
+        None if "--isolated" in argv else _config(root, check.cwd, _last_value(argv, "--config"))
+    )
+    if found is None or not found[0].has_section("flake8"):
+        return default
     parser, config_dir = found
-    if not parser.has_section("flake8"):
-        return []
-    # flake8 registers the option under both spellings; the file's last one is used.
-    values = [v for k, v in parser.items("flake8") if k in ("extend-exclude", "extend_exclude")]
+    # flake8 registers each option under both spellings; the file's last one is used.
+    spellings = (option, option.replace("-", "_"))
+    values = [v for k, v in parser.items("flake8") if k in spellings]
     if not values:
-        return []
+        return default
     to_config = os.path.relpath(config_dir, os.path.normpath(check.cwd))
     # flake8 resolves a pattern with a `/` against the file's directory, the command
     # line's against the working directory: such a pattern is rebased.
@@ -92,8 +109,8 @@ def _is_flake8(argv: Sequence[str]) -> bool:
 
 
 def _with_option(argv: tuple[str, ...], patterns: list[str]) -> tuple[str, ...]:
-    """`argv` with `--extend-exclude=PATTERNS` last among its options (argparse keeps the
-    last), before a `--` that ends them."""
+    """`argv` with `--exclude=PATTERNS` last among its options (argparse keeps the last),
+    before a `--` that ends them."""
     option = f"{_OPTION}={','.join(dict.fromkeys(patterns))}"
     if "--" in argv:
         at = argv.index("--")
