@@ -1,4 +1,5 @@
-"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, verdict-cache lookups.
+"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, the primed cgroup join,
+verdict-cache lookups.
 
 Run: `.venv/bin/python bench/bench_sandbox.py`. Every ratio is measured in the same run.
 """
