@@ -17,7 +17,7 @@ that does exactly that and then execs the command.
 Joining is slow after the machine has been idle: every move between groups takes the
 kernel's `cgroup_threadgroup_rwsem` for writing, and after a quiet spell the first writer
 waits out an RCU grace period (7-20 ms measured here; cgroup v2's `favordynmods` mount
-option exists for this). `joins_primed` starts that wait early, beside the work before
+option exists for this). `RunCgroup.prime` starts that wait early, beside the work before
 the command starts, by moving this process into the group it is already in, which takes
 the same lock and moves nothing.
 
@@ -48,10 +48,10 @@ JOIN_FAILED = "assay-cgroup: cannot join"
 REMOVE_WAIT_SECONDS = 2.0
 #: How long a sweep waits for the killed processes of a dead run's group to be gone.
 SWEEP_WAIT_SECONDS = 0.2
-#: How often `joins_primed` takes the lock again while no process has joined: well within
+#: How often `prime` takes the lock again while no process has joined: well within
 #: a grace period, after which the kernel lets the lock's fast path back.
 PRIME_EVERY_SECONDS = 0.002
-#: The longest `joins_primed` keeps the lock primed for a join that does not come.
+#: The longest `prime` keeps the lock primed for a join that does not come.
 PRIME_AT_MOST_SECONDS = 1.0
 
 
