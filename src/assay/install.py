@@ -54,7 +54,9 @@ MADE_ENV = ".venv"
 
 #: A given install command runs with the project's environment first on PATH, as if
 #: activated: `python` and `pip` in it are the environment's.
-_ACTIVATED = 'VIRTUAL_ENV="$PWD/.venv"; PATH="$VIRTUAL_ENV/bin:$PATH"; export VIRTUAL_ENV PATH; '
+_ACTIVATED = (
+    f'VIRTUAL_ENV="$PWD/{MADE_ENV}"; PATH="$VIRTUAL_ENV/bin:$PATH"; export VIRTUAL_ENV PATH; '
+)
 
 
 def command_steps(commands: Sequence[str]) -> list[Check]:
@@ -92,7 +94,7 @@ def install_steps(root: Path) -> list[Check]:
 #: Python programs never installed for the plan: tox and nox make their own environments
 #: (with the network), and pyright's PyPI package fetches its node program when first run.
 _NOT_INSTALLED = frozenset({"tox", "nox", "pyright", "unittest", "compileall"})
-_PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
+_PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
 
 
 def planned_python_tools(root: Path) -> list[Check]:

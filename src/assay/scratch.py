@@ -78,8 +78,10 @@ def owner_gone_by_name(name: str) -> bool:
     """Whether `name` has the form of `tagged_name` and `make_scratch`, names an owner of
     this PID namespace, and that owner is gone (by the module docstring's rules)."""
     match = _NAME.fullmatch(name)
+    if match is None:
+        return False  # most names in a cgroup directory: no stat of /proc for them
     own_ns = _namespace_id()
-    if match is None or own_ns is None or int(match["ns"]) != own_ns:
+    if own_ns is None or int(match["ns"]) != own_ns:
         return False
     return _owner_gone(int(match["pid"]), int(match["start"]))
 

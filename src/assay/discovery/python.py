@@ -259,12 +259,15 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     return report(NAME, found, errors=errors)
 
 
+def _is_test_file(name: str) -> bool:
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def test_files(
-    files: RepoFiles, directory: str, named: Callable[[str], bool] | None = None
+    files: RepoFiles, directory: str, is_test: Callable[[str], bool] = _is_test_file
 ) -> list[str]:
     """Test files in `directory` (one level, plus one below), named as pytest would
-    collect them unless `named` says otherwise."""
-    is_test = named or _is_test_file
+    collect them unless `is_test` says otherwise."""
     paths: list[str] = []
     for name in files.list_dir(directory):
         if is_test(name):
@@ -276,10 +279,6 @@ def test_files(
                 if is_test(n)
             ]
     return paths
-
-
-def _is_test_file(name: str) -> bool:
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Candidate]:
