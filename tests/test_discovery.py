@@ -429,6 +429,47 @@ def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
     assert not masks_failure(line)
 
 
+@pytest.mark.parametrize(
+    ("line", "packages"),
+    [
+        ("python -m build", True),
+        ("rm -rf dist && python3 -m build --sdist", True),
+        ("python setup.py sdist bdist_wheel", True),
+        ("twine upload dist/*", True),
+        ("uv build", True),
+        ("poetry publish --build", True),
+        ("python -m pip wheel .", False),
+        ("python setup.py build_ext --inplace", False),
+        ("poetry run pytest", False),
+        ("twine check dist/*", False),
+        ("go build ./...", False),
+    ],
+)
+def test_release_packaging_is_told_from_checks(line: str, packages: bool) -> None:
+    from assay.discovery.command_lines import packages_distribution
+
+    assert packages_distribution(line) is packages
+
+
+def test_a_target_that_packages_a_release_is_no_build_check(tmp_path: Path) -> None:
+    """Python-Markdown 3.7's `make build` is `python -m build`: an sdist for PyPI, fetching
+    setuptools into an isolated environment. Planned, it failed a pristine tree offline."""
+    write(
+        tmp_path,
+        {
+            "makefile": "build:\n\trm -rf dist\n\tpython -m build\n"
+            "dist: build\nlint:\n\tflake8 pkg\n",
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "1"\n',
+        },
+    )
+    p = plan_repository(tmp_path)
+    names = [c.name for c in p.checks]
+    assert "make-build" not in names and "make-dist" not in names, names
+    assert "make-lint" in names
+    dropped = {d.what: d.reason for d in p.dropped}
+    assert "packages or publishes a release" in dropped["make build"]
+
+
 def test_targets_and_scripts_that_ignore_failures_are_dropped(tmp_path: Path) -> None:
     write(
         tmp_path,

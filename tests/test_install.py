@@ -250,6 +250,12 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
             ),
             "fresh.py": "def double(x):\n    return 2 * x\n",
             "tests/test_fresh.py": "from fresh import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+            # A test that starts a tool by name gets the environment's, as in an activated CI job.
+            "tests/test_by_name.py": (
+                "import os, shutil, sys\n\n\ndef test_tools_by_name_are_the_environments():\n"
+                "    assert os.path.samefile(os.environ['VIRTUAL_ENV'], sys.prefix)\n"
+                "    assert os.path.samefile(shutil.which('pytest'), sys.prefix + '/bin/pytest')\n"
+            ),
         },
     )
     done = subprocess.run(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ __all__ = [
     "MADE_ENV",
     "MADE_ENV_STEP",
     "IncompleteEnvironment",
+    "activated",
     "command_steps",
     "incomplete_environment",
     "install_steps",
@@ -57,6 +58,19 @@ MADE_ENV = ".venv"
 _ACTIVATED = (
     f'VIRTUAL_ENV="$PWD/{MADE_ENV}"; PATH="$VIRTUAL_ENV/bin:$PATH"; export VIRTUAL_ENV PATH; '
 )
+
+
+def activated(checks: Sequence[Check], venv: Path) -> list[Check]:
+    """`checks` run inside the environment `venv` (the one the install made), as a CI job
+    that ran `source .venv/bin/activate` runs them: its `bin` first on PATH, VIRTUAL_ENV
+    set. What a check starts by name then comes from it too: a test's `mypy`, a recipe's
+    `python`."""
+    prepared = []
+    for check in checks:
+        path = check.env.get("PATH") or os.environ.get("PATH") or os.defpath
+        env = {**check.env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin{os.pathsep}{path}"}
+        prepared.append(replace(check, env=env))
+    return prepared
 
 
 def command_steps(commands: Sequence[str]) -> list[Check]:

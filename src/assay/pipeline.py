@@ -508,12 +508,14 @@ class _Run:
                 self.go_cache = None
 
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
-        """`checks` as this session runs them: told of the warm caches, and with the
-        environment the install made left out of the linters' walks."""
+        """`checks` as this session runs them: told of the warm caches, and inside the
+        environment the install made, which the linters' walks leave out."""
         if self.made_env is not None:
+            from assay.install import activated
             from assay.installed_env_exclusion import exclude_installed_env
 
             checks = exclude_installed_env(checks, session.root, self.made_env)
+            checks = activated(checks, session.root / self.made_env)
         if self.mypy_cache is not None:
             from assay.mypy_cache import with_mypy_cache
 

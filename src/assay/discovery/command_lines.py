@@ -65,6 +65,45 @@ def masks_failure(line: str) -> bool:
     return _MASKED_FAILURE.search(line) is not None
 
 
+#: Programs that package or publish a Python distribution, with the subcommands that do
+#: (None: any); `python -m build` reaches `build` once the interpreter is peeled off.
+_PACKAGERS: Mapping[str, frozenset[str] | None] = {
+    "build": None,
+    "pyproject-build": None,
+    "twine": frozenset({"upload", "register"}),
+    "flit": frozenset({"build", "publish"}),
+    "poetry": frozenset({"build", "publish"}),
+    "hatch": frozenset({"build", "publish"}),
+    "pdm": frozenset({"build", "publish"}),
+    "uv": frozenset({"build", "publish"}),
+}
+_SETUP_PY_PACKAGING = frozenset(
+    {"sdist", "bdist", "bdist_wheel", "bdist_egg", "upload", "register"}
+)
+
+
+def packages_distribution(line: str) -> bool:
+    """Whether `line` builds or publishes a Python distribution (`python -m build`,
+    `python setup.py sdist`, `twine upload`): release packaging, not a check of the code."""
+    try:
+        commands = split_commands(line)
+    except ValueError:
+        return False
+    for words in commands:
+        _take_assignments(words)
+        if len(words) > 2 and is_python(_basename(words[0])) and words[1] == "setup.py":
+            if _SETUP_PY_PACKAGING.intersection(words[2:]):
+                return True
+            continue
+        core = _strip_runners(words)
+        if not core or _basename(core[0]) not in _PACKAGERS:
+            continue
+        subcommands = _PACKAGERS[_basename(core[0])]
+        if subcommands is None or subcommands.intersection(core[1:2]):
+            return True
+    return False
+
+
 def recognise_line(line: str) -> list[Recognised]:
     """Every check command in one shell line, in order; [] when none or unparsable."""
     try:

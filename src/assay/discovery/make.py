@@ -16,6 +16,7 @@ from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     Recognised,
     masks_failure,
+    packages_distribution,
     recognise_line,
     split_commands,
     stated_words,
@@ -109,6 +110,8 @@ class TargetRuns:
     """Recipe lines followed, as written, for the reason shown with the check."""
     masking: str | None = None
     """A followed recipe line that runs a check and ignores its failure."""
+    packaging: str | None = None
+    """A followed recipe line that builds or publishes a distribution (`python -m build`)."""
 
     @property
     def kinds(self) -> frozenset[Kind]:
@@ -217,6 +220,7 @@ def target_runs(makefile: Makefile, name: str) -> TargetRuns:
     named: list[Kind] = []
     lines: list[str] = []
     masking: str | None = None
+    packaging: str | None = None
     pending = [name]
     seen: set[str] = set()
     while pending and len(seen) < MAX_TARGETS_FOLLOWED:
@@ -233,13 +237,15 @@ def target_runs(makefile: Makefile, name: str) -> TargetRuns:
             if sub_makes is not None:
                 pending += sub_makes
                 continue
+            if packaging is None and packages_distribution(line):
+                packaging = raw
             found = recognise_line(line)
             if found:
                 lines.append(raw)
                 hits += found
                 if masking is None and target.name != name and masks_failure(raw):
                     masking = raw
-    return TargetRuns(tuple(hits), tuple(named), tuple(lines), masking)
+    return TargetRuns(tuple(hits), tuple(named), tuple(lines), masking, packaging)
 
 
 def _sub_make_targets(line: str, makefile: Makefile) -> list[str] | None:
@@ -329,6 +335,16 @@ def target_candidates(
                     Source(path, target.line),
                     f"its recipe ignores failures ({masking.strip()[:80]!r}): "
                     "it would exit 0 whatever the code does",
+                )
+            )
+            continue
+        if runs.packaging is not None:
+            dropped.append(
+                Dropped(
+                    f"{runner} {target.name}",
+                    Source(path, target.line),
+                    f"it packages or publishes a release ({runs.packaging.strip()[:80]!r}), "
+                    "which is no check of the code (and fetches its build tools from the index)",
                 )
             )
             continue
