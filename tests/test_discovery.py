@@ -557,6 +557,70 @@ def test_tox_substitutions_factors_and_screening(tmp_path: Path) -> None:
     assert any("{envtmpdir}" in d.reason for d in p.dropped)
 
 
+def test_tox_environments_only_env_list_names_take_their_factors_lines(tmp_path: Path) -> None:
+    """attrs 24.3.0: its type check is `py3{10,11,12,13}-mypy`, which no section defines;
+    tox runs the bare [testenv] with the `mypy:` lines. Read by sections alone, assay had
+    planned `mypy src` from pyproject.toml, which the maintainers do not run."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                env_list =
+                    py3{10,11,12}-tests,
+                    py3{11,12}-mypy, lint
+                [testenv]
+                extras =
+                    tests: tests
+                    mypy: tests-mypy
+                commands =
+                    tests: pytest {posargs:-n auto}
+                    mypy: mypy tests/typing_example.py
+                [testenv:lint]
+                commands = flake8 src
+            """,
+            "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n[tool.mypy]\nstrict = true\n',
+        },
+    )
+    p = plan_repository(tmp_path)
+    typecheck = check_of(p, Kind.TYPECHECK)
+    assert typecheck.argv == ("mypy", "tests/typing_example.py")
+    assert "py311-mypy (from [testenv]" in typecheck.reason
+    assert check_of(p, Kind.TEST).argv[:5] == ("python3", "-m", "pytest", "-n", "auto")
+    assert check_of(p, Kind.LINT).argv == ("flake8", "src")
+    # One candidate per command, not one per interpreter that states it.
+    assert sum("tests/typing_example.py" in d.what for d in p.dropped) == 0
+
+
+def test_env_list_names_are_expanded_lazily_and_bounded() -> None:
+    from assay.tools.tox_config import MAX_LISTED_ENVS, read_tox
+
+    huge = "-".join("{a,b,c,d,e,f,g,h,i,j}" for _ in range(30))  # 10**30 names
+    config, _ = read_tox("tox.ini", f"[tox]\nenvlist = {huge}, py3\n[testenv]\ncommands = x\n")
+    assert config is not None
+    assert len(config.envs) == 1 + MAX_LISTED_ENVS
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("py312-mypy", Kind.TYPECHECK),
+        ("py311-lint", Kind.LINT),
+        ("py-typing", Kind.TYPECHECK),
+        ("py312", Kind.TEST),
+        ("py312-tests", Kind.TEST),
+        ("pypy3", Kind.TEST),
+        ("docs", None),
+    ],
+)
+def test_a_factor_that_names_a_check_decides_over_the_interpreter(
+    name: str, kind: Kind | None
+) -> None:
+    from assay.tools.env_names import env_kind
+
+    assert env_kind(name) is kind
+
+
 @pytest.mark.parametrize(
     ("path", "text"),
     [

@@ -51,12 +51,19 @@ def parse_tox(
         return [], [], [error or f"{path}: not a tox configuration"]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
+    # Environments that differ only in their interpreter (`py311-tests`, `py312-tests`)
+    # state the same command once each: it is one check.
+    stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]] = set()
     for tox_env in config.envs:
         kind = env_kind(tox_env.name)
         if kind is None:
             continue
         section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
         for command in tox_env.commands:
+            seen = (kind, command.line or command.raw, tuple(sorted(tox_env.setenv.items())))
+            if seen in stated:
+                continue
+            stated.add(seen)
             raw = command.raw.strip()
             source = Source(path, line_of(text, re.escape(raw[:40])) or section_line)
             if command.line is None:
@@ -65,6 +72,8 @@ def parse_tox(
             if not command.line:
                 continue
             why = f"command of tox env [{tox_env.section}]"
+            if tox_env.section == "testenv" and tox_env.name:
+                why = f"command of tox env {tox_env.name} (from [testenv], as env_list names it)"
             candidate = _from_line(command.line, kind, env, source, why, dict(tox_env.setenv))
             if candidate is None:
                 dropped.append(Dropped(command.line, source, f"not a {kind.value} command"))

@@ -63,11 +63,15 @@ def env_kind(name: str) -> Kind | None:
     """The kind a tox env or nox session named `name` answers, if its name (or, for
     `py311-lint`, one of its factors) says."""
     name = name.lower()
-    for part in (name, *name.split("-")):
-        if part in _ENV_KINDS:
-            return _ENV_KINDS[part]
-        if _INTERPRETER.fullmatch(part) or part.startswith("test"):
-            return Kind.TEST
+    parts = (name, *name.split("-"))
+    named = [_ENV_KINDS[part] for part in parts if part in _ENV_KINDS]
+    # A factor that names a check decides over the interpreter beside it: `py312-mypy`
+    # type-checks, with Python 3.12.
+    decided = next((kind for kind in named if kind is not Kind.TEST), None)
+    if decided is not None:
+        return decided
+    if named or any(_INTERPRETER.fullmatch(p) or p.startswith("test") for p in parts):
+        return Kind.TEST
     return None
 
 

@@ -7,7 +7,8 @@ run or imported. tox's substitutions are filled in the way a developer's plain
 `{env:X:default}` the environment's own setting or the default; a line that needs
 what only tox knows (`{envtmpdir}`, `{envsitepackagesdir}`) is kept with the reason.
 Lines under factor conditions (`py38: ...`, `!pure: ...`) are kept when the
-environment's name satisfies them; the bare `[testenv]` has no factors.
+environment's name satisfies them; the bare `[testenv]` has no factors. An environment that
+`[tox] env_list` names and no section defines is the bare `[testenv]` under its name.
 
 Pure: every function takes text and returns values.
 """
@@ -15,10 +16,11 @@ Pure: every function takes text and returns values.
 from __future__ import annotations
 
 import configparser
+import itertools
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +29,15 @@ TOX_FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
 
 #: How deep `{[section]key}` references are followed.
 MAX_REFERENCE_DEPTH = 5
+#: Most environments taken from `[tox] env_list` (generative names multiply).
+MAX_LISTED_ENVS = 64
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
 # `py38: cmd`, `!pure-py3: X=1`, `lint,flake8: cmd`, `py3{8,9}: cmd`
 _CONDITION = re.compile(r"^([!A-Za-z0-9_][!A-Za-z0-9_.{},-]*):\s+(.*)$")
 _BRACES_ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
+# One name of an `env_list`: commas and line breaks separate them, except inside braces.
+_LIST_ITEM = re.compile(r"(?:[^,\s{}]|\{[^{}]*\})+")
 #: Placeholders tox fills with values a plain run in the tree can stand in for.
 _PLAIN = {
     "toxinidir": ".",
@@ -128,12 +134,52 @@ def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
         message = " ".join(str(exc).split())[:200]
         return None, f"{path}: not a valid INI file: {message}"
     envs = []
+    named: set[str] = set()
     for section in parser.sections():
         if section != "testenv" and not section.startswith("testenv:"):
             continue
         name = section.partition(":")[2].strip()
         envs.append(_ini_env(parser, section, name))
+        named.update(_generated(name))
+    # An environment listed but given no section of its own is the bare [testenv] run with
+    # its name's factors (`py312-mypy` takes the `mypy: ...` lines).
+    for name in _env_list(parser):
+        if name not in named and parser.has_section("testenv"):
+            envs.append(_ini_env(parser, "testenv", name))
     return ToxConfig(path, tuple(envs)), None
+
+
+def _env_list(parser: configparser.ConfigParser) -> list[str]:
+    """The environments `[tox] env_list` names, generative names expanded, at most
+    MAX_LISTED_ENVS of them."""
+    value = next(
+        (
+            parser.get(section, key)
+            for section in ("tox", "tox:tox")
+            for key in ("env_list", "envlist")
+            if parser.has_section(section) and parser.has_option(section, key)
+        ),
+        "",
+    )
+    names: dict[str, None] = {}
+    for item in _LIST_ITEM.findall(value):
+        for name in _generated(item.strip()):
+            if len(names) >= MAX_LISTED_ENVS:
+                return list(names)
+            names.setdefault(name)
+    return list(names)
+
+
+def _generated(name: str) -> Iterator[str]:
+    """The names a generative name stands for (`py3{8,9}-x` is `py38-x`, `py39-x`), lazily:
+    a name with many braces stands for exponentially many."""
+    parts = _BRACES_ALTERNATIVES.split(name)
+    # split() with a group alternates text and brace contents: odd parts are alternatives.
+    choices = [part.split(",") if at % 2 else [part] for at, part in enumerate(parts)]
+    for picked in itertools.product(*choices):
+        joined = "-".join(f for f in "".join(picked).strip().split("-") if f)
+        if joined:
+            yield joined
 
 
 def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxEnv:
@@ -171,7 +217,7 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         for e in line.split(",")
         if re.fullmatch(r"[A-Za-z0-9_.-]+", e.strip())
     )
-    return ToxEnv(name, f"testenv:{name}" if name else "testenv", commands, setenv, deps, extras)
+    return ToxEnv(name, section, commands, setenv, deps, extras)
 
 
 def _command(
