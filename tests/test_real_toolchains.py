@@ -202,6 +202,29 @@ def test_python_missing_toolchain_is_unverified(
     assert "install" in evidence.note
 
 
+@pytest.mark.parametrize(
+    ("module", "verdict", "cause"),
+    [
+        # `-S` leaves site-packages out: a real interpreter with no pytest, saying so itself.
+        ("pytest", Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING),
+        # A module that is not a tool may be the project's own, which the change removed.
+        ("shapes", Verdict.INCONCLUSIVE, Cause.UNRECOGNIZED_FAILURE),
+    ],
+)
+def test_a_recipes_python_without_the_tool_module_is_a_missing_tool(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    module: str,
+    verdict: Verdict,
+    cause: Cause,
+) -> None:
+    project = write_dedented(tmp_path, {"Makefile": f"test:\n\tpython3 -S -m {module} -q\n"})
+    evidence = run(check_named(project, "make-test"), project, tmp_path_factory)
+    assert_verdict(evidence, verdict, cause)
+    if verdict is Verdict.UNVERIFIED:
+        assert "could not run python -m pytest" in evidence.note, evidence.note
+
+
 def test_python_project_local_tool_is_probed_at_its_path(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

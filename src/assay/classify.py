@@ -175,7 +175,8 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
             return f"{check.name} exited {result.exit_code} although every test it reported passed."
         case Cause.TOOLCHAIN_MISSING if parsed.missing_command is not None:
             return (
-                f"{check.name} could not run {parsed.missing_command}: command not found. "
+                f"{check.name} could not run {parsed.missing_command}: not found where the "
+                "check runs. "
                 "Install it (or run `assay verify --install`), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (

@@ -43,6 +43,12 @@ _NOT_FOUND = (
     r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:\d+: |line \d+: )?(\S+): (?:command )?not found$",
 )
 
+# The interpreter's own words for `python -m X` without X (an import in the code quotes the
+# name instead: `No module named 'x'`).
+_NO_MODULE_TO_RUN = r"^(?:/\S*/)?python[\d.]*: No module named ([A-Za-z_][\w.]*)$"
+#: Modules run with `-m` that are tools beside those assay plans itself.
+_OTHER_TOOL_MODULES = frozenset({"build", "coverage"})
+
 # What resolvers and clients say when there is no network: node and npm, curl, glibc
 # through Python, pip (urllib3).
 _NO_NETWORK = (
@@ -81,6 +87,23 @@ def missing_command(text: str, exit_code: int | None) -> str | None:
             if match:
                 return match.group(1)
     return "a command its recipe runs" if exit_code != 127 else None
+
+
+def missing_tool_module(text: str) -> str | None:
+    """`python -m X` when a recipe's interpreter had no module X and X is a Python tool
+    (pytest, mypy, build): a tool not installed where the check runs, not the code failing.
+    Any other module may be the project's own, which the change may have removed."""
+    for line in reversed(text.splitlines()):
+        match = _compiled(_NO_MODULE_TO_RUN).match(line)
+        if match is None:
+            continue
+        # Imported here: only a failed run that printed this line needs the tool names.
+        from assay.discovery.toolenv import ENVIRONMENT_TOOLS
+
+        module = match.group(1)
+        if module in ENVIRONMENT_TOOLS or module in _OTHER_TOOL_MODULES:
+            return f"python -m {module}"
+    return None
 
 
 def no_network(text: str) -> str | None:
