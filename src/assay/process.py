@@ -274,7 +274,7 @@ class _Execution:
     def _supervise(self, proc: subprocess.Popen[bytes], started: float) -> ProcessResult:
         assert proc.stdout is not None and proc.stderr is not None
         pipes = _Pipes({proc.stdout.fileno(): self.out, proc.stderr.fileno(): self.err})
-        exit_fd = _pidfd(proc.pid)
+        exit_fd = reaper.pidfd(proc.pid)
         if exit_fd is not None:
             pipes.watch(exit_fd)
         exited = False
@@ -419,13 +419,6 @@ class _Pipes:
 
     def close(self) -> None:
         self._selector.close()
-
-
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
 
 
 def _widen_pipe(fd: int) -> None:

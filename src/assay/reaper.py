@@ -345,7 +345,7 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None, since: int | No
 def _await_exit(pids: list[int], timeout: float) -> None:
     """Until every one of `pids` has exited, or `timeout` seconds passed. A killed process
     is usually gone well within a millisecond: a fixed nap would mostly wait on the dead."""
-    fds = [fd for fd in map(_pidfd, pids) if fd is not None]
+    fds = [fd for fd in map(pidfd, pids) if fd is not None]
     if not fds:
         time.sleep(timeout)  # none to watch (gone already, or no pidfds): look again later
         return
@@ -445,17 +445,17 @@ def reap_adopted() -> int:
 def _reap_if_adopted(pid: int, me: int, own_depth: int | None) -> int:
     # A pidfd pins this very process: if it is reaped elsewhere and its pid reused between
     # our look and our wait, the wait fails instead of taking the newcomer's status.
-    pidfd = _pidfd(pid)
+    exit_fd = pidfd(pid)
     try:
         fields = _stat_fields(pid)
         if fields is None or fields[0] != b"Z" or int(fields[1]) != me:
             return 0
         if not _adopted(pid, int(fields[3]), own_depth):
             return 0
-        return _collect(pid, pidfd)
+        return _collect(pid, exit_fd)
     finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        if exit_fd is not None:
+            os.close(exit_fd)
 
 
 def _adopted(pid: int, session: int, own_depth: int | None) -> bool:
@@ -466,10 +466,10 @@ def _adopted(pid: int, session: int, own_depth: int | None) -> bool:
     return own_depth is not None and depth is not None and depth > own_depth
 
 
-def _collect(pid: int, pidfd: int | None) -> int:
+def _collect(pid: int, exit_fd: int | None) -> int:
     try:
-        if pidfd is not None:
-            reaped = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
+        if exit_fd is not None:
+            reaped = os.waitid(os.P_PIDFD, exit_fd, os.WEXITED | os.WNOHANG)
             return 0 if reaped is None else 1
         done, _ = os.waitpid(pid, os.WNOHANG)
         return 1 if done else 0
@@ -555,7 +555,8 @@ def _namespace_depth(status_path: str) -> int | None:
     return None
 
 
-def _pidfd(pid: int) -> int | None:
+def pidfd(pid: int) -> int | None:
+    """A pidfd for `pid` (readable once it exits), or None: gone, or a kernel without them."""
     try:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
