@@ -442,6 +442,8 @@ def test_ordinary_commands_do_not_count_as_masking(line: str) -> None:
         ("python setup.py build_ext --inplace", False),
         ("poetry run pytest", False),
         ("twine check dist/*", False),
+        ("./build --release", False),
+        ("uv run python -m build", True),
         ("go build ./...", False),
     ],
 )

@@ -66,9 +66,8 @@ def masks_failure(line: str) -> bool:
 
 
 #: Programs that package or publish a Python distribution, with the subcommands that do
-#: (None: any); `python -m build` reaches `build` once the interpreter is peeled off.
+#: (None: any). `build` counts only as `python -m build`: `./build` is a project's script.
 _PACKAGERS: Mapping[str, frozenset[str] | None] = {
-    "build": None,
     "pyproject-build": None,
     "twine": frozenset({"upload", "register"}),
     "flit": frozenset({"build", "publish"}),
@@ -91,10 +90,14 @@ def packages_distribution(line: str) -> bool:
         return False
     for words in commands:
         _take_assignments(words)
+        if any(
+            is_python(_basename(word)) and words[at + 1 : at + 3] == ["-m", "build"]
+            for at, word in enumerate(words)
+        ):
+            return True  # `python -m build`, `uv run python -m build`
         if len(words) > 2 and is_python(_basename(words[0])) and words[1] == "setup.py":
             if _SETUP_PY_PACKAGING.intersection(words[2:]):
                 return True
-            continue
         core = _strip_runners(words)
         if not core or _basename(core[0]) not in _PACKAGERS:
             continue
