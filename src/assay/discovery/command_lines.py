@@ -95,9 +95,9 @@ def packages_distribution(line: str) -> bool:
             for at, word in enumerate(words)
         ):
             return True  # `python -m build`, `uv run python -m build`
-        if len(words) > 2 and is_python(_basename(words[0])) and words[1] == "setup.py":
-            if _SETUP_PY_PACKAGING.intersection(words[2:]):
-                return True
+        setup_py = len(words) > 2 and is_python(_basename(words[0])) and words[1] == "setup.py"
+        if setup_py and _SETUP_PY_PACKAGING.intersection(words[2:]):
+            return True
         core = _strip_runners(words)
         if not core or _basename(core[0]) not in _PACKAGERS:
             continue
