@@ -594,6 +594,26 @@ def test_tox_environments_only_env_list_names_take_their_factors_lines(tmp_path:
     assert sum("tests/typing_example.py" in d.what for d in p.dropped) == 0
 
 
+def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> None:
+    """filelock 3.16.1: [testenv] runs pytest (with `{envsitepackagesdir}`, which only tox
+    knows), then `diff-cover` against origin/main. diff-cover was planned as a test, and
+    failed outside a git clone."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [testenv]
+                commands =
+                    pytest --cov {envsitepackagesdir}/pkg tests
+                    diff-cover --compare-branch origin/main {toxworkdir}{/}coverage.xml
+            """,
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert [c.argv[:3] for c in p.checks if c.kind is Kind.TEST] == [("python3", "-m", "pytest")]
+
+
 def test_env_list_names_are_expanded_lazily_and_bounded() -> None:
     from assay.tools.tox_config import MAX_LISTED_ENVS, read_tox
 

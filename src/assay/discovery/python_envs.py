@@ -101,7 +101,7 @@ def _from_line(
         words = split_commands(line)
     except ValueError:
         return None
-    if len(words) != 1 or _is_setup_step(words[0]):
+    if len(words) != 1 or _is_chore(words[0]):
         return None
     argv = list(words[0])
     if is_python(argv[0]):
@@ -119,11 +119,14 @@ def _from_line(
     )
 
 
-def _is_setup_step(words: list[str]) -> bool:
+def _is_chore(words: list[str]) -> bool:
+    """Whether a command sets the environment up or reports on a run (`pip install`,
+    `coverage report`, `diff-cover coverage.xml`) rather than running tests."""
     joined = " ".join(words)
     return bool(
         re.search(
             r"\b(pip|install|sync|coverage (combine|report|html|xml)|rm|mkdir|echo)\b"
+            r"|(^|/)(diff-cover|diff-quality|codecov|coveralls|genbadge)\b"
             # `setup.py test` is gone from setuptools; `setup.py anything` builds first.
             r"|(^|\s|/)setup\.py\b",
             joined,
