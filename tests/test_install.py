@@ -154,6 +154,40 @@ def test_extras_declared_in_setup_cfg_and_named_by_tox(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("files", "target"),
+    [
+        # idna 3.20: pytest and hypothesis are only in `[all]`.
+        (
+            {
+                "pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\nall = ["hypothesis"]\ncli = ["click"]\n'
+            },
+            ".[all]",
+        ),
+        ({"setup.py": "", "setup.cfg": "[options.extras_require]\nall = hypothesis\n"}, ".[all]"),
+        # A project that says what its tests need gets that, not every optional dependency.
+        (
+            {
+                "pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\nall = ["torch"]\ntest = ["pytest"]\n'
+            },
+            ".[test]",
+        ),
+        (
+            {
+                "pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\nall = ["torch"]\n',
+                "requirements-dev.txt": "pytest\n",
+            },
+            ".",
+        ),
+    ],
+)
+def test_the_catch_all_extra_only_when_nothing_else_declares_the_tests_needs(
+    tmp_path: Path, files: dict[str, str], target: str
+) -> None:
+    write(tmp_path, files)
+    assert argvs(tmp_path)[-1][-2:] == ("-e", target)
+
+
 def test_the_planned_linters_and_type_checkers_are_installed_at_the_pinned_versions(
     tmp_path: Path,
 ) -> None:

@@ -339,6 +339,7 @@ def install_steps(root: Path) -> list[Check]:
     files, dependency groups and tox deps (`assay.tools.python_requirements`)."""
     # Imported here: reading requirement and tox files is for install steps only.
     from assay.tools.python_requirements import (
+        catch_all_extra,
         declared_groups,
         project_extras,
         requirement_files,
@@ -383,6 +384,10 @@ def install_steps(root: Path) -> list[Check]:
         # Last, as tox does: a dependency that depends on the project (pytest on pluggy)
         # would otherwise replace the working tree with a copy from the index.
         extras = project_extras(root)
+        if not extras and len(steps) == 1:
+            # Nothing else says what the tests need; the extra of every optional dependency
+            # then usually does (idna 3.20's `[all]` holds pytest and hypothesis).
+            extras = catch_all_extra(root)
         target = "." + (f"[{','.join(extras)}]" if extras else "")
         steps.append(
             install_step(

@@ -95,25 +95,44 @@ def dev_extras(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
     return _dev_names(n for n in declared if isinstance(n, str))
 
 
+#: The extra that, by convention, installs every optional dependency (`pip install x[all]`).
+CATCH_ALL_EXTRA = "all"
+
+
+def catch_all_extra(root: Path) -> tuple[str, ...]:
+    """(CATCH_ALL_EXTRA,) when the project declares it (pyproject.toml or setup.cfg), else ()."""
+    project = read_pyproject(root).get("project")
+    declared = project.get("optional-dependencies") if isinstance(project, dict) else None
+    in_pyproject = isinstance(declared, dict) and CATCH_ALL_EXTRA in declared
+    return (CATCH_ALL_EXTRA,) if in_pyproject or CATCH_ALL_EXTRA in _setup_cfg_extras(root) else ()
+
+
 def project_extras(root: Path) -> tuple[str, ...]:
     """The extras to install the project with: those among DEV_GROUPS that pyproject.toml
     or setup.cfg (`[options.extras_require]`) declares, and those tox's test, lint and
     type-check environments install (`extras = testing`)."""
     extras = dict.fromkeys(dev_extras(read_pyproject(root)))
-    setup_cfg = _text(root, "setup.cfg")
-    if setup_cfg is not None:
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        try:
-            parser.read_string(setup_cfg)
-            if parser.has_section("options.extras_require"):
-                extras.update(dict.fromkeys(_dev_names(parser.options("options.extras_require"))))
-        except (configparser.Error, ValueError):
-            pass  # discovery reports a malformed setup.cfg
+    extras.update(dict.fromkeys(_dev_names(_setup_cfg_extras(root))))
     config = _tox(root)
     for env in config.envs if config else ():
         if _is_dev_env(env.name):
             extras.update(dict.fromkeys(env.extras))
     return tuple(extras)
+
+
+def _setup_cfg_extras(root: Path) -> list[str]:
+    """The extras setup.cfg's `[options.extras_require]` declares."""
+    setup_cfg = _text(root, "setup.cfg")
+    if setup_cfg is None:
+        return []
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(setup_cfg)
+    except (configparser.Error, ValueError):
+        return []  # discovery reports a malformed setup.cfg
+    if not parser.has_section("options.extras_require"):
+        return []
+    return parser.options("options.extras_require")
 
 
 def _dev_names(names: Iterable[str]) -> tuple[str, ...]:
