@@ -188,6 +188,14 @@ def test_the_catch_all_extra_only_when_nothing_else_declares_the_tests_needs(
     assert argvs(tmp_path)[-1][-2:] == ("-e", target)
 
 
+def test_pyright_is_installed_when_the_plan_runs_it(tmp_path: Path) -> None:
+    """cachetools 8.0.2: tox's pyright env, and pyright left out of the tools step, made the
+    check UNVERIFIED. Its PyPI wheel runs offline with the machine's node."""
+    write(tmp_path, {"pyproject.toml": '[project]\nname = "p"\n[tool.pyright]\n'})
+    steps = {s.name: s.argv for s in install_steps(tmp_path)}
+    assert "pyright" in steps["install-python-tools"]
+
+
 def test_the_planned_linters_and_type_checkers_are_installed_at_the_pinned_versions(
     tmp_path: Path,
 ) -> None:

@@ -106,8 +106,9 @@ def install_steps(root: Path) -> list[Check]:
 
 
 #: Python programs never installed for the plan: tox and nox make their own environments
-#: (with the network), and pyright's PyPI package fetches its node program when first run.
-_NOT_INSTALLED = frozenset({"tox", "nox", "pyright", "unittest", "compileall"})
+#: (with the network); unittest and compileall come with Python. (pyright's recent PyPI
+#: wheels carry its JavaScript and run it with the machine's node, offline.)
+_NOT_INSTALLED = frozenset({"tox", "nox", "unittest", "compileall"})
 _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
 
 

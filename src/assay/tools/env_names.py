@@ -22,6 +22,7 @@ _ENV_KINDS: dict[str, Kind] = {
     "unit": Kind.TEST,
     "type": Kind.TYPECHECK,
     "typing": Kind.TYPECHECK,
+    "pyright": Kind.TYPECHECK,
     "flake8": Kind.LINT,
     "style": Kind.LINT,
     "ruff": Kind.LINT,
