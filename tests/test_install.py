@@ -12,11 +12,14 @@ import pytest
 
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
+from tests.cli import assay
 from tests.repos import write, write_dedented
 
 
 def argvs(root: Path) -> list[tuple[str, ...]]:
-    return [step.argv for step in install_steps(root)]
+    """Each install step's argv, but the download of the build's requirements (whose own
+    test is `test_the_builds_requirements_are_kept_for_checks_that_build_offline`)."""
+    return [step.argv for step in install_steps(root) if step.name != "install-build-requirements"]
 
 
 def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
@@ -40,6 +43,36 @@ def test_python_project_gets_a_venv_and_its_test_extras(tmp_path: Path) -> None:
         and step.timeout_s == INSTALL_TIMEOUT_S
         and step.source == "pyproject.toml"
     )
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "wanted"),
+    [
+        (
+            (
+                '[build-system]\nrequires = ["setuptools>=61.2", "setuptools_scm[toml]>=3.4.1"]\n'
+                'build-backend = "setuptools.build_meta"\n'
+            ),
+            ("setuptools>=61.2", "setuptools_scm[toml]>=3.4.1", "wheel"),
+        ),
+        (
+            (
+                '[build-system]\nrequires = ["hatchling", "--index-url=https://evil.example"]\n'
+                'build-backend = "hatchling.build"\n'
+            ),
+            ("hatchling",),
+        ),
+        ('[project]\nname = "p"\n', ("setuptools>=40.8.0", "wheel")),
+    ],
+)
+def test_the_builds_requirements_are_kept_for_checks_that_build_offline(
+    tmp_path: Path, pyproject: str, wanted: tuple[str, ...]
+) -> None:
+    """zipp 3.20.2: pytest-checkdocs builds the project's metadata in a test, in an isolated
+    environment pip fills from the index; offline, that test failed a pristine tree."""
+    write(tmp_path, {"pyproject.toml": pyproject})
+    step = next(s for s in install_steps(tmp_path) if s.name == "install-build-requirements")
+    assert step.argv[:2] == ("sh", "-c") and step.argv[4:] == (".venv/build-wheels", *wanted)
 
 
 def test_requirement_files_for_another_python_are_not_installed(tmp_path: Path) -> None:
@@ -123,6 +156,7 @@ def test_dev_dependencies_from_every_place_projects_declare_them(tmp_path: Path)
         (*pip, "-e", ".[Testing]"),
     ]
     sources = [step.source for step in install_steps(tmp_path)][-3:]
+    assert install_steps(tmp_path)[1].name == "install-build-requirements"
     assert sources == ["pyproject.toml", "tox.ini", "pyproject.toml"]
 
 
@@ -230,7 +264,7 @@ def test_the_planned_linters_and_type_checkers_are_installed_at_the_pinned_versi
     )
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")
     steps = install_steps(tmp_path)
-    assert [s.argv for s in steps][:3] == [
+    assert argvs(tmp_path)[:3] == [
         ("python3", "-m", "venv", ".venv"),
         (*pip, "mypy==1.10.0", "pytest", "ruff==0.4.4"),
         (*pip, "-r", "requirements-dev.txt"),
@@ -324,6 +358,7 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     assert [step["name"] for step in steps] == [
         "install-venv",
         "install-python-tools",  # pytest, which the plan runs
+        "install-build-requirements",
         "install-python",
     ]
     assert all(step["verdict"] == "pass" for step in steps)
@@ -332,6 +367,53 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
     assert not (repo / ".venv").exists(), (
         "the install must happen in the workspace copy, not the clone"
     )
+
+
+@pytest.mark.slow
+def test_a_test_that_builds_the_project_runs_offline_from_the_kept_wheels(
+    tmp_path: Path,
+) -> None:
+    """As pytest-checkdocs does (zipp, and the projects made from its template): a test
+    builds the project in an isolated environment, which pip fills with setuptools. The
+    checks have no network: pip takes them from the wheels the install kept."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["setuptools>=61"]
+                build-backend = "setuptools.build_meta"
+                [project]
+                name = "packaged"
+                version = "0.1"
+                [project.optional-dependencies]
+                test = ["pytest"]
+            """,
+            "packaged.py": "VALUE = 1\n",
+            "tests/test_packaging.py": """
+                import subprocess, sys
+
+                def test_the_project_builds(tmp_path):
+                    subprocess.run(
+                        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), "."],
+                        check=True,
+                    )
+                    assert list(tmp_path.glob("packaged-0.1-*.whl"))
+            """,
+        },
+    )
+    done = assay(
+        "verify",
+        "--install",
+        "--sandbox",
+        "bwrap",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
 
 
 @pytest.mark.slow

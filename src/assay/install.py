@@ -65,10 +65,20 @@ def activated(checks: Sequence[Check], venv: Path) -> list[Check]:
     that ran `source .venv/bin/activate` runs them: its `bin` first on PATH, VIRTUAL_ENV
     set. What a check starts by name then comes from it too: a test's `mypy`, a recipe's
     `python`."""
+    from assay.tools.python import BUILD_WHEELHOUSE
+
+    # A check that builds the project (a test of its packaging) finds what the build needs
+    # in the wheels the install kept, and does not wait on an index it cannot reach.
+    offline_pip = {"PIP_FIND_LINKS": str(venv.parent / BUILD_WHEELHOUSE), "PIP_NO_INDEX": "1"}
     prepared = []
     for check in checks:
         path = check.env.get("PATH") or os.environ.get("PATH") or os.defpath
-        env = {**check.env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv}/bin{os.pathsep}{path}"}
+        env = {
+            **offline_pip,
+            **check.env,
+            "VIRTUAL_ENV": str(venv),
+            "PATH": f"{venv}/bin{os.pathsep}{path}",
+        }
         prepared.append(replace(check, env=env))
     return prepared
 

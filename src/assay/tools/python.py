@@ -334,11 +334,24 @@ PYRIGHT = ToolSpec(
 # --------------------------------------------------------------------------- install
 
 
+#: Where the install keeps the wheels that building the project needs; checks' pip looks
+#: there, and nowhere else (they run without the network).
+BUILD_WHEELHOUSE = ".venv/build-wheels"
+# pip download into "$1" of the rest; a failure leaves the checks' builds needing the network,
+# which they would need anyway, so it does not fail the install.
+_DOWNLOAD_QUIETLY = (
+    'dest=$1; shift; .venv/bin/python -m pip download -q -d "$dest" "$@" '
+    '|| echo "assay: build requirements not downloaded: a check that builds the project '
+    'will need the network" >&2'
+)
+
+
 def install_steps(root: Path) -> list[Check]:
     """A project-local virtualenv with the project, its test and dev extras, requirement
     files, dependency groups and tox deps (`assay.tools.python_requirements`)."""
     # Imported here: reading requirement and tox files is for install steps only.
     from assay.tools.python_requirements import (
+        build_requirements,
         catch_all_extra,
         declared_groups,
         project_extras,
@@ -363,28 +376,38 @@ def install_steps(root: Path) -> list[Check]:
             tool="python",
         )
     ]
-    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
-    for name in requirements:
+    if manifest is not None:
+        build = build_requirements(root)
         steps.append(
             install_step(
-                f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present"
+                "build-requirements",
+                ("sh", "-c", _DOWNLOAD_QUIETLY, "sh", BUILD_WHEELHOUSE, *build),
+                manifest,
+                "what building the project needs, kept for checks that build it offline "
+                "(a test of its packaging); best effort",
             )
         )
+    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    dev = [
+        install_step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present")
+        for name in requirements
+    ]
     for name, declared in (
         ("groups", declared_groups(root)),
         ("tox", tox_requirements(root, set(requirements))),
     ):
         if declared is not None:
-            steps.append(
+            dev.append(
                 install_step(
                     f"python-{name}", (*pip, *declared.args), declared.file, declared.source
                 )
             )
+    steps += dev
     if manifest is not None:
         # Last, as tox does: a dependency that depends on the project (pytest on pluggy)
         # would otherwise replace the working tree with a copy from the index.
         extras = project_extras(root)
-        if not extras and len(steps) == 1:
+        if not extras and not dev:
             # Nothing else says what the tests need; the extra of every optional dependency
             # then usually does (idna 3.20's `[all]` holds pytest and hypothesis).
             extras = catch_all_extra(root)

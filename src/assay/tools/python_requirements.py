@@ -293,6 +293,25 @@ def read_pyproject(root: Path) -> Mapping[str, Any]:
         return {}
 
 
+#: What a pyproject.toml without `[build-system]` builds with (PEP 517's fallback), and what
+#: setuptools before 70.1 asks for beside itself.
+_LEGACY_BUILD_REQUIRES = ("setuptools>=40.8.0", "wheel")
+
+
+def build_requirements(root: Path) -> tuple[str, ...]:
+    """What building the project at `root` needs (`[build-system] requires`, with `wheel`
+    for setuptools), requirement strings only."""
+    system = read_pyproject(root).get("build-system")
+    if not isinstance(system, dict) or not isinstance(system.get("requires"), list):
+        return _LEGACY_BUILD_REQUIRES
+    declared = tuple(
+        r.strip() for r in system["requires"] if isinstance(r, str) and is_requirement(r)
+    )
+    backend = system.get("build-backend")
+    uses_setuptools = not isinstance(backend, str) or backend.startswith("setuptools")
+    return (*declared[:MAX_REQUIREMENTS], *(("wheel",) if uses_setuptools else ()))
+
+
 #: pre-commit hook repositories of Python linters and type checkers, and the package whose
 #: version their `rev` is.
 PRE_COMMIT_PACKAGES = {
