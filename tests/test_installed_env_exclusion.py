@@ -102,34 +102,52 @@ def test_configuration_read_as_untrusted_and_other_tools_left_alone(tmp_path: Pa
     assert rewritten(root, "python3", "-m", "pytest") == ("python3", "-m", "pytest")
 
 
+def test_ruff_is_told_to_leave_the_environment_out_too(tmp_path: Path) -> None:
+    """ruff's defaults leave `.venv` out, but a project's `exclude` replaces them (tenacity
+    9.2.1); `--extend-exclude` on the command line adds to the configuration's."""
+    added = "--extend-exclude=.venv"
+    assert rewritten(tmp_path, "ruff", "check", ".") == ("ruff", "check", ".", added)
+    assert rewritten(tmp_path, "python3", "-m", "ruff", "check") == (
+        "python3",
+        "-m",
+        "ruff",
+        "check",
+        added,
+    )
+    assert rewritten(tmp_path, "ruff", "check", "--", "src") == (
+        "ruff",
+        "check",
+        added,
+        "--",
+        "src",
+    )
+    kept = ("ruff", "check", "--extend-exclude=build,.venv")
+    assert rewritten(tmp_path, *kept) == kept
+
+
 @pytest.mark.slow
-def test_fresh_clone_linted_by_flake8_verifies_without_its_new_environment(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("linter", "added"),
+    [("flake8", "--exclude=.git,.tox,build,.venv"), ("ruff", "--extend-exclude=.venv")],
+)
+def test_fresh_clone_linted_verifies_without_its_new_environment(
+    tmp_path: Path, linter: str, added: str
 ) -> None:
-    """A project whose `exclude` replaces flake8's defaults, linted by tox's `flake8`: the
-    environment the install makes must not be linted (pip's own sources fail flake8)."""
-    repo = write_dedented(
+    """A project whose `exclude` replaces its linter's defaults (flake8's, by tox's `flake8`;
+    ruff's, configured): the environment the install makes must not be linted (pip's own
+    sources fail both)."""
+    lint_env = "[testenv:flake8]\ndeps = flake8\ncommands = flake8\n" if linter == "flake8" else ""
+    repo = write(
         tmp_path / "repo",
         {
-            "pyproject.toml": """
-                [project]
-                name = "clean"
-                version = "0.1"
-                [project.optional-dependencies]
-                test = ["pytest"]
-                [tool.pytest.ini_options]
-                pythonpath = ["."]
-            """,
+            "pyproject.toml": (
+                '[project]\nname = "clean"\nversion = "0.1"\n'
+                '[project.optional-dependencies]\ntest = ["pytest"]\n'
+                '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+                '[tool.ruff]\nexclude = ["build"]\n'
+            ),
             "setup.cfg": "[flake8]\nexclude = .git, .tox, build\nmax-line-length = 100\n",
-            "tox.ini": """
-                [tox]
-                envlist = py, flake8
-                [testenv]
-                commands = pytest
-                [testenv:flake8]
-                deps = flake8
-                commands = flake8
-            """,
+            "tox.ini": f"[testenv]\ncommands = pytest\n{lint_env}",
             "clean.py": "def double(x):\n    return 2 * x\n",
             "tests/test_clean.py": (
                 "from clean import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
@@ -146,5 +164,5 @@ def test_fresh_clone_linted_by_flake8_verifies_without_its_new_environment(
     )
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
-    lint = next(c for c in report["checks"] if "flake8" in " ".join(c["argv"]))
-    assert lint["argv"][-1] == "--exclude=.git,.tox,build,.venv", lint["argv"]
+    lint = next(c for c in report["checks"] if c["kind"] == "lint")
+    assert linter in " ".join(lint["argv"]) and added in lint["argv"], lint["argv"]

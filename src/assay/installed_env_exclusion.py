@@ -1,4 +1,4 @@
-"""Keeping the environment `assay verify --install` made out of flake8's walk.
+"""Keeping the environment `assay verify --install` made out of flake8's and ruff's walks.
 
 The install makes `.venv` in the workspace, where the project's clone has none (its
 maintainers' environments live in `.tox`, or outside the tree in CI). flake8 lints every
@@ -14,6 +14,10 @@ exclusions stay as they are (`--exclude`, which every flake8 has, rather than
 untrusted (no links, bounded size), as flake8 finds them: `--isolated` reads none,
 `--config` names one, and otherwise the first of `setup.cfg`, `tox.ini` and `.flake8` with
 a `[flake8]` section, from the check's directory up to the workspace's root.
+
+ruff's defaults name `.venv`, but a project's `exclude` replaces them too (tenacity 9.2.1
+linted sphinx and urllib3). ruff's `--extend-exclude` on the command line adds to what the
+configuration leaves out, its `extend-exclude` included, so it is simply added.
 """
 
 from __future__ import annotations
@@ -49,19 +53,26 @@ FLAKE8_CONFIGS = ("setup.cfg", "tox.ini", ".flake8")
 MAX_CONFIG_BYTES = 1024 * 1024
 
 _OPTION = "--exclude"
+_RUFF_OPTION = "--extend-exclude"
 # flake8's own list syntax (`comma_separated_list`): commas and whitespace alike.
 _SEPARATORS = re.compile(r"[,\s]+")
 
 
 def exclude_installed_env(checks: Sequence[Check], root: Path, env_dir: str) -> list[Check]:
-    """`checks`, each flake8 check told to leave `env_dir` (the environment the install
-    made at the workspace's root) out, beside what the project already leaves out."""
+    """`checks`, each flake8 and ruff check told to leave `env_dir` (the environment the
+    install made at the workspace's root) out, beside what the project already leaves out."""
     prepared = []
     for check in checks:
-        if _is_flake8(check.argv):
+        if _runs(check.argv, "flake8"):
             excluded = flake8_exclusions(root, check, "exclude")
             if env_dir not in excluded + flake8_exclusions(root, check, "extend-exclude"):
-                check = replace(check, argv=_with_option(check.argv, [*excluded, env_dir]))
+                option = f"{_OPTION}={','.join(dict.fromkeys([*excluded, env_dir]))}"
+                check = replace(check, argv=_with_option(check.argv, option))
+        elif _runs(check.argv, "ruff"):
+            given = _last_value(check.argv, _RUFF_OPTION)
+            if given is None or env_dir not in _split(given):
+                option = f"{_RUFF_OPTION}={env_dir}"
+                check = replace(check, argv=_with_option(check.argv, option))
         prepared.append(check)
     return prepared
 
@@ -95,23 +106,23 @@ def flake8_exclusions(root: Path, check: Check, option: str) -> list[str]:
     ]
 
 
-def _is_flake8(argv: Sequence[str]) -> bool:
+def _runs(argv: Sequence[str], tool: str) -> bool:
+    """Whether `argv` runs `tool`, by name or as `python -m tool`."""
     if not argv:
         return False
-    if os.path.basename(argv[0]) == "flake8":
+    if os.path.basename(argv[0]) == tool:
         return True
     return (
         len(argv) >= 3
         and os.path.basename(argv[0]).startswith("python")
         and argv[1] == "-m"
-        and argv[2] == "flake8"
+        and argv[2] == tool
     )
 
 
-def _with_option(argv: tuple[str, ...], patterns: list[str]) -> tuple[str, ...]:
-    """`argv` with `--exclude=PATTERNS` last among its options (argparse keeps the last),
-    before a `--` that ends them."""
-    option = f"{_OPTION}={','.join(dict.fromkeys(patterns))}"
+def _with_option(argv: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """`argv` with `option` last among its options (argparse keeps the last), before a `--`
+    that ends them."""
     if "--" in argv:
         at = argv.index("--")
         return (*argv[:at], option, *argv[at:])
