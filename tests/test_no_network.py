@@ -52,6 +52,18 @@ OFFLINE = {
         "--index-url=https://pypi.org/simple",
         "six",
     ],
+    # How checks run pip after `--install` (PIP_NO_INDEX, the kept wheels): it finds nothing.
+    "pip-no-index": [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--isolated",
+        "--no-deps",
+        "--no-index",
+        "--find-links=.",
+        "types-PyMySQL",
+    ],
 }
 
 

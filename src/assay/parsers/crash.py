@@ -50,10 +50,12 @@ _NO_MODULE_TO_RUN = r"^(?:/\S*/)?python[\d.]*: No module named ([A-Za-z_][\w.]*)
 _OTHER_TOOL_MODULES = frozenset({"build", "coverage"})
 
 # What resolvers and clients say when there is no network: node and npm, curl, glibc
-# through Python, pip (urllib3).
+# through Python, pip (urllib3), and pip told of no index (as checks are after `--install`)
+# finding no version at all.
 _NO_NETWORK = (
     r"\bEAI_AGAIN\b|getaddrinfo ENOTFOUND|Could not resolve host|Network is unreachable"
     r"|\bENETUNREACH\b|Temporary failure in name resolution|Failed to establish a new connection"
+    r"|Could not find a version that satisfies the requirement .* \(from versions: none\)"
 )
 
 
