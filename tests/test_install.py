@@ -75,6 +75,25 @@ def test_the_builds_requirements_are_kept_for_checks_that_build_offline(
     assert step.argv[:2] == ("sh", "-c") and step.argv[4:] == (".venv/build-wheels", *wanted)
 
 
+def test_mypy_with_install_types_gets_its_stubs_during_the_install(tmp_path: Path) -> None:
+    """freezegun 1.5.5's tox runs `mypy --install-types --non-interactive`, which asks pip
+    for stubs: a check without the network cannot. One run after the project is installed,
+    with the network, puts them in the environment; its own findings are no verdict."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "tox.ini": "[testenv:mypy]\ncommands = mypy pkg --install-types --non-interactive\n",
+        },
+    )
+    steps = install_steps(tmp_path)
+    assert steps[-1].name == "install-mypy-stubs"
+    assert steps[-1].argv[-5:] == ("-m", "mypy", "pkg", "--install-types", "--non-interactive")
+    assert steps[-1].argv[:3] == ("sh", "-c", '"$@" >/dev/null 2>&1 || true')
+    write(tmp_path, {"tox.ini": "[testenv:mypy]\ncommands = mypy pkg\n"})
+    assert all(s.name != "install-mypy-stubs" for s in install_steps(tmp_path))
+
+
 def test_requirement_files_for_another_python_are_not_installed(tmp_path: Path) -> None:
     """click 8.1.8's layout: `requirements/tests37.txt` is for tox's py37 environment; its
     `importlib-metadata` pin, installed on a newer Python, made mypy see an unused ignore."""
@@ -414,6 +433,60 @@ def test_a_test_that_builds_the_project_runs_offline_from_the_kept_wheels(
     )
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
+
+
+@pytest.mark.slow
+def test_mypy_install_types_verifies_offline_with_the_stubs_the_install_got(
+    tmp_path: Path,
+) -> None:
+    """mypy `--install-types` wants types-PyYAML for `import yaml`; the check has no network,
+    the install step before it had."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [project]
+                name = "loader"
+                version = "0.1"
+                dependencies = ["pyyaml"]
+                [project.optional-dependencies]
+                test = ["pytest"]
+            """,
+            "tox.ini": """
+                [testenv]
+                commands = pytest
+                [testenv:mypy]
+                commands = mypy loader.py --strict --install-types --non-interactive
+            """,
+            "loader.py": """
+                import yaml
+
+
+                def load(text: str) -> object:
+                    return yaml.safe_load(text)
+            """,
+            "tests/test_loader.py": """
+                from loader import load
+
+
+                def test_load():
+                    assert load("a: 1") == {"a": 1}
+            """,
+        },
+    )
+    done = assay(
+        "verify",
+        "--install",
+        "--sandbox",
+        "bwrap",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+    assert report["extra"]["install"][-1]["name"] == "install-mypy-stubs"
 
 
 @pytest.mark.slow

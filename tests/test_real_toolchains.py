@@ -109,11 +109,18 @@ def test_python_syntax_error_fails_compile_with_location(
     assert_diagnostic(evidence, "broken.py", 2)
 
 
+@pytest.mark.parametrize(
+    "options",
+    # With `--install-types`, mypy writes its findings to stderr (freezegun's tox runs it so).
+    [(), ("--install-types", "--non-interactive")],
+)
 def test_python_type_error_fails_mypy_with_location(
-    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory, options: tuple[str, ...]
 ) -> None:
     write_dedented(py_project, {"typed.py": "from tiny import add\n\nresult: str = add(1, 2)\n"})
-    evidence = run(check_named(py_project, "mypy"), py_project, tmp_path_factory)
+    check = check_named(py_project, "mypy")
+    check = dataclasses.replace(check, argv=(*check.argv, *options))
+    evidence = run(check, py_project, tmp_path_factory)
     assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
     assert_diagnostic(evidence, "typed.py", 3)
     assert any(d.code == "assignment" for d in evidence.diagnostics)

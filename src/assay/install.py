@@ -106,13 +106,16 @@ def install_steps(root: Path) -> list[Check]:
     plan runs are installed into it first (at the versions pre-commit hooks pin), so that
     none is left missing and a version the project's own requirements declare, installed
     after them, still wins."""
+    from assay.plan import plan_repository
+
     root = Path(root)
     steps = _declared_steps(root)
     made = next((i for i, s in enumerate(steps) if s.name == MADE_ENV_STEP), None)
     if made is None:
         return steps
-    tools = planned_python_tools(root)
-    return [*steps[: made + 1], *tools, *steps[made + 1 :]]
+    planned = plan_repository(root).checks
+    tools = planned_python_tools(root, planned)
+    return [*steps[: made + 1], *tools, *steps[made + 1 :], *_mypy_stub_steps(planned)]
 
 
 #: Python programs never installed for the plan: tox and nox make their own environments
@@ -122,9 +125,9 @@ _NOT_INSTALLED = frozenset({"tox", "nox", "unittest", "compileall"})
 _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
 
 
-def planned_python_tools(root: Path) -> list[Check]:
-    """One step installing the Python tools the plan for `root` runs, pinned where the
-    pre-commit configuration pins them, with what its hooks install beside them."""
+def planned_python_tools(root: Path, planned: Sequence[Check]) -> list[Check]:
+    """One step installing the Python tools `planned` (the plan for `root`) runs, pinned
+    where the pre-commit configuration pins them, with what its hooks install beside them."""
     from assay.tools.python_requirements import (
         PRE_COMMIT_CONFIG,
         pre_commit_additions,
@@ -132,7 +135,7 @@ def planned_python_tools(root: Path) -> list[Check]:
     )
     from assay.tools.spec import install_step
 
-    wanted = {_PACKAGE_OF.get(word, word) for word in _planned_tool_words(root)}
+    wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
     wanted -= _NOT_INSTALLED | {""}
     if not wanted:
         return []
@@ -152,19 +155,49 @@ def planned_python_tools(root: Path) -> list[Check]:
     ]
 
 
-def _planned_tool_words(root: Path) -> set[str]:
-    """The Python programs the plan for `root` runs by name (`mypy`, `python -m pytest`):
-    those an environment is expected to provide."""
+def _tool_words(planned: Sequence[Check]) -> set[str]:
+    """The Python programs `planned` runs by name (`mypy`, `python -m pytest`): those an
+    environment is expected to provide."""
     from assay.discovery.toolenv import ENVIRONMENT_TOOLS
-    from assay.plan import plan_repository
 
-    words: set[str] = set()
-    for check in plan_repository(root).checks:
-        argv = tuple(check.argv)
-        word = argv[2] if len(argv) > 2 and argv[1] == "-m" else argv[0] if argv else ""
-        if "/" not in word and word in ENVIRONMENT_TOOLS:
-            words.add(word)
-    return words
+    return {word for check in planned if (word := _tool_word(check)) in ENVIRONMENT_TOOLS}
+
+
+def _tool_word(check: Check) -> str:
+    """The program `check` runs by name: `mypy` for `mypy src` and `python -m mypy src`."""
+    argv = tuple(check.argv)
+    word = argv[2] if len(argv) > 2 and argv[1] == "-m" else argv[0] if argv else ""
+    return "" if "/" in word else word
+
+
+#: mypy's own way to get the stubs a project's imports lack: it asks pip for them, which the
+#: check, run without the network, cannot do.
+_INSTALL_TYPES = ("--install-types", "--non-interactive")
+# The first run finds and installs the stubs; its findings are the check's to report.
+_QUIETLY = '"$@" >/dev/null 2>&1 || true'
+
+
+def _mypy_stub_steps(planned: Sequence[Check]) -> list[Check]:
+    """For a planned mypy run with `--install-types` (freezegun's tox), one run with the
+    network, after the project is installed, so that the stubs it installs are there for the
+    check; what that run finds is not its verdict."""
+    from assay.tools.spec import install_step
+
+    check = next(
+        (c for c in planned if _tool_word(c) == "mypy" and _INSTALL_TYPES[0] in c.argv), None
+    )
+    if check is None:
+        return []
+    args = tuple(check.argv[3:] if check.argv[1:2] == ("-m",) else check.argv[1:])
+    args += tuple(a for a in _INSTALL_TYPES if a not in args)
+    return [
+        install_step(
+            "mypy-stubs",
+            ("sh", "-c", _QUIETLY, "sh", f"{MADE_ENV}/bin/python", "-m", "mypy", *args),
+            check.source or "",
+            "the type stubs mypy's --install-types asks pip for, installed with the network",
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +230,9 @@ def incomplete_environment(root: Path) -> IncompleteEnvironment | None:
     venv = next((v for v in IN_TREE_VENVS if (root / v / "bin" / "python").exists()), None)
     if venv is None:
         return None
-    words = _planned_tool_words(root) - _NOT_INSTALLED
+    from assay.plan import plan_repository
+
+    words = _tool_words(plan_repository(root).checks) - _NOT_INSTALLED
     lacking = tuple(sorted(w for w in words if not (root / venv / "bin" / w).exists()))
     return IncompleteEnvironment(venv, lacking) if lacking else None
 

@@ -73,6 +73,8 @@ _OTHER_INTERPRETER_FILE = re.compile(r"(?:^|[^0-9])(?:py|pypy|python)?[23]\.?[0-
 # A PEP 508 requirement begins with a distribution name; nothing pip reads as an option does.
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\s*\[[A-Za-z0-9._,\s-]*\])?[^\n\r\x00]*")
 _NORMALISE = re.compile(r"[-_.]+")
+#: A requirement's project name, at its start.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,12 @@ def is_requirement(text: str) -> bool:
     return 0 < len(text) <= MAX_REQUIREMENT_CHARS and _REQUIREMENT.fullmatch(text) is not None
 
 
+def _project_name(requirement: str) -> str:
+    """The normalised project name a requirement starts with (`setuptools_scm[toml]>=3`)."""
+    match = _NAME.match(requirement)
+    return _normalise(match.group(0)) if match else ""
+
+
 def _normalise(name: str) -> str:
     return _NORMALISE.sub("-", name).lower()
 
@@ -305,11 +313,14 @@ def build_requirements(root: Path) -> tuple[str, ...]:
     if not isinstance(system, dict) or not isinstance(system.get("requires"), list):
         return _LEGACY_BUILD_REQUIRES
     declared = tuple(
-        r.strip() for r in system["requires"] if isinstance(r, str) and is_requirement(r)
-    )
+        dict.fromkeys(
+            r.strip() for r in system["requires"] if isinstance(r, str) and is_requirement(r)
+        )
+    )[:MAX_REQUIREMENTS]
     backend = system.get("build-backend")
     uses_setuptools = not isinstance(backend, str) or backend.startswith("setuptools")
-    return (*declared[:MAX_REQUIREMENTS], *(("wheel",) if uses_setuptools else ()))
+    has_wheel = any(_project_name(r) == "wheel" for r in declared)
+    return (*declared, *(("wheel",) if uses_setuptools and not has_wheel else ()))
 
 
 #: pre-commit hook repositories of Python linters and type checkers, and the package whose
