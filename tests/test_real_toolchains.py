@@ -210,6 +210,31 @@ def test_python_missing_toolchain_is_unverified(
 
 
 @pytest.mark.parametrize(
+    ("answer", "verdict", "cause"),
+    [("2", Verdict.PASS, Cause.EXIT_ZERO), ("3", Verdict.FAIL, Cause.EXIT_NONZERO)],
+)
+def test_a_tox_doctest_file_is_counted(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    answer: str,
+    verdict: Verdict,
+    cause: Cause,
+) -> None:
+    """natsort 8.4.0's tox runs `python -m doctest docs/howitworks.rst`, silent when it
+    passes: it was `inconclusive` (no test seen). Run with `-v`, it says how many ran."""
+    project = write_dedented(
+        tmp_path,
+        {
+            "tox.ini": "[testenv]\ncommands = python -m doctest docs/guide.rst\n",
+            "docs/guide.rst": f"Adding\n\n>>> 1 + 1\n{answer}\n>>> 2 * 2\n4\n",
+        },
+    )
+    evidence = run(check_named(project, "python3-test"), project, tmp_path_factory)
+    assert_verdict(evidence, verdict, cause)
+    assert evidence.tests is not None and evidence.tests.executed == 2, evidence.tests
+
+
+@pytest.mark.parametrize(
     ("module", "verdict", "cause"),
     [
         # `-S` leaves site-packages out: a real interpreter with no pytest, saying so itself.

@@ -106,6 +106,10 @@ def _from_line(
     argv = list(words[0])
     if is_python(argv[0]):
         argv[0] = env.python
+        if argv[1:3] == ["-m", "doctest"] and "-v" not in argv:
+            # Silent when every example passes, as when a file has none: `-v` ends with
+            # "N passed and M failed.", which says tests ran.
+            argv.insert(3, "-v")
     return Candidate(
         kind,
         tuple(argv),
