@@ -93,6 +93,22 @@ def test_ruff_json_with_absolute_paths_made_relative() -> None:
     assert where(d) == ("pkg/a.py", 1, 8, "F401", "error")
 
 
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        ('noise [{"a": 1}, {"b": [2, 3]}]', [{"a": 1}, {"b": [2, 3]}]),
+        ('[\n  {"a": 1},\n  {"b": 2},\n  {"c": [3, ', [{"a": 1}, {"b": 2}]),  # cut short
+        ("[]", []),
+        ("no array here", []),
+        ("[1, oops, 3]", [1]),
+    ],
+)
+def test_json_array_items_reads_up_to_a_cut(text: str, items: list[object]) -> None:
+    from assay.parsers._text import json_array_items
+
+    assert list(json_array_items(text)) == items
+
+
 def test_ruff_syntax_error_gets_a_code() -> None:
     doc = [
         {

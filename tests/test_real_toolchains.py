@@ -209,6 +209,19 @@ def test_python_missing_toolchain_is_unverified(
     assert "install" in evidence.note
 
 
+def test_ruff_findings_past_the_capture_bound_are_still_read(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """ruff's JSON is one array: cut at the capture's bound, it did not parse, and the note
+    said `ruff failed (exited 1): [`. The findings before the cut are read."""
+    (py_project / "many.py").write_text("".join(f"import m{i}\n" for i in range(5000)))
+    evidence = run(check_named(py_project, "ruff"), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert evidence.result is not None and evidence.result.stdout.truncated
+    assert len(evidence.diagnostics) > 100
+    assert_diagnostic(evidence, "many.py", 1)
+
+
 @pytest.mark.parametrize(
     ("answer", "verdict", "cause"),
     [("2", Verdict.PASS, Cause.EXIT_ZERO), ("3", Verdict.FAIL, Cause.EXIT_NONZERO)],

@@ -69,6 +69,31 @@ def json_document(text: str) -> Any:
     return None
 
 
+def json_array_items(text: str) -> Iterator[Any]:
+    """The items of the JSON array `text` holds (noise before its `[` ignored), one by one:
+    of an array cut short (output past the capture's bound), the items before the cut."""
+    start = text.find("[")
+    if start < 0:
+        return
+    decoder = json.JSONDecoder()
+    at = _skip_space(text, start + 1)
+    while at < len(text) and text[at] != "]":
+        try:
+            item, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return
+        yield item
+        at = _skip_space(text, at)
+        if text[at : at + 1] == ",":
+            at = _skip_space(text, at + 1)
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
 def to_int(value: object) -> int | None:
     """`value` as an int when it is one (or a string of one); None for anything else."""
     if isinstance(value, bool):

@@ -10,6 +10,7 @@ from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput
 from assay.parsers._text import (
     combined,
+    json_array_items,
     json_document,
     json_lines,
     relative,
@@ -127,25 +128,25 @@ def _pyright_severity(value: object) -> str:
 
 
 def parse_ruff(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    """ruff `--output-format=json`: a list of violations (syntax errors have no code)."""
-    document = json_document(result.stdout.text)
+    """ruff `--output-format=json`: a list of violations (syntax errors have no code); of a
+    list longer than the capture keeps, those before the cut."""
     diagnostics: list[Diagnostic] = []
-    if isinstance(document, list):
-        for item in document:
-            if not isinstance(item, dict):
-                continue
-            location = item.get("location") or {}
-            diagnostics.append(
-                Diagnostic(
-                    message=str(item.get("message", "")),
-                    file=relative(item.get("filename"), result.cwd),
-                    line=to_int(location.get("row")),
-                    column=to_int(location.get("column")),
-                    code=item.get("code") or "syntax-error",
-                    severity="error",
-                    tool="ruff",
-                )
+    for item in json_array_items(result.stdout.text):
+        if not isinstance(item, dict):
+            continue
+        location = item.get("location")
+        location = location if isinstance(location, dict) else {}
+        diagnostics.append(
+            Diagnostic(
+                message=str(item.get("message", "")),
+                file=relative(item.get("filename"), result.cwd),
+                line=to_int(location.get("row")),
+                column=to_int(location.get("column")),
+                code=item.get("code") or "syntax-error",
+                severity="error",
+                tool="ruff",
             )
+        )
     return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
 
 
