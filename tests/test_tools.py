@@ -205,7 +205,8 @@ def test_tables_are_views_of_the_declarations() -> None:
 
 
 def test_dependency_caches_are_what_verify_installs_into(tmp_path: Path) -> None:
-    # The one view `verify --install` reads: every cache inside the workspace.
+    # The one view `verify --install` reads: every cache inside the workspace (and pip
+    # told not to ask the index for a newer pip).
     deps = tmp_path / ".assay-deps"
     assert dependency_caches(tmp_path) == {
         "GOMODCACHE": str(deps / "go-mod"),
@@ -213,6 +214,7 @@ def test_dependency_caches_are_what_verify_installs_into(tmp_path: Path) -> None
         "CARGO_HOME": str(deps / "cargo"),
         "npm_config_cache": str(deps / "npm"),
         "PIP_CACHE_DIR": str(deps / "pip"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
 
 

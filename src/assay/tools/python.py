@@ -244,11 +244,13 @@ def _interpreter(name: str, **more: object) -> ToolSpec:
     )
 
 
-def _pip_cache(deps: Path) -> Mapping[str, str]:
-    return {"PIP_CACHE_DIR": str(deps / "pip")}
+def _pip_env(deps: Path) -> Mapping[str, str]:
+    # pip's check for a newer pip is a request to the index per run, and a notice in the
+    # step's output.
+    return {"PIP_CACHE_DIR": str(deps / "pip"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 
-PYTHON = _interpreter("python", parser=("python", "parse_compileall"), dependency_env=_pip_cache)
+PYTHON = _interpreter("python", parser=("python", "parse_compileall"), dependency_env=_pip_env)
 COMPILEALL = _interpreter(  # `python -m compileall`
     "compileall",
     commands=(Command(("compileall",), Kind.BUILD),),
