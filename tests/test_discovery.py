@@ -614,6 +614,27 @@ def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> N
     assert [c.argv[:3] for c in p.checks if c.kind is Kind.TEST] == [("python3", "-m", "pytest")]
 
 
+def test_the_suite_is_chosen_over_the_doc_tests_listed_before_it(tmp_path: Path) -> None:
+    """natsort 8.4.0's [testenv]: a doctest of a doc file, pytest over README.rst, then the
+    suite with `--cov {envsitepackagesdir}/natsort`. The placeholder, in a coverage option
+    assay leaves out anyway, had dropped the suite; the doc file's doctest was planned, and
+    found no examples in it."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [testenv]
+                commands =
+                    {envpython} -m doctest -o IGNORE_EXCEPTION_DETAIL docs/howitworks.rst
+                    pytest README.rst docs/examples.rst
+                    pytest --tb=short --cov {envsitepackagesdir}/natsort --cov-report term-missing {posargs:}
+            """,
+        },
+    )
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert test.argv == ("python3", "-m", "pytest", "--tb=short", "-q", "-x")
+
+
 def test_env_list_names_are_expanded_lazily_and_bounded() -> None:
     from assay.tools.tox_config import MAX_LISTED_ENVS, read_tox
 

@@ -40,6 +40,11 @@ NAME = "tox-nox"
 #: A command tox or nox states outranks a tool merely configured (`[tool.pytest]`): it is
 #: what the maintainers run, with the environment they run it in.
 STATED_COST = 0
+#: Among the test commands an environment states, the suite comes first: a test runner
+#: over documentation files (`pytest README.rst`) or an unrecognised command (`python -m
+#: doctest guide.rst`) is taken only when the environment states nothing else.
+SIDE_TEST_COST = STATED_COST + 1
+_DOC_FILE = re.compile(r"\.(rst|md|txt)$")
 
 
 def parse_tox(
@@ -92,7 +97,9 @@ def _from_line(
         candidate = candidate_from(
             hit, env, Origin.PYTHON_CONFIG, source, reason, extra_env=extra_env
         )
-        return replace(candidate, cost=STATED_COST)
+        paths = [a for a in hit.args if not a.startswith("-")]
+        on_docs = kind is Kind.TEST and bool(paths) and all(_DOC_FILE.search(p) for p in paths)
+        return replace(candidate, cost=SIDE_TEST_COST if on_docs else STATED_COST)
     if kind is not Kind.TEST:
         return None
     # An unrecognised test command (`python runtests.py`) is still the project's test
@@ -119,7 +126,7 @@ def _from_line(
         source,
         f"{why}: {line}",
         env=extra_env,
-        cost=STATED_COST,
+        cost=SIDE_TEST_COST,
     )
 
 

@@ -58,6 +58,11 @@ _UNRESOLVED = "\x00"
 _TEMP_OPTION = re.compile(
     r"(?<!\S)--basetemp(?:=|\s+)[\"']?\{(?:envtmpdir|env_tmp_dir)\}[^\s\"']*[\"']?(?!\S)"
 )
+#: pytest-cov's options with a tox placeholder (`--cov {envsitepackagesdir}/pkg`): assay
+#: leaves coverage options out anyway, so they do not make the line one only tox can run.
+_COVERAGE_OPTION = re.compile(
+    r"(?<!\S)--cov(?:-config|-report)?(?:=|\s+)[\"']?[^\s\"']*\{[^}\s]*\}[^\s\"']*[\"']?(?!\S)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +231,7 @@ def _command(
     raw = line
     line = line.lstrip("-").strip()  # `- cmd`: tox ignores its exit status; the command is the same
     line = re.sub(r"(^|\s)\[\](?=\s|$)", " ", line)  # tox 3's `[]` is `{posargs}`
-    line = _TEMP_OPTION.sub(" ", line)
+    line = _COVERAGE_OPTION.sub(" ", _TEMP_OPTION.sub(" ", line))
     filled = _fill(line, name, setenv, references).strip()
     if _UNRESOLVED in filled:
         missing = filled.split(_UNRESOLVED)[1]
