@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.evidence import Check
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
 from tests.cli import assay
@@ -92,6 +93,21 @@ def test_mypy_with_install_types_gets_its_stubs_during_the_install(tmp_path: Pat
     assert steps[-1].argv[:3] == ("sh", "-c", '"$@" >/dev/null 2>&1 || true')
     write(tmp_path, {"tox.ini": "[testenv:mypy]\ncommands = mypy pkg\n"})
     assert all(s.name != "install-mypy-stubs" for s in install_steps(tmp_path))
+    # Run where the check runs, with the environment's interpreter found from there.
+    from assay.install import _mypy_stub_steps
+
+    check = Check(
+        name="mypy", kind=Kind.TYPECHECK, argv=("mypy", ".", "--install-types"), cwd="sub"
+    )
+    [step] = _mypy_stub_steps([check])
+    assert step.cwd == "sub" and step.argv[4:] == (
+        "../.venv/bin/python",
+        "-m",
+        "mypy",
+        ".",
+        "--install-types",
+        "--non-interactive",
+    )
 
 
 def test_requirement_files_for_another_python_are_not_installed(tmp_path: Path) -> None:

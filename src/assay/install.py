@@ -190,14 +190,15 @@ def _mypy_stub_steps(planned: Sequence[Check]) -> list[Check]:
         return []
     args = tuple(check.argv[3:] if check.argv[1:2] == ("-m",) else check.argv[1:])
     args += tuple(a for a in _INSTALL_TYPES if a not in args)
-    return [
-        install_step(
-            "mypy-stubs",
-            ("sh", "-c", _QUIETLY, "sh", f"{MADE_ENV}/bin/python", "-m", "mypy", *args),
-            check.source or "",
-            "the type stubs mypy's --install-types asks pip for, installed with the network",
-        )
-    ]
+    # Run where the check runs: its paths are relative to that directory.
+    python = os.path.relpath(f"{MADE_ENV}/bin/python", check.cwd)
+    step = install_step(
+        "mypy-stubs",
+        ("sh", "-c", _QUIETLY, "sh", python, "-m", "mypy", *args),
+        check.source or "",
+        "the type stubs mypy's --install-types asks pip for, installed with the network",
+    )
+    return [replace(step, cwd=check.cwd)]
 
 
 @dataclass(frozen=True, slots=True)
