@@ -505,6 +505,70 @@ def test_mypy_install_types_verifies_offline_with_the_stubs_the_install_got(
     assert report["extra"]["install"][-1]["name"] == "install-mypy-stubs"
 
 
+def test_a_syntax_error_in_the_projects_own_file_is_found_in_install_output(tmp_path: Path) -> None:
+    """Real Python's words for a file that does not parse, indented as pip shows a build
+    backend's output; one under the environment the install made is not the project's."""
+    from assay.parsers.crash import syntax_error_in
+
+    write(tmp_path, {"pkg/__init__.py": "from .core import f\n", "pkg/core.py": "def f(:\n"})
+    done = subprocess.run(
+        [sys.executable, "-c", "import pkg"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    shown = "\n".join("      " + line for line in done.stderr.splitlines())
+    found = syntax_error_in(shown, str(tmp_path))
+    assert found is not None and (found.file, found.line, found.code) == (
+        "pkg/core.py",
+        1,
+        "SyntaxError",
+    )
+    assert syntax_error_in(shown, str(tmp_path), ("pkg",)) is None
+    assert syntax_error_in(shown, str(tmp_path / "elsewhere")) is None
+
+
+@pytest.mark.slow
+def test_a_fresh_clone_whose_code_does_not_parse_fails_even_when_its_install_stops_on_it(
+    tmp_path: Path,
+) -> None:
+    """idna 3.20 with a syntax error: flit imports the package for its version while pip
+    installs it, so the install step itself fails. That is the code's failure: FAILED, with
+    where, not an environment that could not be set up."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [build-system]
+                requires = ["flit_core>=3.4"]
+                build-backend = "flit_core.buildapi"
+                [project]
+                name = "broken"
+                dynamic = ["version", "description"]
+                [project.optional-dependencies]
+                test = ["pytest"]
+            """,
+            "broken/__init__.py": '"""A package."""\n\n__version__ = "1.0"\n\nfrom .core import f\n',
+            "broken/core.py": "def f(x:\n    return x\n",
+            "tests/test_f.py": "from broken import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
+        },
+    )
+    done = assay(
+        "verify",
+        "--install",
+        "--sandbox",
+        "bwrap",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "FAILED", report["note"]
+    assert "broken/core.py:1" in report["note"], report["note"]
+
+
 @pytest.mark.slow
 def test_dependency_groups_are_installed_by_a_pip_that_predates_them(tmp_path: Path) -> None:
     """The venv's own pip (23.x here) has no `--group`: the groups' requirements, includes

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
-from assay.evidence import Check, CheckerId, Evidence
+from assay.evidence import Check, CheckerId, Diagnostic, Evidence
 from assay.plan import Plan, PlanOptions
 from assay.progress import Progress
 from assay.report import Report, aggregate
@@ -413,7 +413,7 @@ class _Run:
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
                 return _SessionResult(
-                    [_install_failed(e) for e in installed],
+                    [_install_failed(e, session.root) for e in installed],
                     [c.name for c in the_plan.checks],
                     the_plan,
                     install=installed,
@@ -609,15 +609,41 @@ def _install(
     return evidence
 
 
-def _install_failed(evidence: Evidence) -> Evidence:
-    """A failed install step means the checks could not run: not a verdict on the code."""
+def _install_failed(evidence: Evidence, root: Path) -> Evidence:
+    """A failed install step means the checks could not run: not a verdict on the code,
+    unless the step failed on the code itself, a file of the project (`root`, the workspace)
+    that is not valid Python (a build backend imports the package for its version)."""
     if evidence.passed:
         return evidence
+    broken = _syntax_error_in_project(evidence, root)
+    if broken is not None:
+        note = (
+            f"install step {evidence.check.name} failed on the project's own code: "
+            f"{broken.file}:{broken.line}: {broken.message}"
+        )
+        return replace(
+            evidence,
+            verdict=Verdict.FAIL,
+            cause=Cause.EXIT_NONZERO,
+            diagnostics=(broken,),
+            note=note,
+        )
     note = (
         f"install step {evidence.check.name} did not succeed ({evidence.cause.value}); "
         "the checks were not run. Check the lockfile and the network, or set the environment up yourself."
     )
     return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
+
+
+def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | None:
+    if evidence.result is None or evidence.verdict is not Verdict.FAIL:
+        return None
+    from assay.install import MADE_ENV
+    from assay.parsers._text import combined
+    from assay.parsers.crash import syntax_error_in
+    from assay.tools import DEPENDENCY_DIR
+
+    return syntax_error_in(combined(evidence.result), str(root), (MADE_ENV, DEPENDENCY_DIR))
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ traceback or compile probes on purpose, and those are not why anything failed.
 from __future__ import annotations
 
 import functools
+import os
 import re
 
 from assay.evidence import Diagnostic
@@ -105,6 +106,44 @@ def missing_tool_module(text: str) -> str | None:
         module = match.group(1)
         if module in ENVIRONMENT_TOOLS or module in _OTHER_TOOL_MODULES:
             return f"python -m {module}"
+    return None
+
+
+# Python refusing a file it was asked to run or import: the file is not valid Python.
+_PY_SYNTAX = r"^\s*((?:Syntax|Indentation|Tab)Error): (.*)$"
+_PY_SYNTAX_FRAME = r'^\s*File "([^"]+)", line (\d+)'
+
+
+def syntax_error_in(text: str, root: str, outside: tuple[str, ...] = ()) -> Diagnostic | None:
+    """The last Python syntax error `text` reports in a file under `root` (an install step
+    that imported the project: flit reads its version so, setup.py runs), unless that file
+    lies under one of `outside` (the environment the install made, its caches)."""
+    lines = text.splitlines()
+    for at in range(len(lines) - 1, -1, -1):
+        error = _compiled(_PY_SYNTAX).match(lines[at])
+        if error is None:
+            continue
+        frame = next(
+            (
+                m
+                for line in reversed(lines[max(0, at - 6) : at])
+                if (m := _compiled(_PY_SYNTAX_FRAME).match(line))
+            ),
+            None,
+        )
+        if frame is None:
+            continue
+        file = os.path.normpath(frame.group(1))
+        inside = file.startswith(root.rstrip("/") + "/")
+        if not inside or any(file.startswith(os.path.join(root, o) + "/") for o in outside):
+            continue
+        name, message = error.groups()
+        return Diagnostic(
+            message=f"{name}: {message}",
+            file=relative(file, root),
+            line=int(frame.group(2)),
+            code=name,
+        )
     return None
 
 

@@ -221,10 +221,14 @@ def install_steps(root: Path) -> list[Check]:
     return [step for e in _ecosystems() if e.install is not None for step in e.install(root)]
 
 
+#: Where in the workspace the install steps keep what they download.
+DEPENDENCY_DIR = ".assay-deps"
+
+
 def dependency_caches(workspace: Path) -> dict[str, str]:
     """Where installed dependencies go: inside the workspace, so that later checks (each
     with its own scratch HOME) find what the install steps downloaded."""
-    deps = workspace / ".assay-deps"
+    deps = workspace / DEPENDENCY_DIR
     caches: dict[str, str] = {}
     for spec in _tools().values():
         if spec.dependency_env is not None:
