@@ -549,7 +549,10 @@ def test_a_fresh_clone_whose_code_does_not_parse_fails_even_when_its_install_sto
                 [project.optional-dependencies]
                 test = ["pytest"]
             """,
-            "broken/__init__.py": '"""A package."""\n\n__version__ = "1.0"\n\nfrom .core import f\n',
+            # A version flit does not read from the source (only from `_version.py` and the
+            # like): it imports the package for it.
+            "broken/__init__.py": '"""A package."""\n\nfrom .core import f\nfrom .package_data import __version__\n',
+            "broken/package_data.py": '__version__ = "1.0"\n',
             "broken/core.py": "def f(x:\n    return x\n",
             "tests/test_f.py": "from broken import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
         },
@@ -566,6 +569,7 @@ def test_a_fresh_clone_whose_code_does_not_parse_fails_even_when_its_install_sto
     )
     report = json.loads(done.stdout)
     assert report["status"] == "FAILED", report["note"]
+    assert report["extra"]["install"][-1]["verdict"] == "fail"
     assert "broken/core.py:1" in report["note"], report["note"]
 
 
