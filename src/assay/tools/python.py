@@ -339,13 +339,12 @@ PYRIGHT = ToolSpec(
 #: Where the install keeps the wheels that building the project needs; checks' pip looks
 #: there, and nowhere else (they run without the network).
 BUILD_WHEELHOUSE = ".venv/build-wheels"
-# pip download into "$1" of the rest; a failure leaves the checks' builds needing the network,
-# which they would need anyway, so it does not fail the install.
-_DOWNLOAD_QUIETLY = (
-    'dest=$1; shift; .venv/bin/python -m pip download -q -d "$dest" "$@" '
-    '|| echo "assay: build requirements not downloaded: a check that builds the project '
-    'will need the network" >&2'
-)
+
+
+def _best_effort(argv: tuple[str, ...], otherwise: str) -> tuple[str, ...]:
+    """`argv` as a step whose failure does not stop the install: it says `otherwise` (what
+    then happens) on stderr instead."""
+    return ("sh", "-c", '"$@" || echo "assay: $0" >&2', otherwise, *argv)
 
 
 def install_steps(root: Path) -> list[Check]:
@@ -378,32 +377,48 @@ def install_steps(root: Path) -> list[Check]:
             tool="python",
         )
     ]
+    python = (".venv/bin/python", "-m", "pip")
     if manifest is not None:
-        build = build_requirements(root)
+        download = (*python, "download", "-q", "-d", BUILD_WHEELHOUSE, *build_requirements(root))
+        # Without them, a check that builds the project needs the network, as it did anyway.
+        otherwise = (
+            "build requirements not downloaded: a check that builds the project will need "
+            "the network"
+        )
         steps.append(
             install_step(
                 "build-requirements",
-                ("sh", "-c", _DOWNLOAD_QUIETLY, "sh", BUILD_WHEELHOUSE, *build),
+                _best_effort(download, otherwise),
                 manifest,
                 "what building the project needs, kept for checks that build it offline "
                 "(a test of its packaging); best effort",
             )
         )
-    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    pip = (*python, "install", "-q")
     dev = [
         install_step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present")
         for name in requirements
     ]
-    for name, declared in (
-        ("groups", declared_groups(root)),
-        ("tox", tox_requirements(root, set(requirements))),
-    ):
+    tests, others = declared_groups(root)
+    for name, declared in (("groups", tests), ("tox", tox_requirements(root, set(requirements)))):
         if declared is not None:
             dev.append(
                 install_step(
                     f"python-{name}", (*pip, *declared.args), declared.file, declared.source
                 )
             )
+    if others is not None:
+        # Beside a test group, the others (`dev`, `lint`, `typing`) often pull in docs and
+        # release tools, whose newest versions may not install on this Python (filelock's
+        # sphinx>=9.1): the tests' needs come first, and a linter missing for want of them is
+        # told as missing.
+        argv = (*pip, *others.args)
+        otherwise = "these dependency groups did not install; the checks that need them will say"
+        if tests is None:
+            dev.append(install_step("python-groups", argv, others.file, others.source))
+        else:
+            step = _best_effort(argv, otherwise)
+            dev.append(install_step("python-dev-groups", step, others.file, others.source))
     steps += dev
     if manifest is not None:
         # Last, as tox does: a dependency that depends on the project (pytest on pluggy)

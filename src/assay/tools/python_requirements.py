@@ -158,16 +158,16 @@ def _is_dev_env(name: str) -> bool:
     return any(f in ("", *_DEV_ENVS) or f in ("py3", "pypy3") for f in factors)
 
 
-def dependency_groups(pyproject: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
-    """(the DEV_GROUPS the project declares, their requirements with every
+def dependency_groups(
+    pyproject: Mapping[str, Any], among: tuple[str, ...] = DEV_GROUPS
+) -> tuple[tuple[str, ...], list[str]]:
+    """(the groups of `among` the project declares, their requirements with every
     `{include-group = ...}` resolved), in declaration order, without repeats."""
     groups = pyproject.get("dependency-groups")
     if not isinstance(groups, dict):
         return (), []
     by_name = {_normalise(n): v for n, v in groups.items() if isinstance(n, str)}
-    wanted = tuple(
-        n for n in (_normalise(g) for g in groups if isinstance(g, str)) if n in DEV_GROUPS
-    )
+    wanted = tuple(n for n in (_normalise(g) for g in groups if isinstance(g, str)) if n in among)
     requirements: dict[str, None] = {}
     for name in wanted:
         for requirement in _group(by_name, name, ()):
@@ -279,10 +279,21 @@ def _tox_dep(root: Path, dep: str, installed: set[str]) -> tuple[str, ...] | Non
     return (dep,)
 
 
-def declared_groups(root: Path) -> Declared | None:
-    """The requirements of the project's dev dependency groups, resolved."""
+#: Dependency groups for the tests themselves, among DEV_GROUPS.
+TEST_GROUPS = ("test", "tests", "testing")
+
+
+def declared_groups(root: Path) -> tuple[Declared | None, Declared | None]:
+    """The requirements of the project's dependency groups for its tests (TEST_GROUPS), and
+    of its other dev groups without those, each resolved; None for a side with none."""
     pyproject = read_pyproject(root)
-    names, requirements = dependency_groups(pyproject)
+    tests = dependency_groups(pyproject, TEST_GROUPS)
+    others = dependency_groups(pyproject, tuple(g for g in DEV_GROUPS if g not in TEST_GROUPS))
+    others = (others[0], [r for r in others[1] if r not in tests[1]])
+    return _as_declared(*tests), _as_declared(*others)
+
+
+def _as_declared(names: tuple[str, ...], requirements: list[str]) -> Declared | None:
     if not requirements:
         return None
     source = f"pyproject.toml [dependency-groups] {', '.join(names)}"
