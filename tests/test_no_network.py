@@ -105,3 +105,19 @@ def test_a_failure_that_does_not_mention_the_network_is_still_a_failure(tmp_path
     c = Check(name="test", kind=Kind.TEST, argv=ran.argv, tool="shell")
     ev = classify(c, ran, parse_output(c, ran))
     assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+
+
+def test_cargo_offline_without_the_crates_is_inconclusive_not_a_failure(tmp_path: Path) -> None:
+    """itoa's dev-dependency, never fetched: cargo offline (as the sandbox runs it) cannot
+    resolve it. That is a missing download, not the code failing to build."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.rs").write_text("fn main() {}\n")
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "offline"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        '[dependencies]\nno-panic = "0.1"\n'
+    )
+    ran = _offline(["cargo", "build", "--offline"], tmp_path)
+    assert ran.exit_code not in (0, None)
+    c = Check(name="cargo-build", kind=Kind.BUILD, argv=ran.argv, tool="cargo")
+    ev = classify(c, ran, parse_output(c, ran), sandbox="bwrap")
+    assert (ev.verdict, ev.cause) == (Verdict.INCONCLUSIVE, Cause.NETWORK_UNAVAILABLE), ev.note

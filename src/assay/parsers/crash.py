@@ -51,12 +51,14 @@ _NO_MODULE_TO_RUN = r"^(?:/\S*/)?python[\d.]*: No module named ([A-Za-z_][\w.]*)
 _OTHER_TOOL_MODULES = frozenset({"build", "coverage"})
 
 # What resolvers and clients say when there is no network: node and npm, curl, glibc
-# through Python, pip (urllib3), and pip told of no index (as checks are after `--install`)
-# finding no version at all.
+# through Python, pip (urllib3), pip told of no index (as checks are after `--install`)
+# finding no version at all, and cargo offline (as the sandbox runs it) missing a crate
+# that was never fetched.
 _NO_NETWORK = (
     r"\bEAI_AGAIN\b|getaddrinfo ENOTFOUND|Could not resolve host|Network is unreachable"
     r"|\bENETUNREACH\b|Temporary failure in name resolution|Failed to establish a new connection"
     r"|Could not find a version that satisfies the requirement .* \(from versions: none\)"
+    r"|As a reminder, you're using offline mode|but --offline was specified"
 )
 
 
