@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,22 @@ from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
 from tests.cli import assay
 from tests.repos import write, write_dedented
+
+
+def installed_and_verified(repo: Path, tmp_path: Path) -> dict[str, Any]:
+    """The JSON report of `assay verify --install` of `repo` under bubblewrap, for real."""
+    done = assay(
+        "verify",
+        "--install",
+        "--sandbox",
+        "bwrap",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 def argvs(root: Path) -> list[tuple[str, ...]]:
@@ -460,17 +477,7 @@ def test_a_test_that_builds_the_project_runs_offline_from_the_kept_wheels(
             """,
         },
     )
-    done = assay(
-        "verify",
-        "--install",
-        "--sandbox",
-        "bwrap",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     assert report["status"] == "VERIFIED", report["note"]
 
 
@@ -513,17 +520,7 @@ def test_mypy_install_types_verifies_offline_with_the_stubs_the_install_got(
             """,
         },
     )
-    done = assay(
-        "verify",
-        "--install",
-        "--sandbox",
-        "bwrap",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     assert report["status"] == "VERIFIED", report["note"]
     assert report["extra"]["install"][-1]["name"] == "install-mypy-stubs"
 
@@ -580,17 +577,7 @@ def test_a_fresh_clone_whose_code_does_not_parse_fails_even_when_its_install_sto
             "tests/test_f.py": "from broken import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
         },
     )
-    done = assay(
-        "verify",
-        "--install",
-        "--sandbox",
-        "bwrap",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     assert report["status"] == "FAILED", report["note"]
     assert report["extra"]["install"][-1]["verdict"] == "fail"
     assert "broken/core.py:1" in report["note"], report["note"]
