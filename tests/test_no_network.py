@@ -53,10 +53,10 @@ OFFLINE = {
         "--index-url=https://pypi.org/simple",
         "six",
     ],
-    # How checks run pip after `--install` (PIP_NO_INDEX, the kept wheels): it finds nothing.
     # cargo offline (as the sandbox runs it) without a crate never fetched (itoa's
     # dev-dependency): a missing download, not the code failing to build.
     "cargo": ["cargo", "build", "--offline"],
+    # How checks run pip after `--install` (PIP_NO_INDEX, the kept wheels): it finds nothing.
     "pip-no-index": [
         sys.executable,
         "-m",
