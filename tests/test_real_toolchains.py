@@ -223,6 +223,44 @@ def test_ruff_findings_past_the_capture_bound_are_still_read(
 
 
 @pytest.mark.parametrize(
+    ("declared", "installed", "verdict", "cause"),
+    [
+        # is-number's fresh clone: `mocha`, a devDependency, with no node_modules.
+        (True, False, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING),
+        # A package the project does not declare: no install would mend it.
+        (False, False, Verdict.INCONCLUSIVE, Cause.UNRECOGNIZED_FAILURE),
+        (True, True, Verdict.PASS, Cause.EXIT_ZERO),
+    ],
+)
+def test_a_node_check_without_its_declared_dependencies_is_unverified(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    declared: bool,
+    installed: bool,
+    verdict: Verdict,
+    cause: Cause,
+) -> None:
+    dependencies = '"devDependencies": {"left-pad": "^1.3.0"}, ' if declared else ""
+    files = {
+        "package.json": f'{{"name": "p", {dependencies}"scripts": {{"test": "node test.js"}}}}',
+        "test.js": """
+            const pad = require('left-pad/index.js');
+            if (pad('1', 3, '0') !== '001') process.exit(1);
+            console.log('1 passed');
+        """,
+    }
+    if installed:
+        files["node_modules/left-pad/index.js"] = (
+            "module.exports = (s, n, c) => String(s).padStart(n, c);\n"
+        )
+    project = write_dedented(tmp_path, files)
+    evidence = run(check_named(project, "npm-test"), project, tmp_path_factory)
+    assert_verdict(evidence, verdict, cause)
+    if verdict is Verdict.UNVERIFIED:
+        assert "could not load left-pad" in evidence.note and "npm ci" in evidence.note
+
+
+@pytest.mark.parametrize(
     ("answer", "verdict", "cause"),
     [("2", Verdict.PASS, Cause.EXIT_ZERO), ("3", Verdict.FAIL, Cause.EXIT_NONZERO)],
 )

@@ -69,6 +69,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
         return Cause.NETWORK_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _node_dependency_not_installed(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -114,6 +116,17 @@ def _own_package_not_installed(
     if parsed.tests is not None and parsed.tests.passed:
         return None  # some tests ran: the package was importable
     return uninstalled_own_package(combined(result), result.cwd)
+
+
+def _node_dependency_not_installed(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """A package the project declares, when a check failed only for want of it."""
+    if result.exit_code in (0, None) or (parsed.tests is not None and parsed.tests.passed):
+        return None  # some tests ran: the dependencies were there
+    from assay.uninstalled_dependency import uninstalled_node_dependency
+
+    return uninstalled_node_dependency(combined(result), result.cwd)
 
 
 def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
@@ -186,6 +199,14 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
                 "install -e .`, or run `assay verify --install`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            package := _node_dependency_not_installed(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} could not load {package}, which package.json declares: the "
+                "project's dependencies are not installed (node_modules lacks it). Install "
+                "them (`npm ci`, or run `assay verify --install`), then verify again."
             )
         case Cause.NETWORK_UNAVAILABLE:
             return (

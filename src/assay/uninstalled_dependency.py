@@ -1,0 +1,59 @@
+"""A node check that cannot load a package its project declares: dependencies not installed.
+
+A fresh clone has no `node_modules`. Its test script then stops at the first `require` of a
+devDependency (`Error: Cannot find module 'mocha'`), which says nothing of the code: the
+check could not be made (`toolchain_missing`, UNVERIFIED), and `assay verify --install`
+(`npm ci`) or the user's own install mends it.
+
+Only a package that package.json declares and `node_modules` lacks counts. A module the
+project does not declare (a change that requires a new one, or misspells one) stays a
+failure: no install would mend it. package.json is read as untrusted (no links, bounded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from assay.untrusted_files import read_untrusted
+
+__all__ = ["uninstalled_node_dependency"]
+
+#: node's words for a `require` (CommonJS) or an `import` (ESM) of a package it cannot find.
+_NOT_FOUND = re.compile(r"Cannot find (?:module|package) '((?:@[\w.-]+/)?[\w.-]+)(?:/[^']*)?'")
+_DECLARING = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+MAX_PACKAGE_JSON_BYTES = 1024 * 1024
+
+
+def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
+    """The package `output` says node could not find, when every such package is one the
+    package.json at `cwd` declares and `cwd/node_modules` lacks; else None."""
+    names = sorted(set(_NOT_FOUND.findall(output)))
+    if not names:
+        return None
+    declared = _declared(cwd)
+    if not all(
+        n in declared and not os.path.lexists(os.path.join(cwd, "node_modules", n)) for n in names
+    ):
+        return None
+    return names[0]
+
+
+def _declared(cwd: str) -> set[str]:
+    data = read_untrusted(cwd, "package.json", limit=MAX_PACKAGE_JSON_BYTES)
+    if not isinstance(data, bytes):
+        return set()
+    try:
+        manifest = json.loads(data)
+    except (ValueError, RecursionError):
+        return set()
+    if not isinstance(manifest, dict):
+        return set()
+    return {
+        name
+        for field in _DECLARING
+        if isinstance(manifest.get(field), dict)
+        for name in manifest[field]
+        if isinstance(name, str)
+    }
