@@ -377,9 +377,9 @@ def install_steps(root: Path) -> list[Check]:
             tool="python",
         )
     ]
-    python = (".venv/bin/python", "-m", "pip")
+    venv_pip = (".venv/bin/python", "-m", "pip")
     if manifest is not None:
-        download = (*python, "download", "-q", "-d", BUILD_WHEELHOUSE, *build_requirements(root))
+        download = (*venv_pip, "download", "-q", "-d", BUILD_WHEELHOUSE, *build_requirements(root))
         # Without them, a check that builds the project needs the network, as it did anyway.
         otherwise = (
             "build requirements not downloaded: a check that builds the project will need "
@@ -394,7 +394,7 @@ def install_steps(root: Path) -> list[Check]:
                 "(a test of its packaging); best effort",
             )
         )
-    pip = (*python, "install", "-q")
+    pip = (*venv_pip, "install", "-q")
     dev = [
         install_step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present")
         for name in requirements

@@ -159,7 +159,7 @@ def _is_dev_env(name: str) -> bool:
 
 
 def dependency_groups(
-    pyproject: Mapping[str, Any], among: tuple[str, ...] = DEV_GROUPS
+    pyproject: Mapping[str, Any], among: tuple[str, ...]
 ) -> tuple[tuple[str, ...], list[str]]:
     """(the groups of `among` the project declares, their requirements with every
     `{include-group = ...}` resolved), in declaration order, without repeats."""
