@@ -219,6 +219,51 @@ def test_a_file_written_just_now_is_not_trusted_by_its_stat(tree: Path, tmp_path
     assert cache.remembered_files(str(tree.resolve())) == {}
 
 
+def test_an_unchanged_tree_is_keyed_by_its_listing_without_the_file_rows(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(assay.cache, "RACY_SECONDS", 0.0)
+    cache = VerdictCache(tmp_path / "cache")
+    plain = workspace_digest(tree)
+    assert workspace_digest(tree, memo=cache) == plain
+    assert cache.remembered_tree(str(tree.resolve())) is not None
+
+    def no_file_rows(root: str) -> dict[str, tuple[str, bytes]]:
+        raise AssertionError("an unchanged tree read its per-file memo")
+
+    monkeypatch.setattr(cache, "remembered_files", no_file_rows)
+    assert workspace_digest(tree, memo=cache) == plain
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "src" / "b.py").write_text("y = 2\n"),
+        lambda root: (root / "src" / "a.py").unlink(),
+        lambda root: (root / "src" / "a.py").rename(root / "src" / "c.py"),
+        lambda root: (root / "empty").mkdir(),
+        lambda root: (root / "src" / "a.py").chmod(0o755),
+    ],
+    ids=["added", "removed", "renamed", "new empty dir", "made executable"],
+)
+def test_a_tree_listed_differently_is_keyed_anew(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change
+) -> None:
+    monkeypatch.setattr(assay.cache, "RACY_SECONDS", 0.0)
+    cache = VerdictCache(tmp_path / "cache")
+    before = workspace_digest(tree, memo=cache)
+    change(tree)
+    assert workspace_digest(tree, memo=cache) == workspace_digest(tree) != before
+
+
+def test_a_tree_with_a_file_written_just_now_is_not_named_by_its_listing(
+    tree: Path, tmp_path: Path
+) -> None:
+    cache = VerdictCache(tmp_path / "cache")
+    workspace_digest(tree, memo=cache)
+    assert cache.remembered_tree(str(tree.resolve())) is None
+
+
 def test_a_name_that_is_not_utf8_is_keyed_without_the_memo(tree: Path, tmp_path: Path) -> None:
     (tree / os.fsdecode(b"\xff.py")).write_text("y = 1\n")
     cache = VerdictCache(tmp_path / "cache")

@@ -48,7 +48,7 @@ from typing import Any
 from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
-from assay.sandbox.provision import GIT_DIR, scan_source
+from assay.sandbox.provision import GIT_DIR, SourceLayout, scan_source
 from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
@@ -99,8 +99,9 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     gitignored `conftest.py` changes what runs); only caches and build output are left
     out. `.git` is not part of it. With a `memo` (the cache that will hold the verdict),
     a file whose stat identity is unchanged since it was last hashed is not read again:
-    a cached verify costs a stat per file, not a read. Raises `CacheError` when an entry
-    cannot be keyed safely.
+    a cached verify costs a stat per file, not a read; and when no file changed at all,
+    one memo row for the whole listing stands for the per-file rows. Raises `CacheError`
+    when an entry cannot be keyed safely.
     """
     root_path = Path(root)
     try:
@@ -108,23 +109,74 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     except OSError as exc:
         raise CacheError(f"the workspace cannot be keyed: {exc}") from exc
     memo_root = str(root_path.resolve())
-    known = _memoised(memo, memo_root)
     settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
-    fresh: dict[str, tuple[str, bytes]] = {}
-    digest = hashlib.sha256(b"assay-workspace/2\0")
-    for rel in sorted(layout.dirs):
-        digest.update(b"dir\0" + _encode(rel) + b"\0")
-    for rel in sorted(layout.files):
-        value = _file_digest(root_path, rel, layout.stats[rel], known, fresh, settled_before)
-        digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
+    listing = _tree_listing(layout)
+    remembered = _remembered_tree(memo, memo_root)
+    if remembered is not None and remembered[0] == listing:
+        files = remembered[1]  # every entry as it was: not one memo row is read
+    else:
+        files = _files_digest(root_path, layout, memo, memo_root, listing, settled_before)
+    digest = hashlib.sha256(b"assay-workspace/3\0" + files)
     for rel in layout.linked:
         if rel != GIT_DIR:
             fingerprint = environment_fingerprint(root_path, rel, memo=memo)
             digest.update(b"env\0" + _encode(rel) + b"\0" + fingerprint + b"\0")
-    if memo is not None:
-        with contextlib.suppress(CacheError):  # a memo that cannot be written costs time only
-            memo.remember_files(memo_root, fresh, previous=known)
     return digest.hexdigest()
+
+
+def _files_digest(
+    root: Path,
+    layout: SourceLayout,
+    memo: VerdictCache | None,
+    memo_root: str,
+    listing: bytes,
+    settled_before: int,
+) -> bytes:
+    """The digest of the tree's directories and files, each file from the per-file memo
+    when its stat identity is the one it was hashed with; then what was learnt is kept:
+    the files' digests, and, when every file had settled and was hashed as listed, the
+    whole `listing` as a name for the result."""
+    known = _memoised(memo, memo_root)
+    fresh: dict[str, tuple[str, bytes]] = {}
+    digest = hashlib.sha256()
+    for rel in sorted(layout.dirs):
+        digest.update(b"dir\0" + _encode(rel) + b"\0")
+    for rel in sorted(layout.files):
+        value = _file_digest(root, rel, layout.stats[rel], known, fresh, settled_before)
+        digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
+    files = digest.digest()
+    if memo is not None:
+        # Named by its listing only when each file's digest is one its listed identity
+        # vouches for: all of them settled, none rewritten between the walk and the read.
+        whole = len(fresh) == len(layout.files) and all(
+            fresh[rel][0] == _stat_identity(layout.stats[rel]) for rel in layout.files
+        )
+        with contextlib.suppress(CacheError):  # a memo that cannot be written costs time only
+            memo.remember_files(
+                memo_root, fresh, previous=known, tree=(listing, files) if whole else None
+            )
+    return files
+
+
+def _tree_listing(layout: SourceLayout) -> bytes:
+    """A digest of every directory's name and every file's name and stat identity: it
+    changes whenever any file's content does (`_stat_identity`)."""
+    listing = hashlib.sha256(b"assay-listing/1\0")
+    for rel in sorted(layout.dirs):
+        listing.update(b"dir\0" + _encode(rel) + b"\0")
+    for rel in sorted(layout.files):
+        identity = _stat_identity(layout.stats[rel])
+        listing.update(b"file\0" + _encode(rel) + b"\0" + identity.encode() + b"\0")
+    return listing.digest()
+
+
+def _remembered_tree(memo: VerdictCache | None, root: str) -> tuple[bytes, bytes] | None:
+    if memo is None:
+        return None
+    try:
+        return memo.remembered_tree(root)
+    except CacheError:
+        return None
 
 
 #: A file changed less than this long ago is hashed again next time rather than trusted by
@@ -600,16 +652,29 @@ class VerdictCache:
             raise CacheError(f"reading {self.path}: {exc}") from exc
         return {rel: (identity, bytes(digest)) for rel, identity, digest in rows}
 
+    def remembered_tree(self, root: str) -> tuple[bytes, bytes] | None:
+        """The listing of `root`'s whole tree last remembered, with the digest of its files."""
+        try:
+            with self._connect() as db:
+                row = db.execute(
+                    "SELECT listing, digest FROM tree_memo WHERE root = ?", (root,)
+                ).fetchone()
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
+            raise CacheError(f"reading {self.path}: {exc}") from exc
+        return None if row is None else (bytes(row[0]), bytes(row[1]))
+
     def remember_files(
         self,
         root: str,
         digests: Mapping[str, tuple[str, bytes]],
         *,
         previous: Mapping[str, tuple[str, bytes]],
+        tree: tuple[bytes, bytes] | None = None,
     ) -> None:
         """Remember `digests` as what `root`'s files are now (`previous`: what was remembered
-        before, as `remembered_files` gave it; only the difference is written), and forget
-        the least recently keyed roots past `MEMO_MAX_ROOTS`.
+        before, as `remembered_files` gave it; only the difference is written) and `tree`,
+        a listing of the whole tree with the digest it stands for (None: forget it), and
+        forget the least recently written roots past `MEMO_MAX_ROOTS`.
 
         A remembered digest is only ever used for a file whose stat identity is the one it
         was stored with, so a row another run wrote meanwhile is never wrong, only useless."""
@@ -624,6 +689,12 @@ class VerdictCache:
                     " VALUES (?, ?, ?, ?)",
                     changed,
                 )
+                db.execute("DELETE FROM tree_memo WHERE root = ?", (root,))
+                if tree is not None:
+                    db.execute(
+                        "INSERT INTO tree_memo (root, listing, digest) VALUES (?, ?, ?)",
+                        (root, *tree),
+                    )
                 db.execute(
                     "INSERT OR REPLACE INTO digest_roots (root, used_at) VALUES (?, ?)",
                     (root, time.time()),
@@ -634,6 +705,7 @@ class VerdictCache:
                 ).fetchall()
                 db.executemany("DELETE FROM file_digests WHERE root = ?", forgotten)
                 db.executemany("DELETE FROM environment_memo WHERE root = ?", forgotten)
+                db.executemany("DELETE FROM tree_memo WHERE root = ?", forgotten)
                 db.executemany("DELETE FROM digest_roots WHERE root = ?", forgotten)
                 db.execute("COMMIT")
         except (sqlite3.Error, UnicodeEncodeError) as exc:  # a name that is not UTF-8
@@ -688,6 +760,10 @@ class VerdictCache:
                 " root TEXT NOT NULL, rel TEXT NOT NULL, fingerprint BLOB NOT NULL,"
                 " settled_ns INTEGER NOT NULL, interpreters BLOB NOT NULL,"
                 " PRIMARY KEY (root, rel))"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS tree_memo ("
+                " root TEXT PRIMARY KEY, listing BLOB NOT NULL, digest BLOB NOT NULL)"
             )
             db.execute("CREATE INDEX IF NOT EXISTS key_aliases_key ON key_aliases (key)")
             self._initialised = True
