@@ -12,6 +12,7 @@ check will look for it: the project's own environment.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -99,13 +100,14 @@ def command_steps(commands: Sequence[str]) -> list[Check]:
     ]
 
 
-def install_steps(root: Path) -> list[Check]:
+def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
     """The install steps for the project at `root`, in order; empty when nothing is needed.
 
     Where a Python environment is made, the linters, type checkers and test runner the
-    plan runs are installed into it first (at the versions pre-commit hooks pin), so that
-    none is left missing and a version the project's own requirements declare, installed
-    after them, still wins."""
+    plan runs are installed into it first (at the versions pre-commit hooks pin, the others
+    as of the date of the tree at `dated_from`, `root` by default: see `assay.tool_era`),
+    so that none is left missing and a version the project's own requirements declare,
+    installed after them, still wins."""
     from assay.plan import plan_repository
 
     root = Path(root)
@@ -114,7 +116,7 @@ def install_steps(root: Path) -> list[Check]:
     if made is None:
         return steps
     planned = plan_repository(root).checks
-    tools = planned_python_tools(root, planned)
+    tools = planned_python_tools(root, planned, dated_from=dated_from or root)
     return [*steps[: made + 1], *tools, *steps[made + 1 :], *_mypy_stub_steps(planned)]
 
 
@@ -125,9 +127,13 @@ _NOT_INSTALLED = frozenset({"tox", "nox", "unittest", "compileall"})
 _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
 
 
-def planned_python_tools(root: Path, planned: Sequence[Check]) -> list[Check]:
+def planned_python_tools(
+    root: Path, planned: Sequence[Check], *, dated_from: Path | None = None
+) -> list[Check]:
     """One step installing the Python tools `planned` (the plan for `root`) runs, pinned
-    where the pre-commit configuration pins them, with what its hooks install beside them."""
+    where the pre-commit configuration pins them, with what its hooks install beside them;
+    the others at their releases as of the date of the tree at `dated_from` (`root` by
+    default), where it can be learnt."""
     from assay.tools.python_requirements import (
         PRE_COMMIT_CONFIG,
         pre_commit_additions,
@@ -140,19 +146,43 @@ def planned_python_tools(root: Path, planned: Sequence[Check]) -> list[Check]:
     if not wanted:
         return []
     pins, additions = pre_commit_pins(root), pre_commit_additions(root)
-    requirements = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
+    pinned = {p: f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted)}
     # A hook's type stubs and plugins are part of the tool as the maintainers run it.
-    requirements += tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
-    pinned = any(p in pins or p in additions for p in wanted)
-    return [
-        install_step(
-            "python-tools",
-            (*_PIP, *requirements),
-            PRE_COMMIT_CONFIG if pinned else "pyproject.toml",
-            "the linters, type checkers and test runner the plan runs"
-            + (f", at the versions {PRE_COMMIT_CONFIG} pins" if pinned else ""),
-        )
-    ]
+    added = tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
+    argv: tuple[str, ...] = (*_PIP, *pinned.values(), *added)
+    by_pre_commit = any(p in pins or p in additions for p in wanted)
+    why = "the linters, type checkers and test runner the plan runs" + (
+        f", at the versions {PRE_COMMIT_CONFIG} pins" if by_pre_commit else ""
+    )
+    era = _era(dated_from or root, wanted - pins.keys())
+    if era is not None:
+        when, versions = era
+        dated = {**pinned, **{p: f"{p}=={v}" for p, v in versions.items()}}
+        # An old release may lack a wheel for this platform: then none is built, and the
+        # newest releases are installed instead.
+        then = (*_PIP, "--only-binary=:all:", *dated.values(), *added)
+        argv = ("sh", "-c", f"{shlex.join(then)} || {shlex.join(argv)}")
+        listed = ", ".join(f"{p} {v}" for p, v in sorted(versions.items()))
+        why += f"; as of {when}, the tree's date: {listed} (if they install)"
+    source = PRE_COMMIT_CONFIG if by_pre_commit else "pyproject.toml"
+    return [install_step("python-tools", argv, source, why)]
+
+
+def _era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]] | None:
+    """The tree's date and the releases of `tools` as of it (`assay.tool_era`); None when
+    it cannot be learnt, or no tool had a release by then."""
+    from assay.probe import ProbeCache, ProbeFailure
+    from assay.tool_era import tools_as_of, tree_date
+
+    when = tree_date(root) if tools else None
+    if when is None:
+        return None
+    try:
+        python = ProbeCache().get("python").version
+    except ProbeFailure:
+        return None
+    versions = tools_as_of(sorted(tools), when, python)
+    return (f"{when:%Y-%m-%d}", versions) if versions else None
 
 
 def _tool_words(planned: Sequence[Check]) -> set[str]:

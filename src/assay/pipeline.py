@@ -408,7 +408,13 @@ class _Run:
             rebuilt = _discard_environments(session, protect=self.options.protect)
             env = dependency_caches(session.root)
             installed = tuple(
-                _install(session, env, why=rebuilt, commands=self.options.install_commands)
+                _install(
+                    session,
+                    env,
+                    why=rebuilt,
+                    commands=self.options.install_commands,
+                    dated_from=self.root,
+                )
             )
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
@@ -592,14 +598,22 @@ def _go_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None
 
 
 def _install(
-    session: Session, env: dict[str, str], *, why: str = "", commands: Sequence[str] = ()
+    session: Session,
+    env: dict[str, str],
+    *,
+    why: str = "",
+    commands: Sequence[str] = (),
+    dated_from: Path | None = None,
 ) -> list[Evidence]:
     """Run the install steps, then `commands`, one after another, in the sandbox with the
-    network on; `why` is noted on the first step (why an environment had to be built)."""
+    network on; `why` is noted on the first step (why an environment had to be built);
+    `dated_from`: the source tree, whose date decides the releases of tools nothing pins
+    (`assay.tool_era`; the workspace's `.git` may not be readable by assay)."""
     from assay.install import command_steps, install_steps
 
     evidence: list[Evidence] = []
-    for step in [*install_steps(session.root), *command_steps(commands)]:
+    steps = install_steps(session.root, dated_from=dated_from)
+    for step in [*steps, *command_steps(commands)]:
         (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
         if why and not evidence:
             done = replace(done, note=f"{done.note}; {why}" if done.note else why)

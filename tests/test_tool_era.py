@@ -1,0 +1,186 @@
+"""`--install` installs the tools a tree does not pin as they were on the tree's date
+(`assay.tool_era`): a clean tree of 2024 is not failed by a linter rule of 2026."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from assay import install
+from assay.pipeline import VerifyOptions, verify
+from assay.tool_era import PYPI_JSON, newest_release, tools_as_of, tree_date
+from tests.cli import assay
+from tests.repos import commit_all, git, write, write_dedented
+
+UTC = datetime.UTC
+
+
+def uploaded(day: str, *, yanked: bool = False, requires: str | None = None) -> dict[str, Any]:
+    return {
+        "upload_time_iso_8601": f"{day}T12:00:00.000000Z",
+        "yanked": yanked,
+        "requires_python": requires,
+    }
+
+
+RELEASES = {
+    "1.0": [uploaded("2021-01-01")],
+    "1.1": [uploaded("2022-06-01"), uploaded("2022-06-05")],
+    "1.2": [uploaded("2022-06-02", yanked=True)],
+    "2.0rc1": [uploaded("2022-06-03")],
+    "1.3": [uploaded("2022-06-04", requires=">=3.12")],
+    "1.4": [uploaded("2023-01-01")],
+    "not a version": [uploaded("2020-01-01")],
+    "0.9": [],
+}
+
+
+def on(day: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+def test_the_release_pip_would_have_picked_on_that_day() -> None:
+    """Final, unyanked, uploaded by then (its first file), for this interpreter."""
+    assert newest_release(RELEASES, on("2022-12-31"), Version("3.11.7")) == "1.1"
+    assert newest_release(RELEASES, on("2022-12-31"), Version("3.12.1")) == "1.3"
+    assert newest_release(RELEASES, on("2024-01-01"), Version("3.11.7")) == "1.4"
+    assert newest_release(RELEASES, on("2020-01-01"), Version("3.11.7")) is None
+
+
+def test_never_a_release_older_than_the_interpreter() -> None:
+    """A tool older than the Python it runs on may not run at all: a tree of 2019 gets
+    the tools of the day Python 3.11 came out (2022-10-24)."""
+    asked: list[str] = []
+
+    def fetch(url: str) -> dict[str, Any]:
+        asked.append(url)
+        return {"releases": RELEASES}
+
+    assert tools_as_of(["tool"], on("2019-01-01"), "3.11.7", fetch=fetch) == {"tool": "1.1"}
+    assert asked == [PYPI_JSON.format(project="tool")]
+    assert tools_as_of(["tool"], on("2019-01-01"), "3.7.1", fetch=fetch) == {}
+
+
+def test_a_tool_whose_releases_cannot_be_read_is_left_to_its_newest() -> None:
+    def offline(url: str) -> Any:
+        raise OSError("no network")
+
+    assert tools_as_of(["ruff"], on("2024-01-01"), "3.11.7", fetch=offline) == {}
+    assert tools_as_of(["ruff"], on("2024-01-01"), "3.11.7", fetch=lambda url: []) == {}
+
+
+def test_a_git_tree_dates_from_its_head_commit(tmp_path: Path) -> None:
+    repo = write(tmp_path / "repo", {"a.py": "x = 1\n"})
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    stamp = "2021-03-04T05:06:07+00:00"
+    env = {**os.environ, "GIT_COMMITTER_DATE": stamp, "GIT_AUTHOR_DATE": "2030-01-01T00:00:00"}
+    git(repo, "commit", "-qm", "old", env=env)
+    assert tree_date(repo) == datetime.datetime.fromisoformat(stamp)
+
+
+def test_an_sdist_dates_from_its_release_on_pypi(tmp_path: Path) -> None:
+    """Its files' times are its build backend's (hatchling's 2020-02-02, flit's 1970)."""
+    sdist = write(
+        tmp_path / "sdist",
+        {"PKG-INFO": "Metadata-Version: 2.1\nName: Some.Thing\nVersion: 1.01\n\nBody: x\n"},
+    )
+    asked: list[str] = []
+
+    def fetch(url: str) -> dict[str, Any]:
+        asked.append(url)
+        return {"releases": {"1.0": [uploaded("2020-01-01")], "1.1": RELEASES["1.1"]}}
+
+    assert tree_date(sdist, fetch=fetch) == on("2022-06-01T12:00:00")
+    assert asked == [PYPI_JSON.format(project="Some.Thing")]
+
+
+@pytest.mark.parametrize(
+    "pkg_info",
+    [
+        "Name: ../../admin\nVersion: 1.0\n",
+        "Name: thing\nVersion: 1.0?x=1\n",
+        "Name: thing\n",
+        "Version: 1.0\n",
+    ],
+)
+def test_a_pkg_info_naming_no_release_is_not_looked_up(tmp_path: Path, pkg_info: str) -> None:
+    sdist = write(tmp_path / "sdist", {"PKG-INFO": pkg_info})
+
+    def fetch(url: str) -> Any:
+        raise AssertionError(f"looked up {url}")
+
+    assert tree_date(sdist, fetch=fetch) is None
+
+
+def test_a_tree_with_neither_commit_nor_release_has_no_date(tmp_path: Path) -> None:
+    assert tree_date(write(tmp_path / "tree", {"a.py": ""})) is None
+
+
+PROJECT = {
+    "pyproject.toml": """
+        [project]
+        name = "dated"
+        version = "0.1"
+        [tool.ruff]
+        line-length = 100
+        [tool.pytest.ini_options]
+        pythonpath = ["."]
+    """,
+    "dated.py": "def double(x):\n    return 2 * x\n",
+    "tests/test_dated.py": """
+        from dated import double
+
+
+        def test_double():
+            assert double(2) == 4
+    """,
+}
+
+
+@pytest.mark.slow
+def test_a_commit_of_june_2024_is_verified_with_the_tools_of_then(tmp_path: Path) -> None:
+    """For real, through PyPI: ruff 0.5.0 came out on 2024-06-27, pytest 8.2.2 on
+    2024-06-04, and nothing the project declares pins either."""
+    repo = write_dedented(tmp_path / "repo", PROJECT)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    env = {**os.environ, "GIT_COMMITTER_DATE": "2024-06-01T00:00:00+00:00"}
+    git(repo, "commit", "-qm", "june", env=env)
+    done = assay(
+        "verify",
+        "--install",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+    versions = {c["name"]: c["checker"]["version"] for c in report["checks"]}
+    assert versions["ruff"].startswith("0.4."), versions
+    assert versions["pytest"].startswith("8.2."), versions
+    (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
+    assert "as of 2024-06-01" in tools["check"]["reason"]
+
+
+@pytest.mark.slow
+def test_releases_of_then_that_do_not_install_give_way_to_the_newest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release that cannot be installed here (no wheel for this platform; here, none
+    at all) does not leave the plan's tools missing."""
+    repo = commit_all(write_dedented(tmp_path / "repo", PROJECT))
+    monkeypatch.setattr(install, "_era", lambda root, tools: ("2001-01-01", {"pytest": "0.0.0.1"}))
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    report = verify(repo, VerifyOptions(install=True, sandbox="local")).to_dict()
+    assert report["status"] == "VERIFIED", report["note"]
+    (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
+    assert "pytest==0.0.0.1" in " ".join(tools["argv"])
+    assert tools["verdict"] == "pass"
