@@ -148,11 +148,7 @@ PROJECT = {
 def test_a_commit_of_june_2024_is_verified_with_the_tools_of_then(tmp_path: Path) -> None:
     """For real, through PyPI: ruff 0.5.0 came out on 2024-06-27, pytest 8.2.2 on
     2024-06-04, and nothing the project declares pins either."""
-    repo = write_dedented(tmp_path / "repo", PROJECT)
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    env = {**os.environ, "GIT_COMMITTER_DATE": "2024-06-01T00:00:00+00:00"}
-    git(repo, "commit", "-qm", "june", env=env)
+    repo = dated_repo(tmp_path / "repo", PROJECT, "2024-06-01")
     done = assay(
         "verify",
         "--install",
@@ -168,6 +164,67 @@ def test_a_commit_of_june_2024_is_verified_with_the_tools_of_then(tmp_path: Path
     assert versions["pytest"].startswith("8.2."), versions
     (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
     assert "as of 2024-06-01" in tools["check"]["reason"]
+
+
+def dated_repo(root: Path, files: dict[str, str], day: str) -> Path:
+    """A git repository whose one commit of `files` was made on `day`."""
+    repo = write_dedented(root, files)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-qm",
+        day,
+        env={**os.environ, "GIT_COMMITTER_DATE": f"{day}T00:00:00+00:00"},
+    )
+    return repo
+
+
+@pytest.mark.slow
+def test_a_plugin_installed_later_does_not_take_its_tool_past_the_trees_date(
+    tmp_path: Path,
+) -> None:
+    """flake8-bugbear's newest release wants flake8 7.2, whose pyflakes 3.3 added F824
+    (an unused `nonlocal`), which the flake8 of June 2024 did not report: the tox deps
+    are held to the tools' releases of then, and pip takes the bugbear of then too."""
+    repo = dated_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": '[project]\nname = "dated"\nversion = "0.1"\n',
+            "tox.ini": """
+                [testenv:lint]
+                deps =
+                    flake8
+                    flake8-bugbear
+                commands = flake8 dated.py
+            """,
+            "dated.py": """
+                def counter():
+                    hits = 0
+
+                    def seen():
+                        nonlocal hits
+                        return hits
+
+                    return seen
+            """,
+        },
+        "2024-06-01",
+    )
+    report = json.loads(
+        assay(
+            "verify",
+            "--install",
+            "--json",
+            str(repo),
+            timeout=600,
+            env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+        ).stdout
+    )
+    lint = next(c for c in report["checks"] if c["check"]["kind"] == "lint")
+    assert lint["verdict"] == "pass", lint["stdout"]["text"]
+    assert lint["check"]["argv"][0].endswith("flake8"), lint["check"]["argv"]
 
 
 @pytest.mark.slow

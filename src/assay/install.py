@@ -116,8 +116,13 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
     if made is None:
         return steps
     planned = plan_repository(root).checks
-    tools = planned_python_tools(root, planned, dated_from=dated_from or root)
-    return [*steps[: made + 1], *tools, *steps[made + 1 :], *_mypy_stub_steps(planned)]
+    tools = _planned_tools(root, planned, dated_from or root)
+    if tools is None:
+        return [*steps, *_mypy_stub_steps(planned)]
+    later = steps[made + 1 :]
+    if tools.as_of is not None:
+        later = [_held_to_as_of(step) for step in later]
+    return [*steps[: made + 1], tools.step(), *later, *_mypy_stub_steps(planned)]
 
 
 #: Python programs never installed for the plan: tox and nox make their own environments
@@ -125,47 +130,80 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
 #: wheels carry its JavaScript and run it with the machine's node, offline.)
 _NOT_INSTALLED = frozenset({"tox", "nox", "unittest", "compileall"})
 _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
+#: The upper bounds of the tools' releases as of the tree's date, written by the tools'
+#: step and held to by every later pip step: a plugin's newest release would otherwise
+#: take its tool past them (flake8-bugbear takes flake8, and pyflakes with it, to today's).
+AS_OF_CONSTRAINTS = f"{MADE_ENV}/assay-tools-as-of.txt"
 
 
-def planned_python_tools(
-    root: Path, planned: Sequence[Check], *, dated_from: Path | None = None
-) -> list[Check]:
-    """One step installing the Python tools `planned` (the plan for `root`) runs, pinned
-    where the pre-commit configuration pins them, with what its hooks install beside them;
-    the others at their releases as of the date of the tree at `dated_from` (`root` by
-    default), where it can be learnt."""
-    from assay.tools.python_requirements import (
-        PRE_COMMIT_CONFIG,
-        pre_commit_additions,
-        pre_commit_pins,
-    )
-    from assay.tools.spec import install_step
+@dataclass(frozen=True, slots=True)
+class _PlannedTools:
+    """What the tools' step installs: each tool as pinned (`ruff==0.6.9`) or not (`ruff`),
+    what pre-commit hooks add to them, and the tree's date with the releases of the tools
+    nothing pins as of it."""
+
+    requirements: tuple[str, ...]
+    by_pre_commit: bool
+    as_of: tuple[str, dict[str, str]] | None
+
+    def step(self) -> Check:
+        from assay.tools.python_requirements import PRE_COMMIT_CONFIG
+        from assay.tools.spec import install_step
+
+        why = "the linters, type checkers and test runner the plan runs" + (
+            f", at the versions {PRE_COMMIT_CONFIG} pins" if self.by_pre_commit else ""
+        )
+        source = PRE_COMMIT_CONFIG if self.by_pre_commit else "pyproject.toml"
+        newest = (*_PIP, *self.requirements)
+        if self.as_of is None:
+            return install_step("python-tools", newest, source, why)
+        when, versions = self.as_of
+        bounds = [f"{tool}<={version}" for tool, version in sorted(versions.items())]
+        # An old release may lack a wheel for this platform: then none is built, and the
+        # newest are installed, with no bounds left for later steps.
+        then = (*_PIP, "--only-binary=:all:", "-c", AS_OF_CONSTRAINTS, *self.requirements)
+        script = (
+            f'printf "%s\\n" "$@" > {AS_OF_CONSTRAINTS} && '
+            f"{{ {shlex.join(then)} || {{ rm {AS_OF_CONSTRAINTS}; {shlex.join(newest)}; }}; }}"
+        )
+        listed = ", ".join(f"{tool} {version}" for tool, version in sorted(versions.items()))
+        why += f"; as of {when}, the tree's date: {listed} (where they install)"
+        return install_step("python-tools", ("sh", "-c", script, "sh", *bounds), source, why)
+
+
+def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
+    """The Python tools `planned` (the plan for `root`) runs, pinned where the pre-commit
+    configuration pins them, with what its hooks install beside them, the others dated by
+    the tree at `dated_from`; None when the plan runs none that needs installing."""
+    from assay.tools.python_requirements import pre_commit_additions, pre_commit_pins
 
     wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
     wanted -= _NOT_INSTALLED | {""}
     if not wanted:
-        return []
+        return None
     pins, additions = pre_commit_pins(root), pre_commit_additions(root)
-    pinned = {p: f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted)}
+    pinned = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
     # A hook's type stubs and plugins are part of the tool as the maintainers run it.
     added = tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
-    argv: tuple[str, ...] = (*_PIP, *pinned.values(), *added)
-    by_pre_commit = any(p in pins or p in additions for p in wanted)
-    why = "the linters, type checkers and test runner the plan runs" + (
-        f", at the versions {PRE_COMMIT_CONFIG} pins" if by_pre_commit else ""
+    return _PlannedTools(
+        requirements=pinned + added,
+        by_pre_commit=any(p in pins or p in additions for p in wanted),
+        as_of=_era(dated_from, wanted - pins.keys()),
     )
-    era = _era(dated_from or root, wanted - pins.keys())
-    if era is not None:
-        when, versions = era
-        dated = {**pinned, **{p: f"{p}=={v}" for p, v in versions.items()}}
-        # An old release may lack a wheel for this platform: then none is built, and the
-        # newest releases are installed instead.
-        then = (*_PIP, "--only-binary=:all:", *dated.values(), *added)
-        argv = ("sh", "-c", f"{shlex.join(then)} || {shlex.join(argv)}")
-        listed = ", ".join(f"{p} {v}" for p, v in sorted(versions.items()))
-        why += f"; as of {when}, the tree's date: {listed} (if they install)"
-    source = PRE_COMMIT_CONFIG if by_pre_commit else "pyproject.toml"
-    return [install_step("python-tools", argv, source, why)]
+
+
+def _held_to_as_of(step: Check) -> Check:
+    """A pip step held to the tools' releases as of the tree's date, where it installs so
+    (a project that pins a newer release gets it)."""
+    if step.argv[: len(_PIP)] != _PIP:
+        return step
+    script = (
+        f'if [ -f {AS_OF_CONSTRAINTS} ]; then "$@" -c {AS_OF_CONSTRAINTS} || "$@"; else "$@"; fi'
+    )
+    reason = (
+        f"{step.reason}; the tools held to their releases as of the tree's date where that installs"
+    )
+    return replace(step, argv=("sh", "-c", script, "sh", *step.argv), reason=reason)
 
 
 def _era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]] | None:
