@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from assay.evidence import Check
-from assay.installed_env_exclusion import exclude_installed_env
+from assay.installed_env_exclusion import exclude_from_lint_walks, exclude_installed_env
+from assay.tools.python_version_files import generated_version_files
 from assay.verdict import Kind
 from tests.cli import assay
 from tests.repos import write, write_dedented
@@ -166,3 +169,78 @@ def test_fresh_clone_linted_verifies_without_its_new_environment(
     assert report["status"] == "VERIFIED", report["note"]
     lint = next(c for c in report["checks"] if c["kind"] == "lint")
     assert linter in " ".join(lint["argv"]) and added in lint["argv"], lint["argv"]
+
+
+# --------------------------------------------------------------------------- version files
+
+VERSION_FILE_CONFIGS = {
+    "setuptools-scm write_to": '[tool.setuptools_scm]\nwrite_to = "src/pkg/_version.py"\n',
+    "setuptools-scm version_file": '[tool.setuptools_scm]\nversion_file = "src/pkg/_version.py"\n',
+    "hatch-vcs": '[tool.hatch.build.hooks.vcs]\nversion-file = "src/pkg/_version.py"\n',
+}
+
+
+@pytest.mark.parametrize("config", VERSION_FILE_CONFIGS.values(), ids=VERSION_FILE_CONFIGS)
+def test_the_version_file_a_build_backend_writes_is_named(tmp_path: Path, config: str) -> None:
+    write(tmp_path, {"pyproject.toml": config})
+    assert generated_version_files(tmp_path) == ["src/pkg/_version.py"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["/etc/passwd", "../outside.py", "", "src\\\\pkg.py"],
+    ids=["absolute", "up", "empty", "backslash"],
+)
+def test_a_version_file_outside_the_tree_is_not_named(tmp_path: Path, value: str) -> None:
+    write(tmp_path, {"pyproject.toml": f'[tool.setuptools_scm]\nwrite_to = "{value}"\n'})
+    assert generated_version_files(tmp_path) == []
+
+
+def test_a_path_is_seen_from_the_checks_directory(tmp_path: Path) -> None:
+    def lint(*argv: str, cwd: str = ".") -> Check:
+        return Check(name="lint", kind=Kind.LINT, argv=argv, cwd=cwd, tool="shell")
+
+    written = ["src/pkg/_version.py"]
+    [ruff, below, beside] = exclude_from_lint_walks(
+        [lint("ruff", "check"), lint("ruff", "check", cwd="src"), lint("ruff", cwd="docs")],
+        tmp_path,
+        written,
+    )
+    assert ruff.argv == ("ruff", "check", "--extend-exclude=src/pkg/_version.py")
+    assert below.argv == ("ruff", "check", "--extend-exclude=pkg/_version.py")
+    assert beside.argv == ("ruff",)  # the file is not beneath docs/
+
+
+def test_an_sdists_version_file_does_not_fail_a_clean_tree(tmp_path: Path) -> None:
+    """For real, with ruff and without --install: the sdist of a setuptools-scm project
+    ships the file its build wrote; here it imports what it does not use (F401)."""
+    pyproject = (
+        '[project]\nname = "pkg"\ndynamic = ["version"]\n[tool.ruff]\nline-length = 100\n'
+        '[tool.setuptools_scm]\nwrite_to = "src/pkg/_version.py"\n'
+    )
+    repo = write(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": pyproject,
+            "src/pkg/__init__.py": "",
+            "src/pkg/_version.py": "import os\n__version__ = version = '1.0'\n",
+            "tests/test_pkg.py": "def test_one():\n    assert 1 + 1 == 2\n",
+        },
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+    def ruff_check() -> dict[str, Any]:
+        report = json.loads(assay("verify", "--json", str(repo), env=env).stdout)
+        return next(c for c in report["checks"] if c["name"] == "ruff")
+
+    ruff = ruff_check()
+    assert ruff["verdict"] == "pass", ruff["stdout"]["text"]
+    assert "--extend-exclude=src/pkg/_version.py" in ruff["argv"]
+    # The same file, when no backend writes it, is the authors' own: F401.
+    write(repo, {"pyproject.toml": pyproject.replace("write_to", "root")})
+    ruff = ruff_check()
+    assert ruff["verdict"] == "fail" and "F401" in ruff["stdout"]["text"], ruff

@@ -1,4 +1,6 @@
-"""Keeping the environment `assay verify --install` made out of flake8's and ruff's walks.
+"""Keeping what is no author's code out of flake8's and ruff's walks: the environment
+`assay verify --install` made, and the version file a build backend writes
+(`assay.tools.python_version_files`).
 
 The install makes `.venv` in the workspace, where the project's clone has none (its
 maintainers' environments live in `.tox`, or outside the tree in CI). flake8 lints every
@@ -32,7 +34,7 @@ from pathlib import Path
 from assay.evidence import Check
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["exclude_installed_env", "flake8_exclusions"]
+__all__ = ["exclude_from_lint_walks", "exclude_installed_env", "flake8_exclusions"]
 
 #: flake8's own `exclude` (`flake8.defaults.EXCLUDE`; `.nox` since 3.8, harmless before).
 FLAKE8_DEFAULT_EXCLUDE = (
@@ -61,20 +63,40 @@ _SEPARATORS = re.compile(r"[,\s]+")
 def exclude_installed_env(checks: Sequence[Check], root: Path, env_dir: str) -> list[Check]:
     """`checks`, each flake8 and ruff check told to leave `env_dir` (the environment the
     install made at the workspace's root) out, beside what the project already leaves out."""
+    return exclude_from_lint_walks(checks, root, [env_dir])
+
+
+def exclude_from_lint_walks(
+    checks: Sequence[Check], root: Path, paths: Sequence[str]
+) -> list[Check]:
+    """`checks`, each flake8 and ruff check told to leave `paths` out, beside what the
+    project already leaves out: names (`.venv`) wherever they are, paths with a `/`
+    (relative to the workspace at `root`) as seen from the check's directory."""
     prepared = []
     for check in checks:
-        if _runs(check.argv, "flake8"):
+        wanted = [p for p in (_seen_from(check.cwd, path) for path in paths) if p is not None]
+        if wanted and _runs(check.argv, "flake8"):
             excluded = flake8_exclusions(root, check, "exclude")
-            if env_dir not in excluded + flake8_exclusions(root, check, "extend-exclude"):
-                option = f"{_OPTION}={','.join(dict.fromkeys([*excluded, env_dir]))}"
+            known = excluded + flake8_exclusions(root, check, "extend-exclude")
+            if new := [p for p in wanted if p not in known]:
+                option = f"{_OPTION}={','.join(dict.fromkeys([*excluded, *new]))}"
                 check = replace(check, argv=_with_option(check.argv, option))
-        elif _runs(check.argv, "ruff"):
+        elif wanted and _runs(check.argv, "ruff"):
             given = _last_value(check.argv, _RUFF_OPTION)
-            if given is None or env_dir not in _split(given):
-                option = f"{_RUFF_OPTION}={env_dir}"
+            if new := [p for p in wanted if given is None or p not in _split(given)]:
+                option = f"{_RUFF_OPTION}={','.join(new)}"
                 check = replace(check, argv=_with_option(check.argv, option))
         prepared.append(check)
     return prepared
+
+
+def _seen_from(cwd: str, path: str) -> str | None:
+    """`path` as a pattern for a tool run in `cwd` (both relative to the workspace's root);
+    None when it is not beneath `cwd`."""
+    if "/" not in path:
+        return path
+    seen = os.path.relpath(path, os.path.normpath(cwd))
+    return None if seen == os.pardir or seen.startswith(os.pardir + os.sep) else seen
 
 
 def flake8_exclusions(root: Path, check: Check, option: str) -> list[str]:

@@ -515,7 +515,14 @@ class _Run:
 
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
         """`checks` as this session runs them: told of the warm caches, and inside the
-        environment the install made, which the linters' walks leave out."""
+        environment the install made, which the linters' walks leave out, as they leave
+        out the version file the build backend writes."""
+        from assay.tools.python_version_files import generated_version_files
+
+        if written := generated_version_files(session.root):
+            from assay.installed_env_exclusion import exclude_from_lint_walks
+
+            checks = exclude_from_lint_walks(checks, session.root, written)
         if self.made_env is not None:
             from assay.install import activated
             from assay.installed_env_exclusion import exclude_installed_env
