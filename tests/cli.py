@@ -52,3 +52,19 @@ def run_json(*args: str, cwd: Path | None = None) -> tuple[int, dict[str, Any]]:
     done = assay("run", "--json", *args, cwd=cwd)
     no_traceback(done)
     return done.returncode, json.loads(done.stdout)
+
+
+def installed_and_verified(repo: Path, tmp_path: Path) -> dict[str, Any]:
+    """The JSON report of `assay verify --install` of `repo` under bubblewrap, for real."""
+    done = assay(
+        "verify",
+        "--install",
+        "--sandbox",
+        "bwrap",
+        "--json",
+        str(repo),
+        timeout=600,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report

@@ -7,31 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from assay.evidence import Check
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.verdict import Kind
-from tests.cli import assay
+from tests.cli import installed_and_verified
 from tests.repos import write, write_dedented
-
-
-def installed_and_verified(repo: Path, tmp_path: Path) -> dict[str, Any]:
-    """The JSON report of `assay verify --install` of `repo` under bubblewrap, for real."""
-    done = assay(
-        "verify",
-        "--install",
-        "--sandbox",
-        "bwrap",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
 
 
 def argvs(root: Path) -> list[tuple[str, ...]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from assay.evidence import Check
 from assay.installed_env_exclusion import exclude_from_lint_walks, exclude_installed_env
 from assay.tools.python_version_files import generated_version_files
 from assay.verdict import Kind
-from tests.cli import assay
+from tests.cli import assay, assay_env
 from tests.repos import write, write_dedented
 
 
@@ -227,11 +226,7 @@ def test_an_sdists_version_file_does_not_fail_a_clean_tree(tmp_path: Path) -> No
             "tests/test_pkg.py": "def test_one():\n    assert 1 + 1 == 2\n",
         },
     )
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
-    }
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"))
 
     def ruff_check() -> dict[str, Any]:
         report = json.loads(assay("verify", "--json", str(repo), env=env).stdout)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from packaging.version import Version
 from assay import install
 from assay.pipeline import VerifyOptions, verify
 from assay.tool_era import PYPI_JSON, newest_release, tools_as_of, tree_date
-from tests.cli import assay
+from tests.cli import installed_and_verified
 from tests.repos import commit_all, git, write, write_dedented
 
 UTC = datetime.UTC
@@ -149,15 +148,7 @@ def test_a_commit_of_june_2024_is_verified_with_the_tools_of_then(tmp_path: Path
     """For real, through PyPI: ruff 0.5.0 came out on 2024-06-27, pytest 8.2.2 on
     2024-06-04, and nothing the project declares pins either."""
     repo = dated_repo(tmp_path / "repo", PROJECT, "2024-06-01")
-    done = assay(
-        "verify",
-        "--install",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     assert report["status"] == "VERIFIED", report["note"]
     versions = {c["name"]: c["checker"]["version"] for c in report["checks"]}
     assert versions["ruff"].startswith("0.4."), versions
@@ -212,16 +203,7 @@ def test_a_plugin_installed_later_does_not_take_its_tool_past_the_trees_date(
         },
         "2024-06-01",
     )
-    report = json.loads(
-        assay(
-            "verify",
-            "--install",
-            "--json",
-            str(repo),
-            timeout=600,
-            env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-        ).stdout
-    )
+    report = installed_and_verified(repo, tmp_path)
     lint = next(c for c in report["checks"] if c["check"]["kind"] == "lint")
     assert lint["verdict"] == "pass", lint["stdout"]["text"]
     assert lint["check"]["argv"][0].endswith("flake8"), lint["check"]["argv"]
