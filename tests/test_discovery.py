@@ -559,6 +559,42 @@ def test_tox_substitutions_factors_and_screening(tmp_path: Path) -> None:
     assert any("{envtmpdir}" in d.reason for d in p.dropped)
 
 
+def test_a_posargs_default_spanning_lines_is_filled_before_commands_are_split(
+    tmp_path: Path,
+) -> None:
+    """filelock 3.16.1: the `{posargs:` default runs over continued lines and into a second
+    command. tox fills it, then splits; read line by line, the test command was pytest
+    with a literal `{posargs:` argument, which collected nothing."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [testenv]
+                commands =
+                    pytest {tty:--color=yes} {posargs: \\
+                      --junitxml {toxworkdir}{/}junit.{envname}.xml --cov {envsitepackagesdir}{/}pkg \\
+                      tests
+                    diff-cover --compare-branch {env:DIFF_AGAINST:origin/main} {toxworkdir}{/}coverage.xml}
+                    # a comment with a { is no placeholder
+                    python -m doctest README.md
+            """
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    assert test.argv == (
+        "python3",
+        "-m",
+        "pytest",
+        "--junitxml",
+        ".tox/junit.py.xml",
+        "tests",
+        "-q",
+        "-x",
+    )
+    assert not any("{posargs" in " ".join(c.argv) for c in p.checks)
+
+
 def test_tox_environments_only_env_list_names_take_their_factors_lines(tmp_path: Path) -> None:
     """attrs 24.3.0: its type check is `py3{10,11,12,13}-mypy`, which no section defines;
     tox runs the bare [testenv] with the `mypy:` lines. Read by sections alone, assay had

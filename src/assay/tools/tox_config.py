@@ -34,7 +34,7 @@ MAX_LISTED_ENVS = 64
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
 # `py38: cmd`, `!pure-py3: X=1`, `lint,flake8: cmd`, `py3{8,9}: cmd`
-_CONDITION = re.compile(r"^([!A-Za-z0-9_][!A-Za-z0-9_.{},-]*):\s+(.*)$")
+_CONDITION = re.compile(r"^([!A-Za-z0-9_][!A-Za-z0-9_.{},-]*):\s+(.*)$", re.DOTALL)
 _BRACES_ALTERNATIVES = re.compile(r"\{([^{}]*)\}")
 # One name of an `env_list`: commas and line breaks separate them, except inside braces.
 _LIST_ITEM = re.compile(r"(?:[^,\s{}]|\{[^{}]*\})+")
@@ -208,8 +208,9 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         if _UNRESOLVED not in filled:
             setenv[var] = filled
     commands = tuple(
-        _command(line, name, setenv, references)
+        command
         for line in _lines(references.expand(raw("commands")), factors, continued=True)
+        for command in _commands(line, name, setenv, references)
     )
     deps = tuple(
         filled
@@ -223,6 +224,19 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         if re.fullmatch(r"[A-Za-z0-9_.-]+", e.strip())
     )
     return ToxEnv(name, section, commands, setenv, deps, extras)
+
+
+def _commands(
+    line: str, name: str, setenv: Mapping[str, str], references: _References
+) -> list[ToxCommand]:
+    """The commands `line` states: several where a placeholder's value holds more than one
+    line (filelock's `{posargs:` default runs pytest, then diff-cover), since tox fills
+    placeholders before it splits commands."""
+    made = _command(line, name, setenv, references)
+    if made.line is None or "\n" not in made.line:
+        return [made]
+    first = made.raw.splitlines()[0]
+    return [ToxCommand(first, part.strip()) for part in made.line.splitlines() if part.strip()]
 
 
 def _command(
@@ -273,7 +287,7 @@ def _lines(value: str, factors: frozenset[str], *, continued: bool = False) -> l
     if continued:  # a trailing backslash continues a command on the next line
         value = re.sub(r"\\\n\s*", " ", value)
     kept = []
-    for line in value.splitlines():
+    for line in _braces_kept_whole(value.splitlines()) if continued else value.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -284,6 +298,25 @@ def _lines(value: str, factors: frozenset[str], *, continued: bool = False) -> l
             line = condition.group(2).strip()
         kept.append(line)
     return kept
+
+
+def _braces_kept_whole(lines: list[str]) -> list[str]:
+    """`lines`, a `{...}` left open at a line's end joined with the lines up to its close:
+    tox fills a placeholder before it splits commands, so its value may span lines."""
+    joined: list[str] = []
+    pending: list[str] = []
+    for line in lines:
+        if not pending and line.lstrip().startswith("#"):
+            joined.append(line)
+            continue
+        pending.append(line)
+        text = "\n".join(pending)
+        if text.count("{") <= text.count("}"):
+            joined.append(text)
+            pending = []
+    if pending:  # never closed: each line as it is
+        joined.extend(pending)
+    return joined
 
 
 def _factors(name: str) -> frozenset[str]:
