@@ -256,6 +256,19 @@ def test_a_tree_listed_differently_is_keyed_anew(
     assert workspace_digest(tree, memo=cache) == workspace_digest(tree) != before
 
 
+def test_a_tree_with_a_link_is_named_by_its_listing_too(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(assay.cache, "RACY_SECONDS", 0.0)
+    (tree / "src" / "alias.py").symlink_to("a.py")
+    cache = VerdictCache(tmp_path / "cache")
+    before = workspace_digest(tree, memo=cache)
+    assert cache.remembered_tree(str(tree.resolve())) is not None
+    (tree / "src" / "alias.py").unlink()
+    (tree / "src" / "alias.py").symlink_to("b.py")
+    assert workspace_digest(tree, memo=cache) == workspace_digest(tree) != before
+
+
 def test_a_tree_with_a_file_written_just_now_is_not_named_by_its_listing(
     tree: Path, tmp_path: Path
 ) -> None:

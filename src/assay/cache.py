@@ -146,10 +146,13 @@ def _files_digest(
         digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
     files = digest.digest()
     if memo is not None:
-        # Named by its listing only when each file's digest is one its listed identity
-        # vouches for: all of them settled, none rewritten between the walk and the read.
-        whole = len(fresh) == len(layout.files) and all(
-            fresh[rel][0] == _stat_identity(layout.stats[rel]) for rel in layout.files
+        # Named by its listing only when each entry's digest is one its listed identity
+        # vouches for: every file settled and hashed as listed. A link is its target,
+        # which no write changes in place: a new target is a new link.
+        whole = all(
+            stat.S_ISLNK(layout.stats[rel].st_mode)
+            or (rel in fresh and fresh[rel][0] == _stat_identity(layout.stats[rel]))
+            for rel in layout.files
         )
         with contextlib.suppress(CacheError):  # a memo that cannot be written costs time only
             memo.remember_files(
