@@ -71,6 +71,14 @@ def test_a_tool_whose_releases_cannot_be_read_is_left_to_its_newest() -> None:
         raise OSError("no network")
 
     assert tools_as_of(["ruff"], on("2024-01-01"), "3.11.7", fetch=offline) == {}
+    asked: list[str] = []
+
+    def unreachable(url: str) -> Any:
+        asked.append(url)
+        raise TimeoutError("timed out")
+
+    assert tools_as_of(["mypy", "ruff"], on("2024-01-01"), "3.11.7", fetch=unreachable) == {}
+    assert len(asked) == 1  # the second would have waited out the timeout too
     assert tools_as_of(["ruff"], on("2024-01-01"), "3.11.7", fetch=lambda url: []) == {}
 
 

@@ -150,7 +150,9 @@ def tools_as_of(
         try:
             releases = fetch(PYPI_JSON.format(project=urllib.parse.quote(tool)))["releases"]
             version = newest_release(releases, when, interpreter)
-        except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        except OSError:
+            break  # PyPI is out of reach: each further tool would wait out the timeout too
+        except (ValueError, AttributeError, TypeError, KeyError):
             continue
         if version is not None:
             found[tool] = version
