@@ -589,25 +589,7 @@ def test_dependency_groups_are_installed_by_a_pip_that_predates_them(tmp_path: P
             ),
         },
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "assay",
-            "verify",
-            "--install",
-            "--sandbox",
-            "bwrap",
-            "--json",
-            str(repo),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     steps = {step["name"]: step for step in report["extra"]["install"]}
     assert steps["install-python-groups"]["argv"][-1] == "pytest"
     assert report["status"] == "VERIFIED", report["note"]

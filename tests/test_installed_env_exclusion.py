@@ -4,7 +4,6 @@ project's own exclusions: unit cases for how flake8 finds them, and a real fresh
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from assay.evidence import Check
 from assay.installed_env_exclusion import exclude_from_lint_walks, exclude_installed_env
 from assay.tools.python_version_files import generated_version_files
 from assay.verdict import Kind
-from tests.cli import assay, assay_env
+from tests.cli import assay, assay_env, installed_and_verified
 from tests.repos import write, write_dedented
 
 
@@ -156,15 +155,7 @@ def test_fresh_clone_linted_verifies_without_its_new_environment(
             ),
         },
     )
-    done = assay(
-        "verify",
-        "--install",
-        "--json",
-        str(repo),
-        timeout=600,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-    )
-    report = json.loads(done.stdout)
+    report = installed_and_verified(repo, tmp_path)
     assert report["status"] == "VERIFIED", report["note"]
     lint = next(c for c in report["checks"] if c["kind"] == "lint")
     assert linter in " ".join(lint["argv"]) and added in lint["argv"], lint["argv"]
