@@ -71,6 +71,7 @@ class ScriptedRunner:
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         self.calls.append({"argv": tuple(argv), "cwd": cwd, "env": env, "timeout": timeout})
         reply = dict(self.replies.pop(0))
@@ -170,6 +171,7 @@ def test_a_runner_os_error_raises_with_its_phase(tmp_path: Path) -> None:
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         raise PermissionError("denied")
 
@@ -290,6 +292,7 @@ def test_run_check_runner_os_error_is_inconclusive_not_raised(tmp_path: Path) ->
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         raise OSError("sandbox refused")
 

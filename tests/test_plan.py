@@ -11,7 +11,14 @@ import pytest
 from assay.discovery import Candidate, Discovery, Ecosystem, Origin, ProjectEnv, Source, discover
 from assay.discovery.model import report
 from assay.formats import render_plan
-from assay.plan import DEFAULT_TIMEOUT_S, PlanOptions, Stage, plan, plan_repository
+from assay.plan import (
+    DEFAULT_PRINTING_DEADLINE_S,
+    DEFAULT_TIMEOUT_S,
+    PlanOptions,
+    Stage,
+    plan,
+    plan_repository,
+)
 from assay.verdict import Kind
 from tests.repos import write
 
@@ -155,7 +162,11 @@ def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
     assert by_name["pytest"].source == "pyproject.toml:4"
     assert by_name["pytest"].tool == "pytest"
     assert "in-tree virtualenv .venv" in (by_name["pytest"].reason or "")
-    assert all(c.timeout_s == DEFAULT_TIMEOUT_S for c in p.checks)
+    # No deadline stated: each runs while it prints, stopped once quiet for the default.
+    assert all(
+        (c.timeout_s, c.no_output_timeout_s) == (DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S)
+        for c in p.checks
+    )
     # Byte-compiling produces nothing later checks read: it runs beside mypy, ruff and pytest.
     assert [s.stage for s in p.stages] == [Stage.CHECK]
     assert [c.name for c in p.stages[0].checks] == ["compileall", "mypy", "ruff", "pytest"]
@@ -489,9 +500,11 @@ def test_options_override_config(tmp_path: Path) -> None:
         PlanOptions(timeout_s=5, kinds=frozenset({Kind.TEST}), require_tests=True),
     )
     assert [c.name for c in p.checks] == ["pytest"]
-    assert p.checks[0].timeout_s == 5
+    assert (p.checks[0].timeout_s, p.checks[0].no_output_timeout_s) == (5, None)
     assert any("not requested" in d.reason for d in p.dropped)
-    assert plan_repository(tmp_path).checks[0].timeout_s == 30
+    configured = plan_repository(tmp_path).checks[0]
+    # A stated deadline is a fixed one: no no-output limit cuts it short.
+    assert (configured.timeout_s, configured.no_output_timeout_s) == (30, None)
 
 
 def test_malformed_assay_config_is_a_configuration_error(tmp_path: Path) -> None:

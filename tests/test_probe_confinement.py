@@ -55,11 +55,13 @@ def test_verify_probes_a_planted_interpreter_inside_the_sandbox(tmp_path: Path) 
 def test_confinement_routes_only_binaries_inside_its_root(tmp_path: Path) -> None:
     calls: list[list[str]] = []
 
-    def recording_runner(argv, *, cwd, env=None, timeout=None):  # type: ignore[no-untyped-def]
+    def recording_runner(argv, *, cwd, env=None, timeout=None, no_output_timeout=None):  # type: ignore[no-untyped-def]
         from assay.process import run_process
 
         calls.append(list(argv))
-        return run_process(argv, cwd=cwd, env=env, timeout=timeout)
+        return run_process(
+            argv, cwd=cwd, env=env, timeout=timeout, no_output_timeout=no_output_timeout
+        )
 
     inside = tmp_path / "ws" / "bin" / "ruff"
     inside.parent.mkdir(parents=True)

@@ -174,6 +174,7 @@ def test_non_executable_file_is_permission_denied(tmp_path: Path) -> None:
         ({"argv": ["echo"], "cwd": "/no/such/dir"}, "does not exist"),
         ({"argv": ["echo"], "timeout": -1}, ">= 0"),
         ({"argv": ["echo"], "timeout": math.nan}, "number"),
+        ({"argv": ["echo"], "no_output_timeout": -1}, "no_output_timeout must be >= 0"),
     ],
 )
 def test_bad_arguments_are_rejected_before_anything_runs(kwargs: dict, message: str) -> None:
@@ -239,6 +240,43 @@ def test_result_round_trips_through_json() -> None:
     r = run_process(py("print('x' * 50)"), head_bytes=10, tail_bytes=10)
     again = ProcessResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert again.to_dict() == r.to_dict()
+
+
+#: Prints a line every 0.2 s for `argv[1]` seconds, then sleeps on in silence.
+PRINTS_THEN_GOES_QUIET = """
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    print("test passed", flush=True)
+    time.sleep(0.2)
+time.sleep(60)
+"""
+
+
+def test_a_run_that_keeps_printing_outlives_the_no_output_limit() -> None:
+    # 2 s of output every 0.2 s, then exit: never 1 s without a word, so it finishes.
+    source = PRINTS_THEN_GOES_QUIET.replace("time.sleep(60)", "")
+    r = run_process([PYTHON, "-c", source, "2"], timeout=20, no_output_timeout=1.0)
+    assert (r.exit_code, r.timed_out, r.silent_s) == (0, False, None)
+    assert r.duration_s > 2.0
+    assert r.stdout.text.count("test passed") >= 8
+
+
+def test_a_run_that_goes_quiet_is_stopped_once_the_no_output_limit_passes() -> None:
+    started = time.monotonic()
+    r = run_process([PYTHON, "-c", PRINTS_THEN_GOES_QUIET, "1.5"], timeout=30, no_output_timeout=1)
+    elapsed = time.monotonic() - started
+    assert r.timed_out and r.silent_s == 1 and r.exit_code is None
+    # Stopped one quiet second after its last line (printed at 1.3-1.5 s), not one second
+    # after the start, nor at the fixed 30 s deadline.
+    assert 1.3 + 1.0 <= elapsed < 1.5 + 1.0 + 2.5, elapsed
+    assert "test passed" in r.stdout.text
+
+
+def test_the_fixed_deadline_holds_while_a_run_keeps_printing() -> None:
+    r = run_process([PYTHON, "-c", PRINTS_THEN_GOES_QUIET, "30"], timeout=1.5, no_output_timeout=1)
+    assert r.timed_out and r.silent_s is None  # the deadline, not the silence, stopped it
+    assert r.duration_s < 1.5 + 2.5
 
 
 @pytest.fixture

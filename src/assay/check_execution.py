@@ -32,9 +32,10 @@ def default_runner(
     cwd: str,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    no_output_timeout: float | None = None,
 ) -> ProcessResult:
     """`run_process` with the default environment policy: the runner when none is injected."""
-    return run_process(argv, cwd=cwd, env=env, timeout=timeout)
+    return run_process(argv, cwd=cwd, env=env, timeout=timeout, no_output_timeout=no_output_timeout)
 
 
 # --------------------------------------------------------------------------- run_check
@@ -121,7 +122,13 @@ def _run(
         for report in planned.reports:
             # A report left in a reused directory would otherwise be read as this run's.
             report.unlink(missing_ok=True)
-        result = run(argv, cwd=str(cwd), env=env or None, timeout=check.timeout_s)
+        result = run(
+            argv,
+            cwd=str(cwd),
+            env=env or None,
+            timeout=check.timeout_s,
+            no_output_timeout=check.no_output_timeout_s,
+        )
     except (InvalidRun, OSError) as exc:
         return evidence_for(
             check,

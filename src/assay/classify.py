@@ -176,6 +176,12 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
                 f"{check.name}: {hung} did not finish within the runner's per-test timeout "
                 "(a hang, not a failure); raise the timeout if it is just slow."
             )
+        case Cause.TIMEOUT if result.silent_s is not None:
+            return (
+                f"{check.name} printed nothing for {result.silent_s:g} s and was stopped "
+                "(a hang); if a step of it is just that slow, give it a fixed deadline with "
+                "--timeout."
+            )
         case Cause.TIMEOUT:
             return f"{check.name} was killed at its deadline; raise the timeout if it is just slow."
         case Cause.SIGNAL:

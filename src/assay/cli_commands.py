@@ -129,7 +129,8 @@ def run(
     type=float,
     default=None,
     callback=_positive_seconds,
-    help="Deadline per check, in seconds.",
+    help="Deadline per check, in seconds [default: stopped after 60 s without output, "
+    "600 s at most].",
 )
 @click.option(
     "--deadline",

@@ -3,7 +3,8 @@
 The schema, every key optional::
 
     [tool.assay]                    # or the top level of assay.toml
-    timeout = 60                    # seconds per check (default 60)
+    timeout = 60                    # a fixed deadline per check, in seconds (default: none, but
+                                    # stopped after 60 s without output and at 600 s)
     require_tests = true            # VERIFIED needs a test check that ran tests
     required = ["build", "test"]    # kinds that must be planned, or the plan says so
     skip = ["lint"]                 # kinds never planned

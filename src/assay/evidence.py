@@ -32,9 +32,13 @@ class CheckerId:
         return cls(tool=str(data["tool"]), version=str(data["version"]), path=data.get("path"))
 
 
-#: Seconds each check may run unless configured otherwise: long enough for a
-#: typical unit suite, short enough that a hung test does not stall an agent.
+#: Seconds a command may run unless told otherwise (`assay run`); for a verify check with
+#: no deadline of its own, the seconds it may go without printing: long enough for any one
+#: test, short enough that a hung test does not stall an agent.
 DEFAULT_TIMEOUT_S = 60.0
+#: A verify check with no deadline of its own runs at most this long while it keeps
+#: printing: a slow suite reports each test as it passes, a hung one goes quiet.
+DEFAULT_PRINTING_DEADLINE_S = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +54,21 @@ class Check:
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables laid over the environment policy."""
     timeout_s: float | None = None
+    no_output_timeout_s: float | None = None
+    """Stopped once this long has passed without a byte of output (None: only `timeout_s`)."""
     tool: str | None = None
     """Logical tool whose output format is parsed and whose version is probed."""
     source: str | None = None
     """Where this check came from (`package.json:7`, `default`)."""
     reason: str | None = None
     """Why it was chosen."""
+
+    @property
+    def longest_step_s(self) -> float | None:
+        """The most one step (a test) can take: a step that prints only when it ends is
+        bounded by the no-output limit as well as by the deadline."""
+        limits = [t for t in (self.timeout_s, self.no_output_timeout_s) if t]
+        return min(limits, default=None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +78,7 @@ class Check:
             "cwd": self.cwd,
             "env": dict(self.env),
             "timeout_s": self.timeout_s,
+            "no_output_timeout_s": self.no_output_timeout_s,
             "tool": self.tool,
             "source": self.source,
             "reason": self.reason,
@@ -79,6 +93,7 @@ class Check:
             cwd=str(data.get("cwd", ".")),
             env=dict(data.get("env") or {}),
             timeout_s=data.get("timeout_s"),
+            no_output_timeout_s=data.get("no_output_timeout_s"),
             tool=data.get("tool"),
             source=data.get("source"),
             reason=data.get("reason"),

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
 from assay.discovery.command_lines import project_argv, recognise
-from assay.evidence import DEFAULT_TIMEOUT_S, Check
+from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
 from assay.tools import TOOLS, tool_spec
 from assay.verdict import Kind
 
@@ -224,7 +224,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen = [
         _confirm_with_ci(_as_stated(c, candidates, discovery.env), candidates) for c in chosen
     ]
-    configured_timeout = _first_set(config.timeout_s if config else None, DEFAULT_TIMEOUT_S)
+    configured_timeout = config.timeout_s if config else None
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     planned_kinds = {c.kind for c in checks}
@@ -389,7 +389,7 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
 
 
 def _to_check(
-    candidate: Candidate, options: PlanOptions, configured_timeout: float, env: ProjectEnv
+    candidate: Candidate, options: PlanOptions, configured_timeout: float | None, env: ProjectEnv
 ) -> Check:
     argv = candidate.argv if candidate.origin is Origin.ASSAY_CONFIG else tune(candidate, options)
     reason = "; ".join((candidate.reason, *candidate.notes))
@@ -401,7 +401,15 @@ def _to_check(
     ):
         reason += f"; interpreter: {env.python} ({env.python_source})"
     # The caller's deadline beats the command's own, which beats the configuration-wide one.
-    timeout = _first_set(options.timeout_s, candidate.timeout_s, configured_timeout)
+    # Without any, the check runs while it keeps printing, as a slow suite does: a long
+    # real suite is not cut off, and a hung test is stopped once it goes quiet.
+    stated = [
+        t for t in (options.timeout_s, candidate.timeout_s, configured_timeout) if t is not None
+    ]
+    if stated:
+        timeout, no_output_timeout = stated[0], None
+    else:
+        timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S
     return Check(
         name=candidate.check_name,
         kind=candidate.kind,
@@ -409,6 +417,7 @@ def _to_check(
         cwd=candidate.cwd,
         env=dict(candidate.env),
         timeout_s=timeout,
+        no_output_timeout_s=no_output_timeout,
         tool=candidate.tool,
         source=str(candidate.source),
         reason=reason,

@@ -71,7 +71,8 @@ class ProcessResult:
     signal: int | None
     """The signal that ended the main process, if one did (ours at the deadline included)."""
     timed_out: bool
-    """True when our deadline expired and we killed the process tree."""
+    """True when our deadline expired, or the run went quiet too long, and we killed the
+    process tree."""
     start_failure: StartFailure | None
     """Set when the process could not be started; exit_code is then None, not 127."""
     start_error: str | None
@@ -89,6 +90,8 @@ class ProcessResult:
     process that started it: an upper bound, not an exact figure)."""
     output_complete: bool = True
     """False when some process kept the pipes open past the drain period."""
+    silent_s: float | None = None
+    """Set when the kill came from the no-output limit: how long nothing had been printed."""
 
     @property
     def started(self) -> bool:
@@ -107,6 +110,7 @@ class ProcessResult:
             "cpu_s": None if self.cpu_s is None else round(self.cpu_s, 6),
             "peak_rss_bytes": self.peak_rss_bytes,
             "output_complete": self.output_complete,
+            "silent_s": self.silent_s,
             "stdout": self.stdout.to_dict(),
             "stderr": self.stderr.to_dict(),
         }
@@ -126,13 +130,17 @@ class ProcessResult:
             cpu_s=data.get("cpu_s"),
             peak_rss_bytes=data.get("peak_rss_bytes"),
             output_complete=bool(data.get("output_complete", True)),
+            silent_s=data.get("silent_s"),
             stdout=CapturedOutput.from_dict(data.get("stdout", {})),
             stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )
 
 
 def _validate(
-    argv: Sequence[str], cwd: str | os.PathLike[str] | None, timeout: float | None
+    argv: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    timeout: float | None,
+    no_output_timeout: float | None = None,
 ) -> tuple[tuple[str, ...], str]:
     if isinstance(argv, str | bytes):
         raise InvalidRun("argv must be a sequence of strings, not one string (no shell is used)")
@@ -143,11 +151,13 @@ def _validate(
         raise InvalidRun("every argv element must be a string")
     if any("\0" in a for a in argv):
         raise InvalidRun("argv contains a NUL byte")
-    if timeout is not None:
-        if not isinstance(timeout, int | float) or math.isnan(timeout):
-            raise InvalidRun(f"timeout must be a number of seconds, got {timeout!r}")
-        if timeout < 0:
-            raise InvalidRun(f"timeout must be >= 0 seconds, got {timeout}")
+    for name, seconds in (("timeout", timeout), ("no_output_timeout", no_output_timeout)):
+        if seconds is None:
+            continue
+        if not isinstance(seconds, int | float) or math.isnan(seconds):
+            raise InvalidRun(f"{name} must be a number of seconds, got {seconds!r}")
+        if seconds < 0:
+            raise InvalidRun(f"{name} must be >= 0 seconds, got {seconds}")
     resolved = os.getcwd() if cwd is None else os.fspath(cwd)
     if not os.path.isdir(resolved):
         raise InvalidRun(f"working directory does not exist or is not a directory: {resolved}")
@@ -159,6 +169,7 @@ def run_process(
     *,
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
+    no_output_timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     env_policy: EnvPolicy = EnvPolicy.SCRUB,
     pin_home: bool = False,
@@ -168,14 +179,15 @@ def run_process(
 ) -> ProcessResult:
     """Run `argv` to completion or to its deadline and return what happened.
 
-    `timeout` is seconds from start (None or 0: no deadline). `env` is laid over
+    `timeout` is seconds from start (None or 0: no deadline). `no_output_timeout` stops the
+    run once that many seconds pass with nothing on stdout or stderr. `env` is laid over
     the environment `env_policy` builds. `pin_home` points HOME at a fresh scratch
     directory removed afterwards. `shell=True` runs argv[0] as a /bin/sh script
     and must be asked for explicitly.
 
     Never raises for anything the child does; raises `InvalidRun` for bad arguments.
     """
-    argv, resolved_cwd = _validate(argv, cwd, timeout)
+    argv, resolved_cwd = _validate(argv, cwd, timeout, no_output_timeout)
     if shell:
         argv = ("/bin/sh", "-c", *argv)
     deadline = None if not timeout else time.monotonic() + timeout
@@ -186,7 +198,13 @@ def run_process(
     reaper.ensure_subreaper()
     try:
         return _Execution(
-            argv, resolved_cwd, child_env, deadline, marker, head_bytes, tail_bytes
+            argv,
+            resolved_cwd,
+            child_env,
+            _Deadlines(deadline, no_output_timeout or None),
+            marker,
+            head_bytes,
+            tail_bytes,
         ).run()
     finally:
         if scratch_home is not None:
@@ -201,7 +219,7 @@ class _Execution:
         argv: tuple[str, ...],
         cwd: str,
         env: dict[str, str],
-        deadline: float | None,
+        deadlines: _Deadlines,
         marker: str,
         head_bytes: int,
         tail_bytes: int,
@@ -209,7 +227,7 @@ class _Execution:
         self.argv = argv
         self.cwd = cwd
         self.env = env
-        self.deadline = deadline
+        self.deadlines = deadlines
         self.marker = marker
         self.out = BoundedBuffer(head_bytes, tail_bytes)
         self.err = BoundedBuffer(head_bytes, tail_bytes)
@@ -279,17 +297,19 @@ class _Execution:
             pipes.watch(exit_fd)
         exited = False
         timed_out = False
+        deadlines = self.deadlines
+        deadlines.heard(time.monotonic())
         try:
-            # Phase 1: pump output until the main process exits or the deadline passes.
+            # Phase 1: pump output until the main process exits or a deadline passes.
             while not exited:
                 now = time.monotonic()
-                if self.deadline is not None and now >= self.deadline:
+                if (wait := deadlines.left(now)) is not None and wait <= 0:
                     timed_out = True
                     break
-                wait = None if self.deadline is None else self.deadline - now
                 if exit_fd is None:
                     wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
-                pipes.pump(wait)
+                if pipes.pump(wait):
+                    deadlines.heard(time.monotonic())
                 exited = _has_exited(proc.pid)
         finally:
             if exit_fd is not None:
@@ -321,6 +341,7 @@ class _Execution:
             cpu_s=status.cpu_s + swept.cpu_s,
             peak_rss_bytes=max(status.peak_rss_bytes, swept.max_rss_bytes),
             output_complete=output_complete,
+            silent_s=deadlines.silence_that_stopped(timed_out),
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:
@@ -336,6 +357,34 @@ class _Execution:
 
 #: Without a pidfd, how often to look for the main process's exit.
 _EXIT_POLL_SECONDS = 0.05
+
+
+class _Deadlines:
+    """When a run is stopped: at a fixed time, or once it has printed nothing for a while."""
+
+    def __init__(self, fixed: float | None, no_output_s: float | None) -> None:
+        self.fixed = fixed
+        self.no_output_s = no_output_s
+        self.last_output = 0.0
+
+    def heard(self, now: float) -> None:
+        """Output arrived (or the run began) at `now`."""
+        self.last_output = now
+
+    def left(self, now: float) -> float | None:
+        """Seconds until the nearer deadline (<= 0: passed), or None when there is none."""
+        ends = [self.fixed] if self.fixed is not None else []
+        if self.no_output_s is not None:
+            ends.append(self.last_output + self.no_output_s)
+        return min(ends) - now if ends else None
+
+    def silence_that_stopped(self, timed_out: bool) -> float | None:
+        """The no-output limit, when it, not the fixed deadline, ended the run."""
+        if not timed_out or self.no_output_s is None:
+            return None
+        if self.fixed is not None and self.last_output + self.no_output_s > self.fixed:
+            return None
+        return self.no_output_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,11 +446,13 @@ class _Pipes:
         self._selector.unregister(fd)
         os.close(fd)
 
-    def pump(self, timeout: float | None) -> None:
-        """Wait up to `timeout` for output or a watched event; read what is ready."""
+    def pump(self, timeout: float | None) -> bool:
+        """Wait up to `timeout` for output or a watched event; read what is ready. True when
+        some output was read."""
         if not self._selector.get_map():
             time.sleep(timeout if timeout is not None else _EXIT_POLL_SECONDS)
-            return
+            return False
+        heard = False
         for key, _ in self._selector.select(timeout):
             buffer = self._streams.get(key.fd)
             if buffer is None:
@@ -414,8 +465,10 @@ class _Pipes:
                 chunk = b""
             if chunk:
                 buffer.feed(chunk)
+                heard = True
             else:
                 self._selector.unregister(key.fd)
+        return heard
 
     def close(self) -> None:
         self._selector.close()
@@ -484,4 +537,5 @@ class CommandRunner(Protocol):
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult: ...

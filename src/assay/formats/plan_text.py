@@ -44,7 +44,9 @@ def render_plan(plan: Plan, *, verbose: bool = False) -> str:
                 lines.append(
                     f"   {'':<14} env: {' '.join(f'{k}={v}' for k, v in check.env.items())}"
                 )
-            lines.append(f"   {'':<14} timeout {check.timeout_s:g}s")
+            quiet = check.no_output_timeout_s
+            limit = f", or {quiet:g}s without output" if quiet else ""
+            lines.append(f"   {'':<14} timeout {check.timeout_s:g}s{limit}")
     lines.append("")
     lines.append(
         "tests required for VERIFIED" if plan.require_tests else "tests not required (configured)"

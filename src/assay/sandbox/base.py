@@ -146,10 +146,15 @@ class Sandbox(abc.ABC):
         cwd: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         """Run one command in `workspace` (`cwd` relative to it, or absolute inside it)."""
         return self.runner(workspace)(
-            argv, cwd=str(resolve_inside(workspace, cwd)), env=env, timeout=timeout
+            argv,
+            cwd=str(resolve_inside(workspace, cwd)),
+            env=env,
+            timeout=timeout,
+            no_output_timeout=no_output_timeout,
         )
 
     def read_file(

@@ -800,6 +800,7 @@ class _BwrapRunner:
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         inner = tuple(argv)
         inside = str(resolve_inside(self.workspace, cwd))
@@ -813,6 +814,7 @@ class _BwrapRunner:
                 env=self.sandbox._env(),
                 env_policy=EnvPolicy.MINIMAL,
                 timeout=timeout,
+                no_output_timeout=no_output_timeout,
             )
         # Evidence names the command that was checked; the backend is recorded separately.
         return _interpret(dataclasses.replace(result, argv=inner, cwd=inside))

@@ -61,12 +61,14 @@ class _PinnedRunner:
         cwd: str,
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        no_output_timeout: float | None = None,
     ) -> ProcessResult:
         return run_process(
             argv,
             cwd=resolve_inside(self.workspace, cwd),
             env=env,
             timeout=timeout,
+            no_output_timeout=no_output_timeout,
             env_policy=EnvPolicy.SCRUB,
             pin_home=self.pin_home,
         )

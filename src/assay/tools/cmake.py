@@ -27,7 +27,8 @@ BUILD_ARGV = ("sh", "-c", BUILD_SCRIPT, "cmake", BUILD_DIR)
 #: The test check, as planned (`--test-dir` needs CTest 3.20, `--stop-on-failure` 3.18).
 TEST_ARGV = ("ctest", "--test-dir", BUILD_DIR, "--output-on-failure")
 
-#: CTest's per-test timeout, as a share of the check's deadline: a test that hangs is
+#: CTest's per-test timeout, as a share of the longest a test may take under the check's
+#: deadline and no-output limit (`Check.longest_step_s`): a test that hangs is
 #: stopped and named by ctest ("***Timeout") before assay has to kill the whole run.
 PER_TEST_SHARE = 0.8
 
@@ -39,7 +40,7 @@ def _ctest(request: Request) -> Instrumented:
         report = request.report("xml")
         argv = (*argv, "--output-junit", str(report))
         reports.append(report)
-    timeout = request.check.timeout_s
+    timeout = request.check.longest_step_s
     if timeout and not request.has("--timeout"):
         argv = (*argv, "--timeout", str(max(1, int(timeout * PER_TEST_SHARE))))
     return request.runs(argv, *reports)

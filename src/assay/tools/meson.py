@@ -27,7 +27,8 @@ TEST_ARGV = ("meson", "test", "-C", BUILD_DIR, "--print-errorlogs")
 
 #: meson's default per-test timeout, which `--timeout-multiplier` scales.
 DEFAULT_TEST_TIMEOUT_S = 30
-#: meson's per-test timeouts, at most this share of the check's deadline: a hanging test
+#: meson's per-test timeouts, at most this share of the longest a test may take under the
+#: check's deadline and no-output limit (`Check.longest_step_s`): a hanging test
 #: is stopped and named by meson (TIMEOUT) before assay has to kill the whole run.
 PER_TEST_SHARE = 0.8
 
@@ -41,7 +42,7 @@ def _meson_test(request: Request) -> Instrumented:
         base = request.report("testlog")
         argv = (*argv, "--logbase", str(base))
         reports.append(base.with_name(base.name + ".json"))
-    timeout = request.check.timeout_s
+    timeout = request.check.longest_step_s
     if timeout and not request.has("--timeout-multiplier", "-t"):
         # Only ever shortened: a project's own timeouts stand when the deadline allows them.
         multiplier = timeout * PER_TEST_SHARE / DEFAULT_TEST_TIMEOUT_S

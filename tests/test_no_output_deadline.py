@@ -1,0 +1,79 @@
+"""A check with no deadline of its own runs while it keeps printing.
+
+A real suite longer than the default would otherwise never be VERIFIED; a hung test goes
+quiet and is stopped then. Real pytest runs in real bubblewrap, with the defaults shrunk
+so that the suite outlasts the no-output limit in seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay import plan as planning
+from assay.pipeline import VerifyOptions, verify
+from assay.verdict import Cause, Status
+from tests.cli import path_with_venv
+from tests.repos import write
+
+#: The shrunk defaults: stopped after this long without output...
+QUIET_S = 1.5
+#: ...and at this, however much it prints.
+CAP_S = 40.0
+
+#: Eight tests of 0.5 s each: 4 s in all, never 1.5 s without a progress dot.
+SLOW_SUITE = {
+    "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+    "tests/test_slow.py": (
+        "import time\n"
+        "import pytest\n\n"
+        "@pytest.mark.parametrize('n', range(8))\n"
+        "def test_step(n):\n"
+        "    time.sleep(0.5)\n"
+        "    assert n * 2 == n + n\n"
+    ),
+}
+
+
+@pytest.fixture
+def shrunk_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", path_with_venv())
+    monkeypatch.setattr(planning, "DEFAULT_TIMEOUT_S", QUIET_S)
+    monkeypatch.setattr(planning, "DEFAULT_PRINTING_DEADLINE_S", CAP_S)
+
+
+def verified(repo: Path, **options: object) -> tuple[Status, str]:
+    report = verify(
+        repo, VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), **options)
+    )
+    return report.status, report.note
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
+def test_a_suite_longer_than_the_limit_that_keeps_printing_is_verified(tmp_path: Path) -> None:
+    status, note = verified(write(tmp_path, SLOW_SUITE))
+    assert status is Status.VERIFIED, note
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
+def test_a_hung_test_is_stopped_once_the_suite_goes_quiet(tmp_path: Path) -> None:
+    hung = dict(SLOW_SUITE)
+    hung["tests/test_slow.py"] += "\ndef test_zz_hangs():\n    time.sleep(600)\n"
+    report = verify(
+        write(tmp_path, hung),
+        VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"test"})),
+    )
+    (pytest_check,) = report.checks
+    assert report.status is Status.INDETERMINATE, report.note
+    assert pytest_check.cause is Cause.TIMEOUT
+    assert f"printed nothing for {QUIET_S:g} s" in pytest_check.note
+    # Stopped after the eight tests and one quiet spell, long before the cap.
+    assert pytest_check.result is not None and pytest_check.result.silent_s == QUIET_S
+    assert pytest_check.result.duration_s < 4 + QUIET_S + 10 < CAP_S
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
+def test_a_stated_deadline_is_fixed_however_much_is_printed(tmp_path: Path) -> None:
+    status, _ = verified(write(tmp_path, SLOW_SUITE), timeout_s=2.0)
+    assert status is Status.INDETERMINATE
