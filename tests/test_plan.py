@@ -222,6 +222,34 @@ def test_a_configured_mypy_with_no_code_at_the_root_checks_the_tree(tmp_path: Pa
     assert a["mypy"] == ["mypy", ".", "--exclude", "^venv/"]
 
 
+@pytest.mark.parametrize(
+    ("config_file", "config", "planned"),
+    [
+        # packaging 26.4's sdist: its mypy `files` names noxfile.py, which it leaves out.
+        (
+            "pyproject.toml",
+            '[tool.mypy]\nfiles = ["src", "tests", "noxfile.py"]\n',
+            ["mypy", "src", "tests"],
+        ),
+        ("mypy.ini", "[mypy]\nfiles = src/, noxfile.py\n", ["mypy", "src/"]),
+        # Every path there: mypy reads its own `files`, as the maintainers run it.
+        ("pyproject.toml", '[tool.mypy]\nfiles = ["src", "tests"]\n', ["mypy"]),
+        # A glob would not be expanded on the command line: left to mypy, as written.
+        ("mypy.ini", "[mypy]\nfiles = src/**/*.py, noxfile.py\n", ["mypy"]),
+        # Nothing named is there: mypy's own message says so.
+        ("mypy.ini", "[mypy]\nfiles = lib, noxfile.py\n", ["mypy"]),
+    ],
+)
+def test_mypy_files_that_the_tree_lacks_are_left_off_its_command_line(
+    tmp_path: Path, config_file: str, config: str, planned: list[str]
+) -> None:
+    write(tmp_path, {config_file: config, "src/p/__init__.py": "", "tests/test_p.py": ""})
+    p = plan_repository(tmp_path)
+    (typecheck,) = [c for c in p.checks if c.tool == "mypy"]
+    assert list(typecheck.argv) == planned
+    assert ("noxfile.py, which this tree lacks" in (typecheck.reason or "")) == (len(planned) > 1)
+
+
 def test_makefile_only(tmp_path: Path) -> None:
     write(
         tmp_path,

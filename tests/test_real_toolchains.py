@@ -126,6 +126,27 @@ def test_python_type_error_fails_mypy_with_location(
     assert any(d.code == "assignment" for d in evidence.diagnostics)
 
 
+@pytest.mark.parametrize(("typed", "verdict"), [("-> int", Verdict.PASS), ("-> str", Verdict.FAIL)])
+def test_mypy_files_missing_from_the_tree_are_not_a_failure_of_the_code(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, typed: str, verdict: Verdict
+) -> None:
+    """As packaging 26.4's sdist: mypy's `files` names a noxfile.py the release leaves out.
+    mypy run on its `files` stops at the missing file; the code named beside it is checked."""
+    root = write_dedented(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": "[tool.mypy]\nstrict = true\nfiles = ['tiny.py', 'noxfile.py']\n",
+            "tiny.py": f"def add(a: int, b: int) {typed}:\n    return a + b\n",
+        },
+    )
+    evidence = run(check_named(root, "mypy"), root, tmp_path_factory)
+    assert_verdict(
+        evidence, verdict, Cause.EXIT_ZERO if verdict is Verdict.PASS else Cause.EXIT_NONZERO
+    )
+    if verdict is Verdict.FAIL:
+        assert_diagnostic(evidence, "tiny.py", 2)
+
+
 def test_python_lint_error_fails_ruff_with_location(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -10,7 +10,7 @@ import posixpath
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
@@ -43,7 +43,8 @@ class ToolConfig:
 
     tool: str
     source: Source
-    mypy_has_files: bool = False
+    mypy_files: tuple[str, ...] | None = None
+    """The paths mypy's own `files` option names (None: it has none)."""
 
 
 def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str]]:
@@ -68,7 +69,12 @@ def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str
         for name, pattern in tables.items():
             key = "basedpyright" if name == "pyright" and "basedpyright" in tool else name
             if key in tool:
-                files = name == "mypy" and isinstance(tool[key], dict) and "files" in tool[key]
+                section = tool[key]
+                files = (
+                    _mypy_files(section.get("files"))
+                    if name == "mypy" and isinstance(section, dict)
+                    else None
+                )
                 configs.append(
                     ToolConfig(name, Source("pyproject.toml", line_of(pyproject, pattern)), files)
                 )
@@ -89,7 +95,11 @@ def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str
         for section, tool in sections.items():
             if parser.has_section(section):
                 line = line_of(text, rf"^\[{re.escape(section)}\]")
-                files = tool == "mypy" and parser.has_option(section, "files")
+                files = (
+                    _mypy_files(parser.get(section, "files"))
+                    if tool == "mypy" and parser.has_option(section, "files")
+                    else None
+                )
                 configs.append(ToolConfig(tool, Source(path, line), files))
     for path, tool in (
         ("ruff.toml", "ruff"),
@@ -103,6 +113,16 @@ def find_tool_configs(texts: dict[str, str]) -> tuple[list[ToolConfig], list[str
     return _first_per_tool(configs), errors
 
 
+def _mypy_files(value: object) -> tuple[str, ...] | None:
+    """mypy's `files`: a list, or one comma-separated string (None: not set)."""
+    if value is None:
+        return None
+    entries = value.split(",") if isinstance(value, str) else value
+    if not isinstance(entries, list):
+        return ()
+    return tuple(e.strip() for e in entries if isinstance(e, str) and e.strip())
+
+
 def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
     seen: dict[str, ToolConfig] = {}
     for config in configs:
@@ -111,9 +131,14 @@ def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
 
 
 def tool_candidates(
-    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...] = ()
+    configs: list[ToolConfig],
+    env: ProjectEnv,
+    root_dirs: set[str],
+    code: tuple[str, ...] = (),
+    absent: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    """Native commands for configured tools (`code`: `project_code`'s). Pure."""
+    """Native commands for configured tools (`code`: `project_code`'s; `absent`: the
+    paths mypy's `files` names that the tree lacks). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -131,8 +156,16 @@ def tool_candidates(
                 )
             )
         elif config.tool == "mypy":
-            targets = _mypy_targets(config, env, root_dirs, code)
-            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
+            targets = _mypy_targets(config, env, root_dirs, code, absent)
+            candidate = _configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets))
+            if targets and config.mypy_files:
+                left_out = ", ".join(sorted(absent))
+                note = (
+                    f"mypy's files names {left_out}, which this tree lacks (a release's "
+                    "sdist leaves tooling out): the others are named on the command line"
+                )
+                candidate = replace(candidate, notes=(*candidate.notes, note))
+            found.append(candidate)
         elif config.tool == "pyright":
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
     return found
@@ -164,15 +197,27 @@ def _configured(
 
 
 def _mypy_targets(
-    config: ToolConfig, env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...]
+    config: ToolConfig,
+    env: ProjectEnv,
+    root_dirs: set[str],
+    code: tuple[str, ...],
+    absent: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """What a configured mypy no stated command runs checks: the files its configuration
     names, else the project's own code (`src`, else its packages and modules at the root),
     not its tests, docs and scripts. mypy configured is not mypy run on everything: a
     `[mypy]` section may serve stubtest or an editor, and the maintainers' own `mypy .`,
-    where it passes, passes on the code alone too."""
-    if config.mypy_has_files:
-        return ()
+    where it passes, passes on the code alone too.
+
+    mypy stops at a named file that is missing. When its `files` names some the tree
+    lacks (`absent`), the rest are given on the command line, where mypy reads them instead
+    of its `files`; only when every entry is a plain path, as a glob or a `$VAR` on the
+    command line would not be expanded."""
+    if config.mypy_files is not None:
+        kept = tuple(f for f in config.mypy_files if f not in absent)
+        if not absent or not kept or not all(_plain_path(f) for f in config.mypy_files):
+            return ()
+        return kept
     if "src" in root_dirs:
         return ("src",)
     if code:
@@ -180,6 +225,25 @@ def _mypy_targets(
     # mypy skips dot-directories by itself; a `venv/` must be excluded explicitly.
     excludes = [d for d in env.venv_dirs if not d.startswith(".")]
     return (".", *(a for d in excludes for a in ("--exclude", f"^{re.escape(d)}/")))
+
+
+def _plain_path(entry: str) -> bool:
+    """A path as mypy reads it from its command line: no glob, no `~`, no variable."""
+    return not any(c in entry for c in "*?[]$~")
+
+
+def absent_mypy_files(configs: list[ToolConfig], files: RepoFiles) -> frozenset[str]:
+    """The plain paths mypy's `files` names that the tree does not have."""
+    return frozenset(
+        entry
+        for config in configs
+        for entry in config.mypy_files or ()
+        if _plain_path(entry) and not _in_tree(files, entry.rstrip("/") or ".")
+    )
+
+
+def _in_tree(files: RepoFiles, path: str) -> bool:
+    return files.is_file(path) or files.is_dir(path)
 
 
 #: Root files that are a project's tooling, not its code.
@@ -253,7 +317,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
-    found = tool_candidates(configs, env, root_dirs, code)
+    found = tool_candidates(configs, env, root_dirs, code, absent_mypy_files(configs, files))
     if not any(c.tool == "pytest" for c in configs):
         found += _unittest(files, env, root_dirs)
     return report(NAME, found, errors=errors)
