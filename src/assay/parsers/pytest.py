@@ -1,4 +1,11 @@
-"""pytest results: the JUnit XML report (authoritative when it was asked for), else the summary line."""
+"""pytest results: the JUnit XML report (authoritative when it was asked for), else the summary line.
+
+A test pytest-timeout stopped hung: that says nothing about the code, so it is named
+(`ParsedOutput.hung_tests`) and not counted as a failure, and `classify` makes the run a
+timeout unless a real failure beside it makes the run fail. Its default method fails the
+test with "Failed: Timeout (>10.0s) from pytest-timeout."; its thread method prints a
+`+++ Timeout +++` banner and ends pytest at once, leaving no report.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +30,12 @@ PYTEST_NO_TESTS_EXIT = 5
 _SUMMARY = re.compile(r"^=*\s*(?P<body>\d+ \w+(?: \w+)?(?:, \d+ \w+(?: \w+)?)*) in [\d.]+s\b")
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 _NO_TESTS = re.compile(r"^=*\s*no tests ran\b")
+#: pytest-timeout's failure of a test it stopped (its signal method).
+_TIMED_OUT = re.compile(r"^Failed: Timeout \(>[\d.]+s\) from pytest-timeout\b")
+#: The banner pytest-timeout's thread method prints before it ends the whole run.
+_THREAD_TIMEOUT_BANNER = re.compile(r"^\+{5,} Timeout \+{5,}$", re.MULTILINE)
+#: What stands for the test a run-ending timeout stopped: the banner does not name it.
+STOPPED_BY_PYTEST_TIMEOUT = "the test running when pytest-timeout ended the run"
 
 
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
@@ -35,13 +48,17 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         data = read_report(report_path(report_dir, check, "xml"))
         junit = read_junit(data) if isinstance(data, bytes) else None
         if junit is None or not isinstance(data, bytes):
+            ended_by_timeout = _THREAD_TIMEOUT_BANNER.search(combined(result)) is not None
             return ParsedOutput(
                 failure_recognized=text_tests is not None and text_tests.any_failed,
                 no_tests_reported=no_tests,
                 report_refused=data.reason if isinstance(data, Refused) else None,
+                hung_tests=(STOPPED_BY_PYTEST_TIMEOUT,) if ended_by_timeout else (),
             )
         tests = _not_kinder_than_the_summary(junit[0], _listed_failures(data), combined(result))
         cases = junit[1]
+        hung = tuple(c for c in cases if c.message and _TIMED_OUT.match(c.message))
+        tests = _without_hung(tests, hung)
         return ParsedOutput(
             tests=tests,
             test_cases=cases,
@@ -49,11 +66,26 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             no_tests_reported=no_tests or tests.executed == 0,
             report_found=True,
             readings=_readings(junit[0], text_tests),
+            hung_tests=tuple(c.name for c in hung),
         )
     return ParsedOutput(
         tests=text_tests,
         failure_recognized=text_tests is not None and text_tests.any_failed,
         no_tests_reported=no_tests,
+    )
+
+
+def _without_hung(tests: TestCounts, hung: tuple[TestCase, ...]) -> TestCounts:
+    """`tests` with the hung ones counted neither as failed nor as passed. The summary line
+    counts them among its failures too, so they come off whichever count stood."""
+    if not hung:
+        return tests
+    return TestCounts(
+        passed=tests.passed,
+        failed=tests.failed - sum(c.outcome == "failed" for c in hung),
+        errors=tests.errors - sum(c.outcome == "error" for c in hung),
+        skipped=tests.skipped,
+        source=tests.source,
     )
 
 
