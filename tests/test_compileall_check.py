@@ -11,6 +11,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from assay.evidence import Check
 from assay.instrument import instrument
 from assay.parsers.python import parse_compileall
@@ -67,3 +69,27 @@ def test_a_planted_syntax_error_fails_with_its_location(tmp_path: Path) -> None:
     parsed = parse_compileall(check, result, None)
     assert [(d.file, d.line) for d in parsed.diagnostics] == [("pkg/broken.py", 1)]
     assert "never closed" in parsed.diagnostics[0].message
+
+
+def test_the_projects_code_is_compiled_not_its_deliberately_broken_test_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As parso's sdist: `test/normalizer_issue_files/` holds Python that is not meant to
+    compile. The planned compileall checks the package; a syntax error there still fails."""
+    from assay.pipeline import VerifyOptions, verify
+    from assay.plan import plan_repository
+    from assay.verdict import Status
+    from tests.cli import path_with_venv
+
+    monkeypatch.setenv("PATH", path_with_venv())
+    tree = make_tree(tmp_path)
+    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
+    (tree / "test" / "normalizer_issue_files").mkdir(parents=True)
+    (tree / "test" / "normalizer_issue_files" / "E12.py").write_text("try:\n    pass\nx = 1\n")
+    (tree / "setup.py").write_text("")
+    (compileall,) = [c for c in plan_repository(tree).checks if c.tool == "compileall"]
+    assert compileall.argv[-1] == "pkg"  # the package: not the tree, not setup.py
+    options = VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"build"}))
+    assert verify(tree, options).status is Status.VERIFIED
+    (tree / "pkg" / "mod.py").write_text("def f(:\n    pass\n")
+    assert verify(tree, options).status is Status.FAILED

@@ -18,7 +18,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
-from assay.discovery.python import TEST_DIRS
+from assay.discovery.python import TEST_DIRS, project_code
 from assay.verdict import Kind
 
 NAME = "fallback"
@@ -95,16 +95,25 @@ def python_evidence(root_names: set[str], test_dirs_with_py: list[str]) -> str |
 
 
 def python_defaults(
-    evidence: str, env: ProjectEnv, root_dirs: set[str], test_file: str | None
+    evidence: str,
+    env: ProjectEnv,
+    root_dirs: set[str],
+    test_file: str | None,
+    code: tuple[str, ...] = (),
 ) -> list[Candidate]:
-    """compileall (a syntax check of the project's code) and, when a test file exists
-    (`test_file`, the first found), pytest. Pure."""
-    target = "src" if "src" in root_dirs else "."
+    """compileall (a syntax check of the project's code: `src`, else `code`, its packages
+    and modules at the root, else the whole tree) and, when a test file exists
+    (`test_file`, the first found), pytest. Pure.
+
+    Not the whole tree when the code is known: tests, docs and examples may hold files
+    that are not meant to compile (parso's test data is deliberately broken Python), and a
+    syntax error in a test is pytest's collection error anyway."""
+    targets = ("src",) if "src" in root_dirs else (code or (".",))
     excluded = "|".join(d.replace(".", r"\.") for d in (*env.venv_dirs, *COMPILE_EXCLUDE))
     found = [
         Candidate(
             kind=Kind.BUILD,
-            argv=env.python_module("compileall", "-q", "-x", f"(^|/)({excluded})(/|$)", target),
+            argv=env.python_module("compileall", "-q", "-x", f"(^|/)({excluded})(/|$)", *targets),
             tool="compileall",
             ecosystem=Ecosystem.PYTHON,
             origin=Origin.FALLBACK,
@@ -178,7 +187,8 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         tests = test_file_anywhere(files, env.venv_dirs) or (
             f"{test_dirs[0]}/" if test_dirs else None
         )
-        found += python_defaults(evidence, env, root_dirs, tests)
+        code = project_code(files, root_names, env)
+        found += python_defaults(evidence, env, root_dirs, tests, code)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
     return report(NAME, found)
