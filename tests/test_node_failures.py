@@ -219,3 +219,32 @@ def test_mocha_summary_before_a_long_failure_listing_is_read(host_dir: Path) -> 
     test = next(c for c in report["checks"] if c["kind"] == "test")
     assert report["status"] == "FAILED", (report["note"], test["cause"])
     assert test["tests"]["failed"] == 60, test["tests"]
+
+
+#: A passing test, and one whose promise never settles, stopped at a 500 ms test timeout.
+HANGING = {
+    "jest": (
+        'test("adds", () => { expect(1 + 2).toBe(3); });\n'
+        'test("waits forever", async () => { await new Promise(() => {}); }, 500);\n'
+    ),
+    "mocha": (
+        'const assert = require("node:assert");\n'
+        'it("adds", () => { assert.strictEqual(1 + 2, 3); });\n'
+        'it("waits forever", function () { this.timeout(500); return new Promise(() => {}); });\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("runner", ["jest-json", "npm-test-jest", "npm-test-mocha"])
+def test_a_test_the_runner_stopped_at_its_timeout_is_a_hang_not_a_failure(
+    host_dir: Path, runner: str
+) -> None:
+    repo = _mocha(host_dir) if runner.endswith("mocha") else _jest(host_dir, script="npm" in runner)
+    (repo / "test" / "sum.test.js").write_text(HANGING["mocha" if "mocha" in runner else "jest"])
+    done = assay("verify", "--no-cache", "--json", str(repo), timeout=180)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    (check,) = [c for c in report["checks"] if c["check"]["kind"] == "test"]
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert check["cause"] == "timeout", check["note"]
+    assert "waits forever did not finish within the runner's per-test timeout" in check["note"]

@@ -145,15 +145,33 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                     message=message(strip_ansi(str(messages[0])), result.cwd) if messages else None,
                 )
             )
-    tests = count_cases(cases, "jest-json", errors=unloaded_suites)
+    # A test jest stopped at its own per-test timeout hung: named, and counted neither way.
+    hung = [c for c in cases if _runner_timed_out(c)]
+    counted = [c for c in cases if c not in hung]
+    tests = count_cases(counted, "jest-json", errors=unloaded_suites)
     return ParsedOutput(
         tests=tests,
         test_cases=tuple(cases),
         failure_recognized=tests.any_failed,
-        no_tests_reported=tests.executed == 0,
+        no_tests_reported=tests.executed == 0 and not hung,
         report_found=True,
         readings=_jest_readings(cases, result),
+        hung_tests=tuple(c.name for c in hung),
     )
+
+
+#: The failure a runner gives a test it stopped at its own per-test timeout: jest's
+#: `thrown: "Exceeded timeout of 5000 ms for a test.` (or hook), mocha's `Timeout of 2000ms
+#: exceeded.`, vitest's `Test timed out in 5000ms.` Such a test hung: that says nothing
+#: about the code, as a hang assay's own deadline stops says nothing.
+_RUNNER_TIMED_OUT = re.compile(
+    r'^(?:Error: )?(?:thrown: "Exceeded timeout of \d+ ms for a (?:test|hook)\b'
+    r"|Timeout of \d+ms exceeded\.|Test timed out in \d+ms\.)"
+)
+
+
+def _runner_timed_out(case: TestCase) -> bool:
+    return case.message is not None and _RUNNER_TIMED_OUT.match(case.message) is not None
 
 
 # jest's summary on stderr: "Tests:       1 failed, 1 skipped, 2 passed, 4 total"
@@ -229,4 +247,17 @@ def _with_printed_failures(parsed: ParsedOutput, result: ProcessResult) -> Parse
     if parsed.test_cases or not parsed.failure_recognized:
         return parsed
     failing = printed_failures(strip_ansi(combined(result)), result.cwd)
-    return dataclasses.replace(parsed, test_cases=tuple(failing)) if failing else parsed
+    if not failing:
+        return parsed
+    parsed = dataclasses.replace(parsed, test_cases=tuple(failing))
+    hung = [c for c in failing if _runner_timed_out(c)]
+    if not hung or parsed.tests is None:
+        return parsed
+    # The summary counted the hung tests as failing: they come off, and are named instead.
+    tests = dataclasses.replace(parsed.tests, failed=max(0, parsed.tests.failed - len(hung)))
+    return dataclasses.replace(
+        parsed,
+        tests=tests,
+        failure_recognized=tests.any_failed or bool(parsed.diagnostics),
+        hung_tests=(*parsed.hung_tests, *(c.name for c in hung)),
+    )
