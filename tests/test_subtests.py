@@ -13,7 +13,7 @@ from assay.classify import classify
 from assay.evidence import Check
 from assay.parsers import parse_output, report_path
 from assay.report import aggregate
-from assay.verdict import Kind
+from assay.verdict import Kind, Verdict
 from tests.results import process_result
 
 # Three tests; the third has five subtests, of which two fail.
@@ -73,3 +73,46 @@ def test_pytest_counts_a_test_with_failing_subtests_once(tmp_path: Path, text: s
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
     note = _note(c, argv, cwd, reports)
     assert "pytest failed: 1 of 3 tests failed" in note, note
+
+
+# python-slugify 9.2.0: a test passes while some of its subtests skip. pytest 9 writes it to
+# the JUnit report as skipped (a <skipped> per subtest) and counts it passed in its summary.
+SKIPPING_SUBTESTS = """\
+import unittest
+
+
+class Backends(unittest.TestCase):
+    def test_plain(self):
+        self.assertEqual(1 + 1, 2)
+
+    def test_each_backend(self):
+        for name in ("ascii", "unidecode", "text_unidecode"):
+            with self.subTest(backend=name):
+                if name != "ascii":
+                    self.skipTest(f"{name} absent")
+                self.assertTrue(name)
+
+    @unittest.skip("whole test")
+    def test_skipped(self):
+        pass
+"""
+
+
+def test_pytest_a_passing_test_whose_subtests_skip_is_no_disagreement(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "reports").mkdir()
+    cwd, reports = _suite(tmp_path / "repo", SKIPPING_SUBTESTS), tmp_path / "reports"
+    c = Check(name="pytest", kind=Kind.TEST, argv=("pytest",), tool="pytest")
+    junit = report_path(reports, c, "xml")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "subtests" in done.stdout, done.stdout
+    ran = process_result(
+        tuple(argv), cwd=str(cwd), exit_code=0, stdout=done.stdout, stderr=done.stderr
+    )
+    evidence = classify(c, ran, parse_output(c, ran, reports))
+    assert evidence.verdict is Verdict.PASS, evidence.note
+    # A forged summary claiming more passes than the report could hold still disagrees.
+    forged = done.stdout.replace("2 passed", "4 passed")
+    ran = process_result(tuple(argv), cwd=str(cwd), exit_code=0, stdout=forged, stderr="")
+    assert classify(c, ran, parse_output(c, ran, reports)).verdict is not Verdict.PASS

@@ -65,7 +65,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             failure_recognized=tests.any_failed,
             no_tests_reported=no_tests or tests.executed == 0,
             report_found=True,
-            readings=_readings(junit[0], text_tests),
+            readings=_readings(junit[0], text_tests, _has_subtests(combined(result))),
             hung_tests=tuple(c.name for c in hung),
         )
     return ParsedOutput(
@@ -89,16 +89,25 @@ def _without_hung(tests: TestCounts, hung: tuple[TestCase, ...]) -> TestCounts:
     )
 
 
-def _readings(report: TestCounts, summary: TestCounts | None) -> tuple[Reading, ...]:
+def _readings(
+    report: TestCounts, summary: TestCounts | None, subtests: bool = False
+) -> tuple[Reading, ...]:
     """The JUnit report and the summary line pytest prints at the end of every run that
-    finishes (at any verbosity assay runs it with): they must tell the same run."""
+    finishes (at any verbosity assay runs it with): they must tell the same run.
+
+    With subtests (`subtests`: the summary counts some), a test that passed while some of
+    its subtests skipped is written to the report as skipped (one `<skipped>` per subtest),
+    and the summary counts it passed: up to the report's skipped tests may have run."""
+    ran = report.executed
+    if subtests and summary is not None and ran < summary.executed <= ran + report.skipped:
+        ran = summary.executed
     printed = (
         Reading(_SUMMARY_CHANNEL, ran=summary.executed, failed=summary.failed + summary.errors)
         if summary is not None
         else Reading(_SUMMARY_CHANNEL, appeared=False)
     )
     return (
-        Reading("the JUnit report", ran=report.executed, failed=report.failed + report.errors),
+        Reading("the JUnit report", ran=ran, failed=report.failed + report.errors),
         printed,
     )
 
@@ -137,6 +146,18 @@ def _not_kinder_than_the_summary(
         skipped=report.skipped,
         source=report.source,
     )
+
+
+def _has_subtests(text: str) -> bool:
+    """Whether pytest's last summary line counts subtests ("3 passed, 2 subtests passed")."""
+    for line in reversed(text.splitlines()[-200:]):
+        match = _SUMMARY.match(line.strip())
+        if match is not None:
+            return _SUBTEST_COUNT.search(match["body"]) is not None
+    return False
+
+
+_SUBTEST_COUNT = re.compile(r"\d+ subtests? \w+")
 
 
 def _summary_counts(text: str) -> TestCounts | None:
