@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.install import incomplete_environment, install_steps
+from tests.cli import installed_and_verified
 from tests.repos import write_dedented
 
 PIP = (".venv/bin/python", "-m", "pip", "install", "-q")
@@ -162,3 +163,81 @@ def test_a_project_venv_without_its_linters_gets_a_complete_environment_of_its_o
     assert made["name"] == "install-venv", made
     assert ".venv lacks flake8, mypy" in made["note"], made["note"]
     assert sorted(p.name for p in (repo / ".venv/bin").iterdir()) == before
+
+
+#: uv's lockfile, as `uv lock` writes it: every package of the environment, the tools too.
+UV_LOCK = """
+    version = 1
+    requires-python = ">=3.9"
+
+    [[package]]
+    name = "ruff"
+    version = "0.5.0"
+    source = { registry = "https://pypi.org/simple" }
+
+    [[package]]
+    name = "pytest"
+    version = "8.1.1"
+    source = { registry = "https://pypi.org/simple" }
+
+    [[package]]
+    name = "pytest"
+    version = "7.4.4"
+    source = { registry = "https://pypi.org/simple" }
+"""
+
+LOCKED = {
+    "pyproject.toml": """
+        [project]
+        name = "locked"
+        version = "0.1"
+        [tool.ruff]
+        [tool.pytest.ini_options]
+        pythonpath = ["."]
+    """,
+    "locked.py": "def double(x: int) -> int:\n    return 2 * x\n",
+    "tests/test_locked.py": "from locked import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    "uv.lock": UV_LOCK,
+    # The hook's pin is older news than the lockfile's, which `uv run ruff` runs.
+    ".pre-commit-config.yaml": """
+        repos:
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v0.6.9
+            hooks:
+              - id: ruff
+    """,
+}
+
+
+def test_a_lockfile_pins_the_tools_over_the_pre_commit_hooks(tmp_path: Path) -> None:
+    write_dedented(tmp_path, LOCKED)
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    pinned = [a for a in tools.argv if a.startswith(("ruff", "pytest"))]
+    # pytest is locked at two versions (one per Python): which runs is not known, so it is
+    # left to the tree's date like any tool nothing pins.
+    assert (
+        "ruff==0.5.0" in pinned
+        and "pytest" in pinned
+        and not any("==" in p and "pytest" in p for p in pinned)
+    ), pinned
+    assert "at the versions uv.lock pins" in (tools.reason or "")
+
+
+def test_a_poetry_lockfile_pins_them_too(tmp_path: Path) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            **{k: v for k, v in LOCKED.items() if k not in ("uv.lock", ".pre-commit-config.yaml")},
+            "poetry.lock": '[[package]]\nname = "Ruff"\nversion = "0.4.10"\n',
+        },
+    )
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    assert "ruff==0.4.10" in tools.argv
+
+
+@pytest.mark.slow
+def test_the_locked_tool_is_the_one_that_runs(tmp_path: Path) -> None:
+    report = installed_and_verified(write_dedented(tmp_path / "repo", LOCKED), tmp_path)
+    versions = {c["checker"]["tool"]: c["checker"]["version"] for c in report["checks"]}
+    assert report["status"] == "VERIFIED", report["note"]
+    assert versions.get("ruff") == "0.5.0", versions

@@ -143,17 +143,17 @@ class _PlannedTools:
     nothing pins as of it."""
 
     requirements: tuple[str, ...]
-    by_pre_commit: bool
+    pinned_by: tuple[str, ...]
+    """The files whose versions the requirements pin: a lockfile, the pre-commit hooks."""
     as_of: tuple[str, dict[str, str]] | None
 
     def step(self) -> Check:
-        from assay.tools.python_requirements import PRE_COMMIT_CONFIG
         from assay.tools.spec import install_step
 
         why = "the linters, type checkers and test runner the plan runs" + (
-            f", at the versions {PRE_COMMIT_CONFIG} pins" if self.by_pre_commit else ""
+            f", at the versions {' and '.join(self.pinned_by)} pins" if self.pinned_by else ""
         )
-        source = PRE_COMMIT_CONFIG if self.by_pre_commit else "pyproject.toml"
+        source = self.pinned_by[0] if self.pinned_by else "pyproject.toml"
         newest = (*_PIP, *self.requirements)
         if self.as_of is None:
             return install_step("python-tools", newest, source, why)
@@ -172,22 +172,32 @@ class _PlannedTools:
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
-    """The Python tools `planned` (the plan for `root`) runs, pinned where the pre-commit
-    configuration pins them, with what its hooks install beside them, the others dated by
-    the tree at `dated_from`; None when the plan runs none that needs installing."""
-    from assay.tools.python_requirements import pre_commit_additions, pre_commit_pins
+    """The Python tools `planned` (the plan for `root`) runs, pinned where the project's
+    lockfile pins them, else where its pre-commit configuration does (with what its hooks
+    install beside them), the others dated by the tree at `dated_from`; None when the plan
+    runs none that needs installing. The lockfile wins: it is the environment the
+    maintainers' `uv run` or `poetry run` checks in, where a hook's pin is their editor's."""
+    from assay.tools.python_requirements import (
+        PRE_COMMIT_CONFIG,
+        lockfile_pins,
+        pre_commit_additions,
+        pre_commit_pins,
+    )
 
     wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
     wanted -= _NOT_INSTALLED | {""}
     if not wanted:
         return None
-    pins, additions = pre_commit_pins(root), pre_commit_additions(root)
+    hooked, additions = pre_commit_pins(root), pre_commit_additions(root)
+    lockfile, locked = lockfile_pins(root, wanted) or ("", {})
+    pins = {**{p: v for p, v in hooked.items() if p in wanted}, **locked}
     pinned = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
     # A hook's type stubs and plugins are part of the tool as the maintainers run it.
     added = tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
+    by_hooks = any((p in pins and p not in locked) or p in additions for p in wanted)
     return _PlannedTools(
         requirements=pinned + added,
-        by_pre_commit=any(p in pins or p in additions for p in wanted),
+        pinned_by=(*((lockfile,) if locked else ()), *((PRE_COMMIT_CONFIG,) if by_hooks else ())),
         as_of=_era(dated_from, wanted - pins.keys()),
     )
 

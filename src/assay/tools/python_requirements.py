@@ -351,6 +351,52 @@ PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 _VERSION = re.compile(r"v?(\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*)")
 
 
+#: Lockfiles that pin every package of a project's environment, its tools among them, as
+#: `[[package]]` tables with a name and a version: what `uv run ruff`, `poetry run mypy` and
+#: `pdm run pytest` run in the maintainers' CI.
+LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock")
+#: Lockfiles list every package of every platform: larger than a configuration file.
+MAX_LOCKFILE_BYTES = 32 * 1024 * 1024
+
+
+def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, str]] | None:
+    """(the lockfile, `package -> version`) for those of `packages` the project's first
+    lockfile pins to one version; None without a lockfile that pins one. A package locked
+    at two versions (one per Python, say) is left out: which one runs is not known here."""
+    wanted = {_normalized(p): p for p in packages}
+    for name in LOCKFILES:
+        data = read_untrusted(root, name, limit=MAX_LOCKFILE_BYTES)
+        if not isinstance(data, bytes):
+            continue
+        try:
+            locked = tomllib.loads(data.decode("utf-8")).get("package")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+            continue
+        versions: dict[str, set[str]] = {}
+        for entry in locked if isinstance(locked, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            package, version = entry.get("name"), entry.get("version")
+            if (
+                isinstance(package, str)
+                and isinstance(version, str)
+                and _VERSION.fullmatch(version)
+            ):
+                versions.setdefault(_normalized(package), set()).add(version)
+        pins = {
+            wanted[key]: found.pop()
+            for key, found in versions.items()
+            if key in wanted and len(found) == 1
+        }
+        return (name, pins) if pins else None
+    return None
+
+
+def _normalized(name: str) -> str:
+    """A package name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def pre_commit_pins(root: Path) -> dict[str, str]:
     """`package -> version` for the Python tools whose pre-commit hooks pin a release."""
     pins: dict[str, str] = {}
