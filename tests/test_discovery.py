@@ -238,6 +238,9 @@ def test_poetry_without_in_tree_venv_says_so(tmp_path: Path) -> None:
         ("pytest -q", Kind.TEST, "pytest"),
         ("uv run --frozen python -m pytest", Kind.TEST, "pytest"),
         ("poetry run mypy src", Kind.TYPECHECK, "mypy"),
+        # An option's value is no command (sqlparse's `make lint`).
+        ("uv run --group dev ruff check sqlparse/", Kind.LINT, "ruff"),
+        ("uv run --python 3.10 --group=dev pytest tests/", Kind.TEST, "pytest"),
         ("CI=1 npx --no-install tsc -p .", Kind.TYPECHECK, "tsc"),
         ("python3 -m unittest discover", Kind.TEST, "unittest"),
         ("ruff format --check .", Kind.LINT, "ruff"),
@@ -306,8 +309,8 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
     python_envs.parse_tox(text, "tox.toml", ENV)
     python_envs.parse_tox(text, "pyproject.toml", ENV)
     python_envs.parse_noxfile(text, "noxfile.py", ENV)
-    make.target_candidates(make.parse_makefile(text), "Makefile", "make")
-    make.target_candidates(make.parse_justfile(text), "justfile", "just")
+    make.target_candidates(make.parse_makefile(text), "Makefile", "make", env=ENV)
+    make.target_candidates(make.parse_justfile(text), "justfile", "just", env=ENV)
     ci.parse_workflow(text, "ci.yml", ENV)
     ci.parse_gitlab(text, ".gitlab-ci.yml", ENV)
     for system in ci.CI_SYSTEMS:
@@ -947,3 +950,28 @@ def test_nox_command_whose_head_is_a_variable_is_resolved_not_truncated(tmp_path
     words = [c.argv for c in p.checks] + [tuple(d.what.split()) for d in p.dropped]
     assert not any(w[:1] == ("run",) for w in words), words
     assert any("computed" in d.reason for d in p.dropped), p.dropped
+
+
+@pytest.mark.parametrize(
+    ("recipe", "planned"),
+    [
+        # sqlparse 0.6.1: the suite once per Python, each through `uv run`, which would make
+        # an environment of its own with the network: pytest runs directly instead.
+        (
+            "\tuv run --group dev --python 3.10 pytest tests/\n"
+            "\tuv run --group dev --python 3.11 pytest tests/\n",
+            ("python3", "-m", "pytest", "tests/", "-q", "-x"),
+        ),
+        ("\tpoetry run pytest tests/\n", ("python3", "-m", "pytest", "tests/", "-q", "-x")),
+        # More than the one check: the target is run as written.
+        ("\tuv run pytest tests/\n\tuv run coverage combine\n", ("make", "test")),
+        ("\tuv run pytest tests/\n\tuv run pytest docs/\n", ("make", "test")),
+        # Not through an environment manager: as written, as ever.
+        ("\tpytest tests/\n", ("make", "test")),
+    ],
+)
+def test_a_target_running_one_check_through_an_environment_manager_runs_it_directly(
+    tmp_path: Path, recipe: str, planned: tuple[str, ...]
+) -> None:
+    write(tmp_path, {"Makefile": f"test:\n{recipe}", "tests/test_x.py": "def test_x(): pass\n"})
+    assert check_of(plan_repository(tmp_path), Kind.TEST).argv == planned

@@ -165,7 +165,8 @@ def _strip_runners(words: list[str]) -> list[str]:
         ):
             words = words[2 if launcher.subcommand else 1 :]
             while launcher.options and words and words[0].startswith("-"):
-                words = words[1:]  # npx --no-install tsc, uv run --frozen pytest
+                # npx --no-install tsc, uv run --frozen pytest, uv run --group dev ruff
+                words = words[2 if words[0] in launcher.valued else 1 :]
             continue
         head = _basename(words[0])
         if is_python(head) and len(words) > 2 and words[1] == "-m":

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     Recognised,
+    candidate_from,
     masks_failure,
     packages_distribution,
     recognise_line,
@@ -311,11 +312,38 @@ def parse_justfile(text: str) -> list[Target]:
     return [t.close() for t in targets]
 
 
+#: Python environment managers whose `run` makes (and syncs) an environment of its own:
+#: offline, in the sandbox, they fail where the tool they run would not.
+ENVIRONMENT_MANAGERS = frozenset({"uv", "poetry", "pdm", "hatch", "pipenv", "rye"})
+
+
+def _managed_run(target: Target, runs: TargetRuns) -> Recognised | None:
+    """The one check a target runs, when its every recipe line runs it through an
+    environment manager (`uv run --python 3.10 pytest tests/`, once per Python): that
+    command, run directly in the project's environment, as tox's commands are; None for
+    anything more (a prerequisite, a line assay does not know, two different checks)."""
+    if target.prerequisites or not runs.hits or len(runs.lines) != len(target.recipe):
+        return None
+    through_manager = all(
+        len(hit.argv) > 1
+        and hit.argv[0].rsplit("/", 1)[-1] in ENVIRONMENT_MANAGERS
+        and hit.argv[1] == "run"
+        for hit in runs.hits
+    )
+    checks = {(hit.name, hit.args, hit.env) for hit in runs.hits}
+    return runs.hits[0] if through_manager and len(checks) == 1 else None
+
+
 def target_candidates(
-    targets: list[Target], path: str, runner: str, makefile: Makefile | None = None
+    targets: list[Target],
+    path: str,
+    runner: str,
+    makefile: Makefile | None = None,
+    env: ProjectEnv | None = None,
 ) -> tuple[list[Candidate], list[Dropped]]:
     """A candidate per target whose name (or, for `check` and `all`, whose recipe) says its
-    kind. Pure."""
+    kind; with `env`, a target that only runs one check through an environment manager is
+    that check, run directly (`_managed_run`). Pure."""
     makefile = makefile or Makefile(tuple(targets))
     found: list[Candidate] = []
     dropped: list[Dropped] = []
@@ -351,6 +379,18 @@ def target_candidates(
         kind = SCRIPT_KINDS.get(target.name) or runs.kind
         if kind is None or (target.name not in SCRIPT_KINDS and runs.masking is not None):
             dropped.append(_unknown(runner, target, path, runs))
+            continue
+        direct = _managed_run(target, runs) if env is not None else None
+        if direct is not None and env is not None:
+            manager = direct.argv[0].rsplit("/", 1)[-1]
+            why = (
+                f"{path} target {target.name!r} runs {' '.join(stated_words(direct))}: run "
+                f"directly in the project's environment ({manager} run would make its own, "
+                "with the network)"
+            )
+            found.append(
+                candidate_from(direct, env, Origin.TASK_RUNNER, Source(path, target.line), why)
+            )
             continue
         found.append(
             Candidate(
@@ -413,10 +453,10 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
             if runner == "make":
                 makefile = read_makefile(text)
                 more, more_dropped = target_candidates(
-                    list(makefile.targets), path, runner, makefile
+                    list(makefile.targets), path, runner, makefile, env
                 )
             else:
-                more, more_dropped = target_candidates(parse_justfile(text), path, runner)
+                more, more_dropped = target_candidates(parse_justfile(text), path, runner, env=env)
             found += more
             dropped += more_dropped
             break  # make reads the first of GNUmakefile, makefile, Makefile

@@ -437,6 +437,18 @@ def install_steps(root: Path) -> list[Check]:
     return steps
 
 
+#: `uv run`'s options that take a value in the next word (`uv run --group dev ruff`).
+_UV_RUN_VALUED = frozenset(
+    {
+        *("--extra", "--no-extra", "--group", "--only-group", "--no-group", "--package"),
+        *("--with", "--with-editable", "--with-requirements", "--python", "-p"),
+        *("--directory", "--project", "--env-file", "--config-file", "--cache-dir"),
+        *("--index", "--default-index", "--index-url", "--extra-index-url", "--find-links"),
+        *("-f", "--index-strategy", "--resolution", "--prerelease", "--exclude-newer"),
+        *("--python-platform", "--config-setting", "-C", "--link-mode", "--color"),
+    }
+)
+
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.PYTHON,
     label="python",
@@ -491,7 +503,7 @@ ECOSYSTEM = EcosystemSpec(
     ),
     # `uv run --frozen pytest`, `poetry run mypy`: the project's environment managers.
     launchers={
-        "uv": Launcher(subcommand=True, options=True),
+        "uv": Launcher(subcommand=True, options=True, valued=_UV_RUN_VALUED),
         **{name: Launcher(subcommand=True) for name in ("poetry", "pdm", "hatch", "pipenv", "rye")},
     },
 )

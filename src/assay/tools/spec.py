@@ -132,6 +132,8 @@ class Launcher:
     """The command follows a `run`/`exec` subcommand (`uv run X`), not the word itself."""
     options: bool = False
     """Options may stand between the launcher and the command (`npx --no-install tsc`)."""
+    valued: frozenset[str] = frozenset()
+    """Those options that take the next word as their value (`uv run --group dev ruff`)."""
 
 
 @dataclass(frozen=True, slots=True)
