@@ -958,8 +958,10 @@ def test_nox_command_whose_head_is_a_variable_is_resolved_not_truncated(tmp_path
         # sqlparse 0.6.1: the suite once per Python, each through `uv run`, which would make
         # an environment of its own with the network: pytest runs directly instead.
         (
-            "\tuv run --group dev --python 3.10 pytest tests/\n"
-            "\tuv run --group dev --python 3.11 pytest tests/\n",
+            (
+                "\tuv run --group dev --python 3.10 pytest tests/\n"
+                "\tuv run --group dev --python 3.11 pytest tests/\n"
+            ),
             ("python3", "-m", "pytest", "tests/", "-q", "-x"),
         ),
         ("\tpoetry run pytest tests/\n", ("python3", "-m", "pytest", "tests/", "-q", "-x")),
