@@ -134,3 +134,30 @@ def test_a_failure_without_findings_is_described_by_its_first_error_not_its_prog
     assert verdict is Verdict.FAIL, (cause, note)
     assert note.startswith("make-lint failed (exited 2): src/main.rs:2:"), note
     assert "error[E0308]: mismatched types" in note, note
+
+
+def test_a_runner_that_crashed_is_described_by_the_last_error_it_printed(tmp_path: Path) -> None:
+    # bidict's sdist: pytest's options name a hypothesis profile its left-out conftest.py
+    # registers; pytest stops with an INTERNALERROR (exit 3) before any test.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
+    (repo / "conftest.py").write_text(
+        "def pytest_sessionstart(session):\n"
+        "    raise LookupError(\"Profile 'less-examples' is not registered\")\n"
+    )
+    (repo / "test_m.py").write_text("def test_one():\n    assert True\n")
+    done = subprocess.run(
+        [ASSAY, "verify", str(repo), "--json", "--kind", "test"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "PATH": path_with_venv()},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert report["note"] == (
+        "pytest exited 3; the last error it printed: "
+        "LookupError: Profile 'less-examples' is not registered."
+    ), report["note"]

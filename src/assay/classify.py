@@ -7,11 +7,13 @@ a timeout or a signal into a pass.
 
 from __future__ import annotations
 
+import re
+
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
-from assay.parsers._text import combined
+from assay.parsers._text import combined, strip_ansi
 from assay.parsers.crash import no_network
 from assay.process import ProcessResult, StartFailure
 from assay.tools import tool_spec
@@ -129,6 +131,28 @@ def _node_dependency_not_installed(
     return uninstalled_node_dependency(combined(result), result.cwd)
 
 
+#: A line that names an error: `ValueError: ...`, `ERROR: ...`, `error: ...`, `fatal: ...`,
+#: as runners, interpreters and compilers print them (pytest's `INTERNALERROR> ` taken off).
+_ERROR_LINE = re.compile(
+    r"^(?:INTERNALERROR>\s*)?(?P<line>(?:"
+    r"(?:[a-z_]\w*\.)+[A-Z]\w*: "  # a qualified exception: hypothesis.errors.InvalidArgument:
+    r"|[A-Z]\w*(?:Error|Exception): "  # ValueError:
+    r"|(?:[\w.-]+: )?(?:ERROR|error|fatal|FATAL)\b"  # pytest: error:, ERROR:, fatal:
+    r").*\S)"
+)
+#: The longest error line quoted in a note.
+_ERROR_LINE_CHARS = 300
+
+
+def last_error_line(text: str) -> str | None:
+    """The last line of `text` (of its last 200) that names an error, or None."""
+    for line in reversed(strip_ansi(text).splitlines()[-200:]):
+        match = _ERROR_LINE.match(line.strip())
+        if match is not None:
+            return match["line"][:_ERROR_LINE_CHARS]
+    return None
+
+
 def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
     """The text a reader needs first: the head for compilers, the tail for test runners."""
     if cause is Cause.EXIT_ZERO:
@@ -221,6 +245,8 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
                 "under `assay verify --install`; a step that needs it otherwise cannot be "
                 "verified here."
             )
+        case Cause.UNRECOGNIZED_FAILURE if error := last_error_line(combined(result)):
+            return f"{check.name} exited {result.exit_code}; the last error it printed: {error}"
         case Cause.UNRECOGNIZED_FAILURE:
             return f"{check.name} exited {result.exit_code} and its output does not say why."
         case _:
