@@ -318,6 +318,8 @@ def test_the_planned_linters_and_type_checkers_are_installed_at_the_pinned_versi
                     hooks: [{id: black}]
             """,
             "requirements-dev.txt": "mypy==1.8.0\n",
+            # CI runs the hooks: their pins are what CI checks with.
+            ".github/workflows/lint.yml": "jobs:\n  l:\n    steps:\n      - uses: pre-commit/action@v3\n",
         },
     )
     pip = (".venv/bin/python", "-m", "pip", "install", "-q")

@@ -59,7 +59,10 @@ PROJECT = {
         commands = flake8 pinned.py tests
     """,
     "requirements/lint.txt": "flake8==6.0.0\n",
+    # pre-commit.ci runs the hooks: their pins are what CI checks with.
     ".pre-commit-config.yaml": """
+        ci:
+          autoupdate_schedule: monthly
         repos:
           - repo: https://github.com/pre-commit/mirrors-mypy
             rev: v1.10.0
@@ -241,3 +244,19 @@ def test_the_locked_tool_is_the_one_that_runs(tmp_path: Path) -> None:
     versions = {c["checker"]["tool"]: c["checker"]["version"] for c in report["checks"]}
     assert report["status"] == "VERIFIED", report["note"]
     assert versions.get("ruff") == "0.5.0", versions
+
+
+def test_hooks_no_ci_runs_pin_nothing(tmp_path: Path) -> None:
+    """inflect 7.6.0: its ruff hook pins 0.12.0 and nothing in CI runs the hooks; its CI's
+    tox installs ruff unpinned. The hook's stale pin is not what CI checked with."""
+    config = PROJECT[".pre-commit-config.yaml"].replace(
+        "ci:\n          autoupdate_schedule: monthly\n        ", ""
+    )
+    write_dedented(tmp_path, {**PROJECT, ".pre-commit-config.yaml": config})
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    assert not any(a.startswith("mypy==") for a in tools.argv), tools.argv
+    # Its stubs are still part of the tool as the maintainers run it.
+    assert "types-requests==2.31.0.20240406" in tools.argv
+    write_dedented(tmp_path, {"tox.ini": "[testenv:lint]\ncommands = pre-commit run -a\n"})
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    assert "mypy==1.10.0" in tools.argv

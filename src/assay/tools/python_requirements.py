@@ -397,8 +397,51 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: Where a project's CI says what it runs, for a mention of pre-commit (`pre-commit run`,
+#: `pre-commit/action`, prek), beside the workflows of `.github/workflows/`.
+_CI_FILES = (
+    ".gitlab-ci.yml",
+    ".circleci/config.yml",
+    "azure-pipelines.yml",
+    ".travis.yml",
+    ".cirrus.yml",
+    "bitbucket-pipelines.yml",
+    "tox.ini",
+    "noxfile.py",
+    "Makefile",
+    "justfile",
+)
+_RUNS_PRE_COMMIT = re.compile(rb"\bpre-commit\b|\bprek\b")
+#: A pre-commit configuration's own section for pre-commit.ci, which runs the hooks.
+_PRE_COMMIT_CI = re.compile(r"^ci:", re.MULTILINE)
+
+
+def pre_commit_runs_in_ci(root: Path) -> bool:
+    """Whether the project's CI runs its pre-commit hooks: a CI file that names pre-commit,
+    or a `ci:` section for pre-commit.ci. Hooks only a developer runs pin what their editor
+    checks; their pins go stale while CI installs the tools afresh (inflect 7.6.0 pins
+    ruff 0.12.0, and its CI's tox runs ruff through pytest-ruff, unpinned)."""
+    config = _text(root, PRE_COMMIT_CONFIG)
+    if config is not None and _PRE_COMMIT_CI.search(config):
+        return True
+    workflows = list_untrusted(root, ".github/workflows")
+    names = [
+        f".github/workflows/{n}"
+        for n in (workflows if isinstance(workflows, list) else ())
+        if n.endswith((".yml", ".yaml"))
+    ]
+    for rel in (*names, *_CI_FILES):
+        data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+        if isinstance(data, bytes) and _RUNS_PRE_COMMIT.search(data):
+            return True
+    return False
+
+
 def pre_commit_pins(root: Path) -> dict[str, str]:
-    """`package -> version` for the Python tools whose pre-commit hooks pin a release."""
+    """`package -> version` for the Python tools whose pre-commit hooks pin a release, when
+    the project's CI runs those hooks (`pre_commit_runs_in_ci`); {} otherwise."""
+    if not pre_commit_runs_in_ci(root):
+        return {}
     pins: dict[str, str] = {}
     for package, repo in _pre_commit_tools(root):
         version = _VERSION.fullmatch(str(repo.get("rev", "")).strip())
