@@ -218,6 +218,33 @@ def test_an_umbrella_dev_group_alone_is_what_the_tests_need(tmp_path: Path) -> N
     assert groups.argv == (".venv/bin/python", "-m", "pip", "install", "-q", "pytest", "sphinx")
 
 
+@pytest.mark.parametrize("ci", [True, False])
+def test_every_extra_when_ci_installs_them_all(tmp_path: Path, ci: bool) -> None:
+    """cattrs: its CI runs `uv run --all-extras --group test pytest`, and its suite tests
+    each optional backend (msgspec, pyyaml), each an extra."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [project]
+                name = "p"
+                version = "1"
+                [project.optional-dependencies]
+                msgspec = ["msgspec"]
+                yaml = ["pyyaml"]
+                [dependency-groups]
+                test = ["pytest"]
+            """,
+            "tests/test_x.py": "def test_x(): pass\n",
+        },
+    )
+    if ci:
+        workflow = "jobs:\n  t:\n    steps:\n      - run: uv run --all-extras pytest\n"
+        write_dedented(tmp_path, {".github/workflows/ci.yml": workflow})
+    project = ".[msgspec,yaml]" if ci else "."
+    assert argvs(tmp_path)[-1] == (".venv/bin/python", "-m", "pip", "install", "-q", "-e", project)
+
+
 def test_extras_declared_in_setup_cfg_and_named_by_tox(tmp_path: Path) -> None:
     """pluggy 1.0: its test extra lives in setup.cfg, and tox.ini says `extras=testing`."""
     write_dedented(

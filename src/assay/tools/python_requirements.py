@@ -17,7 +17,7 @@ import fnmatch
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,14 +112,30 @@ def catch_all_extra(root: Path) -> tuple[str, ...]:
 def project_extras(root: Path) -> tuple[str, ...]:
     """The extras to install the project with: those among DEV_GROUPS that pyproject.toml
     or setup.cfg (`[options.extras_require]`) declares, and those tox's test, lint and
-    type-check environments install (`extras = testing`)."""
-    extras = dict.fromkeys(dev_extras(read_pyproject(root)))
+    type-check environments install (`extras = testing`); every extra pyproject.toml
+    declares when the project's CI installs them all (`uv sync --all-extras`: cattrs tests
+    its msgspec and orjson support, each an extra)."""
+    pyproject = read_pyproject(root)
+    extras = dict.fromkeys(dev_extras(pyproject))
+    if any(_ALL_EXTRAS.search(text) for text in ci_texts(root)):
+        extras.update(dict.fromkeys(_declared_extras(pyproject)))
     extras.update(dict.fromkeys(_dev_names(_setup_cfg_extras(root))))
     config = _tox(root)
     for env in config.envs if config else ():
         if _is_dev_env(env.name):
             extras.update(dict.fromkeys(env.extras))
     return tuple(extras)
+
+
+#: uv's and poetry's flag for every extra (`uv run --all-extras pytest`).
+_ALL_EXTRAS = re.compile(rb"--all-extras\b")
+
+
+def _declared_extras(pyproject: Mapping[str, Any]) -> list[str]:
+    project = pyproject.get("project")
+    declared = project.get("optional-dependencies") if isinstance(project, dict) else None
+    names = [n for n in declared if isinstance(n, str)] if isinstance(declared, dict) else []
+    return names[:MAX_REQUIREMENTS]
 
 
 def _setup_cfg_extras(root: Path) -> list[str]:
@@ -410,7 +426,10 @@ _CI_FILES = (
     "noxfile.py",
     "Makefile",
     "justfile",
+    "Justfile",
 )
+#: Workflows read at most: a hostile tree may hold thousands.
+MAX_WORKFLOWS = 50
 _RUNS_PRE_COMMIT = re.compile(rb"\bpre-commit\b|\bprek\b")
 #: A pre-commit configuration's own section for pre-commit.ci, which runs the hooks.
 _PRE_COMMIT_CI = re.compile(r"^ci:", re.MULTILINE)
@@ -424,17 +443,23 @@ def pre_commit_runs_in_ci(root: Path) -> bool:
     config = _text(root, PRE_COMMIT_CONFIG)
     if config is not None and _PRE_COMMIT_CI.search(config):
         return True
+    return any(_RUNS_PRE_COMMIT.search(text) for text in ci_texts(root))
+
+
+def ci_texts(root: Path) -> Iterator[bytes]:
+    """The bytes of each file where the project's CI says what it runs and installs: its
+    GitHub workflows, other CI systems' files, and the tox, nox, make and just files CI
+    runs."""
     workflows = list_untrusted(root, ".github/workflows")
     names = [
         f".github/workflows/{n}"
         for n in (workflows if isinstance(workflows, list) else ())
         if n.endswith((".yml", ".yaml"))
     ]
-    for rel in (*names, *_CI_FILES):
+    for rel in (*names[:MAX_WORKFLOWS], *_CI_FILES):
         data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
-        if isinstance(data, bytes) and _RUNS_PRE_COMMIT.search(data):
-            return True
-    return False
+        if isinstance(data, bytes):
+            yield data
 
 
 def pre_commit_pins(root: Path) -> dict[str, str]:
