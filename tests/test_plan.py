@@ -248,6 +248,13 @@ def test_mypy_files_that_the_tree_lacks_are_left_off_its_command_line(
     (typecheck,) = [c for c in p.checks if c.tool == "mypy"]
     assert list(typecheck.argv) == planned
     assert ("noxfile.py, which this tree lacks" in (typecheck.reason or "")) == (len(planned) > 1)
+    # As marshmallow 4.4.0's sdist: tox runs mypy on the `files` it names, `examples` too.
+    write(tmp_path, {"tox.ini": "[testenv:mypy]\ncommands = mypy --show-error-codes\n"})
+    (typecheck,) = [c for c in plan_repository(tmp_path).checks if c.tool == "mypy"]
+    assert list(typecheck.argv) == ["mypy", "--show-error-codes", *planned[1:]]
+    write(tmp_path, {"tox.ini": "[testenv:mypy]\ncommands = mypy -p p\n"})
+    (typecheck,) = [c for c in plan_repository(tmp_path).checks if c.tool == "mypy"]
+    assert list(typecheck.argv) == ["mypy", "-p", "p"]  # its own targets: as written
 
 
 def test_makefile_only(tmp_path: Path) -> None:

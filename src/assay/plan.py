@@ -227,6 +227,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     configured_timeout = config.timeout_s if config else None
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
+    checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
     planned_kinds = {c.kind for c in checks}
     required = config.required if config else frozenset()
     missing = required - planned_kinds
@@ -433,6 +434,37 @@ def _screened(check: Check, root: str, notes: list[str]) -> Check:
     for name, why in refused.items():
         notes.append(f"{check.name}: environment variable {name} refused: {why}")
     return replace(check, env=kept) if refused else check
+
+
+#: mypy options after which it reads no `files` from its configuration, or another one.
+_MYPY_OWN_TARGETS = frozenset(
+    {"-p", "--package", "-m", "--module", "-c", "--command", "--config-file"}
+)
+
+
+def _with_present_mypy_files(check: Check, root: str) -> Check:
+    """A mypy run on its configuration's `files` (no path on its command line), given the
+    paths of it the tree has when it lacks some: mypy would stop at the first missing one.
+    A command line with anything but options is left as written."""
+    if check.tool != "mypy" or check.cwd not in (".", ""):
+        return check
+    argv = tuple(check.argv)
+    at = 3 if argv[1:3] == ("-m", "mypy") else 1
+    args = argv[at:]
+    if any(not a.startswith("-") or a.split("=")[0] in _MYPY_OWN_TARGETS for a in args):
+        return check
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import mypy_files_split
+
+    split = mypy_files_split(RepoFiles(root))
+    if split is None or not split[0]:
+        return check
+    present, absent = split
+    reason = (
+        f"{check.reason}; mypy's files names {', '.join(absent)}, which this tree lacks "
+        "(a release's sdist leaves tooling out): the others are named on its command line"
+    )
+    return replace(check, argv=(*argv, *present), reason=reason)
 
 
 def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import posixpath
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
@@ -131,14 +131,9 @@ def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
 
 
 def tool_candidates(
-    configs: list[ToolConfig],
-    env: ProjectEnv,
-    root_dirs: set[str],
-    code: tuple[str, ...] = (),
-    absent: frozenset[str] = frozenset(),
+    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...] = ()
 ) -> list[Candidate]:
-    """Native commands for configured tools (`code`: `project_code`'s; `absent`: the
-    paths mypy's `files` names that the tree lacks). Pure."""
+    """Native commands for configured tools (`code`: `project_code`'s). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -156,16 +151,8 @@ def tool_candidates(
                 )
             )
         elif config.tool == "mypy":
-            targets = _mypy_targets(config, env, root_dirs, code, absent)
-            candidate = _configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets))
-            if targets and config.mypy_files:
-                left_out = ", ".join(sorted(absent))
-                note = (
-                    f"mypy's files names {left_out}, which this tree lacks (a release's "
-                    "sdist leaves tooling out): the others are named on the command line"
-                )
-                candidate = replace(candidate, notes=(*candidate.notes, note))
-            found.append(candidate)
+            targets = _mypy_targets(config, env, root_dirs, code)
+            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
         elif config.tool == "pyright":
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
     return found
@@ -197,27 +184,15 @@ def _configured(
 
 
 def _mypy_targets(
-    config: ToolConfig,
-    env: ProjectEnv,
-    root_dirs: set[str],
-    code: tuple[str, ...],
-    absent: frozenset[str] = frozenset(),
+    config: ToolConfig, env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...]
 ) -> tuple[str, ...]:
     """What a configured mypy no stated command runs checks: the files its configuration
     names, else the project's own code (`src`, else its packages and modules at the root),
     not its tests, docs and scripts. mypy configured is not mypy run on everything: a
     `[mypy]` section may serve stubtest or an editor, and the maintainers' own `mypy .`,
-    where it passes, passes on the code alone too.
-
-    mypy stops at a named file that is missing. When its `files` names some the tree
-    lacks (`absent`), the rest are given on the command line, where mypy reads them instead
-    of its `files`; only when every entry is a plain path, as a glob or a `$VAR` on the
-    command line would not be expanded."""
+    where it passes, passes on the code alone too."""
     if config.mypy_files is not None:
-        kept = tuple(f for f in config.mypy_files if f not in absent)
-        if not absent or not kept or not all(_plain_path(f) for f in config.mypy_files):
-            return ()
-        return kept
+        return ()
     if "src" in root_dirs:
         return ("src",)
     if code:
@@ -232,14 +207,21 @@ def _plain_path(entry: str) -> bool:
     return not any(c in entry for c in "*?[]$~")
 
 
-def absent_mypy_files(configs: list[ToolConfig], files: RepoFiles) -> frozenset[str]:
-    """The plain paths mypy's `files` names that the tree does not have."""
-    return frozenset(
-        entry
-        for config in configs
-        for entry in config.mypy_files or ()
-        if _plain_path(entry) and not _in_tree(files, entry.rstrip("/") or ".")
-    )
+def mypy_files_split(files: RepoFiles) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(the paths mypy's own `files` names that the tree has, those it lacks), when it
+    lacks some and every entry is a plain path; None otherwise. mypy stops at a named file
+    that is missing (packaging's sdist leaves out the noxfile.py its `files` names)."""
+    texts, _ = files.read_texts(_MYPY_CONFIG_FILES)
+    configs, _ = find_tool_configs(texts)
+    named = next((c.mypy_files for c in configs if c.tool == "mypy"), None)
+    if not named or not all(_plain_path(entry) for entry in named):
+        return None
+    present = tuple(e for e in named if _in_tree(files, e.rstrip("/") or "."))
+    absent = tuple(e for e in named if e not in present)
+    return (present, absent) if absent else None
+
+
+_MYPY_CONFIG_FILES = ("pyproject.toml", "setup.cfg", "mypy.ini", ".mypy.ini")
 
 
 def _in_tree(files: RepoFiles, path: str) -> bool:
@@ -317,7 +299,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
-    found = tool_candidates(configs, env, root_dirs, code, absent_mypy_files(configs, files))
+    found = tool_candidates(configs, env, root_dirs, code)
     if not any(c.tool == "pytest" for c in configs):
         found += _unittest(files, env, root_dirs)
     return report(NAME, found, errors=errors)
