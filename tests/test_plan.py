@@ -640,3 +640,26 @@ def test_a_stated_command_for_another_subcommand_does_not_replace_the_composed_o
     )
     lint = next(c for c in plan_repository(tmp_path).checks if c.tool == "ruff")
     assert lint.argv[:3] == ("ruff", "check", ".")
+
+
+@pytest.mark.parametrize(("enabler", "planned"), [("", False), ('addopts = "--mypy"\n', True)])
+def test_a_mypy_the_project_turns_off_through_pytest_enabler_is_not_planned(
+    tmp_path: Path, enabler: str, planned: bool
+) -> None:
+    """inflect 7.6.0 (the jaraco skeleton): mypy.ini is there, and pyproject.toml's empty
+    `[tool.pytest-enabler.mypy]` turns off the only way its CI runs mypy."""
+    write(
+        tmp_path,
+        {
+            "mypy.ini": "[mypy]\nstrict = True\n",
+            "pyproject.toml": (
+                "[project]\nname = 'p'\nversion = '1'\n"
+                f"[tool.pytest-enabler.mypy]\n# Disabled due to jaraco/skeleton#143\n{enabler}"
+            ),
+            "p/__init__.py": "",
+            "tests/test_p.py": "",
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert any(c.tool == "mypy" for c in p.checks) is planned
+    assert any("[tool.pytest-enabler.mypy] turns" in d.reason for d in p.dropped) is not planned

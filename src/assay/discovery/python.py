@@ -16,6 +16,7 @@ from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
+    Dropped,
     Ecosystem,
     Origin,
     ProjectEnv,
@@ -296,13 +297,44 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     texts, errors = files.read_texts(CONFIG_FILES)
     configs, parse_errors = find_tool_configs(texts)
     errors += parse_errors
+    turned_off = _turned_off_by_pytest_enabler(texts.get("pyproject.toml"))
+    dropped = [
+        Dropped(
+            f"{c.tool} (configured in {c.source.file})",
+            c.source,
+            f"pyproject.toml's [tool.pytest-enabler.{c.tool}] turns the project's {c.tool} run "
+            "off (an empty table: pytest-enabler adds no option for it)",
+        )
+        for c in configs
+        if c.tool in turned_off
+    ]
+    configs = [c for c in configs if c.tool not in turned_off]
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
     found = tool_candidates(configs, env, root_dirs, code)
     if not any(c.tool == "pytest" for c in configs):
         found += _unittest(files, env, root_dirs)
-    return report(NAME, found, errors=errors)
+    return report(NAME, found, dropped=dropped, errors=errors)
+
+
+def _turned_off_by_pytest_enabler(pyproject: str | None) -> frozenset[str]:
+    """The tools a `[tool.pytest-enabler.TOOL]` table without `addopts` turns off. The jaraco
+    skeleton (inflect, keyring, zipp...) runs mypy and ruff through pytest-enabler's plugins,
+    and turns one off so: `[tool.pytest-enabler.mypy]`, then a comment."""
+    if pyproject is None or "pytest-enabler" not in pyproject:
+        return frozenset()
+    try:
+        tables = tomllib.loads(pyproject).get("tool", {}).get("pytest-enabler")
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError, AttributeError):
+        return frozenset()
+    if not isinstance(tables, dict):
+        return frozenset()
+    return frozenset(
+        tool
+        for tool, table in tables.items()
+        if tool in ("mypy", "ruff") and isinstance(table, dict) and "addopts" not in table
+    )
 
 
 def _is_test_file(name: str) -> bool:
