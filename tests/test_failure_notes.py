@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from assay.classify import classify
 from assay.evidence import Check
@@ -102,15 +103,7 @@ def test_a_lint_or_type_finding_names_the_tool_version_that_ran(tmp_path: Path) 
     version = subprocess.run(
         [sys.executable, "-m", "mypy", "--version"], capture_output=True, text=True, check=True
     ).stdout.split()[1]
-    done = subprocess.run(
-        [ASSAY, "verify", str(repo), "--json", "--kind", "typecheck"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "PATH": path_with_venv()},
-    )
-    report = json.loads(done.stdout)
+    report = _verified(repo, "typecheck", tmp_path)
     assert report["status"] == "FAILED", report["note"]
     assert report["note"] == (
         f'mypy failed: m.py:1: Incompatible types in assignment (expression has type "str", '
@@ -147,17 +140,23 @@ def test_a_runner_that_crashed_is_described_by_the_last_error_it_printed(tmp_pat
         "    raise LookupError(\"Profile 'less-examples' is not registered\")\n"
     )
     (repo / "test_m.py").write_text("def test_one():\n    assert True\n")
+    report = _verified(repo, "test", tmp_path)
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert report["note"] == (
+        "pytest exited 3; the last error it printed: "
+        "LookupError: Profile 'less-examples' is not registered."
+    ), report["note"]
+
+
+def _verified(repo: Path, kind: str, tmp_path: Path) -> dict[str, Any]:
+    """`assay verify --json --kind KIND` of `repo`, with the project's tools on PATH."""
     done = subprocess.run(
-        [ASSAY, "verify", str(repo), "--json", "--kind", "test"],
+        [ASSAY, "verify", str(repo), "--json", "--kind", kind],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "PATH": path_with_venv()},
     )
-    report = json.loads(done.stdout)
-    assert report["status"] == "INDETERMINATE", report["note"]
-    assert report["note"] == (
-        "pytest exited 3; the last error it printed: "
-        "LookupError: Profile 'less-examples' is not registered."
-    ), report["note"]
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report

@@ -52,6 +52,17 @@ def _note(c: Check, argv: list[str], cwd: Path, report_dir: Path | None = None) 
     return aggregate([evidence]).note
 
 
+def _pytest_run(tmp_path: Path, text: str) -> tuple[Check, list[str], Path, Path]:
+    """The check, argv, directory and report directory of a real pytest run of `text`."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "reports").mkdir()
+    cwd, reports = _suite(tmp_path / "repo", text), tmp_path / "reports"
+    c = Check(name="pytest", kind=Kind.TEST, argv=("pytest",), tool="pytest")
+    junit = report_path(reports, c, "xml")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    return c, argv, cwd, reports
+
+
 @pytest.mark.parametrize("verbose", [False, True])
 @pytest.mark.parametrize("text", [SUITE, MANY])
 def test_unittest_counts_a_test_with_failing_subtests_once(
@@ -65,12 +76,7 @@ def test_unittest_counts_a_test_with_failing_subtests_once(
 
 @pytest.mark.parametrize("text", [SUITE, MANY])
 def test_pytest_counts_a_test_with_failing_subtests_once(tmp_path: Path, text: str) -> None:
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "reports").mkdir()
-    cwd, reports = _suite(tmp_path / "repo", text), tmp_path / "reports"
-    c = Check(name="pytest", kind=Kind.TEST, argv=("pytest",), tool="pytest")
-    junit = report_path(reports, c, "xml")
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    c, argv, cwd, reports = _pytest_run(tmp_path, text)
     note = _note(c, argv, cwd, reports)
     assert "pytest failed: 1 of 3 tests failed" in note, note
 
@@ -99,12 +105,7 @@ class Backends(unittest.TestCase):
 
 
 def test_pytest_a_passing_test_whose_subtests_skip_is_no_disagreement(tmp_path: Path) -> None:
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "reports").mkdir()
-    cwd, reports = _suite(tmp_path / "repo", SKIPPING_SUBTESTS), tmp_path / "reports"
-    c = Check(name="pytest", kind=Kind.TEST, argv=("pytest",), tool="pytest")
-    junit = report_path(reports, c, "xml")
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"]
+    c, argv, cwd, reports = _pytest_run(tmp_path, SKIPPING_SUBTESTS)
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0 and "subtests" in done.stdout, done.stdout
     ran = process_result(
