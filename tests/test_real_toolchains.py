@@ -147,6 +147,17 @@ def test_mypy_files_missing_from_the_tree_are_not_a_failure_of_the_code(
         assert_diagnostic(evidence, "tiny.py", 2)
 
 
+def test_mypy_printing_only_notes_passes(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """marshmallow 4.4.0: an annotation inside an untyped function makes mypy note that it
+    is not checked. mypy exits 0; asked for JSON, it would exit 1 on that note alone."""
+    write_dedented(py_project, {"untyped.py": "def f():\n    x: int = 1\n    return x\n"})
+    evidence = run(check_named(py_project, "mypy"), py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert [d.code for d in evidence.diagnostics] == ["annotation-unchecked"]
+
+
 def test_python_lint_error_fails_ruff_with_location(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -59,8 +59,9 @@ def parse_compileall(check: Check, result: ProcessResult, report_dir: Path | Non
 
 
 def parse_mypy(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
-    """mypy's `--output=json` lines when present, its text format otherwise (older mypy).
-    Under `--install-types --non-interactive`, mypy writes its findings to stderr."""
+    """mypy's `--output=json` lines when a project asks for them, its text format
+    otherwise (as assay runs it). Under `--install-types --non-interactive`, mypy writes its
+    findings to stderr."""
     diagnostics: list[Diagnostic] = []
     for item in json_lines(result.stdout.text or result.stderr.text):
         if "message" not in item:
