@@ -260,3 +260,22 @@ def test_hooks_no_ci_runs_pin_nothing(tmp_path: Path) -> None:
     write_dedented(tmp_path, {"tox.ini": "[testenv:lint]\ncommands = pre-commit run -a\n"})
     tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
     assert "mypy==1.10.0" in tools.argv
+
+
+def test_a_hooks_addition_naming_a_planned_tool_yields_to_its_pin(tmp_path: Path) -> None:
+    """iniconfig 2.3.1: uv.lock pins pytest 8.4.2, and its mypy hook adds pytest==7.2.0
+    (for its types): both at once cannot be installed."""
+    hook = """
+        repos:
+          - repo: https://github.com/pre-commit/mirrors-mypy
+            rev: v1.10.0
+            hooks:
+              - id: mypy
+                additional_dependencies: ["pytest==7.2.0", "types-requests"]
+    """
+    lock = '[[package]]\nname = "pytest"\nversion = "8.4.2"\n'
+    write_dedented(tmp_path, {**LOCKED, ".pre-commit-config.yaml": hook, "uv.lock": lock})
+    write_dedented(tmp_path, {"mypy.ini": "[mypy]\n"})
+    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    assert "pytest==8.4.2" in tools.argv and "types-requests" in tools.argv
+    assert "pytest==7.2.0" not in tools.argv

@@ -182,6 +182,7 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
         lockfile_pins,
         pre_commit_additions,
         pre_commit_pins,
+        requirement_name,
     )
 
     wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
@@ -192,8 +193,16 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
     lockfile, locked = lockfile_pins(root, wanted) or ("", {})
     pins = {**{p: v for p, v in hooked.items() if p in wanted}, **locked}
     pinned = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
-    # A hook's type stubs and plugins are part of the tool as the maintainers run it.
-    added = tuple(dict.fromkeys(r for p in sorted(wanted) for r in additions.get(p, ())))
+    # A hook's type stubs and plugins are part of the tool as the maintainers run it; one
+    # that names a planned tool (iniconfig's mypy hook adds pytest==7.2.0) yields to its pin.
+    added = tuple(
+        dict.fromkeys(
+            r
+            for p in sorted(wanted)
+            for r in additions.get(p, ())
+            if requirement_name(r) not in wanted
+        )
+    )
     by_hooks = any((p in pins and p not in locked) or p in additions for p in wanted)
     return _PlannedTools(
         requirements=pinned + added,

@@ -211,7 +211,7 @@ def is_requirement(text: str) -> bool:
     return 0 < len(text) <= MAX_REQUIREMENT_CHARS and _REQUIREMENT.fullmatch(text) is not None
 
 
-def _project_name(requirement: str) -> str:
+def requirement_name(requirement: str) -> str:
     """The normalised project name a requirement starts with (`setuptools_scm[toml]>=3`)."""
     match = _NAME.match(requirement)
     return _normalise(match.group(0)) if match else ""
@@ -346,7 +346,7 @@ def build_requirements(root: Path) -> tuple[str, ...]:
     )[:MAX_REQUIREMENTS]
     backend = system.get("build-backend")
     uses_setuptools = not isinstance(backend, str) or backend.startswith("setuptools")
-    has_wheel = any(_project_name(r) == "wheel" for r in declared)
+    has_wheel = any(requirement_name(r) == "wheel" for r in declared)
     return (*declared, *(("wheel",) if uses_setuptools and not has_wheel else ()))
 
 
@@ -379,7 +379,7 @@ def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, s
     """(the lockfile, `package -> version`) for those of `packages` the project's first
     lockfile pins to one version; None without a lockfile that pins one. A package locked
     at two versions (one per Python, say) is left out: which one runs is not known here."""
-    wanted = {_normalized(p): p for p in packages}
+    wanted = {_normalise(p): p for p in packages}
     for name in LOCKFILES:
         data = read_untrusted(root, name, limit=MAX_LOCKFILE_BYTES)
         if not isinstance(data, bytes):
@@ -398,7 +398,7 @@ def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, s
                 and isinstance(version, str)
                 and _VERSION.fullmatch(version)
             ):
-                versions.setdefault(_normalized(package), set()).add(version)
+                versions.setdefault(_normalise(package), set()).add(version)
         pins = {
             wanted[key]: found.pop()
             for key, found in versions.items()
@@ -406,11 +406,6 @@ def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, s
         }
         return (name, pins) if pins else None
     return None
-
-
-def _normalized(name: str) -> str:
-    """A package name as PEP 503 compares them."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 #: Where a project's CI says what it runs, for a mention of pre-commit (`pre-commit run`,
