@@ -34,6 +34,21 @@ def test_the_environment_joins_an_exclude_that_replaced_flake8s_defaults(tmp_pat
     assert rewritten(tmp_path, "python3", "-m", "flake8") == ("python3", "-m", "flake8", added)
 
 
+def test_a_flake8_section_in_pyproject_is_read_as_flake8_pyproject_gives_it(
+    tmp_path: Path,
+) -> None:
+    """isort 9.0.2 keeps flake8's `exclude = "_vendored"` in pyproject.toml (the
+    Flake8-pyproject plugin reads it): replaced, its vendored code would be linted."""
+    write(tmp_path, {"pyproject.toml": '[tool.flake8]\nexclude = "_vendored"\n', "setup.cfg": ""})
+    assert rewritten(tmp_path, "flake8", "isort/") == (
+        "flake8",
+        "isort/",
+        "--exclude=_vendored,.venv",
+    )
+    write(tmp_path, {"pyproject.toml": "[tool.flake8]\nexclude = ['_vendored', 'build']\n"})
+    assert rewritten(tmp_path, "flake8")[-1] == "--exclude=_vendored,build,.venv"
+
+
 def test_without_an_exclude_flake8s_defaults_are_kept(tmp_path: Path) -> None:
     write(tmp_path, {"tox.ini": "[flake8]\nmax-line-length = 100\n"})
     assert rewritten(tmp_path, "flake8") == ("flake8", f"--exclude={DEFAULTS},.venv")

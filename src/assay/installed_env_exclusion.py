@@ -178,6 +178,11 @@ def _config(
         return None if parser is None else (parser, os.path.dirname(rel) or ".")
     here = os.path.normpath(cwd)
     while not here.startswith(".."):
+        pyproject = _pyproject_section(
+            root, "pyproject.toml" if here == "." else f"{here}/pyproject.toml"
+        )
+        if pyproject is not None:
+            return pyproject, here
         for name in FLAKE8_CONFIGS:
             parser = _parsed(root, name if here == "." else f"{here}/{name}")
             if parser is not None and (
@@ -201,4 +206,27 @@ def _parsed(root: Path, rel: str) -> configparser.RawConfigParser | None:
         parser.read_string(data.decode("utf-8"), source=rel)
     except (UnicodeDecodeError, configparser.Error):
         return None  # flake8 skips such a file (or stops on it: then nothing is lost)
+    return parser
+
+
+def _pyproject_section(root: Path, rel: str) -> configparser.RawConfigParser | None:
+    """pyproject.toml's `[tool.flake8]`, as the Flake8-pyproject plugin gives it to flake8
+    (before its own files: isort 9.0.2 keeps `exclude = "_vendored"` there), in a parser of
+    its own; None without one."""
+    import tomllib
+
+    data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+    if not isinstance(data, bytes) or b"flake8" not in data:
+        return None
+    try:
+        table = tomllib.loads(data.decode("utf-8")).get("tool", {}).get("flake8")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, AttributeError):
+        return None
+    if not isinstance(table, dict):
+        return None
+    parser = configparser.RawConfigParser()
+    parser.add_section("flake8")
+    for key, value in table.items():
+        items = value if isinstance(value, list) else [value]
+        parser.set("flake8", str(key).lower(), ",".join(str(v) for v in items))
     return parser
