@@ -117,3 +117,18 @@ def test_pytest_a_passing_test_whose_subtests_skip_is_no_disagreement(tmp_path: 
     forged = done.stdout.replace("2 passed", "4 passed")
     ran = process_result(tuple(argv), cwd=str(cwd), exit_code=0, stdout=forged, stderr="")
     assert classify(c, ran, parse_output(c, ran, reports)).verdict is not Verdict.PASS
+
+
+def test_unittest_skipped_subtests_are_not_skipped_tests(tmp_path: Path) -> None:
+    """pathspec 1.1.1: 197 tests skip 276 subtests (a backend not installed); unittest's
+    summary says `OK (skipped=276)`, its -v listing which tests were skipped."""
+    argv = [sys.executable, "-m", "unittest", "-v"]
+    c = Check(name="unittest", kind=Kind.TEST, argv=tuple(argv), tool="unittest")
+    cwd = _suite(tmp_path, SKIPPING_SUBTESTS)
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    assert "OK (skipped=3)" in done.stderr, done.stderr  # more skips than the 3 tests
+    ran = process_result(tuple(argv), cwd=str(cwd), exit_code=0, stdout="", stderr=done.stderr)
+    evidence = classify(c, ran, parse_output(c, ran, None))
+    assert evidence.verdict is Verdict.PASS, evidence.note
+    assert evidence.tests is not None
+    assert (evidence.tests.passed, evidence.tests.skipped) == (1, 2)
