@@ -667,3 +667,30 @@ def test_a_missing_python_tool_note_names_the_command_for_the_environment_in_use
     assert "not installed" not in broken and "working pytest" in broken
     # Anything else keeps its declaration's hint.
     assert note(bare, ("no-such-tool", "x"), None) == "install no-such-tool or put it on PATH"
+
+
+#: tqdm 4.70.1's tox deps: one from GitHub, for a command assay does not plan (`--nbval`).
+URL_DEPS = {
+    "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n',
+    "p.py": "def double(x):\n    return 2 * x\n",
+    "tests/test_p.py": "from p import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    "tox.ini": (
+        "[testenv]\ndeps =\n    pytest\n    git+https://github.invalid/casperdcl/nbval\n"
+        "commands = pytest\n"
+    ),
+}
+
+
+def test_a_requirement_named_by_url_does_not_void_the_others(tmp_path: Path) -> None:
+    write(tmp_path, URL_DEPS)
+    (step,) = [s for s in install_steps(tmp_path) if s.name == "install-python-tox"]
+    assert step.argv[:2] == ("sh", "-c")
+    # The whole list first; the others alone if that fails.
+    assert step.argv[-2:] == ("pytest", "git+https://github.invalid/casperdcl/nbval")
+    assert ".venv/bin/python -m pip install -q pytest;" in step.argv[2]
+
+
+@pytest.mark.slow
+def test_an_unreachable_url_requirement_is_installed_around_for_real(tmp_path: Path) -> None:
+    report = installed_and_verified(write(tmp_path / "repo", URL_DEPS), tmp_path)
+    assert report["status"] == "VERIFIED", report["note"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -339,6 +340,24 @@ def _best_effort(argv: tuple[str, ...], otherwise: str) -> tuple[str, ...]:
     return ("sh", "-c", '"$@" || echo "assay: $0" >&2', otherwise, *argv)
 
 
+#: A requirement pip fetches from a URL rather than the index: `git+https://...`,
+#: `https://.../x.tar.gz`, `nbval @ git+https://...`.
+_DIRECT_URL = re.compile(r"^[A-Za-z]+\+[A-Za-z]+://|^[A-Za-z]+://|\s@\s*\S+://")
+
+
+def _or_without_direct_urls(argv: tuple[str, ...], pip: tuple[str, ...]) -> tuple[str, ...]:
+    """A `pip install` step of `argv`, which, when it fails and some of its requirements
+    come from a URL, installs the others: tqdm's tox deps name nbval from GitHub, needed by
+    a command assay does not run, and a host beyond the index may be out of reach."""
+    requirements = argv[len(pip) :]
+    kept = tuple(r for r in requirements if not _DIRECT_URL.search(r))
+    if len(kept) == len(requirements) or not kept:
+        return argv
+    script = f'"$@" || {{ echo "assay: $0" >&2; {shlex.join((*pip, *kept))}; }}'
+    said = "a requirement named by URL did not install: installing the others"
+    return ("sh", "-c", script, said, *argv)
+
+
 def install_steps(root: Path) -> list[Check]:
     """A project-local virtualenv with the project, its test and dev extras, requirement
     files, dependency groups and tox deps (`assay.tools.python_requirements`)."""
@@ -394,11 +413,8 @@ def install_steps(root: Path) -> list[Check]:
     tests, others = declared_groups(root)
     for name, declared in (("groups", tests), ("tox", tox_requirements(root, set(requirements)))):
         if declared is not None:
-            dev.append(
-                install_step(
-                    f"python-{name}", (*pip, *declared.args), declared.file, declared.source
-                )
-            )
+            argv = _or_without_direct_urls((*pip, *declared.args), pip)
+            dev.append(install_step(f"python-{name}", argv, declared.file, declared.source))
     if others is not None:
         # Beside a test group, the others (`dev`, `lint`, `typing`) often pull in docs and
         # release tools, whose newest versions may not install on this Python (filelock's
