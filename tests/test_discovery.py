@@ -977,3 +977,24 @@ def test_a_target_running_one_check_through_an_environment_manager_runs_it_direc
 ) -> None:
     write(tmp_path, {"Makefile": f"test:\n{recipe}", "tests/test_x.py": "def test_x(): pass\n"})
     assert check_of(plan_repository(tmp_path), Kind.TEST).argv == planned
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        # mccabe 0.7.0's README: how a user runs the plugin on their own project.
+        ("flake8 --max-complexity 10 coolproject", False),
+        ("ruff check mypkg", False),
+        ("python -m pytest tests/ -k 'not slow'", True),
+        ("pytest -k expr", True),  # an option's value is no path
+        ("mypy src", True),
+        ("ruff check .", True),
+    ],
+)
+def test_a_documented_command_on_paths_the_tree_lacks_is_an_example_not_a_check(
+    tmp_path: Path, line: str, kept: bool
+) -> None:
+    write(tmp_path, {"README.md": f"```sh\n{line}\n```\n", "src/m.py": "", "tests/t.py": ""})
+    report = next(r for r in discover(tmp_path).reports if r.detector == "docs")
+    assert bool(report.candidates) is kept, (report.candidates, report.dropped)
+    assert any("which this tree lacks" in d.reason for d in report.dropped) is not kept

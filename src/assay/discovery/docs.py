@@ -9,6 +9,7 @@ from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
+    Dropped,
     Origin,
     ProjectEnv,
     Source,
@@ -73,5 +74,48 @@ def doc_candidates(text: str, path: str, env: ProjectEnv) -> list[Candidate]:
 
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     texts, errors = files.read_texts(DOC_FILES)
-    found = [c for path, text in texts.items() for c in doc_candidates(text, path, env)]
-    return report(NAME, found, errors=errors)
+    found: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in (c for path, text in texts.items() for c in doc_candidates(text, path, env)):
+        missing = _absent_targets(candidate, files)
+        if missing is None:
+            found.append(candidate)
+        else:
+            why = (
+                f"it names {missing}, which this tree lacks: an example of the tool's use "
+                "on someone's code, not the project's own check"
+            )
+            dropped.append(Dropped(" ".join(candidate.argv), candidate.source, why))
+    return report(NAME, found, dropped=dropped, errors=errors)
+
+
+#: Python tools whose words after their options are paths to check (ruff's first is its
+#: subcommand).
+_PATH_TAKING = frozenset({"pytest", "mypy", "flake8", "pylint", "pyright", "ruff", "black"})
+
+
+def _absent_targets(candidate: Candidate, files: RepoFiles) -> str | None:
+    """The path a documented command names when every path it names is absent from the
+    tree (mccabe's README: `flake8 --max-complexity 10 coolproject`); None otherwise. A
+    word after an option is taken as the option's value, not as a path."""
+    words = candidate.stated[0] if candidate.stated else ()
+    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in _PATH_TAKING), None)
+    if at is None:
+        return None
+    args = words[at + 1 :]
+    if words[at].endswith("ruff") and args and not args[0].startswith("-"):
+        args = args[1:]
+    paths = [
+        a
+        for i, a in enumerate(args)
+        if not a.startswith("-")
+        and not (i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1])
+        and not a.isdigit()
+        and not any(c in a for c in "*?[{$")
+    ]
+    absent = [p for p in paths if not _in_tree(files, p.split("::")[0].rstrip("/") or ".")]
+    return absent[0] if paths and len(absent) == len(paths) else None
+
+
+def _in_tree(files: RepoFiles, path: str) -> bool:
+    return files.is_file(path) or files.is_dir(path)
