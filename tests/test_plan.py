@@ -344,7 +344,8 @@ def test_readme_only(tmp_path: Path) -> None:
             "README.md": (
                 "# tool\n\nInstall:\n\n```sh\n$ pip install -e .\n```\n\nRun the tests:\n\n```bash\n"
                 "$ python -m pytest tests\n```\n\n```python\npytest.main()\n```\n"
-            )
+            ),
+            "tests/cases.txt": "",
         },
     )
     p = plan_repository(tmp_path)
