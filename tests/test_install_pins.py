@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from assay.evidence import Check
 from assay.install import incomplete_environment, install_steps
 from tests.cli import installed_and_verified
 from tests.repos import write_dedented
@@ -73,6 +76,17 @@ PROJECT = {
 }
 
 
+def tools_step(root: Path) -> Check:
+    """The install step of the tools the plan runs, its requirements as its argv's last
+    words: a step that writes constraints first is a shell script, whose pip command (the
+    one without them, where they do not install) ends it."""
+    step = next(s for s in install_steps(root) if s.name == "install-python-tools")
+    if step.argv[:2] != ("sh", "-c"):
+        return step
+    words = shlex.split(step.argv[2].rsplit(" install -q ", 1)[1].split(";")[0])
+    return replace(step, argv=(*PIP, *words, *step.argv[4:]))
+
+
 def test_requirement_files_for_linting_and_typing_in_requirements_dir_are_installed(
     tmp_path: Path,
 ) -> None:
@@ -94,7 +108,7 @@ def test_requirement_files_for_linting_and_typing_in_requirements_dir_are_instal
 
 def test_a_pre_commit_hooks_additional_dependencies_come_with_its_tool(tmp_path: Path) -> None:
     write_dedented(tmp_path, PROJECT)
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     assert "mypy==1.10.0" in tools.argv and "types-requests==2.31.0.20240406" in tools.argv
     assert not any("evil" in a for a in tools.argv)
 
@@ -214,7 +228,7 @@ LOCKED = {
 
 def test_a_lockfile_pins_the_tools_over_the_pre_commit_hooks(tmp_path: Path) -> None:
     write_dedented(tmp_path, LOCKED)
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     pinned = [a for a in tools.argv if a.startswith(("ruff", "pytest"))]
     # pytest is locked at two versions (one per Python): which runs is not known, so it is
     # left to the tree's date like any tool nothing pins.
@@ -234,7 +248,7 @@ def test_a_poetry_lockfile_pins_them_too(tmp_path: Path) -> None:
             "poetry.lock": '[[package]]\nname = "Ruff"\nversion = "0.4.10"\n',
         },
     )
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     assert "ruff==0.4.10" in tools.argv
 
 
@@ -253,12 +267,12 @@ def test_hooks_no_ci_runs_pin_nothing(tmp_path: Path) -> None:
         "ci:\n          autoupdate_schedule: monthly\n        ", ""
     )
     write_dedented(tmp_path, {**PROJECT, ".pre-commit-config.yaml": config})
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     assert not any(a.startswith("mypy==") for a in tools.argv), tools.argv
     # Its stubs are still part of the tool as the maintainers run it.
     assert "types-requests==2.31.0.20240406" in tools.argv
     write_dedented(tmp_path, {"tox.ini": "[testenv:lint]\ncommands = pre-commit run -a\n"})
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     assert "mypy==1.10.0" in tools.argv
 
 
@@ -276,6 +290,55 @@ def test_a_hooks_addition_naming_a_planned_tool_yields_to_its_pin(tmp_path: Path
     lock = '[[package]]\nname = "pytest"\nversion = "8.4.2"\n'
     write_dedented(tmp_path, {**LOCKED, ".pre-commit-config.yaml": hook, "uv.lock": lock})
     write_dedented(tmp_path, {"mypy.ini": "[mypy]\n"})
-    tools = next(s for s in install_steps(tmp_path) if s.name == "install-python-tools")
+    tools = tools_step(tmp_path)
     assert "pytest==8.4.2" in tools.argv and "types-requests" in tools.argv
     assert "pytest==7.2.0" not in tools.argv
+
+
+#: werkzeug 3.1.9: uv.lock locks watchdog 6.0.0; watchdog 7, the newest, hangs a test.
+LOCKED_DEPENDENCY = {
+    "pyproject.toml": """
+        [project]
+        name = "held"
+        version = "0.1"
+        dependencies = ["iniconfig"]
+        [tool.pytest.ini_options]
+        pythonpath = ["."]
+    """,
+    "tests/test_held.py": """
+        from importlib.metadata import version
+
+
+        def test_the_locked_release_is_the_one_installed():
+            assert version("iniconfig") == "2.0.0"
+    """,
+    "uv.lock": """
+        version = 1
+
+        [[package]]
+        name = "held"
+        version = "0.1"
+        source = { editable = "." }
+
+        [[package]]
+        name = "iniconfig"
+        version = "2.0.0"
+        source = { registry = "https://pypi.org/simple" }
+    """,
+}
+
+
+def test_every_pip_step_is_held_to_what_the_lockfile_locks(tmp_path: Path) -> None:
+    write_dedented(tmp_path, LOCKED_DEPENDENCY)
+    steps = install_steps(tmp_path)
+    tools = next(s for s in steps if s.name == "install-python-tools")
+    # The project itself (an editable source) is no constraint.
+    assert tools.argv[4:] == ("iniconfig==2.0.0",), tools.argv
+    project = next(s for s in steps if s.name == "install-python")
+    assert project.argv[:2] == ("sh", "-c") and "-c .venv/assay-tools-as-of.txt" in project.argv[2]
+
+
+@pytest.mark.slow
+def test_the_locked_dependency_is_the_one_installed_for_real(tmp_path: Path) -> None:
+    report = installed_and_verified(write_dedented(tmp_path / "repo", LOCKED_DEPENDENCY), tmp_path)
+    assert report["status"] == "VERIFIED", report["note"]

@@ -120,7 +120,7 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
     if tools is None:
         return [*steps, *_mypy_stub_steps(planned)]
     later = steps[made + 1 :]
-    if tools.as_of is not None:
+    if tools.holds:
         later = [_held_to_as_of(step) for step in later]
     return [*steps[: made + 1], tools.step(), *later, *_mypy_stub_steps(planned)]
 
@@ -130,9 +130,11 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
 #: wheels carry its JavaScript and run it with the machine's node, offline.)
 _NOT_INSTALLED = frozenset({"tox", "nox", "unittest", "compileall"})
 _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
-#: The upper bounds of the tools' releases as of the tree's date, written by the tools'
-#: step and held to by every later pip step: a plugin's newest release would otherwise
-#: take its tool past them (flake8-bugbear takes flake8, and pyflakes with it, to today's).
+#: The upper bounds of the tools' releases as of the tree's date, and the versions the
+#: project's lockfile locks, written by the tools' step and held to by every later pip step:
+#: a plugin's newest release would otherwise take its tool past them (flake8-bugbear takes
+#: flake8, and pyflakes with it, to today's), and a dependency's newest may break the tests
+#: the lockfile's passed (werkzeug 3.1.9 with watchdog 7 instead of its locked 6.0.0).
 AS_OF_CONSTRAINTS = f"{MADE_ENV}/assay-tools-as-of.txt"
 
 
@@ -146,6 +148,13 @@ class _PlannedTools:
     pinned_by: tuple[str, ...]
     """The files whose versions the requirements pin: a lockfile, the pre-commit hooks."""
     as_of: tuple[str, dict[str, str]] | None
+    locked: tuple[str, dict[str, str]] | None = None
+    """The lockfile and every package it locks at one version (normalised names)."""
+
+    @property
+    def holds(self) -> bool:
+        """Whether later pip steps are held to the constraints this step writes."""
+        return self.as_of is not None or bool(self.locked and self.locked[1])
 
     def step(self) -> Check:
         from assay.tools.spec import install_step
@@ -155,20 +164,28 @@ class _PlannedTools:
         )
         source = self.pinned_by[0] if self.pinned_by else "pyproject.toml"
         newest = (*_PIP, *self.requirements)
-        if self.as_of is None:
+        if not self.holds:
             return install_step("python-tools", newest, source, why)
-        when, versions = self.as_of
-        bounds = [f"{tool}<={version}" for tool, version in sorted(versions.items())]
-        # An old release may lack a wheel for this platform: then none is built, and the
-        # newest are installed, with no bounds left for later steps.
-        then = (*_PIP, "--only-binary=:all:", "-c", AS_OF_CONSTRAINTS, *self.requirements)
+        constraints: list[str] = []
+        only_binary: tuple[str, ...] = ()
+        if self.as_of is not None:
+            when, versions = self.as_of
+            constraints += [f"{tool}<={version}" for tool, version in sorted(versions.items())]
+            listed = ", ".join(f"{tool} {version}" for tool, version in sorted(versions.items()))
+            why += f"; as of {when}, the tree's date: {listed} (where they install)"
+            # An old release may lack a wheel for this platform: then none is built.
+            only_binary = ("--only-binary=:all:",)
+        if self.locked is not None and self.locked[1]:
+            lockfile, versions = self.locked
+            constraints += [f"{name}=={version}" for name, version in sorted(versions.items())]
+            why += f"; every pip step held to the {len(versions)} versions {lockfile} locks"
+        # Where the held versions do not install, the newest are, with nothing held after.
+        then = (*_PIP, *only_binary, "-c", AS_OF_CONSTRAINTS, *self.requirements)
         script = (
             f'printf "%s\\n" "$@" > {AS_OF_CONSTRAINTS} && '
             f"{{ {shlex.join(then)} || {{ rm {AS_OF_CONSTRAINTS}; {shlex.join(newest)}; }}; }}"
         )
-        listed = ", ".join(f"{tool} {version}" for tool, version in sorted(versions.items()))
-        why += f"; as of {when}, the tree's date: {listed} (where they install)"
-        return install_step("python-tools", ("sh", "-c", script, "sh", *bounds), source, why)
+        return install_step("python-tools", ("sh", "-c", script, "sh", *constraints), source, why)
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
@@ -179,7 +196,7 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
     maintainers' `uv run` or `poetry run` checks in, where a hook's pin is their editor's."""
     from assay.tools.python_requirements import (
         PRE_COMMIT_CONFIG,
-        lockfile_pins,
+        locked_versions,
         pre_commit_additions,
         pre_commit_pins,
         requirement_name,
@@ -190,7 +207,9 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
     if not wanted:
         return None
     hooked, additions = pre_commit_pins(root), pre_commit_additions(root)
-    lockfile, locked = lockfile_pins(root, wanted) or ("", {})
+    lock = locked_versions(root)
+    lockfile, everything_locked = lock or ("", {})
+    locked = {p: everything_locked[p] for p in wanted if p in everything_locked}
     pins = {**{p: v for p, v in hooked.items() if p in wanted}, **locked}
     pinned = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
     # A hook's type stubs and plugins are part of the tool as the maintainers run it; one
@@ -208,6 +227,7 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
         requirements=pinned + added,
         pinned_by=(*((lockfile,) if locked else ()), *((PRE_COMMIT_CONFIG,) if by_hooks else ())),
         as_of=_era(dated_from, wanted - pins.keys()),
+        locked=lock,
     )
 
 

@@ -375,11 +375,11 @@ LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock")
 MAX_LOCKFILE_BYTES = 32 * 1024 * 1024
 
 
-def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, str]] | None:
-    """(the lockfile, `package -> version`) for those of `packages` the project's first
-    lockfile pins to one version; None without a lockfile that pins one. A package locked
-    at two versions (one per Python, say) is left out: which one runs is not known here."""
-    wanted = {_normalise(p): p for p in packages}
+def locked_versions(root: Path) -> tuple[str, dict[str, str]] | None:
+    """(the project's first lockfile, normalised name -> version) for every package it
+    locks from an index at one version; None without a readable lockfile. A package locked
+    at two versions (one per Python, say) is left out: which one runs is not known here;
+    and so is the project itself (an editable or virtual source)."""
     for name in LOCKFILES:
         data = read_untrusted(root, name, limit=MAX_LOCKFILE_BYTES)
         if not isinstance(data, bytes):
@@ -390,7 +390,7 @@ def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, s
             continue
         versions: dict[str, set[str]] = {}
         for entry in locked if isinstance(locked, list) else ():
-            if not isinstance(entry, dict):
+            if not isinstance(entry, dict) or not _from_an_index(entry.get("source")):
                 continue
             package, version = entry.get("name"), entry.get("version")
             if (
@@ -399,13 +399,24 @@ def lockfile_pins(root: Path, packages: Iterable[str]) -> tuple[str, dict[str, s
                 and _VERSION.fullmatch(version)
             ):
                 versions.setdefault(_normalise(package), set()).add(version)
-        pins = {
-            wanted[key]: found.pop()
-            for key, found in versions.items()
-            if key in wanted and len(found) == 1
-        }
-        return (name, pins) if pins else None
+        single = {key: found.pop() for key, found in versions.items() if len(found) == 1}
+        return name, dict(list(single.items())[:MAX_LOCKED])
     return None
+
+
+#: Packages held to a lockfile's versions at most (a lockfile of a monorepo lists thousands).
+MAX_LOCKED = 2000
+
+
+def _from_an_index(source: object) -> bool:
+    """Whether a lock entry's source is a package index: uv's `{ registry = ... }`, poetry's
+    and pdm's entries without one; not the project's own `editable`/`virtual` directory,
+    a git checkout or a file."""
+    if source is None:
+        return True
+    if not isinstance(source, dict):
+        return False
+    return "registry" in source or source.get("type") in ("legacy", "pypi")
 
 
 #: Where a project's CI says what it runs, for a mention of pre-commit (`pre-commit run`,
