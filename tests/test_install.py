@@ -694,3 +694,20 @@ def test_a_requirement_named_by_url_does_not_void_the_others(tmp_path: Path) -> 
 def test_an_unreachable_url_requirement_is_installed_around_for_real(tmp_path: Path) -> None:
     report = installed_and_verified(write(tmp_path / "repo", URL_DEPS), tmp_path)
     assert report["status"] == "VERIFIED", report["note"]
+
+
+def test_setup_py_tests_require_is_installed_and_never_run(tmp_path: Path) -> None:
+    """pyrsistent 0.20.0 names hypothesis only in setup.py's `tests_require`. setup.py is
+    read with ast, never run: a call beside `setup()` would run on the host otherwise."""
+    write(
+        tmp_path,
+        {
+            "setup.py": (
+                "import os\nfrom setuptools import setup\nos.system('touch ran')\n"
+                "setup(name='p', tests_require=['pytest<9', 'hypothesis<7', 42, '--index-url=x'])\n"
+            ),
+        },
+    )
+    (step,) = [s for s in install_steps(tmp_path) if s.name == "install-python-tests-require"]
+    assert step.argv[-2:] == ("pytest<9", "hypothesis<7")
+    assert not (tmp_path / "ran").exists()

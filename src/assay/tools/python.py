@@ -368,6 +368,7 @@ def install_steps(root: Path) -> list[Check]:
         declared_groups,
         project_extras,
         requirement_files,
+        setup_py_tests_require,
         tox_requirements,
     )
 
@@ -411,7 +412,12 @@ def install_steps(root: Path) -> list[Check]:
         for name in requirements
     ]
     tests, others = declared_groups(root)
-    for name, declared in (("groups", tests), ("tox", tox_requirements(root, set(requirements)))):
+    declared_for_tests = (
+        ("groups", tests),
+        ("tox", tox_requirements(root, set(requirements))),
+        ("tests-require", setup_py_tests_require(root)),
+    )
+    for name, declared in declared_for_tests:
         if declared is not None:
             argv = _or_without_direct_urls((*pip, *declared.args), pip)
             dev.append(install_step(f"python-{name}", argv, declared.file, declared.source))
