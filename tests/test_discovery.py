@@ -998,3 +998,33 @@ def test_a_documented_command_on_paths_the_tree_lacks_is_an_example_not_a_check(
     report = next(r for r in discover(tmp_path).reports if r.detector == "docs")
     assert bool(report.candidates) is kept, (report.candidates, report.dropped)
     assert any("which this tree lacks" in d.reason for d in report.dropped) is not kept
+
+
+@pytest.mark.parametrize(
+    ("setup_py", "planned"),
+    [
+        # humanfriendly 10.0: its tests are humanfriendly/tests.py, named by test_suite.
+        ("setup(name='h', test_suite='humanfriendly.tests')", ("humanfriendly.tests",)),
+        ("setup(name='h', test_suite='humanfriendly')", ("humanfriendly",)),
+        # Not a module of the tree, not a literal, not a dotted name: nothing planned.
+        ("setup(name='h', test_suite='elsewhere.tests')", None),
+        ("SUITE = 'humanfriendly.tests'\nsetup(name='h', test_suite=SUITE)", None),
+        ("setup(name='h', test_suite='humanfriendly.tests; rm -rf /')", None),
+    ],
+)
+def test_setup_py_test_suite_is_run_with_unittest(
+    tmp_path: Path, setup_py: str, planned: tuple[str, ...] | None
+) -> None:
+    write(
+        tmp_path,
+        {
+            "setup.py": f"from setuptools import setup\n{setup_py}\n",
+            "humanfriendly/__init__.py": "",
+            "humanfriendly/tests.py": "import unittest\n",
+        },
+    )
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    if planned is None:
+        assert not any(c.tool == "unittest" for c in tests), tests
+    else:
+        assert [c.argv[3:4] for c in tests] == [planned]

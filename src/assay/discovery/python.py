@@ -314,7 +314,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
     found = tool_candidates(configs, env, root_dirs, code)
     if not any(c.tool == "pytest" for c in configs):
-        found += _unittest(files, env, root_dirs)
+        found += _unittest(files, env, root_dirs) or _setup_py_test_suite(files, env)
     return report(NAME, found, dropped=dropped, errors=errors)
 
 
@@ -375,6 +375,32 @@ def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Ca
         package = files.is_file(f"{test_dir}/__init__.py")
         return [unittest_candidate(test_dir, paths[0], env, package)]
     return []
+
+
+def _setup_py_test_suite(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
+    """unittest on setup.py's `test_suite` (what `setup.py test` ran), when it names a
+    module or package of the tree: humanfriendly 10.0's `humanfriendly.tests` is a
+    `tests.py`, which neither pytest's naming nor unittest's discovery finds."""
+    from assay.tools.setup_py import test_suite
+
+    text = files.read_text("setup.py")
+    suite = test_suite(text) if text is not None else None
+    if suite is None:
+        return []
+    path = suite.replace(".", "/")
+    if not (files.is_file(f"{path}.py") or files.is_file(f"{path}/__init__.py")):
+        return []
+    return [
+        Candidate(
+            kind=Kind.TEST,
+            argv=env.python_module("unittest", suite),
+            tool="unittest",
+            ecosystem=Ecosystem.PYTHON,
+            origin=Origin.PYTHON_CONFIG,
+            source=Source("setup.py", line_of(text or "", r"\btest_suite\b")),
+            reason=f"setup.py's test_suite names {suite}, and no test runner is configured",
+        )
+    ]
 
 
 def _test_dirs(files: RepoFiles, root_dirs: set[str]) -> list[str]:

@@ -141,40 +141,16 @@ def _declared_extras(pyproject: Mapping[str, Any]) -> list[str]:
 def setup_py_tests_require(root: Path) -> Declared | None:
     """What setup.py's `tests_require` lists (the `setup.py test` of old, which pip never
     installs): pyrsistent 0.20.0's tests import hypothesis, named only there."""
-    listed = _setup_py_keyword(root, "tests_require")
+    from assay.tools.setup_py import setup_keyword
+
+    text = _text(root, "setup.py")
+    listed = setup_keyword(text, "tests_require") if text is not None else None
     if not isinstance(listed, list | tuple):
         return None
     requirements = tuple(r.strip() for r in listed if isinstance(r, str) and is_requirement(r))
     if not requirements:
         return None
     return Declared("setup.py tests_require", "setup.py", requirements[:MAX_REQUIREMENTS])
-
-
-def _setup_py_keyword(root: Path, keyword: str) -> object:
-    """The literal value of `keyword` in setup.py's `setup(...)` call, read with `ast` and
-    never run; None when there is none or it is not a literal."""
-    import ast
-
-    text = _text(root, "setup.py")
-    if text is None or keyword not in text:
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-        if name != "setup":
-            continue
-        for argument in node.keywords:
-            if argument.arg == keyword:
-                try:
-                    return ast.literal_eval(argument.value)
-                except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                    return None
-    return None
 
 
 def _setup_cfg_extras(root: Path) -> list[str]:
