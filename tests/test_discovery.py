@@ -30,7 +30,7 @@ from assay.discovery.command_lines import recognise, recognise_line
 from assay.discovery.files import MAX_FILE_BYTES, RepoFiles, UnreadableFile
 from assay.evidence import Check
 from assay.plan import Plan, plan, plan_repository
-from assay.tools import tool_spec
+from assay.tools import setup_py, tool_spec
 from assay.verdict import Kind
 from tests.repos import write, write_dedented
 
@@ -321,6 +321,8 @@ def test_every_parser_survives_arbitrary_text(text: str) -> None:
     manifests.tsconfig_candidate(text, ENV)
     docs.doc_candidates(text, "README.md", ENV)
     recognise_line(text)
+    setup_py.test_suite(text)
+    setup_py.setup_keyword(text, "tests_require")
 
 
 @pytest.mark.slow
