@@ -335,7 +335,9 @@ def test_every_pip_step_is_held_to_what_the_lockfile_locks(tmp_path: Path) -> No
     # The project itself (an editable source) is no constraint.
     assert tools.argv[4:] == ("iniconfig==2.0.0",), tools.argv
     project = next(s for s in steps if s.name == "install-python")
-    assert project.argv[:2] == ("sh", "-c") and "-c .venv/assay-tools-as-of.txt" in project.argv[2]
+    assert (
+        project.argv[:2] == ("sh", "-c") and "-c .venv/assay-held-versions.txt" in project.argv[2]
+    )
 
 
 @pytest.mark.slow

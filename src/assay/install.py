@@ -121,7 +121,7 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
         return [*steps, *_mypy_stub_steps(planned)]
     later = steps[made + 1 :]
     if tools.holds:
-        later = [_held_to_as_of(step) for step in later]
+        later = [_held(step) for step in later]
     return [*steps[: made + 1], tools.step(), *later, *_mypy_stub_steps(planned)]
 
 
@@ -135,7 +135,7 @@ _PIP = (f"{MADE_ENV}/bin/python", "-m", "pip", "install", "-q")
 #: a plugin's newest release would otherwise take its tool past them (flake8-bugbear takes
 #: flake8, and pyflakes with it, to today's), and a dependency's newest may break the tests
 #: the lockfile's passed (werkzeug 3.1.9 with watchdog 7 instead of its locked 6.0.0).
-AS_OF_CONSTRAINTS = f"{MADE_ENV}/assay-tools-as-of.txt"
+HELD_VERSIONS = f"{MADE_ENV}/assay-held-versions.txt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,10 +180,10 @@ class _PlannedTools:
             constraints += [f"{name}=={version}" for name, version in sorted(versions.items())]
             why += f"; every pip step held to the {len(versions)} versions {lockfile} locks"
         # Where the held versions do not install, the newest are, with nothing held after.
-        then = (*_PIP, *only_binary, "-c", AS_OF_CONSTRAINTS, *self.requirements)
+        then = (*_PIP, *only_binary, "-c", HELD_VERSIONS, *self.requirements)
         script = (
-            f'printf "%s\\n" "$@" > {AS_OF_CONSTRAINTS} && '
-            f"{{ {shlex.join(then)} || {{ rm {AS_OF_CONSTRAINTS}; {shlex.join(newest)}; }}; }}"
+            f'printf "%s\\n" "$@" > {HELD_VERSIONS} && '
+            f"{{ {shlex.join(then)} || {{ rm {HELD_VERSIONS}; {shlex.join(newest)}; }}; }}"
         )
         return install_step("python-tools", ("sh", "-c", script, "sh", *constraints), source, why)
 
@@ -231,16 +231,15 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
     )
 
 
-def _held_to_as_of(step: Check) -> Check:
-    """A pip step held to the tools' releases as of the tree's date, where it installs so
-    (a project that pins a newer release gets it)."""
+def _held(step: Check) -> Check:
+    """A pip step held to the versions the tools' step wrote (the tools' releases as of the
+    tree's date, what the lockfile locks), where it installs so (a project that pins a newer
+    release gets it)."""
     if step.argv[: len(_PIP)] != _PIP:
         return step
-    script = (
-        f'if [ -f {AS_OF_CONSTRAINTS} ]; then "$@" -c {AS_OF_CONSTRAINTS} || "$@"; else "$@"; fi'
-    )
+    script = f'if [ -f {HELD_VERSIONS} ]; then "$@" -c {HELD_VERSIONS} || "$@"; else "$@"; fi'
     reason = (
-        f"{step.reason}; the tools held to their releases as of the tree's date where that installs"
+        f"{step.reason}; held to the tree's date's and its lockfile's versions where that installs"
     )
     return replace(step, argv=("sh", "-c", script, "sh", *step.argv), reason=reason)
 
