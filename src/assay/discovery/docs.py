@@ -113,9 +113,5 @@ def _absent_targets(candidate: Candidate, files: RepoFiles) -> str | None:
         and not a.isdigit()
         and not any(c in a for c in "*?[{$")
     ]
-    absent = [p for p in paths if not _in_tree(files, p.split("::")[0].rstrip("/") or ".")]
+    absent = [p for p in paths if not files.has(p.split("::")[0].rstrip("/") or ".")]
     return absent[0] if paths and len(absent) == len(paths) else None
-
-
-def _in_tree(files: RepoFiles, path: str) -> bool:
-    return files.is_file(path) or files.is_dir(path)

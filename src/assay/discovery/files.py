@@ -56,6 +56,10 @@ class RepoFiles:
         real = self._inside(rel)
         return real is not None and os.path.isdir(real)
 
+    def has(self, rel: str) -> bool:
+        """Whether a file or directory is at `rel` inside the root (never one outside)."""
+        return self.is_file(rel) or self.is_dir(rel)
+
     def lexists(self, rel: str) -> bool:
         """True for anything at `rel`, even a symlink (a venv's `bin/python` points outside)."""
         return os.path.lexists(os.path.join(self.root, rel))

@@ -217,16 +217,12 @@ def mypy_files_split(files: RepoFiles) -> tuple[tuple[str, ...], tuple[str, ...]
     named = next((c.mypy_files for c in configs if c.tool == "mypy"), None)
     if not named or not all(_plain_path(entry) for entry in named):
         return None
-    present = tuple(e for e in named if _in_tree(files, e.rstrip("/") or "."))
+    present = tuple(e for e in named if files.has(e.rstrip("/") or "."))
     absent = tuple(e for e in named if e not in present)
     return (present, absent) if absent else None
 
 
 _MYPY_CONFIG_FILES = ("pyproject.toml", "setup.cfg", "mypy.ini", ".mypy.ini")
-
-
-def _in_tree(files: RepoFiles, path: str) -> bool:
-    return files.is_file(path) or files.is_dir(path)
 
 
 #: Root files that are a project's tooling, not its code.
