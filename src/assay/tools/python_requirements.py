@@ -90,11 +90,7 @@ class Declared:
 
 def dev_extras(pyproject: Mapping[str, Any]) -> tuple[str, ...]:
     """The extras among DEV_GROUPS that `[project.optional-dependencies]` declares."""
-    project = pyproject.get("project")
-    declared = project.get("optional-dependencies") if isinstance(project, dict) else None
-    if not isinstance(declared, dict):
-        return ()
-    return _dev_names(n for n in declared if isinstance(n, str))
+    return _dev_names(_declared_extras(pyproject))
 
 
 #: The extra that, by convention, installs every optional dependency (`pip install x[all]`).
@@ -103,9 +99,7 @@ CATCH_ALL_EXTRA = "all"
 
 def catch_all_extra(root: Path) -> tuple[str, ...]:
     """(CATCH_ALL_EXTRA,) when the project declares it (pyproject.toml or setup.cfg), else ()."""
-    project = read_pyproject(root).get("project")
-    declared = project.get("optional-dependencies") if isinstance(project, dict) else None
-    in_pyproject = isinstance(declared, dict) and CATCH_ALL_EXTRA in declared
+    in_pyproject = CATCH_ALL_EXTRA in _declared_extras(read_pyproject(root))
     return (CATCH_ALL_EXTRA,) if in_pyproject or CATCH_ALL_EXTRA in _setup_cfg_extras(root) else ()
 
 
@@ -132,6 +126,7 @@ _ALL_EXTRAS = re.compile(rb"--all-extras\b")
 
 
 def _declared_extras(pyproject: Mapping[str, Any]) -> list[str]:
+    """The extras `[project.optional-dependencies]` declares, by name."""
     project = pyproject.get("project")
     declared = project.get("optional-dependencies") if isinstance(project, dict) else None
     names = [n for n in declared if isinstance(n, str)] if isinstance(declared, dict) else []
