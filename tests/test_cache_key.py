@@ -204,10 +204,10 @@ def test_a_tree_edited_while_its_workspace_is_made_is_never_cached(
 ) -> None:
     """The key is the tree's digest: a tree changed between that digest and the copy the
     checks ran on must not get the copy's verdict stored under its own key."""
-    from assay import pipeline
+    from assay import session as sessions
 
     cache = tmp_path / "cache"
-    real_open_session = pipeline.open_session
+    real_open_session = sessions.open_session
     edited = []
 
     @contextlib.contextmanager
@@ -218,10 +218,10 @@ def test_a_tree_edited_while_its_workspace_is_made_is_never_cached(
                 edited.append(True)
             yield session
 
-    monkeypatch.setattr(pipeline, "open_session", open_then_edit)
+    monkeypatch.setattr(sessions, "open_session", open_then_edit)
     first = run_verify(python_repo, cache)
     assert first.status is Status.VERIFIED  # the copy was made from the passing tree
-    monkeypatch.setattr(pipeline, "open_session", real_open_session)
+    monkeypatch.setattr(sessions, "open_session", real_open_session)
     second = run_verify(python_repo, cache)
     assert second.record.cached is None, "the edited tree was served the old copy's verdict"
     assert second.status is Status.FAILED

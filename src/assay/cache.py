@@ -617,6 +617,27 @@ class VerdictCache:
         except sqlite3.Error as exc:
             raise CacheError(f"writing {self.path}: {exc}") from exc
 
+    def remembered_plan(self, key: str) -> str | None:
+        """The plan stored under the memo key `key` (`assay.plan_memo`), or None."""
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT plan FROM plan_memo WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise CacheError(f"reading {self.path}: {exc}") from exc
+        return None if row is None else str(row[0])
+
+    def remember_plan(self, key: str, plan: str, *, verdict_key: str) -> None:
+        """Store `plan` under the memo key `key`, for as long as the verdict stored under
+        `verdict_key` is kept."""
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "INSERT OR REPLACE INTO plan_memo (key, plan, verdict_key) VALUES (?, ?, ?)",
+                    (key, plan, verdict_key),
+                )
+        except sqlite3.Error as exc:
+            raise CacheError(f"writing {self.path}: {exc}") from exc
+
     def remembered_environment(self, root: str, rel: str) -> _RememberedEnvironment | None:
         """What `remember_environment` kept for the environment `rel` of `root`, or None."""
         try:
@@ -732,6 +753,7 @@ class VerdictCache:
             freed += size
         db.executemany("DELETE FROM verdicts WHERE key = ?", doomed)
         db.executemany("DELETE FROM key_aliases WHERE key = ?", doomed)
+        db.executemany("DELETE FROM plan_memo WHERE verdict_key = ?", doomed)
 
     def _connect(self) -> _Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -769,6 +791,11 @@ class VerdictCache:
                 " root TEXT PRIMARY KEY, listing BLOB NOT NULL, digest BLOB NOT NULL)"
             )
             db.execute("CREATE INDEX IF NOT EXISTS key_aliases_key ON key_aliases (key)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS plan_memo ("
+                " key TEXT PRIMARY KEY, plan TEXT NOT NULL, verdict_key TEXT NOT NULL)"
+            )
+            db.execute("CREATE INDEX IF NOT EXISTS plan_memo_verdict ON plan_memo (verdict_key)")
             self._initialised = True
         return _Connection(db)
 

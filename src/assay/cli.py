@@ -1,8 +1,10 @@
 """The `assay` console script's entry point.
 
 Start-up time matters (agents call `assay` in loops): this module loads nothing but
-the version, so `assay --version` answers without click or the library. Every other
-invocation goes to the commands (`assay.cli_commands`), loaded only then.
+the version, so `assay --version` answers without click or the library. The plain forms
+of `run` and `verify`, called in agents' loops, are parsed without click too
+(`assay.cli_run`, `assay.cli_verify`). Every other invocation goes to the commands
+(`assay.cli_commands`), loaded only then.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         if args[:1] == ["run"] and (code := _run_without_click(args[1:])) is not None:
+            if argv is None:
+                _exit_now(code)
+            return code
+        if args[:1] == ["verify"] and (code := _verify_without_click(args[1:])) is not None:
             if argv is None:
                 _exit_now(code)
             return code
@@ -63,6 +69,26 @@ def _run_without_click(args: list[str]) -> int | None:
     try:
         return cli_run.run(parsed)
     except KeyboardInterrupt:
+        return cli_run.interrupted()
+
+
+def _verify_without_click(args: list[str]) -> int | None:
+    """`assay verify ARGS` the short way (`assay.cli_verify`); None: for click to parse."""
+    from assay import cli_verify
+    from assay.pipeline import VerifyUsageError
+
+    parsed = cli_verify.parse(args)
+    if parsed is None:
+        return None
+    try:
+        return cli_verify.run(parsed)
+    except VerifyUsageError as exc:
+        from assay.cli_commands import verify_usage_error
+
+        return verify_usage_error(str(exc))
+    except KeyboardInterrupt:
+        from assay import cli_run
+
         return cli_run.interrupted()
 
 

@@ -13,10 +13,8 @@ from typing import Any
 import click
 
 from assay._version import __version__
+from assay.cli_run import KINDS, SANDBOXES
 from assay.verdict import USAGE_ERROR_EXIT
-
-KINDS = ("build", "typecheck", "lint", "test")
-SANDBOXES = ("auto", "bwrap", "local", "none")
 
 
 def _positive_seconds(
@@ -214,111 +212,31 @@ def verify(
     sarif_path: str | None,
 ) -> None:
     """Discover how PATH checks itself, run it, and say whether it is VERIFIED."""
-    from assay.live_progress import LineProgress, watching
-    from assay.pipeline import VerifyOptions, VerifyUsageError, internal_error_report
-    from assay.pipeline import verify as run_verify
-    from assay.verdict import Kind
+    from assay.cli_verify import VerifyArgs
+    from assay.cli_verify import run as run_verify
+    from assay.pipeline import VerifyUsageError
 
-    path = _project_path(path)
-    progress: LineProgress | None = None
-
+    args = VerifyArgs(
+        path=path,
+        as_json=as_json,
+        timeout=timeout,
+        deadline=deadline,
+        sandbox=sandbox,
+        kinds=kinds,
+        no_cache=no_cache,
+        base=base,
+        protect=protect,
+        install=install,
+        all_tests=all_tests,
+        rerun_failures=rerun_failures,
+        junit_path=junit_path,
+        sarif_path=sarif_path,
+    )
     try:
-        options = VerifyOptions(
-            timeout_s=timeout or None,
-            sandbox=sandbox,
-            use_cache=not no_cache,
-            base=base,
-            protect=protect,
-            kinds=frozenset(Kind(k) for k in kinds) or None,
-            install=install,
-            deadline_s=deadline or None,
-            all_tests=all_tests,
-            rerun_failures=rerun_failures,
-        )
-        if as_json:  # one JSON object on stdout, nothing else
-            report = run_verify(path, options)
-        else:
-            with watching(sys.stdout) as progress:
-                report = run_verify(path, options, progress=progress)
+        code = run_verify(args)
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
-    except Exception as exc:  # the library is fail-closed; this only guards the call itself
-        report = internal_error_report(exc)
-    _write_formats(report, junit_path, sarif_path)
-    _say_swept(report.record.swept)
-    if as_json:
-        _emit_json(report.to_dict())
-    else:
-        _print_report(report, printed=progress.printed if progress else set())
-    sys.exit(report.exit_code)
-
-
-def _project_path(path: str, doing: str = "verifying") -> str:
-    """`path`, or the project it is inside when it is a directory below a project's top
-    (`assay.repo_root`); says on stderr which directory is `doing` instead."""
-    from pathlib import Path
-
-    from assay.repo_root import project_root
-
-    start = Path(path)
-    if not start.is_dir():
-        return path  # the pipeline says what is wrong with it
-    choice = project_root(start.resolve())
-    if not choice.why:
-        return path
-    _say(f"assay: {doing} {choice.root} ({choice.why})", err=True)
-    return str(choice.root)
-
-
-def _write_formats(report: Any, junit_path: str | None, sarif_path: str | None) -> None:
-    from pathlib import Path
-
-    import assay.formats  # each format is loaded only when its file was asked for
-
-    for target, name in ((junit_path, "render_junit"), (sarif_path, "render_sarif")):
-        if target is None:
-            continue
-        render = getattr(assay.formats, name)
-        try:
-            Path(target).write_text(render(report), encoding="utf-8")
-        except OSError as exc:
-            _say(f"assay: could not write {target}: {exc.strerror or exc}", err=True)
-
-
-def _say_swept(swept: Any) -> None:
-    """One line on stderr when this run removed what runs that died had left."""
-    from assay.scratch import describe_sweep
-
-    if swept:
-        click.echo(describe_sweep(swept), err=True)
-
-
-def _print_report(report: Any, *, printed: set[str]) -> None:
-    """The report for a person; `printed`: summary lines already shown as checks ended."""
-    from assay.formats.failures import fail_fast_line, failure_lines, skipped_lines
-    from assay.report import summary_line
-    from assay.terminal import for_terminal
-
-    for evidence in report.checks:
-        if for_terminal(summary_line(evidence)) not in printed:
-            _say(summary_line(evidence))
-    for line in skipped_lines(report.record.skipped, report.checks):
-        _say(line)
-    shown: set[str] = set()  # one refusal (a sandbox that will not start) fails every check
-    for evidence in report.checks:
-        if evidence.passed:
-            continue
-        for line in failure_lines(evidence, shown=shown):
-            _say(line)
-        if (stopped := fail_fast_line(evidence)) is not None:
-            _say(stopped)
-    from assay.formats import tampering_lines
-
-    for line in tampering_lines(report):
-        _say(line)
-    _say(f"{report.status.value}" + (" (cached)" if report.record.cached else ""))
-    if report.note:
-        _say(f"note: {report.note}")
+    sys.exit(code)
 
 
 @cli.command()
@@ -329,11 +247,12 @@ def _print_report(report: Any, *, printed: set[str]) -> None:
 )
 def plan(path: str, as_json: bool, verbose: bool) -> None:
     """Show what `assay verify` would run, and why, without running anything."""
+    from assay.cli_verify import project_path
     from assay.formats import render_plan
     from assay.pipeline import VerifyOptions, VerifyUsageError, make_plan
 
     try:
-        the_plan = make_plan(_project_path(path, "planning"), VerifyOptions())
+        the_plan = make_plan(project_path(path, "planning"), VerifyOptions())
     except VerifyUsageError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
@@ -378,15 +297,28 @@ def run_cli(argv: list[str] | None) -> int:
     except (click.Abort, KeyboardInterrupt):
         return _interrupted()
     except click.ClickException as exc:
-        import io
-
-        shown = io.StringIO()  # the message may quote the repository's configuration
-        exc.show(file=shown)
-        _say(shown.getvalue().removesuffix("\n"), err=True)
-        return USAGE_ERROR_EXIT
+        return _shown(exc)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR_EXIT
     return 0
+
+
+def verify_usage_error(message: str) -> int:
+    """Say what click says for a usage error `message` of `assay verify`, and give its exit
+    code: for the click-less way (`assay.cli_verify`), when the verification refused."""
+    parent = click.Context(cli, info_name="assay")
+    return _shown(
+        click.UsageError(message, click.Context(verify, info_name="verify", parent=parent))
+    )
+
+
+def _shown(exc: click.ClickException) -> int:
+    import io
+
+    shown = io.StringIO()  # the message may quote the repository's configuration
+    exc.show(file=shown)
+    _say(shown.getvalue().removesuffix("\n"), err=True)
+    return USAGE_ERROR_EXIT
 
 
 def _interrupted() -> int:

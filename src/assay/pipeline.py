@@ -1,9 +1,11 @@
-"""The pipeline behind `assay verify`: discover -> plan -> early cache key -> session
-[-> install -> plan again] -> identify -> cache -> run the plan's stages -> aggregate.
+"""The pipeline behind `assay verify`: digest -> [remembered plan -> early cache key ->]
+discover -> plan -> early cache key -> session [-> install -> plan again] -> identify ->
+cache -> run the plan's stages -> aggregate.
 
 A cache hit under the early key (`assay.early_key`: the tree, the plan, the options and
 what decides each checker's version, all read without running anything) returns before
-any sandbox is made.
+any sandbox is made; with the plan the tree was last given (`assay.plan_memo`), before
+anything is discovered or planned, and so without loading the modules that do it.
 
 With `--base`, the base commit's tree is read first (tampering signals, and the paths its
 configuration adds to the protected ones). With `--protect` the plan is the base's (the
@@ -32,18 +34,18 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError
 from assay.evidence import Check, CheckerId, Diagnostic, Evidence
-from assay.plan import Plan, PlanOptions
 from assay.progress import Progress
 from assay.report import Report, aggregate
 from assay.run_record import CacheHit, Rewritten, RunRecord
 from assay.scratch import sweep_stale, temporary_scratch
-from assay.session import Restore, Session, open_session, shown_toolchains
-from assay.tools import dependency_caches
 from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
     from assay.cache import CachedReport, VerdictCache
+    from assay.plan import Plan
+    from assay.plan_memo import RememberedPlan
     from assay.protect import ProtectedSet
+    from assay.session import Restore, Session
 
 
 class VerifyUsageError(AssayError):
@@ -180,22 +182,28 @@ def make_plan(
     `installed`: the tree whose installed environment (in-tree virtualenv,
     node_modules/.bin) the commands will use, when it is not `path` (`base_plan`)."""
     from assay.discovery import discover
-    from assay.plan import plan
+    from assay.plan import PlanOptions, plan
 
-    # Asking for some kinds only, without tests, is asking for a verdict on those kinds.
-    without_tests = options.kinds is not None and Kind.TEST not in options.kinds
-    plan_options = PlanOptions(
-        timeout_s=options.timeout_s,
-        fail_fast=not (options.all_tests or options.base),
-        kinds=options.kinds,
-        require_tests=False if without_tests else None,
-    )
+    plan_options = PlanOptions(**{**_planning(options), "kinds": options.kinds})
     found = plan(discover(Path(path), installed=installed), plan_options)
     if found.root_problem:
         raise VerifyUsageError(found.root_problem)
     if found.config_error:
         raise VerifyUsageError(f"assay configuration error: {found.config_error}")
     return found
+
+
+def _planning(options: VerifyOptions) -> dict[str, Any]:
+    """Every option that shapes the plan (`PlanOptions`'s fields), JSON-able: it keys the
+    plan memo (`assay.plan_memo`) as well as making the plan."""
+    # Asking for some kinds only, without tests, is asking for a verdict on those kinds.
+    without_tests = options.kinds is not None and Kind.TEST not in options.kinds
+    return {
+        "timeout_s": options.timeout_s,
+        "fail_fast": not (options.all_tests or options.base),
+        "kinds": sorted(k.value for k in options.kinds) if options.kinds is not None else None,
+        "require_tests": False if without_tests else None,
+    }
 
 
 def base_plan(base: Path, root: Path, options: VerifyOptions, *, installed: Path) -> Plan:
@@ -264,7 +272,14 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         protected = _protected(base_dir, options) if base_dir is not None else None
         restore = None
         if options.protect and base_dir is not None and protected is not None:
+            from assay.session import Restore
+
             restore = Restore(base_dir, protected)
+        # Taken before planning and the workspace's copy and compared after: a tree edited
+        # meanwhile must not have its new key paired with a verdict on the old copy.
+        digest = _source_digest(root, options)
+        if digest is not None and (hit := _remembered_hit(root, digest, options)) is not None:
+            return hit  # nothing was discovered, planned, provisioned, copied or probed
         if restore is not None:
             the_plan = base_plan(restore.base, root, options, installed=root)
         else:
@@ -274,12 +289,13 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         tampering = None
         if base_dir is not None and protected is not None:
             tampering = _tampering(base_dir, root, protected)
-        # Taken before the workspace is copied and compared after: a tree edited meanwhile
-        # must not have its new key paired with a verdict on the old copy.
-        digest = _source_digest(root, options)
         early = _early_key(root, the_plan, options, digest)
         if early is not None and (hit := _early_hit(early, the_plan, options)) is not None:
+            if hit.record.cached is not None and digest == _source_digest(root, options):
+                _remember_plan(root, digest, the_plan, options, hit.record.cached.key)
             return hit  # nothing was provisioned, copied or probed
+        from assay.session import open_session, shown_toolchains
+
         tools = shown_toolchains(the_plan.checks, root)
         mypy_cache = _mypy_cache(root, the_plan, options)
         go_cache = _go_cache(root, the_plan, options)
@@ -312,7 +328,9 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         record=record,
     )
     if ran.cache is not None and ran.key is not None:
-        _cache_store(ran.cache, ran.key, report, alias=ran.alias)
+        stored = _cache_store(ran.cache, ran.key, report, alias=ran.alias)
+        if stored and ran.alias is not None:
+            _remember_plan(root, digest, the_plan, options, ran.key)
     return report
 
 
@@ -406,6 +424,8 @@ class _Run:
         rewritten: list[Rewritten] = []
         if self.options.install:
             rebuilt = _discard_environments(session, protect=self.options.protect)
+            from assay.tools import dependency_caches
+
             env = dependency_caches(session.root)
             installed = tuple(
                 _install(
@@ -445,6 +465,7 @@ class _Run:
             if hit is not None:
                 if alias is not None:
                     _remember_alias(cache, alias, key)
+                    _remember_plan(self.root, self.digest, the_plan, self.options, key)
                 return _SessionResult([], [], the_plan, cached=hit)
         evidence: list[Evidence] = []
         skipped: list[str] = []
@@ -752,7 +773,9 @@ def _cached_report(cache: VerdictCache, key: str, the_plan: Plan, reruns: int = 
     return _believed(hit, the_plan, reruns)
 
 
-def _believed(hit: CachedReport | None, the_plan: Plan, reruns: int = 0) -> Report | None:
+def _believed(
+    hit: CachedReport | None, the_plan: Plan | RememberedPlan, reruns: int = 0
+) -> Report | None:
     """`hit`'s report, unless it is unreadable or its status is not the one its evidence
     gives, or `reruns` are asked for and a failed test check in it had none."""
     if hit is None:
@@ -778,16 +801,20 @@ def _believed(hit: CachedReport | None, the_plan: Plan, reruns: int = 0) -> Repo
     return replace(report, record=replace(report.record, cached=cached))
 
 
-def _cache_store(cache: VerdictCache, key: str, report: Report, *, alias: str | None) -> None:
-    """Store `report` under `key` (and `alias`, the early key) if it is worth reusing."""
+def _cache_store(cache: VerdictCache, key: str, report: Report, *, alias: str | None) -> bool:
+    """Store `report` under `key` (and `alias`, the early key) if it is worth reusing;
+    whether it was stored."""
     from assay.cache import CacheError, cacheable
 
     if not cacheable(report.status, report.checks) or report.record.run_errors:
-        return
-    with contextlib.suppress(CacheError, OSError):
+        return False
+    try:
         cache.put(key, report.to_dict())
         if alias is not None:
             cache.put_alias(alias, key)
+    except (CacheError, OSError):
+        return False
+    return True
 
 
 # ------------------------------------------------------- the verdict cache, before any sandbox
@@ -818,7 +845,7 @@ def _judging_options(options: VerifyOptions) -> dict[str, Any]:
 
 
 def _early_key(
-    root: Path, the_plan: Plan, options: VerifyOptions, digest: str | None
+    root: Path, the_plan: Plan | RememberedPlan, options: VerifyOptions, digest: str | None
 ) -> _EarlyKey | None:
     """This run's early key, or None when caching is off or a checker cannot be pinned down."""
     if digest is None:
@@ -835,7 +862,9 @@ def _early_key(
     return _EarlyKey(key, host)
 
 
-def _early_hit(early: _EarlyKey, the_plan: Plan, options: VerifyOptions) -> Report | None:
+def _early_hit(
+    early: _EarlyKey, the_plan: Plan | RememberedPlan, options: VerifyOptions
+) -> Report | None:
     from assay.cache import CacheError, VerdictCache
 
     try:
@@ -862,6 +891,41 @@ def _still_early_key(
         )
     except OSError:
         return None
+
+
+def _remembered_hit(root: Path, digest: str, options: VerifyOptions) -> Report | None:
+    """The stored report for the plan this tree was last given (`assay.plan_memo`), under
+    the early key made of it and of the host's binaries as they are now; None: a miss."""
+    from assay.cache import CacheError, VerdictCache
+    from assay.plan_memo import decode_plan, plan_memo_key
+
+    key = plan_memo_key(str(root), digest, _planning(options))
+    try:
+        text = VerdictCache(options.cache_dir).remembered_plan(key)
+    except (CacheError, OSError):
+        return None
+    remembered = decode_plan(text) if text is not None else None
+    if remembered is None:
+        return None
+    early = _early_key(root, remembered, options, digest)
+    return None if early is None else _early_hit(early, remembered, options)
+
+
+def _remember_plan(
+    root: Path, digest: str | None, the_plan: Plan, options: VerifyOptions, verdict_key: str
+) -> None:
+    """Remember `the_plan` as the one `root`'s tree at `digest` is given, beside the verdict
+    stored under `verdict_key`; the caller has seen the tree unchanged after planning."""
+    if digest is None:
+        return
+    from assay.cache import CacheError, VerdictCache
+    from assay.plan_memo import encode_plan, plan_memo_key
+
+    key = plan_memo_key(str(root), digest, _planning(options))
+    with contextlib.suppress(CacheError, OSError):
+        VerdictCache(options.cache_dir).remember_plan(
+            key, encode_plan(the_plan.to_dict()), verdict_key=verdict_key
+        )
 
 
 def _remember_alias(cache: VerdictCache, alias: str, key: str) -> None:
