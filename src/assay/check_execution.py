@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
-from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.scratch import temporary_scratch
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.verdict import Cause
 
 if TYPE_CHECKING:
     from assay.canaries import NotPlanted, Planted
+    from assay.process import CommandRunner, ProcessResult
 
 
 def default_runner(
@@ -35,6 +35,8 @@ def default_runner(
     no_output_timeout: float | None = None,
 ) -> ProcessResult:
     """`run_process` with the default environment policy: the runner when none is injected."""
+    from assay.process import run_process
+
     return run_process(argv, cwd=cwd, env=env, timeout=timeout, no_output_timeout=no_output_timeout)
 
 
@@ -105,6 +107,7 @@ def _run(
 ) -> Evidence:
     # Imported here: a cache hit identifies checkers through this module and runs none.
     from assay.instrument import instrument
+    from assay.process import InvalidRun
 
     planned = instrument(check, checker, report_dir)
     # The argv runs the very binary that was probed, not whatever PATH finds later.

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.process import ProcessResult
+from assay.process_result import ProcessResult
 from assay.verdict import Cause, Kind, Verdict
 
 #: Version of the evidence JSON document.

@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
 from assay.evidence import CheckerId
@@ -31,11 +32,13 @@ from assay.probe_record import (
     search_path,
     settled,
 )
-from assay.process import CommandRunner, InvalidRun, ProcessResult, run_process
 from assay.pyenv_shim import resolve_shim
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.tools import ecosystem_spec
 from assay.tools.index import Ecosystem
+
+if TYPE_CHECKING:
+    from assay.process import CommandRunner, ProcessResult
 
 #: Deadline for a version command. Short: `--version` that takes longer is not identifying itself.
 PROBE_TIMEOUT_S = 10.0
@@ -127,6 +130,9 @@ def run_version_command(
     # `python -m tool` as checks start it: no file of the working tree can answer for the tool.
     asked = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
     argv = asked
+    # Here: a cache hit finds binaries through this module and runs none.
+    from assay.process import InvalidRun, run_process
+
     if module:
         from assay.tools.python import unshadowed  # only a module's probe needs python's tools
 

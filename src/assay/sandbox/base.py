@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
-from assay.process import CommandRunner, ProcessResult
 from assay.untrusted_files import DEFAULT_MAX_BYTES, read_untrusted
 
 if TYPE_CHECKING:
+    from assay.process import CommandRunner, ProcessResult
     from assay.sandbox.provision import ProvisionRecord
 
 

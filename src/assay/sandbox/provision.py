@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
-from assay.process import ProcessResult
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 from assay.scratch import make_scratch
 
 if TYPE_CHECKING:
+    from assay.process import ProcessResult
     from assay.safe_git import ObjectHeader, ObjectStream, Repository, TreeEntry
 
 #: Deadline for one copy or one git export; a workspace that takes longer is not worth waiting for.
