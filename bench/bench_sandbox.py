@@ -19,10 +19,11 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
+from assay import source_layout
 from assay.cache import VerdictCache, cache_key, workspace_digest
 from assay.evidence import CheckerId
 from assay.process import ProcessResult, run_process
-from assay.sandbox import BwrapOptions, BwrapSandbox, cgroup, provision
+from assay.sandbox import BwrapOptions, BwrapSandbox, cgroup
 from assay.sandbox.provision import WORKSPACE_DIR_ENV, provision_copy, remove_tree
 
 PYTHON = sys.executable
@@ -118,13 +119,15 @@ def _workspace_dir(path: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def _copy_everything_to_disk(scratch: Path) -> Iterator[None]:
     """The previous provisioning: every directory copied, into the system temp dir."""
-    saved = (provision.CACHE_DIRS, provision.ENV_DIRS, provision.BUILD_OUTPUT_DIRS)
-    provision.CACHE_DIRS = provision.ENV_DIRS = provision.BUILD_OUTPUT_DIRS = frozenset()
+    saved = (source_layout.CACHE_DIRS, source_layout.ENV_DIRS, source_layout.BUILD_OUTPUT_DIRS)
+    source_layout.CACHE_DIRS = source_layout.ENV_DIRS = source_layout.BUILD_OUTPUT_DIRS = (
+        frozenset()
+    )
     try:
         with _workspace_dir(scratch):
             yield
     finally:
-        provision.CACHE_DIRS, provision.ENV_DIRS, provision.BUILD_OUTPUT_DIRS = saved
+        source_layout.CACHE_DIRS, source_layout.ENV_DIRS, source_layout.BUILD_OUTPUT_DIRS = saved
 
 
 def bench_verify(scratch: Path) -> None:

@@ -2,7 +2,7 @@
 
 The key (`cache_key`) is made of exactly these:
 
-- every file and directory the workspace will hold, as `provision.scan_source` lists it
+- every file and directory the workspace will hold, as `source_layout.scan_source` lists it
   (ignored by git or not): its path, kind, executable bit and bytes; a link by its target,
   never followed. Left out, as the workspace leaves them out: `.git`, caches
   (`__pycache__`, `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) and build output
@@ -48,7 +48,7 @@ from typing import Any
 from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
-from assay.sandbox.provision import GIT_DIR, SourceLayout, scan_source
+from assay.source_layout import GIT_DIR, SourceLayout, scan_source
 from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
@@ -94,7 +94,7 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     """Digest of everything a workspace of `root` will hold: every file's path, kind,
     executable bit and bytes, and a fingerprint of each environment it links.
 
-    The files are `provision.scan_source`'s own listing, so the key and the workspace can
+    The files are `source_layout.scan_source`'s own listing, so the key and the workspace can
     never disagree about what is in it: ignored files are copied, so they count (a
     gitignored `conftest.py` changes what runs); only caches and build output are left
     out. `.git` is not part of it. With a `memo` (the cache that will hold the verdict),

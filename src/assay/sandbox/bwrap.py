@@ -58,12 +58,12 @@ from assay.sandbox.base import (
 )
 from assay.sandbox.identity import FALLBACK_UID
 from assay.sandbox.provision import (
-    ENV_WRITABLE_CACHES,
     discard,
     provision_workspace,
     remove_workspace,
 )
 from assay.scratch import make_scratch, tagged_name
+from assay.source_layout import ENV_WRITABLE_CACHES
 from assay.tools.index import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).

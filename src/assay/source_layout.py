@@ -1,0 +1,128 @@
+"""What a workspace holds of its source tree: one walk, and one rule for every entry.
+
+The rule, applied by `scan_source`:
+
+- cache directories (`CACHE_DIRS`) are left out wherever they are: tools rebuild them;
+- environment directories (`ENV_DIRS`) at the project root, or directly inside a package
+  root (a directory holding one of `PACKAGE_MANIFESTS`), are not copied but linked: the
+  workspace holds a symlink to the source's directory, which a backend that can (bubblewrap)
+  shows read-only. Checks still run `.venv/bin/pytest` or `node_modules/.bin/tsc` by the
+  path they were planned with;
+- build output (`BUILD_OUTPUT_DIRS`) at those same places is left out: a build writes there,
+  so it cannot be shared, and it rebuilds what it needs;
+- `.git` at the root is linked when the backend makes links read-only, copied otherwise;
+- everything else is copied. Symlinks are copied as symlinks, never followed, and a symlink
+  is never treated as an environment, a cache or `.git`.
+
+The workspace (`assay.sandbox.provision`) and the verdict cache's key
+(`cache.workspace_digest`) both take their listing from here, so they can never disagree
+about what is in a workspace; and a cache hit keys the tree without loading what makes one.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Caches tools rebuild on demand: left out at any depth.
+CACHE_DIRS: frozenset[str] = frozenset(
+    {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+#: Installed environments: linked to the source's, at the project root and at package roots.
+ENV_DIRS: frozenset[str] = frozenset({".venv", "venv", "node_modules", ".tox", ".nox"})
+#: Caches tools write inside an environment directory (vite's results and pre-bundles, the
+#: `find-cache-dir` convention of babel-loader, ava and nyc): a backend that shows the
+#: environment read-only gives each run these empty and writable instead, so a runner that
+#: cannot write its cache does not fail a passing suite.
+ENV_WRITABLE_CACHES: dict[str, frozenset[str]] = {
+    "node_modules": frozenset({".cache", ".vite", ".vite-temp", ".vitest"}),
+}
+#: Build output a check writes into: left out at the project root and at package roots.
+BUILD_OUTPUT_DIRS: frozenset[str] = frozenset({"target"})
+#: Files that make the directory holding them a package root (a member of a monorepo).
+PACKAGE_MANIFESTS: frozenset[str] = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml"}
+)
+#: The repository's own state, looked for at the project root only.
+GIT_DIR = ".git"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLayout:
+    """One walk of a source tree, sorted by the module's rule (`/`-separated relative paths)."""
+
+    dirs: tuple[str, ...]
+    """Directories to create, each after its parent."""
+    files: tuple[str, ...]
+    """Files and symlinks to copy."""
+    linked: tuple[str, ...]
+    """Entries the workspace links to instead of copying."""
+    skipped: tuple[str, ...]
+    """Directories left out."""
+    size: int
+    """Bytes in `files`."""
+    stats: Mapping[str, os.stat_result] = field(compare=False, repr=False)
+    """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
+
+
+class _Fate(enum.Enum):
+    COPY = "copy"
+    DESCEND = "descend"
+    LINK = "link"
+    SKIP = "skip"
+
+
+def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayout:
+    """Walk `source` once and sort every entry: copy, descend, link or leave out."""
+    root = Path(source)
+    dirs: list[str] = []
+    files: list[str] = []
+    linked: list[str] = []
+    skipped: list[str] = []
+    stats: dict[str, os.stat_result] = {}
+    size = 0
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(root / rel if rel else root) as listing:
+            entries = list(listing)
+        package_root = rel == "" or any(
+            e.name in PACKAGE_MANIFESTS and not e.is_dir(follow_symlinks=False) for e in entries
+        )
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            fate = _fate(entry, at_root=rel == "", package_root=package_root, link_git=link_git)
+            if fate is _Fate.DESCEND:
+                dirs.append(child)
+                stack.append(child)
+            elif fate is _Fate.COPY:
+                files.append(child)
+                stats[child] = entry.stat(follow_symlinks=False)
+                size += stats[child].st_size
+            elif fate is _Fate.LINK:
+                linked.append(child)
+            else:
+                skipped.append(child)
+    return SourceLayout(
+        tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size, stats
+    )
+
+
+def _fate(entry: os.DirEntry[str], *, at_root: bool, package_root: bool, link_git: bool) -> _Fate:
+    """What happens to one entry of the source (the rule in the module docstring)."""
+    if entry.is_symlink():
+        return _Fate.COPY  # a link is copied as a link, whatever it is named or points to
+    if at_root and entry.name == GIT_DIR and link_git:
+        return _Fate.LINK
+    if not entry.is_dir(follow_symlinks=False):
+        return _Fate.COPY
+    if entry.name in CACHE_DIRS:
+        return _Fate.SKIP
+    if package_root and entry.name in ENV_DIRS:
+        return _Fate.LINK
+    if package_root and entry.name in BUILD_OUTPUT_DIRS:
+        return _Fate.SKIP
+    return _Fate.DESCEND
