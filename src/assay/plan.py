@@ -219,6 +219,9 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         dropped += left_out
     chosen, unstated = _drop_unstated_lints(chosen, candidates)
     dropped += unstated
+    if options.kinds is None or Kind.TYPECHECK not in options.kinds:
+        chosen, ungated = _drop_ungated_type_checkers(chosen, candidates, discovery.root)
+        dropped += ungated
     chosen, covered = _drop_covered(chosen)
     dropped += covered
     chosen = [
@@ -313,6 +316,43 @@ def _drop_unstated_lints(
             why = (
                 f"the project states its {candidate.ecosystem.value} checks and none of "
                 "them lints: not part of the maintainers' gate"
+            )
+            dropped.append(Dropped(candidate.label, candidate.source, why))
+            continue
+        kept.append(candidate)
+    return kept, dropped
+
+
+def _drop_ungated_type_checkers(
+    chosen: list[Candidate], everything: Iterable[Candidate], root: str
+) -> tuple[list[Candidate], list[Dropped]]:
+    """Leave out a type checker only its configuration implies (`[tool.mypy]`) where the
+    project states what its CI or task runners run, none of that type-checks, and no file
+    where it says what runs names the tool (`stated_runs`): the configuration serves an
+    editor or a plugin, not the maintainers' gate, and its findings would fail code they
+    accept (cattrs 26.2.1: strict mypy settings for pytest-typing, 477 errors in `src`).
+    Asked for by kind (`--kind typecheck`), it stays."""
+    everything = list(everything)
+    if not any(c.origin in (Origin.TASK_RUNNER, Origin.CI) for c in everything):
+        return chosen, []  # nothing says what the maintainers run: the configuration may
+    if any(
+        c.kind is Kind.TYPECHECK and Origin.TASK_RUNNER <= c.origin <= Origin.DOCS
+        for c in everything
+    ):
+        return chosen, []
+    from pathlib import Path
+
+    from assay.discovery.stated_runs import names_tool
+
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in chosen:
+        implied = candidate.kind is Kind.TYPECHECK and candidate.origin is Origin.PYTHON_CONFIG
+        if implied and candidate.tool and not names_tool(Path(root), candidate.tool):
+            why = (
+                f"{candidate.tool} is configured, but neither CI nor a task runner nor any "
+                "other file where the project says what it runs runs it: not part of the "
+                "maintainers' gate (`--kind typecheck` runs it)"
             )
             dropped.append(Dropped(candidate.label, candidate.source, why))
             continue

@@ -1,0 +1,56 @@
+"""Whether any file where a project says what it runs names a tool: its CI, its tox, nox,
+make and just files, its pre-commit hooks, and the script tables of its pyproject.toml
+(hatch, pdm, poe, taskipy, tox).
+
+The planner's backstop for a tool only its configuration implies: the detectors parse
+these files into commands, and a command they cannot read (a hatch environment's script, a
+hook CI runs through a wrapper) still names the tool somewhere here. A tool's own
+configuration section and the dependency lists are not read: `[tool.mypy]`, or mypy
+among a test group's packages for a pytest plugin, is no command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+from assay.tools.python_requirements import MAX_CONFIG_BYTES, ci_texts
+from assay.untrusted_files import read_untrusted
+
+#: pyproject.toml's tables under `[tool]` that hold commands to run.
+PYPROJECT_COMMAND_TABLES = ("hatch", "pdm", "poe", "taskipy", "tox")
+#: Other files that hold commands, beside those `ci_texts` reads.
+COMMAND_FILES = (".pre-commit-config.yaml", "GNUmakefile", "makefile", ".justfile")
+#: The commands that run a tool under another name, and read its configuration: stubtest
+#: is mypy checking a package's stubs against it (more-itertools' `make check`).
+RUN_AS: dict[str, tuple[str, ...]] = {"mypy": ("mypy", "stubtest", "dmypy")}
+
+
+def names_tool(root: Path, tool: str) -> bool:
+    """Whether `tool`, or a command that runs it (`RUN_AS`), is a word in any file where the
+    project at `root` says what it runs."""
+    names = b"|".join(re.escape(name.encode()) for name in RUN_AS.get(tool, (tool,)))
+    word = re.compile(rb"(?<![\w.])(?:" + names + rb")\b")
+    return any(word.search(text) for text in _command_texts(root))
+
+
+def _command_texts(root: Path) -> Iterator[bytes]:
+    yield from ci_texts(root)
+    for rel in COMMAND_FILES:
+        data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+        if isinstance(data, bytes):
+            yield data
+    pyproject = read_untrusted(root, "pyproject.toml", limit=MAX_CONFIG_BYTES)
+    if not isinstance(pyproject, bytes):
+        return
+    try:
+        tables = tomllib.loads(pyproject.decode("utf-8", "replace")).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return
+    if isinstance(tables, dict):
+        for name in PYPROJECT_COMMAND_TABLES:
+            if name in tables:
+                yield json.dumps(tables[name], default=str).encode()
