@@ -243,6 +243,9 @@ def test_poetry_without_in_tree_venv_says_so(tmp_path: Path) -> None:
         ("uv run --python 3.10 --group=dev pytest tests/", Kind.TEST, "pytest"),
         ("CI=1 npx --no-install tsc -p .", Kind.TYPECHECK, "tsc"),
         ("python3 -m unittest discover", Kind.TEST, "unittest"),
+        # `-mMODULE` is `-m MODULE` (jsonpointer's `make test`: `python3 -munittest`).
+        ("python3 -munittest", Kind.TEST, "unittest"),
+        ("python -u -B -m pytest tests", Kind.TEST, "pytest"),
         ("ruff format --check .", Kind.LINT, "ruff"),
         ("go test -race ./...", Kind.TEST, "go-test"),
         ("cargo check --all-targets", Kind.BUILD, "cargo-check"),
@@ -273,6 +276,34 @@ def test_recognise(line: str, kind: Kind, tool: str) -> None:
     ],
 )
 def test_not_a_check(line: str) -> None:
+    assert recognise_line(line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "env"),
+    [
+        ("python -W error -m pytest", (("PYTHONWARNINGS", "error"),)),
+        (
+            "python -Werror -W ignore::ImportWarning -m pytest",
+            (("PYTHONWARNINGS", "error,ignore::ImportWarning"),),
+        ),
+        ("python -X dev -m unittest", (("PYTHONDEVMODE", "1"),)),
+        ("CI=1 python -Xutf8 -m pytest", (("CI", "1"), ("PYTHONUTF8", "1"))),
+    ],
+)
+def test_interpreter_options_are_kept_as_the_variables_that_mean_the_same(
+    line: str, env: tuple[tuple[str, str], ...]
+) -> None:
+    """The stated strictness stays: `python -W error -m pytest` without `-W error` would
+    pass code whose warnings fail the maintainers' run."""
+    (hit,) = recognise_line(line)
+    assert hit.env == env
+
+
+@pytest.mark.parametrize(
+    "line", ["python -O -m pytest", "python -I -m pytest", "python -X importtime -m pytest"]
+)
+def test_an_interpreter_option_with_no_such_variable_is_not_taken_apart(line: str) -> None:
     assert recognise_line(line) == []
 
 

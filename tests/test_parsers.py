@@ -446,6 +446,29 @@ def test_unknown_tool_uses_the_generic_reader() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        (
+            "python3 -munittest\n...\n" + "-" * 70 + "\nRan 99 tests in 2.318s\n\nOK\n",
+            (99, 0, 0, 0),
+        ),
+        ("Ran 5 tests in 0.1s\n\nFAILED (failures=1, errors=2, skipped=1)\n", (1, 1, 2, 1)),
+        ("Ran 3 tests in 0.001s\n\nOK (skipped=1, expected failures=1)\n", (2, 0, 0, 1)),
+        ("Ran 4 tests in 0.001s\n\nFAILED (unexpected successes=1)\n", (3, 1, 0, 0)),
+    ],
+)
+def test_a_wrapper_that_ran_unittest_is_counted(
+    text: str, counts: tuple[int, int, int, int]
+) -> None:
+    """`make test` whose recipe is `python3 -munittest` (jsonpointer 3.12): its summary is
+    unittest's, read by the generic reader."""
+    parsed = parse_output(check("make", kind=Kind.TEST), result(stderr=text))
+    assert parsed.tests is not None
+    t = parsed.tests
+    assert (t.passed, t.failed, t.errors, t.skipped) == counts
+
+
+@pytest.mark.parametrize(
     "tool",
     [
         "mypy",

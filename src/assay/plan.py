@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import os
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -231,6 +232,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
+    checks = tuple(_without_coverage_addopts(c, discovery.root) for c in checks)
     planned_kinds = {c.kind for c in checks}
     required = config.required if config else frozenset()
     missing = required - planned_kinds
@@ -505,6 +507,38 @@ def _with_present_mypy_files(check: Check, root: str) -> Check:
         "(a release's sdist leaves tooling out): the others are named on its command line"
     )
     return replace(check, argv=(*argv, *present), reason=reason)
+
+
+#: pytest options after which it reads another configuration, or `addopts` from elsewhere.
+_PYTEST_OWN_CONFIG = ("-c", "--config-file", "-o", "--override-ini", "--rootdir", "--inifile")
+
+
+def _without_coverage_addopts(check: Check, root: str) -> Check:
+    """A pytest run whose configuration's `addopts` names pytest-cov's options, told to
+    read `addopts` without them (`-o addopts=...`), as they are left off a stated command
+    line (`without_coverage`): coverage is not the question, and where pytest-cov is not
+    installed (parse 1.22.4 declares no test dependency) pytest refuses to start."""
+    if check.tool != "pytest" or check.cwd not in (".", ""):
+        return check
+    if any(a.startswith(_PYTEST_OWN_CONFIG) for a in check.argv):
+        return check
+    from assay.discovery.command_lines import COVERAGE_NOTE, without_coverage
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import PYTEST_CONFIG_FILES, pytest_addopts
+
+    files = RepoFiles(root)
+    if any(
+        files.is_file(f"{arg}/{name}")
+        for arg in check.argv[1:]
+        if not arg.startswith("-") and files.is_dir(arg)
+        for name in PYTEST_CONFIG_FILES
+    ):
+        return check  # pytest may read a configuration below the root
+    addopts = pytest_addopts(files)
+    if addopts is None or (kept := without_coverage(addopts)) == addopts:
+        return check
+    override = ("-o", f"addopts={shlex.join(kept)}")
+    return replace(check, argv=(*check.argv, *override), reason=f"{check.reason}; {COVERAGE_NOTE}")
 
 
 def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:

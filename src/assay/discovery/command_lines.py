@@ -98,7 +98,7 @@ def packages_distribution(line: str) -> bool:
         setup_py = len(words) > 2 and is_python(_basename(words[0])) and words[1] == "setup.py"
         if setup_py and _SETUP_PY_PACKAGING.intersection(words[2:]):
             return True
-        core = _strip_runners(words)
+        core, _ = _strip_runners(words)
         if not core or _basename(core[0]) not in _PACKAGERS:
             continue
         subcommands = _PACKAGERS[_basename(core[0])]
@@ -129,7 +129,8 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
         words.pop(0)
         env += _take_assignments(words)
     argv = tuple(words)
-    core = _strip_runners(words)
+    core, implied = _strip_runners(words)
+    env += implied
     hit = recognise_words(_basename(core[0]), core[1:]) if core else None
     if hit is None:
         return None
@@ -154,11 +155,14 @@ def _take_assignments(words: list[str]) -> list[tuple[str, str]]:
     return env
 
 
-def _strip_runners(words: list[str]) -> list[str]:
+def _strip_runners(words: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The command the launchers in front of `words` run, and the variables that stand for
+    the interpreter options they were given (`python -W error -m pytest`)."""
     words = list(words)
+    env: list[tuple[str, str]] = []
     for _ in range(4):  # `uv run python -m pytest` peels twice; bounded
         if not words:
-            return words
+            return words, env
         launcher = LAUNCHERS.get(_basename(words[0]))
         if launcher is not None and (
             not launcher.subcommand or (len(words) > 1 and words[1] in ("run", "exec"))
@@ -169,15 +173,63 @@ def _strip_runners(words: list[str]) -> list[str]:
                 words = words[2 if words[0] in launcher.valued else 1 :]
             continue
         head = _basename(words[0])
-        if is_python(head) and len(words) > 2 and words[1] == "-m":
-            words = words[2:]
+        peeled = _python_module(words[1:]) if is_python(head) else None
+        if peeled is not None:
+            words, options = peeled
+            env += options
             continue
-        module = _coverage_module(words) if head == "coverage" else None
-        if module is not None:
-            words = module
+        measured = _coverage_module(words) if head == "coverage" else None
+        if measured is not None:
+            words = measured
             continue
         break
-    return words
+    return words, env
+
+
+#: Interpreter options that change nothing a check is judged by.
+_QUIET_PYTHON_OPTIONS = frozenset({"-u", "-B", "-uB", "-Bu"})
+#: `-X` options, with the variable that means the same.
+_PYTHON_X_OPTIONS = {"dev": ("PYTHONDEVMODE", "1"), "utf8": ("PYTHONUTF8", "1")}
+
+
+def _python_module(args: list[str]) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """`[options] -m MODULE ARGS` after an interpreter as `MODULE ARGS`, with its warning
+    and `-X` options as the variables that mean the same (`-W error` is
+    `PYTHONWARNINGS=error`: the stated strictness stays); `-mMODULE` is `-m MODULE`. None
+    for anything else, or an option that has no such variable (`-O`, `-I`)."""
+    warnings: list[str] = []
+    env: list[tuple[str, str]] = []
+    at = 0
+    while at < len(args):
+        word = args[at]
+        if word == "-m":
+            module = args[at + 1 : at + 2]
+            if not module:
+                return None
+            rest = [*module, *args[at + 2 :]]
+            break
+        if word.startswith("-m"):
+            rest = [word[2:], *args[at + 1 :]]
+            break
+        if word in _QUIET_PYTHON_OPTIONS:
+            at += 1
+            continue
+        name, value = word[:2], word[2:]
+        if name in ("-W", "-X") and not value:
+            value = args[at + 1] if at + 1 < len(args) else ""
+            at += 1
+        if name == "-W" and value:
+            warnings.append(value)
+        elif name == "-X" and value in _PYTHON_X_OPTIONS:
+            env.append(_PYTHON_X_OPTIONS[value])
+        else:
+            return None
+        at += 1
+    else:
+        return None
+    if warnings:
+        env.append(("PYTHONWARNINGS", ",".join(warnings)))
+    return rest, env
 
 
 #: `coverage run` options that take the next word as their value.

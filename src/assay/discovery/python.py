@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.discovery.files import RepoFiles
+from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -223,6 +224,65 @@ def mypy_files_split(files: RepoFiles) -> tuple[tuple[str, ...], tuple[str, ...]
 
 
 _MYPY_CONFIG_FILES = ("pyproject.toml", "setup.cfg", "mypy.ini", ".mypy.ini")
+
+#: Where pytest looks for its configuration in a directory, in its order, with the section.
+PYTEST_INI_FILES = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", ""),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+PYTEST_CONFIG_FILES = tuple(path for path, _ in PYTEST_INI_FILES)
+
+
+def pytest_addopts(files: RepoFiles) -> tuple[str, ...] | None:
+    """The words of `addopts` in the configuration pytest reads at the root (the first file
+    of `PYTEST_INI_FILES` that configures it); None when it has none or it is unreadable."""
+    for path, section in PYTEST_INI_FILES:
+        try:
+            text = files.read_text(path)
+        except UnreadableFile:
+            return None
+        if text is None:
+            continue
+        if not section:
+            found = _pyproject_addopts(text)
+            if found is None:
+                continue  # a pyproject.toml that does not configure pytest is skipped
+            return found or None
+        parser, error = load_ini(text, path)
+        if error or not parser.has_section(section):
+            if path in ("pytest.ini", ".pytest.ini"):
+                return None  # pytest's own file is the one it reads, even when empty
+            continue
+        value = parser.get(section, "addopts", fallback="")
+        return _words(value) or None
+    return None
+
+
+def _pyproject_addopts(text: str) -> tuple[str, ...] | None:
+    """`addopts` of `[tool.pytest.ini_options]` or pytest 9's `[tool.pytest]`; () when
+    pytest is configured without it; None when pytest is not configured here."""
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return None
+    options = table.get("ini_options", table)
+    value = options.get("addopts", "") if isinstance(options, dict) else ""
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return _words(str(value))
+
+
+def _words(value: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(value))
+    except ValueError:
+        return ()
 
 
 #: Root files that are a project's tooling, not its code.

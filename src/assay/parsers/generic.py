@@ -74,7 +74,28 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
         re.compile(r"\d+% tests passed, (\d+) tests? failed out of (\d+)"),
         lambda m: _out_of(m[2], m[1]),
     ),
+    # unittest, run by a make target or a script: "Ran 99 tests in 2.318s", a blank line,
+    # then "OK", "OK (skipped=1)" or "FAILED (failures=1, errors=2)"
+    (
+        re.compile(
+            r"^Ran (\d+) tests? in [\d.]+s\n\n(?:OK|FAILED)(?: \(([^)\n]*)\))?[ \t]*$",
+            re.MULTILINE,
+        ),
+        lambda m: _unittest_counts(int(m[1]), m[2] or ""),
+    ),
 )
+
+
+def _unittest_counts(ran: int, details: str) -> dict[str, int]:
+    """unittest's closing line read into counts: failures and unexpected successes failed,
+    errors errored, the rest of what ran passed unless skipped."""
+    said = {k.strip(): int(v) for k, v in re.findall(r"([a-z ]+)=(\d+)", details)}
+    failed = said.get("failures", 0) + said.get("unexpected successes", 0)
+    errors, skipped = said.get("errors", 0), said.get("skipped", 0)
+    passed = max(0, ran - failed - errors - skipped)
+    return {"passed": passed, "failed": failed, "errors": errors, "skipped": skipped}
+
+
 # go test's plain text: "--- FAIL: TestDouble (0.00s)" (PASS and SKIP too under -v), at any
 # depth (subtests are indented), counted line by line: go prints no count of its own.
 _GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S", re.MULTILINE)
