@@ -245,6 +245,41 @@ def test_every_extra_when_ci_installs_them_all(tmp_path: Path, ci: bool) -> None
     assert argvs(tmp_path)[-1] == (".venv/bin/python", "-m", "pip", "install", "-q", "-e", project)
 
 
+def test_hatch_environments_for_tests_and_checks_are_installed(tmp_path: Path) -> None:
+    """soupsieve 4.1.3: beautifulsoup4, which its tests import, is declared only in its
+    hatch environments; the docs environment's tools (one named by URL) are not wanted."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [project]
+                name = "p"
+                version = "1"
+                [tool.hatch.envs.default]
+                dependencies = ["pytest"]
+                [tool.hatch.envs.dev]
+                dependencies = ["pytest", "beautifulsoup4", "mypy"]
+                [tool.hatch.envs.dev-ft]
+                extra-dependencies = ["html5lib"]
+                [tool.hatch.envs.docs]
+                dependencies = ["zensical", "lexers @ git+https://example.com/lexers.git"]
+            """,
+        },
+    )
+    pip = (".venv/bin/python", "-m", "pip", "install", "-q")
+    assert argvs(tmp_path) == [
+        ("python3", "-m", "venv", ".venv"),
+        (*pip, "pytest", "beautifulsoup4", "mypy", "html5lib"),
+        (*pip, "-e", "."),
+    ]
+
+
+@pytest.mark.parametrize("tool", ["tool = 5", "[tool]\nhatch = 'x'", "[tool.hatch]\nenvs = []"])
+def test_a_malformed_hatch_table_declares_nothing(tmp_path: Path, tool: str) -> None:
+    write(tmp_path, {"pyproject.toml": f"{tool}\n[project]\nname = 'p'\n"})
+    assert argvs(tmp_path)[1:] == [(".venv/bin/python", "-m", "pip", "install", "-q", "-e", ".")]
+
+
 def test_extras_declared_in_setup_cfg_and_named_by_tox(tmp_path: Path) -> None:
     """pluggy 1.0: its test extra lives in setup.cfg, and tox.ini says `extras=testing`."""
     write_dedented(

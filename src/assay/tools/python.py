@@ -366,6 +366,7 @@ def install_steps(root: Path) -> list[Check]:
         build_requirements,
         catch_all_extra,
         declared_groups,
+        hatch_requirements,
         project_extras,
         requirement_files,
         setup_py_tests_require,
@@ -415,6 +416,7 @@ def install_steps(root: Path) -> list[Check]:
     declared_for_tests = (
         ("groups", tests),
         ("tox", tox_requirements(root, set(requirements))),
+        ("hatch", hatch_requirements(root)),
         ("tests-require", setup_py_tests_require(root)),
     )
     for name, declared in declared_for_tests:

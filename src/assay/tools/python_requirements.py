@@ -284,6 +284,37 @@ def tox_requirements(root: Path, installed: set[str]) -> Declared | None:
     return Declared(f"{config.path} deps", config.path, flat) if flat else None
 
 
+#: hatch's environments for the tests beside the dev-named ones: the default, which
+#: `hatch run` uses, and `hatch test`'s own.
+_HATCH_TEST_ENVS = frozenset({"default", "hatch-test"})
+
+
+def hatch_requirements(root: Path) -> Declared | None:
+    """What hatch installs for its test, lint and type-check environments: each one's
+    `dependencies` and `extra-dependencies` under `[tool.hatch.envs.NAME]` (soupsieve
+    4.1.3 declares beautifulsoup4, which its tests import, only there)."""
+    tool = read_pyproject(root).get("tool")
+    hatch = tool.get("hatch") if isinstance(tool, dict) else None
+    envs = hatch.get("envs") if isinstance(hatch, dict) else None
+    if not isinstance(envs, dict):
+        return None
+    found: dict[str, None] = {}
+    for name, env in envs.items():
+        if not isinstance(env, dict) or not (name in _HATCH_TEST_ENVS or _is_dev_env(name)):
+            continue
+        for key in ("dependencies", "extra-dependencies"):
+            listed = env.get(key)
+            for entry in listed if isinstance(listed, list) else ():
+                if isinstance(entry, str) and is_requirement(entry):
+                    found.setdefault(entry.strip())
+    requirements = tuple(found)[:MAX_REQUIREMENTS]
+    return (
+        Declared("pyproject.toml [tool.hatch.envs]", "pyproject.toml", requirements)
+        if requirements
+        else None
+    )
+
+
 def _tox(root: Path) -> ToxConfig | None:
     texts = {p: t for p in TOX_FILES if (t := _text(root, p)) is not None}
     path = tox_source(texts)
