@@ -17,6 +17,12 @@ GIT_IDENTITY = (
     "commit.gpgsign=false",
 )
 
+#: The smallest Python project whose pytest suite passes.
+PASSING_PYTEST: Mapping[str, str] = {
+    "pyproject.toml": "[tool.pytest.ini_options]\n",
+    "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+}
+
 
 def write(root: Path, files: Mapping[str, str | bytes]) -> Path:
     """Write each `relative path -> content` under `root` (text or bytes, as given)."""

@@ -21,7 +21,7 @@ from assay.probe_record import RACY_WINDOW_NS
 from assay.report import Report
 from assay.verdict import Status
 from tests.cli import VENV_BIN, path_with_venv
-from tests.repos import write
+from tests.repos import PASSING_PYTEST, write
 
 #: Long enough for a binary written now to be trusted by its stat (the probe record's rule).
 SETTLE_S = RACY_WINDOW_NS / 1e9 + 0.5
@@ -30,13 +30,7 @@ SETTLE_S = RACY_WINDOW_NS / 1e9 + 0.5
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", path_with_venv())
-    return write(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": "[tool.pytest.ini_options]\n",
-            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
-        },
-    )
+    return write(tmp_path / "repo", PASSING_PYTEST)
 
 
 def no_workspace_can_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from assay.cli_verify import VerifyArgs, parse
 from tests.cli import assay, assay_env, no_traceback, path_with_venv
-from tests.repos import write
+from tests.repos import PASSING_PYTEST, write
 
 CLICK_WAY = ("--rerun-failures", "0")
 
@@ -71,13 +71,7 @@ def test_a_file_for_path_is_left_to_click(tmp_path: Path) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return write(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": "[tool.pytest.ini_options]\n",
-            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
-        },
-    )
+    return write(tmp_path / "repo", PASSING_PYTEST)
 
 
 def test_both_ways_print_the_same(repo: Path, tmp_path: Path) -> None:

@@ -20,19 +20,13 @@ from assay.pipeline import VerifyOptions, verify
 from assay.report import Report
 from assay.verdict import Kind, Status
 from tests.cli import path_with_venv
-from tests.repos import write
+from tests.repos import PASSING_PYTEST, write
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", path_with_venv())
-    return write(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": "[tool.pytest.ini_options]\n",
-            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
-        },
-    )
+    return write(tmp_path / "repo", PASSING_PYTEST)
 
 
 @pytest.fixture
