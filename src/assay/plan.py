@@ -228,6 +228,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen = [
         _confirm_with_ci(_as_stated(c, candidates, discovery.env), candidates) for c in chosen
     ]
+    chosen = [_with_patterns_expanded(c, discovery.root) for c in chosen]
     configured_timeout = config.timeout_s if config else None
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
@@ -410,8 +411,25 @@ def _as_stated(candidate: Candidate, everything: Iterable[Candidate], env: Proje
                     cwd=other.cwd,
                     env={**candidate.env, **dict(hit.env)},
                     reason=reason,
+                    patterns=other.patterns,
                 )
     return candidate
+
+
+def _with_patterns_expanded(candidate: Candidate, root: str) -> Candidate:
+    """`candidate` with each word its project's shell would expand replaced by the tree's
+    matches, as that shell would give them (`shell_globs`)."""
+    if not candidate.patterns:
+        return candidate
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.shell_globs import expand
+
+    files = RepoFiles(root)
+    argv: list[str] = []
+    for word in candidate.argv:
+        matches = expand(files, candidate.cwd, word) if word in candidate.patterns else ()
+        argv.extend(matches or (word,))
+    return replace(candidate, argv=tuple(argv))
 
 
 def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> Candidate:

@@ -22,6 +22,7 @@ from assay.discovery.command_lines import (
     recognise,
     split_commands,
     stated_words,
+    with_patterns,
 )
 from assay.discovery.make import (
     Makefile,
@@ -203,7 +204,7 @@ def line_hits(line: str, makefile: Makefile | None) -> list[tuple[Recognised, Ta
             continue
         hit = recognise(words)
         if hit is not None:
-            hits.append((hit, None))
+            hits.append((with_patterns(hit, line), None))
     return hits
 
 

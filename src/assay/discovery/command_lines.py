@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
 from assay.tools import LAUNCHERS, command_words, recognise_words, tool_spec
@@ -37,6 +37,8 @@ class Recognised:
     """Leading `NAME=value` assignments."""
     name: str = ""
     """The check's name: the tool's, or the subcommand's (`go-test`) for a tool with several."""
+    patterns: tuple[str, ...] = ()
+    """Arguments a shell would expand (`tests/*.py` unquoted in a CI step): `shell_globs`."""
 
 
 def split_commands(line: str) -> list[list[str]]:
@@ -107,8 +109,9 @@ def packages_distribution(line: str) -> bool:
     return False
 
 
-def recognise_line(line: str) -> list[Recognised]:
-    """Every check command in one shell line, in order; [] when none or unparsable."""
+def recognise_line(line: str, *, shell: bool = False) -> list[Recognised]:
+    """Every check command in one line, in order; [] when none or unparsable. `shell`: the
+    line goes through a shell, which expands its unquoted patterns (`with_patterns`)."""
     try:
         commands = split_commands(line)
     except ValueError:
@@ -117,8 +120,16 @@ def recognise_line(line: str) -> list[Recognised]:
     for words in commands:
         hit = recognise(words)
         if hit is not None:
-            found.append(hit)
+            found.append(with_patterns(hit, line) if shell else hit)
     return found
+
+
+def with_patterns(hit: Recognised, line: str) -> Recognised:
+    """`hit` knowing which of its arguments the shell running `line` would expand."""
+    from assay.discovery.shell_globs import unquoted_patterns
+
+    patterns = unquoted_patterns(line)
+    return replace(hit, patterns=tuple(a for a in hit.args if a in patterns))
 
 
 def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
@@ -343,6 +354,7 @@ def candidate_from(
         env={**(extra_env or {}), **dict(hit.env)},
         name=hit.name if hit.name and hit.name != hit.tool else None,
         stated=(stated_words(hit),),
+        patterns=frozenset(hit.patterns),
     )
 
 

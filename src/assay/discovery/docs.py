@@ -68,7 +68,7 @@ def doc_candidates(text: str, path: str, env: ProjectEnv) -> list[Candidate]:
     return [
         candidate_from(hit, env, Origin.DOCS, Source(path, number), f"{path} says to run: {line}")
         for number, line in code_lines(text)
-        for hit in recognise_line(line)
+        for hit in recognise_line(line, shell=True)
     ]
 
 

@@ -240,7 +240,7 @@ def target_runs(makefile: Makefile, name: str) -> TargetRuns:
                 continue
             if packaging is None and packages_distribution(line):
                 packaging = raw
-            found = recognise_line(line)
+            found = recognise_line(line, shell=True)
             if found:
                 lines.append(raw)
                 hits += found

@@ -99,6 +99,9 @@ class Candidate:
     it where the project states it: the tool's subcommand words (`("check",)` for `ruff
     check .`, `()` for `mypy .`). A command the project states for the same tool and
     subcommand is run in its place (`plan`)."""
+    patterns: frozenset[str] = frozenset()
+    """Words of `argv` the project's shell would expand (`tests/*.py` unquoted in a CI
+    step): the plan gives the tree's matches in their place (`shell_globs`)."""
 
     @property
     def check_name(self) -> str:
