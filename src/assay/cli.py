@@ -75,11 +75,12 @@ def _run_without_click(args: list[str]) -> int | None:
 def _verify_without_click(args: list[str]) -> int | None:
     """`assay verify ARGS` the short way (`assay.cli_verify`); None: for click to parse."""
     from assay import cli_verify
-    from assay.pipeline import VerifyUsageError
 
     parsed = cli_verify.parse(args)
     if parsed is None:
         return None
+    from assay.pipeline import VerifyUsageError
+
     try:
         return cli_verify.run(parsed)
     except VerifyUsageError as exc:

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-from assay.tools.python_requirements import MAX_CONFIG_BYTES, ci_texts
+from assay.tools.python_requirements import MAX_CONFIG_BYTES, ci_texts, read_pyproject
 from assay.untrusted_files import read_untrusted
 
 #: pyproject.toml's tables under `[tool]` that hold commands to run.
@@ -43,13 +42,7 @@ def _command_texts(root: Path) -> Iterator[bytes]:
         data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
         if isinstance(data, bytes):
             yield data
-    pyproject = read_untrusted(root, "pyproject.toml", limit=MAX_CONFIG_BYTES)
-    if not isinstance(pyproject, bytes):
-        return
-    try:
-        tables = tomllib.loads(pyproject.decode("utf-8", "replace")).get("tool", {})
-    except tomllib.TOMLDecodeError:
-        return
+    tables = read_pyproject(root).get("tool")
     if isinstance(tables, dict):
         for name in PYPROJECT_COMMAND_TABLES:
             if name in tables:
