@@ -530,3 +530,32 @@ def test_credential_names_are_matched_as_their_patterns_say(name: str) -> None:
 
     expected = any(fnmatch.fnmatchcase(name, pattern) for pattern in CREDENTIAL_NAMES)
     assert _is_credential(name) == expected
+
+
+def test_checks_started_together_build_the_root_once(
+    sandbox: BwrapSandbox, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checks start side by side; the root (a scan of every toolchain directory it shows)
+    is built by the first while the others wait, not by each of them at once."""
+    built = []
+    build = BwrapSandbox._root
+
+    def slow_build(self: BwrapSandbox, ws: Workspace):  # type: ignore[no-untyped-def]
+        built.append(ws.run_id)
+        time.sleep(0.2)  # long enough that every thread asks while it is being built
+        return build(self, ws)
+
+    monkeypatch.setattr(BwrapSandbox, "_root", slow_build)
+    results = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(sandbox.run(workspace, ["true"], timeout=30))
+        )
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.exit_code for r in results] == [0, 0, 0]
+    assert built == [workspace.run_id]

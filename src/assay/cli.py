@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and args[:1] and (code := _run_warm(args)) is not None:
         _exit_now(code)
         return code
+    from assay import dataclass_bytecode
+
+    dataclass_bytecode.install()  # before any of assay's dataclasses is defined
     import signal
 
     # SIGTERM takes the same way out as Ctrl-C: every process assay started is killed.
@@ -47,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_cli(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        dataclass_bytecode.save()
 
 
 def _run_warm(args: list[str]) -> int | None:
@@ -109,6 +113,9 @@ def _exit_now(code: int) -> None:
     only when the output could not be flushed; the caller then exits the usual way."""
     import os
 
+    bytecode = sys.modules.get("assay.dataclass_bytecode")  # not loaded for a warm run
+    if bytecode is not None:
+        bytecode.save()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

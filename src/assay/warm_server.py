@@ -327,12 +327,16 @@ def _preload() -> None:
     import importlib
     import pkgutil
 
+    from assay import dataclass_bytecode
+
+    dataclass_bytecode.install()
     for name in PRELOADED:
         importlib.import_module(name)
     for package_name in PRELOADED_PACKAGES:
         package = importlib.import_module(package_name)
         for module in pkgutil.iter_modules(package.__path__, f"{package_name}."):
             importlib.import_module(module.name)
+    dataclass_bytecode.save()
 
 
 def _source_stamp() -> tuple[tuple[str, int, int], ...]:

@@ -247,6 +247,7 @@ class BwrapSandbox(Sandbox):
         self._seccomp: int | None = None
         self._seccomp_note = ""
         self._roots: dict[str, list[str]] = {}
+        self._roots_lock = threading.Lock()
         self._cgroups: dict[str, cgroup.RunCgroup] = {}
         self._cgroup_notes: dict[str, str] = {}
 
@@ -585,11 +586,14 @@ class BwrapSandbox(Sandbox):
         return ["/bin/sh", "-c", script, "sh", *procs, "--"]
 
     def _root_args(self, workspace: Workspace) -> list[str]:
-        """`_root`'s arguments, built once per workspace: what it shows cannot change."""
-        args = self._roots.get(workspace.run_id)
-        if args is None:
-            args = self._roots[workspace.run_id] = self._root(workspace).args
-        return args
+        """`_root`'s arguments, built once per workspace: what it shows cannot change.
+        Checks start side by side; the first builds them while the others wait, rather
+        than each scanning the same toolchain directories at once."""
+        with self._roots_lock:
+            args = self._roots.get(workspace.run_id)
+            if args is None:
+                args = self._roots[workspace.run_id] = self._root(workspace).args
+            return args
 
     def _root(self, workspace: Workspace) -> _RootLayout:
         """The sandbox's filesystem, mount by mount (the module docstring says what is in it)."""
