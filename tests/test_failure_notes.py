@@ -148,10 +148,46 @@ def test_a_runner_that_crashed_is_described_by_the_last_error_it_printed(tmp_pat
     ), report["note"]
 
 
-def _verified(repo: Path, kind: str, tmp_path: Path) -> dict[str, Any]:
+FAILING_SUITE = """
+def test_adds():
+    assert 1 + 1 == 2
+
+def test_divides():
+    assert 7 // 2 == 4
+
+def test_multiplies():
+    assert 2 * 3 == 6
+
+def test_subtracts():
+    assert 5 - 3 == 1
+"""
+
+
+def test_a_test_run_that_stops_at_its_first_failure_says_so_and_names_it(
+    tmp_path: Path,
+) -> None:
+    # The quick gate runs pytest with -x: "1 of 1 tests failed" alone would read as if the
+    # suite held one test (h11's and sniffio's mutants).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "test_m.py").write_text(FAILING_SUITE)
+    report = _verified(repo, "test", tmp_path)
+    assert report["status"] == "FAILED", report["note"]
+    assert report["note"] == (
+        "pytest failed: 1 of 2 tests failed: test_m::test_divides; "
+        "-x stops the run at its first failure."
+    ), report["note"]
+    every = _verified(repo, "test", tmp_path, "--all")
+    assert every["note"] == (
+        "pytest failed: 2 of 4 tests failed, the first test_m::test_divides."
+    ), every["note"]
+
+
+def _verified(repo: Path, kind: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
     """`assay verify --json --kind KIND` of `repo`, with the project's tools on PATH."""
     done = subprocess.run(
-        [ASSAY, "verify", str(repo), "--json", "--kind", kind],
+        [ASSAY, "verify", str(repo), "--json", "--kind", kind, *extra],
         capture_output=True,
         text=True,
         timeout=180,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay._version import __version__
-from assay.evidence import Evidence
+from assay.evidence import Evidence, TestCounts
 from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
@@ -304,8 +304,7 @@ def _default_note(evidence: Evidence) -> str:
             where = f"{first_diag.file}:{first_diag.line}: " if first_diag.file else ""
             return f"{name} failed: {where}{first_diag.message}"
         if evidence.tests is not None and evidence.tests.any_failed:
-            t = evidence.tests
-            return f"{name} failed: {t.failed + t.errors} of {t.executed} tests failed"
+            return f"{name} failed: {_failed_tests(evidence, evidence.tests)}"
         first_line = headline(evidence.reason)
         exit_code = evidence.result.exit_code if evidence.result else None
         how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
@@ -313,6 +312,23 @@ def _default_note(evidence: Evidence) -> str:
             f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
         )
     return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+
+
+def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
+    """How many tests failed, which did first, and whether the run stopped there: "1 of 1
+    tests failed" alone reads as if the suite held a single test."""
+    from assay.formats.failures import FAIL_FAST_FLAGS, FAILED_OUTCOMES, relative
+
+    said = f"{tests.failed + tests.errors} of {tests.executed} tests failed"
+    first = next((c.name for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES), None)
+    if first is not None:
+        shown = relative(evidence, first)
+        shown = shown if len(shown) <= 160 else shown[:157] + "..."
+        said += f", the first {shown}" if tests.failed + tests.errors > 1 else f": {shown}"
+    stopped_by = sorted(FAIL_FAST_FLAGS & set(evidence.check.argv))
+    if stopped_by:
+        said += f"; {stopped_by[0]} stops the run at its first failure"
+    return said
 
 
 #: A line that states an error (`error: ...`, `error[E0308]: ...`, `x.c:3:1: error: ...`,

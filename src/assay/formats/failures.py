@@ -12,6 +12,8 @@ from assay.verdict import Kind, Verdict
 
 #: Flags with which a test run stops at its first failure.
 FAIL_FAST_FLAGS = frozenset({"-x", "--exitfirst"})
+#: How runners report a test that did not pass (`TestCase.outcome`).
+FAILED_OUTCOMES = frozenset({"failed", "error", "errors"})
 
 _NOISE = ("=== RUN", "--- FAIL", "=== CONT", "=== PAUSE")
 
@@ -25,7 +27,7 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
             f"  {name}: {f'{d.file}:{d.line}: ' if d.file else ''}{relative(evidence, d.message)}"
             for d in evidence.diagnostics[:5]
         ]
-    failed = [c for c in evidence.test_cases if c.outcome in ("failed", "error", "errors")]
+    failed = [c for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES]
     lines = []
     for case in failed[:5]:
         lines.append(f"  {name}: FAILED {relative(evidence, case.name)}")
