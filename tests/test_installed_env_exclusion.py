@@ -130,15 +130,30 @@ def test_ruff_is_told_to_leave_the_environment_out_too(tmp_path: Path) -> None:
         "check",
         added,
     )
-    assert rewritten(tmp_path, "ruff", "check", "--", "src") == (
-        "ruff",
-        "check",
-        added,
-        "--",
-        "src",
-    )
+    assert rewritten(tmp_path, "ruff", "check", "--", ".") == ("ruff", "check", added, "--", ".")
     kept = ("ruff", "check", "--extend-exclude=build,.venv")
     assert rewritten(tmp_path, *kept) == kept
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # bleach 6.4.0's tox lint: ruff before 0.16 refuses `format --extend-exclude`.
+        ("ruff", "format", "--check", "--exclude=_vendor", "setup.py", "bleach/", "tests/"),
+        ("ruff", "check", "--target-version", "py310", "src", "tests"),
+        ("ruff", "check", "--", "src"),
+        ("python3", "-m", "ruff", "check", "--select", "E", "src"),
+    ],
+)
+def test_ruff_naming_its_own_paths_is_left_as_it_is(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """The environment is at the root: a walk of named paths below it never reaches it."""
+    assert rewritten(tmp_path, *argv) == argv
+
+
+def test_a_file_below_ruffs_named_paths_is_still_left_out(tmp_path: Path) -> None:
+    lint = Check(name="ruff", kind=Kind.LINT, argv=("ruff", "check", "src/", "tests"), tool="ruff")
+    [ruff] = exclude_from_lint_walks([lint], tmp_path, ["src/pkg/_version.py", ".venv"])
+    assert ruff.argv == ("ruff", "check", "src/", "tests", "--extend-exclude=src/pkg/_version.py")
 
 
 @pytest.mark.slow

@@ -664,3 +664,30 @@ def test_a_mypy_the_project_turns_off_through_pytest_enabler_is_not_planned(
     p = plan_repository(tmp_path)
     assert any(c.tool == "mypy" for c in p.checks) is planned
     assert any("[tool.pytest-enabler.mypy] turns" in d.reason for d in p.dropped) is not planned
+
+
+@pytest.mark.parametrize(
+    ("commands", "chosen"),
+    [
+        # bleach 6.4.0: its tox lint env checks the formatting first, then lints.
+        (
+            "ruff format --check src tests\n    ruff check src tests",
+            ["ruff", "check", "src", "tests"],
+        ),
+        ("black --check src\n    flake8 src", ["flake8", "src"]),
+        ("python -m ruff format --check src\n    python -m ruff check src", ["check", "src"]),
+        ("black --check src", ["black", "--check", "src"]),  # a formatter alone is still run
+    ],
+)
+def test_a_linter_is_preferred_to_a_formatters_check(
+    tmp_path: Path, commands: str, chosen: list[str]
+) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n',
+            "tox.ini": f"[testenv:lint]\ncommands =\n    {commands}\n",
+        },
+    )
+    [lint] = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.LINT]
+    assert list(lint.argv[-len(chosen) :]) == chosen, lint.argv

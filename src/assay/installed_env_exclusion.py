@@ -19,7 +19,10 @@ a `[flake8]` section, from the check's directory up to the workspace's root.
 
 ruff's defaults name `.venv`, but a project's `exclude` replaces them too (tenacity 9.2.1
 linted sphinx and urllib3). ruff's `--extend-exclude` on the command line adds to what the
-configuration leaves out, its `extend-exclude` included, so it is simply added.
+configuration leaves out, its `extend-exclude` included; it is added only where the walk
+reaches what it names (no paths given, or a path that holds it): `ruff format` refuses the
+option before ruff 0.16, and a command naming its own paths (`ruff format --check src
+tests`, bleach 6.4.0) never walks into the environment at the root.
 """
 
 from __future__ import annotations
@@ -83,11 +86,71 @@ def exclude_from_lint_walks(
                 check = replace(check, argv=_with_option(check.argv, option))
         elif wanted and _runs(check.argv, "ruff"):
             given = _last_value(check.argv, _RUFF_OPTION)
-            if new := [p for p in wanted if given is None or p not in _split(given)]:
+            walked = _ruff_paths(check.argv)
+            reached = [p for p in wanted if _walk_reaches(walked, p)]
+            if new := [p for p in reached if given is None or p not in _split(given)]:
                 option = f"{_RUFF_OPTION}={','.join(new)}"
                 check = replace(check, argv=_with_option(check.argv, option))
         prepared.append(check)
     return prepared
+
+
+#: ruff's options (`check`'s and `format`'s) whose value may be the next word.
+_RUFF_VALUED = frozenset(
+    {
+        "--config",
+        "--select",
+        "--extend-select",
+        "--ignore",
+        "--extend-ignore",
+        "--fixable",
+        "--unfixable",
+        "--extend-fixable",
+        "--exclude",
+        "--extend-exclude",
+        "--per-file-ignores",
+        "--extend-per-file-ignores",
+        "--output-format",
+        "-o",
+        "--output-file",
+        "--target-version",
+        "--line-length",
+        "--dummy-variable-rgx",
+        "--cache-dir",
+        "--stdin-filename",
+        "--range",
+    }
+)
+
+
+def _ruff_paths(argv: Sequence[str]) -> list[str]:
+    """The paths a ruff command walks (after its subcommand, if it names one)."""
+    words = list(argv[3:] if len(argv) >= 3 and argv[1] == "-m" else argv[1:])  # python -m ruff
+    if words[:1] in (["check"], ["format"]):
+        words = words[1:]
+    paths: list[str] = []
+    takes_value = False
+    for word in words:
+        if takes_value:
+            takes_value = False
+        elif word == "--":
+            continue
+        elif word.startswith("-"):
+            takes_value = word in _RUFF_VALUED
+        else:
+            paths.append(word)
+    return paths
+
+
+def _walk_reaches(walked: Sequence[str], path: str) -> bool:
+    """Whether a walk of `walked` (none: the working directory) reaches `path` (a name
+    without `/` is the environment at the root, else a path from the working directory)."""
+    if not walked:
+        return True
+    for top in (os.path.normpath(w) for w in walked):
+        if top == "." or ("/" in path and (path == top or path.startswith(top + "/"))):
+            return True
+    return False
 
 
 def _seen_from(cwd: str, path: str) -> str | None:

@@ -671,10 +671,23 @@ def _install_failed(evidence: Evidence, root: Path) -> Evidence:
             note=note,
         )
     note = (
-        f"install step {evidence.check.name} did not succeed ({evidence.cause.value}); "
+        f"install step {evidence.check.name} did not succeed ({_how_it_ended(evidence)}); "
         "the checks were not run. Check the lockfile and the network, or set the environment up yourself."
     )
     return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
+
+
+def _how_it_ended(evidence: Evidence) -> str:
+    """An install step's end, and the last error it printed (pip's "Invalid requirement"
+    names the file and line at fault)."""
+    result = evidence.result
+    if result is None or result.exit_code is None or result.exit_code == 0:
+        return evidence.cause.value
+    from assay.classify import last_error_line
+    from assay.parsers._text import combined
+
+    error = last_error_line(combined(result))
+    return f"exited {result.exit_code}: {error}" if error else f"exited {result.exit_code}"
 
 
 def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | None:

@@ -265,7 +265,7 @@ def plan_repository(root: str | os.PathLike[str], options: PlanOptions | None = 
 def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
     """At most one candidate per ecosystem for one kind, and why the others were left out."""
     ranked = sorted(
-        candidates, key=lambda c: (c.origin, c.cost)
+        candidates, key=lambda c: (c.origin, _only_formats(c), c.cost)
     )  # stable: discovery order breaks ties
     if not ranked:
         return [], []
@@ -288,6 +288,23 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
         else:
             left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
+
+
+#: Tools that only say whether files are formatted: as a lint, a formatter's check finds
+#: less than a linter does (undefined names, unused imports), so a linter of the same
+#: standing is preferred (bleach 6.4.0's tox lint runs `ruff format --check` first).
+_FORMATTERS = frozenset({"black", "isort", "yapf", "autopep8", "prettier", "gofmt", "rustfmt"})
+#: The subcommand with which a linter or build tool formats (`ruff format`, `cargo fmt`).
+_FORMAT_SUBCOMMANDS = frozenset({"format", "fmt"})
+
+
+def _only_formats(candidate: Candidate) -> bool:
+    words = candidate.argv[2:] if candidate.argv[1:2] == ("-m",) else candidate.argv
+    if not words:
+        return False
+    return os.path.basename(words[0]) in _FORMATTERS or (
+        len(words) >= 2 and words[1] in _FORMAT_SUBCOMMANDS
+    )
 
 
 def _outranked(candidate: Candidate, by: Candidate) -> Dropped:

@@ -368,6 +368,7 @@ def install_steps(root: Path) -> list[Check]:
         declared_groups,
         hatch_requirements,
         project_extras,
+        requirement_file_arguments,
         requirement_files,
         setup_py_tests_require,
         tox_requirements,
@@ -409,7 +410,12 @@ def install_steps(root: Path) -> list[Check]:
         )
     pip = (*venv_pip, "install", "-q")
     dev = [
-        install_step(f"python-{Path(name).stem}", (*pip, "-r", name), name, f"{name} is present")
+        install_step(
+            f"python-{Path(name).stem}",
+            (*pip, *requirement_file_arguments(root, name)),
+            name,
+            f"{name} is present",
+        )
         for name in requirements
     ]
     tests, others = declared_groups(root)

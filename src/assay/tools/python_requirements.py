@@ -251,6 +251,57 @@ def requirement_files(root: Path) -> list[str]:
     return found[:MAX_REQUIREMENT_FILES]
 
 
+#: A requirement that names a local project by a relative `file:` URL, as uv writes the
+#: project itself into the files it compiles (`referencing @ file:.`): uv reads it; pip
+#: refuses the whole file ("Invalid requirement").
+_RELATIVE_FILE_URL = re.compile(
+    r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?P<extras>\[[A-Za-z0-9._,\s-]*\])?\s*@\s*"
+    r"file:(?P<path>[^/\s;#][^\s;#]*)\s*(?P<marker>;[^#]*)?"
+)
+
+
+def requirement_file_arguments(root: Path, rel: str) -> tuple[str, ...]:
+    """How pip is given the requirement file `rel`: `-r FILE`, unless the file names a local
+    project by a relative `file:` URL. Its requirements are then given one by one, that one
+    as the project's path (from the root, where pip runs), so that the rest still install.
+    A file that also holds pip options (`-r`, `-c`, `--index-url`), a path that leaves the
+    tree, or a line pip could take as an option keeps the file as it is."""
+    as_file = ("-r", rel)
+    text = _text(root, rel)
+    if text is None or "file:" not in text:
+        return as_file
+    requirements: list[str] = []
+    local = False
+    for line in _logical_lines(text):
+        found = _RELATIVE_FILE_URL.fullmatch(line)
+        if found is not None:
+            path = os.path.normpath(os.path.join(os.path.dirname(rel), found["path"]))
+            if path == os.pardir or path.startswith(f"{os.pardir}/"):
+                return as_file
+            local = True
+            project = path if path == os.curdir else f"./{path}"  # a path, to pip
+            line = f"{project}{found['extras'] or ''}{found['marker'] or ''}"
+        elif not is_requirement(line):
+            return as_file
+        requirements.append(line)
+    if not local or len(requirements) > MAX_REQUIREMENTS:
+        return as_file
+    return tuple(requirements)
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    """A requirement file's lines as pip reads them: continuations joined, comments and
+    blank lines left out."""
+    for line in text.replace("\\\n", " ").splitlines():
+        line = _COMMENT.sub("", line).strip()
+        if line:
+            yield line
+
+
+#: A comment in a requirement file: `#` at the start of a line or after whitespace.
+_COMMENT = re.compile(r"(^|\s)#.*")
+
+
 def _root_names(root: Path) -> list[str]:
     """The names at the root (the workspace itself), at most LIST_MAX_NAMES of them."""
     names: list[str] = []
