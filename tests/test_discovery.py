@@ -986,6 +986,40 @@ def test_nox_command_whose_head_is_a_variable_is_resolved_not_truncated(tmp_path
 
 
 @pytest.mark.parametrize(
+    ("binding", "argument", "words"),
+    [
+        # referencing 0.37.0: a bare pytest from the root would collect a git submodule's suite.
+        ('ROOT = Path(__file__).parent\nCODE = ROOT / "pkg"', "CODE", ("pkg",)),
+        (
+            'ROOT = Path(__file__).resolve().parent\nCODE = ROOT / "src" / "pkg"',
+            "CODE",
+            ("src/pkg",),
+        ),
+        (
+            "HERE = os.path.dirname(os.path.abspath(__file__))",
+            'os.path.join(HERE, "pkg")',
+            ("pkg",),
+        ),
+        ("ROOT = Path(__file__).parent", 'ROOT.joinpath("pkg")', ("pkg",)),
+        ("ROOT = Path(__file__).parent", "ROOT, __file__", (".", "noxfile.py")),
+        # Out of the noxfile's directory, or computed: left out, as before.
+        ("ROOT = Path(__file__).parent.parent", 'ROOT / "pkg"', ()),
+        ("CODE = Path(os.environ['CODE'])", "CODE", ()),
+    ],
+)
+def test_nox_paths_built_from_the_noxfiles_place_are_read(
+    tmp_path: Path, binding: str, argument: str, words: tuple[str, ...]
+) -> None:
+    noxfile = (
+        f"import os\nfrom pathlib import Path\nimport nox\n{binding}\n\n"
+        f"@nox.session\ndef tests(session):\n    session.run('pytest', {argument})\n"
+    )
+    write(tmp_path, {"noxfile.py": noxfile, "tests/test_a.py": "def test_a():\n    pass\n"})
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert test.argv == ("python3", "-m", "pytest", *words, "-q", "-x")
+
+
+@pytest.mark.parametrize(
     ("recipe", "planned"),
     [
         # sqlparse 0.6.1: the suite once per Python, each through `uv run`, which would make

@@ -9,6 +9,7 @@ The noxfile is parsed with `ast`, never imported.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from dataclasses import dataclass, replace
 
@@ -155,14 +156,16 @@ def parse_noxfile(
         return [], [], [f"{path}: not valid Python: {one_line(exc)}"]
     found: list[Candidate] = []
     dropped: list[Dropped] = []
-    module_values = _literal_values(tree.body)
+    # nox runs its sessions in the noxfile's directory: `__file__` is its name there.
+    place = {"__file__": (posixpath.basename(path),)}
+    module_values = {**place, **_literal_values(tree.body, place)}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not _is_nox_session(node):
             continue
         kind = env_kind(node.name)
         if kind is None:
             continue
-        values = {**module_values, **_literal_values(list(ast.walk(node)))}
+        values = {**module_values, **_literal_values(list(ast.walk(node)), module_values)}
         for call in ast.walk(node):
             words = _session_run_words(call, values)
             if words is None:
@@ -201,10 +204,11 @@ class _Computed:
 def _session_run_words(
     node: ast.AST, values: dict[str, tuple[str, ...]]
 ) -> list[str] | _Computed | None:
-    """The words of a `session.run(...)` call: literal strings, and names bound once to a
-    literal (`coverage = ["python", "-m", "coverage"]` for `*coverage`). A computed value
-    after the program (`*session.posargs`) is left out; a computed program is not guessed
-    from the words after it (`*coverage, "run", "-m", "pytest"` is not `run -m pytest`)."""
+    """The words of a `session.run(...)` call: literal strings, paths (`ROOT / "src"`), and
+    names bound once to either (`coverage = ["python", "-m", "coverage"]` for `*coverage`).
+    A computed value after the program (`*session.posargs`) is left out; a computed program
+    is not guessed from the words after it (`*coverage, "run", "-m", "pytest"` is not
+    `run -m pytest`)."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -216,8 +220,7 @@ def _session_run_words(
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             words.append(arg.value)
             continue
-        name = arg.value if isinstance(arg, ast.Starred) else arg
-        known = values.get(name.id) if isinstance(name, ast.Name) else None
+        known = _value(arg.value if isinstance(arg, ast.Starred) else arg, values)
         if known is not None and (isinstance(arg, ast.Starred) or len(known) == 1):
             words += known
         elif not words:
@@ -230,8 +233,11 @@ def _session_run_words(
     return words or None
 
 
-def _literal_values(nodes: list[ast.AST] | list[ast.stmt]) -> dict[str, tuple[str, ...]]:
-    """Names assigned exactly once among `nodes`, to a string or a list/tuple of strings."""
+def _literal_values(
+    nodes: list[ast.AST] | list[ast.stmt], known: dict[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Names assigned exactly once among `nodes`, to a string, a list/tuple of strings or a
+    path (`_value`), given the names already `known`."""
     values: dict[str, tuple[str, ...]] = {}
     seen: set[str] = set()
     for node in nodes:
@@ -241,7 +247,9 @@ def _literal_values(nodes: list[ast.AST] | list[ast.stmt]) -> dict[str, tuple[st
         for target in targets:
             if not isinstance(target, ast.Name):
                 continue
-            literal = _strings(node.value) if isinstance(node, ast.Assign) else None
+            literal = (
+                _value(node.value, {**known, **values}) if isinstance(node, ast.Assign) else None
+            )
             if target.id in seen or literal is None:
                 values.pop(target.id, None)
             else:
@@ -250,13 +258,73 @@ def _literal_values(nodes: list[ast.AST] | list[ast.stmt]) -> dict[str, tuple[st
     return values
 
 
-def _strings(node: ast.AST | None) -> tuple[str, ...] | None:
+def _value(node: ast.AST | None, values: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The words `node` stands for: a string, a list/tuple of strings, a name bound to
+    words, or a path within the tree (`_path`); None for anything else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return (node.value,)
+    if isinstance(node, ast.Name):
+        return values.get(node.id)
     if isinstance(node, (ast.List, ast.Tuple)) and all(
         isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
     ):
         return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+    path = _path(node, values)
+    return None if path is None else (path,)
+
+
+#: The calls that leave a path's meaning as it is: `Path(__file__).resolve().parent`.
+_SAME_PATH = frozenset({"resolve", "absolute", "Path", "PurePath", "abspath", "realpath", "str"})
+
+
+def _path(node: ast.AST | None, values: dict[str, tuple[str, ...]]) -> str | None:
+    """The path, from the noxfile's directory, of an expression noxfiles build their paths
+    with: `Path(__file__).parent` (or `os.path.dirname(__file__)`) and `ROOT / "src"` (or
+    `os.path.join(ROOT, "src")`), over names bound to such paths (referencing 0.37.0 runs
+    `pytest` on `REFERENCING = ROOT / "referencing"`). None for anything else, and for a
+    path that leaves the noxfile's directory."""
+    found = _path_of(node, values, depth=0)
+    if found is None:
+        return None
+    normal = posixpath.normpath(found)
+    return None if normal.startswith(("..", "/")) else normal
+
+
+def _path_of(node: ast.AST | None, values: dict[str, tuple[str, ...]], depth: int) -> str | None:
+    if node is None or depth > 20:
+        return None
+    deeper = depth + 1
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        bound = values.get(node.id)
+        return bound[0] if bound is not None and len(bound) == 1 else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = _path_of(node.left, values, deeper), _path_of(node.right, values, deeper)
+        return None if left is None or right is None else posixpath.join(left, right)
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_of(node.value, values, deeper)
+        return None if inner is None else posixpath.join(inner, "..")
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    method = node.func.value if isinstance(node.func, ast.Attribute) else None
+    called = (
+        node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    )
+    args = [a for a in (_path_of(a, values, deeper) for a in node.args) if a is not None]
+    if len(args) != len(node.args):
+        return None
+    if method is not None and not args and called in _SAME_PATH:
+        return _path_of(method, values, deeper)  # `Path(...).resolve()`
+    if called in _SAME_PATH and len(args) == 1:
+        return args[0]  # `Path(__file__)`, `os.path.abspath(__file__)`
+    if called == "dirname" and len(args) == 1:
+        return posixpath.join(args[0], "..")
+    if called == "joinpath" and method is not None and args:
+        base = _path_of(method, values, deeper)
+        return None if base is None else posixpath.join(base, *args)
+    if called == "join" and args:
+        return posixpath.join(*args)  # `os.path.join(ROOT, "src")`
     return None
 
 
