@@ -157,7 +157,7 @@ def parse_noxfile(
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     # nox runs its sessions in the noxfile's directory: `__file__` is its name there.
-    place = {"__file__": (posixpath.basename(path),)}
+    place: dict[str, tuple[str, ...]] = {"__file__": (posixpath.basename(path),)}
     module_values = {**place, **_literal_values(tree.body, place)}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not _is_nox_session(node):
