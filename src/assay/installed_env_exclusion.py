@@ -37,7 +37,7 @@ from pathlib import Path
 from assay.evidence import Check
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["exclude_from_lint_walks", "exclude_installed_env", "flake8_exclusions"]
+__all__ = ["exclude_from_lint_walks", "exclude_installed_env", "flake8_exclusions", "runs_tool"]
 
 #: flake8's own `exclude` (`flake8.defaults.EXCLUDE`; `.nox` since 3.8, harmless before).
 FLAKE8_DEFAULT_EXCLUDE = (
@@ -78,13 +78,13 @@ def exclude_from_lint_walks(
     prepared = []
     for check in checks:
         wanted = [p for p in (_seen_from(check.cwd, path) for path in paths) if p is not None]
-        if wanted and _runs(check.argv, "flake8"):
+        if wanted and runs_tool(check.argv, "flake8"):
             excluded = flake8_exclusions(root, check, "exclude")
             known = excluded + flake8_exclusions(root, check, "extend-exclude")
             if new := [p for p in wanted if p not in known]:
                 option = f"{_OPTION}={','.join(dict.fromkeys([*excluded, *new]))}"
                 check = replace(check, argv=_with_option(check.argv, option))
-        elif wanted and _runs(check.argv, "ruff"):
+        elif wanted and runs_tool(check.argv, "ruff"):
             given = _last_value(check.argv, _RUFF_OPTION)
             walked = _ruff_paths(check.argv)
             reached = [p for p in wanted if _walk_reaches(walked, p)]
@@ -191,7 +191,7 @@ def flake8_exclusions(root: Path, check: Check, option: str) -> list[str]:
     ]
 
 
-def _runs(argv: Sequence[str], tool: str) -> bool:
+def runs_tool(argv: Sequence[str], tool: str) -> bool:
     """Whether `argv` runs `tool`, by name or as `python -m tool`."""
     if not argv:
         return False

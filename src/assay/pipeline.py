@@ -537,9 +537,12 @@ class _Run:
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
         """`checks` as this session runs them: told of the warm caches, and inside the
         environment the install made, which the linters' walks leave out, as they leave
-        out the version file the build backend writes."""
+        out the version file the build backend writes and what the project's pre-commit
+        hooks exclude."""
+        from assay.tools.pre_commit_excludes import with_hook_exclusions
         from assay.tools.python_version_files import generated_version_files
 
+        checks = with_hook_exclusions(checks, session.root)
         if written := generated_version_files(session.root):
             from assay.installed_env_exclusion import exclude_from_lint_walks
 

@@ -588,19 +588,28 @@ def pre_commit_additions(root: Path) -> dict[str, tuple[str, ...]]:
     return {p: tuple(list(r)[:MAX_REQUIREMENTS]) for p, r in additions.items()}
 
 
-def _pre_commit_tools(root: Path) -> list[tuple[str, dict[Any, Any]]]:
-    """(package, hook repository entry) for each Python tool's repository in the project's
-    pre-commit configuration."""
-    import yaml  # only install planning reads pre-commit's file
-
+def read_pre_commit_config(root: Path) -> dict[Any, Any]:
+    """The project's pre-commit configuration, parsed; {} when there is none to read."""
     text = _text(root, PRE_COMMIT_CONFIG)
     if text is None:
-        return []
+        return {}
+    import yaml  # only install planning and lint walks read pre-commit's file
+
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, RecursionError, ValueError):
-        return []
-    repos = data.get("repos") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _pre_commit_tools(root: Path) -> list[tuple[str, dict[Any, Any]]]:
+    return pre_commit_tools(read_pre_commit_config(root))
+
+
+def pre_commit_tools(config: Mapping[Any, Any]) -> list[tuple[str, dict[Any, Any]]]:
+    """(package, hook repository entry) for each Python tool's repository in a pre-commit
+    configuration."""
+    repos = config.get("repos")
     found: list[tuple[str, dict[Any, Any]]] = []
     for repo in repos if isinstance(repos, list) else ():
         if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
