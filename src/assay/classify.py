@@ -71,6 +71,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
         return Cause.NETWORK_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _submodule_not_checked_out(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
@@ -118,6 +120,23 @@ def _own_package_not_installed(
     if parsed.tests is not None and parsed.tests.passed:
         return None  # some tests ran: the package was importable
     return uninstalled_own_package(combined(result), result.cwd)
+
+
+def _submodule_not_checked_out(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """The git submodule a test run failed for want of (`assay.missing_submodule`): where
+    some tests passed, every failing one says a file of it could not be found; where none
+    did (a collection error), the output says so."""
+    if check.kind is not Kind.TEST or result.exit_code in (0, None):
+        return None
+    from assay.formats.failures import FAILED_OUTCOMES
+    from assay.missing_submodule import missing_submodule
+
+    if parsed.tests is not None and parsed.tests.passed:
+        failed = [c.message or "" for c in parsed.test_cases if c.outcome in FAILED_OUTCOMES]
+        return missing_submodule(failed, result.cwd) if failed else None
+    return missing_submodule([combined(result)], result.cwd)
 
 
 def _node_dependency_not_installed(
@@ -229,6 +248,14 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
                 "install -e .`, or run `assay verify --install`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            submodule := _submodule_not_checked_out(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} could not read the test data in {submodule}/: that git "
+                "submodule is not checked out (an empty directory). Check it out (`git "
+                "submodule update --init`), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)
