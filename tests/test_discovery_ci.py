@@ -362,3 +362,103 @@ def test_a_make_target_ci_runs_that_runs_nothing_known_is_not_a_check(tmp_path: 
         },
     )
     assert ci_candidates(tmp_path) == []
+
+
+def workflow(*steps: str) -> str:
+    runs = "".join(f"      - run: {step}\n" for step in steps)
+    return (
+        "on: push\njobs:\n  checks:\n    runs-on: ubuntu-latest\n"
+        f"    steps:\n      - uses: actions/checkout@v4\n{runs}"
+    )
+
+
+#: python-multipart's (and encode's) layout: CI runs scripts that hold every command.
+CHECK_SCRIPT = """\
+#!/bin/sh -e
+
+set -x
+
+SOURCE_FILES="pkg tests"
+
+uv run ruff format --check --diff $SOURCE_FILES
+uv run ruff check $SOURCE_FILES
+uv run mypy ${SOURCE_FILES}
+"""
+TEST_SCRIPT = '#!/bin/sh -e\nset -x\nuv run coverage run -m pytest "${@}"\nuv run coverage report\n'
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [("scripts/check", "scripts/test"), ("bash ./scripts/check", "sh scripts/test")],
+    ids=["run", "through-a-shell"],
+)
+def test_a_script_ci_runs_is_read_with_its_variables(
+    tmp_path: Path, steps: tuple[str, str]
+) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            ".github/workflows/main.yml": workflow(*steps),
+            "scripts/check": CHECK_SCRIPT,
+            "scripts/test": TEST_SCRIPT,
+            "pyproject.toml": "[tool.ruff]\nline-length = 120\n[tool.mypy]\n",
+            "pkg/__init__.py": "",
+        },
+    )
+    found = by_argv(tmp_path)
+    assert "ruff check pkg tests" in found, list(found)
+    assert "mypy pkg tests" in found, list(found)
+    assert found["ruff check pkg tests"].source.file == "scripts/check"
+    assert found["ruff check pkg tests"].source.line == 8
+    planned = {c.name: c.argv for c in plan_repository(tmp_path).checks}
+    assert planned["ruff"] == ("ruff", "check", "pkg", "tests")
+    assert planned["pytest"][:3] == ("python3", "-m", "pytest")
+    assert "" not in planned["pytest"]  # `"${@}"` with no arguments is no word at all
+
+
+def test_a_scripts_arguments_and_only_plain_variables_are_given(tmp_path: Path) -> None:
+    script = (
+        "#!/bin/bash\n"
+        'TARGETS=$(git ls-files "*.py")\n'  # computed: left as the shell would see it
+        "PLAIN=pkg\n"
+        "mypy $TARGETS\n"
+        "ruff check '$PLAIN' $PLAIN\n"  # single quotes: left as written
+        'python -m pytest "$@"\n'
+        "ci/run.sh\n"  # calls itself: read once
+    )
+    write_dedented(
+        tmp_path,
+        {".github/workflows/main.yml": workflow("ci/run.sh -k fast tests"), "ci/run.sh": script},
+    )
+    found = by_argv(tmp_path)
+    assert "python3 -m pytest -k fast tests" in found, list(found)
+    assert "mypy $TARGETS" in found, list(found)
+    assert "ruff check $PLAIN $PLAIN" in found, list(found)
+
+
+def test_a_line_setting_a_variable_for_its_command_is_that_command(tmp_path: Path) -> None:
+    # shlex's CI: `RUSTFLAGS=-Dwarnings cargo build ...` runs cargo; it sets no variable.
+    write_dedented(
+        tmp_path,
+        {".github/workflows/main.yml": workflow("RUSTFLAGS=-Dwarnings cargo test --all")},
+    )
+    [test] = ci_candidates(tmp_path)
+    assert test.argv == ("cargo", "test", "--all")
+    assert test.env == {"RUSTFLAGS": "-Dwarnings"}
+
+
+def test_a_ci_line_naming_a_data_file_or_a_link_out_of_the_tree_reads_no_script(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside.sh"
+    outside.write_text("pytest --outside\n")
+    write_dedented(
+        tmp_path / "repo",
+        {
+            ".github/workflows/main.yml": workflow("tests/data.json", "ci/linked.sh"),
+            "tests/data.json": '{"pytest": 1}\n',
+        },
+    )
+    (tmp_path / "repo" / "ci").mkdir()
+    (tmp_path / "repo" / "ci" / "linked.sh").symlink_to(outside)
+    assert ci_candidates(tmp_path / "repo") == []

@@ -215,9 +215,10 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
                 Dropped(c.label, c.source, f"{kind.value} checks not requested") for c in of_kind
             ]
             continue
+        of_kind, elsewhere = _in_the_tree(of_kind, discovery.root)
         picked, left_out = choose(of_kind)
         chosen += picked
-        dropped += left_out
+        dropped += elsewhere + left_out
     chosen, unstated = _drop_unstated_lints(chosen, candidates)
     dropped += unstated
     if options.kinds is None or Kind.TYPECHECK not in options.kinds:
@@ -296,6 +297,25 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
 _FORMATTERS = frozenset({"black", "isort", "yapf", "autopep8", "prettier", "gofmt", "rustfmt"})
 #: The subcommand with which a linter or build tool formats (`ruff format`, `cargo fmt`).
 _FORMAT_SUBCOMMANDS = frozenset({"format", "fmt"})
+
+
+def _in_the_tree(
+    candidates: list[Candidate], root: str | os.PathLike[str]
+) -> tuple[list[Candidate], list[Dropped]]:
+    """The candidates that run in a directory of the tree, and why the others cannot: CI
+    made theirs as it ran (sniffio's ci.sh tests the installed package from an empty
+    directory it makes, `mkdir empty; cd empty; pytest --pyargs sniffio`)."""
+    top = os.path.realpath(root)
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in candidates:
+        where = os.path.realpath(os.path.join(top, candidate.cwd))
+        if candidate.cwd == "." or (where.startswith(top + os.sep) and os.path.isdir(where)):
+            kept.append(candidate)
+        else:
+            why = f"runs in {candidate.cwd}/, which the tree does not hold (made as CI runs)"
+            dropped.append(Dropped(candidate.label, candidate.source, why))
+    return kept, dropped
 
 
 def _only_formats(candidate: Candidate) -> bool:

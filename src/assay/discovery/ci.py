@@ -16,7 +16,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assay.discovery.ci_scripts import CIText, Parsed, plain_env, script_candidates
+from assay.discovery.ci_scripts import (
+    CIText,
+    Parsed,
+    plain_env,
+    repository_scripts,
+    script_candidates,
+)
 from assay.discovery.ci_systems import (
     CI_SYSTEMS,
     GITLAB,
@@ -25,7 +31,7 @@ from assay.discovery.ci_systems import (
     parse_ci_file,
     parse_gitlab,
 )
-from assay.discovery.files import RepoFiles
+from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.jenkins import JENKINSFILE, parse_jenkinsfile
 from assay.discovery.make import Makefile, read_root_makefile
 from assay.discovery.model import (
@@ -68,7 +74,11 @@ def _mapping(value: Any) -> Mapping[Any, Any]:
 
 
 def parse_workflow(
-    text: str, path: str, env: ProjectEnv, makefile: Makefile | None = None
+    text: str,
+    path: str,
+    env: ProjectEnv,
+    makefile: Makefile | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> Parsed:
     """Candidates from the `run:` steps of one GitHub workflow. Pure."""
     data, error = load_yaml(text, path)
@@ -101,15 +111,16 @@ def parse_workflow(
                 cwd,
                 f"CI job {job_id!r}",
                 makefile=makefile,
+                scripts=scripts,
             )
             found += more
             dropped += more_dropped
     return found, dropped, []
 
 
-def _parser(system: CISystem, makefile: Makefile | None) -> FileParser:
+def _parser(system: CISystem, makefile: Makefile | None, scripts: Mapping[str, str]) -> FileParser:
     def parse(text: str, path: str, env: ProjectEnv) -> Parsed:
-        return parse_ci_file(system, text, path, env, makefile)
+        return parse_ci_file(system, text, path, env, makefile, scripts)
 
     return parse
 
@@ -117,24 +128,41 @@ def _parser(system: CISystem, makefile: Makefile | None) -> FileParser:
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     makefile = read_root_makefile(files)
     parsed = makefile[1] if makefile else None
+    scripts: dict[str, str] = {}  # filled once the CI files are read, before they are parsed
     parsers: dict[str, FileParser] = {
-        path: _with_makefile(parse_workflow, parsed) for path in _yaml_in(files, WORKFLOW_DIR)
+        path: _with_context(parse_workflow, parsed, scripts)
+        for path in _yaml_in(files, WORKFLOW_DIR)
     }
     for system in CI_SYSTEMS:
         paths = [*system.files, *(p for d in system.dirs for p in _yaml_in(files, d))]
-        parsers.update({path: _parser(system, parsed) for path in paths})
-    parsers[JENKINSFILE] = _with_makefile(parse_jenkinsfile, parsed)
+        parsers.update({path: _parser(system, parsed, scripts) for path in paths})
+    parsers[JENKINSFILE] = _with_context(parse_jenkinsfile, parsed, scripts)
     texts, errors = files.read_texts(parsers)
+    scripts.update(repository_scripts(texts.values(), _reader(files)))
     return parsed_report(NAME, parsers, texts, errors, env)
 
 
-def _with_makefile(
-    parse: Callable[[str, str, ProjectEnv, Makefile | None], Parsed], makefile: Makefile | None
+def _with_context(
+    parse: Callable[[str, str, ProjectEnv, Makefile | None, Mapping[str, str]], Parsed],
+    makefile: Makefile | None,
+    scripts: Mapping[str, str],
 ) -> FileParser:
     def parser(text: str, path: str, env: ProjectEnv) -> Parsed:
-        return parse(text, path, env, makefile)
+        return parse(text, path, env, makefile, scripts)
 
     return parser
+
+
+def _reader(files: RepoFiles) -> Callable[[str], str | None]:
+    """`files.read_text` for a script a CI line names: one that cannot be used is none."""
+
+    def read(rel: str) -> str | None:
+        try:
+            return files.read_text(rel)
+        except UnreadableFile:
+            return None
+
+    return read
 
 
 def _yaml_in(files: RepoFiles, directory: str) -> list[str]:

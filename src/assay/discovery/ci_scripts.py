@@ -2,8 +2,12 @@
 
 A script is shell text CI would run: each line is recognised as assay recognises any
 written command, and a `make` call is read through the root Makefile, so that
-`make all` counts when the targets it builds run checks. The commands found are
-candidates of the CI origin, with the environment CI gives them.
+`make all` counts when the targets it builds run checks. A line that runs a script of
+the repository (`scripts/check`, `bash ci/test.sh`) is read through that script, as CI
+would run it (encode's projects keep every command there). A variable the script sets
+to a plain value (`SOURCE_FILES="pkg tests"`) is given its value in the lines after it,
+as the shell would. The commands found are candidates of the CI origin, with the
+environment CI gives them.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import dataclasses
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from assay.discovery.command_lines import (
@@ -92,18 +96,45 @@ def script_candidates(
     where: str,
     *,
     makefile: Makefile | None = None,
+    scripts: Mapping[str, str] | None = None,
     expressions: tuple[str, ...] = ("${{",),
+    arguments: tuple[str, ...] | None = None,
 ) -> tuple[list[Candidate], list[Dropped]]:
-    """Candidates from one CI script (several lines). Pure."""
+    """Candidates from one CI script (several lines). Pure. `scripts`: the text of each
+    repository script a line may run (`repository_scripts`); `arguments`: the words this
+    script was called with, when it is one."""
     raw = text if isinstance(text, CIText) else CIText(text)
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     here: str | None = cwd  # a script's `cd` holds for the lines after it
+    assigned: dict[str, str] = {}
     for _, line in logical_lines(script):
         line = line.strip()
         if raw.remaining <= 0:
             break
-        if not line or line.startswith("#"):
+        if not line or line.startswith("#") or _assigns(line, assigned):
+            continue
+        written, line = line, _expanded(line, assigned, arguments)
+        called = _called_script(line, here, scripts or {})
+        if called is not None:
+            script_path, script_args = called
+            rest = {k: v for k, v in (scripts or {}).items() if k != script_path}
+            more, more_dropped = script_candidates(
+                (scripts or {})[script_path],
+                script_path,
+                CIText((scripts or {})[script_path]),
+                env,
+                ci_env,
+                ".",
+                f"{where}, through {script_path},",
+                makefile=makefile,
+                scripts=rest,  # a script that calls itself is read once
+                expressions=expressions,
+                arguments=script_args,
+            )
+            found += more
+            dropped += more_dropped
+            raw.remaining -= len(more) + len(more_dropped)
             continue
         pieces, here = _pieces_by_directory(line, here)
         placed = [
@@ -114,7 +145,7 @@ def script_candidates(
         if not placed:
             continue
         raw.remaining -= 1
-        source = Source(path, raw.line_of(line))
+        source = Source(path, raw.line_of(written))
         used = next((e for e in expressions if e in line), None)
         if used is not None:
             dropped.append(
@@ -149,6 +180,118 @@ def script_candidates(
                 )
             found.append(candidate)
     return found, dropped
+
+
+#: Most repository scripts read for one CI configuration, and the largest read.
+MAX_SCRIPTS = 20
+MAX_SCRIPT_BYTES = 256 * 1024
+#: A word that may name a script of the repository a command runs: a relative path with
+#: a directory, where a command starts (a line, `run:`, a list item, after `&&`, `;` or
+#: `|`), or after a shell that runs it (`bash ci/test.sh`).
+_SCRIPT_WORD = re.compile(
+    r"(?:^|run:|[-;&|\"'(]|\b(?:ba|da|z)?sh)[ \t]*"
+    r"(?P<path>(?:\./)?(?:[\w.-]+/)+[\w.-]+)(?![\w/.-])",
+    re.MULTILINE,
+)
+#: Interpreters a script is run through (`bash scripts/test.sh`).
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh"})
+
+
+def repository_scripts(texts: Iterable[str], read: Callable[[str], str | None]) -> dict[str, str]:
+    """The text of each repository script the CI `texts` may run, by its path from the
+    root: every word that is a relative path with a directory and names a file `read` can
+    read (an untrusted reader: no link out of the tree, bounded size), at most MAX_SCRIPTS."""
+    found: dict[str, str] = {}
+    for text in texts:
+        for word in dict.fromkeys(m["path"] for m in _SCRIPT_WORD.finditer(text)):
+            rel = posixpath.normpath(word)
+            if rel in found or rel.startswith("../"):
+                continue
+            if len(found) >= MAX_SCRIPTS:
+                return found
+            content = read(rel)
+            if content is not None and len(content) <= MAX_SCRIPT_BYTES and _is_shell(content):
+                found[rel] = content
+    return found
+
+
+def _is_shell(text: str) -> bool:
+    """A shell script: a `#!` line naming a shell, or none at all (`sh scripts/x`)."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith("#!"):
+        return not first.startswith(("{", "[", "<"))  # not JSON, TOML or XML data
+    return any(shell in first for shell in ("sh", "bash"))
+
+
+def _called_script(
+    line: str, cwd: str | None, scripts: Mapping[str, str]
+) -> tuple[str, tuple[str, ...]] | None:
+    """(the script's path, its arguments) when `line` is one command that runs a script
+    of `scripts`, directly or through a shell."""
+    if cwd is None or not scripts:
+        return None
+    try:
+        commands = split_commands(line)
+    except ValueError:
+        return None
+    if len(commands) != 1:
+        return None
+    words = commands[0]
+    if words[0] in _SHELLS and len(words) > 1 and not words[1].startswith("-"):
+        words = words[1:]
+    rel = posixpath.normpath(posixpath.join(cwd, words[0]))
+    return (rel, tuple(words[1:])) if rel in scripts else None
+
+
+#: `NAME=value` (or `export NAME=value`) alone on a line: a shell variable set.
+_SETS = re.compile(r"(?:export\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)")
+
+
+def _assigns(line: str, assigned: dict[str, str]) -> bool:
+    """Whether `line` only sets a variable (`NAME=a b` runs `b` with NAME set: that is a
+    command); a plain value (no expansion of its own) is kept in `assigned`, any other
+    unsets what was known."""
+    match = _SETS.fullmatch(line)
+    if match is None:
+        return False
+    name = match["name"]
+    try:
+        words = shlex.split(match["value"])
+    except ValueError:
+        assigned.pop(name, None)  # an unclosed quote: what it holds is not known
+        return True
+    if len(words) > 1:
+        return False
+    assigned.pop(name, None)
+    if not any(c in match["value"] for c in "$`\\"):
+        assigned[name] = words[0] if words else ""
+    return True
+
+
+def _expanded(line: str, assigned: Mapping[str, str], arguments: tuple[str, ...] | None) -> str:
+    """`line` with the variables `assigned` knows given their values, and a called
+    script's `$@` its arguments; untouched where a single quote could make any of it
+    literal."""
+    if "$" not in line or "'" in line:
+        return line
+    if arguments is not None:  # `"$@"`: each argument one word, and none without any
+        line = _QUOTED_ARGUMENTS.sub(lambda _: shlex.join(arguments), line)
+
+    def value(match: re.Match[str]) -> str:
+        name = match["braced"] or match["plain"]
+        if name in ("@", "*") and arguments is not None:
+            return shlex.join(arguments)
+        return assigned.get(name, match.group(0))
+
+    return _REFERENCE.sub(value, line)
+
+
+#: `"$@"` and `"${@}"`: the arguments, each a word of its own.
+_QUOTED_ARGUMENTS = re.compile(r'"\$(?:\{@\}|@)"')
+#: `$NAME`, `${NAME}`, `$@`, `${@}`, `$*`.
+_REFERENCE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*|[@*])\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*|[@*]))"
+)
 
 
 def _pieces_by_directory(

@@ -172,7 +172,12 @@ def env_of(value: Any) -> dict[str, str]:
 
 
 def parse_ci_file(
-    system: CISystem, text: str, path: str, env: ProjectEnv, makefile: Makefile | None = None
+    system: CISystem,
+    text: str,
+    path: str,
+    env: ProjectEnv,
+    makefile: Makefile | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> Parsed:
     """Candidates from every shell script one CI system's file runs. Pure."""
     if system.documents:
@@ -202,6 +207,7 @@ def parse_ci_file(
                 ".",
                 where,
                 makefile=makefile,
+                scripts=scripts,
                 expressions=("${{", *system.expressions),
             )
             found += more

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 
 from assay.discovery.ci_scripts import (
     CIText,
@@ -37,7 +38,11 @@ _RETURN_STATUS = re.compile(r"[^\n)]*?\breturnStatus\s*:\s*true")
 
 
 def parse_jenkinsfile(
-    text: str, path: str, env: ProjectEnv, makefile: Makefile | None = None
+    text: str,
+    path: str,
+    env: ProjectEnv,
+    makefile: Makefile | None = None,
+    scripts: Mapping[str, str] | None = None,
 ) -> Parsed:
     """Candidates from the `sh` steps of a Jenkinsfile, read as text (Groovy is never run). Pure."""
     found: list[Candidate] = []
@@ -69,7 +74,7 @@ def parse_jenkinsfile(
             ]
             continue
         more, more_dropped = script_candidates(
-            body, path, raw, env, pipeline_env, ".", where, makefile=makefile
+            body, path, raw, env, pipeline_env, ".", where, makefile=makefile, scripts=scripts
         )
         found += more
         dropped += more_dropped

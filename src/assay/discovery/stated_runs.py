@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from assay.discovery.ci_scripts import MAX_SCRIPT_BYTES, repository_scripts
 from assay.tools.python_requirements import MAX_CONFIG_BYTES, ci_texts, read_pyproject
 from assay.untrusted_files import read_untrusted
 
@@ -37,7 +38,11 @@ def names_tool(root: Path, tool: str) -> bool:
 
 
 def _command_texts(root: Path) -> Iterator[bytes]:
-    yield from ci_texts(root)
+    ci = list(ci_texts(root))
+    yield from ci
+    # The repository's scripts CI runs (`run: ./ci.sh`): what they run, CI runs.
+    called = repository_scripts((t.decode("utf-8", "replace") for t in ci), _reader(root))
+    yield from (text.encode() for text in called.values())
     for rel in COMMAND_FILES:
         data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
         if isinstance(data, bytes):
@@ -47,3 +52,11 @@ def _command_texts(root: Path) -> Iterator[bytes]:
         for name in PYPROJECT_COMMAND_TABLES:
             if name in tables:
                 yield json.dumps(tables[name], default=str).encode()
+
+
+def _reader(root: Path) -> Callable[[str], str | None]:
+    def read(rel: str) -> str | None:
+        data = read_untrusted(root, rel, limit=MAX_SCRIPT_BYTES)
+        return data.decode("utf-8", "replace") if isinstance(data, bytes) else None
+
+    return read
