@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -279,16 +280,63 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
     best: dict[Ecosystem, Candidate] = {}
     for candidate in ranked:
         best.setdefault(candidate.ecosystem, candidate)
+    variants = {ecosystem: {_variant(c)} for ecosystem, c in best.items()}
     picked: list[Candidate] = []
     left_out: list[Dropped] = []
     for candidate in ranked:
+        ours = best.get(candidate.ecosystem)
         if candidate.ecosystem is Ecosystem.GENERIC:  # the winner is not generic: it covers this
             left_out.append(_outranked(candidate, winner))
-        elif best[candidate.ecosystem] is candidate:
+        elif ours is candidate:
             picked.append(candidate)
+        elif ours is not None and _another_build(candidate, ours, variants[candidate.ecosystem]):
+            variant = _variant(candidate)
+            variants[candidate.ecosystem].add(variant)
+            name = f"{candidate.check_name}-{variant or 'default'}"
+            picked.append(replace(candidate, name=name))
         else:
             left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
+
+
+def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> bool:
+    """Whether the project runs `candidate` to build or test other code than the checks
+    chosen for its kind (`seen`: their variants): the same tool with other build tags or
+    features compiles other files (xxhash's CI tests again with `-tags purego`, whose
+    files the default build leaves out: a bug there fails CI and nothing assay ran). A
+    command only a manifest implies is no variant the project runs."""
+    return (
+        candidate.kind in (Kind.BUILD, Kind.TEST)
+        and candidate.origin < Origin.MANIFEST
+        and candidate.tool == chosen.tool
+        and _variant(candidate) not in seen
+    )
+
+
+#: The options with which Go and cargo choose what code a build compiles.
+_GO_TAGS = ("-tags", "--tags")
+_CARGO_FEATURES = ("--features", "-F")
+_CARGO_SWITCHES = ("--no-default-features", "--all-features")
+
+
+def _variant(candidate: Candidate) -> str:
+    """The build variant a Go or cargo command compiles, as a short name (`purego`,
+    `no-default-features`); "" for the default build and for any other tool."""
+    words = list(candidate.argv)
+    if candidate.tool not in ("go", "cargo"):
+        return ""
+    parts: list[str] = []
+    valued = _GO_TAGS if candidate.tool == "go" else _CARGO_FEATURES
+    for at, word in enumerate(words):
+        if word == "--":
+            break
+        option, _, value = word.partition("=")
+        if option in valued:
+            given = value if "=" in word else (words[at + 1] if at + 1 < len(words) else "")
+            parts += [v for v in re.split(r"[,\s]+", given) if v]
+        elif candidate.tool == "cargo" and word in _CARGO_SWITCHES:
+            parts.append(word.lstrip("-"))
+    return "-".join(sorted(set(parts)))
 
 
 #: Tools that only say whether files are formatted: as a lint, a formatter's check finds

@@ -1,0 +1,87 @@
+"""A test run CI repeats with other build tags or features is planned beside the default
+one (`plan._another_build`): it compiles other files. xxhash's CI runs `go test` and then
+`go test -tags purego`; a bug only in the purego file failed CI, and assay, which kept the
+first run alone as the cheaper of two, said VERIFIED."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_repository
+from assay.verdict import Kind
+from tests.repos import write
+from tests.test_go_cache import verify
+
+
+def workflow(*steps: str) -> str:
+    runs = "".join(f"      - run: {step}\n" for step in steps)
+    return f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{runs}"
+
+
+def module(root: Path, purego: str) -> Path:
+    return write(
+        root,
+        {
+            "go.mod": "module example.com/calc\n\ngo 1.19\n",
+            "double.go": "//go:build !purego\n\npackage calc\n\nfunc Double(x int) int { return x * 2 }\n",
+            "double_purego.go": f"//go:build purego\n\npackage calc\n\nfunc Double(x int) int {{ return {purego} }}\n",
+            "double_test.go": (
+                'package calc\n\nimport "testing"\n\n'
+                'func TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal("Double(2) != 4")\n\t}\n}\n'
+            ),
+            ".github/workflows/ci.yml": workflow("go test ./...", "go test -tags purego ./..."),
+        },
+    )
+
+
+@pytest.mark.parametrize(("purego", "status"), [("x + x", "VERIFIED"), ("x * 3", "FAILED")])
+def test_a_test_run_with_other_build_tags_is_run_too(
+    tmp_path: Path, purego: str, status: str
+) -> None:
+    report = verify(module(tmp_path / "repo", purego), tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    tests = {c["name"]: c["verdict"] for c in report["checks"] if c["kind"] == "test"}
+    assert tests == {
+        "go-test": "pass",
+        "go-test-purego": "pass" if status == "VERIFIED" else "fail",
+    }, tests
+
+
+@pytest.mark.parametrize(
+    ("steps", "planned"),
+    [
+        # fnv and shlex: `cargo test`, then again without the default features.
+        (
+            ("cargo test", "cargo test --no-default-features"),
+            {
+                "cargo-test": "cargo test",
+                "cargo-test-no-default-features": "cargo test --no-default-features",
+            },
+        ),
+        # One set of features, however spelt; Cargo.toml's own `cargo test` is no variant
+        # the project runs.
+        (
+            ("cargo test --features a,b", "cargo test -F b --features a"),
+            {"cargo-test": "cargo test --features a,b"},
+        ),
+        # The same run in two jobs (stable and beta) is one check.
+        (("go test ./...", "go test ./..."), {"go-test": "go test ./..."}),
+        (
+            ("go test -race ./...", "go test -tags=x,y ./..."),
+            {"go-test": "go test -race ./...", "go-test-x-y": "go test -tags=x,y ./..."},
+        ),
+    ],
+)
+def test_each_build_variant_ci_tests_is_one_check(
+    tmp_path: Path, steps: tuple[str, ...], planned: dict[str, str]
+) -> None:
+    manifest = (
+        {"Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\n', "src/lib.rs": ""}
+        if steps[0].startswith("cargo")
+        else {"go.mod": "module example.com/p\n\ngo 1.19\n", "p.go": "package p\n"}
+    )
+    write(tmp_path, {**manifest, ".github/workflows/ci.yml": workflow(*steps)})
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    assert {c.name: " ".join(c.argv) for c in tests} == planned
