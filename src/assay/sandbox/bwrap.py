@@ -247,7 +247,6 @@ class BwrapSandbox(Sandbox):
         self._seccomp: int | None = None
         self._seccomp_note = ""
         self._roots: dict[str, list[str]] = {}
-        self._roots_lock = threading.Lock()
         self._cgroups: dict[str, cgroup.RunCgroup] = {}
         self._cgroup_notes: dict[str, str] = {}
 
@@ -589,7 +588,7 @@ class BwrapSandbox(Sandbox):
         """`_root`'s arguments, built once per workspace: what it shows cannot change.
         Checks start side by side; the first builds them while the others wait, rather
         than each scanning the same toolchain directories at once."""
-        with self._roots_lock:
+        with _roots_lock:
             args = self._roots.get(workspace.run_id)
             if args is None:
                 args = self._roots[workspace.run_id] = self._root(workspace).args
@@ -863,6 +862,9 @@ def _signal_of(result: ProcessResult) -> ProcessResult:
 
 
 _seccomp_lock = threading.Lock()
+#: Held while a root is built (`BwrapSandbox._root_args`). The module's, not a sandbox's:
+#: a sandbox is pickled to run on another machine (`assay eval --executor ray`).
+_roots_lock = threading.Lock()
 _seccomp_fd: dict[int, int] = {}
 
 
