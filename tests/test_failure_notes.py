@@ -196,3 +196,19 @@ def _verified(repo: Path, kind: str, tmp_path: Path, *extra: str) -> dict[str, A
     )
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def test_a_failing_npm_script_is_told_by_its_error_not_npms_banner(tmp_path: Path) -> None:
+    # path-to-regexp's `"lint": "ts-scripts lint"`: the note quoted `> path-to-regexp@8.4.2
+    # lint`, the banner npm prints before every script.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    script = "node -e \\\"console.error('Script does not exist: lint'); process.exit(1)\\\""
+    (repo / "package.json").write_text(
+        f'{{"name": "p", "version": "1.0.0", "scripts": {{"lint": "{script}"}}}}'
+    )
+    report = _verified(repo, "lint", tmp_path)
+    assert report["status"] == "FAILED", report["note"]
+    assert report["note"] == "npm-lint failed (exited 1): Script does not exist: lint.", report[
+        "note"
+    ]

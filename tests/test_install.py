@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -793,4 +794,44 @@ def test_an_install_step_that_fails_is_told_by_the_error_it_printed(tmp_path: Pa
     assert report["note"].startswith(
         "install step install-python-test-requirements did not succeed (exited 1: "
         "ERROR: Invalid requirement: 'p @ file:../out-of-the-tree'"
+    ), report["note"]
+
+
+def test_a_package_manager_that_is_not_here_is_a_missing_step_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    """vercel/ms names pnpm in `packageManager`; where no pnpm is on PATH the install says
+    which tool to install, and the result is UNVERIFIED, not an install that "did not
+    succeed"."""
+    repo = write(
+        tmp_path / "repo",
+        {
+            "package.json": (
+                '{"name": "x", "version": "1.0.0", "packageManager": "pnpm@10.14.0",'
+                ' "scripts": {"test": "node --test"}}'
+            ),
+            "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
+            "test/a.test.js": "require('node:test')('a', () => {})\n",
+        },
+    )
+    # No pnpm, whatever the machine has: its directories are left off PATH (corepack's
+    # shim included); what the sandbox needs must stay.
+    path = os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if not os.path.exists(f"{d}/pnpm")
+    )
+    assert shutil.which("bwrap", path=path) is not None, "bwrap shares a directory with pnpm"
+    env = {**os.environ, "PATH": path, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "assay"), "verify", "--install", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert report["note"] == (
+        "install step install-node could not run: no pnpm found (tried pnpm); install pnpm "
+        "or put it on PATH; the checks were not run. Install it, then verify again."
     ), report["note"]

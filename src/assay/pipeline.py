@@ -673,6 +673,14 @@ def _install_failed(evidence: Evidence, root: Path) -> Evidence:
             diagnostics=(broken,),
             note=note,
         )
+    if evidence.cause is Cause.TOOLCHAIN_MISSING:
+        # The package manager the project names is not here (pnpm, with no corepack shim).
+        why = evidence.reason.strip().splitlines()[0] if evidence.reason.strip() else ""
+        note = (
+            f"install step {evidence.check.name} could not run: {why}; the checks were not "
+            "run. Install it, then verify again."
+        )
+        return replace(evidence, note=note)
     note = (
         f"install step {evidence.check.name} did not succeed ({_how_it_ended(evidence)}); "
         "the checks were not run. Check the lockfile and the network, or set the environment up yourself."

@@ -67,10 +67,9 @@ class ToolchainError(ProbeFailure):
         self.candidates = tuple(candidates)
         self.install_hint = install_hint or f"install {binary} or put it on PATH"
         tried = ", ".join(self.candidates) or binary
-        super().__init__(
-            f"{ecosystem_spec(ecosystem).label} toolchain missing: no {binary} found (tried {tried}); "
-            f"{self.install_hint}"
-        )
+        label = ecosystem_spec(ecosystem).label
+        whose = f"{label} toolchain missing: " if label != "unknown" else ""  # a generic tool's
+        super().__init__(f"{whose}no {binary} found (tried {tried}); {self.install_hint}")
 
 
 class ProbeError(ProbeFailure):

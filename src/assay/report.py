@@ -344,7 +344,9 @@ def headline(reason: str) -> str:
     the location rustc prints under it; else the first line that is not blank."""
     import re  # only a failure without findings needs it
 
-    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    # Not npm's and pnpm's banner (`> pkg@1.0.0 lint`, then `> the command`): it says what
+    # ran, never what went wrong.
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip() and not ln.startswith("> ")]
     for i, line in enumerate(lines):
         if re.match(_ERROR_LINE, line):
             where = next(
