@@ -1,7 +1,9 @@
-"""A test run CI repeats with other build tags or features is planned beside the default
-one (`plan._another_build`): it compiles other files. xxhash's CI runs `go test` and then
+"""What a Go or Rust project's CI gates on beyond one default build and test run.
+
+A test run CI repeats with other build tags or features is planned beside the default one
+(`plan._another_build`): it compiles other files. xxhash's CI runs `go test` and then
 `go test -tags purego`; a bug only in the purego file failed CI, and assay, which kept the
-first run alone as the cheaper of two, said VERIFIED."""
+first run alone as the cheaper of two, said VERIFIED. And `cargo fmt --check` is a lint."""
 
 from __future__ import annotations
 
@@ -85,3 +87,29 @@ def test_each_build_variant_ci_tests_is_one_check(
     write(tmp_path, {**manifest, ".github/workflows/ci.yml": workflow(*steps)})
     tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
     assert {c.name: " ".join(c.argv) for c in tests} == planned
+
+
+FORMATTED = "pub fn double(x: u32) -> u32 {\n    x * 2\n}\n"
+UNFORMATTED = "pub fn double(x:u32)->u32{x*2}\n"
+RUST_TEST = (
+    "\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn doubles() {\n"
+    "        assert_eq!(super::double(2), 4);\n    }\n}\n"
+)
+
+
+@pytest.mark.parametrize(("source", "status"), [(FORMATTED, "VERIFIED"), (UNFORMATTED, "FAILED")])
+def test_cargo_fmt_check_in_ci_is_the_crates_lint(tmp_path: Path, source: str, status: str) -> None:
+    """fnv and strsim gate on `cargo fmt --check` alone: a formatting change failed their
+    CI while assay, which did not read the step, said VERIFIED."""
+    repo = write(
+        tmp_path / "repo",
+        {
+            "Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": source + RUST_TEST,
+            ".github/workflows/ci.yml": workflow("cargo build", "cargo test", "cargo fmt --check"),
+        },
+    )
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    [lint] = [c for c in report["checks"] if c["kind"] == "lint"]
+    assert lint["argv"][1:3] == ["fmt", "--check"]

@@ -46,8 +46,10 @@ def _subcommand(rest: list[str]) -> Match | None:
     return Match(sub[0], tuple(rest[1:]), name=sub[1]) if sub else None
 
 
-def _clippy(rest: list[str]) -> Match | None:
-    return Match(Kind.LINT, tuple(rest[1:])) if rest[:1] == ["clippy"] else None
+def _lints(rest: list[str]) -> Match | None:
+    """`cargo clippy`, and `cargo fmt --check` (without `--check` it rewrites the files)."""
+    linting = rest[:1] == ["clippy"] or (rest[:1] == ["fmt"] and "--check" in rest)
+    return Match(Kind.LINT, tuple(rest[1:])) if linting else None
 
 
 def crate_natives(
@@ -186,8 +188,8 @@ ECOSYSTEM = EcosystemSpec(
         source_suffixes=(".rs",),
     ),
     install=install_steps,
-    # `cargo clippy`: a known lint whose output is read generically.
-    generic_commands=(Command(("cargo",), match=_clippy),),
+    # `cargo clippy` and `cargo fmt --check`: known lints whose output is read generically.
+    generic_commands=(Command(("cargo",), match=_lints),),
     steering_env=("RUSTUP", "CARGO", "RUSTC"),
     home_dirs=(".cargo/bin", ".rustup"),
 )
