@@ -113,3 +113,7 @@ def test_cargo_fmt_check_in_ci_is_the_crates_lint(tmp_path: Path, source: str, s
     assert report["status"] == status, report["note"]
     [lint] = [c for c in report["checks"] if c["kind"] == "lint"]
     assert lint["argv"][1:3] == ["fmt", "--check"]
+    if status == "FAILED":  # where, from the repository: the workspace's path means nothing
+        assert report["note"] == "cargo-lint failed (exited 1): Diff in src/lib.rs:1:.", report[
+            "note"
+        ]

@@ -305,7 +305,9 @@ def _default_note(evidence: Evidence) -> str:
             return f"{name} failed: {where}{first_diag.message}"
         if evidence.tests is not None and evidence.tests.any_failed:
             return f"{name} failed: {_failed_tests(evidence, evidence.tests)}"
-        first_line = headline(evidence.reason)
+        from assay.formats.failures import relative  # the workspace's path means nothing
+
+        first_line = relative(evidence, headline(evidence.reason))
         exit_code = evidence.result.exit_code if evidence.result else None
         how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
         return (
