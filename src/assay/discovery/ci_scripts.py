@@ -23,6 +23,7 @@ from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     Recognised,
     candidate_from,
+    only_command,
     recognise,
     split_commands,
     stated_words,
@@ -230,13 +231,9 @@ def _called_script(
     of `scripts`, directly or through a shell."""
     if cwd is None or not scripts:
         return None
-    try:
-        commands = split_commands(line)
-    except ValueError:
+    words = only_command(line)
+    if not words:
         return None
-    if len(commands) != 1:
-        return None
-    words = commands[0]
     if words[0] in _SHELLS and len(words) > 1 and not words[1].startswith("-"):
         words = words[1:]
     rel = posixpath.normpath(posixpath.join(cwd, words[0]))

@@ -57,6 +57,16 @@ def split_commands(line: str) -> list[list[str]]:
     return [c for c in commands if c]
 
 
+def only_command(line: str) -> list[str] | None:
+    """The words of `line` when it is one simple command; None for several, or for text
+    the shell would not accept."""
+    try:
+        commands = split_commands(line)
+    except ValueError:
+        return None
+    return commands[0] if len(commands) == 1 else None
+
+
 #: Shell that turns a failing command into a success: `cmd || true`, `cmd || :`,
 #: `cmd || exit 0`, `cmd; true` at the end, and make's `-` prefix on a recipe line.
 _MASKED_FAILURE = re.compile(r"\|\|\s*(true|:|exit\s+0)(?![\w-])|;\s*(true|:)\s*$|^\s*@?-")

@@ -17,9 +17,9 @@ from assay.discovery.command_lines import (
     Recognised,
     candidate_from,
     masks_failure,
+    only_command,
     packages_distribution,
     recognise_line,
-    split_commands,
     stated_words,
 )
 from assay.discovery.files import RepoFiles, UnreadableFile
@@ -252,13 +252,10 @@ def target_runs(makefile: Makefile, name: str) -> TargetRuns:
 def _sub_make_targets(line: str, makefile: Makefile) -> list[str] | None:
     """The targets of this Makefile a recipe line's `$(MAKE) x y` builds; None when the line
     is not such a call."""
-    try:
-        commands = split_commands(line)
-    except ValueError:
+    words = only_command(line)
+    if not words:
         return None
-    if len(commands) != 1:
-        return None
-    invoked = invocation_targets(commands[0], makefile)
+    invoked = invocation_targets(words, makefile)
     return None if invoked is None else list(invoked)
 
 
