@@ -5,9 +5,10 @@ submodule (tinycss2's `tests/css-parsing-tests`, html5lib's `html5lib-tests`); a
 without `--recurse-submodules` holds an empty directory in its place, and the tests stop
 on a file they cannot open. That says nothing of the code: a set-up step is missing.
 
-The rule is narrow. The workspace's `.gitmodules` names the submodule, its directory is
-empty or absent, and every file the output says could not be found lies inside such a
-directory; with a test report, every failing test says so.
+The rule is narrow. The `.gitmodules` where the tests run (the workspace's root, for a
+check run there; nothing above it is read) names the submodule, its directory is empty or
+absent, and every file the output says could not be found lies inside such a directory;
+with a test report, every failing test says so.
 """
 
 from __future__ import annotations
@@ -36,47 +37,28 @@ MAX_GITMODULES_BYTES = 256 * 1024
 def missing_submodule(outputs: Iterable[str], cwd: str) -> str | None:
     """The submodule (its path in the repository) whose absence explains every file the
     `outputs` (one per failure) could not find, when each names one; else None."""
-    root = _repository_root(cwd)
-    if root is None:
-        return None
-    absent = [p for p in _submodule_paths(root) if _not_checked_out(root, p)]
+    submodules = _submodule_paths(cwd)
+    absent = [p for p in submodules if _not_checked_out(cwd, p)]
     if not absent:
         return None
     found: set[str] = set()
     for output in outputs:
         named = [
-            _within(root, cwd, m.group(m.lastgroup or "")) for m in _NOT_FOUND.finditer(output)
+            _within(cwd, m.group(m.lastgroup or ""), submodules)
+            for m in _NOT_FOUND.finditer(output)
         ]
         if not named or None in named:
             return None  # a failure that is not (only) a missing file of a submodule
         found.update(p for p in named if p is not None)
-    hits = [p for p in absent if p in found]
-    return hits[0] if hits and found <= set(absent) else None
+    if not found <= set(absent):
+        return None  # a file missing from a submodule that is there: the code's failure
+    return next((p for p in absent if p in found), None)
 
 
-def _within(root: str, cwd: str, missing: str) -> str | None:
-    """The submodule path `missing` lies in, or None."""
-    path = os.path.normpath(os.path.join(cwd, missing))
-    rel = os.path.relpath(path, root)
-    if rel.startswith(os.pardir):
-        return None
-    for submodule in _submodule_paths(root):
-        if rel == submodule or rel.startswith(submodule + "/"):
-            return submodule
-    return None
-
-
-def _repository_root(cwd: str) -> str | None:
-    """The nearest directory at or above `cwd` with a `.gitmodules` (at most 20 up)."""
-    here = os.path.abspath(cwd)
-    for _ in range(20):
-        if os.path.isfile(os.path.join(here, ".gitmodules")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-    return None
+def _within(root: str, missing: str, submodules: list[str]) -> str | None:
+    """The submodule (of `submodules`, paths from `root`) `missing` lies in, or None."""
+    rel = os.path.relpath(os.path.normpath(os.path.join(root, missing)), root)
+    return next((s for s in submodules if rel == s or rel.startswith(s + "/")), None)
 
 
 def _submodule_paths(root: str) -> list[str]:

@@ -109,6 +109,7 @@ def script_candidates(
     dropped: list[Dropped] = []
     here: str | None = cwd  # a script's `cd` holds for the lines after it
     assigned: dict[str, str] = {}
+    known = scripts or {}
     for _, line in logical_lines(script):
         line = line.strip()
         if raw.remaining <= 0:
@@ -116,14 +117,14 @@ def script_candidates(
         if not line or line.startswith("#") or _assigns(line, assigned):
             continue
         written, line = line, _expanded(line, assigned, arguments)
-        called = _called_script(line, here, scripts or {})
+        called = _called_script(line, here, known)
         if called is not None:
             script_path, script_args = called
-            rest = {k: v for k, v in (scripts or {}).items() if k != script_path}
+            rest = {k: v for k, v in known.items() if k != script_path}
             more, more_dropped = script_candidates(
-                (scripts or {})[script_path],
+                known[script_path],
                 script_path,
-                CIText((scripts or {})[script_path]),
+                CIText(known[script_path]),
                 env,
                 ci_env,
                 ".",
