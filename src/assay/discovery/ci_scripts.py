@@ -100,10 +100,12 @@ def script_candidates(
     scripts: Mapping[str, str] | None = None,
     expressions: tuple[str, ...] = ("${{",),
     arguments: tuple[str, ...] | None = None,
+    at: str | None = None,
 ) -> tuple[list[Candidate], list[Dropped]]:
     """Candidates from one CI script (several lines). Pure. `scripts`: the text of each
     repository script a line may run (`repository_scripts`); `arguments`: the words this
-    script was called with, when it is one."""
+    script was called with, when it is one; `at`: the text its source line is cited by,
+    when the script is not written in the file (an action's `uses:`)."""
     raw = text if isinstance(text, CIText) else CIText(text)
     found: list[Candidate] = []
     dropped: list[Dropped] = []
@@ -147,7 +149,7 @@ def script_candidates(
         if not placed:
             continue
         raw.remaining -= 1
-        source = Source(path, raw.line_of(written))
+        source = Source(path, raw.line_of(at or written))
         used = next((e for e in expressions if e in line), None)
         if used is not None:
             dropped.append(
