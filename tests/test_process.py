@@ -273,6 +273,24 @@ def test_a_run_that_goes_quiet_is_stopped_once_the_no_output_limit_passes() -> N
     assert "test passed" in r.stdout.text
 
 
+# Each line in one write, as libtest's line-buffered stdout writes it.
+HANGS_SAYING_IT_STILL_RUNS = """
+import os, time
+os.write(1, b"running 1 test\\n")
+while True:
+    time.sleep(0.3)
+    os.write(1, b"test tests::hangs has been running for over 60 seconds\\n")
+"""
+
+
+def test_a_runners_still_running_lines_are_no_output() -> None:
+    # libtest's line for a test past 60 s is no progress: it must not restart the silence.
+    r = run_process([PYTHON, "-c", HANGS_SAYING_IT_STILL_RUNS], timeout=20, no_output_timeout=1)
+    assert r.timed_out and r.silent_s == 1, (r.timed_out, r.silent_s)
+    assert r.duration_s < 1 + 2.5
+    assert "has been running for over 60 seconds" in r.stdout.text
+
+
 def test_the_fixed_deadline_holds_while_a_run_keeps_printing() -> None:
     r = run_process([PYTHON, "-c", PRINTS_THEN_GOES_QUIET, "30"], timeout=1.5, no_output_timeout=1)
     assert r.timed_out and r.silent_s is None  # the deadline, not the silence, stopped it

@@ -19,6 +19,7 @@ import contextlib
 import errno
 import math
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -379,13 +380,24 @@ class _Pipes:
                 chunk = b""
             if chunk:
                 buffer.feed(chunk)
-                heard = True
+                heard = heard or not _only_heartbeats(chunk)
             else:
                 self._selector.unregister(key.fd)
         return heard
 
     def close(self) -> None:
         self._selector.close()
+
+
+#: A test runner's own word that a test is still running: no sign of progress. libtest
+#: prints it once a test has run 60 s, the same as the no-output limit, and a hung test
+#: then took twice the limit to be stopped.
+_HEARTBEAT = re.compile(rb"test \S+ has been running for over \d+ seconds\r?\n?")
+
+
+def _only_heartbeats(chunk: bytes) -> bool:
+    """Whether `chunk` holds nothing but runners' still-running lines."""
+    return b"has been running for over" in chunk and not _HEARTBEAT.sub(b"", chunk).strip()
 
 
 def _widen_pipe(fd: int) -> None:
