@@ -159,17 +159,25 @@ _ERROR_LINE = re.compile(
     r"|(?:[\w.-]+: )?(?:ERROR|error|fatal|FATAL)\b"  # pytest: error:, ERROR:, fatal:
     r").*\S)"
 )
+#: pip's code for an error of a subprocess it ran (`error: subprocess-exited-with-error`,
+#: `error: metadata-generation-failed`): the error that subprocess printed comes before.
+_WRAPPER_ERROR_LINE = re.compile(r"error: [a-z]+(?:-[a-z]+)+")
 #: The longest error line quoted in a note.
 _ERROR_LINE_CHARS = 300
 
 
 def last_error_line(text: str) -> str | None:
-    """The last line of `text` (of its last 200) that names an error, or None."""
+    """The last line of `text` (of its last 200) that names an error, or None; an error
+    that only says a subprocess failed stands when no other is found."""
+    wrapper = None
     for line in reversed(strip_ansi(text).splitlines()[-200:]):
         match = _ERROR_LINE.match(line.strip())
-        if match is not None:
+        if match is None:
+            continue
+        if not _WRAPPER_ERROR_LINE.fullmatch(match["line"]):
             return match["line"][:_ERROR_LINE_CHARS]
-    return None
+        wrapper = wrapper or match["line"]
+    return wrapper
 
 
 def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
