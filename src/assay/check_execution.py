@@ -111,7 +111,7 @@ def _run(
 
     planned = instrument(check, checker, report_dir)
     # The argv runs the very binary that was probed, not whatever PATH finds later.
-    argv = (located.argv0, *planned.argv[1:])
+    argv = (*planned.wrapper, located.argv0, *planned.argv[1:])
     env = dict(planned.env)
     planted = None
     if canaries is not None:

@@ -23,6 +23,7 @@ from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     Recognised,
     candidate_from,
+    checked_commands,
     only_command,
     recognise,
     split_commands,
@@ -336,7 +337,7 @@ def _changed_directory(cwd: str | None, args: list[str]) -> str | None:
 def line_hits(line: str, makefile: Makefile | None) -> list[tuple[Recognised, TargetRuns | None]]:
     """The checks one shell line runs; a `make` call is read through the Makefile."""
     try:
-        commands = split_commands(line)
+        commands = checked_commands(line)
     except ValueError:
         return []
     hits: list[tuple[Recognised, TargetRuns | None]] = []

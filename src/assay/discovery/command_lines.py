@@ -119,11 +119,27 @@ def packages_distribution(line: str) -> bool:
     return False
 
 
+#: A listing a shell test turns into a gate: `test -z "$(gofmt -l .)"`, `diff -u
+#: <(echo -n) <(gofmt -d .)`. Inside a command or process substitution it is no simple
+#: command of the line, yet what it prints decides whether the line fails.
+_GATED_LISTING = re.compile(r"[$<]\(\s*(?P<command>gofmt\s[^()]*)\)")
+
+
+def checked_commands(line: str) -> list[list[str]]:
+    """`split_commands(line)`, then each listing the line gates on (`_GATED_LISTING`).
+
+    Raises ValueError for text the shell would not accept."""
+    commands = split_commands(line)
+    for match in _GATED_LISTING.finditer(line):
+        commands += split_commands(match["command"])
+    return commands
+
+
 def recognise_line(line: str, *, shell: bool = False) -> list[Recognised]:
     """Every check command in one line, in order; [] when none or unparsable. `shell`: the
     line goes through a shell, which expands its unquoted patterns (`with_patterns`)."""
     try:
-        commands = split_commands(line)
+        commands = checked_commands(line)
     except ValueError:
         return []
     found = []

@@ -30,8 +30,19 @@ SUBCOMMANDS: Mapping[str, tuple[Kind, str]] = {
 }
 
 
+#: Runs a gofmt listing (`gofmt -l`, `gofmt -d`) as the gate CI makes of it: gofmt exits 0
+#: whatever it lists, and a shell test fails the step when it lists anything.
+_FAILS_ON_A_LISTING = (
+    'listed=$("$0" "$@") || exit; [ -z "$listed" ] && exit 0; '
+    'printf "%s\\n" "$listed"; echo "gofmt: these files are not formatted as gofmt would" >&2; '
+    "exit 1"
+)
+
+
 def _go(request: Request) -> Instrumented:
     argv = request.argv
+    if argv[:1] == ("gofmt",):
+        return request.wrapped(("sh", "-c", _FAILS_ON_A_LISTING))
     if argv[1:2] == ("test",):
         added: tuple[str, ...] = () if request.has("-json") else ("-json",)
         if not request.has("-count", "--count"):
@@ -45,6 +56,12 @@ def _go(request: Request) -> Instrumented:
 def _subcommand(rest: list[str]) -> Match | None:
     sub = SUBCOMMANDS.get(rest[0]) if rest else None
     return Match(sub[0], tuple(rest[1:]), name=sub[1]) if sub else None
+
+
+def _gofmt_lists(rest: list[str]) -> Match | None:
+    """`gofmt -l`/`-d` a CI step gates on; `-w` rewrites the files, no check."""
+    listing = any(w in ("-l", "-d") for w in rest) and "-w" not in rest
+    return Match(Kind.LINT, tuple(rest), name="gofmt") if listing else None
 
 
 def module_natives(
@@ -89,7 +106,7 @@ GO = ToolSpec(
     # "go version go1.19.8 linux/amd64"
     version_pattern=re.compile(r"go version go(\S+)"),
     install_hint="install Go (Debian: `apt-get install golang-go`)",
-    commands=(Command(("go",), match=_subcommand),),
+    commands=(Command(("go",), match=_subcommand), Command(("gofmt",), match=_gofmt_lists)),
     instrument=_go,
     parser=("go", "parse"),
     canary=("go", "plant_go_test"),

@@ -22,6 +22,9 @@ class Instrumented:
     env: Mapping[str, str] = field(default_factory=dict)
     reports: tuple[Path, ...] = ()
     """Report files the tool was asked to write: whatever is there before it runs is stale."""
+    wrapper: tuple[str, ...] = ()
+    """A command that runs `argv` (`sh -c SCRIPT`, the program as `$0`): the check still
+    runs the very binary that was found, and its outcome is the wrapper's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,10 @@ class Request:
     def runs(self, argv: tuple[str, ...], *reports: Path) -> Instrumented:
         """`argv` with the check's own environment, writing `reports`."""
         return Instrumented(argv, dict(self.check.env), reports)
+
+    def wrapped(self, wrapper: tuple[str, ...]) -> Instrumented:
+        """The check's argv as it is, run by `wrapper`."""
+        return Instrumented(self.argv, dict(self.check.env), wrapper=wrapper)
 
 
 #: Asks a tool for machine-readable output: the argv, env and report files to run.
