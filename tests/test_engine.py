@@ -368,7 +368,12 @@ def test_a_report_left_by_an_earlier_run_is_not_this_runs_evidence(
     [
         ("go", ("go", "test", "./..."), "1.19", ("go", "test", "-json", "-count=1", "./...")),
         ("go", ("go", "build", "./..."), "1.19", ("go", "build", "./...")),
-        ("ruff", ("ruff", "check", "."), "0.5", ("ruff", "check", ".", "--output-format=json")),
+        (
+            "ruff",
+            ("ruff", "check", "."),
+            "0.5",
+            ("ruff", "check", ".", "--output-format=json", "--no-fix"),
+        ),
         ("eslint", ("eslint", "."), "9.0", ("eslint", ".", "-f", "json")),
         # mypy is read as text: its JSON output exits 1 on notes alone.
         ("mypy", ("mypy", "."), "2.4.1", ("mypy", ".")),

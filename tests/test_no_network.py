@@ -107,6 +107,17 @@ def test_no_network_is_inconclusive_not_a_failure(case: str, kind: Kind, tmp_pat
     assert "no network" in ev.note and "assay verify --install" in ev.note
 
 
+def test_a_host_that_does_not_resolve_is_no_network(tmp_path: Path) -> None:
+    """zipp's build backend fetches a licence text from a host outside the registries; with
+    DNS answering, that is "Name or service not known" (`.invalid` never resolves)."""
+    argv = (sys.executable, "-c", "import urllib.request as u; u.urlopen('https://x.invalid')")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    ran = process_result(argv, cwd=str(tmp_path), exit_code=done.returncode, stderr=done.stderr)
+    c = Check(name="install", kind=Kind.BUILD, argv=ran.argv, tool="shell")
+    ev = classify(c, ran, parse_output(c, ran), sandbox="bwrap")
+    assert (ev.verdict, ev.cause) == (Verdict.INCONCLUSIVE, Cause.NETWORK_UNAVAILABLE), ev.note
+
+
 def test_a_passing_run_that_mentions_the_network_is_judged_as_usual(tmp_path: Path) -> None:
     # A suite that tests its own offline handling prints these words and passes.
     ran = process_result(

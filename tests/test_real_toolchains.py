@@ -168,6 +168,22 @@ def test_python_lint_error_fails_ruff_with_location(
     assert any(d.code == "F401" for d in evidence.diagnostics)
 
 
+@pytest.mark.parametrize("stated", [(), ("--fix",)])
+def test_ruff_never_fixes_what_it_finds(
+    py_project: Path, stated: tuple[str, ...], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """itsdangerous sets `fix = true` for ruff: ruff fixed the copy it checked and exited
+    0, and an unused import CI fails on was VERIFIED."""
+    (py_project / "pyproject.toml").write_text(PY_CLEAN["pyproject.toml"] + "fix = true\n")
+    write_dedented(py_project, {"unused.py": "import os\n"})
+    check = check_named(py_project, "ruff")
+    check = dataclasses.replace(check, argv=(*check.argv, *stated))
+    evidence = run(check, py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "unused.py", 1)
+    assert (py_project / "unused.py").read_text() == "import os\n"
+
+
 def test_python_failing_test_fails_with_junit_counts(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -6,16 +6,19 @@ change that golangci-lint's govet rejects was VERIFIED."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from assay.discovery import Origin, discover
+from assay.discovery.model import ProjectEnv
 from assay.discovery.workflow_actions import action_run, govet_turned_off
 from assay.plan import plan_repository
 from tests.repos import write
 from tests.test_go_cache import verify
 
+ENV = ProjectEnv("python3", "PATH")
 GO_MODULE = {"go.mod": "module example.com/p\n\ngo 1.19\n", "p.go": "package p\n"}
 RUST_CRATE = {"Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\n', "src/lib.rs": ""}
 
@@ -123,8 +126,27 @@ def test_govet_is_off_only_where_the_configuration_says_so(config: object, off: 
 
 def test_no_stand_in_when_golangci_lint_turns_govet_off() -> None:
     step = {"uses": "golangci/golangci-lint-action@v6"}
-    assert action_run(step) is not None
-    assert action_run(step, govet_off=True) is None
+    assert action_run(step, ENV) is not None
+    assert action_run(step, replace(ENV, golangci_runs_govet=False)) is None
+
+
+def test_a_golangci_lint_run_line_keeps_go_vet_too(tmp_path: Path) -> None:
+    """golang-lru installs golangci-lint with a script and runs it from the workspace, in
+    each module's directory."""
+    step = (
+        "working-directory: ./arc\n"
+        "run: $GITHUB_WORKSPACE/golangci-lint run --out-format=github-actions ./..."
+    )
+    write(tmp_path, {**GO_MODULE, "arc/go.mod": "module example.com/arc\n"})
+    write(tmp_path, {".github/workflows/ci.yml": workflow("run: go test ./...", step)})
+    [vet] = [
+        c for c in discover(tmp_path).candidates if c.name == "go-vet" and c.origin is Origin.CI
+    ]
+    assert (vet.argv, vet.cwd) == (("go", "vet", "./..."), "./arc")
+    assert vet.reason.startswith("CI job 'lint' (golangci-lint; go vet, one of its default")
+    # Not a golangci-lint run: no stand-in.
+    write(tmp_path, {".github/workflows/ci.yml": workflow("run: golangci-lint --version")})
+    assert ci_argv(tmp_path) == {}
 
 
 def pflag_like(root: Path, config: str | None = None) -> Path:

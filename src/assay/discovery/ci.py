@@ -12,7 +12,6 @@ contribute environment variables; on their own they are candidates of low rank.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,7 +43,7 @@ from assay.discovery.model import (
     parsed_report,
 )
 from assay.discovery.text import load_yaml
-from assay.discovery.workflow_actions import GOLANGCI_CONFIGS, action_run, govet_turned_off
+from assay.discovery.workflow_actions import action_run
 
 __all__ = [
     "CI_SYSTEMS",
@@ -81,11 +80,9 @@ def parse_workflow(
     env: ProjectEnv,
     makefile: Makefile | None = None,
     scripts: Mapping[str, str] | None = None,
-    govet_off: bool = False,
 ) -> Parsed:
     """Candidates from the `run:` steps of one GitHub workflow, and from the steps whose
-    action runs a check (`workflow_actions`). Pure. `govet_off`: the project's
-    golangci-lint configuration turns govet off."""
+    action runs a check (`workflow_actions`). Pure."""
     data, error = load_yaml(text, path)
     if error:
         return [], [], [error]
@@ -108,7 +105,7 @@ def parse_workflow(
             where, at = f"CI job {job_id!r}", None
             if isinstance(step.get("run"), str):
                 script, cwd = step["run"], step.get("working-directory") or job_cwd
-            elif (action := action_run(step, govet_off)) is not None:
+            elif (action := action_run(step, env)) is not None:
                 # A job's `defaults.run` is for its run steps, not for an action's.
                 script, cwd = action.script, action.cwd
                 where, at = f"{where} ({action.how})", str(step["uses"])
@@ -143,9 +140,9 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     makefile = read_root_makefile(files)
     parsed = makefile[1] if makefile else None
     scripts: dict[str, str] = {}  # filled once the CI files are read, before they are parsed
-    workflow = functools.partial(parse_workflow, govet_off=_govet_off(files))
     parsers: dict[str, FileParser] = {
-        path: _with_context(workflow, parsed, scripts) for path in _yaml_in(files, WORKFLOW_DIR)
+        path: _with_context(parse_workflow, parsed, scripts)
+        for path in _yaml_in(files, WORKFLOW_DIR)
     }
     for system in CI_SYSTEMS:
         paths = [*system.files, *(p for d in system.dirs for p in _yaml_in(files, d))]
@@ -154,18 +151,6 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     texts, errors = files.read_texts(parsers)
     scripts.update(repository_scripts(texts.values(), _reader(files)))
     return parsed_report(NAME, parsers, texts, errors, env)
-
-
-def _govet_off(files: RepoFiles) -> bool:
-    """Whether the project's golangci-lint configuration turns govet off."""
-    for path in GOLANGCI_CONFIGS:
-        try:
-            text = files.read_text(path)
-        except UnreadableFile:
-            text = None
-        if text is not None:
-            return govet_turned_off(load_yaml(text, path)[0])
-    return False
 
 
 def _with_context(

@@ -38,6 +38,7 @@ from assay.discovery.make import (
     target_runs,
 )
 from assay.discovery.model import Candidate, Dropped, Ecosystem, Origin, ProjectEnv, Source
+from assay.discovery.workflow_actions import GO_VET_STANDS_IN, golangci_stand_in
 
 #: What a CI file's parser returns: candidates, dropped commands, problems with the file.
 Parsed = tuple[list[Candidate], list[Dropped], list[str]]
@@ -120,6 +121,9 @@ def script_candidates(
         if not line or line.startswith("#") or _assigns(line, assigned):
             continue
         written, line = line, _expanded(line, assigned, arguments)
+        said = where
+        if (stand_in := golangci_stand_in(only_command(line) or [], env)) is not None:
+            line, said = stand_in, f"{where} (golangci-lint; {GO_VET_STANDS_IN})"
         called = _called_script(line, here, known)
         if called is not None:
             script_path, script_args = called
@@ -171,7 +175,7 @@ def script_candidates(
                     )
                 )
                 continue
-            reason = f"{where} runs: {' '.join(hit.argv)}"
+            reason = f"{said} runs: {' '.join(hit.argv)}"
             if runs is not None and runs.lines:
                 reason += f" (its targets run: {'; '.join(runs.lines)[:200]})"
             candidate = candidate_from(

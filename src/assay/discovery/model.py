@@ -214,6 +214,9 @@ class ProjectEnv:
     """Executables found in `node_bin` among the ones assay plans (`tsc`, `eslint`, ...)."""
     package_manager: str = "npm"
     package_manager_source: str = "default"
+    golangci_runs_govet: bool = True
+    """Whether the project's golangci-lint runs govet (`.golangci.yml` may turn it off):
+    where it does, `go vet` stands in for a golangci-lint run (`workflow_actions`)."""
     notes: tuple[str, ...] = ()
 
     @property

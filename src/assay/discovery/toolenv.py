@@ -87,8 +87,25 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         node_tools=node_tools,
         package_manager=manager,
         package_manager_source=manager_source,
+        golangci_runs_govet=_golangci_runs_govet(files),
         notes=tuple(notes),
     )
+
+
+def _golangci_runs_govet(files: RepoFiles) -> bool:
+    """Whether the project's golangci-lint configuration, if any, leaves govet on."""
+    from assay.discovery.workflow_actions import GOLANGCI_CONFIGS, govet_turned_off
+
+    for path in GOLANGCI_CONFIGS:
+        try:
+            text = files.read_text(path)
+        except UnreadableFile:
+            continue
+        if text is not None:
+            from assay.discovery.text import load_yaml
+
+            return not govet_turned_off(load_yaml(text, path)[0])
+    return True
 
 
 def with_installed(env: ProjectEnv, installed: RepoFiles) -> ProjectEnv:

@@ -6,19 +6,29 @@ command its documentation says it runs, built from the step's `with:` inputs, an
 goes through the same recognition as a written line. Nothing is fetched or run: an
 action not in this table says nothing about the project's checks.
 
-golangci-lint is not a tool assay runs. Its action still says that the project's Go code
-is linted, and `go vet`, one of golangci-lint's default linters, stands in for it unless
-the project's golangci-lint configuration turns govet off.
+golangci-lint is not a tool assay runs. Its action, or a `golangci-lint run` line, still
+says that the project's Go code is linted, and `go vet`, one of golangci-lint's default
+linters, stands in for it unless the project's golangci-lint configuration turns govet off.
 """
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GOLANGCI_CONFIGS", "ActionRun", "action_run", "govet_turned_off"]
+from assay.discovery.model import ProjectEnv
+
+__all__ = [
+    "GOLANGCI_CONFIGS",
+    "GO_VET_STANDS_IN",
+    "ActionRun",
+    "action_run",
+    "golangci_stand_in",
+    "govet_turned_off",
+]
 
 #: Where golangci-lint looks for its configuration, at the root.
 GOLANGCI_CONFIGS = (".golangci.yml", ".golangci.yaml")
@@ -65,18 +75,32 @@ def _black(inputs: Mapping[Any, Any]) -> str:
 
 
 def _golangci(inputs: Mapping[Any, Any]) -> str:
-    """golangci/golangci-lint-action: `go vet` stands in for the golangci-lint run, over
-    the build tags the run is given."""
+    """golangci/golangci-lint-action: `go vet` stands in for the golangci-lint run."""
     try:
         words = shlex.split(_text(inputs, "args"))
     except ValueError:
         words = []
+    return _go_vet(words)
+
+
+def _go_vet(golangci_args: list[str]) -> str:
+    """`go vet ./...` over the build tags a golangci-lint run is given."""
     tags = next(
-        (w.split("=", 1)[1] for w in words if w.startswith("--build-tags=")),
+        (w.split("=", 1)[1] for w in golangci_args if w.startswith("--build-tags=")),
         None,
     )
     return f"go vet -tags {shlex.quote(tags)} ./..." if tags else "go vet ./..."
 
+
+def golangci_stand_in(words: list[str], env: ProjectEnv) -> str | None:
+    """`go vet` for a `golangci-lint run` command (`$GITHUB_WORKSPACE/golangci-lint run`),
+    where the project's golangci-lint runs govet; None for any other command."""
+    if len(words) < 2 or posixpath.basename(words[0]) != "golangci-lint" or words[1] != "run":
+        return None
+    return _go_vet(words[2:]) if env.golangci_runs_govet else None
+
+
+_GOLANGCI = "golangci/golangci-lint-action"
 
 #: action (owner/name, without the `@ref`) -> its command line from the step's `with:`.
 _ACTIONS: Mapping[str, Callable[[Mapping[Any, Any]], str | None]] = {
@@ -85,24 +109,24 @@ _ACTIONS: Mapping[str, Callable[[Mapping[Any, Any]], str | None]] = {
     "astral-sh/ruff-action": _ruff,
     "chartboost/ruff-action": _ruff,
     "psf/black": _black,
-    "golangci/golangci-lint-action": _golangci,
+    _GOLANGCI: _golangci,
 }
 
-_STANDS_IN = {
-    "golangci/golangci-lint-action": "golangci-lint through {action}; go vet, one of its "
-    "default linters, stands in"
-}
+#: Why a `go vet` check comes from a golangci-lint run.
+GO_VET_STANDS_IN = "go vet, one of its default linters, stands in"
+
+_STANDS_IN = {_GOLANGCI: f"golangci-lint through {{action}}; {GO_VET_STANDS_IN}"}
 
 
-def action_run(step: Mapping[Any, Any], govet_off: bool = False) -> ActionRun | None:
+def action_run(step: Mapping[Any, Any], env: ProjectEnv) -> ActionRun | None:
     """The command line a workflow step's action stands for; None for any other step, and
-    for golangci-lint when its configuration turns govet off (`govet_off`)."""
+    for golangci-lint when the project's configuration turns govet off."""
     uses = step.get("uses")
     if not isinstance(uses, str):
         return None
     action = uses.split("@", 1)[0].strip().lower()
     build = _ACTIONS.get(action)
-    if build is None or (govet_off and action == "golangci/golangci-lint-action"):
+    if build is None or (action == _GOLANGCI and not env.golangci_runs_govet):
         return None
     inputs = step.get("with")
     inputs = inputs if isinstance(inputs, Mapping) else {}

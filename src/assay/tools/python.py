@@ -119,9 +119,14 @@ def _unittest(request: Request) -> Instrumented:
 
 def _ruff(request: Request) -> Instrumented:
     argv = request.argv
-    if "format" not in argv and not request.has("--output-format"):
+    if "format" in argv:
+        return request.runs(argv)
+    if not request.has("--output-format"):
         argv = (*argv, "--output-format=json")
-    return request.runs(argv)
+    # Last, so that it wins over a stated `--fix`: with `fix = true` in its configuration
+    # (itsdangerous, markupsafe) ruff fixes the workspace's copy and exits 0, and a
+    # finding CI fails on would pass.
+    return request.runs((*argv, "--no-fix"))
 
 
 def _pyright(request: Request) -> Instrumented:
