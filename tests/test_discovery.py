@@ -666,6 +666,35 @@ def test_tox_environments_only_env_list_names_take_their_factors_lines(tmp_path:
     assert sum("tests/typing_example.py" in d.what for d in p.dropped) == 0
 
 
+def test_tox_environments_env_list_names_come_in_its_order(tmp_path: Path) -> None:
+    """pyparsing 3.2: `[testenv:py314t-unit]` (a free-threaded interpreter, PYTHON_GIL=0)
+    is a section of its own, and sections were read before env_list: its pytest, with
+    PYTHON_GIL=0, was planned, which a Python without free threading refuses to start."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                envlist = py{310,311,314t}-{unit}, py{38,39}-lint
+                [testenv]
+                commands = unit: pytest tests
+                [testenv:py314t-unit]
+                base_python = python3.14t
+                setenv = PYTHON_GIL = 0
+                [testenv:py{38,39}-lint]
+                commands = flake8 src
+                [testenv:docs]
+                commands = sphinx-build docs out
+            """,
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    assert "PYTHON_GIL" not in test.env
+    assert "py310-unit (from [testenv]" in test.reason, test.reason
+    assert check_of(p, Kind.LINT).argv == ("flake8", "src")
+
+
 def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> None:
     """filelock 3.16.1: [testenv] runs pytest (with `{envsitepackagesdir}`, which only tox
     knows), then `diff-cover` against origin/main. diff-cover was planned as a test, and

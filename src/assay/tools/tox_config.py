@@ -138,20 +138,28 @@ def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
     except (configparser.Error, ValueError) as exc:
         message = " ".join(str(exc).split())[:200]
         return None, f"{path}: not a valid INI file: {message}"
-    envs = []
-    named: set[str] = set()
+    sections: dict[str, ToxEnv] = {}
+    named: dict[str, str] = {}  # each name a section's (generative) name stands for
     for section in parser.sections():
         if section != "testenv" and not section.startswith("testenv:"):
             continue
         name = section.partition(":")[2].strip()
-        envs.append(_ini_env(parser, section, name))
-        named.update(_generated(name))
-    # An environment listed but given no section of its own is the bare [testenv] run with
-    # its name's factors (`py312-mypy` takes the `mypy: ...` lines).
+        sections[section] = _ini_env(parser, section, name)
+        named.update(dict.fromkeys(_generated(name), section))
+    # The environments env_list names come first, in its order: among envs that run the
+    # same commands, the first is the one planned, and a section of its own may be for
+    # another interpreter (pyparsing's `[testenv:py314t-unit]` sets PYTHON_GIL=0, which a
+    # Python without free threading refuses at start-up). An environment listed but given
+    # no section of its own is the bare [testenv] run with its name's factors (`py312-mypy`
+    # takes the `mypy: ...` lines).
+    envs: list[ToxEnv] = []
     for name in _env_list(parser):
-        if name not in named and parser.has_section("testenv"):
+        if name in named:
+            if named[name] in sections:  # a generative section names several: listed once
+                envs.append(sections.pop(named[name]))
+        elif parser.has_section("testenv"):
             envs.append(_ini_env(parser, "testenv", name))
-    return ToxConfig(path, tuple(envs)), None
+    return ToxConfig(path, (*envs, *sections.values())), None
 
 
 def _env_list(parser: configparser.ConfigParser) -> list[str]:
