@@ -36,8 +36,8 @@ def classify(
 ) -> Evidence:
     """The evidence for `check` given how its process ended and what was parsed from it."""
     parsed = parsed or ParsedOutput()
-    cause = _cause(check, result, parsed)
-    note = _note(check, result, cause, parsed) or _finding(check, cause, parsed, checker)
+    cause = _cause(check, result, parsed, checker)
+    note = _note(check, result, cause, parsed, checker) or _finding(check, cause, parsed, checker)
     if cause is Cause.EXIT_ZERO and check.kind is Kind.TEST:
         # A pass must be told by every channel of the run, not by one (`assay.channels`).
         found = disagreement(check.name, parsed.readings)
@@ -57,7 +57,9 @@ def classify(
     )
 
 
-def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
+def _cause(
+    check: Check, result: ProcessResult, parsed: ParsedOutput, checker: CheckerId | None
+) -> Cause:
     if result.start_failure is not None:
         return Cause.START_FAILED
     if result.timed_out:
@@ -72,6 +74,8 @@ def _cause(check: Check, result: ProcessResult, parsed: ParsedOutput) -> Cause:
     if _own_package_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _submodule_not_checked_out(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
+    if _needs_newer_toolchain(check, result, checker) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
@@ -120,6 +124,20 @@ def _own_package_not_installed(
     if parsed.tests is not None and parsed.tests.passed:
         return None  # some tests ran: the package was importable
     return uninstalled_own_package(combined(result), result.cwd)
+
+
+def _needs_newer_toolchain(
+    check: Check, result: ProcessResult, checker: CheckerId | None
+) -> str | None:
+    """The toolchain release a failed check needs and did not have (`toolchain_too_old`)."""
+    if result.exit_code in (0, None):
+        return None
+    from assay.toolchain_too_old import go_mod_too_new, toolchain_too_old
+
+    said = toolchain_too_old(combined(result))
+    if said is None and check.tool == "go" and checker is not None and result.cwd:
+        return go_mod_too_new(result.cwd, checker.version)
+    return said
 
 
 def _submodule_not_checked_out(
@@ -214,7 +232,13 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     return f"{check.name} failed: {where}{first.message} ({checker.tool} {checker.version} ran)."
 
 
-def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutput) -> str:
+def _note(
+    check: Check,
+    result: ProcessResult,
+    cause: Cause,
+    parsed: ParsedOutput,
+    checker: CheckerId | None,
+) -> str:
     argv0 = result.argv[0] if result.argv else "?"
     match cause:
         case Cause.START_FAILED if result.start_failure is StartFailure.NOT_FOUND:
@@ -264,6 +288,13 @@ def _note(check: Check, result: ProcessResult, cause: Cause, parsed: ParsedOutpu
                 f"{check.name} could not read the test data in {submodule}/: that git "
                 "submodule is not checked out (an empty directory). Check it out (`git "
                 "submodule update --init`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            wanted := _needs_newer_toolchain(check, result, checker)
+        ) is not None:
+            return (
+                f"{check.name} failed because the project needs {wanted}, newer than the "
+                "toolchain here. Install that release (or a newer one), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)

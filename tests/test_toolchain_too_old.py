@@ -1,0 +1,84 @@
+"""A check that fails because the project needs a newer toolchain is UNVERIFIED, not FAILED.
+
+go-cmp's go.mod says `go 1.21`; under Go 1.19 its tests call `time.Time.Compare`, and
+`go test` fails with "note: module requires Go 1.21". assay said FAILED: the code is not
+wrong, the toolchain is too old to judge it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.toolchain_too_old import go_mod_too_new, toolchain_too_old
+from tests.repos import write
+from tests.test_go_cache import verify
+
+
+@pytest.mark.parametrize(
+    ("output", "wanted"),
+    [
+        ("x.go:3:2: undefined: cmp.Or\nnote: module requires Go 1.21\n", "Go 1.21"),
+        (
+            "go: go.mod requires go >= 1.23 (running go 1.21.0; GOTOOLCHAIN=local)\n",
+            "go >= 1.23",
+        ),
+        (
+            (
+                "error: package `p v0.1.0 (/w)` cannot be built because it requires rustc "
+                "1.80 or newer, while the currently active rustc version is 1.63.0\n"
+            ),
+            "rustc 1.80",
+        ),
+        # Said in passing, not as the toolchain says it: nothing.
+        ("--- FAIL: TestNote\n    want: note: module requires Go 1.21 (got none)\n", None),
+        ("FAIL\texample.com/p\t0.01s\n", None),
+    ],
+)
+def test_the_toolchains_own_words_name_the_release(output: str, wanted: str | None) -> None:
+    assert toolchain_too_old(output) == wanted
+
+
+@pytest.mark.parametrize(
+    ("directive", "running", "wanted"),
+    [
+        ("go 1.21", "1.19.8", "Go 1.21"),
+        ("go 1.21.0", "1.21.0", None),
+        ("go 1.19", "1.19.8", None),
+        ("go 1.22rc1", "1.21.5", "Go 1.22rc1"),
+        ("toolchain go1.23", "1.19.8", None),  # not the `go` line
+    ],
+)
+def test_go_mod_asks_for_a_newer_go(
+    tmp_path: Path, directive: str, running: str, wanted: str | None
+) -> None:
+    write(tmp_path, {"go.mod": f"module example.com/p\n\n{directive}\n"})
+    assert go_mod_too_new(str(tmp_path), running) == wanted
+
+
+def module(root: Path, go: str) -> Path:
+    return write(
+        root,
+        {
+            "go.mod": f"module example.com/p\n\ngo {go}\n",
+            "p.go": "package p\n\nfunc Double(x int) int { return 2 * x }\n",
+            # Calls what a later Go would have and this one lacks: a compile error here.
+            "p_test.go": (
+                'package p\n\nimport "testing"\n\n'
+                "func TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n"
+                '\t\tt.Fatal(undefinedInThisRelease("Double(2) != 4"))\n\t}\n}\n'
+            ),
+        },
+    )
+
+
+@pytest.mark.parametrize(("go", "status"), [("1.99", "UNVERIFIED"), ("1.13", "FAILED")])
+def test_a_module_that_needs_a_newer_go_is_not_failed(tmp_path: Path, go: str, status: str) -> None:
+    report = verify(module(tmp_path / "repo", go), tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    if status == "UNVERIFIED":
+        # go vet says nothing of the release; go test adds "note: module requires Go 1.99".
+        assert (
+            "because the project needs Go 1.99, newer than the toolchain here" in (report["note"])
+        ), report["note"]
+        assert {c["verdict"] for c in report["checks"]} == {"unverified"}
