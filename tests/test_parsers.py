@@ -677,3 +677,22 @@ def test_an_ava_failure_beside_its_timeout_stays_a_failure() -> None:
     run = result(text, exit_code=1)
     evidence = classify(c, run, parse_output(c, run, None))
     assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+
+
+# slugify 2.2.1's `xo && ava && tsd` when tsd fails: ava's marks, then tsd's findings,
+# each marked as a failed test is.
+AVA_THEN_TSD = (
+    "> @sindresorhus/slugify@2.2.1 test\n> xo && ava && tsd\n\n"
+    + "".join(f"  \u2714 case {n}\n" for n in range(20))
+    + "  \u2500\n\n  20 tests passed\n",
+    "".join(
+        f"  \u2716   {line}:8    Cannot find name Http1Request.\n" for line in range(300)
+    )
+    + "\n  \u2716 300 problems\n",
+)
+
+
+def test_a_linters_marked_findings_are_no_failed_tests() -> None:
+    c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
+    parsed = parse_output(c, result(*AVA_THEN_TSD, exit_code=1), None)
+    assert parsed.tests is not None and parsed.tests.failed == 0, parsed.tests
