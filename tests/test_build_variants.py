@@ -89,6 +89,34 @@ def test_each_build_variant_ci_tests_is_one_check(
     assert {c.name: " ".join(c.argv) for c in tests} == planned
 
 
+def test_a_build_for_another_target_is_left_out(tmp_path: Path) -> None:
+    """scopeguard's CI adds thumbv6m-none-eabi with rustup and builds for it; assay has no
+    such standard library, and the build failed "can't find crate for `core`", skipping
+    every later check."""
+    write(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\n',
+            "src/lib.rs": "",
+            ".github/workflows/ci.yml": workflow(
+                "cargo build",
+                "cargo build --no-default-features --target thumbv6m-none-eabi",
+                "cargo test --target=wasm32-unknown-unknown --all-features",
+                "cargo test",
+            ),
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert {c.name: " ".join(c.argv) for c in p.checks} == {
+        "cargo-build": "cargo build",
+        "cargo-test": "cargo test",
+    }
+    why = {d.what.split(" (")[0]: d.reason for d in p.dropped}
+    assert why["cargo build --no-default-features --target thumbv6m-none-eabi"] == (
+        "builds for another target (thumbv6m-none-eabi), whose standard library is not installed"
+    )
+
+
 FORMATTED = "pub fn double(x: u32) -> u32 {\n    x * 2\n}\n"
 UNFORMATTED = "pub fn double(x:u32)->u32{x*2}\n"
 RUST_TEST = (

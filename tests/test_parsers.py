@@ -685,9 +685,7 @@ AVA_THEN_TSD = (
     "> @sindresorhus/slugify@2.2.1 test\n> xo && ava && tsd\n\n"
     + "".join(f"  \u2714 case {n}\n" for n in range(20))
     + "  \u2500\n\n  20 tests passed\n",
-    "".join(
-        f"  \u2716   {line}:8    Cannot find name Http1Request.\n" for line in range(300)
-    )
+    "".join(f"  \u2716   {line}:8    Cannot find name Http1Request.\n" for line in range(300))
     + "\n  \u2716 300 problems\n",
 )
 

@@ -217,9 +217,10 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
             ]
             continue
         of_kind, elsewhere = _in_the_tree(of_kind, discovery.root)
+        of_kind, cross = _for_this_target(of_kind)
         picked, left_out = choose(of_kind)
         chosen += picked
-        dropped += elsewhere + left_out
+        dropped += elsewhere + cross + left_out
     chosen, unstated = _drop_unstated_lints(chosen, candidates)
     dropped += unstated
     if options.kinds is None or Kind.TYPECHECK not in options.kinds:
@@ -364,6 +365,37 @@ def _in_the_tree(
             why = f"runs in {candidate.cwd}/, which the tree does not hold (made as CI runs)"
             dropped.append(Dropped(candidate.label, candidate.source, why))
     return kept, dropped
+
+
+def _for_this_target(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
+    """The candidates that build for this machine, and why the others are left out: a cargo
+    command for another target (`--target thumbv6m-none-eabi`) needs that target's standard
+    library, which CI adds (`rustup target add`) and assay does not (scopeguard's no_std
+    build failed "can't find crate for `core`", and skipped every later check)."""
+    host = f"{os.uname().machine}-unknown-linux-gnu"
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in candidates:
+        target = _cargo_target(candidate) if candidate.tool == "cargo" else None
+        if target is None or target == host:
+            kept.append(candidate)
+        else:
+            why = f"builds for another target ({target}), whose standard library is not installed"
+            dropped.append(Dropped(candidate.label, candidate.source, why))
+    return kept, dropped
+
+
+def _cargo_target(candidate: Candidate) -> str | None:
+    """The `--target` a cargo command names, or None."""
+    words = list(candidate.argv)
+    for at, word in enumerate(words):
+        if word == "--":
+            return None
+        if word == "--target" and at + 1 < len(words):
+            return words[at + 1]
+        if word.startswith("--target="):
+            return word.partition("=")[2]
+    return None
 
 
 def _only_formats(candidate: Candidate) -> bool:
