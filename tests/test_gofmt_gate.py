@@ -33,6 +33,8 @@ TEST = (
         ("diff -u <(echo -n) <(gofmt -d .)", ["gofmt", "-d", "."]),
         ('[ -z "$(gofmt -s -l . | grep -v vendor/)" ]', ["gofmt", "-s", "-l", "."]),
         ('test -z "$$(gofmt -s -l . | tee /dev/stderr)"', ["gofmt", "-s", "-l", "."]),
+        # pkg/errors' Makefile: make's own `shell` function.
+        ('test -z "$(shell gofmt -s -l . | grep -v vendor)"', ["gofmt", "-s", "-l", "."]),
     ],
 )
 def test_a_listing_a_shell_test_gates_on_is_a_command_of_the_line(

@@ -800,10 +800,12 @@ def test_an_install_step_that_fails_is_told_by_the_error_it_printed(tmp_path: Pa
 @pytest.mark.slow
 def test_a_build_backend_that_fails_is_told_by_its_own_error_not_pips(tmp_path: Path) -> None:
     """zipp's build backend fetches a license text from the network; pip's last error line
-    says only "error: subprocess-exited-with-error". The note quotes the backend's error."""
+    says only "error: subprocess-exited-with-error". The note quotes the backend's error,
+    with the repository's files named from it, not from the sandbox's workspace."""
     backend = (
+        "import os\n\n\n"
         "def get_requires_for_build_wheel(config_settings=None):\n"
-        "    raise RuntimeError('license server unreachable')\n\n\n"
+        "    raise RuntimeError(f'no license for {os.getcwd()}/LICENSE')\n\n\n"
         "get_requires_for_build_editable = get_requires_for_build_wheel\n"
     )
     files = {
@@ -816,7 +818,7 @@ def test_a_build_backend_that_fails_is_told_by_its_own_error_not_pips(tmp_path: 
     }
     report = installed_and_verified(write(tmp_path / "repo", files), tmp_path)
     assert report["status"] == "INDETERMINATE", report["note"]
-    assert "(exited 1: RuntimeError: license server unreachable)" in report["note"], report["note"]
+    assert "(exited 1: RuntimeError: no license for LICENSE)" in report["note"], report["note"]
 
 
 def test_a_package_manager_that_is_not_here_is_a_missing_step_not_a_failure(

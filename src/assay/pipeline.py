@@ -698,6 +698,8 @@ def _how_it_ended(evidence: Evidence) -> str:
     from assay.parsers._text import combined
 
     error = last_error_line(combined(result))
+    if error and result.cwd:  # the workspace's path means nothing to the reader
+        error = error.replace(result.cwd.rstrip("/") + "/", "").replace(result.cwd, ".")
     return f"exited {result.exit_code}: {error}" if error else f"exited {result.exit_code}"
 
 

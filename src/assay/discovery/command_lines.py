@@ -120,9 +120,10 @@ def packages_distribution(line: str) -> bool:
 
 
 #: A listing a shell test turns into a gate: `test -z "$(gofmt -l .)"`, `diff -u
-#: <(echo -n) <(gofmt -d .)`. Inside a command or process substitution it is no simple
-#: command of the line, yet what it prints decides whether the line fails.
-_GATED_LISTING = re.compile(r"[$<]\(\s*(?P<command>gofmt\s[^()]*)\)")
+#: <(echo -n) <(gofmt -d .)`, make's `test -z "$(shell gofmt -l .)"`. Inside a command or
+#: process substitution it is no simple command of the line, yet what it prints decides
+#: whether the line fails.
+_GATED_LISTING = re.compile(r"[$<]\((?:shell\s+)?\s*(?P<command>gofmt\s[^()]*)\)")
 
 
 def checked_commands(line: str) -> list[list[str]]:
