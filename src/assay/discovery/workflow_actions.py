@@ -40,7 +40,8 @@ class ActionRun:
 
     script: str
     how: str
-    """`golangci/golangci-lint-action`, or what stands in for what the action runs."""
+    """How the reason names it: the action (`psf/black`), and what stands in for what it
+    runs where assay does not run that (golangci-lint's)."""
     cwd: str | None = None
     """The action's own `working-directory` input, where it has one."""
 
