@@ -260,6 +260,26 @@ def test_the_locked_tool_is_the_one_that_runs(tmp_path: Path) -> None:
     assert versions.get("ruff") == "0.5.0", versions
 
 
+@pytest.mark.parametrize(
+    ("rev", "pin"),
+    [
+        # packaging 26: `pre-commit autoupdate --freeze` names a commit and says the release
+        # beside it; pip was asked for mypy==41e69167... and the install failed.
+        ("41e691678310dfd3833f7ab4e180ddb014310356  # frozen: v1.10.0", "mypy==1.10.0"),
+        ("41e691678310dfd3833f7ab4e180ddb014310356", None),
+        ("2b7f1e0", None),
+        ("v1.10.0", "mypy==1.10.0"),
+    ],
+)
+def test_a_hook_frozen_to_a_commit_pins_the_release_it_names(
+    tmp_path: Path, rev: str, pin: str | None
+) -> None:
+    config = PROJECT[".pre-commit-config.yaml"].replace("rev: v1.10.0", f"rev: {rev}")
+    write_dedented(tmp_path, {**PROJECT, ".pre-commit-config.yaml": config})
+    pins = [a for a in tools_step(tmp_path).argv if a.startswith("mypy")]
+    assert pins == ([pin] if pin else ["mypy"]), pins
+
+
 def test_hooks_no_ci_runs_pin_nothing(tmp_path: Path) -> None:
     """inflect 7.6.0: its ruff hook pins 0.12.0 and nothing in CI runs the hooks; its CI's
     tox installs ruff unpinned. The hook's stale pin is not what CI checked with."""

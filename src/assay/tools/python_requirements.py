@@ -565,12 +565,26 @@ def pre_commit_pins(root: Path) -> dict[str, str]:
     the project's CI runs those hooks (`pre_commit_runs_in_ci`); {} otherwise."""
     if not pre_commit_runs_in_ci(root):
         return {}
+    frozen = _frozen_revisions(_text(root, PRE_COMMIT_CONFIG) or "")
     pins: dict[str, str] = {}
     for package, repo in _pre_commit_tools(root):
-        version = _VERSION.fullmatch(str(repo.get("rev", "")).strip())
-        if version is not None:
+        rev = str(repo.get("rev", "")).strip()
+        version = _VERSION.fullmatch(frozen.get(rev, rev))
+        if version is not None and not _COMMIT.fullmatch(version.group(0)):
             pins.setdefault(package, version.group(1))
     return pins
+
+
+#: A git commit a hook's `rev` names (`pre-commit autoupdate --freeze`): no release.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+#: `rev: <commit>  # frozen: v2.3.0`, as `pre-commit autoupdate --freeze` writes it.
+_FROZEN = re.compile(r"^\s*rev:\s*['\"]?([0-9a-f]{7,40})['\"]?\s*#\s*frozen:\s*(\S+)", re.MULTILINE)
+
+
+def _frozen_revisions(text: str) -> dict[str, str]:
+    """`commit -> release` of the hooks frozen to a commit, from the comments beside them
+    (the YAML parser drops comments)."""
+    return {commit: release for commit, release in _FROZEN.findall(text)}
 
 
 def pre_commit_additions(root: Path) -> dict[str, tuple[str, ...]]:
