@@ -56,6 +56,8 @@ OFFLINE = {
     # cargo offline (as the sandbox runs it) without a crate never fetched (itoa's
     # dev-dependency): a missing download, not the code failing to build.
     "cargo": ["cargo", "build", "--offline"],
+    # ulid's `go mod download` of a module never fetched.
+    "go": ["go", "mod", "download"],
     # How checks run pip after `--install` (PIP_NO_INDEX, the kept wheels): it finds nothing.
     "pip-no-index": [
         sys.executable,
@@ -79,7 +81,13 @@ OFFLINE_FILES = {
             '[dependencies]\nno-panic = "0.1"\n'
         ),
         "src/main.rs": "fn main() {}\n",
-    }
+    },
+    "go": {
+        "go.mod": (
+            "module example.com/offline\n\ngo 1.19\n\n"
+            "require github.com/pborman/getopt v0.0.0-20170112200414-7148bc3a4c30\n"
+        ),
+    },
 }
 
 

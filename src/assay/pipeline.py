@@ -689,15 +689,18 @@ def _install_failed(evidence: Evidence, root: Path) -> Evidence:
 
 
 def _how_it_ended(evidence: Evidence) -> str:
-    """An install step's end, and the last error it printed (pip's "Invalid requirement"
-    names the file and line at fault)."""
+    """An install step's end, and the line that says why: where it could not reach the
+    network, else the last error it printed (pip's "Invalid requirement" names the file and
+    line at fault)."""
     result = evidence.result
     if result is None or result.exit_code is None or result.exit_code == 0:
         return evidence.cause.value
     from assay.classify import last_error_line
     from assay.parsers._text import combined
+    from assay.parsers.crash import no_network
 
-    error = last_error_line(combined(result))
+    text = combined(result)
+    error = no_network(text) or last_error_line(text)
     if error and result.cwd:  # the workspace's path means nothing to the reader
         error = error.replace(result.cwd.rstrip("/") + "/", "").replace(result.cwd, ".")
     return f"exited {result.exit_code}: {error}" if error else f"exited {result.exit_code}"

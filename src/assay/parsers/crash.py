@@ -57,7 +57,7 @@ _OTHER_TOOL_MODULES = frozenset({"build", "coverage"})
 _NO_NETWORK = (
     r"\bEAI_AGAIN\b|getaddrinfo ENOTFOUND|Could not resolve host|Network is unreachable"
     r"|\bENETUNREACH\b|Temporary failure in name resolution|Failed to establish a new connection"
-    r"|Name or service not known"
+    r"|Name or service not known|dial tcp: lookup \S+"  # Go, whatever the resolver said
     r"|Could not find a version that satisfies the requirement .* \(from versions: none\)"
     r"|As a reminder, you're using offline mode|but --offline was specified"
 )
