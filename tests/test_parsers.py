@@ -694,3 +694,18 @@ def test_a_linters_marked_findings_are_no_failed_tests() -> None:
     c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
     parsed = parse_output(c, result(*AVA_THEN_TSD, exit_code=1), None)
     assert parsed.tests is not None and parsed.tests.failed == 0, parsed.tests
+
+
+def test_a_linters_total_is_no_count_of_tests() -> None:
+    """sindresorhus/is 8.0.0: `npm test` runs tsc, xo, then node's test runner; xo failed
+    with `  2 errors`, read as 2 of 2 tests failed."""
+    text = "  \u2716   824:65  This assertion is unnecessary.\n\n  7 warnings\n  2 errors\n"
+    c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
+    parsed = parse_output(c, result(text, exit_code=1), None)
+    assert parsed.tests is None, parsed.tests
+    # The linter's errors are why the wrapper failed: FAILED, not unexplained.
+    evidence = classify(c, result(text, exit_code=1), parsed)
+    assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+    # pytest's own summary still counts.
+    parsed = parse_output(c, result("==== 1 passed, 2 errors in 0.51s ====\n"), None)
+    assert parsed.tests is not None and parsed.tests.errors == 2

@@ -106,6 +106,22 @@ _GO_PACKAGE_OK = re.compile(r"^ok  \t\S+\t(?!.*\[no tests to run\])", re.MULTILI
 _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
 # A mark and a test's name, one line per test, as hand-rolled harnesses print them
 # (picocolors' `node tests/test.js`): read only from a stream that names no summary.
+#: A linter's total on a line of its own (eslint's and xo's `  2 errors`), not a test
+#: runner's (pytest's `2 errors in 0.5s`): sindresorhus/is's lint errors read as 2 of 2
+#: tests failed.
+_LINT_TOTAL = re.compile(r"\s*(?P<n>\d+) (?P<what>errors?|warnings?)\s*")
+
+
+def _lint_errors(text: str) -> bool:
+    """Whether a linter's total in the last lines of `text` counts errors (a wrapper such
+    as `npm test` that lints first failed on its findings)."""
+    for line in text.splitlines()[-50:]:
+        total = _LINT_TOTAL.fullmatch(line)
+        if total is not None and total["what"].startswith("error") and int(total["n"]):
+            return True
+    return False
+
+
 _MARKED = {
     "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
     # Not a linter's finding at a place (tsd's `✖  952:8  Cannot find name`) or its total
@@ -149,6 +165,8 @@ def parse_counts(text: str) -> TestCounts | None:
         seen = True
     tail = text.splitlines()[-200:]
     for line in tail:
+        if _LINT_TOTAL.fullmatch(line):
+            continue
         for number, word in _COUNT.findall(line):
             key = _KEYS.get(word, word)
             counts[key] = max(counts[key], int(number))
@@ -233,10 +251,11 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             hung = timed_out_tests(text) or ava_timed_out(text)
         if not failed and not hung:
             crashes = crash_diagnostics(text, result.cwd, check.tool)
+    linted = result.exit_code not in (0, None) and _lint_errors(text)
     return ParsedOutput(
         diagnostics=crashes,
         tests=tests,
-        failure_recognized=failed or bool(crashes),
+        failure_recognized=failed or bool(crashes) or linted,
         missing_command=missing,
         hung_tests=hung,
     )
