@@ -187,3 +187,74 @@ def test_a_finding_golangci_lints_govet_reports_fails_the_verdict(
     assert report["status"] == status, report["note"]
     verdicts = {c["name"]: c["verdict"] for c in report["checks"]}
     assert verdicts == {"go-vet": "pass" if status == "VERIFIED" else "fail", "go-test": "pass"}
+
+
+COMMANDER_SCRIPTS = {
+    "check": "npm run check:type && npm run check:lint && npm run check:format",
+    "check:format": "prettier --check .",
+    "check:lint": "eslint .",
+    "check:type": "tsc -p tsconfig.js.json",
+    "fmt": "prettier --write . || true",
+    "loop": "npm run loop",
+    "test": "node --test",
+}
+
+
+@pytest.mark.parametrize(
+    ("step", "kind"),
+    [
+        # commander.js: `check` says no kind; its body type-checks, lints and formats.
+        ("run: npm run check", "typecheck"),
+        ("run: npm run check:lint", "lint"),
+        ("run: npm run loop", None),  # runs itself and nothing else
+        ("run: npm run fmt", None),  # prettier --write: no check
+    ],
+)
+def test_a_package_script_ci_runs_is_read_through_its_body(
+    tmp_path: Path, step: str, kind: str | None
+) -> None:
+    import json
+
+    write(
+        tmp_path,
+        {
+            "package.json": json.dumps({"name": "p", "scripts": COMMANDER_SCRIPTS}),
+            ".github/workflows/ci.yml": workflow(step),
+        },
+    )
+    found = [c for c in discover(tmp_path).candidates if c.origin is Origin.CI]
+    assert [c.kind.value for c in found] == ([kind] if kind else []), found
+    if kind == "typecheck":
+        assert "check:lint: eslint ." in found[0].reason
+        planned = {c.name: c.argv for c in plan_repository(tmp_path).checks}
+        assert planned["npm-typecheck"] == ("npm", "run", "check")
+
+
+@pytest.mark.parametrize(("lib", "status"), [("", "VERIFIED"), ("const unused = 1;\n", "FAILED")])
+def test_a_lint_ci_runs_through_a_package_script_fails_the_verdict(
+    tmp_path: Path, lib: str, status: str
+) -> None:
+    """commander.js with an unused variable was VERIFIED: its CI's `npm run check` lints,
+    and assay, reading the name alone, ran no lint."""
+    import json
+
+    scripts = {"check": "npm run check:lint", "check:lint": "eslint .", "test": "node --test"}
+    repo = write(
+        tmp_path / "repo",
+        {
+            "package.json": json.dumps(
+                {"name": "p", "version": "1.0.0", "type": "module", "scripts": scripts}
+            ),
+            "eslint.config.mjs": 'export default [{ rules: { "no-unused-vars": "error" } }];\n',
+            "lib.mjs": f"{lib}export const add = (a, b) => a + b;\n",
+            "add.test.mjs": (
+                'import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
+                'import { add } from "./lib.mjs";\n\ntest("adds", () => assert.equal(add(1, 2), 3));\n'
+            ),
+            ".github/workflows/ci.yml": workflow("run: npm test", "run: npm run check"),
+        },
+    )
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    verdicts = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert verdicts["npm-lint"] == ("pass" if status == "VERIFIED" else "fail"), verdicts

@@ -24,6 +24,7 @@ from assay.discovery.command_lines import (
     Recognised,
     candidate_from,
     checked_commands,
+    masks_failure,
     only_command,
     recognise,
     split_commands,
@@ -39,6 +40,7 @@ from assay.discovery.make import (
 )
 from assay.discovery.model import Candidate, Dropped, Ecosystem, Origin, ProjectEnv, Source
 from assay.discovery.workflow_actions import GO_VET_STANDS_IN, golangci_stand_in
+from assay.tools.node import PACKAGE_MANAGERS, script_called
 
 #: What a CI file's parser returns: candidates, dropped commands, problems with the file.
 Parsed = tuple[list[Candidate], list[Dropped], list[str]]
@@ -149,7 +151,11 @@ def script_candidates(
         placed = [
             (directory, hit)
             for directory, piece in pieces
-            for hit in line_hits(piece, makefile if directory == "." else None)
+            for hit in line_hits(
+                piece,
+                makefile if directory == "." else None,
+                env.package_scripts if directory == "." else None,
+            )
         ]
         if not placed:
             continue
@@ -177,7 +183,7 @@ def script_candidates(
                 continue
             reason = f"{said} runs: {' '.join(hit.argv)}"
             if runs is not None and runs.lines:
-                reason += f" (its targets run: {'; '.join(runs.lines)[:200]})"
+                reason += f" (it runs: {'; '.join(runs.lines)[:200]})"
             candidate = candidate_from(
                 hit, env, Origin.CI, source, reason, cwd=directory, extra_env=ci_env
             )
@@ -338,8 +344,11 @@ def _changed_directory(cwd: str | None, args: list[str]) -> str | None:
     return None if moved == ".." or moved.startswith("../") else moved
 
 
-def line_hits(line: str, makefile: Makefile | None) -> list[tuple[Recognised, TargetRuns | None]]:
-    """The checks one shell line runs; a `make` call is read through the Makefile."""
+def line_hits(
+    line: str, makefile: Makefile | None, package_scripts: Mapping[str, str] | None = None
+) -> list[tuple[Recognised, TargetRuns | None]]:
+    """The checks one shell line runs; a `make` call is read through the Makefile, and a
+    package script whose name says no kind (`npm run check`) through package.json."""
     try:
         commands = checked_commands(line)
     except ValueError:
@@ -347,6 +356,8 @@ def line_hits(line: str, makefile: Makefile | None) -> list[tuple[Recognised, Ta
     hits: list[tuple[Recognised, TargetRuns | None]] = []
     for words in commands:
         made = _make_hit(words, makefile) if makefile is not None else None
+        if made is None and package_scripts:
+            made = _package_script_hit(words, package_scripts)
         if made is not None:
             hits.append(made)
             continue
@@ -380,3 +391,59 @@ def _make_hit(words: list[str], makefile: Makefile) -> tuple[Recognised, TargetR
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+#: How deep one package script is followed into the scripts it runs.
+MAX_SCRIPT_DEPTH = 8
+
+
+def _package_script_hit(
+    words: list[str], scripts: Mapping[str, str]
+) -> tuple[Recognised, TargetRuns] | None:
+    """`npm run check` as the check its package.json body answers, read through the
+    scripts it runs in turn: commander.js's CI runs `npm run check` (tsc, eslint, prettier
+    --check), a name that says no kind, and its lint went unrun. A script whose name says
+    its kind (`npm run lint`) is recognised by that name, as package.json's own are."""
+    if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
+        return None
+    name = script_called(words[1:])
+    if name is None or name not in scripts or name in SCRIPT_KINDS or name.startswith("test"):
+        return None
+    hits: list[Recognised] = []
+    lines: list[str] = []
+    masking = _follow_script(name, scripts, hits, lines, set())
+    runs = TargetRuns(hits=tuple(hits), lines=tuple(lines), masking=masking)
+    kind = runs.kind
+    if kind is None:
+        return None
+    argv = tuple(words)
+    return Recognised(kind, "npm-test", Ecosystem.NODE, argv[1:], argv, (), name="npm-test"), runs
+
+
+def _follow_script(
+    name: str, scripts: Mapping[str, str], hits: list[Recognised], lines: list[str], seen: set[str]
+) -> str | None:
+    """Add what script `name` runs to `hits` and its body to `lines`, following the
+    scripts it runs; the first body that ignores a failure, if any."""
+    if name in seen or len(seen) >= MAX_SCRIPT_DEPTH:
+        return None
+    seen.add(name)
+    body = scripts[name]
+    lines.append(f"{name}: {body}")
+    masking = body if masks_failure(body) else None
+    try:
+        commands = split_commands(body)
+    except ValueError:
+        return masking
+    for words in commands:
+        called = (
+            script_called(words[1:])
+            if words and posixpath.basename(words[0]) in PACKAGE_MANAGERS
+            else None
+        )
+        if called is not None and called in scripts:
+            masking = masking or _follow_script(called, scripts, hits, lines, seen)
+            continue
+        hit = recognise(words)
+        if hit is not None:
+            hits.append(hit)
+    return masking

@@ -214,6 +214,8 @@ class ProjectEnv:
     """Executables found in `node_bin` among the ones assay plans (`tsc`, `eslint`, ...)."""
     package_manager: str = "npm"
     package_manager_source: str = "default"
+    package_scripts: Mapping[str, str] = field(default_factory=dict)
+    """The root package.json's scripts, by name: what a CI line's `npm run check` runs."""
     golangci_runs_govet: bool = True
     """Whether the project's golangci-lint runs govet (`.golangci.yml` may turn it off):
     where it does, `go vet` stands in for a golangci-lint run (`workflow_actions`)."""

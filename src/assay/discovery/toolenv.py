@@ -76,7 +76,8 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
     tool_paths = environment_tools(files, venvs)
     node_bin = "node_modules/.bin" if files.is_dir("node_modules/.bin") else None
     node_tools = frozenset(t for t in NODE_TOOLS if node_bin and files.lexists(f"{node_bin}/{t}"))
-    manager, manager_source = package_manager(_package_json(files), files.list_dir("."))
+    manifest = _package_json(files)
+    manager, manager_source = package_manager(manifest, files.list_dir("."))
     return ProjectEnv(
         python=python,
         python_source=python_source,
@@ -87,9 +88,18 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         node_tools=node_tools,
         package_manager=manager,
         package_manager_source=manager_source,
+        package_scripts=_scripts(manifest),
         golangci_runs_govet=_golangci_runs_govet(files),
         notes=tuple(notes),
     )
+
+
+def _scripts(manifest: object) -> dict[str, str]:
+    """package.json's `scripts`: the ones whose name and body are strings."""
+    scripts = manifest.get("scripts") if isinstance(manifest, dict) else None
+    if not isinstance(scripts, dict):
+        return {}
+    return {k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _golangci_runs_govet(files: RepoFiles) -> bool:

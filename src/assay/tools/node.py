@@ -138,12 +138,21 @@ def _node_test_runs(rest: list[str]) -> Match | None:
     return Match(Kind.TEST, tuple(rest)) if "--test" in rest else None
 
 
-def _package_script(rest: list[str]) -> Match | None:
-    """`npm run lint`, `yarn test`: a check script, not a package manager builtin."""
+def script_called(rest: list[str]) -> str | None:
+    """The package script `npm run X`, `yarn X` or `pnpm X` runs (`rest`: the words after
+    the package manager), not a package manager builtin; None for any other command."""
     if not rest:
         return None
     script = rest[1] if rest[0] in ("run", "run-script") and len(rest) > 1 else rest[0]
     if script in PM_BUILTINS or script.startswith("-"):
+        return None
+    return script
+
+
+def _package_script(rest: list[str]) -> Match | None:
+    """`npm run lint`, `yarn test`: a check script, not a package manager builtin."""
+    script = script_called(rest)
+    if script is None:
         return None
     kind = SCRIPT_KINDS.get(script)
     if kind is None and script.startswith("test"):
