@@ -709,3 +709,26 @@ def test_a_linters_total_is_no_count_of_tests() -> None:
     # pytest's own summary still counts.
     parsed = parse_output(c, result("==== 1 passed, 2 errors in 0.51s ====\n"), None)
     assert parsed.tests is not None and parsed.tests.errors == 2
+
+
+# debug 4.4's `npm test`: mocha's tests pass, then karma finds no browser.
+KARMA_WITHOUT_CHROME = """\
+  20 passing (25ms)
+
+02 12 2026 11:30:00.000:INFO [karma-server]: Karma v6.4.4 server started at http://localhost:9876/
+02 12 2026 11:30:00.001:INFO [launcher]: Launching browsers ChromeHeadless with concurrency unlimited
+02 12 2026 11:30:00.002:ERROR [launcher]: No binary for ChromeHeadless browser on your platform.
+  Please, set "CHROME_BIN" env variable.
+"""
+
+
+def test_a_browser_the_test_runner_cannot_find_is_a_missing_tool() -> None:
+    c = check("npm-test", ("npm", "run", "test"), kind=Kind.TEST)
+    run = result(KARMA_WITHOUT_CHROME, exit_code=1)
+    evidence = classify(c, run, parse_output(c, run, None))
+    assert (evidence.verdict, evidence.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
+    assert "a ChromeHeadless browser" in evidence.note, evidence.note
+    # A test that really failed beside it stays a failure.
+    run = result(KARMA_WITHOUT_CHROME.replace("20 passing (25ms)", "19 passing\n  1 failing"))
+    evidence = classify(c, run, parse_output(c, run, None))
+    assert evidence.verdict is Verdict.FAIL

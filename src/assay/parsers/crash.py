@@ -95,6 +95,23 @@ def missing_command(text: str, exit_code: int | None) -> str | None:
     return "a command its recipe runs" if exit_code != 127 else None
 
 
+#: A test runner that drives a browser finding none: karma's launcher, puppeteer's.
+_NO_BROWSER = (
+    r"No binary for (\w+) browser on your platform"  # karma: set CHROME_BIN
+    r"|Could not find (Chrome|Chromium|Firefox)\b"  # puppeteer
+)
+
+
+def missing_browser(text: str) -> str | None:
+    """The browser a test run needed and did not find (debug's `karma start` after its
+    mocha tests: "No binary for ChromeHeadless browser"), as a missing tool; None when it
+    said no such thing."""
+    match = _compiled(_NO_BROWSER).search(text)
+    if match is None:
+        return None
+    return f"a {match.group(1) or match.group(2)} browser (karma and puppeteer read CHROME_BIN)"
+
+
 def missing_tool_module(text: str) -> str | None:
     """`python -m X` when a recipe's interpreter had no module X and X is a Python tool
     (pytest, mypy, build): a tool not installed where the check runs, not the code failing.

@@ -9,7 +9,12 @@ from pathlib import Path
 from assay.evidence import Check, Diagnostic, TestCounts
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, strip_ansi
-from assay.parsers.crash import crash_diagnostics, missing_command, missing_tool_module
+from assay.parsers.crash import (
+    crash_diagnostics,
+    missing_browser,
+    missing_command,
+    missing_tool_module,
+)
 from assay.parsers.go import timed_out_tests
 from assay.process import ProcessResult
 from assay.verdict import Kind
@@ -246,7 +251,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     if result.exit_code not in (0, None):
         missing = missing_command(text, result.exit_code)
         if missing is None and not failed:
-            missing = missing_tool_module(text)
+            missing = missing_tool_module(text) or missing_browser(text)
         if not failed and check.kind is Kind.TEST:
             hung = timed_out_tests(text) or ava_timed_out(text)
         if not failed and not hung:
