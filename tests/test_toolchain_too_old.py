@@ -30,6 +30,10 @@ from tests.test_go_cache import verify
             ),
             "rustc 1.80",
         ),
+        (
+            "/usr/bin/node: bad option: --experimental-transform-types\n",
+            "a Node.js that knows --experimental-transform-types",
+        ),
         # Said in passing, not as the toolchain says it: nothing.
         ("--- FAIL: TestNote\n    want: note: module requires Go 1.21 (got none)\n", None),
         ("FAIL\texample.com/p\t0.01s\n", None),
@@ -82,3 +86,26 @@ def test_a_module_that_needs_a_newer_go_is_not_failed(tmp_path: Path, go: str, s
             "because the project needs Go 1.99, newer than the toolchain here" in (report["note"])
         ), report["note"]
         assert {c["verdict"] for c in report["checks"]} == {"unverified"}
+
+
+def test_a_node_option_this_release_lacks_is_not_a_failure(tmp_path: Path) -> None:
+    """sindresorhus/is 8 tests with `node --experimental-transform-types --test`, which
+    Node 20 refuses ("bad option"): the tests could not run here, not fail."""
+    import json
+
+    repo = write(
+        tmp_path / "repo",
+        {
+            "package.json": json.dumps(
+                {
+                    "name": "p",
+                    "version": "1.0.0",
+                    "scripts": {"test": "node --no-such-option-yet --test"},
+                }
+            ),
+            "add.test.js": "require('node:test')('adds', () => {});\n",
+        },
+    )
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert "needs a Node.js that knows --no-such-option-yet" in report["note"], report["note"]

@@ -24,6 +24,8 @@ _TOO_OLD = (
     re.compile(r"^go: \S+ requires (?P<wanted>go >= \S+) \(running go \S+", re.MULTILINE),
     # cargo, for a package's `rust-version`.
     re.compile(r"requires (?P<wanted>rustc \S+) or newer, while the currently active rustc"),
+    # node, for an option a later release has (sindresorhus/is: Node 22's type stripping).
+    re.compile(r"^\S*node: bad option: (?P<wanted>--[\w-]+)$", re.MULTILINE),
 )
 
 
@@ -32,7 +34,8 @@ def toolchain_too_old(output: str) -> str | None:
     for pattern in _TOO_OLD:
         match = pattern.search(output)
         if match is not None:
-            return match["wanted"]
+            wanted = match["wanted"]
+            return f"a Node.js that knows {wanted}" if wanted.startswith("--") else wanted
     return None
 
 
