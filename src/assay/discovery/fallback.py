@@ -1,4 +1,5 @@
-"""Detector 8: the language's defaults when the language is evident (compileall, pytest, node --test).
+"""Detector 8: the language's defaults when the language is evident (compileall, pytest,
+node --test, go test without a go.mod).
 
 These rank below every other source; the planner uses them only for the
 kinds and ecosystems nothing else answered.
@@ -173,6 +174,33 @@ def node_defaults(root_names: set[str], test_dir_files: dict[str, list[str]]) ->
     ]
 
 
+def go_defaults(root_names: set[str]) -> list[Candidate]:
+    """`go vet` and `go test` in GOPATH mode (`GO111MODULE=off`) for Go code with tests
+    at the root and no go.mod: a package from before modules (go-shellquote), which
+    module mode refuses ("go.mod file not found"). Its own packages are found by
+    their paths from the root; imports from elsewhere would need a GOPATH. Pure."""
+    if "go.mod" in root_names:
+        return []
+    tests = sorted(n for n in root_names if n.endswith("_test.go"))
+    if not tests:
+        return []
+    why = f"Go tests ({tests[0]}, ...) and no go.mod: a package from before modules, in GOPATH mode"
+    return [
+        Candidate(
+            kind=kind,
+            argv=("go", subcommand, "./..."),
+            tool="go",
+            ecosystem=Ecosystem.GO,
+            origin=Origin.FALLBACK,
+            source=Source(tests[0]),
+            reason=why,
+            env={"GO111MODULE": "off"},
+            name=f"go-{subcommand}",
+        )
+        for kind, subcommand in ((Kind.LINT, "vet"), (Kind.TEST, "test"))
+    ]
+
+
 def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
@@ -191,4 +219,5 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         found += python_defaults(evidence, env, root_dirs, tests, code)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
+    found += go_defaults(root_names)
     return report(NAME, found)

@@ -1,0 +1,42 @@
+"""Go code with tests and no go.mod: a package from before modules.
+
+go-shellquote has no go.mod; module mode refuses it ("go.mod file not found"), and assay
+found nothing to run (UNVERIFIED, "no command was found"). Its maintainers' `go test`
+ran in GOPATH mode; so does assay's, with `GO111MODULE=off`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_repository
+from tests.repos import write
+from tests.test_go_cache import verify
+
+QUOTE = "package quote\n\nfunc Quote(s string) string {{ return {body} }}\n"
+TEST = (
+    'package quote\n\nimport "testing"\n\nfunc TestQuote(t *testing.T) {\n'
+    '\tif Quote("a") != "\'a\'" {\n\t\tt.Fatal(Quote("a"))\n\t}\n}\n'
+)
+
+
+def test_go_tests_without_a_go_mod_are_run_in_gopath_mode(tmp_path: Path) -> None:
+    write(tmp_path, {"quote.go": QUOTE.format(body='"\'" + s + "\'"'), "quote_test.go": TEST})
+    checks = {c.name: c for c in plan_repository(tmp_path).checks}
+    assert set(checks) == {"go-vet", "go-test"}
+    assert checks["go-test"].env == {"GO111MODULE": "off"}
+    # A go.mod is a module: its own rules apply, not these.
+    write(tmp_path, {"go.mod": "module example.com/quote\n\ngo 1.19\n"})
+    assert "GO111MODULE" not in plan_repository(tmp_path).checks[-1].env
+
+
+@pytest.mark.parametrize(("body", "status"), [('"\'" + s + "\'"', "VERIFIED"), ("s", "FAILED")])
+def test_a_package_from_before_modules_is_verified_for_real(
+    tmp_path: Path, body: str, status: str
+) -> None:
+    repo = write(tmp_path / "repo", {"quote.go": QUOTE.format(body=body), "quote_test.go": TEST})
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    tests = [c for c in report["checks"] if c["name"] == "go-test"]
+    assert tests and tests[0]["tests"]["executed"] == 1, tests
