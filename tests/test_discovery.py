@@ -695,6 +695,34 @@ def test_tox_environments_env_list_names_come_in_its_order(tmp_path: Path) -> No
     assert check_of(p, Kind.LINT).argv == ("flake8", "src")
 
 
+def test_a_generative_tox_section_is_each_environment_it_names(tmp_path: Path) -> None:
+    """structlog 25: `[testenv:typing-{mypy,pyright}]` holds `mypy: mypy src`; read as one
+    environment named with its braces, no factor matched and `mypy src` was never planned.
+    Beside the `mypy tests/typing` another environment runs, it is a check of its own: it
+    checks other code (a wrong return annotation in src/ was VERIFIED)."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                env_list = py311-{tests,mypy}, typing-{mypy,pyright}
+                [testenv]
+                commands =
+                    tests: pytest
+                    mypy: mypy tests/typing
+                [testenv:typing-{mypy,pyright}]
+                commands =
+                    mypy: mypy src
+                    pyright: pyright src
+            """,
+        },
+    )
+    p = plan_repository(tmp_path)
+    typechecks = {c.name: " ".join(c.argv) for c in p.checks if c.kind is Kind.TYPECHECK}
+    assert typechecks == {"mypy": "mypy tests/typing", "mypy-src": "mypy src"}
+    assert "typing-mypy" not in {d.what for d in p.dropped}
+
+
 def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> None:
     """filelock 3.16.1: [testenv] runs pytest (with `{envsitepackagesdir}`, which only tox
     knows), then `diff-cover` against origin/main. diff-cover was planned as a test, and
@@ -1124,3 +1152,32 @@ def test_setup_py_test_suite_is_run_with_unittest(
         assert not any(c.tool == "unittest" for c in tests), tests
     else:
         assert [c.argv[3:4] for c in tests] == [planned]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("returned", "status"), [("1", "VERIFIED"), ('"one"', "FAILED")])
+def test_each_code_a_stated_mypy_checks_is_checked_for_real(
+    tmp_path: Path, returned: str, status: str
+) -> None:
+    from tests.test_go_cache import verify
+
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "tox.ini": """
+                [tox]
+                env_list = typing-{tests,src}
+                [testenv:typing-{tests,src}]
+                commands =
+                    tests: mypy tests/typing
+                    src: mypy src
+            """,
+            "src/p/__init__.py": f"def one() -> int:\n    return {returned}\n",
+            "tests/typing/check.py": "x: int = 1\n",
+            "pyproject.toml": "[tool.assay]\nrequire_tests = false\n",
+        },
+    )
+    report = verify(repo, tmp_path / "state", sandbox="local")
+    assert report["status"] == status, report["note"]
+    verdicts = {c["name"]: c["verdict"] for c in report["checks"] if c["kind"] == "typecheck"}
+    assert verdicts == {"mypy": "pass", "mypy-src": "pass" if status == "VERIFIED" else "fail"}

@@ -306,8 +306,10 @@ def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> b
     features compiles other files (xxhash's CI tests again with `-tags purego`, whose
     files the default build leaves out: a bug there fails CI and nothing assay ran). A
     command only a manifest implies is no variant the project runs."""
+    if candidate.kind is Kind.TYPECHECK and not (candidate.stated and chosen.stated):
+        return False  # a configuration's own mypy run is no other code the project checks
     return (
-        candidate.kind in (Kind.BUILD, Kind.TEST)
+        candidate.kind in (Kind.BUILD, Kind.TEST, Kind.TYPECHECK)
         and candidate.origin < Origin.MANIFEST
         and candidate.tool == chosen.tool
         and _variant(candidate) not in seen
@@ -320,10 +322,50 @@ _CARGO_FEATURES = ("--features", "-F")
 _CARGO_SWITCHES = ("--no-default-features", "--all-features")
 
 
+#: mypy's options that take the next word as their value and name no code to check.
+_MYPY_VALUED = frozenset(
+    {
+        "--config-file",
+        "--python-version",
+        "--platform",
+        "--cache-dir",
+        "--exclude",
+        "--junit-xml",
+        "--custom-typeshed-dir",
+        "--python-executable",
+        "--always-true",
+        "--always-false",
+        "--enable-error-code",
+        "--disable-error-code",
+        "--shadow-file",
+    }
+)
+
+
+def _mypy_targets(words: list[str]) -> str:
+    """What a mypy command checks, as a short name (`src`, `tests-typing`): the files,
+    directories, packages and modules it is given; "" for its configuration's."""
+    at = words.index("mypy") + 1 if "mypy" in words else len(words)
+    targets: list[str] = []
+    skip = False
+    for word in words[at:]:
+        if skip:
+            skip = False
+        elif word in _MYPY_VALUED:
+            skip = True
+        elif not word.startswith("-"):
+            targets.append(word.strip("./").replace("/", "-") or "root")
+    return "-".join(targets)
+
+
 def _variant(candidate: Candidate) -> str:
     """The build variant a Go or cargo command compiles, as a short name (`purego`,
-    `no-default-features`); "" for the default build and for any other tool."""
+    `no-default-features`), and the code a mypy command checks (structlog's tox runs
+    `mypy tests/typing` and, in another environment, `mypy src`); "" for the default
+    build and for any other tool."""
     words = list(candidate.argv)
+    if candidate.tool == "mypy":
+        return _mypy_targets([os.path.basename(w) for w in words[:3]] + words[3:])
     if candidate.tool not in ("go", "cargo"):
         return ""
     parts: list[str] = []

@@ -138,14 +138,17 @@ def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
     except (configparser.Error, ValueError) as exc:
         message = " ".join(str(exc).split())[:200]
         return None, f"{path}: not a valid INI file: {message}"
+    # One environment per name a section stands for: a generative section
+    # (`[testenv:typing-{mypy,pyright}]`) is several, each taking its own factors' lines
+    # (structlog's `mypy: mypy src`), as tox reads it.
     sections: dict[str, ToxEnv] = {}
-    named: dict[str, str] = {}  # each name a section's (generative) name stands for
     for section in parser.sections():
-        if section != "testenv" and not section.startswith("testenv:"):
-            continue
-        name = section.partition(":")[2].strip()
-        sections[section] = _ini_env(parser, section, name)
-        named.update(dict.fromkeys(_generated(name), section))
+        if section == "testenv":
+            sections[""] = _ini_env(parser, section, "")
+        elif section.startswith("testenv:"):
+            raw = section.partition(":")[2].strip()
+            for name in itertools.islice(_generated(raw), MAX_LISTED_ENVS):
+                sections.setdefault(name, _ini_env(parser, section, name))
     # The environments env_list names come first, in its order: among envs that run the
     # same commands, the first is the one planned, and a section of its own may be for
     # another interpreter (pyparsing's `[testenv:py314t-unit]` sets PYTHON_GIL=0, which a
@@ -154,9 +157,8 @@ def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
     # takes the `mypy: ...` lines).
     envs: list[ToxEnv] = []
     for name in _env_list(parser):
-        if name in named:
-            if named[name] in sections:  # a generative section names several: listed once
-                envs.append(sections.pop(named[name]))
+        if name in sections:
+            envs.append(sections.pop(name))
         elif parser.has_section("testenv"):
             envs.append(_ini_env(parser, "testenv", name))
     return ToxConfig(path, (*envs, *sections.values())), None
