@@ -148,6 +148,22 @@ def test_a_runner_that_crashed_is_described_by_the_last_error_it_printed(tmp_pat
     ), report["note"]
 
 
+def test_a_conftest_that_cannot_be_imported_is_described_by_its_error(tmp_path: Path) -> None:
+    """structlog with a syntax error its conftest imports: pytest exits 4 with
+    "ImportError while loading conftest" and the cause on an `E   SyntaxError` line, which
+    the note did not see ("its output does not say why")."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "helper.py").write_text("def broken(:\n    pass\n")
+    (repo / "conftest.py").write_text("import helper\n")
+    (repo / "test_m.py").write_text("def test_one():\n    assert True\n")
+    report = _verified(repo, "test", tmp_path)
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert report["note"].startswith("pytest exited 4; the last error it printed: SyntaxError"), (
+        report["note"]
+    )
+
+
 FAILING_SUITE = """
 def test_adds():
     assert 1 + 1 == 2

@@ -169,9 +169,10 @@ def _node_dependency_not_installed(
 
 
 #: A line that names an error: `ValueError: ...`, `ERROR: ...`, `error: ...`, `fatal: ...`,
-#: as runners, interpreters and compilers print them (pytest's `INTERNALERROR> ` taken off).
+#: as runners, interpreters and compilers print them (pytest's `INTERNALERROR> ` and `E   `
+#: taken off: structlog's conftest failing to import said `E   SyntaxError: ...`).
 _ERROR_LINE = re.compile(
-    r"^(?:INTERNALERROR>\s*)?(?P<line>(?:"
+    r"^(?:INTERNALERROR>\s*|E {3,})?(?P<line>(?:"
     r"(?:[a-z_]\w*\.)+[A-Z]\w*: "  # a qualified exception: hypothesis.errors.InvalidArgument:
     r"|[A-Z]\w*(?:Error|Exception): "  # ValueError:
     r"|(?:[\w.-]+: )?(?:ERROR|error|fatal|FATAL)\b"  # pytest: error:, ERROR:, fatal:
