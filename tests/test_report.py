@@ -205,3 +205,28 @@ def test_tampering_lines_show_every_signal_and_whether_it_was_undone() -> None:
         "tampering: not counted against the verdict: undone, or files a run adds",
     ]
     assert tampering_lines(aggregate([PASSING_TESTS])) == []
+
+
+# debug 4.4.3's `npm run lint` (xo): sixteen warnings, then the one error that failed it.
+XO_OUTPUT = """\
+> debug@4.4.3 lint
+> xo
+
+  src/common.js:53:2
+  \u26a0   53:2   Missing JSDoc return description.                    valid-jsdoc
+
+  src/browser.js:197:4
+  \u26a0  197:4   Missing JSDoc parameter description for namespaces.  valid-jsdoc
+  \u2716  222:76  Unexpected whitespace before semicolon.              semi-spacing
+
+  16 warnings
+  1 error
+"""
+
+
+def test_a_pretty_linters_headline_is_its_first_error_not_its_first_warning() -> None:
+    from assay.report import headline
+
+    assert headline(XO_OUTPUT) == "src/browser.js:222:76: Unexpected whitespace before semicolon."
+    # No marked error: the first line past npm's banner, as before.
+    assert headline(XO_OUTPUT.replace("\u2716", "\u26a0")) == "src/common.js:53:2"

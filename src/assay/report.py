@@ -356,7 +356,27 @@ def headline(reason: str) -> str:
                 None,
             )
             return f"{where}: {line}" if where else line
-    return lines[0] if lines else ""
+    return _marked_finding(lines) or (lines[0] if lines else "")
+
+
+#: eslint-formatter-pretty's (xo's) layout: a file's header line `src/browser.js:197:4`,
+#: then its findings, an error marked `✖  222:76  Unexpected whitespace.  semi-spacing`.
+_PRETTY_FILE = r"^(\S+):\d+:\d+$"
+_PRETTY_ERROR = r"^[✖✗×]\s+(\d+:\d+)\s+(.+?)(?:\s{2,}\S+)?$"
+
+
+def _marked_finding(lines: list[str]) -> str | None:
+    """The first error a pretty-printing linter marked, at its place (debug's xo listed
+    sixteen warnings before its one error, and the note named the first warning)."""
+    import re
+
+    file = None
+    for line in lines:
+        if header := re.match(_PRETTY_FILE, line):
+            file = header[1]
+        elif (error := re.match(_PRETTY_ERROR, line)) and file is not None:
+            return f"{file}:{error[1]}: {error[2]}"
+    return None
 
 
 def _sentence(text: str) -> str:
