@@ -723,6 +723,26 @@ def test_a_generative_tox_section_is_each_environment_it_names(tmp_path: Path) -
     assert "typing-mypy" not in {d.what for d in p.dropped}
 
 
+def test_a_range_in_a_generative_tox_name_is_spelt_out(tmp_path: Path) -> None:
+    """structlog's env_list says `3.1{0-5}-{tests,mypy}`: tox 4 reads 3.10 to 3.15."""
+    from assay.tools.tox_config import _generated
+
+    assert list(_generated("3.1{0-2}-{tests,mypy}")) == [
+        "3.10-tests",
+        "3.10-mypy",
+        "3.11-tests",
+        "3.11-mypy",
+        "3.12-tests",
+        "3.12-mypy",
+    ]
+    assert list(_generated("x-{a-b}")) == ["x-a-b"]  # not numbers: a name as written
+    write_dedented(
+        tmp_path,
+        {"tox.ini": "[tox]\nenv_list = 3.1{0-5}-tests\n[testenv]\ncommands = tests: pytest\n"},
+    )
+    assert "tox env 3.10-tests" in check_of(plan_repository(tmp_path), Kind.TEST).reason
+
+
 def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> None:
     """filelock 3.16.1: [testenv] runs pytest (with `{envsitepackagesdir}`, which only tox
     knows), then `diff-cover` against origin/main. diff-cover was planned as a test, and

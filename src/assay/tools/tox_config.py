@@ -190,11 +190,29 @@ def _generated(name: str) -> Iterator[str]:
     a name with many braces stands for exponentially many."""
     parts = _BRACES_ALTERNATIVES.split(name)
     # split() with a group alternates text and brace contents: odd parts are alternatives.
-    choices = [part.split(",") if at % 2 else [part] for at, part in enumerate(parts)]
+    choices = [_spelt_out(part) if at % 2 else [part] for at, part in enumerate(parts)]
     for picked in itertools.product(*choices):
         joined = "-".join(f for f in "".join(picked).strip().split("-") if f)
         if joined:
             yield joined
+
+
+#: A range among a generative name's alternatives (tox 4: `3.1{0-5}` is 3.10 to 3.15).
+_RANGE = re.compile(r"(\d+)-(\d+)")
+#: The most names one range stands for.
+MAX_RANGE = 100
+
+
+def _spelt_out(braced: str) -> list[str]:
+    """The alternatives inside one pair of braces, each range (`0-5`) spelt out."""
+    found: list[str] = []
+    for item in braced.split(","):
+        bounds = _RANGE.fullmatch(item.strip())
+        if bounds is None or int(bounds[2]) - int(bounds[1]) > MAX_RANGE:
+            found.append(item)
+        else:
+            found += [str(n) for n in range(int(bounds[1]), int(bounds[2]) + 1)]
+    return found
 
 
 def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxEnv:
