@@ -392,7 +392,7 @@ def _make_hit(words: list[str], makefile: Makefile) -> tuple[Recognised, TargetR
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
-#: How deep one package script is followed into the scripts it runs.
+#: The most scripts one package script is followed through (it and those it runs).
 MAX_SCRIPT_DEPTH = 8
 
 
