@@ -696,14 +696,15 @@ def _how_it_ended(evidence: Evidence) -> str:
     if result is None or result.exit_code is None or result.exit_code == 0:
         return evidence.cause.value
     from assay.classify import last_error_line
+    from assay.formats.failures import relative  # the workspace's path means nothing
     from assay.parsers._text import combined
     from assay.parsers.crash import no_network
 
     text = combined(result)
     error = no_network(text) or last_error_line(text)
-    if error and result.cwd:  # the workspace's path means nothing to the reader
-        error = error.replace(result.cwd.rstrip("/") + "/", "").replace(result.cwd, ".")
-    return f"exited {result.exit_code}: {error}" if error else f"exited {result.exit_code}"
+    if not error:
+        return f"exited {result.exit_code}"
+    return f"exited {result.exit_code}: {relative(evidence, error)}"
 
 
 def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | None:

@@ -403,9 +403,7 @@ def _package_script_hit(
     scripts it runs in turn: commander.js's CI runs `npm run check` (tsc, eslint, prettier
     --check), a name that says no kind, and its lint went unrun. A script whose name says
     its kind (`npm run lint`) is recognised by that name, as package.json's own are."""
-    if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
-        return None
-    name = script_called(words[1:])
+    name = _script_of(words)
     if name is None or name not in scripts or name in SCRIPT_KINDS or name.startswith("test"):
         return None
     hits: list[Recognised] = []
@@ -417,6 +415,13 @@ def _package_script_hit(
         return None
     argv = tuple(words)
     return Recognised(kind, "npm-test", Ecosystem.NODE, argv[1:], argv, (), name="npm-test"), runs
+
+
+def _script_of(words: list[str]) -> str | None:
+    """The package script a command runs (`npm run check`, `pnpm lint`), or None."""
+    if not words or posixpath.basename(words[0]) not in PACKAGE_MANAGERS:
+        return None
+    return script_called(words[1:])
 
 
 def _follow_script(
@@ -435,11 +440,7 @@ def _follow_script(
     except ValueError:
         return masking
     for words in commands:
-        called = (
-            script_called(words[1:])
-            if words and posixpath.basename(words[0]) in PACKAGE_MANAGERS
-            else None
-        )
+        called = _script_of(words)
         if called is not None and called in scripts:
             masking = masking or _follow_script(called, scripts, hits, lines, seen)
             continue

@@ -109,8 +109,6 @@ _GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S", re.MULTILINE)
 _GO_PACKAGE_OK = re.compile(r"^ok  \t\S+\t(?!.*\[no tests to run\])", re.MULTILINE)
 # TAP's line for a failing test, counted for a stream that ends without a summary.
 _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
-# A mark and a test's name, one line per test, as hand-rolled harnesses print them
-# (picocolors' `node tests/test.js`): read only from a stream that names no summary.
 #: A linter's total on a line of its own (eslint's and xo's `  2 errors`), not a test
 #: runner's (pytest's `2 errors in 0.5s`): sindresorhus/is's lint errors read as 2 of 2
 #: tests failed.
@@ -127,6 +125,8 @@ def _lint_errors(text: str) -> bool:
     return False
 
 
+# A mark and a test's name, one line per test, as hand-rolled harnesses print them
+# (picocolors' `node tests/test.js`): read only from a stream that names no summary.
 _MARKED = {
     "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
     # Not a linter's finding at a place (tsd's `✖  952:8  Cannot find name`) or its total

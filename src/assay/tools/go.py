@@ -31,11 +31,12 @@ SUBCOMMANDS: Mapping[str, tuple[Kind, str]] = {
 
 
 #: Runs a gofmt listing (`gofmt -l`, `gofmt -d`) as the gate CI makes of it: gofmt exits 0
-#: whatever it lists, and a shell test fails the step when it lists anything.
+#: whatever it lists, and a shell test fails the step when it lists anything. The listing
+#: is printed whatever gofmt's status, and a failed gofmt (a syntax error) fails the check.
 _FAILS_ON_A_LISTING = (
-    'listed=$("$0" "$@") || exit; [ -z "$listed" ] && exit 0; '
-    'printf "%s\\n" "$listed"; echo "gofmt: these files are not formatted as gofmt would" >&2; '
-    "exit 1"
+    'listed=$("$0" "$@"); status=$?; [ -n "$listed" ] && printf "%s\\n" "$listed"; '
+    '[ "$status" -ne 0 ] && exit "$status"; [ -z "$listed" ] && exit 0; '
+    'echo "gofmt: these files are not formatted as gofmt would" >&2; exit 1'
 )
 
 
