@@ -52,3 +52,21 @@ def test_an_interrupted_assay_leaves_nothing_running(tmp_path: Path, sig: int) -
     assert "Interrupted: stopped 1 running command" in err
     assert "Traceback" not in err
     assert wait_gone(child, 2.0), "the command assay started outlived it"
+
+
+def test_a_run_started_after_the_interrupt_is_killed_at_once(tmp_path: Path) -> None:
+    """A thread that had not yet seen the interrupt may start its process after every
+    active run was killed (an evaluation's second attempt, between its stage check and its
+    agent's start): that process is killed as it starts, not left to its deadline."""
+    script = (
+        "from assay.process import kill_active_runs, run_process\n"
+        "kill_active_runs()\n"
+        "r = run_process(['sleep', '30'], timeout=60)\n"
+        "print(r.signal, round(r.duration_s, 1))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20, check=True
+    )
+    killed_by, duration = done.stdout.split()
+    assert killed_by == str(int(signal.SIGKILL)) or killed_by == str(int(signal.SIGTERM))
+    assert float(duration) < 5

@@ -426,10 +426,14 @@ class _ActiveRuns:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs: dict[int, str] = {}
+        self._killed = False
 
     def add(self, pgid: int, marker: str) -> None:
         with self._lock:
             self._runs[pgid] = marker
+            late = self._killed
+        if late:  # started by a thread that had not yet seen the interrupt: it goes too
+            reaper.kill_run(pgid, marker, keep=pgid)
 
     def discard(self, pgid: int) -> None:
         with self._lock:
@@ -437,6 +441,7 @@ class _ActiveRuns:
 
     def kill_all(self) -> int:
         with self._lock:
+            self._killed = True
             runs = list(self._runs.items())
         for pgid, marker in runs:
             reaper.kill_run(pgid, marker, keep=pgid)
@@ -447,8 +452,9 @@ _ACTIVE = _ActiveRuns()
 
 
 def kill_active_runs() -> int:
-    """Kill every process tree this process started and has not reaped yet (on an
-    interrupt); returns how many runs there were. Their callers still reap and report."""
+    """Kill every process tree this process started and has not reaped yet, and every one
+    it starts from now on (on an interrupt, as the process ends); returns how many runs
+    there were. Their callers still reap and report."""
     return _ACTIVE.kill_all()
 
 
