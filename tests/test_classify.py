@@ -83,3 +83,30 @@ def test_reason_is_the_head_for_compilers_and_the_tail_for_tests() -> None:
 def test_start_failure_note_says_what_to_do() -> None:
     evidence = classify(check(Kind.TEST), result(None, start_failure=StartFailure.NOT_FOUND))
     assert "not found" in evidence.note and "install" in evidence.note
+
+
+PNPM_404 = (
+    "Progress: resolved 119, reused 0, downloaded 84, added 51\n"
+    " ERR_PNPM_FETCH_404  GET https://registry.npmjs.org/nope-id/-/nope-id-1.4.1.tgz: "
+    "Not Found - 404\n\nNo authorization header was set for the request.\n"
+)
+YARN_TLS = (
+    "➤ YN0000: ┌ Fetch step\n"
+    "➤ YN0001: │ RequestError: self-signed certificate in certificate chain\n"
+    "    at ClientRequest.<anonymous> (.yarn/releases/yarn-4.4.1.cjs:147:14258)\n"
+    "➤ YN0000: └ Completed in 0s 236ms\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "quoted"),
+    [
+        (PNPM_404, PNPM_404.splitlines()[1].strip()),
+        (YARN_TLS, "RequestError: self-signed certificate in certificate chain"),
+    ],
+)
+def test_a_package_managers_error_line_is_the_one_quoted(output: str, quoted: str) -> None:
+    """pnpm's and yarn's installs mark their errors their own way; a note quotes them."""
+    from assay.classify import last_error_line
+
+    assert last_error_line(output) == quoted

@@ -824,14 +824,15 @@ def test_a_build_backend_that_fails_is_told_by_its_own_error_not_pips(tmp_path: 
 def test_a_package_manager_that_is_not_here_is_a_missing_step_not_a_failure(
     tmp_path: Path,
 ) -> None:
-    """vercel/ms names pnpm in `packageManager`; where no pnpm is on PATH the install says
-    which tool to install, and the result is UNVERIFIED, not an install that "did not
-    succeed"."""
+    """vercel/ms names pnpm in `packageManager`; where no pnpm is on PATH, and the release
+    it names cannot be fetched from npm either (assay fetches it, `assay.package_managers`),
+    the install says which tool to install and why it was not fetched, and the result is
+    UNVERIFIED, not an install that "did not succeed"."""
     repo = write(
         tmp_path / "repo",
         {
             "package.json": (
-                '{"name": "x", "version": "1.0.0", "packageManager": "pnpm@10.14.0",'
+                '{"name": "x", "version": "1.0.0", "packageManager": "pnpm@99.99.99",'
                 ' "scripts": {"test": "node --test"}}'
             ),
             "pnpm-lock.yaml": "lockfileVersion: '9.0'\n",
@@ -857,5 +858,6 @@ def test_a_package_manager_that_is_not_here_is_a_missing_step_not_a_failure(
     assert report["status"] == "UNVERIFIED", report["note"]
     assert report["note"] == (
         "install step install-node could not run: no pnpm found (tried pnpm); install pnpm "
-        "or put it on PATH; the checks were not run. Install it, then verify again."
+        "or put it on PATH (npm could not fetch pnpm@99.99.99: notarget No matching version "
+        "found for pnpm@99.99.99.); the checks were not run. Install it, then verify again."
     ), report["note"]

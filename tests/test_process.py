@@ -203,6 +203,17 @@ def test_scrub_policy_hides_secrets_and_overlay_wins(monkeypatch: pytest.MonkeyP
     assert "HARMLESS_SETTING" not in minimal and "PATH" in minimal
 
 
+def test_minimal_policy_keeps_the_machines_trust_anchors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a TLS-inspecting proxy, yarn's and node's installs reach the registry only
+    through the machine's own certificates."""
+    monkeypatch.setenv("NODE_EXTRA_CA_CERTS", "/etc/ssl/certs/ca-certificates.crt")
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt")
+    show = py("import os, json; print(json.dumps(dict(os.environ)))")
+    minimal = json.loads(run_process(show, env_policy=EnvPolicy.MINIMAL).stdout.text)
+    assert minimal["NODE_EXTRA_CA_CERTS"] == "/etc/ssl/certs/ca-certificates.crt"
+    assert minimal["SSL_CERT_FILE"] == "/etc/ssl/certs/ca-certificates.crt"
+
+
 def test_pinned_home_is_a_scratch_dir_removed_afterwards() -> None:
     r = run_process(
         py("import os; print(os.environ['HOME']); open(os.path.expanduser('~/x'), 'w').write('1')"),

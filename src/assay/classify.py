@@ -172,10 +172,11 @@ def _node_dependency_not_installed(
 #: as runners, interpreters and compilers print them (pytest's `INTERNALERROR> ` and `E   `
 #: taken off: structlog's conftest failing to import said `E   SyntaxError: ...`).
 _ERROR_LINE = re.compile(
-    r"^(?:INTERNALERROR>\s*|E {3,})?(?P<line>(?:"
+    r"^(?:INTERNALERROR>\s*|E {3,}|➤ YN\d{4}: [│·] )?(?P<line>(?:"  # yarn's `➤ YN0001: │`
     r"(?:[a-z_]\w*\.)+[A-Z]\w*: "  # a qualified exception: hypothesis.errors.InvalidArgument:
     r"|[A-Z]\w*(?:Error|Exception): "  # ValueError:
     r"|(?:[\w.-]+: )?(?:ERROR|error|fatal|FATAL)\b"  # pytest: error:, ERROR:, fatal:
+    r"|ERR_PNPM_[A-Z0-9_]+\b"  # pnpm: ERR_PNPM_FETCH_404  GET https://…
     r").*\S)"
 )
 #: pip's code for an error of a subprocess it ran (`error: subprocess-exited-with-error`,

@@ -58,6 +58,11 @@ MINIMAL_ALLOWLIST: frozenset[str] = frozenset(
         "VIRTUAL_ENV",
         "JAVA_HOME",
         "SOURCE_DATE_EPOCH",
+        # The machine's trust anchors (behind a TLS-inspecting proxy, an install reaches its
+        # registry only through them): paths to certificates, no secret.
+        "NODE_EXTRA_CA_CERTS",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
         # Not CI: checks get assay's (`CHECK_ENV`) and install steps none, whatever the caller's.
     }
 )

@@ -42,6 +42,7 @@ from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
     from assay.cache import CachedReport, VerdictCache
+    from assay.package_managers import Provided
     from assay.plan import Plan
     from assay.plan_memo import RememberedPlan
     from assay.protect import ProtectedSet
@@ -284,6 +285,8 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
             the_plan = base_plan(restore.base, root, options, installed=root)
         else:
             the_plan = make_plan(root, options)
+        manager = _package_manager(restore.base if restore is not None else root, options)
+        the_plan = _with_package_manager(the_plan, manager)
         if not the_plan.checks:
             return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
         tampering = None
@@ -297,6 +300,8 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         from assay.session import open_session, shown_toolchains
 
         tools = shown_toolchains(the_plan.checks, root)
+        if manager is not None and manager.bin_dir is not None:  # the install's too
+            tools = (*tools, *(str(p) for p in manager.bin_dir.iterdir()))
         mypy_cache = _mypy_cache(root, the_plan, options)
         go_cache = _go_cache(root, the_plan, options)
         writable = tuple(c for c in (mypy_cache, go_cache) if c is not None)
@@ -304,7 +309,16 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
             options.sandbox, root, tool_paths=tools, restore=restore, writable=writable
         ) as session:
             run = _Run(
-                root, options, expires, digest, restore, progress, early, mypy_cache, go_cache
+                root,
+                options,
+                expires,
+                digest,
+                restore,
+                progress,
+                early,
+                mypy_cache,
+                go_cache,
+                manager,
             )
             ran = run.in_session(session, the_plan)
     if ran.cached is not None:
@@ -412,6 +426,8 @@ class _Run:
     """The repository's warm mypy cache (`assay.mypy_cache`), writable in the session."""
     go_cache: Path | None = None
     """The repository's warm Go build cache (`assay.go_cache`), writable in the session."""
+    package_manager: Provided | None = None
+    """The project's pnpm or yarn, when the machine has none (`assay.package_managers`)."""
     made_env: str | None = None
     """The environment the install steps made in the workspace (`.venv`), if they made one."""
 
@@ -434,12 +450,13 @@ class _Run:
                     why=rebuilt,
                     commands=self.options.install_commands,
                     dated_from=self.root,
+                    package_manager=self.package_manager,
                 )
             )
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
                 return _SessionResult(
-                    [_install_failed(e, session.root) for e in installed],
+                    [_install_failed(e, session.root, self.package_manager) for e in installed],
                     [c.name for c in the_plan.checks],
                     the_plan,
                     install=installed,
@@ -566,8 +583,10 @@ class _Run:
     def _plan_again(self, session: Session) -> Plan:
         """The plan once the install steps have run: from the base under `--protect`."""
         if self.restore is not None:
-            return base_plan(self.restore.base, self.root, self.options, installed=session.root)
-        return make_plan(session.root, self.options)
+            the_plan = base_plan(self.restore.base, self.root, self.options, installed=session.root)
+        else:
+            the_plan = make_plan(session.root, self.options)
+        return _with_package_manager(the_plan, self.package_manager)
 
     def _put_back(self, session: Session, ran: str, rewritten: list[Rewritten]) -> None:
         """Under `--protect`, restore the protected files after `ran` (something of the
@@ -635,15 +654,21 @@ def _install(
     why: str = "",
     commands: Sequence[str] = (),
     dated_from: Path | None = None,
+    package_manager: Provided | None = None,
 ) -> list[Evidence]:
     """Run the install steps, then `commands`, one after another, in the sandbox with the
     network on; `why` is noted on the first step (why an environment had to be built);
     `dated_from`: the source tree, whose date decides the releases of tools nothing pins
-    (`assay.tool_era`; the workspace's `.git` may not be readable by assay)."""
+    (`assay.tool_era`; the workspace's `.git` may not be readable by assay);
+    `package_manager`: the project's, from assay's cache, on the steps' PATH."""
     from assay.install import command_steps, install_steps
 
     evidence: list[Evidence] = []
     steps = install_steps(session.root, dated_from=dated_from)
+    if package_manager is not None and package_manager.bin_dir is not None:
+        from assay.package_managers import on_path
+
+        steps = on_path(steps, package_manager.bin_dir)
     for step in [*steps, *command_steps(commands)]:
         (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
         if why and not evidence:
@@ -654,7 +679,24 @@ def _install(
     return evidence
 
 
-def _install_failed(evidence: Evidence, root: Path) -> Evidence:
+def _package_manager(root: Path, options: VerifyOptions) -> Provided | None:
+    """The project's pnpm or yarn when the machine has none (fetched with `--install`)."""
+    if not (root / "package.json").is_file():
+        return None  # the common case costs one stat, not an import
+    from assay.package_managers import provide
+
+    return provide(root, fetch=options.install)
+
+
+def _with_package_manager(the_plan: Plan, manager: Provided | None) -> Plan:
+    if manager is None:
+        return the_plan
+    from assay.package_managers import with_package_manager
+
+    return with_package_manager(the_plan, manager)
+
+
+def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = None) -> Evidence:
     """A failed install step means the checks could not run: not a verdict on the code,
     unless the step failed on the code itself, a file of the project (`root`, the workspace)
     that is not valid Python (a build backend imports the package for its version)."""
@@ -676,6 +718,8 @@ def _install_failed(evidence: Evidence, root: Path) -> Evidence:
     if evidence.cause is Cause.TOOLCHAIN_MISSING:
         # The package manager the project names is not here (pnpm, with no corepack shim).
         why = evidence.reason.strip().splitlines()[0] if evidence.reason.strip() else ""
+        if manager is not None and manager.bin_dir is None:
+            why = f"{why} ({manager.note})"  # why assay could not fetch it either
         note = (
             f"install step {evidence.check.name} could not run: {why}; the checks were not "
             "run. Install it, then verify again."

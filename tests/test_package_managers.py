@@ -1,0 +1,190 @@
+"""The project's pnpm or yarn, fetched from npm into assay's cache when the machine has
+none: which release a project names, and a real `assay verify --install` that fetches it,
+checks the sha512 `packageManager` pins and runs the project's scripts with it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assay.package_managers import Release, on_path, provide, wanted
+from assay.verdict import Kind
+from assay.verification import Check
+from tests.cli import assay, no_traceback
+
+#: pnpm 9.15.0's tarball digest as the npm registry publishes it (`dist.integrity`).
+PNPM_9_15_0 = base64.b64decode(
+    "duI3l2CkMo7EQVgVvNZije5yevN3mqpMkU45RBVsQpmSGon5djge4QfUHxLPpLZmgcqccY8GaPoIMe1MbYulbA=="
+)
+#: What pnpm 9 writes for a project with no dependencies.
+EMPTY_PNPM_LOCK = """lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .: {}
+"""
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+no_pnpm_here = pytest.mark.skipif(
+    shutil.which("pnpm") is not None, reason="the machine's own pnpm would be used"
+)
+
+
+def _project(root: Path, manifest: dict[str, object], **files: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "package.json").write_text(json.dumps(manifest))
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("pnpm@9.15.0", Release("pnpm", "pnpm", "9.15.0")),
+        (f"pnpm@9.15.0+sha512.{PNPM_9_15_0.hex()}", Release("pnpm", "pnpm", "9.15.0", PNPM_9_15_0)),
+        ("yarn@1.22.22", Release("yarn", "yarn", "1.22.22")),
+        ("yarn@4.4.1", Release("yarn", "@yarnpkg/cli-dist", "4.4.1")),
+        ("pnpm@10.0.0-rc.1", Release("pnpm", "pnpm", "10.0.0-rc.1")),
+        ("npm@10.9.0", None),
+        ("bun@1.1.0", None),
+        ("pnpm@latest", None),  # no release: npm would pick one the project never ran
+        ("pnpm@9.15.0 && curl evil", None),
+        ("pnpm@https://example.com/pnpm.tgz", None),
+        ("pnpm@9.15.0+sha512.abc", None),  # a digest that is no sha512
+    ],
+)
+def test_the_release_a_package_manager_field_names(
+    tmp_path: Path, field: str, expected: Release | None
+) -> None:
+    assert wanted(_project(tmp_path, {"packageManager": field})) == expected
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "head", "expected"),
+    [
+        ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n", Release("pnpm", "pnpm", "10")),
+        ("pnpm-lock.yaml", "lockfileVersion: '6.0'\n", Release("pnpm", "pnpm", "8")),
+        ("pnpm-lock.yaml", "lockfileVersion: 5.4\n", Release("pnpm", "pnpm", "7")),
+        ("pnpm-lock.yaml", "lockfileVersion: '99.0'\n", None),
+        ("yarn.lock", "# yarn lockfile v1\n\n\nleft-pad@^1.3.0:\n", Release("yarn", "yarn", "1")),
+        (
+            "yarn.lock",
+            "__metadata:\n  version: 8\n  cacheKey: 10c0\n",
+            Release("yarn", "@yarnpkg/cli-dist", "4"),
+        ),
+    ],
+)
+def test_without_the_field_the_lockfile_says_which_release(
+    tmp_path: Path, lockfile: str, head: str, expected: Release | None
+) -> None:
+    # A real lockfile is far longer than its head: only the head is read.
+    root = _project(tmp_path, {"name": "p"}, **{lockfile: head + "# entry\n" * 50_000})
+    assert wanted(root) == expected
+
+
+def test_a_linked_manifest_or_lockfile_names_nothing(tmp_path: Path) -> None:
+    outside = _project(tmp_path / "outside", {"packageManager": "pnpm@9.15.0"})
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "package.json").symlink_to(outside / "package.json")
+    assert wanted(root) is None
+    (root / "package.json").unlink()
+    (root / "package.json").write_text("{}")
+    (outside / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    (root / "pnpm-lock.yaml").symlink_to(outside / "pnpm-lock.yaml")
+    assert wanted(root) is None
+
+
+def test_a_manifest_that_is_no_object_names_nothing(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('["pnpm@9.15.0"]')
+    assert wanted(tmp_path) is None
+    (tmp_path / "package.json").write_text("{not json")
+    assert wanted(tmp_path) is None
+
+
+@no_pnpm_here
+def test_without_install_a_release_not_yet_fetched_is_named_not_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    root = _project(tmp_path / "repo", {"packageManager": "pnpm@9.15.0"})
+    provided = provide(root, fetch=False)
+    assert provided is not None and provided.bin_dir is None
+    assert "pnpm@9.15.0 is not on PATH; `--install` fetches it" in provided.note
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_directory_goes_on_path_after_what_the_check_had() -> None:
+    check = Check("pnpm-test", Kind.TEST, ("pnpm", "test"), env={"PATH": "/venv/bin:/usr/bin"})
+    (moved,) = on_path([check], Path("/cache/pnpm/node_modules/.bin"))
+    assert moved.env["PATH"] == f"/venv/bin:/usr/bin{os.pathsep}/cache/pnpm/node_modules/.bin"
+
+
+def _node_test(expected: int) -> str:
+    return (
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        f"test('adds', () => assert.strictEqual(1 + 1, {expected}));\n"
+    )
+
+
+def _pnpm_project(root: Path, digest: bytes, test: str) -> Path:
+    manifest = {
+        "name": "p",
+        "version": "1.0.0",
+        "packageManager": f"pnpm@9.15.0+sha512.{digest.hex()}",
+        "scripts": {"test": "node --test test.js"},
+    }
+    return _project(root, manifest, **{"pnpm-lock.yaml": EMPTY_PNPM_LOCK, "test.js": test})
+
+
+@needs_bwrap
+@no_pnpm_here
+def test_install_fetches_the_pinned_pnpm_and_the_scripts_run_with_it(tmp_path: Path) -> None:
+    """For real: npm fetches pnpm 9.15.0 into assay's cache, its digest is the pinned one,
+    the install step and the test script run with it in the sandbox, and a wrong value in
+    the test is FAILED by the same way."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(cache)}
+    root = _pnpm_project(tmp_path / "repo", PNPM_9_15_0, _node_test(2))
+    args = ("verify", "--install", "--sandbox", "bwrap", "--json", str(root))
+    done = assay(*args, env=env, timeout=300)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", done.stdout
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert test["checker"]["version"] == "9.15.0"
+    assert test["checker"]["path"].startswith(str(cache / "package-managers" / "pnpm@9.15.0"))
+
+    (root / "test.js").write_text(_node_test(3))
+    done = assay(*args, env=env, timeout=300)
+    assert json.loads(done.stdout)["status"] == "FAILED", done.stdout
+
+
+@needs_bwrap
+@no_pnpm_here
+def test_a_fetched_release_without_the_pinned_digest_is_not_used(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    wrong = bytes(64)
+    root = _pnpm_project(tmp_path / "repo", wrong, _node_test(2))
+    done = assay(
+        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
+        env={**os.environ, "ASSAY_CACHE_DIR": str(cache)},
+        timeout=300,
+    )  # fmt: skip
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", done.stdout
+    assert "does not have the sha512 packageManager pins" in report["note"]
+    notes = report["plan"]["notes"]
+    assert any("does not have the sha512 packageManager pins" in n for n in notes), notes
+    assert list((cache / "package-managers").iterdir()) == []  # nothing kept to use later
