@@ -230,3 +230,30 @@ def test_a_pretty_linters_headline_is_its_first_error_not_its_first_warning() ->
     assert headline(XO_OUTPUT) == "src/browser.js:222:76: Unexpected whitespace before semicolon."
     # No marked error: the first line past npm's banner, as before.
     assert headline(XO_OUTPUT.replace("\u2716", "\u26a0")) == "src/common.js:53:2"
+
+
+# prop-types' `yarn run lint` (eslint's own stylish listing), then yarn's own error line.
+STYLISH_UNDER_YARN = """\
+yarn run v1.22.22
+$ eslint .
+
+/work/prop-types.js
+     1:622  warning  Unexpected console statement                              no-console
+   106:33   error    Missing space before value for key './lib/has'            key-spacing
+
+\u2716 2 problems (1 error, 1 warning)
+
+error Command failed with exit code 1.
+info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.
+"""
+
+
+def test_eslints_first_error_heads_its_failure_not_the_wrappers_error_line() -> None:
+    from assay.report import headline
+
+    assert headline(STYLISH_UNDER_YARN) == (
+        "/work/prop-types.js:106:33: Missing space before value for key './lib/has'"
+    )
+    # Without eslint's error, yarn's own error line, as before.
+    warnings_only = STYLISH_UNDER_YARN.replace("  error  ", "warning")
+    assert headline(warnings_only) == "error Command failed with exit code 1."

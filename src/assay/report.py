@@ -349,6 +349,8 @@ def headline(reason: str) -> str:
     # Not npm's and pnpm's banner (`> pkg@1.0.0 lint`, then `> the command`): it says what
     # ran, never what went wrong.
     lines = [ln.strip() for ln in reason.splitlines() if ln.strip() and not ln.startswith("> ")]
+    if marked := _marked_finding(lines):  # before yarn's `error Command failed` after it
+        return marked
     for i, line in enumerate(lines):
         if re.match(_ERROR_LINE, line):
             where = next(
@@ -356,26 +358,28 @@ def headline(reason: str) -> str:
                 None,
             )
             return f"{where}: {line}" if where else line
-    return _marked_finding(lines) or (lines[0] if lines else "")
+    return lines[0] if lines else ""
 
 
-#: eslint-formatter-pretty's (xo's) layout: a file's header line `src/browser.js:197:4`,
-#: then its findings, an error marked `✖  222:76  Unexpected whitespace.  semi-spacing`.
-_PRETTY_FILE = r"^(\S+):\d+:\d+$"
-_PRETTY_ERROR = r"^[✖✗×]\s+(\d+:\d+)\s+(.+?)(?:\s{2,}\S+)?$"
+#: A linter's listing by file: a header line naming the file, then its findings at their
+#: places. eslint-formatter-pretty's (xo's) header is `src/browser.js:197:4` and its error
+#: `✖  222:76  Unexpected whitespace.  semi-spacing`; eslint's own (stylish) header is the
+#: file's path and its error `1:622  error  Missing space before value  key-spacing`.
+_LISTED_FILE = r"^(\S+):\d+:\d+$|^(/\S+|\S+\.[A-Za-z]\w*)$"
+_LISTED_ERROR = r"^(?:[✖✗×]\s+(\d+:\d+)|(\d+:\d+)\s+error)\s+(.+?)(?:\s{2,}\S+)?$"
 
 
 def _marked_finding(lines: list[str]) -> str | None:
-    """The first error a pretty-printing linter marked, at its place (debug's xo listed
-    sixteen warnings before its one error, and the note named the first warning)."""
+    """The first error a linter listed by file, at its place (debug's xo listed sixteen
+    warnings before its one error, and the note named the first warning)."""
     import re
 
     file = None
     for line in lines:
-        if header := re.match(_PRETTY_FILE, line):
-            file = header[1]
-        elif (error := re.match(_PRETTY_ERROR, line)) and file is not None:
-            return f"{file}:{error[1]}: {error[2]}"
+        if header := re.match(_LISTED_FILE, line):
+            file = header[1] or header[2]
+        elif (error := re.match(_LISTED_ERROR, line)) and file is not None:
+            return f"{file}:{error[1] or error[2]}: {error[3]}"
     return None
 
 
