@@ -113,9 +113,12 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
     root = Path(root)
     steps = _declared_steps(root)
     made = next((i for i, s in enumerate(steps) if s.name == MADE_ENV_STEP), None)
-    if made is None:
+    if made is None and not (root / "go.mod").is_file():
         return steps
     planned = plan_repository(root).checks
+    steps += _other_go_modules(root, planned)
+    if made is None:
+        return steps
     tools = _planned_tools(root, planned, dated_from or root)
     if tools is None:
         return [*steps, *_mypy_stub_steps(planned)]
@@ -186,6 +189,15 @@ class _PlannedTools:
             f"{{ {shlex.join(then)} || {{ rm {HELD_VERSIONS}; {shlex.join(newest)}; }}; }}"
         )
         return install_step("python-tools", ("sh", "-c", script, "sh", *constraints), source, why)
+
+
+def _other_go_modules(root: Path, planned: Sequence[Check]) -> list[Check]:
+    """`go mod download` in each module of the tree, other than the root's, that a planned
+    Go check runs in (golang-lru's CI tests `arc/`, a module with its own requirements)."""
+    from assay.tools.go import module_download
+
+    cwds = {os.path.normpath(c.cwd) for c in planned if c.tool == "go"} - {"."}
+    return [module_download(cwd) for cwd in sorted(cwds) if (root / cwd / "go.mod").is_file()]
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:

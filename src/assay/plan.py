@@ -308,8 +308,10 @@ def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> b
     command only a manifest implies is no variant the project runs."""
     if candidate.kind is Kind.TYPECHECK and not (candidate.stated and chosen.stated):
         return False  # a configuration's own mypy run is no other code the project checks
+    # Go's linters too: `go vet` in another module, or with other tags, vets other code.
+    kinds = (Kind.BUILD, Kind.TEST, Kind.TYPECHECK, *((Kind.LINT,) if chosen.tool == "go" else ()))
     return (
-        candidate.kind in (Kind.BUILD, Kind.TEST, Kind.TYPECHECK)
+        candidate.kind in kinds
         and candidate.origin < Origin.MANIFEST
         and candidate.tool == chosen.tool
         and _variant(candidate) not in seen
@@ -362,13 +364,17 @@ def _variant(candidate: Candidate) -> str:
     """The build variant a Go or cargo command compiles, as a short name (`purego`,
     `no-default-features`), and the code a mypy command checks (structlog's tox runs
     `mypy tests/typing` and, in another environment, `mypy src`); "" for the default
-    build and for any other tool."""
+    build and for any other tool. A Go command run in a directory of the tree is named by
+    it too: there it may build a module of its own, which no `./...` from the root reaches
+    (golang-lru's CI tests `arc/`, whose go.mod makes it one)."""
     words = list(candidate.argv)
     if candidate.tool == "mypy":
         return _mypy_targets([os.path.basename(w) for w in words[:3]] + words[3:])
     if candidate.tool not in ("go", "cargo"):
         return ""
     parts: list[str] = []
+    if candidate.tool == "go" and (where := os.path.normpath(candidate.cwd)) != ".":
+        parts.append(where.replace("/", "-"))
     valued = _GO_TAGS if candidate.tool == "go" else _CARGO_FEATURES
     for at, word in enumerate(words):
         if word == "--":

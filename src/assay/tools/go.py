@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
@@ -94,9 +95,19 @@ def _module_cache(deps: Path) -> Mapping[str, str]:
 def install_steps(root: Path) -> list[Check]:
     if not (root / "go.mod").is_file():
         return []
-    return [
-        install_step("go", ("go", "mod", "download"), "go.mod", "module dependencies", tool="go")
-    ]
+    return [module_download(".")]
+
+
+def module_download(cwd: str) -> Check:
+    """The install step that downloads the requirements of the module at `cwd` (a
+    normalised path relative to the tree's root)."""
+    if cwd == ".":
+        return install_step("go", ("go", "mod", "download"), "go.mod", "module dependencies", "go")
+    name = "go-" + cwd.replace("/", "-")
+    step = install_step(
+        name, ("go", "mod", "download"), f"{cwd}/go.mod", "module dependencies", "go"
+    )
+    return replace(step, cwd=cwd)
 
 
 GO = ToolSpec(
