@@ -667,21 +667,38 @@ def test_a_mypy_the_project_turns_off_through_pytest_enabler_is_not_planned(
 
 
 @pytest.mark.parametrize(
-    ("commands", "chosen"),
+    ("commands", "linted", "formatted"),
     [
         # bleach 6.4.0: its tox lint env checks the formatting first, then lints.
         (
             "ruff format --check src tests\n    ruff check src tests",
             ["ruff", "check", "src", "tests"],
+            ("ruff-format", ["ruff", "format", "--check", "src", "tests"]),
         ),
-        ("black --check src\n    flake8 src", ["flake8", "src"]),
-        ("python -m ruff format --check src\n    python -m ruff check src", ["check", "src"]),
-        ("black --check src", ["black", "--check", "src"]),  # a formatter alone is still run
+        (
+            "black --check src\n    flake8 src",
+            ["flake8", "src"],
+            ("black-format", ["black", "--check", "src"]),
+        ),
+        (
+            "python -m ruff format --check src\n    python -m ruff check src",
+            ["check", "src"],
+            ("ruff-format", ["format", "--check", "src"]),
+        ),
+        ("black --check src", ["black", "--check", "src"], None),  # a formatter alone is run
+        # One formatter's check per ecosystem: the first the project states.
+        (
+            "black --check src\n    isort --check-only src\n    flake8 src",
+            ["flake8", "src"],
+            ("black-format", ["black", "--check", "src"]),
+        ),
     ],
 )
-def test_a_linter_is_preferred_to_a_formatters_check(
-    tmp_path: Path, commands: str, chosen: list[str]
+def test_a_linter_is_chosen_and_the_formatters_check_the_project_runs_beside_it(
+    tmp_path: Path, commands: str, linted: list[str], formatted: tuple[str, list[str]] | None
 ) -> None:
+    """A change its linter passes and its formatter rejects fails the project's CI: both
+    are run, the linter first (a formatter's check finds less than a linter does)."""
     write(
         tmp_path,
         {
@@ -689,5 +706,28 @@ def test_a_linter_is_preferred_to_a_formatters_check(
             "tox.ini": f"[testenv:lint]\ncommands =\n    {commands}\n",
         },
     )
-    [lint] = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.LINT]
-    assert list(lint.argv[-len(chosen) :]) == chosen, lint.argv
+    lints = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.LINT]
+    assert list(lints[0].argv[-len(linted) :]) == linted, lints[0].argv
+    if formatted is None:
+        assert len(lints) == 1, lints
+        return
+    name, argv = formatted
+    assert len(lints) == 2, lints
+    assert lints[1].name == name and list(lints[1].argv[-len(argv) :]) == argv, lints[1]
+
+
+def test_a_formatters_check_no_one_states_is_not_run_beside_the_linter(tmp_path: Path) -> None:
+    """Where the project lints through its configuration alone, nothing says whose
+    formatter, or which release, its code is kept to."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                '[project]\nname = "p"\nversion = "1"\n[tool.ruff]\nline-length = 99\n'
+                "[tool.black]\nline-length = 99\n"
+            ),
+            "p.py": "x = 1\n",
+        },
+    )
+    lints = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.LINT]
+    assert [c.argv[:2] for c in lints] == [("ruff", "check")], lints

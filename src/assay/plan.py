@@ -29,7 +29,7 @@ import enum
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -295,6 +295,12 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
             variants[candidate.ecosystem].add(variant)
             name = f"{candidate.check_name}-{variant or 'default'}"
             picked.append(replace(candidate, name=name))
+        elif ours is not None and _also_formats(candidate, ours, picked):
+            if candidate.check_name == ours.check_name:  # `ruff format --check`, `ruff check`
+                words = _tool_words(candidate.argv)
+                runner = os.path.basename(words[0]) if words else "lint"
+                candidate = replace(candidate, name=f"{runner}-format")
+            picked.append(candidate)
         else:
             left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
@@ -315,6 +321,24 @@ def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> b
         and candidate.origin < Origin.MANIFEST
         and candidate.tool == chosen.tool
         and _variant(candidate) not in seen
+    )
+
+
+def _also_formats(candidate: Candidate, chosen: Candidate, picked: list[Candidate]) -> bool:
+    """Whether `candidate` is the formatter's check the project runs beside the linter
+    chosen for its kind: a change its linter passes and its formatter rejects fails its CI
+    (`npm run format:check` beside `npm run lint`). One per ecosystem, and only one the
+    project states: where it lints through its configuration alone, nothing says whose
+    formatter, or which release, its code is kept to."""
+    return (
+        candidate.kind is Kind.LINT
+        and candidate.origin < Origin.MANIFEST
+        and _only_formats(candidate)
+        and not _only_formats(chosen)
+        and not any(
+            p.ecosystem is candidate.ecosystem and p.kind is Kind.LINT and _only_formats(p)
+            for p in picked
+        )
     )
 
 
@@ -447,7 +471,20 @@ def _cargo_target(candidate: Candidate) -> str | None:
 
 
 def _only_formats(candidate: Candidate) -> bool:
-    words = candidate.argv[2:] if candidate.argv[1:2] == ("-m",) else candidate.argv
+    """Whether `candidate` only says whether files are formatted: its command, or every
+    command of the package script it runs (`npm run format:check`: `prettier --check .`)."""
+    if candidate.stated and candidate.argv[:1] != candidate.stated[0][:1]:
+        return all(_formats(words) for words in candidate.stated)
+    return _formats(candidate.argv)
+
+
+def _tool_words(argv: Sequence[str]) -> Sequence[str]:
+    """The tool's command, from its name on (`python -m ruff check` -> `ruff check`)."""
+    return argv[2:] if argv[1:2] == ("-m",) else argv
+
+
+def _formats(argv: Sequence[str]) -> bool:
+    words = _tool_words(argv)
     if not words:
         return False
     return os.path.basename(words[0]) in _FORMATTERS or (
@@ -609,6 +646,7 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
     ]
     if not ci:
         return candidate
+    ci.sort(key=lambda c: c.argv != candidate.argv)  # the very command first, if CI runs it
     env = {**ci[0].env, **candidate.env}
     reason = f"{candidate.reason}; CI runs it too ({ci[0].source})"
     return replace(candidate, env=env, reason=reason)
@@ -750,7 +788,7 @@ def _named(checks: list[Check]) -> tuple[Check, ...]:
 
 
 def _base_name(check: Check) -> str:
-    if check.tool in GENERIC_TOOLS:
+    if check.tool in GENERIC_TOOLS and check.name in (None, check.tool):
         runner = os.path.basename(check.argv[0]) if check.argv else "shell"
         return f"{runner}-{check.kind.value}"
     return check.name or check.tool or check.kind.value

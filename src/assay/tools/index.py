@@ -55,7 +55,17 @@ MODULES: Mapping[Ecosystem, str] = {
 #: The tools each ecosystem declares, in its declaration's order.
 TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
     Ecosystem.PYTHON: ("python", "compileall", "unittest", "mypy", "pytest", "ruff", "pyright"),
-    Ecosystem.NODE: ("node", "node-test", "npm", "npm-test", "tsc", "eslint", "vitest", "jest"),
+    Ecosystem.NODE: (
+        "node",
+        "node-test",
+        "npm",
+        "npm-test",
+        "tsc",
+        "eslint",
+        "prettier",
+        "vitest",
+        "jest",
+    ),
     Ecosystem.GO: ("go",),
     Ecosystem.RUST: ("cargo", "rustc"),
     Ecosystem.JAVA: ("maven", "gradle", "java"),

@@ -134,6 +134,16 @@ def _vitest_runs(rest: list[str]) -> Match | None:
     return Match(Kind.TEST, tuple(rest))
 
 
+#: prettier's options that only say whether files are formatted; without one it rewrites.
+_PRETTIER_CHECKS = frozenset({"--check", "-c", "--list-different", "-l"})
+
+
+def _prettier_checks(rest: list[str]) -> Match | None:
+    if "--write" in rest or "-w" in rest or not _PRETTIER_CHECKS & set(rest):
+        return None
+    return Match(Kind.LINT, tuple(rest))
+
+
 def _node_test_runs(rest: list[str]) -> Match | None:
     return Match(Kind.TEST, tuple(rest)) if "--test" in rest else None
 
@@ -254,6 +264,13 @@ ESLINT = _node_tool(
         (".",),
     ),
 )
+PRETTIER = _node_tool(  # a lint only with --check: a failing check fails the lint
+    "prettier",
+    "install Prettier (`npm i -D prettier`)",
+    commands=(Command(("prettier",), match=_prettier_checks),),
+    # What prettier leaves out or how it formats: the project's, read from the tree.
+    config_files=("**/.prettierrc*", "**/prettier.config.*", "**/.prettierignore"),
+)
 VITEST = _node_tool(
     "vitest",
     "install Vitest (`npm i -D vitest`)",
@@ -321,7 +338,7 @@ def install_steps(root: Path) -> list[Check]:
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.NODE,
     label="typescript",
-    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, VITEST, JEST),
+    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, PRETTIER, VITEST, JEST),
     test_files=(
         "**/*.test.*",
         "**/*.spec.*",
