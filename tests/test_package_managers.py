@@ -124,6 +124,18 @@ def test_without_install_a_release_not_yet_fetched_is_named_not_fetched(
     assert not (tmp_path / "cache").exists()
 
 
+@no_pnpm_here
+def test_a_cache_that_cannot_hold_the_release_is_a_reason_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cache").write_text("a file where the cache should be")
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    root = _project(tmp_path / "repo", {"packageManager": "pnpm@9.15.0"})
+    provided = provide(root, fetch=True)
+    assert provided is not None and provided.bin_dir is None
+    assert provided.note.startswith("pnpm@9.15.0 could not be kept in "), provided.note
+
+
 def test_the_directory_goes_on_path_after_what_the_check_had() -> None:
     check = Check("pnpm-test", Kind.TEST, ("pnpm", "test"), env={"PATH": "/venv/bin:/usr/bin"})
     (moved,) = on_path([check], Path("/cache/pnpm/node_modules/.bin"))

@@ -153,23 +153,27 @@ def _fetch(release: Release, home: Path) -> str | None:
     npm = shutil.which("npm")
     if npm is None:
         return f"no npm to fetch {release.label} with"
-    home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=home.parent))
+    try:
+        home.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=home.parent))
+    except OSError as exc:
+        return f"{release.label} could not be kept in {home.parent}: {exc.strerror}"
     try:
         argv = [npm, "install", "--prefix", str(staging), "--ignore-scripts", "--no-audit"]
         argv += ["--no-fund", "--no-save", f"{release.package}@{release.spec}"]
-        # Run in the staging directory: no configuration of the project's is near it.
-        done = run_process(argv, cwd=staging, timeout=FETCH_TIMEOUT_S, env=_npm_env())
+        # In the staging directory, no configuration of the project's is near; the host's
+        # (its registry, proxy and certificates) applies, without its secrets.
+        done = run_process(argv, cwd=staging, timeout=FETCH_TIMEOUT_S)
         if done.exit_code != 0:
             return f"npm could not fetch {release.label}: {_why(done)}"
         wrong = _digest_mismatch(release, staging)
         if wrong:
             return wrong
         try:
-            staging.rename(home)  # another verification may have put it there first
-        except OSError:
-            if not home.is_dir():
-                raise
+            staging.rename(home)
+        except OSError as exc:
+            if not home.is_dir():  # else another verification put it there first
+                return f"{release.label} could not be kept in {home}: {exc.strerror}"
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -186,14 +190,6 @@ def _why(done: ProcessResult) -> str:
         if said != line.strip() and said and not said.startswith("code "):
             return said
     return f"npm exited {done.exit_code}"
-
-
-def _npm_env() -> dict[str, str]:
-    """The host's npm settings (a registry, a proxy) and HOME: npm's own cache and the
-    user's configuration live there."""
-    keep = ("HOME", "PATH", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
-    env = {k: v for k, v in os.environ.items() if k in keep or k.lower().startswith("npm_config_")}
-    return env
 
 
 def _digest_mismatch(release: Release, staging: Path) -> str | None:
