@@ -86,6 +86,7 @@ CORPUS: dict[str, dict[str, str]] = {
                       python -m unittest discover
                       pylint src
                       black --check .
+                      npx prettier --check .
                       mypy src
                       ruff check .
                       basedpyright

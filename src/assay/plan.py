@@ -57,6 +57,9 @@ class Stage(enum.StrEnum):
     """Builds whose output later checks read."""
     CHECK = "check"
     """Everything else: type checks, linters and tests do not depend on each other."""
+    LAST = "last"
+    """Builds the project's CI runs after its other checks: what they write (a bundle at
+    the root) is no input to those checks, and a linter must not see it."""
 
 
 STAGE_OF_KIND: dict[Kind, Stage] = {
@@ -125,6 +128,8 @@ class Plan:
     """assay's configuration is malformed: a usage error; nothing should run."""
     root_problem: str | None = None
     """The path cannot be examined at all."""
+    last: frozenset[str] = frozenset()
+    """The builds that run after every other check (`Stage.LAST`), by name."""
 
     @property
     def runnable(self) -> bool:
@@ -137,11 +142,11 @@ class Plan:
         return tuple(
             PlanStage(stage, checks)
             for stage in Stage
-            if (checks := tuple(c for c in self.checks if stage_of(c) is stage))
+            if (checks := tuple(c for c in self.checks if self.stage_of(c) is stage))
         )
 
     def stage_of(self, check: Check) -> Stage:
-        return stage_of(check)
+        return Stage.LAST if check.name in self.last else stage_of(check)
 
     @property
     def empty_note(self) -> str:
@@ -234,6 +239,8 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen = [_with_patterns_expanded(c, discovery.root) for c in chosen]
     configured_timeout = config.timeout_s if config else None
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
+    after = {(c.kind, str(c.source)) for c in _built_after_the_rest(chosen, candidates)}
+    last = frozenset(c.name for c in checks if (c.kind, c.source) in after)
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
     checks = tuple(_without_coverage_addopts(c, discovery.root) for c in checks)
@@ -257,6 +264,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         missing=missing,
         dropped=tuple(dropped),
         notes=tuple(notes),
+        last=last,
     )
 
 
@@ -637,6 +645,18 @@ def _with_patterns_expanded(candidate: Candidate, root: str) -> Candidate:
 def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> Candidate:
     if candidate.origin is Origin.CI:
         return candidate
+    ci = _ci_runs(candidate, everything)
+    if not ci:
+        return candidate
+    env = {**ci[0].env, **candidate.env}
+    reason = f"{candidate.reason}; CI runs it too ({ci[0].source})"
+    return replace(candidate, env=env, reason=reason)
+
+
+def _ci_runs(candidate: Candidate, everything: Iterable[Candidate]) -> list[Candidate]:
+    """The CI steps that run `candidate`'s check, the very command first."""
+    if candidate.origin is Origin.CI:
+        return [candidate]
     ci = [
         c
         for c in everything
@@ -644,12 +664,29 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
         and c.kind is candidate.kind
         and c.check_name == candidate.check_name
     ]
-    if not ci:
-        return candidate
-    ci.sort(key=lambda c: c.argv != candidate.argv)  # the very command first, if CI runs it
-    env = {**ci[0].env, **candidate.env}
-    reason = f"{candidate.reason}; CI runs it too ({ci[0].source})"
-    return replace(candidate, env=env, reason=reason)
+    return sorted(ci, key=lambda c: c.argv != candidate.argv)
+
+
+def _built_after_the_rest(
+    chosen: Sequence[Candidate], everything: Sequence[Candidate]
+) -> list[Candidate]:
+    """The builds chosen that the project's CI runs after every other chosen check its job
+    runs (prop-types' job lints, tests, then builds `prop-types.js` at the root, which its
+    eslint does not ignore: built first, the lint failed on the bundle)."""
+
+    def step(candidate: Candidate) -> tuple[str, int] | None:
+        ci = next((c for c in _ci_runs(candidate, everything) if c.job), None)
+        return (ci.job, ci.source.line or 0) if ci is not None and ci.job else None
+
+    builds = [c for c in chosen if c.kind is Kind.BUILD and c.tool not in CHECK_ONLY_BUILDS]
+    others = [where for c in chosen if c.kind is not Kind.BUILD and (where := step(c))]
+    after = []
+    for build in builds:
+        at = step(build)
+        before = [line for job, line in others if at is not None and job == at[0]]
+        if at is not None and before and max(before) < at[1]:
+            after.append(build)
+    return after
 
 
 def _to_check(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from assay.discovery.ci_scripts import (
@@ -124,7 +125,7 @@ def parse_workflow(
                 scripts=scripts,
                 at=at,
             )
-            found += more
+            found += [replace(c, job=f"{path}#{job_id}") for c in more]
             dropped += more_dropped
     return found, dropped, []
 

@@ -94,6 +94,9 @@ class Candidate:
     stated: tuple[tuple[str, ...], ...] = ()
     """The check commands, word by word as the project writes them, that this candidate
     runs (a make target's recipe lines `ruff check pkg tests`, a CI step's own command)."""
+    job: str | None = None
+    """The CI job whose step this is (`.github/workflows/ci.yml#test`): a job runs its
+    steps in order, so its lines say what it runs before what."""
     composed: tuple[str, ...] | None = None
     """Set when assay composed the command from a tool's configuration instead of reading
     it where the project states it: the tool's subcommand words (`("check",)` for `ruff
