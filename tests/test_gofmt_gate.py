@@ -60,11 +60,11 @@ def test_ci_gating_on_gofmt_plans_it_as_the_go_lint(
     assert found == ([planned] if planned else []), found
 
 
-def test_a_linter_outranks_gofmt_as_the_go_lint(tmp_path: Path) -> None:
+def test_a_linter_is_the_go_lint_and_gofmt_runs_beside_it(tmp_path: Path) -> None:
     steps = ("uses: golangci/golangci-lint-action@v6", 'run: test -z "$(gofmt -l .)"')
     write(tmp_path, {**GO_MODULE, "p.go": FORMATTED, ".github/workflows/ci.yml": workflow(*steps)})
     lints = [c.name for c in plan_repository(tmp_path).checks if c.kind.value == "lint"]
-    assert lints == ["go-vet"]
+    assert lints == ["go-vet", "gofmt"]
 
 
 @pytest.mark.parametrize(("source", "status"), [(FORMATTED, "VERIFIED"), (SPACES, "FAILED")])
