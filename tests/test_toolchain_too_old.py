@@ -34,6 +34,17 @@ from tests.test_go_cache import verify
             "/usr/bin/node: bad option: --experimental-transform-types\n",
             "a Node.js that knows --experimental-transform-types",
         ),
+        (  # pnpm 11 under Node 20 (ohash's packageManager), before it crashes on node:sqlite
+            "warn: This version of pnpm requires at least Node.js v22.13\n"
+            "warn: The current version of Node.js is v20.20.2\n"
+            "Error [ERR_UNKNOWN_BUILTIN_MODULE]: No such built-in module: node:sqlite\n",
+            "Node.js v22.13",
+        ),
+        (
+            "Usage Error: This tool requires a Node version compatible with >=18.12.0 "
+            "(got 16.20.2). Upgrade Node, or set `YARN_IGNORE_NODE=1` in your environment.\n",
+            "Node.js >=18.12.0",
+        ),
         # Said in passing, not as the toolchain says it: nothing.
         ("--- FAIL: TestNote\n    want: note: module requires Go 1.21 (got none)\n", None),
         ("FAIL\texample.com/p\t0.01s\n", None),
@@ -109,3 +120,26 @@ def test_a_node_option_this_release_lacks_is_not_a_failure(tmp_path: Path) -> No
     report = verify(repo, tmp_path / "state")
     assert report["status"] == "UNVERIFIED", report["note"]
     assert "needs a Node.js that knows --no-such-option-yet" in report["note"], report["note"]
+
+
+def test_an_install_step_too_new_for_this_node_is_unverified_naming_the_release(
+    tmp_path: Path,
+) -> None:
+    """ohash names pnpm 11, which needs Node.js 22.13: under Node 20 its install warns,
+    then crashes. That is the toolchain here, not the project: UNVERIFIED, naming it. (A
+    set-up command stands in for that pnpm: it prints what pnpm prints, and fails.)"""
+    from assay.pipeline import VerifyOptions, verify as verify_in_process
+
+    repo = write(tmp_path / "repo", {"Makefile": "test:\n\ttrue\n"})
+    too_new = (
+        "echo 'warn: This version of pnpm requires at least Node.js v22.13' >&2; "
+        "echo 'Error [ERR_UNKNOWN_BUILTIN_MODULE]: No such built-in module: node:sqlite' >&2; "
+        "exit 1"
+    )
+    options = VerifyOptions(install=True, install_commands=(too_new,), use_cache=False)
+    report = verify_in_process(repo, options)
+    assert report.status.value == "UNVERIFIED", report.note
+    assert report.note == (
+        "install step install-command-1 could not run: the project needs Node.js v22.13, newer than "
+        "the toolchain here; the checks were not run. Install it, then verify again."
+    )

@@ -720,6 +720,8 @@ def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = N
         why = evidence.reason.strip().splitlines()[0] if evidence.reason.strip() else ""
         if manager is not None and manager.bin_dir is None:
             why = f"{why} ({manager.note})"  # why assay could not fetch it either
+        elif wanted := _newer_toolchain_wanted(evidence):  # pnpm 11 under Node 20
+            why = f"the project needs {wanted}, newer than the toolchain here"
         note = (
             f"install step {evidence.check.name} could not run: {why}; the checks were not "
             "run. Install it, then verify again."
@@ -730,6 +732,15 @@ def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = N
         "the checks were not run. Check the lockfile and the network, or set the environment up yourself."
     )
     return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
+
+
+def _newer_toolchain_wanted(evidence: Evidence) -> str | None:
+    if evidence.result is None:
+        return None
+    from assay.parsers._text import combined
+    from assay.toolchain_too_old import toolchain_too_old
+
+    return toolchain_too_old(combined(evidence.result))
 
 
 def _how_it_ended(evidence: Evidence) -> str:

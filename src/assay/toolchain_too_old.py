@@ -26,6 +26,10 @@ _TOO_OLD = (
     re.compile(r"requires (?P<wanted>rustc \S+) or newer, while the currently active rustc"),
     # node, for an option a later release has (sindresorhus/is: Node 22's type stripping).
     re.compile(r"^\S*node: bad option: (?P<wanted>--[\w-]+)$", re.MULTILINE),
+    # pnpm itself, too new for this node (pnpm 11 under Node 20): it warns, then crashes.
+    re.compile(r"This version of pnpm requires at least (?P<wanted>Node\.js v[\d.]+)"),
+    # yarn 2 and later, likewise.
+    re.compile(r"This tool requires a Node version compatible with (?P<wanted>\S+)"),
 )
 
 
@@ -35,7 +39,9 @@ def toolchain_too_old(output: str) -> str | None:
         match = pattern.search(output)
         if match is not None:
             wanted = match["wanted"]
-            return f"a Node.js that knows {wanted}" if wanted.startswith("--") else wanted
+            if wanted.startswith("--"):
+                return f"a Node.js that knows {wanted}"
+            return f"Node.js {wanted}" if wanted[:1] in "<>=^~" else wanted
     return None
 
 
