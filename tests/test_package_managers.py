@@ -200,3 +200,64 @@ def test_a_fetched_release_without_the_pinned_digest_is_not_used(tmp_path: Path)
     notes = report["plan"]["notes"]
     assert any("does not have the sha512 packageManager pins" in n for n in notes), notes
     assert list((cache / "package-managers").iterdir()) == []  # nothing kept to use later
+
+
+#: pnpm 9's lockfile for one dependency from the registry.
+ONE_DEPENDENCY_LOCK = """lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .:
+    dependencies:
+      is-number:
+        specifier: 7.0.0
+        version: 7.0.0
+
+packages:
+
+  is-number@7.0.0:
+    resolution: {integrity: sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==}
+    engines: {node: '>=0.12.0'}
+
+snapshots:
+
+  is-number@7.0.0: {}
+"""
+
+
+@needs_bwrap
+@no_pnpm_here
+def test_pnpms_store_stays_out_of_the_linters_way(tmp_path: Path) -> None:
+    """Left to itself, pnpm kept its store at the root of the workspace's mount, the
+    project's own directory, where antfu/utils' eslint linted its JSON index (154,427
+    errors). The store now lives under node_modules, which every linter leaves alone; this
+    lint fails where a `.pnpm-store` appears at the root, as that eslint did."""
+    manifest = {
+        "name": "p",
+        "version": "1.0.0",
+        "packageManager": f"pnpm@9.15.0+sha512.{PNPM_9_15_0.hex()}",
+        "dependencies": {"is-number": "7.0.0"},
+        "scripts": {
+            "lint": "node -e \"process.exit(require('fs').existsSync('.pnpm-store') ? 1 : 0)\"",
+            "test": "node --test test.js",
+        },
+    }
+    test = (
+        "require('node:test')('is a number', () => require('assert')(require('is-number')(5)));\n"
+    )
+    root = _project(
+        tmp_path / "repo", manifest, **{"pnpm-lock.yaml": ONE_DEPENDENCY_LOCK, "test.js": test}
+    )
+    done = assay(
+        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=300,
+    )  # fmt: skip
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+    assert {c["name"] for c in report["checks"]} >= {"pnpm-lint", "pnpm-test"}
