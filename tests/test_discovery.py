@@ -1201,3 +1201,21 @@ def test_each_code_a_stated_mypy_checks_is_checked_for_real(
     assert report["status"] == status, report["note"]
     verdicts = {c["name"]: c["verdict"] for c in report["checks"] if c["kind"] == "typecheck"}
     assert verdicts == {"mypy": "pass", "mypy-src": "pass" if status == "VERIFIED" else "fail"}
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("yarn tsc --version", None),  # redux-thunk's CI: it was planned as the typecheck
+        ("npx tsc -v", None),
+        ("tsc --showConfig", None),
+        ("pytest --version", None),
+        ("ruff --help", None),
+        ("pytest -v", Kind.TEST),  # pytest's -v is verbose, not its version
+        ("yarn tsc --noEmit", Kind.TYPECHECK),
+        ("yarn test --help-me", Kind.TEST),
+    ],
+)
+def test_a_command_that_asks_a_tool_about_itself_is_no_check(line: str, kind: Kind | None) -> None:
+    found = recognise_line(line)
+    assert [r.kind for r in found] == ([kind] if kind else []), found

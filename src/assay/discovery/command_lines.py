@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
 from assay.tools import LAUNCHERS, command_words, recognise_words, tool_spec
+from assay.tools.spec import ASKS_THE_TOOL, Launch
 from assay.tools.spec import SCRIPT_KINDS as _SCRIPT_KINDS
-from assay.tools.spec import Launch
 from assay.verdict import Kind
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -169,7 +169,9 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
     argv = tuple(words)
     core, implied = _strip_runners(words)
     env += implied
-    hit = recognise_words(_basename(core[0]), core[1:]) if core else None
+    if not core or (core[1:] and set(core[1:]) <= ASKS_THE_TOOL):
+        return None  # `yarn tsc --version` in a CI step checks nothing (redux-thunk)
+    hit = recognise_words(_basename(core[0]), core[1:])
     if hit is None:
         return None
     match = hit.match

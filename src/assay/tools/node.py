@@ -10,6 +10,7 @@ from assay.tools.index import PACKAGE_MANAGER_HOMES
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.python import drop_lint_fixes
 from assay.tools.spec import (
+    ASKS_THE_TOOL,
     SCRIPT_KINDS,
     Command,
     Ecosystem,
@@ -119,7 +120,8 @@ def _node_test(request: Request) -> Instrumented:
 
 
 def _tsc_checks(rest: list[str]) -> Match | None:
-    if any(a in ("-w", "--watch", "--init") for a in rest):
+    # Watching, writing a tsconfig, or saying its version or its configuration: no check.
+    if any(a in ("-w", "--watch", "--init", "-v", "--version", "--showConfig") for a in rest):
         return None
     return Match(Kind.TYPECHECK, tuple(rest))
 
@@ -164,6 +166,9 @@ def _package_script(rest: list[str]) -> Match | None:
     script = script_called(rest)
     if script is None:
         return None
+    after = rest[rest.index(script) + 1 :]
+    if after and set(after) <= ASKS_THE_TOOL:
+        return None  # `yarn tsc --version` (redux-thunk's CI) checks nothing
     kind = SCRIPT_KINDS.get(script)
     if kind is None and script.startswith("test"):
         kind = Kind.TEST
@@ -202,6 +207,8 @@ NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec re
     # The files `node --test` finds by itself, beside `*.test.*` (the ecosystem's test files).
     config_files=("**/*-test.*", "**/*_test.*", "**/test-*.*", "**/test.*", "**/test/**"),
 )
+
+
 def _dependency_env(deps: Path) -> dict[str, str]:
     """npm's cache, and pnpm's store under node_modules, where every linter, test runner
     and tsc leaves it alone. Left to itself, pnpm keeps its store at the root of the

@@ -49,6 +49,9 @@ class Match:
     """The check's name when it is not the tool's (`go-test` for the `go` tool)."""
 
 
+#: Options that ask a tool about itself: a command of only these runs no check.
+ASKS_THE_TOOL = frozenset({"--version", "-V", "--help", "-h"})
+
 #: Reads the words after the tool's first word; None when the command is not a check.
 Matcher = Callable[[list[str]], "Match | None"]
 
