@@ -4,11 +4,14 @@ Every directory assay makes for a run (workspaces, report directories, base tree
 the bubblewrap probe's directory, scratch homes) is made by `make_scratch`, and its
 name says who owns it:
 
-    assay-<purpose>-<pid>.<starttime>.<pidns>-<random>
+    assay-<purpose>-<pid>_<starttime>_<pidns>-<random>
 
 `pid` is the process that made it, `starttime` that process's start time (field 22
 of /proc/PID/stat, so a reused pid is never taken for the owner) and `pidns` the
-inode of its PID namespace (pids of another namespace are not ours to look up).
+inode of its PID namespace (pids of another namespace are not ours to look up). No dot:
+a workspace's name is in every path of the project, and TypeScript's `include` matches
+nothing under a directory whose name has dots (vitest's typecheck of redux-thunk found
+"No inputs"). Names with dots, from older releases, are still swept.
 
 A run killed with SIGKILL removes nothing, and its workspace may sit in RAM
 (/dev/shm). `sweep_stale`, called as `assay verify` and `assay run` start, removes
@@ -49,7 +52,7 @@ _PURPOSE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 #: `tempfile.mkdtemp` appends eight of these characters.
 _NAME = re.compile(
     r"assay-(?P<purpose>[a-z0-9]+(?:-[a-z0-9]+)*)"
-    r"-(?P<pid>[1-9][0-9]*)\.(?P<start>[0-9]+)\.(?P<ns>[0-9]+)"
+    r"-(?P<pid>[1-9][0-9]*)[_.](?P<start>[0-9]+)[_.](?P<ns>[0-9]+)"
     r"-[a-z0-9_]{8}"
 )
 
@@ -223,7 +226,7 @@ def _owner_tag() -> str | None:
         return None
     if ns is None or len(fields) < 20:
         return None
-    return f"{os.getpid()}.{int(fields[19])}.{ns}"
+    return f"{os.getpid()}_{int(fields[19])}_{ns}"
 
 
 def _after_name(stat_line: bytes) -> list[bytes]:

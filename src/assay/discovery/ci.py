@@ -98,6 +98,10 @@ def parse_workflow(
         if not isinstance(job, dict) or not isinstance(job.get("steps"), list):
             continue
         job_cwd = _mapping(_mapping(job.get("defaults")).get("run")).get("working-directory")
+        # A job that runs on another job's artifact sets its variables for that artifact
+        # (redux-thunk's `TEST_DIST: true` tests the packed tarball it installs); here the
+        # tree is what is tested, so its commands run without them.
+        on_artifact = any(_uses(step, "actions/download-artifact") for step in job["steps"])
         for step in job["steps"]:
             if raw.remaining <= 0:
                 break
@@ -118,7 +122,7 @@ def parse_workflow(
                 path,
                 raw,
                 env,
-                plain_env(data.get("env"), job.get("env"), step.get("env")),
+                {} if on_artifact else plain_env(data.get("env"), job.get("env"), step.get("env")),
                 cwd,
                 where,
                 makefile=makefile,
@@ -128,6 +132,12 @@ def parse_workflow(
             found += [replace(c, job=f"{path}#{job_id}") for c in more]
             dropped += more_dropped
     return found, dropped, []
+
+
+def _uses(step: object, action: str) -> bool:
+    """Whether `step` runs the GitHub action `action` (at any version)."""
+    uses = step.get("uses") if isinstance(step, dict) else None
+    return isinstance(uses, str) and uses.split("@")[0] == action
 
 
 def _parser(system: CISystem, makefile: Makefile | None, scripts: Mapping[str, str]) -> FileParser:
