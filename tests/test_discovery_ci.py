@@ -462,3 +462,28 @@ def test_a_ci_line_naming_a_data_file_or_a_link_out_of_the_tree_reads_no_script(
     (tmp_path / "repo" / "ci").mkdir()
     (tmp_path / "repo" / "ci" / "linked.sh").symlink_to(outside)
     assert ci_candidates(tmp_path / "repo") == []
+
+
+@pytest.mark.parametrize(("downloads", "env"), [(True, {}), (False, {"TEST_DIST": "true"})])
+def test_a_job_on_another_jobs_artifact_gives_its_commands_no_variables(
+    tmp_path: Path, downloads: bool, env: dict[str, str]
+) -> None:
+    """redux-thunk's `test-dist` job installs the tarball its build job packed, then runs
+    `yarn test` with `TEST_DIST: true`, which points the tests at that package. Here the
+    tree is what is tested: the variable only made its tests fail to import."""
+    artifact = (
+        "      - uses: actions/download-artifact@v4\n        with:\n          name: package\n"
+    )
+    write_dedented(
+        tmp_path,
+        {
+            "package.json": '{"name": "p", "version": "1.0.0", "scripts": {"test": "node --test"}}',
+            ".github/workflows/ci.yml": (
+                "on: push\njobs:\n  test-dist:\n    runs-on: ubuntu-latest\n    steps:\n"
+                + (artifact if downloads else "")
+                + "      - run: npm test\n        env:\n          TEST_DIST: true\n"
+            ),
+        },
+    )
+    (test,) = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    assert dict(test.env) == env, test
