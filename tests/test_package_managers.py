@@ -261,3 +261,58 @@ def test_pnpms_store_stays_out_of_the_linters_way(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
     assert {c["name"] for c in report["checks"]} >= {"pnpm-lint", "pnpm-test"}
+
+
+#: What yarn 4 writes for a project with one dependency from the registry, which has a bin.
+YARN_4_LOCK = """__metadata:
+  version: 8
+  cacheKey: 10c0
+
+"p@workspace:.":
+  version: 0.0.0-use.local
+  resolution: "p@workspace:."
+  dependencies:
+    semver: "npm:7.6.3"
+  languageName: unknown
+  linkType: soft
+
+"semver@npm:7.6.3":
+  version: 7.6.3
+  resolution: "semver@npm:7.6.3"
+  bin:
+    semver: bin/semver.js
+  checksum: 10c0/88f33e148b210c153873cb08cfe1e281d518aaa9a666d4d148add6560db5cd3c582f3a08ccb91f38d5f379ead256da9931234ed122057f40bb5766e65e58adaf
+  languageName: node
+  linkType: hard
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("yarn") is not None, reason="the machine's own yarn would be used")
+@pytest.mark.parametrize("linker", ["node-modules", None])  # None: Plug'n'Play, yarn's default
+def test_yarn_that_finds_no_install_is_unverified_not_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linker: str | None
+) -> None:
+    """yarn 2 and later refuse to run a script before an install ("Couldn't find the
+    node_modules state file"): the code was not judged. The yarn the project names is
+    fetched first (as an earlier `--install` would have), then verified without one."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(cache))
+    manifest = {
+        "name": "p",
+        "version": "1.0.0",
+        "packageManager": "yarn@4.4.1",
+        "dependencies": {"semver": "7.6.3"},
+        "scripts": {"test": "semver 1.2.3 && node --test test.js"},
+    }
+    files = {"yarn.lock": YARN_4_LOCK, "test.js": _node_test(2)}
+    if linker:
+        files[".yarnrc.yml"] = f"nodeLinker: {linker}\n"
+    root = _project(tmp_path / "repo", manifest, **files)
+    provided = provide(root, fetch=True)
+    assert provided is not None and provided.bin_dir is not None, provided
+    done = assay("verify", "--sandbox", "bwrap", "--json", str(root), env={**os.environ})
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert "could not load its dependencies" in report["note"], report["note"]

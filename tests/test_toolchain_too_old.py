@@ -14,6 +14,17 @@ from assay.toolchain_too_old import go_mod_too_new, toolchain_too_old
 from tests.repos import write
 from tests.test_go_cache import verify
 
+#: pnpm 11 under Node 20 (ohash's packageManager): it warns, then crashes on node:sqlite.
+PNPM_TOO_NEW = (
+    "warn: This version of pnpm requires at least Node.js v22.13\n"
+    "warn: The current version of Node.js is v20.20.2\n"
+    "Error [ERR_UNKNOWN_BUILTIN_MODULE]: No such built-in module: node:sqlite\n"
+)
+YARN_TOO_NEW = (
+    "Usage Error: This tool requires a Node version compatible with >=18.12.0 "
+    "(got 16.20.2). Upgrade Node, or set `YARN_IGNORE_NODE=1` in your environment.\n"
+)
+
 
 @pytest.mark.parametrize(
     ("output", "wanted"),
@@ -34,17 +45,8 @@ from tests.test_go_cache import verify
             "/usr/bin/node: bad option: --experimental-transform-types\n",
             "a Node.js that knows --experimental-transform-types",
         ),
-        (  # pnpm 11 under Node 20 (ohash's packageManager), before it crashes on node:sqlite
-            "warn: This version of pnpm requires at least Node.js v22.13\n"
-            "warn: The current version of Node.js is v20.20.2\n"
-            "Error [ERR_UNKNOWN_BUILTIN_MODULE]: No such built-in module: node:sqlite\n",
-            "Node.js v22.13",
-        ),
-        (
-            "Usage Error: This tool requires a Node version compatible with >=18.12.0 "
-            "(got 16.20.2). Upgrade Node, or set `YARN_IGNORE_NODE=1` in your environment.\n",
-            "Node.js >=18.12.0",
-        ),
+        (PNPM_TOO_NEW, "Node.js v22.13"),
+        (YARN_TOO_NEW, "Node.js >=18.12.0"),
         # Said in passing, not as the toolchain says it: nothing.
         ("--- FAIL: TestNote\n    want: note: module requires Go 1.21 (got none)\n", None),
         ("FAIL\texample.com/p\t0.01s\n", None),
@@ -128,7 +130,8 @@ def test_an_install_step_too_new_for_this_node_is_unverified_naming_the_release(
     """ohash names pnpm 11, which needs Node.js 22.13: under Node 20 its install warns,
     then crashes. That is the toolchain here, not the project: UNVERIFIED, naming it. (A
     set-up command stands in for that pnpm: it prints what pnpm prints, and fails.)"""
-    from assay.pipeline import VerifyOptions, verify as verify_in_process
+    from assay.pipeline import VerifyOptions
+    from assay.pipeline import verify as verify_in_process
 
     repo = write(tmp_path / "repo", {"Makefile": "test:\n\ttrue\n"})
     too_new = (

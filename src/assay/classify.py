@@ -303,7 +303,7 @@ def _note(
         ) is not None:
             return (
                 f"{check.name} could not load {package}, which package.json declares: the "
-                "project's dependencies are not installed (node_modules lacks it). Install "
+                "project's dependencies are not installed (node_modules lacks them). Install "
                 "them (`npm ci`, or run `assay verify --install`), then verify again."
             )
         case Cause.NETWORK_UNAVAILABLE:

@@ -26,9 +26,20 @@ _DECLARING = ("dependencies", "devDependencies", "peerDependencies", "optionalDe
 MAX_PACKAGE_JSON_BYTES = 1024 * 1024
 
 
+#: yarn 2 and later, asked to run anything before an install: with node_modules, and
+#: with Plug'n'Play.
+_YARN_NOT_INSTALLED = re.compile(
+    r"Couldn't find the node_modules state file - running an install might help"
+    r"|doesn't seem to have been installed - running an install there might help"
+)
+
+
 def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
     """The package `output` says node could not find, when every such package is one the
-    package.json at `cwd` declares and `cwd/node_modules` lacks; else None."""
+    package.json at `cwd` declares and `cwd/node_modules` lacks; else None. Where yarn
+    refused to run for want of an install (and none was made), "its dependencies"."""
+    if _YARN_NOT_INSTALLED.search(output):
+        return "its dependencies"
     names = sorted(set(_NOT_FOUND.findall(output)))
     if not names:
         return None
