@@ -110,3 +110,38 @@ def test_the_maintainers_answer_for_real(tmp_path: Path, monkeypatch: pytest.Mon
     failed = verify(typed, options)
     assert failed.status is Status.FAILED, failed.note
     assert [e.check.name for e in failed.checks if not e.passed] == ["mypy"]
+
+
+TSCONFIG = '{"compilerOptions": {"strict": true, "noEmit": true}, "include": ["src"]}\n'
+#: Fine for node, not for strict tsc: a parameter with no type.
+TS_MODULE = "export function double(x) {\n  return x * 2;\n}\n"
+
+
+def ts_project(root: Path, workflow: str | None) -> Path:
+    files = {
+        "package.json": '{"name": "p", "version": "1.0.0", "scripts": {"test": "node --test"}}',
+        "tsconfig.json": TSCONFIG,
+        "src/index.ts": TS_MODULE,
+        "test/a.test.js": "require('node:test')('a', () => {});\n",
+    }
+    if workflow is not None:
+        files[WORKFLOW] = workflow
+    return write(root, files)
+
+
+@pytest.mark.parametrize(
+    ("workflow", "planned"),
+    [
+        (ci("npm ci", "npm test"), False),  # cookie-es: its CI's type check is commented out
+        (ci("npm ci", "npx tsc --noEmit", "npm test"), True),
+        (ci("npm ci", "npm test  # tsc is run by the editor"), True),  # named: it may run
+        (None, True),  # nothing says what the maintainers run
+    ],
+)
+def test_a_tsconfig_no_command_runs_is_left_out_like_a_configured_mypy(
+    tmp_path: Path, workflow: str | None, planned: bool
+) -> None:
+    checks = plan_repository(ts_project(tmp_path, workflow)).checks
+    assert any(c.tool == "tsc" for c in checks) is planned, checks
+    asked = plan_repository(tmp_path, PlanOptions(kinds=frozenset({Kind.TYPECHECK}))).checks
+    assert [c.tool for c in asked] == ["tsc"]

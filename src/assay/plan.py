@@ -539,17 +539,21 @@ def _drop_unstated_lints(
 def _drop_ungated_type_checkers(
     chosen: list[Candidate], everything: Iterable[Candidate], root: str
 ) -> tuple[list[Candidate], list[Dropped]]:
-    """Leave out a type checker only its configuration implies (`[tool.mypy]`) where the
-    project states what its CI or task runners run, none of that type-checks, and no file
-    where it says what runs names the tool (`stated_runs`): the configuration serves an
-    editor or a plugin, not the maintainers' gate, and its findings would fail code they
-    accept (cattrs 26.2.1: strict mypy settings for pytest-typing, 477 errors in `src`).
-    Asked for by kind (`--kind typecheck`), it stays."""
+    """Leave out a type checker only its configuration implies (`[tool.mypy]`, a
+    tsconfig.json) where the project states what its CI or task runners run, none of that
+    type-checks, and no file where it says what runs names the tool (`stated_runs`): the
+    configuration serves an editor, a bundler or a plugin, not the maintainers' gate, and
+    its findings would fail code they accept (cattrs 26.2.1: strict mypy settings for
+    pytest-typing, 477 errors in `src`; cookie-es, whose CI's type check is commented out:
+    TypeScript 6 refuses its tsconfig's `esModuleInterop: false`). Asked for by kind
+    (`--kind typecheck`), it stays."""
     everything = list(everything)
     if not any(c.origin in (Origin.TASK_RUNNER, Origin.CI) for c in everything):
         return chosen, []  # nothing says what the maintainers run: the configuration may
     if any(
-        c.kind is Kind.TYPECHECK and Origin.TASK_RUNNER <= c.origin <= Origin.DOCS
+        c.kind is Kind.TYPECHECK
+        and Origin.TASK_RUNNER <= c.origin <= Origin.DOCS
+        and not _implied_type_checker(c)
         for c in everything
     ):
         return chosen, []
@@ -560,7 +564,7 @@ def _drop_ungated_type_checkers(
     kept: list[Candidate] = []
     dropped: list[Dropped] = []
     for candidate in chosen:
-        implied = candidate.kind is Kind.TYPECHECK and candidate.origin is Origin.PYTHON_CONFIG
+        implied = _implied_type_checker(candidate)
         if implied and candidate.tool and not names_tool(Path(root), candidate.tool):
             why = (
                 f"{candidate.tool} is configured, but neither CI nor a task runner nor any "
@@ -571,6 +575,14 @@ def _drop_ungated_type_checkers(
             continue
         kept.append(candidate)
     return kept, dropped
+
+
+def _implied_type_checker(candidate: Candidate) -> bool:
+    """Whether `candidate` is a type check only the tool's configuration implies."""
+    return candidate.kind is Kind.TYPECHECK and (
+        candidate.origin is Origin.PYTHON_CONFIG
+        or (candidate.origin is Origin.MANIFEST and candidate.tool == "tsc")
+    )
 
 
 def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
