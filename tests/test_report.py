@@ -257,3 +257,32 @@ def test_eslints_first_error_heads_its_failure_not_the_wrappers_error_line() -> 
     # Without eslint's error, yarn's own error line, as before.
     warnings_only = STYLISH_UNDER_YARN.replace("  error  ", "warning")
     assert headline(warnings_only) == "error Command failed with exit code 1."
+
+
+# cookie-es's build (obuild, rolldown) on a syntax error: the error line introduces the
+# error, which follows with its place in a box (colours as rolldown prints them).
+ROLLDOWN_UNDER_PNPM = """\
+> cookie-es@3.1.1 build /w
+> obuild
+
+[log] Building `cookie-es` (`/w`)
+ ELIFECYCLE  Command failed with exit code 1.
+file:///w/node_modules/rolldown/dist/shared/error-DBGOT6sf.mjs:48
+\tconst wrapper = new Error(summary);
+\t                ^
+
+Error: Build failed with 1 error:
+
+\x1b[31m[PARSE_ERROR] Error:\x1b[0m Unexpected token
+    \x1b[38;5;246m╭\x1b[0m\x1b[38;5;246m─\x1b[0m\x1b[38;5;246m[\x1b[0m src/cookie/parse.ts:34:28 \x1b[38;5;246m]\x1b[0m
+    \x1b[38;5;246m│\x1b[0m
+"""
+
+
+def test_an_error_line_that_introduces_the_error_is_quoted_with_it_and_its_place() -> None:
+    from assay.report import headline
+
+    assert headline(ROLLDOWN_UNDER_PNPM) == (
+        "src/cookie/parse.ts:34:28: Error: Build failed with 1 error: "
+        "[PARSE_ERROR] Error: Unexpected token"
+    )

@@ -337,8 +337,9 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
 #: `fatal: ...`), as against the progress a build prints first ("Compiling", "Blocking
 #: waiting for file lock").
 _ERROR_LINE = r"(?i)^(?:error|fatal)\b|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"
-#: rustc's and clippy's location line under an error: `  --> src/lib.rs:252:33`.
-_RUST_LOCATION = r"^\s*--> (\S+)$"
+#: The location line under an error: rustc's and clippy's `  --> src/lib.rs:252:33`, and
+#: rolldown's (ariadne's) `╭─[ src/cookie/parse.ts:34:28 ]`.
+_LOCATION = r"^\s*(?:--> (\S+)|╭─\[ (\S+) \])$"
 
 
 def headline(reason: str) -> str:
@@ -348,13 +349,22 @@ def headline(reason: str) -> str:
 
     # Not npm's and pnpm's banner (`> pkg@1.0.0 lint`, then `> the command`): it says what
     # ran, never what went wrong.
-    lines = [ln.strip() for ln in reason.splitlines() if ln.strip() and not ln.startswith("> ")]
+    from assay.parsers._text import strip_ansi
+
+    lines = [
+        ln.strip()
+        for ln in strip_ansi(reason).splitlines()
+        if ln.strip() and not ln.startswith("> ")
+    ]
     if marked := _marked_finding(lines):  # before yarn's `error Command failed` after it
         return marked
     for i, line in enumerate(lines):
         if re.match(_ERROR_LINE, line):
+            if line.endswith(":") and i + 1 < len(lines):  # rolldown's `Build failed with 1 error:`
+                line = f"{line} {lines[i + 1]}"
+                i += 1
             where = next(
-                (m[1] for ln in lines[i + 1 : i + 3] if (m := re.match(_RUST_LOCATION, ln))),
+                (m[1] or m[2] for ln in lines[i + 1 : i + 3] if (m := re.match(_LOCATION, ln))),
                 None,
             )
             return f"{where}: {line}" if where else line
