@@ -72,8 +72,8 @@ def wanted(root: Path) -> Release | None:
         return None
     try:
         declared = json.loads(manifest).get("packageManager")
-    except (ValueError, AttributeError):
-        return None
+    except (ValueError, AttributeError, RecursionError):
+        return None  # not JSON, not an object, or nested past what the parser takes
     if isinstance(declared, str):
         return _declared(declared.strip())
     lockfile = _head(root, "pnpm-lock.yaml")
@@ -161,8 +161,8 @@ def _fetch(release: Release, home: Path) -> str | None:
     try:
         argv = [npm, "install", "--prefix", str(staging), "--ignore-scripts", "--no-audit"]
         argv += ["--no-fund", "--no-save", f"{release.package}@{release.spec}"]
-        # In the staging directory, no configuration of the project's is near; the host's
-        # (its registry, proxy and certificates) applies, without its secrets.
+        # In the staging directory no configuration of the project's is near: the host's
+        # npm settings apply (registry, proxy, certificates), its environment scrubbed.
         done = run_process(argv, cwd=staging, timeout=FETCH_TIMEOUT_S)
         if done.exit_code != 0:
             return f"npm could not fetch {release.label}: {_why(done)}"

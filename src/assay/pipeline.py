@@ -716,7 +716,8 @@ def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = N
             note=note,
         )
     if evidence.cause is Cause.TOOLCHAIN_MISSING:
-        # The package manager the project names is not here (pnpm, with no corepack shim).
+        # The tool a step runs is not here (the pnpm the project names, which assay could
+        # not fetch either), or too old for the project (a pnpm too new for this node).
         why = evidence.reason.strip().splitlines()[0] if evidence.reason.strip() else ""
         if manager is not None and manager.bin_dir is None:
             why = f"{why} ({manager.note})"  # why assay could not fetch it either
