@@ -14,7 +14,7 @@ from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi
-from assay.parsers.crash import no_network
+from assay.parsers.crash import no_network, read_only_write
 from assay.process import ProcessResult, StartFailure
 from assay.tools import tool_spec
 from assay.verdict import Cause, Kind
@@ -71,6 +71,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code != 0 and no_network(combined(result)) is not None:
         return Cause.NETWORK_UNAVAILABLE
+    if _kept_from_writing(result, parsed) is not None:
+        return Cause.SANDBOX_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _submodule_not_checked_out(check, result, parsed) is not None:
@@ -113,6 +115,25 @@ def _cause(
     if parsed.failure_recognized or parsed.diagnostics or (tests is not None and tests.any_failed):
         return Cause.EXIT_NONZERO
     return Cause.UNRECOGNIZED_FAILURE
+
+
+def _kept_from_writing(result: ProcessResult, parsed: ParsedOutput) -> str | None:
+    """The path a failed check could not write because the sandbox shows it read-only
+    (vitest's typecheck writes into node_modules, which a run without `--install` shows
+    from the source), when nothing else failed: every failed test and every finding says
+    it could not write there."""
+    if result.exit_code in (0, None):
+        return None
+    path = read_only_write(combined(result))
+    if path is None or not all(read_only_write(d.message) for d in parsed.diagnostics):
+        return None
+    if parsed.tests is not None and parsed.tests.any_failed:
+        from assay.formats.failures import FAILED_OUTCOMES
+
+        failed = [c for c in parsed.test_cases if c.outcome in FAILED_OUTCOMES]
+        if not failed or not all(read_only_write(c.message or "") for c in failed):
+            return None
+    return path
 
 
 def _own_package_not_installed(
@@ -305,6 +326,13 @@ def _note(
                 f"{check.name} could not load {package}, which package.json declares: the "
                 "project's dependencies are not installed (node_modules lacks them). Install "
                 "them (`npm ci`, or run `assay verify --install`), then verify again."
+            )
+        case Cause.SANDBOX_UNAVAILABLE if path := _kept_from_writing(result, parsed):
+            return (
+                f"{check.name} could not write {path}: the sandbox shows it read-only, so "
+                "the check could not run as it does elsewhere; not the code's failure. "
+                "`assay verify --install` makes node_modules in the workspace, where checks "
+                "may write."
             )
         case Cause.NETWORK_UNAVAILABLE:
             return (

@@ -175,6 +175,21 @@ def no_network(text: str) -> str | None:
     return None
 
 
+#: A write the file system refused as read-only: node's `EROFS: read-only file system,
+#: open '/w/node_modules/x'`, Python's `[Errno 30] Read-only file system: '/w/x'`.
+_READ_ONLY = re.compile(
+    r"EROFS: read-only file system, \w+ '([^']+)'(?: -> '([^']+)')?"
+    r"|Read-only file system: '([^']+)'"
+)
+
+
+def read_only_write(text: str) -> str | None:
+    """The path a program could not write because it is on a read-only mount, or None."""
+    for match in _READ_ONLY.finditer(text):
+        return next(g for g in reversed(match.groups()) if g)
+    return None
+
+
 def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for line in lines:
