@@ -210,13 +210,17 @@ NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec re
 
 
 def _dependency_env(deps: Path) -> dict[str, str]:
-    """npm's cache, and pnpm's store under node_modules, where every linter, test runner
-    and tsc leaves it alone. Left to itself, pnpm keeps its store at the root of the
-    project's filesystem, the workspace's mount: antfu/utils' eslint, which lints JSON,
-    reported 154,427 errors in `.pnpm-store/v10/index/*.json`."""
+    """npm's cache; pnpm's store under node_modules, where every linter, test runner and
+    tsc leaves it alone (left to itself, pnpm keeps its store at the root of the project's
+    filesystem, the workspace's mount: antfu/utils' eslint, which lints JSON, reported
+    154,427 errors in `.pnpm-store/v10/index/*.json`); and yarn 2's global folder, which
+    the sandbox shows read-only from the host's home (reselect's install could not copy
+    an archive into its mirror: EROFS). Plug'n'Play reads its packages from that folder's
+    cache by a path relative to the project, which stays inside the workspace."""
     return {
         "npm_config_cache": str(deps / "npm"),
         "npm_config_store_dir": str(deps.parent / "node_modules" / ".pnpm-store"),
+        "YARN_GLOBAL_FOLDER": str(deps / "yarn-berry"),
     }
 
 
