@@ -346,11 +346,15 @@ def test_yarn_installs_into_the_workspace_and_its_checks_find_what_it_installed(
     if linker:
         files[".yarnrc.yml"] = f"nodeLinker: {linker}\n"
     root = _project(tmp_path / "repo", manifest, **files)
+    host_folder = tmp_path / "host-yarn"  # a host's own global folder, empty
+    host_folder.mkdir()
+    env = {**os.environ, "YARN_GLOBAL_FOLDER": str(host_folder)}
     done = assay(
         "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+        env={**env, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
         timeout=300,
     )  # fmt: skip
     no_traceback(done)
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
+    assert list(host_folder.iterdir()) == []  # the host's is never written
