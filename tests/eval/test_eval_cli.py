@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,14 +119,17 @@ def test_tasks_validate_accepts_a_sound_task_and_rejects_one_whose_solution_fixe
     assert "not VERIFIED" in results["calc-3"]["reason"]
 
 
-def _processes_naming(marker: str) -> list[int]:
-    found = []
+def _processes_naming(marker: str, *, show: bool = False) -> list[Any]:
+    """The pids of the processes whose command line names `marker` (`show`: each with
+    its command line, for a failure's message)."""
+    found: list[Any] = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
+        if marker.encode() in cmdline:
+            found.append((int(pid), cmdline[:200]) if show else int(pid))
     return found
 
 
@@ -146,7 +150,7 @@ def test_an_interrupted_evaluation_stops_its_agents_and_records_no_half_attempt(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=assay_env(),
+        env=assay_env(PYTHONFAULTHANDLER="1"),  # SIGABRT then shows where each thread is
     )
     try:
         deadline = time.monotonic() + 120
@@ -155,7 +159,13 @@ def test_an_interrupted_evaluation_stops_its_agents_and_records_no_half_attempt(
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            naming = _processes_naming(marker, show=True)
+            proc.send_signal(signal.SIGABRT)
+            err = proc.communicate(timeout=30)[1]
+            raise AssertionError(f"still running 60 s after SIGTERM: {naming}\n{err[-8000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()
