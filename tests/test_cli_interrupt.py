@@ -60,7 +60,7 @@ def test_a_run_started_after_the_interrupt_is_killed_at_once(tmp_path: Path) -> 
     agent's start): that process is killed as it starts, not left to its deadline."""
     script = (
         "from assay.process import kill_active_runs, run_process\n"
-        "kill_active_runs()\n"
+        "kill_active_runs(and_later=True)\n"
         "r = run_process(['sleep', '30'], timeout=60)\n"
         "print(r.signal, round(r.duration_s, 1))\n"
     )

@@ -175,6 +175,6 @@ def interrupted() -> int:
     """Stop every command this process started, say so, and give the exit code."""
     from assay.process import kill_active_runs
 
-    stopped = kill_active_runs()
+    stopped = kill_active_runs(and_later=True)
     say(f"Interrupted: stopped {stopped} running command(s); nothing was verified.", err=True)
     return INTERRUPTED_EXIT

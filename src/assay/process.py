@@ -426,12 +426,12 @@ class _ActiveRuns:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._runs: dict[int, str] = {}
-        self._killed = False
+        self._ending = False
 
     def add(self, pgid: int, marker: str) -> None:
         with self._lock:
             self._runs[pgid] = marker
-            late = self._killed
+            late = self._ending
         if late:  # started by a thread that had not yet seen the interrupt: it goes too
             reaper.kill_run(pgid, marker, keep=pgid)
 
@@ -439,9 +439,9 @@ class _ActiveRuns:
         with self._lock:
             self._runs.pop(pgid, None)
 
-    def kill_all(self) -> int:
+    def kill_all(self, *, and_later: bool) -> int:
         with self._lock:
-            self._killed = True
+            self._ending = self._ending or and_later
             runs = list(self._runs.items())
         for pgid, marker in runs:
             reaper.kill_run(pgid, marker, keep=pgid)
@@ -451,11 +451,12 @@ class _ActiveRuns:
 _ACTIVE = _ActiveRuns()
 
 
-def kill_active_runs() -> int:
-    """Kill every process tree this process started and has not reaped yet, and every one
-    it starts from now on (on an interrupt, as the process ends); returns how many runs
-    there were. Their callers still reap and report."""
-    return _ACTIVE.kill_all()
+def kill_active_runs(*, and_later: bool = False) -> int:
+    """Kill every process tree this process started and has not reaped yet; returns how
+    many runs there were. Their callers still reap and report. `and_later`: the process is
+    ending (an interrupt), so every run it starts from now on is killed as it starts, by
+    a thread that had not yet seen the interrupt."""
+    return _ACTIVE.kill_all(and_later=and_later)
 
 
 class CommandRunner(Protocol):

@@ -99,7 +99,7 @@ def run(args: StopHookArgs) -> int:
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (`assay.cli`): the caller gave up on us
         from assay.process import kill_active_runs
 
-        kill_active_runs()
+        kill_active_runs(and_later=True)
         return INTERRUPTED_EXIT
 
 

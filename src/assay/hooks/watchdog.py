@@ -59,5 +59,5 @@ class Answer:
             sys.stderr.flush()
         from assay.process import kill_active_runs
 
-        kill_active_runs()
+        kill_active_runs(and_later=True)
         os._exit(code)  # the main thread is stuck: nothing else would end the process

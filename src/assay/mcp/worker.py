@@ -174,7 +174,7 @@ def main() -> int:
     except KeyboardInterrupt:
         from assay.process import kill_active_runs
 
-        kill_active_runs()
+        kill_active_runs(and_later=True)
         return INTERRUPTED_EXIT
     except VerifyUsageError as exc:
         events.send({"event": "usage_error", "message": str(exc)})

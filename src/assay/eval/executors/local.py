@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from assay.eval.harness import Harness, Planned
 from assay.eval.record import AttemptRecord
 from assay.process import kill_active_runs
 from assay.sandbox.base import SandboxError
+
+#: While an interrupted evaluation waits for its attempts to end, how often it kills
+#: what they still run.
+KILL_AGAIN_S = 0.5
 
 
 class LocalExecutor:
@@ -34,14 +38,21 @@ class LocalExecutor:
         if harness.concurrency == 1:
             return [one(item) for item in planned]
         pool = ThreadPoolExecutor(max_workers=harness.concurrency)
+        futures = [pool.submit(one, item) for item in planned]
         try:
-            return list(pool.map(one, planned))
+            return [future.result() for future in futures]
         except BaseException:
             # Interrupted: the attempts under way are stopped and left unrecorded (they
             # did not complete), so `--resume` runs them again; none is scored for it.
             harness.stop()
-            pool.shutdown(wait=False, cancel_futures=True)
-            kill_active_runs()
+            for future in futures:
+                future.cancel()
+            # Killed again until each attempt under way has ended: a process its agent
+            # forked as the first kill swept would hold the run's output open, and its
+            # attempt would wait on it to the agent's wall time.
+            while not all(future.done() for future in futures):
+                kill_active_runs()
+                wait(futures, timeout=KILL_AGAIN_S)
             raise
         finally:
             pool.shutdown(wait=True)
