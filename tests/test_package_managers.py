@@ -290,6 +290,21 @@ __metadata:
 """
 
 
+def _yarn_project(root: Path, linker: str | None, test: str) -> Path:
+    """A yarn 4 project whose test script runs its dependency's bin, then `test`."""
+    manifest = {
+        "name": "p",
+        "version": "1.0.0",
+        "packageManager": "yarn@4.4.1",
+        "dependencies": {"semver": "7.6.3"},
+        "scripts": {"test": "semver 1.2.3 && node --test test.js"},
+    }
+    files = {"yarn.lock": YARN_4_LOCK, "test.js": test}
+    if linker:
+        files[".yarnrc.yml"] = f"nodeLinker: {linker}\n"
+    return _project(root, manifest, **files)
+
+
 @needs_bwrap
 @pytest.mark.skipif(shutil.which("yarn") is not None, reason="the machine's own yarn would be used")
 @pytest.mark.parametrize("linker", ["node-modules", None])  # None: Plug'n'Play, yarn's default
@@ -301,17 +316,7 @@ def test_yarn_that_finds_no_install_is_unverified_not_failed(
     fetched first (as an earlier `--install` would have), then verified without one."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(cache))
-    manifest = {
-        "name": "p",
-        "version": "1.0.0",
-        "packageManager": "yarn@4.4.1",
-        "dependencies": {"semver": "7.6.3"},
-        "scripts": {"test": "semver 1.2.3 && node --test test.js"},
-    }
-    files = {"yarn.lock": YARN_4_LOCK, "test.js": _node_test(2)}
-    if linker:
-        files[".yarnrc.yml"] = f"nodeLinker: {linker}\n"
-    root = _project(tmp_path / "repo", manifest, **files)
+    root = _yarn_project(tmp_path / "repo", linker, _node_test(2))
     provided = provide(root, fetch=True)
     assert provided is not None and provided.bin_dir is not None, provided
     done = assay("verify", "--sandbox", "bwrap", "--json", str(root), env={**os.environ})
@@ -331,21 +336,11 @@ def test_yarn_installs_into_the_workspace_and_its_checks_find_what_it_installed(
     sandbox (reselect's install failed copying into its mirror), and the sandbox's home
     is gone after each step (Plug'n'Play reads its packages from there when the checks
     run). The folder is the workspace's now: the install writes it, the checks read it."""
-    manifest = {
-        "name": "p",
-        "version": "1.0.0",
-        "packageManager": "yarn@4.4.1",
-        "dependencies": {"semver": "7.6.3"},
-        "scripts": {"test": "semver 1.2.3 && node --test test.js"},
-    }
     test = (
         "require('node:test')('parses', () => "
         "require('assert').strictEqual(require('semver').major('1.2.3'), 1));\n"
     )
-    files = {"yarn.lock": YARN_4_LOCK, "test.js": test}
-    if linker:
-        files[".yarnrc.yml"] = f"nodeLinker: {linker}\n"
-    root = _project(tmp_path / "repo", manifest, **files)
+    root = _yarn_project(tmp_path / "repo", linker, test)
     host_folder = tmp_path / "host-yarn"  # a host's own global folder, empty
     host_folder.mkdir()
     env = {**os.environ, "YARN_GLOBAL_FOLDER": str(host_folder)}
