@@ -21,7 +21,6 @@ about what is in a workspace; and a cache hit keys the tree without loading what
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,13 +67,6 @@ class SourceLayout:
     """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
 
 
-class _Fate(enum.Enum):
-    COPY = "copy"
-    DESCEND = "descend"
-    LINK = "link"
-    SKIP = "skip"
-
-
 def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayout:
     """Walk `source` once and sort every entry: copy, descend, link or leave out."""
     root = Path(source)
@@ -89,40 +81,28 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
         rel = stack.pop()
         with os.scandir(root / rel if rel else root) as listing:
             entries = list(listing)
-        package_root = rel == "" or any(
+        at_root = rel == ""
+        package_root = at_root or any(
             e.name in PACKAGE_MANIFESTS and not e.is_dir(follow_symlinks=False) for e in entries
         )
         for entry in entries:
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            fate = _fate(entry, at_root=rel == "", package_root=package_root, link_git=link_git)
-            if fate is _Fate.DESCEND:
-                dirs.append(child)
-                stack.append(child)
-            elif fate is _Fate.COPY:
+            name = entry.name
+            child = f"{rel}/{name}" if rel else name
+            if at_root and link_git and name == GIT_DIR and not entry.is_symlink():
+                linked.append(child)  # the repository's `.git`, a directory or a worktree's file
+            elif not entry.is_dir(follow_symlinks=False):
+                # A file, or a link: copied as a link whatever it is named or points to.
+                info = entry.stat(follow_symlinks=False)
                 files.append(child)
-                stats[child] = entry.stat(follow_symlinks=False)
-                size += stats[child].st_size
-            elif fate is _Fate.LINK:
+                stats[child] = info
+                size += info.st_size
+            elif name in CACHE_DIRS or (package_root and name in BUILD_OUTPUT_DIRS):
+                skipped.append(child)
+            elif package_root and name in ENV_DIRS:
                 linked.append(child)
             else:
-                skipped.append(child)
+                dirs.append(child)
+                stack.append(child)
     return SourceLayout(
         tuple(dirs), tuple(files), tuple(sorted(linked)), tuple(sorted(skipped)), size, stats
     )
-
-
-def _fate(entry: os.DirEntry[str], *, at_root: bool, package_root: bool, link_git: bool) -> _Fate:
-    """What happens to one entry of the source (the rule in the module docstring)."""
-    if entry.is_symlink():
-        return _Fate.COPY  # a link is copied as a link, whatever it is named or points to
-    if at_root and entry.name == GIT_DIR and link_git:
-        return _Fate.LINK
-    if not entry.is_dir(follow_symlinks=False):
-        return _Fate.COPY
-    if entry.name in CACHE_DIRS:
-        return _Fate.SKIP
-    if package_root and entry.name in ENV_DIRS:
-        return _Fate.LINK
-    if package_root and entry.name in BUILD_OUTPUT_DIRS:
-        return _Fate.SKIP
-    return _Fate.DESCEND
