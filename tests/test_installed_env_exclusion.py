@@ -150,6 +150,69 @@ def test_ruff_naming_its_own_paths_is_left_as_it_is(tmp_path: Path, argv: tuple[
     assert rewritten(tmp_path, *argv) == argv
 
 
+def test_ruff_format_is_given_the_setting_older_ruff_takes(tmp_path: Path) -> None:
+    """`ruff format` before 0.16 refuses `--extend-exclude` (a usage error, exit 2)."""
+    assert rewritten(tmp_path, "ruff", "format", "--check") == (
+        "ruff",
+        "format",
+        "--check",
+        '--config=extend-exclude=[".venv"]',
+    )
+
+
+@pytest.mark.slow
+def test_a_pre_commit_pinned_ruff_format_leaves_the_environment_out(tmp_path: Path) -> None:
+    """tabulate 0.10: tox's lint runs `ruff format --check`, at the 0.15.4 its hooks pin,
+    over a tree whose `exclude` replaces ruff's defaults; assay's exclusion of its
+    environment must be one that ruff takes (it failed the project on a usage error of
+    assay's own making)."""
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": """
+                [project]
+                name = "clean"
+                version = "0.1"
+                [tool.ruff]
+                exclude = ["build"]
+                extend-exclude = ["generated"]
+                [tool.pytest.ini_options]
+                pythonpath = ["."]
+            """,
+            "clean.py": "def double(x):\n    return 2 * x\n",
+            "generated/table.py": "x  =  [1,2]\n",  # unformatted, and left out by the project
+            "tests/test_clean.py": (
+                "from clean import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+            ),
+            "tox.ini": """
+                [testenv]
+                deps = pytest
+                commands = pytest
+                [testenv:lint]
+                deps = ruff
+                commands =
+                    ruff check
+                    ruff format --check
+            """,
+            # The hooks pin the tox environment's unpinned ruff.
+            ".pre-commit-config.yaml": """
+                ci:
+                  autoupdate_schedule: monthly
+                repos:
+                  - repo: https://github.com/astral-sh/ruff-pre-commit
+                    rev: v0.15.4
+                    hooks:
+                      - id: ruff-format
+            """,
+        },
+    )
+    report = installed_and_verified(repo, tmp_path)
+    assert report["status"] == "VERIFIED", report["note"]
+    [ruff] = [c for c in report["checks"] if "format" in c["argv"]]
+    assert ruff["checker"]["version"] == "0.15.4", ruff["checker"]
+    assert '--config=extend-exclude=[".venv"]' in ruff["argv"], ruff["argv"]
+
+
 def test_a_file_below_ruffs_named_paths_is_still_left_out(tmp_path: Path) -> None:
     lint = Check(name="ruff", kind=Kind.LINT, argv=("ruff", "check", "src/", "tests"), tool="ruff")
     [ruff] = exclude_from_lint_walks([lint], tmp_path, ["src/pkg/_version.py", ".venv"])

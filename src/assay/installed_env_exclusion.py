@@ -20,14 +20,16 @@ a `[flake8]` section, from the check's directory up to the workspace's root.
 ruff's defaults name `.venv`, but a project's `exclude` replaces them too (tenacity 9.2.1
 linted sphinx and urllib3). ruff's `--extend-exclude` on the command line adds to what the
 configuration leaves out, its `extend-exclude` included; it is added only where the walk
-reaches what it names (no paths given, or a path that holds it): `ruff format` refuses the
-option before ruff 0.16, and a command naming its own paths (`ruff format --check src
-tests`, bleach 6.4.0) never walks into the environment at the root.
+reaches what it names (no paths given, or a path that holds it): a command naming its own
+paths (`ruff format --check src tests`, bleach 6.4.0) never walks into the environment at
+the root. `ruff format` refuses the option before ruff 0.16 and is given the setting as a
+`--config` override instead.
 """
 
 from __future__ import annotations
 
 import configparser
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -89,8 +91,7 @@ def exclude_from_lint_walks(
             walked = _ruff_paths(check.argv)
             reached = [p for p in wanted if _walk_reaches(walked, p)]
             if new := [p for p in reached if given is None or p not in _split(given)]:
-                option = f"{_RUFF_OPTION}={','.join(new)}"
-                check = replace(check, argv=_with_option(check.argv, option))
+                check = replace(check, argv=_with_option(check.argv, _ruff_exclusion(check, new)))
         prepared.append(check)
     return prepared
 
@@ -123,9 +124,23 @@ _RUFF_VALUED = frozenset(
 )
 
 
+def _ruff_exclusion(check: Check, paths: Sequence[str]) -> str:
+    """The option that adds `paths` to what a ruff check leaves out. `ruff format` refuses
+    `--extend-exclude` before ruff 0.16 (tabulate's pre-commit pins 0.15.4), but every ruff
+    since 0.2.2 takes the setting as an override, which joins the configuration's own."""
+    if _ruff_words(check.argv)[:1] == ["format"]:
+        return f"--config=extend-exclude={json.dumps(list(paths))}"
+    return f"{_RUFF_OPTION}={','.join(paths)}"
+
+
+def _ruff_words(argv: Sequence[str]) -> list[str]:
+    """What follows `ruff` (or `python -m ruff`) in `argv`."""
+    return list(argv[3:] if len(argv) >= 3 and argv[1] == "-m" else argv[1:])
+
+
 def _ruff_paths(argv: Sequence[str]) -> list[str]:
     """The paths a ruff command walks (after its subcommand, if it names one)."""
-    words = list(argv[3:] if len(argv) >= 3 and argv[1] == "-m" else argv[1:])  # python -m ruff
+    words = _ruff_words(argv)
     if words[:1] in (["check"], ["format"]):
         words = words[1:]
     paths: list[str] = []
