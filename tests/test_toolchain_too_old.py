@@ -6,6 +6,7 @@ wrong, the toolchain is too old to judge it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,21 @@ PNPM_TOO_NEW = (
 YARN_TOO_NEW = (
     "Usage Error: This tool requires a Node version compatible with >=18.12.0 "
     "(got 16.20.2). Upgrade Node, or set `YARN_IGNORE_NODE=1` in your environment.\n"
+)
+
+VITE_TOO_OLD_NODE = (
+    "You are using Node.js 20.11.0. Vite requires Node.js version 20.19+ or 22.12+. "
+    "Please upgrade your Node.js version.\n"
+)
+#: yarn 1's install, for a package whose `engines` exclude this Node.js.
+YARN1_ENGINE = (
+    'error p@1.0.0: The engine "node" is incompatible with this module. Expected '
+    'version ">=22". Got "20.20.2"\n'
+)
+#: pnpm's warning for a package whose `engines` this Node.js or this pnpm does not meet.
+PNPM_ENGINE = (
+    ' WARN  Unsupported engine: wanted: {{"node":"{wanted}","pnpm":">=11"}} '
+    '(current: {{"node":"v20.20.2","pnpm":"10.34.9"}})\n'
 )
 
 
@@ -47,6 +63,18 @@ YARN_TOO_NEW = (
         ),
         (PNPM_TOO_NEW, "Node.js v22.13"),
         (YARN_TOO_NEW, "Node.js >=18.12.0"),
+        ("test:coverage: You need Node.js >= 22.8 to use test coverage\n", "Node.js >= 22.8"),
+        (VITE_TOO_OLD_NODE, "Node.js 20.19+ or 22.12+"),
+        (YARN1_ENGINE, "Node.js >=22"),
+        (
+            PNPM_ENGINE.format(wanted="^22.0.0 || ^24.0.0 || >=26.0.0"),
+            "Node.js ^22.0.0 || ^24.0.0 || >=26.0.0",
+        ),
+        (PNPM_ENGINE.format(wanted="22.x"), "Node.js 22.x"),
+        # pnpm names every engine when one of them is not met: this Node.js is.
+        (PNPM_ENGINE.format(wanted=">=18 <21"), None),
+        (PNPM_ENGINE.format(wanted="^18 || ^20"), None),
+        (PNPM_ENGINE.format(wanted="*"), None),
         # Said in passing, not as the toolchain says it: nothing.
         ("--- FAIL: TestNote\n    want: note: module requires Go 1.21 (got none)\n", None),
         ("FAIL\texample.com/p\t0.01s\n", None),
@@ -104,8 +132,6 @@ def test_a_module_that_needs_a_newer_go_is_not_failed(tmp_path: Path, go: str, s
 def test_a_node_option_this_release_lacks_is_not_a_failure(tmp_path: Path) -> None:
     """sindresorhus/is 8 tests with `node --experimental-transform-types --test`, which
     Node 20 refuses ("bad option"): the tests could not run here, not fail."""
-    import json
-
     repo = write(
         tmp_path / "repo",
         {
@@ -146,3 +172,24 @@ def test_an_install_step_too_new_for_this_node_is_unverified_naming_the_release(
         "install step install-command-1 could not run: the project needs Node.js v22.13, newer than "
         "the toolchain here; the checks were not run. Install it, then verify again."
     )
+
+
+@pytest.mark.parametrize(("engine", "status"), [(">=99", "UNVERIFIED"), (">=18", "FAILED")])
+def test_a_failure_on_a_node_the_package_does_not_support_is_unverified(
+    tmp_path: Path, engine: str, status: str
+) -> None:
+    """nanoevents 10 wants Node.js 22 (`engines`); under Node 20 its `pnpm test` failed and
+    assay said the output does not say why. For real, with pnpm: a failing test on a Node.js
+    the package excludes is UNVERIFIED, naming the release; on one it admits, FAILED."""
+    from tests.cli import assay, no_traceback
+    from tests.test_package_managers import PNPM_9_15_0, _node_test, _pnpm_project
+
+    root = _pnpm_project(tmp_path / "repo", PNPM_9_15_0, _node_test(3))
+    manifest = json.loads((root / "package.json").read_text())
+    (root / "package.json").write_text(json.dumps({**manifest, "engines": {"node": engine}}))
+    done = assay("verify", "--install", "--json", str(root), timeout=300)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == status, report["note"]
+    if status == "UNVERIFIED":
+        assert f"the project needs Node.js {engine}, newer than" in report["note"], report["note"]

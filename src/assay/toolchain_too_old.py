@@ -5,7 +5,9 @@ go-cmp's go.mod says `go 1.21`; with Go 1.19 its tests use `time.Time.Compare`, 
 code failing: the check could not be made here (`toolchain_missing`, UNVERIFIED), and the
 note says which release to install. Only a failed run is read: the toolchain's own
 words, as it prints them after the errors they explain, or, for `go vet`, which prints
-none, the `go` line of the module's go.mod against the release that ran.
+none, the `go` line of the module's go.mod against the release that ran. For Node.js, what
+the package managers say of a package's `engines` (nanoevents 10 wants Node 22; under Node
+20 its coverage step refused to run) and what tools say of the release they need.
 """
 
 from __future__ import annotations
@@ -30,19 +32,56 @@ _TOO_OLD = (
     re.compile(r"This version of pnpm requires at least (?P<wanted>Node\.js v[\d.]+)"),
     # yarn 2 and later, likewise.
     re.compile(r"This tool requires a Node version compatible with (?P<wanted>\S+)"),
+    # What tools run by a project's scripts say of the Node.js they need (`node` is a range).
+    # nanoevents' `bnt --coverage`:
+    re.compile(r"You need Node\.js (?P<node>>= ?v?\d+(?:\.\d+)*) to "),
+    # Vite 7: "You are using Node.js 20.11.0. Vite requires Node.js version 20.19+ or 22.12+."
+    re.compile(r"requires Node\.js version (?P<node>\d+(?:\.\d+)*\+?(?: or \d+(?:\.\d+)*\+?)*)"),
+    # yarn 1, for the package's `engines` (only when they exclude this Node.js).
+    re.compile(
+        r'The engine "node" is incompatible with this module\. Expected version "(?P<node>[^"]+)"'
+    ),
+    # pnpm warns of the package's `engines` whichever of them excludes what ran: the range
+    # is taken only where it excludes the Node.js pnpm names (`current`).
+    re.compile(
+        r'Unsupported engine: wanted: \{[^}]*"node":"(?P<node>[^"]+)"[^}]*\} '
+        r'\(current: \{"node":"v(?P<current>[\d.]+)"'
+    ),
 )
 
 
 def toolchain_too_old(output: str) -> str | None:
     """The release a failed check's output says the project needs ("Go 1.21"), or None."""
     for pattern in _TOO_OLD:
-        match = pattern.search(output)
-        if match is not None:
+        for match in pattern.finditer(output):
+            found = match.groupdict()
+            if found.get("node") is not None:
+                current = found.get("current")
+                if current is None or _excludes(found["node"], current):
+                    return f"Node.js {found['node']}"
+                continue
             wanted = match["wanted"]
             if wanted.startswith("--"):
                 return f"a Node.js that knows {wanted}"
             return f"Node.js {wanted}" if wanted[:1] in "<>=^~" else wanted
     return None
+
+
+def _excludes(node_range: str, current: str) -> bool:
+    """Whether `current` ("20.20.2") is older than every release an npm semver range
+    ("^22.0.0 || >=26") admits: below the least lower bound of its alternatives. Only
+    "too old" is judged; an upper bound never is."""
+    floors = []
+    for alternative in node_range.split("||"):
+        # A comparator's own version ("^22", ">=22.8", "22.x", "22 - 24") bounds it from
+        # below unless it is an upper bound ("<24"); none at all admits every release.
+        bounds = [
+            _release(version)
+            for op, version in re.findall(r"(<=?|>=?|[~^=]|)\s*v?(\d+(?:\.\d+)*)", alternative)
+            if not op.startswith("<")
+        ]
+        floors.append(max(bounds, default=()))
+    return bool(floors) and _release(current) < min(floors)
 
 
 #: go.mod's `go` directive: the least Go release the module is written for.
