@@ -56,7 +56,7 @@ def _project(root: Path, manifest: dict[str, object], **files: str) -> Path:
         ("yarn@4.4.1", Release("yarn", "@yarnpkg/cli-dist", "4.4.1")),
         ("pnpm@10.0.0-rc.1", Release("pnpm", "pnpm", "10.0.0-rc.1")),
         ("npm@10.9.0", None),
-        ("bun@1.1.0", None),
+        ("bun@1.1.0", Release("bun", "bun", "1.1.0")),
         ("pnpm@latest", None),  # no release: npm would pick one the project never ran
         ("pnpm@9.15.0 && curl evil", None),
         ("pnpm@https://example.com/pnpm.tgz", None),
@@ -353,3 +353,72 @@ def test_yarn_installs_into_the_workspace_and_its_checks_find_what_it_installed(
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
     assert list(host_folder.iterdir()) == []  # the host's is never written
+
+
+#: What bun 1.4 writes for a project with one dependency.
+BUN_LOCK = """{
+  "lockfileVersion": 2,
+  "configVersion": 1,
+  "workspaces": {
+    "": {
+      "name": "p",
+      "devDependencies": {
+        "dequal": "2.0.3",
+      },
+    },
+  },
+  "packages": {
+    "dequal": ["dequal@2.0.3", "", {}, "sha512-0je+qPKHEMohvfRTCEo3CrPG6cAzAYgmzKyxRiYSSDkS6eGJdyVJm7WaYA5ECaAD9wLB2T4EEeymA5aFVcYXCA=="],
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("lockfile", ["bun.lock", "bun.lockb"])
+def test_a_bun_lockfile_names_bun(tmp_path: Path, lockfile: str) -> None:
+    root = _project(tmp_path, {"name": "p"}, **{lockfile: "{}"})
+    assert wanted(root) == Release("bun", "bun", "1")
+
+
+def _bun_test(expected: int) -> str:
+    return (
+        'import { expect, test } from "bun:test";\n'
+        'import { dequal } from "dequal";\n\n'
+        f'test("adds", () => {{ expect(dequal([1 + 1], [{expected}])).toBe(true); }});\n'
+    )
+
+
+@needs_bwrap
+def test_install_fetches_bun_and_its_lockfile_and_tests_run_with_it(tmp_path: Path) -> None:
+    """elysiajs/exact-mirror keeps a bun.lock and tests with `bun test`: assay found no bun
+    (UNVERIFIED) and installed its dependencies with an unlocked `npm install`. For real:
+    bun comes from npm into assay's cache (its native binary, from the platform package),
+    installs from the lockfile in the sandbox, and runs the tests; a wrong value FAILS."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(cache)}
+    manifest = {
+        "name": "p",
+        "version": "1.0.0",
+        "scripts": {"test": "bun test"},
+        "devDependencies": {"dequal": "2.0.3"},
+    }
+    root = _project(
+        tmp_path / "repo", manifest, **{"bun.lock": BUN_LOCK, "add.test.ts": _bun_test(2)}
+    )
+    args = ("verify", "--install", "--sandbox", "bwrap", "--json", str(root))
+    done = assay(*args, env=env, timeout=300)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", done.stdout
+    (install,) = report["extra"]["install"]
+    assert install["argv"][1:] == ["install", "--frozen-lockfile"], install["argv"]
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert test["tests"]["passed"] == 1, test["tests"]
+    if shutil.which("bun") is None:
+        assert test["checker"]["path"].startswith(str(cache / "package-managers" / "bun@1"))
+
+    (root / "add.test.ts").write_text(_bun_test(3))
+    report = json.loads(assay(*args, env=env, timeout=300).stdout)
+    assert report["status"] == "FAILED", report["note"]
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert test["tests"]["failed"] == 1, test["tests"]

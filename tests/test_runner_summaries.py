@@ -23,6 +23,8 @@ DATA = Path(__file__).parent / "data" / "summaries"
 # with two tests, the second failing when BAD=1:
 #   FORCE_COLOR=1 node test/uvu.mjs            FORCE_COLOR=1 ava test/ava.mjs
 #   FORCE_COLOR=1 tape test/tape.js            FORCE_COLOR=1 jasmine
+# and bun 1.4's (stdout and stderr together; a third test skipped):  FORCE_COLOR=1 bun test,
+# and `bun test` without a terminal or colour, as a check runs it ("(pass) one")
 # name: (exit code, passed, failed)
 CAPTURED = {
     "uvu": (0, 2, 0),
@@ -33,6 +35,9 @@ CAPTURED = {
     "tape-fail": (1, 1, 1),
     "jasmine": (0, 2, 0),
     "jasmine-fail": (3, 1, 1),
+    "bun": (0, 2, 0),
+    "bun-fail": (1, 1, 1),
+    "bun-plain-fail": (1, 1, 1),
 }
 
 

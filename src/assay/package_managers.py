@@ -1,4 +1,4 @@
-"""The pnpm or yarn release a Node project names, fetched from npm into assay's cache
+"""The pnpm, yarn or bun release a Node project names, fetched from npm into assay's cache
 when the machine has none on PATH, so that its install and its scripts can run.
 
 corepack would do this, but it refuses registries whose metadata carries no signature it
@@ -6,6 +6,8 @@ knows. The release comes from the npm registry only (the project chooses which r
 the real package, never a package or a place), unpacked with its scripts off, and where
 `packageManager` pins a sha512 the fetched tarball must have it. The cached copy is shown
 read-only inside the sandbox, like any toolchain; nothing of the repository runs on the host.
+bun is a native binary: its npm package ships it in a package per platform (`@oven/bun-linux-x64`),
+which npm installs beside it, and which its install script, left off, would copy into place.
 """
 
 from __future__ import annotations
@@ -31,13 +33,17 @@ if TYPE_CHECKING:
 
 #: `name@1.2.3`, then corepack's optional `+sha512.<hex>`: nothing else names a release.
 _DECLARED = re.compile(
-    r"^(pnpm|yarn)@(\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z.]{1,40})?)"
+    r"^(pnpm|yarn|bun)@(\d{1,4}\.\d{1,4}\.\d{1,4}(?:-[0-9A-Za-z.]{1,40})?)"
     r"(?:\+sha512\.([0-9a-f]{128}))?$"
 )
 #: pnpm-lock.yaml's `lockfileVersion` -> the pnpm major that reads it without rewriting it.
 _PNPM_BY_LOCKFILE = {"9.0": "10", "6.0": "8", "6.1": "8", "5.4": "7", "5.3": "7"}
 #: yarn.lock's `__metadata` version (yarn 2 and later) -> the yarn major that writes it.
 _BERRY_BY_LOCKFILE = {"8": "4", "6": "3", "5": "2", "4": "2"}
+#: bun's lockfiles: text since bun 1.2, binary before.
+BUN_LOCKFILES = ("bun.lock", "bun.lockb")
+#: Where a release's executables are, below its directory in the cache, when not npm's.
+_BIN_DIRS = {"bun": "bin"}
 #: How long npm may take to fetch one release.
 FETCH_TIMEOUT_S = 120.0
 #: The cache's own directory for the releases, below assay's cache.
@@ -63,8 +69,8 @@ class Release:
 
 
 def wanted(root: Path) -> Release | None:
-    """The pnpm or yarn release the project at `root` uses, if it uses one: its
-    `packageManager` field, else what its lockfile says. None for npm and bun."""
+    """The pnpm, yarn or bun release the project at `root` uses, if it uses one: its
+    `packageManager` field, else what its lockfile says. None for npm."""
     from assay.untrusted_files import read_untrusted
 
     manifest = read_untrusted(root, "package.json", limit=1 << 20)
@@ -86,6 +92,8 @@ def wanted(root: Path) -> Release | None:
             return Release("yarn", "yarn", "1")
         major = _BERRY_BY_LOCKFILE.get(_first_value(lockfile, "version") or "")
         return Release("yarn", "@yarnpkg/cli-dist", major) if major else None
+    if any(_head(root, name) is not None for name in BUN_LOCKFILES):
+        return Release("bun", "bun", "1")
     return None
 
 
@@ -105,10 +113,10 @@ def _head(root: Path, rel: str) -> bytes | None:
 def _declared(field: str) -> Release | None:
     match = _DECLARED.match(field)
     if match is None:
-        return None  # npm, bun, or a form no release answers to (a URL, a range)
+        return None  # npm, or a form no release answers to (a URL, a range)
     manager, version, digest = match.groups()
-    if manager == "pnpm":
-        package = "pnpm"
+    if manager in ("pnpm", "bun"):
+        package = manager
     else:  # yarn 1 is the `yarn` package; yarn 2 and later are published as cli-dist
         package = "yarn" if version.startswith("1.") else "@yarnpkg/cli-dist"
     return Release(manager, package, version, bytes.fromhex(digest) if digest else None)
@@ -131,12 +139,12 @@ class Provided:
 def provide(root: Path, *, fetch: bool) -> Provided | None:
     """The project's package manager when the machine has none on PATH: from assay's
     cache, fetched into it first when `fetch` (the caller lets the network be used).
-    None: nothing to provide (npm or bun, or the machine has it)."""
+    None: nothing to provide (npm, or the machine has it)."""
     release = wanted(root)
     if release is None or shutil.which(release.manager) is not None:
         return None
     home = default_cache_dir() / CACHE_NAME / f"{release.package.replace('/', '+')}@{release.spec}"
-    bin_dir = home / "node_modules" / ".bin"
+    bin_dir = home / _BIN_DIRS.get(release.manager, "node_modules/.bin")
     if not (bin_dir / release.manager).is_file():
         if not fetch:
             return Provided(None, f"{release.label} is not on PATH; `--install` fetches it")
@@ -169,6 +177,10 @@ def _fetch(release: Release, home: Path) -> str | None:
         wrong = _digest_mismatch(release, staging)
         if wrong:
             return wrong
+        if release.manager == "bun" and not _link_bun(staging):
+            return f"npm fetched {release.label} without a binary for {_platform()}"
+        # mkdtemp's 0700 would close the release to the sandbox's user where it is shown.
+        staging.chmod(0o755)
         try:
             staging.rename(home)
         except OSError as exc:
@@ -177,6 +189,27 @@ def _fetch(release: Release, home: Path) -> str | None:
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _link_bun(staging: Path) -> bool:
+    """`bin/bun` and `bin/bunx` in `staging`, links to the binary of this machine's
+    platform package (glibc's before musl's), relative so that they hold wherever the cache
+    is shown; False when npm installed none."""
+    for package in (f"bun-{_platform()}", f"bun-{_platform()}-musl"):
+        binary = staging / "node_modules" / "@oven" / package / "bin" / "bun"
+        if binary.is_file():
+            (staging / "bin").mkdir()
+            for name in ("bun", "bunx"):  # bun is bunx when called by that name
+                (staging / "bin" / name).symlink_to(os.path.relpath(binary, staging / "bin"))
+            return True
+    return False
+
+
+def _platform() -> str:
+    """This machine as bun names its platform packages (`linux-x64`, `linux-aarch64`)."""
+    machine = os.uname().machine
+    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "aarch64"}.get(machine, machine)
+    return f"{os.uname().sysname.lower()}-{arch}"
 
 
 def _why(done: ProcessResult) -> str:

@@ -23,7 +23,7 @@ from assay.verdict import Kind
 # "2 tests passed" / "1 test failed" (ava).
 _COUNT = re.compile(r"(\d+) (?:tests? )?(passed|failed|errors?|skipped)\b")
 _KEYS = {"error": "errors", "passing": "passed", "failing": "failed", "pending": "skipped"}
-_KEYS |= {"pass": "passed", "fail": "failed", "skip": "skipped"}
+_KEYS |= {"pass": "passed", "fail": "failed", "skip": "skipped", "todo": "skipped"}
 
 
 def _counted(word: str, number: str) -> dict[str, int]:
@@ -47,6 +47,11 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
     (
         re.compile(r"^(?:#|ℹ) ?(pass|fail|skip(?:ped)?) +(\d+)\s*$", re.MULTILINE),
         lambda m: _counted(m[1], m[2]),
+    ),
+    # bun test: " 59 pass", " 1 fail", " 2 skip", " 1 todo", one per line, then "Ran 62 tests".
+    (
+        re.compile(r"^ ?(\d+) (pass|fail|skip|todo)\s*$", re.MULTILINE),
+        lambda m: _counted(m[2], m[1]),
     ),
     # C test programs: "PASSED: 3" / "FAILED: 1", "Tests passed: 3" / "Tests failed: 1"
     (

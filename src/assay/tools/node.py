@@ -59,6 +59,9 @@ PM_BUILTINS = frozenset(
 NODE_INSTALLS = (
     ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
     ("yarn.lock", ("yarn", "install", "--frozen-lockfile")),
+    # bun before npm, as the scripts' runner is chosen (`discovery.toolenv.LOCKFILES`).
+    ("bun.lockb", ("bun", "install", "--frozen-lockfile")),
+    ("bun.lock", ("bun", "install", "--frozen-lockfile")),
     ("package-lock.json", ("npm", "ci")),
 )
 
@@ -215,12 +218,14 @@ def _dependency_env(deps: Path) -> dict[str, str]:
     filesystem, the workspace's mount: antfu/utils' eslint, which lints JSON, reported
     154,427 errors in `.pnpm-store/v10/index/*.json`); and yarn 2's global folder, which
     the sandbox shows read-only from the host's home (reselect's install could not copy
-    an archive into its mirror: EROFS). Plug'n'Play reads its packages from that folder's
-    cache by a path relative to the project, which stays inside the workspace."""
+    an archive into its mirror: EROFS), as it would bun's cache. Plug'n'Play reads its
+    packages from that folder's cache by a path relative to the project, which stays inside
+    the workspace."""
     return {
         "npm_config_cache": str(deps / "npm"),
         "npm_config_store_dir": str(deps.parent / "node_modules" / ".pnpm-store"),
         "YARN_GLOBAL_FOLDER": str(deps / "yarn-berry"),
+        "BUN_INSTALL_CACHE_DIR": str(deps / "bun"),
     }
 
 
