@@ -518,6 +518,10 @@ class _Run:
                 prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
+        if installed is not None and _resolved_unlocked(installed):
+            from assay.dependency_drift import judged_for_drift
+
+            evidence = judged_for_drift(evidence)
         # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
         self._put_back(session, ran, rewritten)
         return _SessionResult(
@@ -677,6 +681,13 @@ def _install(
         if not done.passed:
             break
     return evidence
+
+
+def _resolved_unlocked(installed: Sequence[Evidence]) -> bool:
+    """Whether an install step resolved the Node dependencies without a lockfile."""
+    from assay.tools.node import resolved_unlocked
+
+    return any(resolved_unlocked(e.check) for e in installed)
 
 
 def _package_manager(root: Path, options: VerifyOptions) -> Provided | None:
