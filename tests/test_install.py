@@ -417,10 +417,29 @@ def test_node_lockfiles_choose_the_package_manager(tmp_path: Path) -> None:
         ("package-lock.json", ("npm", "ci")),
         ("yarn.lock", ("yarn", "install", "--frozen-lockfile")),
         ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
+        ("bun.lock", ("bun", "install", "--frozen-lockfile")),
+        ("bun.lockb", ("bun", "install", "--frozen-lockfile")),
     ]:
         root = write(tmp_path / lockfile, {"package.json": "{}", lockfile: ""})
         assert argvs(root) == [expected]
     assert argvs(write(tmp_path / "nolock", {"package.json": "{}"})) == [("npm", "install")]
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("pnpm@9.15.0", "pnpm"),
+        ("yarn@1.22.22", "yarn"),
+        ("bun@1.2.0", "bun"),
+        ("npm@10.9.0", "npm"),
+    ],
+)
+def test_without_a_lockfile_the_named_package_manager_installs(
+    tmp_path: Path, field: str, expected: str
+) -> None:
+    """The manager that runs the scripts installs what they use (it was npm's, always)."""
+    root = write(tmp_path, {"package.json": json.dumps({"packageManager": field})})
+    assert argvs(root) == [(expected, "install")]
 
 
 def test_go_and_rust(tmp_path: Path) -> None:

@@ -422,3 +422,20 @@ def test_install_fetches_bun_and_its_lockfile_and_tests_run_with_it(tmp_path: Pa
     assert report["status"] == "FAILED", report["note"]
     (test,) = [c for c in report["checks"] if c["kind"] == "test"]
     assert test["tests"]["failed"] == 1, test["tests"]
+
+
+@needs_bwrap
+def test_without_a_lockfile_the_pinned_pnpm_installs(tmp_path: Path) -> None:
+    """A project that names pnpm and keeps no lockfile: pnpm installs (outside CI, where it
+    may write the lockfile a fresh clone lacks), as it runs the scripts; npm did before."""
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    root = _pnpm_project(tmp_path / "repo", PNPM_9_15_0, _node_test(2))
+    (root / "pnpm-lock.yaml").unlink()
+    done = assay(
+        "verify", "--install", "--sandbox", "bwrap", "--json", str(root), env=env, timeout=300
+    )
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", done.stdout
+    (install,) = report["extra"]["install"]
+    assert os.path.basename(install["argv"][0]) == "pnpm" and install["argv"][1:] == ["install"]

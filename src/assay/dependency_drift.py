@@ -69,7 +69,7 @@ def _note(check: str, names: list[str]) -> str:
     if len(names) > MAX_NAMED:
         shown += f" and {len(names) - MAX_NAMED} more"
     return (
-        f"{check} failed only inside dependencies ({shown}) that npm resolved today: the "
+        f"{check} failed only inside dependencies ({shown}) resolved today: the "
         "project has no lockfile, so these are not the releases it was written against. "
         "Commit a lockfile (or install the dependencies yourself), then verify again."
     )

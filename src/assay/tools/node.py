@@ -355,17 +355,21 @@ def install_steps(root: Path) -> list[Check]:
     for lockfile, argv in NODE_INSTALLS:
         if (root / lockfile).is_file():
             return [install_step("node", argv, lockfile, f"{lockfile} pins the dependencies")]
-    return [install_step("node", UNLOCKED_INSTALL, "package.json", UNLOCKED_REASON)]
+    from assay.package_managers import wanted
+
+    # The manager `packageManager` names, which runs the scripts too; npm without one.
+    manager = getattr(wanted(root), "manager", "npm")
+    return [install_step("node", (manager, "install"), "package.json", UNLOCKED_REASON)]
 
 
-#: The install of a project without a lockfile: npm picks today's releases in its ranges.
-UNLOCKED_INSTALL = ("npm", "install")
-UNLOCKED_REASON = "no lockfile: npm resolves the ranges"
+#: Why a project without a lockfile is installed as it is: the package manager picks
+#: today's releases in its ranges.
+UNLOCKED_REASON = "no lockfile: the package manager resolves the ranges"
 
 
 def resolved_unlocked(step: Check) -> bool:
     """Whether the install step `step` resolved the dependencies without a lockfile."""
-    return step.argv == UNLOCKED_INSTALL and step.reason == UNLOCKED_REASON
+    return step.source == "package.json" and step.reason == UNLOCKED_REASON
 
 
 ECOSYSTEM = EcosystemSpec(
