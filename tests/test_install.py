@@ -880,3 +880,51 @@ def test_a_package_manager_that_is_not_here_is_a_missing_step_not_a_failure(
         "or put it on PATH (npm could not fetch pnpm@99.99.99: notarget No matching version "
         "found for pnpm@99.99.99.); the checks were not run. Install it, then verify again."
     ), report["note"]
+
+
+def flit_project(module: str) -> dict[str, str]:
+    """A package built by flit_core, which parses `module` (its `__init__.py`) for the
+    docstring and version while pip installs it."""
+    return {
+        "pyproject.toml": """
+            [build-system]
+            requires = ["flit_core>=3.2"]
+            build-backend = "flit_core.buildapi"
+            [project]
+            name = "doubler"
+            dynamic = ["version", "description"]
+            [project.optional-dependencies]
+            test = ["pytest"]
+        """,
+        "doubler/__init__.py": module,
+        "tests/test_double.py": """
+            from doubler import double
+
+
+            def test_double():
+                assert double(2) == 4
+        """,
+    }
+
+
+@pytest.mark.slow
+def test_a_module_the_build_backend_cannot_parse_fails_where_it_does_not_compile(
+    tmp_path: Path,
+) -> None:
+    """tabulate 0.10 with a syntax error in its `__init__.py`: flit_core's `ast.parse` fails
+    while pip installs it, its traceback naming the file `"<unknown>"`. The compile check
+    runs anyway and names the file and line: FAILED, not an install that did not succeed.
+    Without the error, the same project verifies."""
+    module = '"""Doubles."""\n\n__version__ = "1.0"\n\ndef double(:\n    return 2 * x\n'
+    repo = write_dedented(tmp_path / "broken", flit_project(module))
+    report = installed_and_verified(repo, tmp_path)
+    assert report["status"] == "FAILED", report["note"]
+    assert "doubler/__init__.py:5" in report["note"], report["note"]
+    install = next(c for c in report["checks"] if c["name"] == "install-python")
+    assert install["verdict"] == "inconclusive", install
+    assert "doubler/__init__.py:5" in install["note"], install["note"]
+
+    fixed = module.replace("def double(:", "def double(x):")
+    repo = write_dedented(tmp_path / "fixed", flit_project(fixed))
+    report = installed_and_verified(repo, tmp_path)
+    assert report["status"] == "VERIFIED", report["note"]

@@ -455,13 +455,7 @@ class _Run:
             )
             self._put_back(session, "the install steps", rewritten)
             if not all(e.passed for e in installed):
-                return _SessionResult(
-                    [_install_failed(e, session.root, self.package_manager) for e in installed],
-                    [c.name for c in the_plan.checks],
-                    the_plan,
-                    install=installed,
-                    rewritten=rewritten,
-                )
+                return self._install_did_not_succeed(session, env, installed, the_plan, rewritten)
             from assay.install import MADE_ENV, MADE_ENV_STEP
 
             if any(e.check.name == MADE_ENV_STEP for e in installed):
@@ -534,6 +528,70 @@ class _Run:
             alias=alias,
             rewritten=rewritten,
         )
+
+    def _install_did_not_succeed(
+        self,
+        session: Session,
+        env: dict[str, str],
+        installed: tuple[Evidence, ...],
+        the_plan: Plan,
+        rewritten: list[Rewritten],
+    ) -> _SessionResult:
+        """The checks could not run as planned. Where no step's own output named the code as
+        the cause, the compile check runs anyway (`assay.code_does_not_compile`): code of the
+        project that does not compile fails it, whatever else the install stopped on."""
+        judged = [_install_failed(e, session.root, self.package_manager) for e in installed]
+        if not any(e.verdict is Verdict.FAIL for e in judged):
+            blamed = self._compiled_anyway(session, env, installed, judged, rewritten)
+            if blamed is not None:
+                evidence, compiled_plan = blamed
+                ran = {e.check.name for e in evidence}
+                skipped = [c.name for c in compiled_plan.checks if c.name not in ran]
+                return _SessionResult(
+                    evidence, skipped, compiled_plan, install=installed, rewritten=rewritten
+                )
+        skipped = [c.name for c in the_plan.checks]
+        return _SessionResult(judged, skipped, the_plan, install=installed, rewritten=rewritten)
+
+    def _compiled_anyway(
+        self,
+        session: Session,
+        env: dict[str, str],
+        installed: tuple[Evidence, ...],
+        judged: list[Evidence],
+        rewritten: list[Rewritten],
+    ) -> tuple[list[Evidence], Plan] | None:
+        """The install's evidence and the compile check's, with the plan it came from, when
+        that check fails on the project's own code; None when it passes, fails only on
+        other people's code, or the plan has none. Planned again from what the install
+        made, as after a successful one: the compile check then leaves its `.venv` out."""
+        from assay.code_does_not_compile import blamed_on_code, compile_checks, own_code_errors
+        from assay.install import MADE_ENV, MADE_ENV_STEP
+        from assay.tools import DEPENDENCY_DIR
+
+        if any(e.check.name == MADE_ENV_STEP and e.passed for e in installed):
+            self.made_env = MADE_ENV  # the check runs in it, and leaves it out, as any check
+        try:
+            the_plan = self._plan_again(session)
+        except VerifyUsageError:
+            return None  # the install left a tree that cannot be planned: as it was
+        checks = compile_checks(the_plan.checks)
+        if not checks:
+            return None
+        compiled = session.run(
+            self._prepared(session, checks), env=env, expires=self.expires, progress=self.progress
+        )
+        self._put_back(session, "the compile check", rewritten)
+        failed = next(
+            ((e, own) for e in compiled if (own := own_code_errors(e, (MADE_ENV, DEPENDENCY_DIR)))),
+            None,
+        )
+        if failed is None:
+            return None
+        failing, errors = failed
+        step = next(e for e in installed if not e.passed)
+        evidence = blamed_on_code(judged, failing, errors, _how_it_ended(step))
+        return evidence, the_plan
 
     def _hand_over_caches(self, session: Session) -> None:
         """Let this session's sandbox write the warm mypy and Go caches; one it cannot write
