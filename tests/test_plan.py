@@ -154,7 +154,15 @@ def test_pyproject_only_uses_in_tree_venv(tmp_path: Path) -> None:
             "src",
         ],
         "mypy": [".venv/bin/python", "-m", "mypy", "src"],
-        "ruff": [".venv/bin/python", "-m", "ruff", "check", "."],
+        "ruff": [
+            ".venv/bin/python",
+            "-m",
+            "ruff",
+            "check",
+            ".",
+            "--extend-exclude",
+            "./pyproject.toml",
+        ],
         "pytest": [".venv/bin/python", "-m", "pytest", "-q", "-x"],
     }
     assert kinds(p) == ["build", "typecheck", "lint", "test"]
@@ -190,7 +198,7 @@ def test_venv_that_linters_would_scan_is_excluded(tmp_path: Path) -> None:
     p = plan_repository(tmp_path)
     a = argvs(p)
     assert a["mypy"] == ["mypy", "app.py"]  # the project's code: no environment in it
-    assert a["ruff"] == ["ruff", "check", ".", "--extend-exclude", "env"]
+    assert a["ruff"] == ["ruff", "check", ".", "--extend-exclude", "env,./ruff.toml"]
     assert "venv" in a["compileall"][5] and "env" in a["compileall"][5]
 
 
@@ -378,7 +386,7 @@ def test_polyglot_python_and_typescript(tmp_path: Path) -> None:
             ".",
         ],
         "tsc": ["node_modules/.bin/tsc", "--noEmit"],
-        "ruff": ["ruff", "check", "."],
+        "ruff": ["ruff", "check", ".", "--extend-exclude", "./pyproject.toml"],
         "npm-test": ["npm", "run", "test"],
         "pytest": ["python3", "-m", "pytest", "-q", "-x"],
     }

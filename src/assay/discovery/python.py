@@ -24,6 +24,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.discovery.ruff_config_files import config_files, exclusion_patterns
 from assay.discovery.text import line_of, load_ini
 from assay.verdict import Kind
 
@@ -133,9 +134,14 @@ def _first_per_tool(configs: list[ToolConfig]) -> list[ToolConfig]:
 
 
 def tool_candidates(
-    configs: list[ToolConfig], env: ProjectEnv, root_dirs: set[str], code: tuple[str, ...] = ()
+    configs: list[ToolConfig],
+    env: ProjectEnv,
+    root_dirs: set[str],
+    code: tuple[str, ...] = (),
+    ruff_configs: tuple[str, ...] = (),
 ) -> list[Candidate]:
-    """Native commands for configured tools (`code`: `project_code`'s). Pure."""
+    """Native commands for configured tools (`code`: `project_code`'s; `ruff_configs`:
+    `ruff_config_files.config_files`'). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -144,9 +150,7 @@ def tool_candidates(
             argv = env.python_module("pytest")
             found.append(_configured(config, Kind.TEST, argv, subcommand=None))
         elif config.tool == "ruff":
-            # ruff skips .venv/venv by itself; other virtualenv names must be excluded.
-            extra = [d for d in env.venv_dirs if d not in RUFF_DEFAULT_EXCLUDES]
-            args = ("check", ".", *(("--extend-exclude", ",".join(extra)) if extra else ()))
+            args = ruff_check_args(env, ruff_configs)
             found.append(
                 _configured(
                     config, Kind.LINT, env.python_tool("ruff", *args), subcommand=("check",)
@@ -158,6 +162,15 @@ def tool_candidates(
         elif config.tool == "pyright":
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
     return found
+
+
+def ruff_check_args(env: ProjectEnv, config_files: tuple[str, ...]) -> tuple[str, ...]:
+    """`check .`, its walk leaving out the virtualenvs ruff does not skip by itself and the
+    configuration files it would lint beside the Python (`assay.discovery.ruff_config_files`).
+    """
+    venvs = [d for d in env.venv_dirs if d not in RUFF_DEFAULT_EXCLUDES]
+    excluded = [*venvs, *exclusion_patterns(config_files)]
+    return ("check", ".", *(("--extend-exclude", ",".join(excluded)) if excluded else ()))
 
 
 #: A configured tool's native command ranks below a command tox or nox states (cost 0).
@@ -368,7 +381,9 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_names = set(files.list_dir("."))
     root_dirs = {n for n in root_names if files.is_dir(n)}
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
-    found = tool_candidates(configs, env, root_dirs, code)
+    ruff = any(c.tool == "ruff" for c in configs)
+    ruff_configs = config_files(files, skip=env.venv_dirs) if ruff else ()
+    found = tool_candidates(configs, env, root_dirs, code, ruff_configs)
     if not any(c.tool == "pytest" for c in configs):
         found += _unittest(files, env, root_dirs) or _setup_py_test_suite(files, env)
     return report(NAME, found, dropped=dropped, errors=errors)
