@@ -374,6 +374,19 @@ def test_a_report_left_by_an_earlier_run_is_not_this_runs_evidence(
             "0.5",
             ("ruff", "check", ".", "--output-format=json", "--no-fix"),
         ),
+        # A 2023 pre-commit pin: ruff before 0.0.291 refuses `--output-format`.
+        (
+            "ruff",
+            ("ruff", "check", "."),
+            "0.0.260",
+            ("ruff", "check", ".", "--format=json", "--no-fix"),
+        ),
+        (
+            "ruff",
+            ("ruff", "check", "."),
+            "0.0.291",
+            ("ruff", "check", ".", "--output-format=json", "--no-fix"),
+        ),
         ("eslint", ("eslint", "."), "9.0", ("eslint", ".", "-f", "json")),
         # mypy is read as text: its JSON output exits 1 on notes alone.
         ("mypy", ("mypy", "."), "2.4.1", ("mypy", ".")),

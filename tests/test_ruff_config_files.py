@@ -180,3 +180,29 @@ def test_a_project_clean_by_its_hook_is_verified_and_a_finding_in_its_code_fails
     assert "doubling.py:3" in report["note"] and "pyproject.toml" not in report["note"], report[
         "note"
     ]
+
+
+@pytest.mark.slow
+def test_a_ruff_from_before_output_format_is_asked_for_json_as_it_knows(tmp_path: Path) -> None:
+    """A 2023 hook pin, ruff 0.0.260, knows `--format`, not `--output-format`: asked for the
+    latter it stops on a usage error, which failed a clean project. For real, both ways."""
+    hook = (
+        PROJECT[".pre-commit-config.yaml"]
+        .replace("v0.16.3", "v0.0.260")
+        .replace("ruff-check", "ruff")
+    )
+    pyproject = '[project]\nname = "doubling"\nversion = "0.1"\n[tool.ruff]\nline-length = 100\n'
+    repo = write_dedented(
+        tmp_path / "repo",
+        {**PROJECT, "pyproject.toml": pyproject, ".pre-commit-config.yaml": hook},
+    )
+    report = installed_and_verified(repo, tmp_path)
+    [ruff] = [c for c in report["checks"] if c["checker"]["tool"] == "ruff"]
+    assert ruff["checker"]["version"] == "0.0.260", ruff["checker"]
+    assert report["status"] == "VERIFIED", (report["note"], ruff["stderr"]["text"])
+
+    (repo / "doubling.py").write_text('"""Doubling."""\n\nimport os\n')
+    report = installed_and_verified(repo, tmp_path)
+    assert report["status"] == "FAILED", report["note"]
+    [ruff] = [c for c in report["checks"] if c["checker"]["tool"] == "ruff"]
+    assert [(d["file"], d["code"]) for d in ruff["diagnostics"]] == [("doubling.py", "F401")]

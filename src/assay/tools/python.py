@@ -26,6 +26,8 @@ from assay.verdict import Kind
 
 #: pytest versions whose `--verbosity=N` sets the verbosity outright (older ones are run as planned).
 PYTEST_VERBOSITY_SINCE = (6, 0)
+#: ruff's `--output-format`, `--format` before it.
+RUFF_OUTPUT_FORMAT_SINCE = (0, 0, 291)
 #: Linter flags a verification drops: they edit the code, or hide what the linter found.
 LINT_FLAGS_DROPPED = frozenset({"--fix", "--fix-only", "--unsafe-fixes", "--exit-zero"})
 
@@ -121,8 +123,11 @@ def _ruff(request: Request) -> Instrumented:
     argv = request.argv
     if "format" in argv:
         return request.runs(argv)
-    if not request.has("--output-format"):
-        argv = (*argv, "--output-format=json")
+    if not request.has("--output-format", "--format"):
+        # ruff before 0.0.291 (a 2023 pre-commit pin) refuses `--output-format`: a usage
+        # error, which would fail a clean project.
+        known = not request.checker or version_at_least(request.checker, RUFF_OUTPUT_FORMAT_SINCE)
+        argv = (*argv, "--output-format=json" if known else "--format=json")
     # Last, so that it wins over a stated `--fix`: with `fix = true` in its configuration
     # (itsdangerous, markupsafe) ruff fixes the workspace's copy and exits 0, and a
     # finding CI fails on would pass.
