@@ -595,6 +595,52 @@ def test_tox_substitutions_factors_and_screening(tmp_path: Path) -> None:
     assert any("{envtmpdir}" in d.reason for d in p.dropped)
 
 
+def test_an_environment_named_by_no_known_word_is_read_by_what_it_runs(tmp_path: Path) -> None:
+    """sortedcontainers 2.4: CI runs `tox -e rufflint` and `-e ruffformatcheck`, names
+    that say nothing by themselves; assay planned `ruff check .` from pyproject.toml, which
+    lints the docs the maintainers never lint. A lint or type check such an environment
+    runs is taken; its other commands (a build, docs, benchmarks) are not."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.ruff]\nline-length = 120\n",
+            "tox.ini": """
+                [testenv]
+                commands = pytest
+
+                [testenv:rufflint]
+                commands = ruff check {toxinidir}/src
+
+                [testenv:ruffformatcheck]
+                commands = ruff format --check {toxinidir}
+
+                [testenv:typecheck2]
+                commands = mypy src
+
+                [testenv:bench]
+                commands = pytest benchmarks
+
+                [testenv:build-check]
+                commands =
+                    python -m build
+                    twine check dist/*
+
+                [testenv:docs]
+                commands = ruff check docs
+            """,
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert sorted(c.argv for c in p.checks if c.kind is Kind.LINT) == [
+        ("ruff", "check", "src"),
+        ("ruff", "format", "--check", "."),
+    ]
+    assert check_of(p, Kind.TYPECHECK).argv == ("mypy", "src")
+    assert [c.argv for c in p.checks if c.kind is Kind.TEST] == [
+        ("python3", "-m", "pytest", "-q", "-x")
+    ]
+
+
 def test_a_posargs_default_spanning_lines_is_filled_before_commands_are_split(
     tmp_path: Path,
 ) -> None:

@@ -32,7 +32,7 @@ from assay.discovery.model import (
     parsed_report,
 )
 from assay.discovery.text import line_of, one_line
-from assay.tools.env_names import env_kind
+from assay.tools.env_names import env_kind, runs_no_tests
 from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
 
@@ -61,11 +61,14 @@ def parse_tox(
     # state the same command once each: it is one check.
     stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]] = set()
     for tox_env in config.envs:
-        kind = env_kind(tox_env.name)
-        if kind is None:
+        named = env_kind(tox_env.name)
+        if named is None and runs_no_tests(tox_env.name):
             continue
         section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
         for command in tox_env.commands:
+            kind = named or _checking_kind(command.line)
+            if kind is None:
+                continue
             seen = (kind, command.line or command.raw, tuple(sorted(tox_env.setenv.items())))
             if seen in stated:
                 continue
@@ -86,6 +89,16 @@ def parse_tox(
             else:
                 found.append(candidate)
     return found, dropped, []
+
+
+def _checking_kind(line: str | None) -> Kind | None:
+    """The kind of a lint or type check a command of an environment whose name says
+    nothing runs (sortedcontainers' `rufflint`: `ruff check {toxinidir}/src`); None for
+    anything else, tests included: such an environment may run benchmarks."""
+    if not line:
+        return None
+    kinds = {r.kind for r in recognise_line(line)}
+    return next((k for k in (Kind.LINT, Kind.TYPECHECK) if k in kinds), None)
 
 
 def _from_line(

@@ -419,15 +419,6 @@ def install_steps(root: Path) -> list[Check]:
             )
         )
     pip = (*venv_pip, "install", "-q")
-    dev = [
-        install_step(
-            f"python-{Path(name).stem}",
-            (*pip, *requirement_file_arguments(root, name)),
-            name,
-            f"{name} is present",
-        )
-        for name in requirements
-    ]
     tests, others = declared_groups(root)
     declared_for_tests = (
         ("groups", tests),
@@ -435,6 +426,13 @@ def install_steps(root: Path) -> list[Check]:
         ("hatch", hatch_requirements(root)),
         ("tests-require", setup_py_tests_require(root)),
     )
+    tests_declared = any(d is not None for _, d in declared_for_tests)
+    dev = [
+        _requirement_file_step(
+            root, name, (*pip, *requirement_file_arguments(root, name)), tests_declared
+        )
+        for name in requirements
+    ]
     for name, declared in declared_for_tests:
         if declared is not None:
             argv = _or_without_direct_urls((*pip, *declared.args), pip)
@@ -467,6 +465,26 @@ def install_steps(root: Path) -> list[Check]:
             )
         )
     return steps
+
+
+def _requirement_file_step(
+    root: Path, name: str, argv: tuple[str, ...], tests_declared: bool
+) -> Check:
+    """The install of the requirement file `name`; best effort when the tests' needs are
+    declared elsewhere (`tests_declared`: a dependency group, tox deps...) and nothing the
+    project's CI runs installs the file: a developer's list may name what no longer builds."""
+    from assay.tools.python_requirements import installed_by_ci
+
+    step = f"python-{Path(name).stem}"
+    if not tests_declared or installed_by_ci(root, name):
+        return install_step(step, argv, name, f"{name} is present")
+    otherwise = f"{name} did not install; the checks that need what it names will say"
+    return install_step(
+        step,
+        _best_effort(argv, otherwise),
+        name,
+        f"{name} is present; best effort: the project's CI does not install it",
+    )
 
 
 #: `uv run`'s options that take a value in the next word (`uv run --group dev ruff`).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import itertools
 import os
 import re
 import tomllib
@@ -558,6 +559,25 @@ def ci_texts(root: Path) -> Iterator[bytes]:
         data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
         if isinstance(data, bytes):
             yield data
+
+
+#: Beside the CI files, where a tox configuration may name a requirement file in its deps.
+_OTHER_TOX_FILES = ("tox.toml", "setup.cfg", "pyproject.toml")
+
+
+def installed_by_ci(root: Path, rel: str) -> bool:
+    """Whether the project's CI, task runners or tox name the requirement file `rel`
+    (`pip install -r requirements.txt`, `deps = -rrequirements/test.txt`): else it is a
+    developer's list, which CI never installs (sortedcontainers 2.4's requirements.txt
+    holds blist, which no longer builds, for its benchmarks; its tox installs pytest)."""
+    name = rel.encode()
+    texts = itertools.chain(ci_texts(root), (_bytes(root, f) for f in _OTHER_TOX_FILES))
+    return any(name in text for text in texts)
+
+
+def _bytes(root: Path, rel: str) -> bytes:
+    data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+    return data if isinstance(data, bytes) else b""
 
 
 def pre_commit_pins(root: Path) -> dict[str, str]:
