@@ -17,18 +17,21 @@ from assay.verdict import Cause, Status
 from tests.cli import path_with_venv
 from tests.repos import write
 
-#: The shrunk defaults: stopped after this long without output...
-QUIET_S = 1.5
+#: The shrunk defaults: stopped after this long without output (more than pytest's own
+#: start-up in the sandbox takes on a loaded 2-core machine)...
+QUIET_S = 5.0
 #: ...and at this, however much it prints.
 CAP_S = 40.0
 
-#: Eight tests of 0.5 s each: 4 s in all, never 1.5 s without a progress dot.
+#: Sixteen tests of 0.5 s each: 8 s in all, never QUIET_S without a progress dot.
+STEPS = 16
+SUITE_S = STEPS * 0.5
 SLOW_SUITE = {
     "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
     "tests/test_slow.py": (
         "import time\n"
         "import pytest\n\n"
-        "@pytest.mark.parametrize('n', range(8))\n"
+        f"@pytest.mark.parametrize('n', range({STEPS}))\n"
         "def test_step(n):\n"
         "    time.sleep(0.5)\n"
         "    assert n * 2 == n + n\n"
@@ -68,9 +71,9 @@ def test_a_hung_test_is_stopped_once_the_suite_goes_quiet(tmp_path: Path) -> Non
     assert report.status is Status.INDETERMINATE, report.note
     assert pytest_check.cause is Cause.TIMEOUT
     assert f"printed nothing for {QUIET_S:g} s" in pytest_check.note
-    # Stopped after the eight tests and one quiet spell, long before the cap.
+    # Stopped after the sixteen tests and one quiet spell, long before the cap.
     assert pytest_check.result is not None and pytest_check.result.silent_s == QUIET_S
-    assert pytest_check.result.duration_s < 4 + QUIET_S + 10 < CAP_S
+    assert pytest_check.result.duration_s < SUITE_S + QUIET_S + 10 < CAP_S
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
