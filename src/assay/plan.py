@@ -224,6 +224,8 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         of_kind, elsewhere = _in_the_tree(of_kind, discovery.root)
         of_kind, cross = _for_this_target(of_kind)
         picked, left_out = choose(of_kind)
+        if kind is Kind.TEST:
+            picked, left_out = _with_uncovered_pytest(picked, left_out, of_kind, discovery.root)
         chosen += picked
         dropped += elsewhere + cross + left_out
     chosen, unstated = _drop_unstated_lints(chosen, candidates)
@@ -312,6 +314,48 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
         else:
             left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
+
+
+def _with_uncovered_pytest(
+    picked: list[Candidate], left_out: list[Dropped], candidates: list[Candidate], root: str
+) -> tuple[list[Candidate], list[Dropped]]:
+    """The test checks chosen, with each pytest command the project states that reaches
+    tests or doctests none of them does (`pytest_reach`): in place of the ones it covers
+    whole, else beside them (toolz's CI `pytest --doctest-modules toolz/` beside its tox's
+    bare `py.test`, whose run leaves the doctests out)."""
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.pytest_reach import Reach, pytest_reach
+
+    if not any(c.tool == "pytest" for c in picked):
+        return picked, left_out
+    files = RepoFiles(root)
+
+    def reach(candidate: Candidate) -> Reach:
+        return pytest_reach(candidate.argv, candidate.cwd, files)
+
+    kept = list(picked)
+    for candidate in candidates:
+        if candidate in kept or candidate.tool != "pytest" or not candidate.stated:
+            continue  # only a command the project states says what its gate collects
+        ours = [c for c in kept if c.tool == "pytest" and c.ecosystem is candidate.ecosystem]
+        theirs = reach(candidate)
+        if not ours or any(reach(c).covers(theirs) for c in ours):
+            continue
+        covered = [c for c in ours if theirs.covers(reach(c))]
+        if covered == ours:
+            at = kept.index(ours[0])
+            kept = [c for c in kept if c not in ours]
+            kept.insert(at, replace(candidate, name=ours[0].name))
+            why = (
+                f"{' '.join(candidate.argv)} from {candidate.source} collects all it does, and more"
+            )
+            left_out += [Dropped(c.label, c.source, why) for c in ours]
+        else:
+            kept.append(replace(candidate, name=f"pytest-{theirs.name}"))
+        left_out = [
+            d for d in left_out if (d.what, d.source) != (candidate.label, candidate.source)
+        ]
+    return kept, left_out
 
 
 def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> bool:

@@ -252,6 +252,12 @@ PYTEST_CONFIG_FILES = tuple(path for path, _ in PYTEST_INI_FILES)
 def pytest_addopts(files: RepoFiles) -> tuple[str, ...] | None:
     """The words of `addopts` in the configuration pytest reads at the root (the first file
     of `PYTEST_INI_FILES` that configures it); None when it has none or it is unreadable."""
+    return pytest_setting(files, "addopts")
+
+
+def pytest_setting(files: RepoFiles, key: str) -> tuple[str, ...] | None:
+    """The words of setting `key` (`addopts`, `testpaths`) in the configuration pytest
+    reads at the root; None when it has none or it is unreadable."""
     for path, section in PYTEST_INI_FILES:
         try:
             text = files.read_text(path)
@@ -260,7 +266,7 @@ def pytest_addopts(files: RepoFiles) -> tuple[str, ...] | None:
         if text is None:
             continue
         if not section:
-            found = _pyproject_addopts(text)
+            found = _pyproject_setting(text, key)
             if found is None:
                 continue  # a pyproject.toml that does not configure pytest is skipped
             return found or None
@@ -269,13 +275,13 @@ def pytest_addopts(files: RepoFiles) -> tuple[str, ...] | None:
             if path in ("pytest.ini", ".pytest.ini"):
                 return None  # pytest's own file is the one it reads, even when empty
             continue
-        value = parser.get(section, "addopts", fallback="")
+        value = parser.get(section, key, fallback="")
         return _words(value) or None
     return None
 
 
-def _pyproject_addopts(text: str) -> tuple[str, ...] | None:
-    """`addopts` of `[tool.pytest.ini_options]` or pytest 9's `[tool.pytest]`; () when
+def _pyproject_setting(text: str, key: str) -> tuple[str, ...] | None:
+    """Setting `key` of `[tool.pytest.ini_options]` or pytest 9's `[tool.pytest]`; () when
     pytest is configured without it; None when pytest is not configured here."""
     try:
         tool = tomllib.loads(text).get("tool", {})
@@ -285,7 +291,7 @@ def _pyproject_addopts(text: str) -> tuple[str, ...] | None:
     if not isinstance(table, dict):
         return None
     options = table.get("ini_options", table)
-    value = options.get("addopts", "") if isinstance(options, dict) else ""
+    value = options.get(key, "") if isinstance(options, dict) else ""
     if isinstance(value, list):
         return tuple(str(v) for v in value)
     return _words(str(value))

@@ -9,6 +9,7 @@ The noxfile is parsed with `ast`, never imported.
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 import re
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ from assay.discovery.model import (
 )
 from assay.discovery.text import line_of, one_line
 from assay.tools.env_names import env_kind, runs_no_tests
-from assay.tools.tox_config import TOX_FILES, read_tox, tox_source
+from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
 
 NAME = "tox-nox"
@@ -49,9 +50,10 @@ _DOC_FILE = re.compile(r"\.(rst|md|txt)$")
 
 
 def parse_tox(
-    text: str, path: str, env: ProjectEnv
+    text: str, path: str, env: ProjectEnv, files: RepoFiles | None = None
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
-    """Candidates from the `commands` of tox environments, each with its `setenv`. Pure."""
+    """Candidates from the `commands` of tox environments, each with its `setenv`; `files`
+    says where the tree holds a package a command names in tox's site-packages. Pure."""
     config, error = read_tox(path, text)
     if config is None:
         return [], [], [error or f"{path}: not a tox configuration"]
@@ -75,20 +77,41 @@ def parse_tox(
             stated.add(seen)
             raw = command.raw.strip()
             source = Source(path, line_of(text, re.escape(raw[:40])) or section_line)
-            if command.line is None:
-                dropped.append(Dropped(raw, source, command.problem))
+            line, problem = _in_tree(command.line, files), command.problem
+            if line is None and command.line is not None:
+                problem = "names a package in tox's site-packages that the tree does not hold"
+            if line is None:
+                dropped.append(Dropped(raw, source, problem))
                 continue
-            if not command.line:
+            if not line:
                 continue
             why = f"command of tox env [{tox_env.section}]"
             if tox_env.section == "testenv" and tox_env.name:
                 why = f"command of tox env {tox_env.name} (from [testenv], as env_list names it)"
-            candidate = _from_line(command.line, kind, env, source, why, dict(tox_env.setenv))
+            candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv))
             if candidate is None:
-                dropped.append(Dropped(command.line, source, f"not a {kind.value} command"))
+                dropped.append(Dropped(line, source, f"not a {kind.value} command"))
             else:
                 found.append(candidate)
     return found, dropped, []
+
+
+def _in_tree(line: str | None, files: RepoFiles | None) -> str | None:
+    """`line` with each package it names in tox's site-packages (`SITE_PACKAGES`) named
+    where the tree holds it, at the root or in `src/`; None when the tree holds one
+    nowhere (or when there is no line)."""
+    if line is None or SITE_PACKAGES not in line:
+        return line
+
+    def where(match: re.Match[str]) -> str:
+        package = match.group(1)
+        for place in (package, f"src/{package}"):
+            if files is not None and (files.is_dir(place) or files.is_file(f"{place}.py")):
+                return place
+        return SITE_PACKAGES + package
+
+    placed = re.sub(re.escape(SITE_PACKAGES) + r"([\w.-]+)", where, line)
+    return None if SITE_PACKAGES in placed else placed
 
 
 def _checking_kind(line: str | None) -> Kind | None:
@@ -351,7 +374,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     tox = tox_source(texts)
     parsers: dict[str, FileParser] = {"noxfile.py": parse_noxfile}
     if tox is not None:
-        parsers[tox] = parse_tox
+        parsers[tox] = functools.partial(parse_tox, files=files)
     read = {path: text for path, text in texts.items() if path in parsers}
     errors = [e for e in errors if e.split(":", 1)[0] in (*parsers, "tox.ini")]
     return parsed_report(NAME, parsers, read, errors, env)
