@@ -30,7 +30,7 @@ CAPTURED = {
     "uvu": (0, 2, 0),
     "uvu-fail": (1, 1, 1),
     "ava": (0, 2, 0),
-    "ava-fail": (1, 0, 1),
+    "ava-fail": (1, 1, 1),
     "tape": (0, 2, 0),
     "tape-fail": (1, 1, 1),
     "jasmine": (0, 2, 0),

@@ -203,6 +203,10 @@ def parse_counts(text: str) -> TestCounts | None:
         for key, mark in _MARKED.items():
             counts[key] = len(mark.findall(joined))
         seen = counts["passed"] + counts["failed"] > 0
+    elif not counts["passed"]:
+        # A summary that counts only what went wrong (ava's "1 test failed"): the passes
+        # are the tests marked passed, one line each.
+        counts["passed"] = len(_MARKED["passed"].findall(joined))
     return TestCounts(**counts, source="text") if seen else None
 
 
