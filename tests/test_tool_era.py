@@ -108,6 +108,21 @@ def test_an_sdist_dates_from_its_release_on_pypi(tmp_path: Path) -> None:
     assert asked == [PYPI_JSON.format(project="Some.Thing")]
 
 
+def test_an_sdist_put_under_git_still_dates_from_its_release(tmp_path: Path) -> None:
+    """Unpacked and committed today, as an agent's harness does: its commit says nothing
+    of when its maintainers last ran their linters."""
+    sdist = write(
+        tmp_path / "sdist",
+        {"PKG-INFO": "Metadata-Version: 2.1\nName: thing\nVersion: 1.1\n\nBody: x\n"},
+    )
+    commit_all(sdist, "unpacked")
+
+    def fetch(url: str) -> dict[str, Any]:
+        return {"releases": {"1.1": RELEASES["1.1"]}}
+
+    assert tree_date(sdist, fetch=fetch) == on("2022-06-01T12:00:00")
+
+
 @pytest.mark.parametrize(
     "pkg_info",
     [

@@ -6,9 +6,9 @@ maintainers' never did (a new rule, a stricter inference), and a tree that was c
 then failed for a tool's change, not its own. `--install` therefore installs each tool the
 plan runs, where nothing pins it, at its newest release as of the tree's date:
 
-- the tree's date is its HEAD commit's (read with `assay.safe_git`), or, for an sdist
-  (a `PKG-INFO` at the root; its files' times are the build backend's, often fixed), the
-  day PyPI received that release;
+- the tree's date is, for an sdist (a `PKG-INFO` at the root; its files' times are the
+  build backend's, often fixed), the day PyPI received that release, even when the tree
+  has since been committed; else its HEAD commit's (read with `assay.safe_git`);
 - never before the interpreter's own release: a tool older than the Python it runs on
   may not run at all (pytest 5 on 3.11);
 - release dates come from PyPI's JSON API, each tool's releases filtered as pip would:
@@ -71,11 +71,14 @@ def fetch_json(url: str) -> Any:
 
 
 def tree_date(root: Path, *, fetch: Fetch = fetch_json) -> datetime.datetime | None:
-    """When the tree at `root` was made: its HEAD commit's time, or its PyPI release's
-    for an sdist; None when neither can be learnt."""
-    if (root / ".git").exists():
+    """When the tree at `root` was made: its PyPI release's time for an sdist, committed
+    or not (an sdist unpacked and put under git has a commit made today, and today's
+    linters failed code its maintainers' passed), else its HEAD commit's; None when
+    neither can be learnt."""
+    released = _released(root, fetch)
+    if released is None and (root / ".git").exists():
         return _head_committed(root)
-    return _released(root, fetch)
+    return released
 
 
 def _head_committed(root: Path) -> datetime.datetime | None:
