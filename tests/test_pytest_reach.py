@@ -102,17 +102,28 @@ def test_a_ci_command_collecting_doctests_runs_beside_a_wider_one(tmp_path: Path
     }
 
 
+#: The same environment in tox's two forms.
+TOX_SITE_PACKAGES = {
+    "tox.ini": (
+        "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\n"
+        "commands = pytest --doctest-modules {env_site_packages_dir}/calc {tox_root}/tests\n"
+    ),
+    "tox.toml": (
+        'env_list = ["py3"]\n[env_run_base]\ndeps = ["pytest"]\ncommands = [["pytest", '
+        '"--doctest-modules", "{env_site_packages_dir}/calc", "{tox_root}/tests"]]\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("tox", sorted(TOX_SITE_PACKAGES))
 @pytest.mark.parametrize(("layout", "expected"), [("", "calc"), ("src/", "src/calc")])
 def test_tox_site_packages_is_the_trees_copy_of_the_package(
-    tmp_path: Path, layout: str, expected: str
+    tmp_path: Path, layout: str, expected: str, tox: str
 ) -> None:
     files = {
         f"{layout}calc/__init__.py": DOUBLE.format(result="4"),
         "tests/test_calc.py": "def test_nothing():\n    pass\n",
-        "tox.ini": (
-            "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\n"
-            "commands = pytest --doctest-modules {env_site_packages_dir}/calc {tox_root}/tests\n"
-        ),
+        tox: TOX_SITE_PACKAGES[tox],
     }
     assert planned_tests(write(tmp_path, files)) == {
         "pytest": f"--doctest-modules {expected} tests -q -x"

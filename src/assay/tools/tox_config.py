@@ -55,6 +55,9 @@ _UNRESOLVED = "\x00"
 #: What `{env_site_packages_dir}/` in a command becomes: a mark the detector, which sees
 #: the tree, replaces with the directory that holds the package (`python_envs`).
 SITE_PACKAGES = "\x01site-packages/"
+#: The project's package as tox installs it (boltons' `pytest --doctest-modules
+#: {env_site_packages_dir}/boltons`): the tree's own copy, at the root or in `src/`.
+_SITE_PACKAGES_DIR = re.compile(r"\{(?:envsitepackagesdir|env_site_packages_dir)\}/")
 #: pytest's `--basetemp` in tox's own temporary directory (`--basetemp={envtmpdir}`, the
 #: idiom pytest's docs gave for tox): it says where temporary files go, not which tests run,
 #: and without it pytest picks a directory of its own; left out rather than losing the line.
@@ -277,9 +280,7 @@ def _command(
     line = line.lstrip("-").strip()  # `- cmd`: tox ignores its exit status; the command is the same
     line = re.sub(r"(^|\s)\[\](?=\s|$)", " ", line)  # tox 3's `[]` is `{posargs}`
     line = _COVERAGE_OPTION.sub(" ", _TEMP_OPTION.sub(" ", line))
-    # The project's package as tox installs it (boltons' `pytest --doctest-modules
-    # {env_site_packages_dir}/boltons`): the tree's own copy, at the root or in `src/`.
-    line = re.sub(r"\{(envsitepackagesdir|env_site_packages_dir)\}/", SITE_PACKAGES, line)
+    line = _SITE_PACKAGES_DIR.sub(SITE_PACKAGES, line)
     filled = _fill(line, name, setenv, references).strip()
     if _UNRESOLVED in filled:
         missing = filled.split(_UNRESOLVED)[1]
@@ -467,7 +468,7 @@ def _native_words(words: list[Any], name: str, setenv: Mapping[str, str]) -> str
     out: list[str] = []
     for word in words:
         if isinstance(word, str):
-            filled = _fill(word, name, setenv, None)
+            filled = _fill(_SITE_PACKAGES_DIR.sub(SITE_PACKAGES, word), name, setenv, None)
             if _UNRESOLVED in filled:
                 return None
             out.append(filled)
