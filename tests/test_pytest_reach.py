@@ -152,3 +152,12 @@ def test_a_wrong_docstring_example_fails_what_ci_would_fail(
     assert report["status"] == status, report["note"]
     if status == "FAILED":
         assert "calc.double.double" in report["note"]
+
+
+def test_a_command_assays_configuration_names_runs_alone(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text() + "\n[tool.assay.commands]\ntest = 'python3 -m pytest calc'\n"
+    )
+    assert planned_tests(root) == {"pytest": "calc"}, "as written, and nothing beside it"

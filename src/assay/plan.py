@@ -326,8 +326,10 @@ def _with_uncovered_pytest(
     from assay.discovery.files import RepoFiles
     from assay.discovery.pytest_reach import Reach, pytest_reach
 
-    if not any(c.tool == "pytest" for c in picked):
-        return picked, left_out
+    if not any(c.tool == "pytest" for c in picked) or any(
+        c.origin is Origin.ASSAY_CONFIG for c in picked
+    ):
+        return picked, left_out  # assay's configuration names the one command to run
     files = RepoFiles(root)
 
     def reach(candidate: Candidate) -> Reach:
