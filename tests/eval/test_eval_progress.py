@@ -130,12 +130,16 @@ def test_a_terminal_sees_the_live_line_while_attempts_run(tmp_path: Path) -> Non
     tasks = _tasks(tmp_path)
     env = assay_env(TERM="xterm-256color")
     env.pop("NO_COLOR", None)
-    argv = [ASSAY, "eval", str(tasks), "--agent", "nop", "--store", str(tmp_path / "s.sqlite")]
+    # Side by side: calc-3's error is recorded at once, while calc-1 still runs for seconds,
+    # so a redraw of the live line shows it (one after the other, it came last, and a
+    # loaded machine could end the display before redrawing).
+    argv = [ASSAY, "eval", str(tasks), "--agent", "nop", "--concurrency", "2"]
+    argv += ["--store", str(tmp_path / "s.sqlite")]
 
     chunks = _on_a_terminal(argv, env, expect=3)
 
     text = "".join(t for _, t in chunks)
-    live_at = next((at for at, t in chunks if "0/2 attempts done" in t), None)
+    live_at = next((at for at, t in chunks if "1/2 attempts done" in t), None)
     end_at = next((at for at, t in chunks if "pass rate: 0.0% (0/1 scored)" in t), None)
     assert live_at is not None, text
     assert end_at is not None, text
