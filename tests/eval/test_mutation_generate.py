@@ -62,18 +62,18 @@ def test_python_tasks_are_generated_validated_and_the_graph_is_reused(
     store = Store(tmp_path / "store.sqlite")
     try:
         report = generate_tasks(
-            shop, language="python", count=5, out=tmp_path / "tasks", store=store, concurrency=2
+            shop, language="python", count=3, out=tmp_path / "tasks", store=store, concurrency=2
         )
         assert not report.graph_reused
         assert report.units == 9 and report.covered_units == 9
-        assert [t.reason for t in report.tasks] == [VALID] * 5
+        assert [t.reason for t in report.tasks] == [VALID] * 3
         assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == [
-            f"shop-{n}" for n in range(1, 6)
+            f"shop-{n}" for n in range(1, 4)
         ]
         for task in report.tasks:
             _check_task(task.folder, "python")
-        # Operators are taken in turn, not five of the same.
-        assert len({t.template for t in report.tasks}) >= 3
+        # Operators are taken in turn, not three of the same.
+        assert len({t.template for t in report.tasks}) == 3
         built = store._query("SELECT built_at FROM graphs")
 
         again = generate_tasks(
