@@ -104,6 +104,24 @@ def test_python_tasks_are_generated_validated_and_the_graph_is_reused(
         store.close()
 
 
+def test_tasks_are_written_under_a_relative_out_directory(
+    shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git writes each task's bundle from a directory of its own: a relative `--out` was
+    # taken from there ("Unable to create 'tasks/shop-1/source.bundle.lock'").
+    monkeypatch.chdir(tmp_path)
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        report = generate_tasks(
+            shop, language="python", count=1, out="tasks", store=store, validate=False
+        )
+    finally:
+        store.close()
+    (task,) = report.tasks
+    assert task.folder == tmp_path / "tasks" / "shop-1"
+    assert (task.folder / "source.bundle").is_file()
+
+
 def test_a_repository_whose_tests_fail_is_refused_with_the_reason(
     shop: Path, tmp_path: Path
 ) -> None:

@@ -132,7 +132,7 @@ def generate_tasks(
     say = on_progress or (lambda _line: None)
     kit = _language(language)
     _check_options(count, difficulty, template, stack)
-    out_dir = Path(out)
+    out_dir = Path(out).absolute()  # git writes the bundles from directories of its own
     try:
         snapshot = take_snapshot(repo)
         graph, reused = knowledge_graph(snapshot, language, store, sandbox=sandbox)
