@@ -513,9 +513,7 @@ class _Run:
             )
             ran = "the reruns of failing tests"
         if installed is not None and _resolved_unlocked(installed):
-            from assay.dependency_drift import judged_for_drift
-
-            evidence = judged_for_drift(evidence)
+            evidence = _drift_or_code(session, evidence, env, self.expires)
         # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
         self._put_back(session, ran, rewritten)
         return _SessionResult(
@@ -739,6 +737,27 @@ def _install(
         if not done.passed:
             break
     return evidence
+
+
+def _drift_or_code(
+    session: Session, evidence: list[Evidence], env: dict[str, str], expires: float | None
+) -> list[Evidence]:
+    """`evidence` with each failure that lies only in dependencies resolved today made
+    UNVERIFIED (`dependency_drift`), unless the project's own JavaScript does not parse:
+    then that decides, and the failures stand (`own_js_syntax`)."""
+    from assay.dependency_drift import judged_for_drift
+
+    judged = judged_for_drift(evidence)
+    if judged == evidence:
+        return judged
+    from assay.own_js_syntax import syntax_check, syntax_verdict
+
+    check = syntax_check(session.root)
+    if check is None:
+        return judged
+    (ran,) = session.run([check], env=env, expires=expires)
+    failed = syntax_verdict(ran)
+    return judged if failed is None else [failed, *evidence]
 
 
 def _resolved_unlocked(installed: Sequence[Evidence]) -> bool:

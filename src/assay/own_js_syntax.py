@@ -1,0 +1,111 @@
+"""Whether the project's own JavaScript parses, asked before a failure is put down to the
+dependencies an unlocked install chose today (`assay.dependency_drift`).
+
+dset 3.1.4 with a syntax error in `src/index.js`: its build runs bundt, whose minifier
+returns nothing for code it cannot parse, and bundt then crashes in zlib. Every place the
+stack names is inside `node_modules/bundt`, so the failure read as drift (UNVERIFIED), while
+it was the code. `node --check` on each of the project's own files, sandboxed and offline as
+every check, tells the two apart: a file that does not parse makes the run FAILED, naming it.
+
+A file parses if it parses as an ES module or as CommonJS, each asked for by name: node 20's
+module detection let `node --check file.js` pass an ES module with a syntax error. Where a
+compiler transforms the project's JavaScript first (JSX for React, Flow's types for Babel),
+node is not the judge of its syntax, and nothing is checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from assay.evidence import Check, Evidence
+from assay.verdict import Kind, Verdict
+
+__all__ = ["CHECK_NAME", "own_js_files", "syntax_check", "syntax_verdict"]
+
+CHECK_NAME = "node-check"
+#: Directories whose files are not the project's shipped code: other people's code, built
+#: output, and tests' and docs' files, which may be broken on purpose (a parser's fixtures).
+_NOT_OWN = frozenset(
+    {
+        "node_modules", "dist", "build", "coverage", "out", "vendor", "test", "tests",
+        "__tests__", "fixtures", "fixture", "examples", "example", "docs", "bench",
+        "benchmark", "benchmarks", "types", ".git",
+    }
+)  # fmt: skip
+_SUFFIXES = (".js", ".mjs", ".cjs")
+#: The most files checked: past it, the rest go unchecked (the drift verdict stands for them).
+MAX_FILES = 400
+#: Each file in turn, as an ES module, else as CommonJS; the first that is neither ends the
+#: run, named, with the error node gives it as a module (most CommonJS is valid module
+#: syntax too, so that error is the one in the code; as CommonJS, a module's `export` is).
+_SCRIPT = (
+    "for f do"
+    ' node --input-type=module --check < "$f" 2>/dev/null && continue;'
+    ' node --input-type=commonjs --check < "$f" 2>/dev/null && continue;'
+    ' echo "does not parse: $f"; node --input-type=module --check < "$f"; exit 1;'
+    " done"
+)
+_FILE = re.compile(r"^does not parse: (?P<path>.+)$", re.MULTILINE)
+_LINE = re.compile(r"^\[stdin\]:(?P<line>\d+)\s*$", re.MULTILINE)
+_ERROR = re.compile(r"^SyntaxError: .*$", re.MULTILINE)
+#: Dependencies that compile the project's JavaScript before it runs: JSX, Flow's types.
+_COMPILED = re.compile(r'"(?:react|preact|solid-js|flow-bin|@babel/core|babel-core)"\s*:')
+
+
+def own_js_files(root: Path) -> list[str]:
+    """The project's own JavaScript files under `root`, relative, sorted; minified bundles,
+    dependencies, built output, tests and docs left out."""
+    found: list[str] = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d not in _NOT_OWN and not d.startswith("."))
+        rel = os.path.relpath(directory, root)
+        for name in sorted(files):
+            if name.endswith(_SUFFIXES) and not name.endswith((".min.js", ".min.mjs")):
+                found.append(os.path.normpath(os.path.join(rel, name)))
+                if len(found) >= MAX_FILES:
+                    return found
+    return found
+
+
+def syntax_check(root: Path) -> Check | None:
+    """The check that runs `node --check` on each of the project's own files; None when it
+    has none."""
+    if _compiled_first(root):
+        return None
+    files = own_js_files(root)
+    if not files:
+        return None
+    return Check(
+        name=CHECK_NAME,
+        kind=Kind.BUILD,
+        argv=("sh", "-c", _SCRIPT, CHECK_NAME, *files),
+        source="assay",
+        reason="a failure lay only in dependencies resolved today: does the project's own code parse?",
+    )
+
+
+def syntax_verdict(ran: Evidence) -> Evidence | None:
+    """`ran` (the syntax check's evidence) as the run's deciding failure, when a file did
+    not parse; None when every file parsed, or the check could not say (not started, a
+    hang): then the failures stay as drift judged them."""
+    if ran.verdict is not Verdict.FAIL or ran.result is None:
+        return None
+    from assay.parsers._text import combined, strip_ansi
+
+    output = strip_ansi(combined(ran.result))
+    file, line, error = _FILE.search(output), _LINE.search(output), _ERROR.search(output)
+    if file is None or error is None:
+        return None
+    where = f"{file['path']}:{line['line']}" if line else file["path"]
+    return replace(ran, note=f"the project's own code does not parse: {where}: {error[0]}")
+
+
+def _compiled_first(root: Path) -> bool:
+    """Whether the project's package.json depends on a compiler of its JavaScript."""
+    from assay.untrusted_files import read_untrusted
+
+    raw = read_untrusted(root, "package.json", limit=1 << 20)
+    return isinstance(raw, bytes) and _COMPILED.search(raw.decode("utf-8", "replace")) is not None
