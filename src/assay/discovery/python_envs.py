@@ -34,7 +34,7 @@ from assay.discovery.model import (
 )
 from assay.discovery.text import line_of, one_line
 from assay.tools.env_names import env_kind, runs_no_tests
-from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, read_tox, tox_source
+from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, ToxConfig, read_tox, tox_source
 from assay.verdict import Kind
 
 NAME = "tox-nox"
@@ -67,6 +67,13 @@ def parse_tox(
         if named is None and runs_no_tests(tox_env.name):
             continue
         section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
+        if config.opt_in(tox_env) and not _asked_for(tox_env.name, config, files):
+            why = (
+                f"tox runs env {tox_env.name} only when asked: env_list leaves it out, and "
+                "nothing the project runs (CI, make, tox-gh-actions) names it"
+            )
+            dropped.append(Dropped(f"tox env {tox_env.name}", Source(path, section_line), why))
+            continue
         for command in tox_env.commands:
             kind = named or _checking_kind(command.line)
             if kind is None:
@@ -94,6 +101,22 @@ def parse_tox(
             else:
                 found.append(candidate)
     return found, dropped, []
+
+
+def _asked_for(name: str, config: ToxConfig, files: RepoFiles | None) -> bool:
+    """Whether anything the project runs names the tox environment `name`: CI through
+    tox-gh-actions' table, or a CI step, make or just recipe, pre-commit hook (`tox -e
+    mypy`) outside tox's own file. Without the tree to read (`files`), it may be: kept."""
+    word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    if files is None or word.search(config.mapped):
+        return True
+    from pathlib import Path
+
+    from assay.discovery.stated_runs import command_texts
+
+    encoded = re.compile(word.pattern.encode())
+    texts = command_texts(Path(files.root), skip={config.path})
+    return any(encoded.search(text) for text in texts)
 
 
 def _in_tree(line: str | None, files: RepoFiles | None) -> str | None:

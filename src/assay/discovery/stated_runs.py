@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from assay.discovery.ci_scripts import MAX_SCRIPT_BYTES, repository_scripts
@@ -34,11 +34,13 @@ def names_tool(root: Path, tool: str) -> bool:
     project at `root` says what it runs."""
     names = b"|".join(re.escape(name.encode()) for name in RUN_AS.get(tool, (tool,)))
     word = re.compile(rb"(?<![\w.])(?:" + names + rb")\b")
-    return any(word.search(text) for text in _command_texts(root))
+    return any(word.search(text) for text in command_texts(root))
 
 
-def _command_texts(root: Path) -> Iterator[bytes]:
-    ci = list(ci_texts(root))
+def command_texts(root: Path, skip: Collection[str] = ()) -> Iterator[bytes]:
+    """The text of each file where the project at `root` says what it runs; the files in
+    `skip` (and, for pyproject.toml, its tox table) left out."""
+    ci = list(ci_texts(root, skip))
     yield from ci
     # The repository's scripts CI runs (`run: ./ci.sh`): what they run, CI runs.
     called = repository_scripts((t.decode("utf-8", "replace") for t in ci), _reader(root))
@@ -50,7 +52,7 @@ def _command_texts(root: Path) -> Iterator[bytes]:
     tables = read_pyproject(root).get("tool")
     if isinstance(tables, dict):
         for name in PYPROJECT_COMMAND_TABLES:
-            if name in tables:
+            if name in tables and not (name == "tox" and "pyproject.toml" in skip):
                 yield json.dumps(tables[name], default=str).encode()
 
 

@@ -18,7 +18,7 @@ import itertools
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -545,10 +545,10 @@ def pre_commit_runs_in_ci(root: Path) -> bool:
     return any(_RUNS_PRE_COMMIT.search(text) for text in ci_texts(root))
 
 
-def ci_texts(root: Path) -> Iterator[bytes]:
+def ci_texts(root: Path, skip: Collection[str] = ()) -> Iterator[bytes]:
     """The bytes of each file where the project's CI says what it runs and installs: its
     GitHub workflows, other CI systems' files, and the tox, nox, make and just files CI
-    runs."""
+    runs; those in `skip` left out."""
     workflows = list_untrusted(root, ".github/workflows")
     names = [
         f".github/workflows/{n}"
@@ -556,6 +556,8 @@ def ci_texts(root: Path) -> Iterator[bytes]:
         if n.endswith((".yml", ".yaml"))
     ]
     for rel in (*names[:MAX_WORKFLOWS], *_CI_FILES):
+        if rel in skip:
+            continue
         data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
         if isinstance(data, bytes):
             yield data

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import configparser
 import itertools
+import json
 import re
 import shlex
 import tomllib
@@ -100,6 +101,15 @@ class ToxEnv:
 class ToxConfig:
     path: str
     envs: tuple[ToxEnv, ...]
+    listed: frozenset[str] | None = None
+    """The environments `env_list` names (what a bare `tox` runs); None without one."""
+    mapped: str = ""
+    """The text of the tables that map CI's interpreters to environments (`[gh-actions]`,
+    `[gh]`): the environments CI runs through tox-gh-actions or tox-gh."""
+
+    def opt_in(self, env: ToxEnv) -> bool:
+        """Whether `env` runs only when asked for by name: `env_list` leaves it out."""
+        return self.listed is not None and bool(env.name) and env.name not in self.listed
 
 
 def tox_source(texts: Mapping[str, str]) -> str | None:
@@ -130,7 +140,12 @@ def read_tox(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
         legacy = table.get("legacy_tox_ini")
         if isinstance(legacy, str):
             return _read_ini(path, legacy)
-        return ToxConfig(path, _native_envs(table)), None
+        listed = table.get("env_list")
+        names = (
+            frozenset(n for n in listed if isinstance(n, str)) if isinstance(listed, list) else None
+        )
+        mapped = json.dumps(table.get("gh", ""), default=str)
+        return ToxConfig(path, _native_envs(table), names or None, mapped), None
     return _read_ini(path, text)
 
 
@@ -162,12 +177,20 @@ def _read_ini(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
     # no section of its own is the bare [testenv] run with its name's factors (`py312-mypy`
     # takes the `mypy: ...` lines).
     envs: list[ToxEnv] = []
-    for name in _env_list(parser):
+    listed = _env_list(parser)
+    for name in listed:
         if name in sections:
             envs.append(sections.pop(name))
         elif parser.has_section("testenv"):
             envs.append(_ini_env(parser, "testenv", name))
-    return ToxConfig(path, (*envs, *sections.values())), None
+    mapped = "\n".join(
+        value
+        for section in parser.sections()
+        if section in ("gh-actions", "gh-actions:env", "gh") or section.startswith("gh:")
+        for value in parser[section].values()
+    )
+    envs = [*envs, *sections.values()]
+    return ToxConfig(path, tuple(envs), frozenset(listed) if listed else None, mapped), None
 
 
 def _env_list(parser: configparser.ConfigParser) -> list[str]:

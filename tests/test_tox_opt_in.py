@@ -1,0 +1,62 @@
+"""A tox environment that `env_list` leaves out runs only when asked for by name: a bare
+`tox` (and tox-gh-actions' mapping) runs the list. semver 3.1.2's `[testenv:mypy]` is in
+neither its env_list nor its CI, and mypy fails there on an optional backend's import the
+maintainers never type-check; assay ran it and failed a tree whose gate passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_repository
+from tests.repos import write_dedented
+
+TOX = """
+    [tox]
+    envlist = checks, py311
+
+    [testenv]
+    commands = pytest
+
+    [testenv:checks]
+    commands = ruff check src
+
+    [testenv:typing]
+    commands = mypy src
+"""
+
+
+def planned(root: Path) -> dict[str, tuple[str, ...]]:
+    return {c.kind.value: c.argv for c in plan_repository(root).checks}
+
+
+def test_an_environment_env_list_leaves_out_is_not_run(tmp_path: Path) -> None:
+    write_dedented(tmp_path, {"tox.ini": TOX, "src/pkg/__init__.py": ""})
+    plan = plan_repository(tmp_path)
+    assert [c.argv for c in plan.checks if c.kind.value == "typecheck"] == []
+    assert planned(tmp_path)["lint"] == ("ruff", "check", "src")
+    (why,) = [d.reason for d in plan.dropped if d.what == "tox env typing"]
+    assert "env_list leaves it out" in why
+
+
+@pytest.mark.parametrize(
+    "asks",
+    [
+        {
+            ".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    steps:\n      - run: tox -e typing\n"
+        },
+        {"Makefile": "check:\n\ttox -e checks,typing\n"},
+        # tox-gh-actions' mapping, in tox.ini itself.
+        {"tox.ini": TOX + "\n[gh-actions]\npython =\n    3.11: py311, typing\n"},
+    ],
+)
+def test_an_environment_ci_or_make_asks_for_is_run(tmp_path: Path, asks: dict[str, str]) -> None:
+    write_dedented(tmp_path, {"tox.ini": TOX, "src/pkg/__init__.py": "", **asks})
+    assert planned(tmp_path)["typecheck"] == ("mypy", "src")
+
+
+def test_without_an_env_list_every_environment_is_read(tmp_path: Path) -> None:
+    tox = TOX.replace("    [tox]\n    envlist = checks, py311\n", "")
+    write_dedented(tmp_path, {"tox.ini": tox, "src/pkg/__init__.py": ""})
+    assert planned(tmp_path)["typecheck"] == ("mypy", "src")
