@@ -12,6 +12,7 @@ import ast
 import functools
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from assay.discovery.command_lines import (
@@ -52,11 +53,14 @@ _DOC_FILE = re.compile(r"\.(rst|md|txt)$")
 def parse_tox(
     text: str, path: str, env: ProjectEnv, files: RepoFiles | None = None
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
-    """Candidates from the `commands` of tox environments, each with its `setenv`; `files`
-    says where the tree holds a package a command names in tox's site-packages. Pure."""
+    """Candidates from the `commands` of tox environments, each with its `setenv`. With
+    `files`, the tree says where it holds a package a command names in tox's site-packages,
+    and whether anything it runs asks for an environment `env_list` leaves out; without,
+    pure."""
     config, error = read_tox(path, text)
     if config is None:
         return [], [], [error or f"{path}: not a tox configuration"]
+    command_texts = _command_texts(files, skip=path)
     found: list[Candidate] = []
     dropped: list[Dropped] = []
     # Environments that differ only in their interpreter (`py311-tests`, `py312-tests`)
@@ -67,7 +71,7 @@ def parse_tox(
         if named is None and runs_no_tests(tox_env.name):
             continue
         section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
-        if config.opt_in(tox_env) and not _asked_for(tox_env.name, config, files):
+        if config.opt_in(tox_env) and not _asked_for(tox_env.name, config, command_texts):
             why = (
                 f"tox runs env {tox_env.name} only when asked: env_list leaves it out, and "
                 "nothing the project runs (CI, make, tox-gh-actions) names it"
@@ -103,20 +107,29 @@ def parse_tox(
     return found, dropped, []
 
 
-def _asked_for(name: str, config: ToxConfig, files: RepoFiles | None) -> bool:
-    """Whether anything the project runs names the tox environment `name`: CI through
-    tox-gh-actions' table, or a CI step, make or just recipe, pre-commit hook (`tox -e
-    mypy`) outside tox's own file. Without the tree to read (`files`), it may be: kept."""
-    word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
-    if files is None or word.search(config.mapped):
-        return True
+def _command_texts(files: RepoFiles | None, skip: str) -> Callable[[], list[bytes]] | None:
+    """The texts of the files where the project says what it runs, but `skip`, read once
+    when first asked for; None without the tree."""
+    if files is None:
+        return None
     from pathlib import Path
 
     from assay.discovery.stated_runs import command_texts
 
+    return functools.cache(lambda: list(command_texts(Path(files.root), skip={skip})))
+
+
+def _asked_for(
+    name: str, config: ToxConfig, command_texts: Callable[[], list[bytes]] | None
+) -> bool:
+    """Whether anything the project runs names the tox environment `name`: CI through
+    tox-gh-actions' table, or a CI step, make or just recipe, pre-commit hook (`tox -e
+    mypy`) outside tox's own file. Without the tree to read, it may be: kept."""
+    word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
+    if command_texts is None or word.search(config.mapped):
+        return True
     encoded = re.compile(word.pattern.encode())
-    texts = command_texts(Path(files.root), skip={config.path})
-    return any(encoded.search(text) for text in texts)
+    return any(encoded.search(text) for text in command_texts())
 
 
 def _in_tree(line: str | None, files: RepoFiles | None) -> str | None:
