@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from assay.discovery.files import RepoFiles
 
+#: The words that start pytest (`pytest`, `py.test`, `python -m pytest`).
+_RUNNERS = frozenset({"pytest", "py.test"})
 #: pytest's options (its own and common plugins') whose value is the next word.
 _VALUED = frozenset(
     {
@@ -85,10 +87,6 @@ def pytest_reach(argv: Sequence[str], cwd: str, files: RepoFiles) -> Reach:
         paths = [posixpath.normpath(p) for p in configured or ()] or [posixpath.normpath(cwd)]
         paths = ["" if p == "." else p for p in paths]
     return Reach(tuple(paths), doctest_modules, frozenset(globs))
-
-
-#: The words that start pytest (`pytest`, `py.test`, `python -m pytest`).
-_RUNNERS = frozenset({"pytest", "py.test"})
 
 
 def _within(path: str, directory: str) -> bool:
