@@ -319,10 +319,12 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
 def _with_uncovered_pytest(
     picked: list[Candidate], left_out: list[Dropped], candidates: list[Candidate], root: str
 ) -> tuple[list[Candidate], list[Dropped]]:
-    """The test checks chosen, with each pytest command the project states that reaches
-    tests or doctests none of them does (`pytest_reach`): in place of the ones it covers
-    whole, else beside them (toolz's CI `pytest --doctest-modules toolz/` beside its tox's
-    bare `py.test`, whose run leaves the doctests out)."""
+    """The test checks chosen, with each pytest command the project states that collects
+    doctests none of them does (`pytest_reach`) in code they test: in place of the ones it
+    covers whole, else beside them (toolz's CI `pytest --doctest-modules toolz/` in place
+    of its tox's bare `py.test`, whose run left the doctests out). A command that reaches
+    other directories stays left out: a CI job may give them services assay does not (a
+    database for `tests/integration`)."""
     from assay.discovery.files import RepoFiles
     from assay.discovery.pytest_reach import Reach, pytest_reach
 
@@ -341,10 +343,12 @@ def _with_uncovered_pytest(
             continue  # only a command the project states says what its gate collects
         ours = [c for c in kept if c.tool == "pytest" and c.ecosystem is candidate.ecosystem]
         theirs = reach(candidate)
-        if not ours or any(reach(c).covers(theirs) for c in ours):
+        reached = [reach(c) for c in ours]
+        if not ours or any(r.covers(theirs) for r in reached):
             continue
-        covered = [c for c in ours if theirs.covers(reach(c))]
-        if covered == ours:
+        if not any(r.covers(theirs.tests_only) for r in reached):
+            continue  # other directories, not only doctests
+        if all(theirs.covers(r) for r in reached):
             at = kept.index(ours[0])
             kept = [c for c in kept if c not in ours]
             kept.insert(at, replace(candidate, name=ours[0].name))

@@ -45,6 +45,11 @@ class Reach:
         return other.doctest_globs <= self.doctest_globs
 
     @property
+    def tests_only(self) -> Reach:
+        """The same paths, without the doctests."""
+        return Reach(self.paths, False, frozenset())
+
+    @property
     def name(self) -> str:
         """A short name for the check (`doctest-toolz`, `tests-unit`)."""
         parts = ["doctest"] if self.doctest_modules or self.doctest_globs else []
