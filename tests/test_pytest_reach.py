@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assay.discovery.files import RepoFiles
-from assay.discovery.pytest_reach import pytest_reach
+from assay.discovery.pytest_reach import holds_tests, pytest_reach
 from assay.plan import plan_repository
 from tests.cli import assay, assay_env, no_traceback
 from tests.repos import write
@@ -162,3 +162,39 @@ def test_a_command_assays_configuration_names_runs_alone(tmp_path: Path) -> None
         pyproject.read_text() + "\n[tool.assay.commands]\ntest = 'python3 -m pytest calc'\n"
     )
     assert planned_tests(root) == {"pytest": "calc"}, "as written, and nothing beside it"
+
+
+#: Tests beside the package, not in it: the tox run collects `tests/unit`.
+SPLIT = {
+    "calc/__init__.py": "",
+    "calc/double.py": DOUBLE.format(result="4"),
+    "tests/unit/test_double.py": "def test_double():\n    pass\n",
+    "tests/integration/test_db.py": "def test_db():\n    pass\n",
+    "tox.ini": "[tox]\nenvlist = py3\n\n[testenv]\ncommands = pytest tests/unit\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("ci", "planned"),
+    [
+        # The package's doctests, beyond the tox run's paths: taken, in its place.
+        (
+            "pytest --doctest-modules calc tests/unit",
+            {"pytest": "--doctest-modules calc tests/unit"},
+        ),
+        # Doctests, and tests of a directory the tox run leaves out (a CI job may give them
+        # a database): left out, as any command reaching other tests.
+        ("pytest --doctest-modules calc tests", {"pytest": "tests/unit"}),
+    ],
+)
+def test_doctests_beyond_the_kept_paths_are_taken_other_tests_are_not(
+    tmp_path: Path, ci: str, planned: dict[str, str]
+) -> None:
+    write(tmp_path, {**SPLIT, ".github/workflows/ci.yml": workflow(ci)})
+    assert planned_tests(tmp_path) == {k: f"{v} -q -x" for k, v in planned.items()}
+
+
+def test_a_directory_holds_tests_when_a_file_pytest_collects_is_in_it(tmp_path: Path) -> None:
+    files = RepoFiles(str(write(tmp_path, SPLIT)))
+    assert holds_tests(files, "tests") and holds_tests(files, "tests/integration/test_db.py")
+    assert not holds_tests(files, "calc") and holds_tests(files, "")

@@ -320,13 +320,13 @@ def _with_uncovered_pytest(
     picked: list[Candidate], left_out: list[Dropped], candidates: list[Candidate], root: str
 ) -> tuple[list[Candidate], list[Dropped]]:
     """The test checks chosen, with each pytest command the project states that collects
-    doctests none of them does (`pytest_reach`) in code they test: in place of the ones it
-    covers whole, else beside them (toolz's CI `pytest --doctest-modules toolz/` in place
-    of its tox's bare `py.test`, whose run left the doctests out). A command that reaches
-    other directories stays left out: a CI job may give them services assay does not (a
-    database for `tests/integration`)."""
+    doctests none of them does (`pytest_reach`): in place of the ones it covers whole,
+    else beside them (toolz's CI `pytest --doctest-modules toolz/` in place of its tox's
+    bare `py.test`, whose run left the doctests out). One whose paths beyond theirs hold
+    tests stays left out: a CI job may give those services assay does not (a database
+    for `tests/integration`)."""
     from assay.discovery.files import RepoFiles
-    from assay.discovery.pytest_reach import Reach, pytest_reach
+    from assay.discovery.pytest_reach import Reach, holds_tests, pytest_reach
 
     if not any(c.tool == "pytest" for c in picked) or any(
         c.origin is Origin.ASSAY_CONFIG for c in picked
@@ -346,8 +346,10 @@ def _with_uncovered_pytest(
         reached = [reach(c) for c in ours]
         if not ours or any(r.covers(theirs) for r in reached):
             continue
-        if not any(r.covers(theirs.tests_only) for r in reached):
-            continue  # other directories, not only doctests
+        if not theirs.collects_doctests:
+            continue
+        if any(holds_tests(files, path) for path in theirs.beyond(reached)):
+            continue  # tests of other directories, not only doctests
         if all(theirs.covers(r) for r in reached):
             at = kept.index(ours[0])
             kept = [c for c in kept if c not in ours]

@@ -45,9 +45,16 @@ class Reach:
         return other.doctest_globs <= self.doctest_globs
 
     @property
-    def tests_only(self) -> Reach:
-        """The same paths, without the doctests."""
-        return Reach(self.paths, False, frozenset())
+    def collects_doctests(self) -> bool:
+        return self.doctest_modules or bool(self.doctest_globs)
+
+    def beyond(self, others: Sequence[Reach]) -> list[str]:
+        """The paths of this reach that none of `others` reaches."""
+        return [
+            path
+            for path in self.paths
+            if not any(_within(path, theirs) for other in others for theirs in other.paths)
+        ]
 
     @property
     def name(self) -> str:
@@ -96,3 +103,27 @@ def pytest_reach(argv: Sequence[str], cwd: str, files: RepoFiles) -> Reach:
 
 def _within(path: str, directory: str) -> bool:
     return not directory or path == directory or path.startswith(directory + "/")
+
+
+#: The most entries `holds_tests` looks at before it answers that there may be tests.
+MAX_ENTRIES = 5_000
+
+
+def holds_tests(files: RepoFiles, path: str) -> bool:
+    """Whether `path` is, or holds, a file pytest collects tests from by default
+    (`test_*.py`, `*_test.py`); True past `MAX_ENTRIES`, where it cannot say."""
+    pending, seen = [path], 0
+    while pending:
+        here = pending.pop()
+        if files.is_file(here):
+            name = posixpath.basename(here)
+            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                return True
+            continue
+        for name in files.list_dir(here or "."):
+            seen += 1
+            if seen > MAX_ENTRIES:
+                return True
+            if not name.startswith("."):
+                pending.append(posixpath.join(here, name) if here else name)
+    return False
