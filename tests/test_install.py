@@ -13,6 +13,7 @@ import pytest
 
 from assay.evidence import Check
 from assay.install import INSTALL_TIMEOUT_S, install_steps
+from assay.tools.node import PNPM_STORE
 from assay.verdict import Kind
 from tests.cli import installed_and_verified
 from tests.repos import write, write_dedented
@@ -430,7 +431,8 @@ def test_node_lockfiles_choose_the_package_manager(tmp_path: Path) -> None:
     for lockfile, expected in [
         ("package-lock.json", ("npm", "ci")),
         ("yarn.lock", ("yarn", "install", "--frozen-lockfile")),
-        ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile")),
+        # pnpm's store under node_modules, given on its command line (`PNPM_STORE`).
+        ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile", *PNPM_STORE)),
         ("bun.lock", ("bun", "install", "--frozen-lockfile")),
         ("bun.lockb", ("bun", "install", "--frozen-lockfile")),
     ]:
@@ -453,7 +455,8 @@ def test_without_a_lockfile_the_named_package_manager_installs(
 ) -> None:
     """The manager that runs the scripts installs what they use (it was npm's, always)."""
     root = write(tmp_path, {"package.json": json.dumps({"packageManager": field})})
-    assert argvs(root) == [(expected, "install")]
+    store = PNPM_STORE if expected == "pnpm" else ()
+    assert argvs(root) == [(expected, "install", *store)]
 
 
 def test_go_and_rust(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.package_managers import Release, on_path, provide, wanted
+from assay.tools.node import PNPM_STORE
 from assay.verdict import Kind
 from assay.verification import Check
 from tests.cli import assay, no_traceback
@@ -438,4 +439,7 @@ def test_without_a_lockfile_the_pinned_pnpm_installs(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", done.stdout
     (install,) = report["extra"]["install"]
-    assert os.path.basename(install["argv"][0]) == "pnpm" and install["argv"][1:] == ["install"]
+    assert os.path.basename(install["argv"][0]) == "pnpm" and install["argv"][1:] == [
+        "install",
+        *PNPM_STORE,
+    ]

@@ -214,7 +214,6 @@ def test_dependency_caches_are_what_verify_installs_into(tmp_path: Path) -> None
         "GOFLAGS": "-modcacherw",
         "CARGO_HOME": str(deps / "cargo"),
         "npm_config_cache": str(deps / "npm"),
-        "npm_config_store_dir": str(tmp_path / "node_modules" / ".pnpm-store"),
         "YARN_GLOBAL_FOLDER": str(deps / "yarn-berry"),
         "BUN_INSTALL_CACHE_DIR": str(deps / "bun"),
         "PIP_CACHE_DIR": str(deps / "pip"),

@@ -213,17 +213,13 @@ NODE_TEST = ToolSpec(  # `node --test`: the same binary, parsed as TAP / spec re
 
 
 def _dependency_env(deps: Path) -> dict[str, str]:
-    """npm's cache; pnpm's store under node_modules, where every linter, test runner and
-    tsc leaves it alone (left to itself, pnpm keeps its store at the root of the project's
-    filesystem, the workspace's mount: antfu/utils' eslint, which lints JSON, reported
-    154,427 errors in `.pnpm-store/v10/index/*.json`); and yarn 2's global folder, which
-    the sandbox shows read-only from the host's home (reselect's install could not copy
-    an archive into its mirror: EROFS), as it would bun's cache. Plug'n'Play reads its
-    packages from that folder's cache by a path relative to the project, which stays inside
-    the workspace."""
+    """npm's cache (pnpm's store is given on its command line: `PNPM_STORE`); and yarn 2's
+    global folder, which the sandbox shows read-only from the host's home (reselect's
+    install could not copy an archive into its mirror: EROFS), as it would bun's cache.
+    Plug'n'Play reads its packages from that folder's cache by a path relative to the
+    project, which stays inside the workspace."""
     return {
         "npm_config_cache": str(deps / "npm"),
-        "npm_config_store_dir": str(deps.parent / "node_modules" / ".pnpm-store"),
         "YARN_GLOBAL_FOLDER": str(deps / "yarn-berry"),
         "BUN_INSTALL_CACHE_DIR": str(deps / "bun"),
     }
@@ -352,14 +348,28 @@ def install_steps(root: Path) -> list[Check]:
     """The package manager's install, from its lockfile when there is one."""
     if not (root / "package.json").is_file() or (root / "node_modules").is_dir():
         return []
-    for lockfile, argv in NODE_INSTALLS:
+    for lockfile, pinned in NODE_INSTALLS:
         if (root / lockfile).is_file():
-            return [install_step("node", argv, lockfile, f"{lockfile} pins the dependencies")]
+            why = f"{lockfile} pins the dependencies"
+            return [install_step("node", _with_store(pinned), lockfile, why)]
     from assay.package_managers import wanted
 
     # The manager `packageManager` names, which runs the scripts too; npm without one.
     manager = getattr(wanted(root), "manager", "npm")
-    return [install_step("node", (manager, "install"), "package.json", UNLOCKED_REASON)]
+    argv = _with_store((manager, "install"))
+    return [install_step("node", argv, "package.json", UNLOCKED_REASON)]
+
+
+#: Where pnpm keeps its store: under node_modules, where every linter, test runner and tsc
+#: leaves it alone. Left to itself, pnpm keeps it at the root of the project's filesystem,
+#: the workspace's mount: antfu/utils' eslint, which lints JSON, reported 154,427 errors
+#: in `.pnpm-store/v10/index/*.json`. Given on pnpm's command line, not as
+#: `npm_config_store_dir`, which npm 11 warns of on every run ("Unknown env config").
+PNPM_STORE = ("--store-dir", "node_modules/.pnpm-store")
+
+
+def _with_store(argv: tuple[str, ...]) -> tuple[str, ...]:
+    return (*argv, *PNPM_STORE) if argv[0] == "pnpm" else argv
 
 
 #: Why a project without a lockfile is installed as it is: the package manager picks
