@@ -79,6 +79,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _needs_newer_toolchain(check, result, checker) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _refused(result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
@@ -159,6 +161,20 @@ def _needs_newer_toolchain(
     if said is None and check.tool == "go" and checker is not None and result.cwd:
         return go_mod_too_new(result.cwd, checker.version)
     return said
+
+
+def _refused(result: ProcessResult, parsed: ParsedOutput) -> str | None:
+    """The option of its command a failed tool refused (`refused_option`), where it ran
+    nothing: no test, and no finding but that refusal (tsc reports it as one)."""
+    if result.exit_code in (0, None):
+        return None
+    if parsed.tests is not None and parsed.tests.executed:
+        return None
+    from assay.refused_option import refused_option
+
+    if not all(refused_option(d.message, result.argv) for d in parsed.diagnostics):
+        return None
+    return refused_option(combined(result), result.argv)
 
 
 def _submodule_not_checked_out(
@@ -318,6 +334,14 @@ def _note(
             return (
                 f"{check.name} failed because the project needs {wanted}, newer than the "
                 "toolchain here. Install that release (or a newer one), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (option := _refused(result, parsed)) is not None:
+            release = f" {checker.version}" if checker is not None and checker.version else ""
+            return (
+                f"{check.name}: {check.tool or 'the tool'}{release} refused the option "
+                f"{option}, so nothing of the code was checked: this release does not take "
+                "the command as it was run. Install the release the project uses (or pin "
+                "it), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)
