@@ -15,12 +15,13 @@ node is not the judge of its syntax, and nothing is checked.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check, Evidence
+from assay.filetree import DEFAULT_SKIP_DIRS, walk_files
+from assay.uninstalled_dependency import declared_node_packages
 from assay.verdict import Kind, Verdict
 
 __all__ = ["CHECK_NAME", "own_js_files", "syntax_check", "syntax_verdict"]
@@ -28,11 +29,11 @@ __all__ = ["CHECK_NAME", "own_js_files", "syntax_check", "syntax_verdict"]
 CHECK_NAME = "node-check"
 #: Directories whose files are not the project's shipped code: other people's code, built
 #: output, and tests' and docs' files, which may be broken on purpose (a parser's fixtures).
-_NOT_OWN = frozenset(
+_NOT_OWN = DEFAULT_SKIP_DIRS | frozenset(
     {
-        "node_modules", "dist", "build", "coverage", "out", "vendor", "test", "tests",
-        "__tests__", "fixtures", "fixture", "examples", "example", "docs", "bench",
-        "benchmark", "benchmarks", "types", ".git",
+        "dist", "build", "coverage", "out", "vendor", "test", "tests", "__tests__",
+        "fixtures", "fixture", "examples", "example", "docs", "bench", "benchmark",
+        "benchmarks", "types",
     }
 )  # fmt: skip
 _SUFFIXES = (".js", ".mjs", ".cjs")
@@ -52,29 +53,27 @@ _FILE = re.compile(r"^does not parse: (?P<path>.+)$", re.MULTILINE)
 _LINE = re.compile(r"^\[stdin\]:(?P<line>\d+)\s*$", re.MULTILINE)
 _ERROR = re.compile(r"^SyntaxError: .*$", re.MULTILINE)
 #: Dependencies that compile the project's JavaScript before it runs: JSX, Flow's types.
-_COMPILED = re.compile(r'"(?:react|preact|solid-js|flow-bin|@babel/core|babel-core)"\s*:')
+_COMPILERS = frozenset({"react", "preact", "solid-js", "flow-bin", "@babel/core", "babel-core"})
 
 
 def own_js_files(root: Path) -> list[str]:
     """The project's own JavaScript files under `root`, relative, sorted; minified bundles,
     dependencies, built output, tests and docs left out."""
-    found: list[str] = []
-    for directory, subdirs, files in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if d not in _NOT_OWN and not d.startswith("."))
-        rel = os.path.relpath(directory, root)
-        for name in sorted(files):
-            if name.endswith(_SUFFIXES) and not name.endswith((".min.js", ".min.mjs")):
-                found.append(os.path.normpath(os.path.join(rel, name)))
-                if len(found) >= MAX_FILES:
-                    return found
-    return found
+    found = [
+        path
+        for path in walk_files(root, _NOT_OWN)
+        if path.endswith(_SUFFIXES)
+        and not path.endswith((".min.js", ".min.mjs"))
+        and not any(part.startswith(".") for part in path.split("/"))
+    ]
+    return found[:MAX_FILES]
 
 
 def syntax_check(root: Path) -> Check | None:
     """The check that runs `node --check` on each of the project's own files; None when it
     has none."""
-    if _compiled_first(root):
-        return None
+    if declared_node_packages(root) & _COMPILERS:
+        return None  # node is not the judge of JSX's or Flow's syntax
     files = own_js_files(root)
     if not files:
         return None
@@ -101,11 +100,3 @@ def syntax_verdict(ran: Evidence) -> Evidence | None:
         return None
     where = f"{file['path']}:{line['line']}" if line else file["path"]
     return replace(ran, note=f"the project's own code does not parse: {where}: {error[0]}")
-
-
-def _compiled_first(root: Path) -> bool:
-    """Whether the project's package.json depends on a compiler of its JavaScript."""
-    from assay.untrusted_files import read_untrusted
-
-    raw = read_untrusted(root, "package.json", limit=1 << 20)
-    return isinstance(raw, bytes) and _COMPILED.search(raw.decode("utf-8", "replace")) is not None

@@ -18,7 +18,7 @@ import re
 
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["uninstalled_node_dependency"]
+__all__ = ["declared_node_packages", "uninstalled_node_dependency"]
 
 #: node's words for a `require` (CommonJS) or an `import` (ESM) of a package it cannot find.
 _NOT_FOUND = re.compile(r"Cannot find (?:module|package) '((?:@[\w.-]+/)?[\w.-]+)(?:/[^']*)?'")
@@ -43,7 +43,7 @@ def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
     names = sorted(set(_NOT_FOUND.findall(output)))
     if not names:
         return None
-    declared = _declared(cwd)
+    declared = declared_node_packages(cwd)
     if not all(
         n in declared and not os.path.lexists(os.path.join(cwd, "node_modules", n)) for n in names
     ):
@@ -51,7 +51,9 @@ def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
     return names[0]
 
 
-def _declared(cwd: str) -> set[str]:
+def declared_node_packages(cwd: str | os.PathLike[str]) -> set[str]:
+    """The packages the package.json at `cwd` declares, in any of its dependency tables;
+    none when it is absent, too large or not JSON."""
     data = read_untrusted(cwd, "package.json", limit=MAX_PACKAGE_JSON_BYTES)
     if not isinstance(data, bytes):
         return set()
