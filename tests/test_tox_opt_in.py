@@ -60,3 +60,26 @@ def test_without_an_env_list_every_environment_is_read(tmp_path: Path) -> None:
     tox = TOX.replace("    [tox]\n    envlist = checks, py311\n", "")
     write_dedented(tmp_path, {"tox.ini": tox, "src/pkg/__init__.py": ""})
     assert planned(tmp_path)["typecheck"] == ("mypy", "src")
+
+
+def test_a_configured_type_checker_only_an_opt_in_environment_runs_is_not_run(
+    tmp_path: Path,
+) -> None:
+    """`[tool.mypy]` alone implies no gate where CI runs tox and mypy is named only in an
+    environment `env_list` leaves out (item 4 of semver's sweep): the maintainers never run
+    it, so its findings must not fail their tree."""
+    pyproject = '[project]\nname = "pkg"\n\n[tool.mypy]\nstrict = true\n'
+    ci = "on: push\njobs:\n  t:\n    steps:\n      - run: tox\n"
+    files = {
+        "tox.ini": TOX,
+        "pyproject.toml": pyproject,
+        ".github/workflows/ci.yml": ci,
+        "src/pkg/__init__.py": "",
+    }
+    write_dedented(tmp_path, files)
+    plan = plan_repository(tmp_path)
+    assert [c.argv for c in plan.checks if c.kind.value == "typecheck"] == []
+    assert any("mypy is configured, but" in d.reason for d in plan.dropped)
+    # The same environment, asked for by CI, is the gate's.
+    (tmp_path / ".github/workflows/ci.yml").write_text(ci + "      - run: tox -e typing\n")
+    assert planned(tmp_path)["typecheck"] == ("mypy", "src")

@@ -35,7 +35,7 @@ from assay.discovery.model import (
 )
 from assay.discovery.text import line_of, one_line
 from assay.tools.env_names import env_kind, runs_no_tests
-from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, ToxConfig, read_tox, tox_source
+from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
 
 NAME = "tox-nox"
@@ -71,7 +71,7 @@ def parse_tox(
         if named is None and runs_no_tests(tox_env.name):
             continue
         section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
-        if config.opt_in(tox_env) and not _asked_for(tox_env.name, config, command_texts):
+        if not config.runs(tox_env, command_texts):
             why = (
                 f"tox runs env {tox_env.name} only when asked: env_list leaves it out, and "
                 "nothing the project runs (CI, make, tox-gh-actions) names it"
@@ -117,19 +117,6 @@ def _command_texts(files: RepoFiles | None, skip: str) -> Callable[[], list[byte
     from assay.discovery.stated_runs import command_texts
 
     return functools.cache(lambda: list(command_texts(Path(files.root), skip={skip})))
-
-
-def _asked_for(
-    name: str, config: ToxConfig, command_texts: Callable[[], list[bytes]] | None
-) -> bool:
-    """Whether anything the project runs names the tox environment `name`: CI through
-    tox-gh-actions' table, or a CI step, make or just recipe, pre-commit hook (`tox -e
-    mypy`) outside tox's own file. Without the tree to read, it may be: kept."""
-    word = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])")
-    if command_texts is None or word.search(config.mapped):
-        return True
-    encoded = re.compile(word.pattern.encode())
-    return any(encoded.search(text) for text in command_texts())
 
 
 def _in_tree(line: str | None, files: RepoFiles | None) -> str | None:

@@ -21,7 +21,7 @@ import json
 import re
 import shlex
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +110,19 @@ class ToxConfig:
     def opt_in(self, env: ToxEnv) -> bool:
         """Whether `env` runs only when asked for by name: `env_list` leaves it out."""
         return self.listed is not None and bool(env.name) and env.name not in self.listed
+
+    def runs(self, env: ToxEnv, texts: Callable[[], Iterable[bytes]] | None) -> bool:
+        """Whether the project runs `env`: `env_list` names it, tox-gh-actions' table maps
+        to it, or a file where the project says what it runs (`texts`, read only if
+        needed: a CI step's, make or just recipe's or pre-commit hook's `tox -e mypy`)
+        names it. Without those texts to read, it may: True."""
+        if not self.opt_in(env):
+            return True
+        word = re.compile(rf"(?<![\w.-]){re.escape(env.name)}(?![\w.-])")
+        if texts is None or word.search(self.mapped):
+            return True
+        encoded = re.compile(word.pattern.encode())
+        return any(encoded.search(text) for text in texts())
 
 
 def tox_source(texts: Mapping[str, str]) -> str | None:
