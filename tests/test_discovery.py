@@ -769,6 +769,24 @@ def test_a_generative_tox_section_is_each_environment_it_names(tmp_path: Path) -
     assert "typing-mypy" not in {d.what for d in p.dropped}
 
 
+def test_a_mypy_variant_on_many_files_is_named_by_their_paths_cut_short(tmp_path: Path) -> None:
+    """attrs 26.1's tox runs `mypy typing-examples`, then mypy on nine `.pyi` files: the
+    second check's name spelt out every file, and the first two only by their base names
+    (`mypy-__init__.pyi-__init__.pyi-...`)."""
+    stubs = " ".join(f"src/attr/m{i}.pyi" for i in range(9))
+    tox = f"[tox]\nenv_list = mypy\n[testenv]\ncommands =\n    mypy typing-examples\n    mypy src/attrs/__init__.pyi {stubs}\n"
+    other = tox.replace("src/attr/m8.pyi", "src/attr/m9.pyi")
+    names = []
+    for at, text in enumerate((tox, other)):
+        root = tmp_path / str(at)
+        write(root, {"tox.ini": text})
+        p = plan_repository(root)
+        (name,) = [c.name for c in p.checks if c.kind is Kind.TYPECHECK and c.name != "mypy"]
+        names.append(name)
+    assert all(n.startswith("mypy-src-attrs-__init__.pyi-src-") and len(n) <= 50 for n in names)
+    assert names[0] != names[1], names  # cut alike, told apart by the whole
+
+
 def test_a_range_in_a_generative_tox_name_is_spelt_out(tmp_path: Path) -> None:
     """structlog's env_list says `3.1{0-5}-{tests,mypy}`: tox 4 reads 3.10 to 3.15."""
     from assay.tools.tox_config import _generated

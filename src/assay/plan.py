@@ -303,7 +303,7 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
         elif ours is not None and _another_build(candidate, ours, variants[candidate.ecosystem]):
             variant = _variant(candidate)
             variants[candidate.ecosystem].add(variant)
-            name = f"{candidate.check_name}-{variant or 'default'}"
+            name = f"{candidate.check_name}-{_short(variant) or 'default'}"
             picked.append(replace(candidate, name=name))
         elif ours is not None and _also_formats(candidate, ours, picked):
             if candidate.check_name == ours.check_name:  # `ruff format --check`, `ruff check`
@@ -453,7 +453,11 @@ def _variant(candidate: Candidate) -> str:
     (golang-lru's CI tests `arc/`, whose go.mod makes it one)."""
     words = list(candidate.argv)
     if candidate.tool == "mypy":
-        return _mypy_targets([os.path.basename(w) for w in words[:3]] + words[3:])
+        # The runner's words by their names (`.venv/bin/mypy`, `python -m mypy`), no more:
+        # a target's directories are part of what it names.
+        runner = next((at for at, w in enumerate(words) if os.path.basename(w) == "mypy"), -1)
+        named = [os.path.basename(w) for w in words[: runner + 1]]
+        return _mypy_targets(named + words[runner + 1 :])
     if candidate.tool not in ("go", "cargo"):
         return ""
     parts: list[str] = []
@@ -470,6 +474,21 @@ def _variant(candidate: Candidate) -> str:
         elif candidate.tool == "cargo" and word in _CARGO_SWITCHES:
             parts.append(word.lstrip("-"))
     return "-".join(sorted(set(parts)))
+
+
+#: The longest variant a check's name spells out whole.
+_NAME_VARIANT_CHARS = 32
+
+
+def _short(variant: str) -> str:
+    """`variant` as a check name can carry it: a long one (attrs' tox runs mypy on nine
+    `.pyi` files) cut, with a digest of the whole that keeps two such names apart."""
+    if len(variant) <= _NAME_VARIANT_CHARS:
+        return variant
+    import hashlib
+
+    digest = hashlib.sha256(variant.encode()).hexdigest()[:8]
+    return f"{variant[:_NAME_VARIANT_CHARS].rstrip('-')}-{digest}"
 
 
 #: Tools that only say whether files are formatted: as a lint, a formatter's check finds
