@@ -83,6 +83,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _python_dependency_not_installed(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -203,6 +205,17 @@ def _node_dependency_not_installed(
     from assay.uninstalled_dependency import uninstalled_node_dependency
 
     return uninstalled_node_dependency(combined(result), result.cwd)
+
+
+def _python_dependency_not_installed(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """A module the project declares, when a type check failed only for want of it."""
+    if check.kind is not Kind.TYPECHECK or result.exit_code in (0, None) or not result.cwd:
+        return None
+    from assay.uninstalled_python_dependency import uninstalled_python_dependency
+
+    return uninstalled_python_dependency(parsed.diagnostics, result.cwd)
 
 
 #: A line that names an error: `ValueError: ...`, `ERROR: ...`, `error: ...`, `fatal: ...`,
@@ -350,6 +363,15 @@ def _note(
                 f"{check.name} could not load {package}, which package.json declares: the "
                 "project's dependencies are not installed (node_modules lacks them). Install "
                 "them (`npm ci`, or run `assay verify --install`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            module := _python_dependency_not_installed(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} could not find the module {module}, which pyproject.toml "
+                "declares (perhaps only for other Python releases or platforms): it is not "
+                "installed where the check runs, so its uses were not checked. Install the "
+                "project's dependencies (or run `assay verify --install`), then verify again."
             )
         case Cause.SANDBOX_UNAVAILABLE if path := _kept_from_writing(result, parsed):
             return (

@@ -91,6 +91,8 @@ def parse_tox(
             line, problem = _in_tree(command.line, files), command.problem
             if line is None and command.line is not None:
                 problem = "names a package in tox's site-packages that the tree does not hold"
+            if tox_env.change_dir is None:
+                line, problem = None, "runs in a directory only tox makes (change_dir)"
             if line is None:
                 dropped.append(Dropped(raw, source, problem))
                 continue
@@ -103,7 +105,8 @@ def parse_tox(
             if candidate is None:
                 dropped.append(Dropped(line, source, f"not a {kind.value} command"))
             else:
-                found.append(candidate)
+                where = posixpath.normpath(posixpath.join(tox_env.change_dir or "", candidate.cwd))
+                found.append(replace(candidate, cwd=where))
     return found, dropped, []
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import configparser
 import itertools
 import json
+import posixpath
 import re
 import shlex
 import tomllib
@@ -95,6 +96,9 @@ class ToxEnv:
     deps: tuple[str, ...] = ()
     """Requirement lines (`pytest>=7`, `-r requirements-dev.txt`), placeholders filled."""
     extras: tuple[str, ...] = ()
+    change_dir: str | None = ""
+    """Where its commands run, relative to the root (`changedir = src`): "" the root; None
+    a directory only tox knows (`{envtmpdir}`) or one outside the tree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +297,10 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         for e in line.split(",")
         if re.fullmatch(r"[A-Za-z0-9_.-]+", e.strip())
     )
-    return ToxEnv(name, section, commands, setenv, deps, extras)
+    change_dir = _change_dir(
+        _fill(raw("changedir", "change_dir").strip(), name, setenv, references)
+    )
+    return ToxEnv(name, section, commands, setenv, deps, extras, change_dir)
 
 
 def _commands(
@@ -450,6 +457,20 @@ def _fill(value: str, name: str, setenv: Mapping[str, str], references: _Referen
     return value
 
 
+def _change_dir(filled: str | None) -> str | None:
+    """A filled-in `change_dir` as a directory of the tree, relative to the root ("" the
+    root itself); None for one only tox knows, or one outside the tree."""
+    if filled is None or _UNRESOLVED in filled:
+        return None
+    where = re.sub(r"^\{(?:toxinidir|tox_root)\}$", "", filled.strip())
+    if not where:
+        return ""
+    normal = posixpath.normpath(where)
+    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+        return None
+    return "" if normal == "." else normal
+
+
 # --------------------------------------------------------------------------- native TOML
 
 
@@ -497,7 +518,10 @@ def _native_env(
     )
     extras_listed = get("extras")
     extras = tuple(e for e in (extras_listed or ()) if isinstance(e, str))
-    return ToxEnv(name, section, tuple(commands), setenv, deps, extras)
+    directory = get("change_dir")
+    spelt = _fill(directory, name, setenv, None) if isinstance(directory, str) else None
+    change_dir = "" if directory is None else _change_dir(spelt)
+    return ToxEnv(name, section, tuple(commands), setenv, deps, extras, change_dir)
 
 
 def _native_words(words: list[Any], name: str, setenv: Mapping[str, str]) -> str | None:

@@ -1,0 +1,90 @@
+"""tox runs an environment's commands in its `change_dir` (`changedir`): typing_extensions
+4.16's `changedir = src` then `python -m unittest discover` finds its tests in src/. Run
+from the root, the same command found none, and the tree was INDETERMINATE."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_repository
+from assay.tools.tox_config import read_tox
+from tests.cli import assay
+from tests.repos import write
+
+MODULE = "def double(x):\n    return x * 2\n"
+TESTS = (
+    "import unittest\n\nfrom mod import double\n\n\n"
+    "class T(unittest.TestCase):\n    def test_double(self):\n"
+    "        self.assertEqual(double(2), 4)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("changedir = src", "src"),
+        ("change_dir = {toxinidir}/src", "src"),
+        ("changedir = {toxinidir}", ""),
+        ("changedir = ./src/../tests/", "tests"),
+        ("", ""),
+        ("changedir = {envtmpdir}", None),
+        ("changedir = /tmp", None),
+        ("changedir = ../elsewhere", None),
+    ],
+)
+def test_change_dir_is_read_relative_to_the_root(setting: str, expected: str | None) -> None:
+    config, _ = read_tox("tox.ini", f"[testenv]\n{setting}\ncommands = pytest\n")
+    assert config is not None
+    (env,) = config.envs
+    assert env.change_dir == expected
+
+
+def test_change_dir_in_native_toml() -> None:
+    config, _ = read_tox(
+        "tox.toml", '[env_run_base]\nchange_dir = "src"\ncommands = [["pytest"]]\n'
+    )
+    assert config is not None
+    assert [e.change_dir for e in config.envs] == ["src"]
+
+
+def test_a_command_runs_where_change_dir_says(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "tox.ini": "[tox]\nenvlist = py311\n[testenv]\nchangedir = src\n"
+            "commands = python -m unittest discover\n",
+            "src/mod.py": MODULE,
+        },
+    )
+    (test,) = [c for c in plan_repository(tmp_path).checks if c.kind.value == "test"]
+    assert (test.argv[-2:], test.cwd) == (("unittest", "discover"), "src")
+
+
+def test_a_directory_only_tox_makes_drops_the_command(tmp_path: Path) -> None:
+    write(tmp_path, {"tox.ini": "[testenv]\nchangedir = {envtmpdir}\ncommands = pytest\n"})
+    plan = plan_repository(tmp_path)
+    assert any("only tox makes (change_dir)" in d.reason for d in plan.dropped), plan.dropped
+
+
+@pytest.mark.parametrize(("doubled", "status"), [("x * 2", "VERIFIED"), ("x * 3", "FAILED")])
+def test_tests_found_from_change_dir_decide_the_verdict(
+    tmp_path: Path, doubled: str, status: str
+) -> None:
+    repo = write(
+        tmp_path / "repo",
+        {
+            "tox.ini": "[tox]\nenvlist = py311\n[testenv]\nchangedir = src\n"
+            "commands = python -m unittest discover\n",
+            "src/mod.py": MODULE.replace("x * 2", doubled),
+            "src/test_mod.py": TESTS,
+        },
+    )
+    done = assay("verify", "--json", "--no-cache", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr  # a failing test's is in the report
+    report = json.loads(done.stdout)
+    assert report["status"] == status, report["note"]
+    (unittest,) = [c for c in report["checks"] if c["name"] == "unittest"]
+    assert unittest["tests"]["executed"] == 1

@@ -1,0 +1,99 @@
+"""A type check that failed only because a module the project declares is not installed
+checked nothing of the code's use of it: UNVERIFIED, naming the module, never FAILED.
+packaging 26.4's mypy targets Python 3.10, follows `import tomli` (declared for Python
+< 3.11 only) and failed its clean tree on 3.11. Run end to end with real mypy and pyright's
+wording read from its parser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.evidence import Diagnostic
+from assay.uninstalled_python_dependency import uninstalled_python_dependency
+from tests.cli import assay, assay_env, no_traceback
+from tests.repos import write
+
+#: A module no index serves, so no environment has it.
+ABSENT = "assay_absent_dependency_q7"
+
+CODE = f"""\
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib as loader
+else:
+    import {ABSENT} as loader
+
+
+def parse(text: str) -> object:
+    return loader.loads(text)
+"""
+
+
+def _repo(root: Path, *, declared: bool, code: str = CODE) -> Path:
+    dependencies = f'["{ABSENT.replace("_", "-")}; python_version < \\"3.11\\""]'
+    return write(
+        root,
+        {
+            "pyproject.toml": (
+                '[project]\nname = "pkg"\nversion = "1"\n'
+                + (f"dependencies = {dependencies}\n" if declared else "")
+                + '\n[tool.mypy]\npython_version = "3.10"\nfiles = ["pkg"]\n'
+            ),
+            "pkg/__init__.py": code,
+            "tests/test_pkg.py": "from pkg import parse\n\n\ndef test_parse():\n"
+            '    assert parse("a = 1") == {"a": 1}\n',
+        },
+    )
+
+
+def _verify(repo: Path) -> dict[str, Any]:
+    done = assay("verify", "--json", "--no-cache", "--kind", "typecheck", str(repo), timeout=300)
+    no_traceback(done)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+def test_a_declared_module_mypy_cannot_find_is_unverified(tmp_path: Path) -> None:
+    report = _verify(_repo(tmp_path / "repo", declared=True))
+    assert report["status"] == "UNVERIFIED", report["note"]
+    (mypy,) = [c for c in report["checks"] if c["name"] == "mypy"]
+    assert (mypy["verdict"], mypy["cause"]) == ("unverified", "toolchain_missing")
+    assert f"could not find the module {ABSENT}, which pyproject.toml declares" in mypy["note"]
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["undeclared", "another finding"],
+)
+def test_an_undeclared_module_or_another_finding_still_fails(tmp_path: Path, case: str) -> None:
+    if case == "undeclared":
+        repo = _repo(tmp_path / "repo", declared=False)
+    else:
+        repo = _repo(tmp_path / "repo", declared=True, code=CODE + '\n\nCOUNT: int = "one"\n')
+    report = _verify(repo)
+    assert report["status"] == "FAILED", report["note"]
+
+
+def test_pyrights_wording_is_read_too(tmp_path: Path) -> None:
+    write(tmp_path, {"pyproject.toml": '[dependency-groups]\ntest = ["PyYAML", "tomli>=1"]\n'})
+
+    def unresolved(module: str) -> Diagnostic:
+        return Diagnostic(message=f'Import "{module}" could not be resolved', tool="pyright")
+
+    assert uninstalled_python_dependency([unresolved("tomli")], str(tmp_path)) == "tomli"
+    # Imported under another name than its project's: not known to be declared.
+    assert uninstalled_python_dependency([unresolved("yaml")], str(tmp_path)) is None
+    assert uninstalled_python_dependency([], str(tmp_path)) is None
+    # A tree with no pyproject.toml declares nothing.
+    assert uninstalled_python_dependency([unresolved("tomli")], str(tmp_path / "none")) is None
+
+
+def test_the_environment_is_the_test_venvs(tmp_path: Path) -> None:
+    # The module really is absent where checks run: else the end-to-end cases prove nothing.
+    done = assay("run", "--", "python3", "-c", f"import {ABSENT}", cwd=tmp_path, env=assay_env())
+    assert done.returncode != 0
