@@ -5,6 +5,8 @@ from the root, the same command found none, and the tree was INDETERMINATE."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,24 @@ def test_tests_found_from_change_dir_decide_the_verdict(
     assert report["status"] == status, report["note"]
     (unittest,) = [c for c in report["checks"] if c["name"] == "unittest"]
     assert unittest["tests"]["executed"] == 1
+
+
+def test_the_projects_interpreter_is_named_from_change_dir(tmp_path: Path) -> None:
+    """With the project's own virtualenv (as `--install` makes it), its interpreter is a path
+    from the root, `.venv/bin/python`: run in src/, that path named nothing and the check was
+    UNVERIFIED for want of Python."""
+    repo = write(
+        tmp_path / "repo",
+        {
+            "tox.ini": "[tox]\nenvlist = py311\n[testenv]\nchangedir = src\n"
+            "commands = python -m unittest discover\n",
+            "src/mod.py": MODULE,
+            "src/test_mod.py": TESTS,
+        },
+    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", repo / ".venv"], check=True)
+    (test,) = [c for c in plan_repository(repo).checks if c.kind.value == "test"]
+    assert (test.argv[0], test.cwd) == ("../.venv/bin/python", "src")
+    done = assay("verify", "--json", "--no-cache", str(repo), timeout=300)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]

@@ -8,6 +8,7 @@ tool (`assay.tools`); here are only the launchers around them (`uv run`, `npx`).
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
@@ -367,6 +368,7 @@ def candidate_from(
 
     The command's own `NAME=value` assignments override `extra_env` (CI or tox settings)."""
     argv = project_argv(hit, env)
+    argv = (from_cwd(argv[0], env, cwd), *argv[1:]) if argv else argv
     notes = (
         (COVERAGE_NOTE,) if hit.tool == "pytest" and without_coverage(hit.args) != hit.args else ()
     )
@@ -385,6 +387,16 @@ def candidate_from(
         stated=(stated_words(hit),),
         patterns=frozenset(hit.patterns),
     )
+
+
+def from_cwd(word: str, env: ProjectEnv, cwd: str) -> str:
+    """`word`, when it is the project's interpreter or one of its Python tools (paths from
+    the root: `.venv/bin/python`), as a command run in `cwd` names it
+    (`../.venv/bin/python` from `src`); any other word as it is."""
+    ours = word == env.python or word in env.tool_paths.values()
+    if not ours or posixpath.normpath(cwd) == "." or "/" not in word or posixpath.isabs(word):
+        return word
+    return posixpath.relpath(word, cwd)
 
 
 def stated_words(hit: Recognised) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from assay.discovery.command_lines import (
     candidate_from,
+    from_cwd,
     is_python,
     recognise_line,
     split_commands,
@@ -101,12 +102,12 @@ def parse_tox(
             why = f"command of tox env [{tox_env.section}]"
             if tox_env.section == "testenv" and tox_env.name:
                 why = f"command of tox env {tox_env.name} (from [testenv], as env_list names it)"
-            candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv))
+            where = tox_env.change_dir or "."
+            candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv), where)
             if candidate is None:
                 dropped.append(Dropped(line, source, f"not a {kind.value} command"))
             else:
-                where = posixpath.normpath(posixpath.join(tox_env.change_dir or "", candidate.cwd))
-                found.append(replace(candidate, cwd=where))
+                found.append(candidate)
     return found, dropped, []
 
 
@@ -151,14 +152,20 @@ def _checking_kind(line: str | None) -> Kind | None:
 
 
 def _from_line(
-    line: str, kind: Kind, env: ProjectEnv, source: Source, why: str, extra_env: dict[str, str]
+    line: str,
+    kind: Kind,
+    env: ProjectEnv,
+    source: Source,
+    why: str,
+    extra_env: dict[str, str],
+    cwd: str = ".",
 ) -> Candidate | None:
     recognised = [r for r in recognise_line(line) if r.kind is kind]
     if recognised:
         hit = recognised[0]
         reason = f"{why}: {' '.join(hit.argv)}"
         candidate = candidate_from(
-            hit, env, Origin.PYTHON_CONFIG, source, reason, extra_env=extra_env
+            hit, env, Origin.PYTHON_CONFIG, source, reason, cwd=cwd, extra_env=extra_env
         )
         paths = [a for a in hit.args if not a.startswith("-")]
         on_docs = kind is Kind.TEST and bool(paths) and all(_DOC_FILE.search(p) for p in paths)
@@ -175,7 +182,7 @@ def _from_line(
         return None
     argv = list(words[0])
     if is_python(argv[0]):
-        argv[0] = env.python
+        argv[0] = from_cwd(env.python, env, cwd)
         if argv[1:3] == ["-m", "doctest"] and "-v" not in argv:
             # Silent when every example passes, as when a file has none: `-v` ends with
             # "N passed and M failed.", which says tests ran.
@@ -188,6 +195,7 @@ def _from_line(
         Origin.PYTHON_CONFIG,
         source,
         f"{why}: {line}",
+        cwd=cwd,
         env=extra_env,
         cost=SIDE_TEST_COST,
     )
