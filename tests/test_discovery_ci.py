@@ -487,3 +487,39 @@ def test_a_job_on_another_jobs_artifact_gives_its_commands_no_variables(
     )
     (test,) = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
     assert dict(test.env) == env, test
+
+
+def test_a_step_over_a_literal_matrix_is_one_command_per_value(tmp_path: Path) -> None:
+    """`npm run ${{ matrix.task }}` over `task: [lint, typecheck]` runs both scripts in CI;
+    with the expression unexpanded the step named no script and was skipped without a word."""
+    workflow = """
+        on: push
+        jobs:
+          quality:
+            strategy:
+              matrix:
+                node: [20, 22]
+                task: [lint, "check:types"]
+            steps:
+              - run: npm run ${{ matrix.task }}
+              - run: npm run ${{ matrix.unknown }}
+    """
+    package = '{"scripts": {"lint": "eslint .", "check:types": "tsc --noEmit"}}'
+    write_dedented(tmp_path, {".github/workflows/q.yml": workflow, "package.json": package})
+    found = {c.argv for c in discover(tmp_path).candidates if c.origin is Origin.CI}
+    assert {("npm", "run", "lint"), ("npm", "run", "check:types")} <= found
+    assert not any("matrix" in " ".join(argv) for argv in found), found
+
+
+def test_matrix_expansion_keeps_what_it_cannot_spell_out() -> None:
+    job = {"strategy": {"matrix": {"py": ["3.11", "3.12"], "os": [{"name": "x"}], "b": [True]}}}
+    assert ci.matrix_expanded("tox -e py${{ matrix.py }}", job) == [
+        "tox -e py3.11",
+        "tox -e py3.12",
+    ]
+    for kept in ("run ${{ matrix.os }}", "run ${{ matrix.b }}", "run ${{ matrix.nope }}", "plain"):
+        assert ci.matrix_expanded(kept, job) == [kept]
+    many = {"strategy": {"matrix": {"a": list(range(10)), "b": list(range(10))}}}
+    assert (
+        len(ci.matrix_expanded("x ${{ matrix.a }} ${{ matrix.b }}", many)) == ci.MAX_MATRIX_SCRIPTS
+    )

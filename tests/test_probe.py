@@ -116,7 +116,9 @@ def test_a_module_the_interpreter_lacks_is_named_as_asked(tmp_path: Path) -> Non
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     with pytest.raises(ProbeError) as caught:
         probe("pytest", path=str(venv / "bin" / "python"), module="pytest")
-    assert caught.value.detail == "-m pytest --version exited 1: No module named pytest"
+    assert (
+        caught.value.detail == "-m pytest --version --noconftest exited 1: No module named pytest"
+    )
 
 
 def test_missing_tool_is_a_toolchain_error_listing_the_candidates(tmp_path: Path) -> None:

@@ -83,3 +83,25 @@ def test_a_configured_type_checker_only_an_opt_in_environment_runs_is_not_run(
     # The same environment, asked for by CI, is the gate's.
     (tmp_path / ".github/workflows/ci.yml").write_text(ci + "      - run: tox -e typing\n")
     assert planned(tmp_path)["typecheck"] == ("mypy", "src")
+
+
+def test_a_lint_environments_type_check_is_a_type_check(tmp_path: Path) -> None:
+    """python-dotenv's `[testenv:lint]` runs flake8 and `mypy ... src tests`: read as lints
+    by the environment's name, the mypy line was dropped as "not a lint command", and only a
+    configuration's `mypy src` ran, so tests/ went unchecked."""
+    tox = """
+        [tox]
+        envlist = lint, py311
+
+        [testenv]
+        commands = pytest
+
+        [testenv:lint]
+        commands =
+            flake8 src tests
+            mypy --python-version=3.11 src tests
+    """
+    write_dedented(tmp_path, {"tox.ini": tox, "src/pkg/__init__.py": ""})
+    checks = planned(tmp_path)
+    assert checks["lint"] == ("flake8", "src", "tests")
+    assert checks["typecheck"] == ("mypy", "--python-version=3.11", "src", "tests")

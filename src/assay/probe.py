@@ -127,7 +127,7 @@ def run_version_command(
     A binary inside `confinement.root` belongs to the code under test: its version command
     runs through the confinement's runner (the sandbox), never directly on the host."""
     # `python -m tool` as checks start it: no file of the working tree can answer for the tool.
-    asked = [binary, "-m", module, "--version"] if module else [binary, *toolchain.version_args]
+    asked = [binary, *(("-m", module) if module else ()), *toolchain.version_args]
     argv = asked
     # Here: a cache hit finds binaries through this module and runs none.
     from assay.process import InvalidRun, run_process

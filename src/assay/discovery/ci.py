@@ -12,6 +12,8 @@ contribute environment variables; on their own they are candidates of low rank.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -117,21 +119,58 @@ def parse_workflow(
             else:
                 continue
             cwd = cwd if isinstance(cwd, str) and "${{" not in cwd else "."
-            more, more_dropped = script_candidates(
-                script,
-                path,
-                raw,
-                env,
-                {} if on_artifact else plain_env(data.get("env"), job.get("env"), step.get("env")),
-                cwd,
-                where,
-                makefile=makefile,
-                scripts=scripts,
-                at=at,
-            )
-            found += [replace(c, job=f"{path}#{job_id}") for c in more]
-            dropped += more_dropped
+            for each in matrix_expanded(script, job):
+                more, more_dropped = script_candidates(
+                    each,
+                    path,
+                    raw,
+                    env,
+                    {}
+                    if on_artifact
+                    else plain_env(data.get("env"), job.get("env"), step.get("env")),
+                    cwd,
+                    where,
+                    makefile=makefile,
+                    scripts=scripts,
+                    at=at,
+                )
+                found += [replace(c, job=f"{path}#{job_id}") for c in more]
+                dropped += more_dropped
     return found, dropped, []
+
+
+#: `${{ matrix.NAME }}` in a step's script.
+_MATRIX_VALUE = re.compile(r"\$\{\{\s*matrix\.([A-Za-z_][\w-]*)\s*\}\}")
+#: The most scripts one step's matrix values make (a matrix is usually a handful).
+MAX_MATRIX_SCRIPTS = 16
+
+
+def matrix_expanded(script: str, job: Mapping[str, Any]) -> list[str]:
+    """`script` once for each combination of the literal values its job's
+    `strategy.matrix` lists for the `${{ matrix.NAME }}` it names (ms' `pnpm run ${{
+    matrix.task }}` over `task: [format, lint, typecheck, attw]`: four checks CI gates on);
+    as it is when it names none, or one whose values are not a literal list."""
+    names = list(dict.fromkeys(_MATRIX_VALUE.findall(script)))
+    matrix = _mapping(_mapping(job.get("strategy")).get("matrix"))
+    values: list[list[str]] = []
+    for name in names:
+        listed = matrix.get(name)
+        if not isinstance(listed, list) or not listed:
+            return [script]
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in listed):
+            return [script]
+        values.append([str(v) for v in listed])
+    if not names:
+        return [script]
+    scripts: list[str] = []
+    for combination in itertools.islice(itertools.product(*values), MAX_MATRIX_SCRIPTS):
+        chosen = dict(zip(names, combination, strict=True))
+        scripts.append(_MATRIX_VALUE.sub(functools.partial(_chosen, chosen), script))
+    return list(dict.fromkeys(scripts))
+
+
+def _chosen(values: Mapping[str, str], match: re.Match[str]) -> str:
+    return values[match.group(1)]
 
 
 def _uses(step: object, action: str) -> bool:

@@ -81,6 +81,9 @@ def parse_tox(
             continue
         for command in tox_env.commands:
             kind = named or _checking_kind(command.line)
+            if named in _STATIC_KINDS:
+                # A `lint` environment's `mypy src tests` type-checks (python-dotenv's).
+                kind = _checking_kind(command.line) or named
             if kind is None:
                 continue
             seen = (kind, command.line or command.raw, tuple(sorted(tox_env.setenv.items())))
@@ -139,6 +142,10 @@ def _in_tree(line: str | None, files: RepoFiles | None) -> str | None:
 
     placed = re.sub(re.escape(SITE_PACKAGES) + r"([\w.-]+)", where, line)
     return None if SITE_PACKAGES in placed else placed
+
+
+#: The kinds of check an environment's name may say without saying which tool runs.
+_STATIC_KINDS = frozenset({Kind.LINT, Kind.TYPECHECK})
 
 
 def _checking_kind(line: str | None) -> Kind | None:

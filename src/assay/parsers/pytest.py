@@ -15,10 +15,10 @@ from xml.etree.ElementTree import Element
 
 import defusedxml.ElementTree as SafeET
 
-from assay.evidence import Check, TestCase, TestCounts
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, report_path
-from assay.parsers._text import combined, count_cases
+from assay.parsers._text import combined, count_cases, relative
 from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
@@ -38,9 +38,25 @@ _THREAD_TIMEOUT_BANNER = re.compile(r"^\+{5,} Timeout \+{5,}$", re.MULTILINE)
 STOPPED_BY_PYTEST_TIMEOUT = "the test running when pytest-timeout ended the run"
 
 
+#: pytest's report of a conftest it could not import (it then ends with exit 4, no report).
+_CONFTEST_FAILED = re.compile(r"^ImportError while loading conftest '[^']+'\.$", re.MULTILINE)
+#: A frame of pytest's short traceback (`pkg/__init__.py:1: in <module>`), and its error line.
+_SHORT_FRAME = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): in \S")
+_SHORT_ERROR = re.compile(r"^E\s+(?P<error>[A-Za-z_][\w.]*): ?(?P<message>.*)$")
+#: Errors of an import that found no module: a dependency not installed is no fault of the
+#: code, so such a conftest failure is left unrecognised.
+_NOT_FOUND_ERRORS = frozenset({"ModuleNotFoundError", "ImportError"})
+
+
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     no_tests = result.exit_code == PYTEST_NO_TESTS_EXIT
     text_tests = _summary_counts(combined(result))
+    broken = (
+        None if result.exit_code in (0, None) else _broken_conftest(combined(result), result.cwd)
+    )
+    if broken is not None:
+        # No test ran: the code a conftest imports failed to load (a name or syntax error).
+        return ParsedOutput(diagnostics=(broken,), failure_recognized=True)
     if report_dir is not None:
         # The report was asked for, so it is the only source of counts: summary text can be
         # printed by anything (a conftest that prints "5 passed" and exits), the report is
@@ -73,6 +89,28 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         failure_recognized=text_tests is not None and text_tests.any_failed,
         no_tests_reported=no_tests,
     )
+
+
+def _broken_conftest(text: str, cwd: str | None) -> Diagnostic | None:
+    """The error that kept a conftest from loading, at its innermost frame, when it is one
+    of the code's own (not a module that was not found)."""
+    found = _CONFTEST_FAILED.search(text)
+    if found is None:
+        return None
+    where: re.Match[str] | None = None
+    for line in text[found.end() :].splitlines()[:200]:
+        if frame := _SHORT_FRAME.match(line):
+            where = frame
+        elif error := _SHORT_ERROR.match(line):
+            if error["error"].rpartition(".")[2] in _NOT_FOUND_ERRORS:
+                return None
+            return Diagnostic(
+                message=f"{error['error']}: {error['message']}".rstrip(": "),
+                file=relative(where["file"], cwd or "") if where else None,
+                line=int(where["line"]) if where else None,
+                tool="pytest",
+            )
+    return None
 
 
 def _without_hung(tests: TestCounts, hung: tuple[TestCase, ...]) -> TestCounts:

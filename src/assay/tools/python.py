@@ -288,6 +288,9 @@ PYTEST = ToolSpec(
     ecosystem=Ecosystem.PYTHON,
     binaries=("pytest",),
     module="pytest",
+    # pytest before 9 loads the project's initial conftests to say its version: one that
+    # fails to import (the code under test is broken) would read as a missing pytest.
+    version_args=("--version", "--noconftest"),
     install_hint="install pytest (`pip install pytest`)",
     local_dirs=_LOCAL,
     commands=(Command(("pytest", "py.test"), Kind.TEST),),
