@@ -80,10 +80,9 @@ def parse_tox(
             dropped.append(Dropped(f"tox env {tox_env.name}", Source(path, section_line), why))
             continue
         for command in tox_env.commands:
-            kind = named or _checking_kind(command.line)
-            if named in _STATIC_KINDS:
-                # A `lint` environment's `mypy src tests` type-checks (python-dotenv's).
-                kind = _checking_kind(command.line) or named
+            own = _checking_kind(command.line)
+            # A `lint` environment's `mypy src tests` type-checks (python-dotenv's).
+            kind = own if own and named in _STATIC_KINDS else named or own
             if kind is None:
                 continue
             seen = (kind, command.line or command.raw, tuple(sorted(tox_env.setenv.items())))
