@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,20 @@ def test_compileall_syntax_error() -> None:
     text = "*** Error compiling './a.py'...\n  File \"./a.py\", line 2\n    def f(:\n          ^\nSyntaxError: invalid syntax\n"
     d = only(parse_output(check("compileall", kind=Kind.BUILD), result(text)))
     assert where(d) == ("a.py", 2, None, "SyntaxError", "error")
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_compileall_syntax_error_from_a_real_run(tmp_path: Path, quiet: bool) -> None:
+    """Without `-q` (wcwidth's tox states `python -m compileall wcwidth`), compileall lists
+    every file and marks the error's first line with stars instead of a header."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f(:\n    pass\n")
+    argv = [sys.executable, "-m", "compileall", *(["-q"] if quiet else []), "pkg"]
+    ran = _ran(argv, tmp_path)
+    assert ran.exit_code == 1
+    d = only(parse_output(check("compileall", tuple(argv), kind=Kind.BUILD), ran))
+    assert (d.file, d.line, d.code) == ("pkg/b.py", 1, "SyntaxError"), d
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,10 @@ def parse_compileall(check: Check, result: ProcessResult, report_dir: Path | Non
         if text_line.startswith(_COMPILE_START):
             in_error, file, line = True, None, None
             continue
+        if text_line.startswith("***") and (where := _COMPILE_FILE.match(text_line[3:])):
+            # Without `-q`, no header: the error's first line is its place, starred.
+            in_error, file, line = True, where["file"], int(where["line"])
+            continue
         if not in_error:
             continue
         if (where := _COMPILE_FILE.match(text_line)) and file is None:
