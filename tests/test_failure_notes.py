@@ -151,17 +151,18 @@ def test_a_runner_that_crashed_is_described_by_the_last_error_it_printed(tmp_pat
 def test_a_conftest_that_cannot_be_imported_is_described_by_its_error(tmp_path: Path) -> None:
     """structlog with a syntax error its conftest imports: pytest exits 4 with
     "ImportError while loading conftest" and the cause on an `E   SyntaxError` line, which
-    the note did not see ("its output does not say why")."""
+    the note did not see ("its output does not say why"). The code does not load: a
+    failure, named where the syntax error is."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "helper.py").write_text("def broken(:\n    pass\n")
     (repo / "conftest.py").write_text("import helper\n")
     (repo / "test_m.py").write_text("def test_one():\n    assert True\n")
     report = _verified(repo, "test", tmp_path)
-    assert report["status"] == "INDETERMINATE", report["note"]
-    assert report["note"].startswith("pytest exited 4; the last error it printed: SyntaxError"), (
-        report["note"]
-    )
+    assert report["status"] == "FAILED", report["note"]
+    assert report["note"] == "pytest failed: helper.py:1: SyntaxError: invalid syntax.", report[
+        "note"
+    ]
 
 
 FAILING_SUITE = """

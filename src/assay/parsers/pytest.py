@@ -43,6 +43,8 @@ _CONFTEST_FAILED = re.compile(r"^ImportError while loading conftest '[^']+'\.$",
 #: A frame of pytest's short traceback (`pkg/__init__.py:1: in <module>`), and its error line.
 _SHORT_FRAME = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+): in \S")
 _SHORT_ERROR = re.compile(r"^E\s+(?P<error>[A-Za-z_][\w.]*): ?(?P<message>.*)$")
+#: A syntax error's own place, inside the error lines (`E     File "/x/a.py", line 1`).
+_ERROR_PLACE = re.compile(r'^E\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
 #: Errors of an import that found no module: a dependency not installed is no fault of the
 #: code, so such a conftest failure is left unrecognised.
 _NOT_FOUND_ERRORS = frozenset({"ModuleNotFoundError", "ImportError"})
@@ -99,7 +101,7 @@ def _broken_conftest(text: str, cwd: str | None) -> Diagnostic | None:
         return None
     where: re.Match[str] | None = None
     for line in text[found.end() :].splitlines()[:200]:
-        if frame := _SHORT_FRAME.match(line):
+        if frame := _SHORT_FRAME.match(line) or _ERROR_PLACE.match(line):
             where = frame
         elif error := _SHORT_ERROR.match(line):
             if error["error"].rpartition(".")[2] in _NOT_FOUND_ERRORS:
