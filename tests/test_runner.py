@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -151,3 +153,42 @@ def test_the_fault_path_refuses_a_non_fault_cause() -> None:
 def test_negative_deadline_is_rejected() -> None:
     with pytest.raises(ValueError):
         run_verifiers([testing.HealthyVerifier()], CTX, deadline=-1)
+
+
+INTERRUPTED_WHILE_JOINING = """
+import os, signal, sys, time
+from assay.runner import Isolation, VerifierContext, run_verifiers
+
+class Sleeper:
+    id = "sleeper"
+    isolation = Isolation.IN_PROCESS
+
+    def verify(self, ctx):
+        # The kernel gives the process's signal to a thread that does not block it: here,
+        # this one, as it may give Ctrl-C to any verifier's thread.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(20)
+
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+started = time.monotonic()
+try:
+    run_verifiers([Sleeper()], VerifierContext(workdir="."))
+except KeyboardInterrupt:
+    print(round(time.monotonic() - started, 1))
+"""
+
+
+def test_a_signal_another_thread_takes_still_interrupts_the_join() -> None:
+    """Ctrl-C taken by a verifier's thread runs Python's handler only when the main thread
+    wakes: joining without a timeout never woke it, and `assay run` sat until its command
+    ended (the interrupt test timed out in CI, its main thread in `Event.wait`)."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_WHILE_JOINING],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert float(done.stdout) < 5, done.stdout + done.stderr

@@ -261,6 +261,12 @@ def _from_reply(verifier: Any, reply: Reply, started: float) -> Outcome:
     return _faulted(verifier, _REPLY_FAULT[reply.kind], reply.detail, started, Isolation.WORKER)
 
 
+#: How long the joining thread sleeps at a time. A signal sent to the process may be taken
+#: by any thread (a verifier's, blocked in `select`); the handler (Ctrl-C's, SIGTERM's) runs
+#: only once the main thread wakes, and a wait without a timeout never wakes it.
+_SIGNAL_POLL_S = 0.1
+
+
 class _Slot:
     """One verifier's outcome, handed from its thread to the joining caller."""
 
@@ -276,7 +282,13 @@ class _Slot:
 
     def result(self, timeout: float | None) -> Outcome:
         """The outcome; raises TimeoutError when none arrived within `timeout` seconds."""
-        if not self._done.wait(timeout) or self._outcome is None:
+        expires = None if timeout is None else time.monotonic() + timeout
+        while not self._done.wait(
+            _SIGNAL_POLL_S if expires is None else min(_SIGNAL_POLL_S, expires - time.monotonic())
+        ):
+            if expires is not None and time.monotonic() >= expires:
+                raise TimeoutError
+        if self._outcome is None:
             raise TimeoutError
         return self._outcome
 
