@@ -8,7 +8,8 @@ so it follows `import tomli`, a dependency declared `tomli; python_version < '3.
 UNVERIFIED), as when a node check cannot load a declared package.
 
 Only modules pyproject.toml declares count (its dependencies, extras, dependency groups and
-Poetry's tables), by the name they are imported under; a module nothing declares (a change
+Poetry's tables, as `base_requirements.declared_in` reads them), by the name they are
+imported under, and not the project's own package; a module nothing declares (a change
 that imports a new one, or misspells one) stays a failure, as does any other finding beside
 them. pyproject.toml is read as untrusted (no links, bounded).
 """
@@ -16,12 +17,11 @@ them. pyproject.toml is read as untrusted (no links, bounded).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
+from assay.base_requirements import MANIFEST_MAX_BYTES, declared_in, normalise
 from assay.evidence import Diagnostic
-from assay.tools.python_requirements import read_pyproject, requirement_name
+from assay.untrusted_files import read_untrusted
 
 __all__ = ["uninstalled_python_dependency"]
 
@@ -39,9 +39,9 @@ def uninstalled_python_dependency(diagnostics: Sequence[Diagnostic], cwd: str) -
     modules = [_unresolved(d.message) for d in errors]
     if not modules or None in modules:
         return None
-    declared = _declared(read_pyproject(Path(cwd)))
+    declared = _declared(cwd)
     names = sorted({m for m in modules if m is not None})
-    if not all(_distribution(name) in declared for name in names):
+    if not all(normalise(name.split(".")[0]) in declared for name in names):
         return None
     return names[0]
 
@@ -54,37 +54,10 @@ def _unresolved(message: str) -> str | None:
     return None
 
 
-def _distribution(module: str) -> str:
-    """The project name a module is most often published under: its top-level package,
-    normalised (`tomli`, `typing_extensions` -> `typing-extensions`)."""
-    return requirement_name(module.split(".")[0])
-
-
-def _declared(pyproject: Mapping[str, Any]) -> set[str]:
-    """The normalised names of every requirement pyproject.toml lists."""
-    return {name for name in map(requirement_name, _requirements(pyproject)) if name}
-
-
-def _requirements(pyproject: Mapping[str, Any]) -> Iterator[str]:
-    project = pyproject.get("project")
-    if isinstance(project, dict):
-        yield from _strings(project.get("dependencies"))
-        extras = project.get("optional-dependencies")
-        for listed in extras.values() if isinstance(extras, dict) else ():
-            yield from _strings(listed)
-    groups = pyproject.get("dependency-groups")
-    for listed in groups.values() if isinstance(groups, dict) else ():
-        yield from _strings(listed)
-    tool = pyproject.get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    if isinstance(poetry, dict):
-        tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
-        poetry_groups = poetry.get("group")
-        for group in poetry_groups.values() if isinstance(poetry_groups, dict) else ():
-            tables.append(group.get("dependencies") if isinstance(group, dict) else None)
-        for table in tables:
-            yield from (n for n in (table if isinstance(table, dict) else ()) if isinstance(n, str))
-
-
-def _strings(listed: object) -> Iterable[str]:
-    return (s for s in (listed if isinstance(listed, list) else ()) if isinstance(s, str))
+def _declared(cwd: str) -> frozenset[str]:
+    """The normalised names of the distributions the pyproject.toml at `cwd` requires, the
+    project's own left out: a top-level module is most often published under its name
+    (`tomli`; `typing_extensions` as `typing-extensions`)."""
+    data = read_untrusted(cwd, "pyproject.toml", limit=MANIFEST_MAX_BYTES)
+    declared = declared_in({"pyproject.toml": data} if isinstance(data, bytes) else {})
+    return declared.names - declared.projects
