@@ -33,6 +33,7 @@ from assay.probe_record import (
     settled,
 )
 from assay.pyenv_shim import resolve_shim
+from assay.signal_waits import wait_for
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
 from assay.tools import ecosystem_spec
 from assay.tools.index import Ecosystem
@@ -266,7 +267,7 @@ class _Pending:
         self._done.set()
 
     def result(self) -> CheckerId:
-        self._done.wait()
+        wait_for(self._done)  # in slices: see `assay.signal_waits`
         if self._error is not None:
             raise self._error
         assert self.value is not None

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from assay._verifier_workers import Reply, ReplyKind, call_verify, describe_exception, run_in_worker
 from assay.evidence import Check, Evidence
+from assay.signal_waits import wait_for
 from assay.verdict import VERIFIER_FAULTS, Cause, Kind
 
 
@@ -261,12 +262,6 @@ def _from_reply(verifier: Any, reply: Reply, started: float) -> Outcome:
     return _faulted(verifier, _REPLY_FAULT[reply.kind], reply.detail, started, Isolation.WORKER)
 
 
-#: How long the joining thread sleeps at a time. A signal sent to the process may be taken
-#: by any thread (a verifier's, blocked in `select`); the handler (Ctrl-C's, SIGTERM's) runs
-#: only once the main thread wakes, and a wait without a timeout never wakes it.
-_SIGNAL_POLL_S = 0.1
-
-
 class _Slot:
     """One verifier's outcome, handed from its thread to the joining caller."""
 
@@ -282,13 +277,8 @@ class _Slot:
 
     def result(self, timeout: float | None) -> Outcome:
         """The outcome; raises TimeoutError when none arrived within `timeout` seconds."""
-        expires = None if timeout is None else time.monotonic() + timeout
-        while not self._done.wait(
-            _SIGNAL_POLL_S if expires is None else min(_SIGNAL_POLL_S, expires - time.monotonic())
-        ):
-            if expires is not None and time.monotonic() >= expires:
-                raise TimeoutError
-        if self._outcome is None:
+        # In slices: a signal another thread took runs its handler only once this one wakes.
+        if not wait_for(self._done, timeout) or self._outcome is None:
             raise TimeoutError
         return self._outcome
 

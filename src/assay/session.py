@@ -180,8 +180,10 @@ class Session:
         # Imported here: it brings `logging`, which a single check never needs.
         from concurrent.futures import ThreadPoolExecutor
 
+        from assay.signal_waits import results_of
+
         with ThreadPoolExecutor(max_workers=len(checks)) as pool:
-            return list(pool.map(one, checks))
+            return results_of([pool.submit(one, check) for check in checks])
 
     def _refused(self, check: Check) -> Evidence:
         refusal = self.refusal or Refusal(

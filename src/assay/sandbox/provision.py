@@ -109,9 +109,11 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
         chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
         import concurrent.futures  # here: it brings `logging`, which a cache hit never needs
 
+        from assay.signal_waits import results_of
+
         with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
-            # list() re-raises the first copy error here instead of dropping it.
-            list(pool.map(lambda chunk: _copy_files(src, dst, chunk, clone), chunks))
+            # Every result is asked for: the first copy error is raised here, not dropped.
+            results_of([pool.submit(_copy_files, src, dst, chunk, clone) for chunk in chunks])
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
     for rel in reversed(layout.dirs):

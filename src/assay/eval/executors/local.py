@@ -10,6 +10,7 @@ from assay.eval.harness import Harness, Planned
 from assay.eval.record import AttemptRecord
 from assay.process import kill_active_runs
 from assay.sandbox.base import SandboxError
+from assay.signal_waits import results_of
 
 #: While an interrupted evaluation waits for its attempts to end, how often it kills
 #: what they still run.
@@ -40,7 +41,7 @@ class LocalExecutor:
         pool = ThreadPoolExecutor(max_workers=harness.concurrency)
         futures = [pool.submit(one, item) for item in planned]
         try:
-            return [future.result() for future in futures]
+            return results_of(futures)
         except BaseException:
             # Interrupted: the attempts under way are stopped and left unrecorded (they
             # did not complete), so `--resume` runs them again; none is scored for it.

@@ -1,0 +1,53 @@
+"""Waits on the main thread that Ctrl-C and SIGTERM can still cut short.
+
+The kernel gives a signal sent to the process to any thread that does not block it: often
+the main thread, but sometimes a worker's (one probing a tool, copying files, running an
+attempt). Python then only sets a flag, and runs the handler when the main thread next
+runs bytecode; a main thread asleep in a wait without a timeout never does, and `assay`
+would sit out a probe, a copy or a whole attempt before answering. Blocking the signals in
+the workers instead is not an option: the processes they start would inherit the mask and
+ignore the TERM their deadline sends. So every wait here sleeps at most `POLL_S` at a time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+__all__ = ["POLL_S", "result_of", "results_of", "wait_for"]
+
+#: The longest a signal taken by another thread waits for its handler to run.
+POLL_S = 0.1
+
+T = TypeVar("T")
+
+
+def wait_for(event: threading.Event, timeout: float | None = None) -> bool:
+    """`event.wait(timeout)` (None: no limit), woken every `POLL_S` so a pending handler runs."""
+    expires = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = POLL_S if expires is None else min(POLL_S, expires - time.monotonic())
+        if left <= 0:
+            return event.is_set()
+        if event.wait(left):
+            return True
+
+
+def result_of(future: Future[T]) -> T:
+    """`future.result()`, woken every `POLL_S`. A `TimeoutError` the call itself raised is
+    re-raised as it is, never taken for the wait's own."""
+    from concurrent.futures import wait  # loaded with the pool that made `future`
+
+    while not future.done():
+        wait((future,), timeout=POLL_S)
+    return future.result()
+
+
+def results_of(futures: Iterable[Future[T]]) -> list[T]:
+    """Each future's result in order (`Executor.map`'s), the first error raised as it is."""
+    return [result_of(future) for future in futures]
