@@ -6,7 +6,8 @@ Run: `.venv/bin/python bench/bench_verify.py [--repeat N]`. Every ratio is measu
   unsandboxed, with no probing, parsing or reporting: the floor assay is compared with;
   and the same commands in the plan's grouping (stages in order, a parallel stage's checks
   started together), as assay runs them: the floor for the side-by-side speed-up too.
-- assay: `assay verify --no-cache` (default sandbox: bubblewrap), the whole CLI process.
+- assay: `assay verify --no-cache` (default sandbox: bubblewrap), the whole CLI process; and
+  the same answered by a running `assay server` (checked to be), which has assay loaded.
 - cache hit: `assay verify` on an unchanged tree right after a run that stored the verdict;
   and by tree size: the small repository's hit against the same with 5,000 files.
 
@@ -157,7 +158,7 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
                         raise SystemExit(f"{check} failed by hand:\n{output.decode()}")
         shutil.rmtree(repo / ".pytest_cache", ignore_errors=True)
 
-    def verify(*extra: str) -> dict[str, Any]:
+    def verify(*extra: str, env: dict[str, str] = env) -> dict[str, Any]:
         done = subprocess.run(
             [ASSAY, "verify", "--json", str(repo), *extra],
             env=env,
@@ -178,6 +179,11 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     grouped_s = median_of(repeat, by_hand_grouped)
     assay_s = median_of(repeat, lambda: verify("--no-cache"))
     assay_none_s = median_of(repeat, lambda: verify("--no-cache", "--sandbox", "none"))
+    with RunningServer(env, repo) as server:
+        verify("--no-cache", env=server.env)  # the server's own first run loads what it needs
+        warm_s = median_of(repeat, lambda: verify("--no-cache", env=server.env))
+        if server.served() != repeat + 1:
+            raise SystemExit(f"the server answered {server.served()} of {repeat + 1} warm runs")
     verify()  # stores the verdict
     hit_s = median_of(repeat, verify)
     assert "cached" in verify().get("extra", {}), "the second run was not a cache hit"
@@ -186,9 +192,13 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     print(f"{name}: {len(commands)} planned checks ({names}), {tests} tests")
     print(f"  by hand, sequential            {hand_s * 1000:8.0f} ms")
     print(f"  by hand, the plan's grouping   {grouped_s * 1000:8.0f} ms")
-    for label, took in (("bwrap", assay_s), ("--sandbox none", assay_none_s)):
+    for label, took in (
+        ("bwrap", assay_s),
+        ("--sandbox none", assay_none_s),
+        ("bwrap, assay server", warm_s),
+    ):
         print(
-            f"  assay verify ({label}){' ' * (16 - len(label))}{took * 1000:8.0f} ms   "
+            f"  assay verify ({label}){' ' * max(16 - len(label), 1)}{took * 1000:8.0f} ms   "
             f"ratio {took / hand_s:5.2f}x by hand, {took / grouped_s:5.2f}x grouped"
         )
     print(
