@@ -422,7 +422,12 @@ def _alternatives(condition: str) -> list[str]:
     return [a for part in match.group(1).split(",") for a in _alternatives(head + part + tail)]
 
 
-def _fill(value: str, name: str, setenv: Mapping[str, str], references: _References | None) -> str:
+def _fill(
+    value: str,
+    name: str,
+    setenv: Mapping[str, str],
+    references: _References | _NativeReferences | None,
+) -> str:
     """`value` with tox's placeholders replaced, innermost first; an unknown one becomes
     `\\0name\\0` so that the caller can say which."""
     value = re.sub(r"\{(toxinidir|tox_root)\}/", "", value)
@@ -430,6 +435,8 @@ def _fill(value: str, name: str, setenv: Mapping[str, str], references: _Referen
 
     def one(match: re.Match[str]) -> str:
         key = match.group(1)
+        if key in _PLAIN:  # before any split: `{:}` is the path separator
+            return _PLAIN[key]
         word, sep, rest = key.partition(":")
         word = word.strip()
         if word == "posargs":
@@ -476,36 +483,81 @@ def _change_dir(filled: str | None) -> str | None:
 
 def _native_envs(table: Mapping[str, Any]) -> tuple[ToxEnv, ...]:
     """tox 4's TOML form: `env_run_base` (every environment) and `env.NAME` tables."""
+    refs = _NativeReferences(table)
     base = table.get("env_run_base")
     base = base if isinstance(base, dict) else {}
-    envs = [_native_env("", "env_run_base", base, {})]
+    envs = [_native_env("", "env_run_base", base, {}, refs)]
     named = table.get("env")
     for name, settings in named.items() if isinstance(named, dict) else ():
         if isinstance(name, str) and isinstance(settings, dict):
-            envs.append(_native_env(name, f"env.{name}", settings, base))
+            envs.append(_native_env(name, f"env.{name}", settings, base, refs))
     return tuple(envs)
 
 
+class _NativeReferences:
+    """tox's TOML references: `{ replace = "ref", of = ["vars", "src"] }` (or `env` and
+    `key`: another environment's setting), as a setting's whole value or as one of a
+    command's words; and `{[vars]src}` inside a string."""
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        self.table = table
+
+    def resolve(self, value: Any, depth: int = 0) -> Any:
+        """`value`, or what it refers to when it is a reference; None for a reference that
+        leads nowhere."""
+        if not (isinstance(value, dict) and value.get("replace") == "ref"):
+            return value
+        if depth >= MAX_REFERENCE_DEPTH:
+            return None
+        path = value.get("of")
+        env, key = value.get("env"), value.get("key")
+        if path is None and isinstance(env, str) and isinstance(key, str):
+            path = ["env", env, key]
+        if not isinstance(path, list) or not all(isinstance(step, str) for step in path):
+            return None
+        found: Any = self.table
+        for step in path:
+            found = found.get(step) if isinstance(found, dict) else None
+        if found is None and path[0] == "env" and len(path) == 3:
+            found = self.table.get("env_run_base", {}).get(path[2])  # what the env inherits
+        return self.resolve(found, depth + 1)
+
+    def get(self, reference: str, depth: int = 0) -> str | None:
+        """`{[section]key}` inside a string: a string setting of another table, as text."""
+        match = re.fullmatch(r"\[([^\]]+)\]\s*(\S+)", reference)
+        if match is None:
+            return None
+        section, key = match.groups()
+        found = self.resolve({"replace": "ref", "of": [*section.split("."), key]}, depth)
+        return found if isinstance(found, str) else None
+
+
 def _native_env(
-    name: str, section: str, settings: Mapping[str, Any], base: Mapping[str, Any]
+    name: str,
+    section: str,
+    settings: Mapping[str, Any],
+    base: Mapping[str, Any],
+    refs: _NativeReferences,
 ) -> ToxEnv:
     def get(key: str) -> Any:
-        return settings[key] if key in settings else base.get(key)
+        return refs.resolve(settings[key] if key in settings else base.get(key))
 
     set_env = get("set_env")
+    if isinstance(set_env, list):  # tables merged in order, references among them
+        merged: dict[str, Any] = {}
+        for part in map(refs.resolve, set_env):
+            merged.update(part if isinstance(part, dict) else {})
+        set_env = merged
     setenv: dict[str, str] = {}
     for var, value in set_env.items() if isinstance(set_env, dict) else ():
         if isinstance(var, str) and isinstance(value, str):
-            filled = _fill(value, name, setenv, None)
+            filled = _fill(value, name, setenv, refs)
             if _UNRESOLVED not in filled:
                 setenv[var] = filled
     commands = []
-    listed = get("commands")
-    for words in listed if isinstance(listed, list) else ():
-        if not isinstance(words, list):
-            continue
+    for words in _native_commands(get("commands"), refs):
         raw = next((w for w in words if isinstance(w, str)), "")
-        line = _native_words(words, name, setenv)
+        line = _native_words(words, name, setenv, refs)
         if line is None:
             commands.append(ToxCommand(raw, None, "uses a substitution only tox can fill in"))
         else:
@@ -514,21 +566,40 @@ def _native_env(
     deps = tuple(
         d
         for d in (deps_listed if isinstance(deps_listed, list) else ())
-        if isinstance(d, str) and _UNRESOLVED not in _fill(d, name, setenv, None)
+        if isinstance(d, str) and _UNRESOLVED not in _fill(d, name, setenv, refs)
     )
     extras_listed = get("extras")
     extras = tuple(e for e in (extras_listed or ()) if isinstance(e, str))
     directory = get("change_dir")
-    spelt = _fill(directory, name, setenv, None) if isinstance(directory, str) else None
+    spelt = _fill(directory, name, setenv, refs) if isinstance(directory, str) else None
     change_dir = "" if directory is None else _change_dir(spelt)
     return ToxEnv(name, section, tuple(commands), setenv, deps, extras, change_dir)
 
 
-def _native_words(words: list[Any], name: str, setenv: Mapping[str, str]) -> str | None:
+def _native_commands(listed: Any, refs: _NativeReferences) -> list[list[Any]]:
+    """The command lines of a `commands` list, another list's spliced in where a reference
+    stands for several."""
+    lines: list[list[Any]] = []
+    for entry in map(refs.resolve, listed if isinstance(listed, list) else ()):
+        if isinstance(entry, list) and entry and all(isinstance(e, list) for e in entry):
+            lines += entry  # another environment's `commands`
+        elif isinstance(entry, list):
+            lines.append(entry)
+    return lines
+
+
+def _native_words(
+    words: list[Any], name: str, setenv: Mapping[str, str], refs: _NativeReferences
+) -> str | None:
     out: list[str] = []
-    for word in words:
-        if isinstance(word, str):
-            filled = _fill(_SITE_PACKAGES_DIR.sub(SITE_PACKAGES, word), name, setenv, None)
+    for word in map(refs.resolve, words):
+        if isinstance(word, list) and all(isinstance(w, str) for w in word):
+            spliced = [_fill(w, name, setenv, refs) for w in word]  # a list of words, by `ref`
+            if any(_UNRESOLVED in w for w in spliced):
+                return None
+            out += spliced
+        elif isinstance(word, str):
+            filled = _fill(_SITE_PACKAGES_DIR.sub(SITE_PACKAGES, word), name, setenv, refs)
             if _UNRESOLVED in filled:
                 return None
             out.append(filled)
