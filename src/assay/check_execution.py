@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
 from assay.scratch import temporary_scratch
 from assay.toolchains import Toolchain, generic_toolchain, toolchain_for
@@ -70,7 +70,10 @@ def run_check(
         checker = _probe(located, check, probes)
     except ProbeFailure as failure:
         from assay.install import missing_tool_note
+        from assay.tool_broken_by_project import breaking_module
 
+        if (broken := breaking_module(failure, root)) is not None:
+            return _broken_by_project(check, failure, broken, sandbox)
         return evidence_for(
             check,
             Cause.TOOLCHAIN_MISSING,
@@ -93,6 +96,23 @@ def run_check(
         raise ValueError(f"report_dir {report_dir} lies inside the workspace {root}")
     report_dir.mkdir(parents=True, exist_ok=True)
     return _run(check, located, checker, cwd, runner, report_dir, sandbox, canaries)
+
+
+def _broken_by_project(
+    check: Check, failure: ProbeFailure, broken: Diagnostic, sandbox: str | None
+) -> Evidence:
+    """FAILED: the tool could not start, because the project's own code it imports failed
+    to load (`assay.tool_broken_by_project`)."""
+    where = f"{broken.file}:{broken.line}" if broken.line else str(broken.file)
+    return evidence_for(
+        check,
+        Cause.EXIT_NONZERO,
+        result=getattr(failure, "result", None),
+        diagnostics=(broken,),
+        reason=f"{failure.tool} could not start: it imports the project's own {where}, "
+        f"which raised {broken.message}",
+        sandbox=sandbox,
+    )
 
 
 def _run(

@@ -50,8 +50,11 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
 
 def fail_fast_line(evidence: Evidence) -> str | None:
     """Said under a failed test run that stopped at its first failure (the quick gate's
-    fast path), with how to see every test."""
+    fast path), with how to see every test. Not for a runner that was never identified
+    (it could not start): no test ran, so none was the first to fail."""
     if evidence.check.kind is not Kind.TEST or evidence.verdict is not Verdict.FAIL:
+        return None
+    if evidence.checker is None:
         return None
     if not FAIL_FAST_FLAGS & set(evidence.check.argv):
         return None
