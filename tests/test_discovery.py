@@ -807,6 +807,32 @@ def test_a_range_in_a_generative_tox_name_is_spelt_out(tmp_path: Path) -> None:
     assert "tox env 3.10-tests" in check_of(plan_repository(tmp_path), Kind.TEST).reason
 
 
+def test_spaces_among_a_generative_names_alternatives_are_no_part_of_them(
+    tmp_path: Path,
+) -> None:
+    """tabulate's `envlist = lint, py{38, 39, 310}`: tox strips each alternative. Kept, the
+    spaces made `py 39`, no env of tox's, and `py{311, 312}-{unit, slow}` lost its `slow:`
+    command without a trace."""
+    from assay.tools.tox_config import _generated
+
+    assert list(_generated("py{38, 39}-{unit, slow}")) == [
+        "py38-unit",
+        "py38-slow",
+        "py39-unit",
+        "py39-slow",
+    ]
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": "[tox]\nenvlist = py{311, 312}-{unit, slow}\n"
+            "[testenv]\ncommands =\n    slow: pytest -m slow\n",
+        },
+    )
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert test.argv[-4:-2] == ("-m", "slow"), test.argv
+    assert "tox env py311-slow" in test.reason
+
+
 def test_a_coverage_report_after_the_tests_is_no_test_check(tmp_path: Path) -> None:
     """filelock 3.16.1: [testenv] runs pytest (with `{envsitepackagesdir}`, which only tox
     knows), then `diff-cover` against origin/main. diff-cover was planned as a test, and

@@ -15,6 +15,7 @@ from assay.evidence import Check, Diagnostic
 from assay.parsers import ParsedOutput, parse_output, report_path
 from assay.process import ProcessResult
 from assay.verdict import Cause, Kind, Verdict
+from tests.repos import write
 from tests.results import process_result
 
 CWD = "/work/proj"
@@ -593,6 +594,38 @@ def test_a_crash_in_a_test_programs_output_is_a_recognised_failure(
         assert (parsed.diagnostics[0].file, parsed.diagnostics[0].line) == ("t.c", 4)
     else:
         assert parsed.diagnostics[0].file == name, parsed.diagnostics
+
+
+def test_an_es_modules_syntax_error_is_named_at_its_file_in_the_tree(tmp_path: Path) -> None:
+    """node names an ES module by its URL (`file:///.../lib.mjs:2`), and uvu's `-r esm`
+    prints the error inside brackets (`[file:///...index.mjs:47` ... `token]`, kleur's):
+    both were kept whole, an absolute URL no reader could match to the tree."""
+    from assay.parsers.crash import crash_diagnostics
+
+    _needs("node")
+    write(
+        tmp_path,
+        {
+            "lib.mjs": "export const a = 1;\nfunction f(arr str) {}\n",
+            "t.js": 'import("./lib.mjs");\n',
+        },
+    )
+    ran = _ran(["node", "t.js"], tmp_path)
+    assert ran.exit_code == 1
+    (found,) = crash_diagnostics(ran.stderr.text, str(tmp_path))
+    assert (found.file, found.line) == ("lib.mjs", 2), found
+    assert found.message.startswith("SyntaxError: Unexpected identifier"), found
+    bracketed = (
+        "node:internal/process/promises:391\n    triggerUncaughtException(err, true);\n    ^\n\n"
+        f"[file://{tmp_path}/index.mjs:47\nfunction run(arr str) {{\n                 ^\n\n"
+        "SyntaxError: Invalid or unexpected token]\n\nNode.js v20.20.2\n"
+    )
+    (found,) = crash_diagnostics(bracketed, str(tmp_path))
+    assert (found.file, found.line, found.message) == (
+        "index.mjs",
+        47,
+        "SyntaxError: Invalid or unexpected token",
+    )
 
 
 def test_a_traceback_in_a_passing_run_changes_nothing(tmp_path: Path) -> None:

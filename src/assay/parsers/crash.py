@@ -26,8 +26,10 @@ _PY_EXCEPTION = r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?
 # node names its own errors' codes: `TypeError [ERR_INVALID_ARG_TYPE]: message`.
 _JS_ERROR = r"^(?:Uncaught )?([A-Z]\w*Error(?: \[[A-Z0-9_]+\])?)(?:: (.*))?$"
 _JS_FRAME = r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$"
-# node's header above the offending source line: `/path/file.js:3`.
-_JS_HEADER = r"^(\S+\.[cm]?[jt]sx?):(\d+)$"
+# node's header above the offending source line: `/path/file.js:3`; an ES module's as a URL,
+# and inside brackets where node prints the error a promise rejected with
+# (`[file:///path/file.mjs:3` ... `SyntaxError: message]`).
+_JS_HEADER = r"^(\[?)(?:file://)?(\S+\.[cm]?[jt]sx?):(\d+)$"
 
 # gcc and clang: `file.c:4:3: error: message`; the driver's `collect2: error: ...`.
 _CC_LOCATED = r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$"
@@ -271,12 +273,16 @@ def _javascript_error(lines: list[str], cwd: str, tool: str | None) -> Diagnosti
         if not frames and header is None:
             continue
         own = next((m for m in frames if not m.group(1).startswith("node:")), None)
-        place = header or own
         name, message = error.groups()
+        if header is not None and header.group(1) and message and message.endswith("]"):
+            message = message[:-1]  # the bracket the header opened
+        file, line = (header.group(2), header.group(3)) if header else (None, None)
+        if header is None and own is not None:
+            file, line = own.group(1), own.group(2)
         return Diagnostic(
             message=f"{name}: {message}" if message else name,
-            file=relative(place.group(1), cwd) if place else None,
-            line=int(place.group(2)) if place else None,
+            file=relative(file.removeprefix("file://"), cwd) if file else None,
+            line=int(line) if line else None,
             code=name,
             tool=tool,
         )

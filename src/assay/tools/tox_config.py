@@ -255,7 +255,7 @@ def _spelt_out(braced: str) -> list[str]:
     for item in braced.split(","):
         bounds = _RANGE.fullmatch(item.strip())
         if bounds is None or int(bounds[2]) - int(bounds[1]) > MAX_RANGE:
-            found.append(item)
+            found.append(item.strip())  # tox strips them: `py{38, 39}`
         else:
             found += [str(n) for n in range(int(bounds[1]), int(bounds[2]) + 1)]
     return found
