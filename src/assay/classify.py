@@ -284,6 +284,16 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     return f"{check.name} failed: {where}{first.message} ({checker.tool} {checker.version} ran)."
 
 
+def _while_running(parsed: ParsedOutput) -> str:
+    """`, while running TestAll`: the tests a run stopped at assay's deadline had started and
+    not ended, as its runner's report tells (`go test -json`)."""
+    if not parsed.hung_tests:
+        return ""
+    named = ", ".join(parsed.hung_tests[:5])
+    more = f" and {len(parsed.hung_tests) - 5} more" if len(parsed.hung_tests) > 5 else ""
+    return f", while running {named}{more}"
+
+
 def _note(
     check: Check,
     result: ProcessResult,
@@ -306,11 +316,14 @@ def _note(
         case Cause.TIMEOUT if result.silent_s is not None:
             return (
                 f"{check.name} printed nothing for {result.silent_s:g} s and was stopped "
-                "(a hang); if a step of it is just that slow, give it a fixed deadline with "
-                "--timeout."
+                f"(a hang{_while_running(parsed)}); if a step of it is just that slow, give it "
+                "a fixed deadline with --timeout."
             )
         case Cause.TIMEOUT:
-            return f"{check.name} was killed at its deadline; raise the timeout if it is just slow."
+            return (
+                f"{check.name} was killed at its deadline{_while_running(parsed)}; raise the "
+                "timeout if it is just slow."
+            )
         case Cause.SIGNAL:
             return f"{check.name} was killed by signal {result.signal} (out of memory, or a crash)."
         case Cause.NO_TESTS_OBSERVED:

@@ -58,4 +58,5 @@ class ParsedOutput:
     """Each channel of a test run, as it said (see `Reading`); empty: nothing to compare."""
     hung_tests: tuple[str, ...] = ()
     """Tests the runner itself stopped at its own per-test timeout (ctest's `***Timeout`):
-    hangs, which say nothing about the code either way, so they are not failures."""
+    hangs, which say nothing about the code either way, so they are not failures. For a run
+    assay stopped at its deadline, those its report shows started and never ended."""

@@ -101,6 +101,9 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     hung = () if diagnostics else _hung(started, outcomes, output, package_output)
     for key in hung:
         outcomes[key] = "error"
+    if result.timed_out and not hung:
+        # Stopped at assay's deadline: what started and never ended is what hung.
+        hung = tuple(sorted(key for key in started if key not in outcomes))
     cases = tuple(
         TestCase(
             name=f"{package}.{test}",
