@@ -77,6 +77,23 @@ def test_a_hung_test_is_stopped_once_the_suite_goes_quiet(tmp_path: Path) -> Non
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
+def test_a_hung_test_is_named_where_canaries_run(tmp_path: Path) -> None:
+    """A run stopped at the deadline writes no report; the canary plugin (planted under
+    --protect, as a grader verifies) records each test as it starts, and the last is named."""
+    hung = {
+        **SLOW_SUITE,
+        "tests/test_slow.py": "def test_zz_hangs():\n    while True:\n        pass\n",
+    }
+    report = verify(
+        write(tmp_path, hung),
+        VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), canaries=True),
+    )
+    (pytest_check,) = report.checks
+    assert pytest_check.cause is Cause.TIMEOUT, report.note
+    assert "(a hang, while running tests/test_slow.py::test_zz_hangs)" in pytest_check.note
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
 def test_a_stated_deadline_is_fixed_however_much_is_printed(tmp_path: Path) -> None:
     status, _ = verified(write(tmp_path, SLOW_SUITE), timeout_s=2.0)
     assert status is Status.INDETERMINATE

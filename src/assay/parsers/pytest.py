@@ -67,11 +67,14 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         junit = read_junit(data) if isinstance(data, bytes) else None
         if junit is None or not isinstance(data, bytes):
             ended_by_timeout = _THREAD_TIMEOUT_BANNER.search(combined(result)) is not None
+            stopped: tuple[str, ...] = (STOPPED_BY_PYTEST_TIMEOUT,) if ended_by_timeout else ()
+            if result.timed_out:
+                stopped = _running_at_deadline(report_dir, check)
             return ParsedOutput(
                 failure_recognized=text_tests is not None and text_tests.any_failed,
                 no_tests_reported=no_tests,
                 report_refused=data.reason if isinstance(data, Refused) else None,
-                hung_tests=(STOPPED_BY_PYTEST_TIMEOUT,) if ended_by_timeout else (),
+                hung_tests=stopped,
             )
         tests = _not_kinder_than_the_summary(junit[0], _listed_failures(data), combined(result))
         cases = junit[1]
@@ -91,6 +94,24 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         failure_recognized=text_tests is not None and text_tests.any_failed,
         no_tests_reported=no_tests,
     )
+
+
+#: The longest test id named as the one running when the run was stopped.
+_NODE_ID_MAX = 300
+
+
+def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:
+    """The test that had started last when assay stopped the run, as the canary plugin
+    recorded it (`assay.canaries.python.STARTED_SUFFIX`); () when nothing was recorded."""
+    from assay.canaries.python import STARTED_SUFFIX
+
+    path = report_path(report_dir, check, "xml")
+    data = read_report(path.with_name(path.name + STARTED_SUFFIX))
+    if not isinstance(data, bytes):
+        return ()
+    lines = data.decode("utf-8", "replace").splitlines()
+    last = lines[-1].strip() if lines else ""
+    return (last[:_NODE_ID_MAX],) if last else ()
 
 
 def _broken_conftest(text: str, cwd: str | None) -> Diagnostic | None:
