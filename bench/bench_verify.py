@@ -190,19 +190,20 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
 
     names = ", ".join(c["name"] for c in plan["checks"])
     print(f"{name}: {len(commands)} planned checks ({names}), {tests} tests")
-    print(f"  by hand, sequential            {hand_s * 1000:8.0f} ms")
-    print(f"  by hand, the plan's grouping   {grouped_s * 1000:8.0f} ms")
+    print(f"  {'by hand, sequential':<35}{hand_s * 1000:8.0f} ms")
+    grouping = "by hand, the plan's grouping"
+    print(f"  {grouping:<35}{grouped_s * 1000:8.0f} ms")
     for label, took in (
         ("bwrap", assay_s),
         ("--sandbox none", assay_none_s),
         ("bwrap, assay server", warm_s),
     ):
         print(
-            f"  assay verify ({label}){' ' * max(16 - len(label), 1)}{took * 1000:8.0f} ms   "
+            f"  {f'assay verify ({label})':<35}{took * 1000:8.0f} ms   "
             f"ratio {took / hand_s:5.2f}x by hand, {took / grouped_s:5.2f}x grouped"
         )
     print(
-        f"  assay verify, cache hit        {hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached"
+        f"  {'assay verify, cache hit':<35}{hit_s * 1000:8.0f} ms   ratio {hit_s / assay_s:5.3f}x uncached"
     )
 
 
