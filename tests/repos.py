@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+import tempfile
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,3 +70,20 @@ def commit_all(repo: Path, message: str = "base") -> Path:
 def git_repo(root: Path, files: Mapping[str, str | bytes], message: str = "base") -> Path:
     """A git repository whose one commit holds `files`."""
     return commit_all(write(root, files), message)
+
+
+def tree_with_venv(prefix: str, *requirements: str) -> Path:
+    """A new tree whose own `.venv` has `requirements` installed from PyPI (a venv is not
+    relocatable: it is made in place), where a user's tree would be: the sandbox's user
+    may reach it (pytest's own temporary directories are its owner's alone). The caller
+    removes it."""
+    repo = Path(tempfile.mkdtemp(prefix=prefix))
+    repo.chmod(0o755)
+    venv = repo / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "install", "-q", *requirements],
+        check=True,
+        timeout=300,
+    )
+    return repo

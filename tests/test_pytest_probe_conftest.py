@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,25 +18,15 @@ import pytest
 
 from assay.probe_record import NO_PROBE_CACHE_VAR
 from tests.cli import assay, assay_env
-from tests.repos import write
+from tests.repos import tree_with_venv, write
 
 PYTEST_8 = "pytest==8.3.5"
 
 
 @pytest.fixture(scope="module")
 def repo_with_pytest_8() -> Iterator[Path]:
-    """A tree whose own `.venv` has pytest 8 (a venv is not relocatable: it is made there),
-    where a user's tree would be: the sandbox's user may reach it (pytest's own temporary
-    directories are its owner's alone)."""
-    repo = Path(tempfile.mkdtemp(prefix="assay-pytest8-"))
-    repo.chmod(0o755)
-    venv = repo / ".venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [venv / "bin" / "python", "-m", "pip", "install", "-q", PYTEST_8],
-        check=True,
-        timeout=300,
-    )
+    """A tree whose own `.venv` has pytest 8."""
+    repo = tree_with_venv("assay-pytest8-", PYTEST_8)
     yield repo
     shutil.rmtree(repo)
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from assay.probe_record import NO_PROBE_CACHE_VAR
 from assay.process import run_process
 from assay.tool_broken_by_project import breaking_module
 from tests.cli import assay, assay_env
-from tests.repos import write
+from tests.repos import tree_with_venv, write
 
 PYTEST_8 = "pytest==8.3.5"
 
@@ -32,16 +30,9 @@ def iniconfig_repo() -> Iterator[Path]:
     """iniconfig as its own editable install makes it: a tree whose `.venv` has pytest, and
     whose `src/iniconfig` is the one pytest imports (the installed copy moved there, and a
     `.pth` naming src/ relative to site-packages, so that the workspace's copy is the one
-    found). Made where a user's tree would be: the sandbox's user may reach it."""
-    repo = Path(tempfile.mkdtemp(prefix="assay-iniconfig-"))
-    repo.chmod(0o755)
+    found)."""
+    repo = tree_with_venv("assay-iniconfig-", PYTEST_8)
     venv = repo / ".venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [venv / "bin" / "python", "-m", "pip", "install", "-q", PYTEST_8],
-        check=True,
-        timeout=300,
-    )
     purelib = sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})
     site_packages = Path(purelib)
     (repo / "src").mkdir()
