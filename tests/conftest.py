@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -14,6 +15,12 @@ from pathlib import Path
 import pytest
 
 PYTHON = sys.executable
+
+# A suite started in the background by a script (`cmd &`, no job control) inherits SIGINT
+# ignored, and so would every process it starts: Python then installs no Ctrl-C handler, and
+# the tests that send SIGINT see it ignored. A handler here gives the children SIGINT's default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
