@@ -70,6 +70,8 @@ def test_another_environments_setting_by_env_and_key() -> None:
         '{ replace = "ref", of = ["vars", "missing"] }',
         '{ replace = "ref", of = "vars" }',
         '{ replace = "ref", of = ["vars", "loop"] }',
+        '{ replace = "ref", of = [] }',
+        '{ replace = "ref", env = "absent", key = "commands" }',
     ],
 )
 def test_a_reference_that_leads_nowhere_drops_the_command(reference: str) -> None:

@@ -515,12 +515,17 @@ class _NativeReferences:
             path = ["env", env, key]
         if not isinstance(path, list) or not all(isinstance(step, str) for step in path):
             return None
+        found = self._at(path)
+        if found is None and len(path) == 3 and path[0] == "env":
+            found = self._at(["env_run_base", path[2]])  # what the env inherits
+        return self.resolve(found, depth + 1)
+
+    def _at(self, path: list[str]) -> Any:
+        """The value at `path` in the configuration's tables; None where there is none."""
         found: Any = self.table
         for step in path:
             found = found.get(step) if isinstance(found, dict) else None
-        if found is None and path[0] == "env" and len(path) == 3:
-            found = self.table.get("env_run_base", {}).get(path[2])  # what the env inherits
-        return self.resolve(found, depth + 1)
+        return found
 
     def get(self, reference: str, depth: int = 0) -> str | None:
         """`{[section]key}` inside a string: a string setting of another table, as text."""
