@@ -741,6 +741,99 @@ def test_tox_environments_env_list_names_come_in_its_order(tmp_path: Path) -> No
     assert check_of(p, Kind.LINT).argv == ("flake8", "src")
 
 
+def test_tox_envs_and_nox_sessions_that_run_no_check_are_left_out_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    """cachetools 8.0.2: env_list names `docs` and `doctest` (`sphinx-build -b doctest`);
+    both were left out without a trace in the plan's dropped entries."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                envlist = py, docs, doctest
+                [testenv]
+                commands = pytest tests
+                [testenv:docs]
+                commands = sphinx-build -W -b html docs {envtmpdir}/html
+                [testenv:doctest]
+                commands = sphinx-build -W -b doctest docs {envtmpdir}/doctest
+            """,
+            "noxfile.py": """
+                import nox
+
+                @nox.session
+                def bench(session):
+                    session.run("python", "bench.py")
+            """,
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert "tests" in check_of(p, Kind.TEST).argv
+    dropped = {str(d.source): (d.what, d.reason) for d in p.dropped}
+    what, why = dropped["tox.ini:5"]
+    assert what == "tox env docs" and "documentation" in why, dropped
+    what, why = dropped["tox.ini:8"]
+    assert what.startswith("sphinx-build -W -b doctest") and "doctest's name" in why, why
+    assert dropped["noxfile.py:4"][0] == "nox session bench", dropped
+
+
+def test_a_tox_env_that_pins_an_interpreter_is_credited_with_the_one_that_runs(
+    tmp_path: Path,
+) -> None:
+    """tabulate 0.10.0: `[testenv:py38]` (basepython = python3.8) states `[testenv]`'s
+    command again. Its check was credited to py38, at the line of `[testenv]`'s copy, and
+    ran on the machine's Python without saying so."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": """
+                [tox]
+                envlist = py38, py39
+                [testenv]
+                commands = pytest -v tests
+                [testenv:py38]
+                basepython = python3.8
+                commands = pytest -v tests
+            """,
+        },
+    )
+    test = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert str(test.source) == "tox.ini:7", test.source
+    assert "run with python3 where tox would use python3.8" in test.reason, test.reason
+
+
+@pytest.mark.parametrize(
+    ("stated", "name", "interpreter"),
+    [
+        ("", "py38", "python3.8"),
+        ("", "py312-unit", "python3.12"),
+        ("", "pypy310", "pypy3.10"),
+        ("", "py3", "python3"),
+        ("", "lint", ""),
+        ("", "py", ""),
+        ("python3.12", "py38", "python3.12"),
+        ("{env:PY}", "py311", "python3.11"),
+    ],
+)
+def test_the_interpreter_a_tox_env_would_use(stated: str, name: str, interpreter: str) -> None:
+    from assay.tools.tox_config import read_tox
+
+    setting = f"basepython = {stated}\n" if stated else ""
+    ini, _ = read_tox(
+        "tox.ini", f"[tox]\nenvlist = {name}\n[testenv]\n{setting}commands = pytest\n"
+    )
+    toml_setting = f'base_python = ["{stated}", "python3"]\n' if stated else ""
+    native, _ = read_tox(
+        "tox.toml",
+        f'env_list = ["{name}"]\n[env_run_base]\n{toml_setting}'
+        f'[env."{name}"]\ncommands = [["pytest"]]\n',
+    )
+    assert ini is not None and native is not None
+    assert [e.base_python for e in ini.envs if e.name == name] == [interpreter]
+    assert [e.base_python for e in native.envs if e.name == name] == [interpreter]
+
+
 def test_a_generative_tox_section_is_each_environment_it_names(tmp_path: Path) -> None:
     """structlog 25: `[testenv:typing-{mypy,pyright}]` holds `mypy: mypy src`; read as one
     environment named with its braces, no factor matched and `mypy src` was never planned.

@@ -436,6 +436,27 @@ def test_a_scripts_arguments_and_only_plain_variables_are_given(tmp_path: Path) 
     assert "ruff check $PLAIN $PLAIN" in found, list(found)
 
 
+def test_a_script_after_another_command_is_read_or_its_leaving_out_said(tmp_path: Path) -> None:
+    """kleur 4.1.5's CI: `npm run build && ./test/env.sh`. The script was neither read nor
+    named among what was left out; now each script of a line is read, and one holding no
+    check assay knows is a dropped entry."""
+    write_dedented(
+        tmp_path,
+        {
+            ".github/workflows/main.yml": workflow(
+                "npm run build && ./test/env.sh", "make dist; sh ci/test.sh -k fast"
+            ),
+            "test/env.sh": '#!/usr/bin/env bash\n[ "$(node -p 1)" = 1 ] || exit 1\n',
+            "ci/test.sh": '#!/bin/sh\npython -m pytest "$@"\n',
+        },
+    )
+    assert "python3 -m pytest -k fast" in by_argv(tmp_path), list(by_argv(tmp_path))
+    dropped = {d.what: d for r in discover(tmp_path).reports for d in r.dropped}
+    assert "recognises no check" in dropped["test/env.sh"].reason, dropped
+    assert dropped["test/env.sh"].source.file == ".github/workflows/main.yml"
+    assert "ci/test.sh" not in dropped, dropped
+
+
 def test_a_line_setting_a_variable_for_its_command_is_that_command(tmp_path: Path) -> None:
     # shlex's CI: `RUSTFLAGS=-Dwarnings cargo build ...` runs cargo; it sets no variable.
     write_dedented(

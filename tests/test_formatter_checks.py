@@ -44,7 +44,7 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - run: ruff check .
-      - run: ruff format --check .
+      - run: {format_line}
   test:
     runs-on: ubuntu-latest
     steps:
@@ -71,11 +71,11 @@ def _node_repo(root: Path, source: str) -> Path:
     return write(root, files)
 
 
-def _py_repo(root: Path, source: str) -> Path:
+def _py_repo(root: Path, source: str, format_line: str = "ruff format --check .") -> Path:
     return write(
         root,
         {
-            ".github/workflows/ci.yml": PY_CI,
+            ".github/workflows/ci.yml": PY_CI.format(format_line=format_line),
             "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n',
             "p/__init__.py": source,
             "tests/test_p.py": "from p import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
@@ -129,6 +129,8 @@ def test_a_change_prettier_rejects_fails_for_real(tmp_path: Path, source: str, s
     assert checks["npm-format"]["verdict"] == ("pass" if status == "VERIFIED" else "fail")
 
 
+# `--diff` writes nothing and fails on a change, as `--check` does (cachetools' tox env).
+@pytest.mark.parametrize("format_line", ["ruff format --check .", "ruff format --diff -q"])
 @pytest.mark.parametrize(
     ("source", "status"),
     [
@@ -137,10 +139,13 @@ def test_a_change_prettier_rejects_fails_for_real(tmp_path: Path, source: str, s
     ],
 )
 def test_a_change_ruffs_formatter_rejects_fails_for_real(
-    tmp_path: Path, source: str, status: str
+    tmp_path: Path, source: str, status: str, format_line: str
 ) -> None:
-    report = _verify(_py_repo(tmp_path / "repo", source), tmp_path)
+    report = _verify(_py_repo(tmp_path / "repo", source, format_line), tmp_path)
     assert report["status"] == status, report["note"]
     checks = {c["name"]: c for c in report["checks"]}  # type: ignore[attr-defined]
     assert checks["ruff"]["verdict"] == "pass"
     assert checks["ruff-format"]["verdict"] == ("pass" if status == "VERIFIED" else "fail")
+    if status == "FAILED":
+        assert "ruff-format failed: p/__init__.py" in report["note"], report["note"]
+        assert "would be reformatted" in report["note"], report["note"]

@@ -129,6 +129,45 @@ def test_a_number_str_isdigit_accepts_but_int_refuses_does_not_lose_the_report()
     assert (d.code, d.line) == ("F401", None)
 
 
+# What `ruff format --check` / `--diff` print for a file it would change, old and new ruff.
+_RUFF_FULL = (
+    "unformatted: File would be reformatted\n --> src/pkg/keys.py:22:29\n   |\n"
+    "21 |\n   - def f() :\n22 + def f():\n"
+    "--------------------------------------------------------------------------------\n"
+)
+_RUFF_DIFF = "--- src/pkg/keys.py\n+++ src/pkg/keys.py\n@@ -1 +1 @@\n-x = ( 1,2 )\n+x = (1, 2)\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdout", "stderr", "line"),
+    [
+        (("ruff", "format", "--check"), _RUFF_FULL, "1 file would be reformatted", 22),
+        (("ruff", "format", "--check"), "", "Would reformat: src/pkg/keys.py\n", None),
+        (("ruff", "format", "--check"), "src/pkg/keys.py:22:29: unformatted: File would", "", 22),
+        (("ruff", "format", "--diff", "-q"), _RUFF_DIFF, "", None),
+        (
+            ("ruff", "format", "--diff"),
+            _RUFF_DIFF + _RUFF_DIFF,
+            "1 file would be reformatted",
+            None,
+        ),
+    ],
+)
+def test_ruff_format_names_each_file_it_would_change(
+    argv: tuple[str, ...], stdout: str, stderr: str, line: int | None
+) -> None:
+    d = only(parse_output(check("ruff", argv), result(stdout, stderr)))
+    assert (d.file, d.line, d.message) == ("src/pkg/keys.py", line, "would be reformatted")
+    assert d.place == ("src/pkg/keys.py" if line is None else "src/pkg/keys.py:22")
+
+
+def test_ruff_format_with_nothing_to_change_names_nothing() -> None:
+    parsed = parse_output(
+        check("ruff", ("ruff", "format", "--check")), result("", "3 files left unchanged", 0)
+    )
+    assert parsed.diagnostics == ()
+
+
 def test_compileall_syntax_error() -> None:
     text = "*** Error compiling './a.py'...\n  File \"./a.py\", line 2\n    def f(:\n          ^\nSyntaxError: invalid syntax\n"
     d = only(parse_output(check("compileall", kind=Kind.BUILD), result(text)))

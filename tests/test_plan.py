@@ -611,7 +611,7 @@ def test_checks_that_cover_each_other_keep_one(tmp_path: Path) -> None:
     discovery = Discovery(str(tmp_path), ProjectEnv("python3", "PATH"), (found,))
     p = plan(discovery)
     assert [c.argv for c in p.checks] == [("b",)]  # once `a` is left out, nothing covers `b`
-    assert [d.what for d in p.dropped] == ["a (x)"]
+    assert [str(d) for d in p.dropped] == [f"dropped a (x): {p.dropped[0].reason}"]
 
 
 def test_stated_arguments_replace_a_configured_tools_composed_ones(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def _broken_by_project(
 ) -> Evidence:
     """FAILED: the tool could not start, because the project's own code it imports failed
     to load (`assay.tool_broken_by_project`)."""
-    where = f"{broken.file}:{broken.line}" if broken.line else str(broken.file)
+    where = broken.place
     return evidence_for(
         check,
         Cause.EXIT_NONZERO,

@@ -280,7 +280,7 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     spec = tool_spec(check.tool)
     if spec is None or spec.wrapper:
         return ""  # make's or a shell's version says nothing about the tools its recipe ran
-    where = f"{first.file}:{first.line}: " if first.file else ""
+    where = f"{first.place}: " if first.file else ""
     return f"{check.name} failed: {where}{first.message} ({checker.tool} {checker.version} ran)."
 
 

@@ -149,7 +149,7 @@ def _print_evidence(evidence: Evidence) -> None:
     if evidence.checker is not None:
         say(f"  checker: {evidence.checker.tool} {evidence.checker.version}")
     for diag in evidence.diagnostics[:10]:
-        where = f"{diag.file}:{diag.line}: " if diag.file else ""
+        where = f"{diag.place}: " if diag.file else ""
         say(f"  {where}{diag.message}")
     if evidence.note:
         say(f"  note: {evidence.note}")

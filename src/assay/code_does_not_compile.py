@@ -66,7 +66,7 @@ def blamed_on_code(
     ended (`how_it_ended`) and that the code does not compile; the compile check's note
     names the first error and the step that failed with it."""
     first = errors[0]
-    where = f"{first.file}:{first.line}" if first.line is not None else f"{first.file}"
+    where = first.place
     failed = next((e for e in install if not e.passed), None)
     step = failed.check.name if failed is not None else "the install"
     compile_note = (

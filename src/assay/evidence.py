@@ -114,6 +114,13 @@ class Diagnostic:
     """`error`, `warning` or `note`."""
     tool: str | None = None
 
+    @property
+    def place(self) -> str:
+        """`file:line`, the file alone when the tool named no line, "" when no file."""
+        if not self.file:
+            return ""
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "message": self.message,

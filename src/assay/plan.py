@@ -218,7 +218,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         of_kind = [c for c in candidates if c.kind is kind]
         if kind not in wanted:
             dropped += [
-                Dropped(c.label, c.source, f"{kind.value} checks not requested") for c in of_kind
+                Dropped(c.command, c.source, f"{kind.value} checks not requested") for c in of_kind
             ]
             continue
         of_kind, elsewhere = _in_the_tree(of_kind, discovery.root)
@@ -285,7 +285,7 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
     winner = ranked[0]
     if winner.origin is Origin.ASSAY_CONFIG:
         why = "assay configuration names this kind's command"
-        return [winner], [Dropped(c.label, c.source, why) for c in ranked[1:]]
+        return [winner], [Dropped(c.command, c.source, why) for c in ranked[1:]]
     if winner.ecosystem is Ecosystem.GENERIC:
         return [winner], [_outranked(c, winner) for c in ranked[1:]]
     best: dict[Ecosystem, Candidate] = {}
@@ -357,11 +357,11 @@ def _with_uncovered_pytest(
             why = (
                 f"{' '.join(candidate.argv)} from {candidate.source} collects all it does, and more"
             )
-            left_out += [Dropped(c.label, c.source, why) for c in ours]
+            left_out += [Dropped(c.command, c.source, why) for c in ours]
         else:
             kept.append(replace(candidate, name=f"pytest-{theirs.name}"))
         left_out = [
-            d for d in left_out if (d.what, d.source) != (candidate.label, candidate.source)
+            d for d in left_out if (d.what, d.source) != (candidate.command, candidate.source)
         ]
     return kept, left_out
 
@@ -514,7 +514,7 @@ def _in_the_tree(
             kept.append(candidate)
         else:
             why = f"runs in {candidate.cwd}/, which the tree does not hold (made as CI runs)"
-            dropped.append(Dropped(candidate.label, candidate.source, why))
+            dropped.append(Dropped(candidate.command, candidate.source, why))
     return kept, dropped
 
 
@@ -532,7 +532,7 @@ def _for_this_target(candidates: list[Candidate]) -> tuple[list[Candidate], list
             kept.append(candidate)
         else:
             why = f"builds for another target ({target}), whose standard library is not installed"
-            dropped.append(Dropped(candidate.label, candidate.source, why))
+            dropped.append(Dropped(candidate.command, candidate.source, why))
     return kept, dropped
 
 
@@ -577,7 +577,7 @@ def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
         why = f"outranked by {' '.join(by.argv)} from {by.source} ({ranks})"
     else:
         why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
-    return Dropped(candidate.label, candidate.source, why)
+    return Dropped(candidate.command, candidate.source, why)
 
 
 def _drop_unstated_lints(
@@ -601,7 +601,7 @@ def _drop_unstated_lints(
                 f"the project states its {candidate.ecosystem.value} checks and none of "
                 "them lints: not part of the maintainers' gate"
             )
-            dropped.append(Dropped(candidate.label, candidate.source, why))
+            dropped.append(Dropped(candidate.command, candidate.source, why))
             continue
         kept.append(candidate)
     return kept, dropped
@@ -642,7 +642,7 @@ def _drop_ungated_type_checkers(
                 "other file where the project says what it runs runs it: not part of the "
                 "maintainers' gate (`--kind typecheck` runs it)"
             )
-            dropped.append(Dropped(candidate.label, candidate.source, why))
+            dropped.append(Dropped(candidate.command, candidate.source, why))
             continue
         kept.append(candidate)
     return kept, dropped
@@ -675,7 +675,7 @@ def _drop_covered(chosen: list[Candidate]) -> tuple[list[Candidate], list[Droppe
         if cover is not None:
             kept = [c for c in kept if c is not candidate]
             why = f"covered by {' '.join(cover.argv)}, which is planned and cheaper"
-            dropped.append(Dropped(candidate.label, candidate.source, why))
+            dropped.append(Dropped(candidate.command, candidate.source, why))
     return kept, dropped
 
 

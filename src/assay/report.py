@@ -301,7 +301,7 @@ def _default_note(evidence: Evidence) -> str:
     if evidence.verdict is Verdict.FAIL:
         first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
         if first_diag is not None:
-            where = f"{first_diag.file}:{first_diag.line}: " if first_diag.file else ""
+            where = f"{first_diag.place}: " if first_diag.file else ""
             return f"{name} failed: {where}{first_diag.message}"
         if evidence.tests is not None and evidence.tests.any_failed:
             return f"{name} failed: {_failed_tests(evidence, evidence.tests)}"

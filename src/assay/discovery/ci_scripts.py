@@ -126,9 +126,8 @@ def script_candidates(
         said = where
         if (stand_in := golangci_stand_in(only_command(line) or [], env)) is not None:
             line, said = stand_in, f"{where} (golangci-lint; {GO_VET_STANDS_IN})"
-        called = _called_script(line, here, known)
-        if called is not None:
-            script_path, script_args = called
+        called = _called_scripts(line, here, known)
+        for script_path, script_args in called:
             rest = {k: v for k, v in known.items() if k != script_path}
             more, more_dropped = script_candidates(
                 known[script_path],
@@ -143,9 +142,14 @@ def script_candidates(
                 expressions=expressions,
                 arguments=script_args,
             )
+            if not more and not more_dropped:
+                # kleur's CI: `npm run build && ./test/env.sh`, whose checks are shell.
+                why = "a script of the repository's in which assay recognises no check"
+                more_dropped = [Dropped(script_path, Source(path, raw.line_of(at or written)), why)]
             found += more
             dropped += more_dropped
             raw.remaining -= len(more) + len(more_dropped)
+        if called and only_command(line) is not None:
             continue
         pieces, here = _pieces_by_directory(line, here)
         placed = [
@@ -238,20 +242,28 @@ def _is_shell(text: str) -> bool:
     return any(shell in first for shell in ("sh", "bash"))
 
 
-def _called_script(
+def _called_scripts(
     line: str, cwd: str | None, scripts: Mapping[str, str]
-) -> tuple[str, tuple[str, ...]] | None:
-    """(the script's path, its arguments) when `line` is one command that runs a script
-    of `scripts`, directly or through a shell."""
+) -> list[tuple[str, tuple[str, ...]]]:
+    """(the script's path, its arguments) for each command of `line` that runs a script
+    of `scripts`, directly or through a shell; none after a `cd`, nor when the line
+    makes a failure pass (`./ci.sh || true`)."""
     if cwd is None or not scripts:
-        return None
-    words = only_command(line)
-    if not words:
-        return None
-    if words[0] in _SHELLS and len(words) > 1 and not words[1].startswith("-"):
-        words = words[1:]
-    rel = posixpath.normpath(posixpath.join(cwd, words[0]))
-    return (rel, tuple(words[1:])) if rel in scripts else None
+        return []
+    try:
+        commands = split_commands(line)
+    except ValueError:
+        return []
+    if masks_failure(line) or any(words[0] in _CD for words in commands):
+        return []
+    called = []
+    for words in commands:
+        if words[0] in _SHELLS and len(words) > 1 and not words[1].startswith("-"):
+            words = words[1:]
+        rel = posixpath.normpath(posixpath.join(cwd, words[0]))
+        if rel in scripts:
+            called.append((rel, tuple(words[1:])))
+    return called
 
 
 #: `NAME=value` (or `export NAME=value`) alone on a line: a shell variable set.

@@ -112,8 +112,8 @@ class Candidate:
         return self.name or self.tool
 
     @property
-    def label(self) -> str:
-        return f"{' '.join(self.argv)} ({self.source})"
+    def command(self) -> str:
+        return " ".join(self.argv)
 
     def to_dict(self) -> dict[str, Any]:
         return {

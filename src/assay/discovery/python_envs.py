@@ -34,7 +34,7 @@ from assay.discovery.model import (
     Source,
     parsed_report,
 )
-from assay.discovery.text import line_of, one_line
+from assay.discovery.text import line_at, line_of, one_line
 from assay.tools.env_names import env_kind, runs_no_tests
 from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, read_tox, tox_source
 from assay.verdict import Kind
@@ -69,9 +69,12 @@ def parse_tox(
     stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]] = set()
     for tox_env in config.envs:
         named = env_kind(tox_env.name)
+        header = re.compile(rf"^\[{re.escape(tox_env.section)}\]", re.MULTILINE).search(text)
+        section_line = line_at(text, header.start()) if header else None
         if named is None and runs_no_tests(tox_env.name):
+            why = "its name says documentation, coverage, formatting or release chores"
+            dropped.append(Dropped(f"tox env {tox_env.name}", Source(path, section_line), why))
             continue
-        section_line = line_of(text, rf"^\[{re.escape(tox_env.section)}\]")
         if not config.runs(tox_env, command_texts):
             why = (
                 f"tox runs env {tox_env.name} only when asked: env_list leaves it out, and "
@@ -83,14 +86,24 @@ def parse_tox(
             own = _checking_kind(command.line)
             # A `lint` environment's `mypy src tests` type-checks (python-dotenv's).
             kind = own if own and named in _STATIC_KINDS else named or own
+            raw = command.raw.strip()
+            # Where the env's section states it, not where another env states it first.
+            after = header.start() if header else 0
+            stated_at = line_of(text, re.escape(raw[:40]), after=after)
+            source = Source(path, stated_at or line_of(text, re.escape(raw[:40])) or section_line)
             if kind is None:
+                # `doctest = sphinx-build -b doctest ...` (cachetools): not a check assay
+                # knows, and the env's name does not say it is the tests.
+                why = (
+                    f"tox env {tox_env.name}'s name says no kind of check, and the command "
+                    "is no lint or type check assay knows"
+                )
+                dropped.append(Dropped(raw, source, why))
                 continue
             seen = (kind, command.line or command.raw, tuple(sorted(tox_env.setenv.items())))
             if seen in stated:
                 continue
             stated.add(seen)
-            raw = command.raw.strip()
-            source = Source(path, line_of(text, re.escape(raw[:40])) or section_line)
             line, problem = _in_tree(command.line, files), command.problem
             if line is None and command.line is not None:
                 problem = "names a package in tox's site-packages that the tree does not hold"
@@ -104,6 +117,10 @@ def parse_tox(
             why = f"command of tox env [{tox_env.section}]"
             if tox_env.section == "testenv" and tox_env.name:
                 why = f"command of tox env {tox_env.name} (from [testenv], as env_list names it)"
+            if tox_env.base_python:
+                # tabulate's `[testenv:py38]`: the command is the env's, the interpreter
+                # is not.
+                why += f", run with {env.python} where tox would use {tox_env.base_python}"
             where = tox_env.change_dir or "."
             candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv), where)
             if candidate is None:
@@ -240,6 +257,8 @@ def parse_noxfile(
             continue
         kind = env_kind(node.name)
         if kind is None:
+            why = "its name says no kind of check (tests, lint, typing) assay runs"
+            dropped.append(Dropped(f"nox session {node.name}", Source(path, node.lineno), why))
             continue
         values = {**module_values, **_literal_values(list(ast.walk(node)), module_values)}
         for call in ast.walk(node):

@@ -24,7 +24,7 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
     name = evidence.check.name
     if evidence.diagnostics:
         return [
-            f"  {name}: {f'{d.file}:{d.line}: ' if d.file else ''}{relative(evidence, d.message)}"
+            f"  {name}: {f'{d.place}: ' if d.file else ''}{relative(evidence, d.message)}"
             for d in evidence.diagnostics[:5]
         ]
     failed = [c for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES]

@@ -1,4 +1,5 @@
-"""Python's checkers: compileall, mypy (JSON lines or text), pyright and ruff JSON; unittest's summary."""
+"""Python's checkers: compileall, mypy (JSON lines or text), pyright, ruff JSON and ruff's
+formatter; unittest's summary."""
 
 from __future__ import annotations
 
@@ -134,7 +135,9 @@ def _pyright_severity(value: object) -> str:
 
 def parse_ruff(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """ruff `--output-format=json`: a list of violations (syntax errors have no code); of a
-    list longer than the capture keeps, those before the cut."""
+    list longer than the capture keeps, those before the cut. `ruff format` prints text."""
+    if "format" in check.argv:
+        return _parse_ruff_format(result)
     diagnostics: list[Diagnostic] = []
     for item in json_array_items(result.stdout.text):
         if not isinstance(item, dict):
@@ -153,6 +156,40 @@ def parse_ruff(check: Check, result: ProcessResult, report_dir: Path | None) -> 
             )
         )
     return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
+
+
+# The file `ruff format --check` or `--diff` would change, as each ruff prints it:
+# `Would reformat: a.py` (before 0.9), `  --> a.py:3:1` under `unformatted: ...` (since),
+# `a.py:3:1: unformatted: ...` (concise), `--- a.py` (a diff's header).
+_RUFF_UNFORMATTED = re.compile(
+    r"^(?:Would reformat: (?P<old>.+)"
+    r"|\s*--> (?P<full>.+?):(?P<line>\d+):\d+"
+    r"|(?P<concise>.+?):(?P<cline>\d+):\d+: unformatted: .*"
+    r"|--- (?P<diff>.+))$"
+)
+
+
+def _parse_ruff_format(result: ProcessResult) -> ParsedOutput:
+    """A diagnostic for each file ruff's formatter would change, once each."""
+    found: dict[str, int | None] = {}
+    for text in combined(result).splitlines():
+        match = _RUFF_UNFORMATTED.match(text)
+        if match is None:
+            continue
+        file = match["old"] or match["full"] or match["concise"] or match["diff"]
+        found.setdefault(file.strip(), to_int(match["line"] or match["cline"]))
+    diagnostics = tuple(
+        Diagnostic(
+            message="would be reformatted",
+            file=relative(file, result.cwd),
+            line=line,
+            code="format",
+            severity="error",
+            tool="ruff",
+        )
+        for file, line in found.items()
+    )
+    return ParsedOutput(diagnostics=diagnostics, failure_recognized=bool(diagnostics))
 
 
 def _any_error(diagnostics: list[Diagnostic]) -> bool:

@@ -169,8 +169,10 @@ def _compileall(request: Request) -> Instrumented:
 
 
 def _ruff_lints(rest: list[str]) -> Match | None:
-    # Not `ruff format` (it rewrites files), nor `ruff server`, `ruff rule` ...
-    linting = not rest or rest[0] == "check" or (rest[0] == "format" and "--check" in rest)
+    # Not `ruff format` (it rewrites files), nor `ruff server`, `ruff rule` ... `--diff`
+    # writes nothing either, and exits 1 when a file would change (cachetools' tox env).
+    checks_format = rest[:1] == ["format"] and ("--check" in rest or "--diff" in rest)
+    linting = not rest or rest[0] == "check" or checks_format
     return Match(Kind.LINT, tuple(rest)) if linting else None
 
 

@@ -99,6 +99,9 @@ class ToxEnv:
     change_dir: str | None = ""
     """Where its commands run, relative to the root (`changedir = src`): "" the root; None
     a directory only tox knows (`{envtmpdir}`) or one outside the tree."""
+    base_python: str = ""
+    """The interpreter tox would make the environment with: `base_python`, else the one its
+    name says (`py38` -> `python3.8`); "" when neither says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +303,8 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
     change_dir = _change_dir(
         _fill(raw("changedir", "change_dir").strip(), name, setenv, references)
     )
-    return ToxEnv(name, section, commands, setenv, deps, extras, change_dir)
+    base_python = _base_python(raw("basepython", "base_python").strip(), name)
+    return ToxEnv(name, section, commands, setenv, deps, extras, change_dir, base_python)
 
 
 def _commands(
@@ -578,7 +582,30 @@ def _native_env(
     directory = get("change_dir")
     spelt = _fill(directory, name, setenv, refs) if isinstance(directory, str) else None
     change_dir = "" if directory is None else _change_dir(spelt)
-    return ToxEnv(name, section, tuple(commands), setenv, deps, extras, change_dir)
+    stated = get("base_python")
+    if isinstance(stated, list):  # tox.toml lists the interpreters to try, first first
+        stated = next(iter(stated), "")
+    base_python = _base_python(stated if isinstance(stated, str) else "", name)
+    return ToxEnv(name, section, tuple(commands), setenv, deps, extras, change_dir, base_python)
+
+
+#: An environment-name factor that names an interpreter tox would use: `py38`, `py312`,
+#: `pypy3`, `pypy310`.
+_INTERPRETER_FACTOR = re.compile(r"(?P<impl>py|pypy)(?P<major>\d)(?P<minor>\d*)")
+
+
+def _base_python(stated: str, name: str) -> str:
+    """The interpreter an environment is made with: `stated` (`basepython`), else the one a
+    factor of its `name` says, else ""."""
+    if stated and "{" not in stated:
+        return stated
+    for factor in name.split("-"):
+        match = _INTERPRETER_FACTOR.fullmatch(factor)
+        if match is not None:
+            program = "python" if match["impl"] == "py" else "pypy"
+            minor = f".{match['minor']}" if match["minor"] else ""
+            return f"{program}{match['major']}{minor}"
+    return ""
 
 
 def _native_commands(listed: Any, refs: _NativeReferences) -> list[list[Any]]:
