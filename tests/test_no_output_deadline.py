@@ -77,17 +77,19 @@ def test_a_hung_test_is_stopped_once_the_suite_goes_quiet(tmp_path: Path) -> Non
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
-def test_a_hung_test_is_named_where_canaries_run(tmp_path: Path) -> None:
-    """A run stopped at the deadline writes no report; the canary plugin (planted under
-    --protect, as a grader verifies) records each test as it starts, and the last is named."""
+@pytest.mark.parametrize("canaries", [False, True], ids=["plain", "with-canaries"])
+def test_a_hung_test_is_named(tmp_path: Path, canaries: bool) -> None:
+    """A run stopped at the deadline writes no report; pytest, as assay starts it, records
+    each test as it starts, and the last is named: in a plain verify, and beside the canary
+    plugin (planted under --protect, as a grader verifies)."""
     hung = {
         **SLOW_SUITE,
         "tests/test_slow.py": "def test_zz_hangs():\n    while True:\n        pass\n",
     }
-    report = verify(
-        write(tmp_path, hung),
-        VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), canaries=True),
+    options = VerifyOptions(
+        sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), canaries=canaries
     )
+    report = verify(write(tmp_path, hung), options)
     (pytest_check,) = report.checks
     assert pytest_check.cause is Cause.TIMEOUT, report.note
     assert "(a hang, while running tests/test_slow.py::test_zz_hangs)" in pytest_check.note

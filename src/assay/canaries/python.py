@@ -67,23 +67,6 @@ def _body(canary: Canary, indent: str = "") -> str:
 # --------------------------------------------------------------------------- pytest
 
 
-#: Each test's id as it starts, beside the report assay asked for (`<report>.started`): a run
-#: stopped at assay's deadline writes no report, and this names the test that hung.
-STARTED_SUFFIX = ".started"
-_STARTED_RECORD = (
-    "\n\ndef pytest_runtest_logstart(nodeid, location):\n"
-    "    # Which test is running, for a run stopped at assay's deadline: it writes no report.\n"
-    '    report = getattr(_CONFIG.option, "xmlpath", None) if _CONFIG else None\n'
-    "    if report:\n"
-    f'        with open(report + "{STARTED_SUFFIX}", "a") as started:\n'
-    '            started.write(nodeid + "\\n")\n'
-    "\n\n_CONFIG = None\n\n\n"
-    "def pytest_configure(config):\n"
-    "    global _CONFIG\n"
-    "    _CONFIG = config\n"
-)
-
-
 def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     token = request.token()
     directory = request.cwd / f".assay-canary-{token}"
@@ -101,7 +84,6 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         '    if any(getattr(item, "path", None) == here for item in items):\n'
         "        return\n"
         "    items.extend(pytest.Module.from_parent(session, path=here).collect())\n"
-        f"{_STARTED_RECORD}"
     )
     path = request.relative(directory / f"{module}.py")
 

@@ -101,9 +101,9 @@ _NODE_ID_MAX = 300
 
 
 def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:
-    """The test that had started last when assay stopped the run, as the canary plugin
-    recorded it (`assay.canaries.python.STARTED_SUFFIX`); () when nothing was recorded."""
-    from assay.canaries.python import STARTED_SUFFIX
+    """The test that had started last when assay stopped the run, as pytest's start
+    recorded it (`assay.tools.python.STARTED_SUFFIX`); () when nothing was recorded."""
+    from assay.tools.python import STARTED_SUFFIX
 
     path = report_path(report_dir, check, "xml")
     data = read_report(path.with_name(path.name + STARTED_SUFFIX))

@@ -48,11 +48,32 @@ IN_TREE_VENVS = (".venv", "venv")
 #: install's path entry). `sys.path` is cut before anything is imported (`runpy` itself
 #: could be shadowed). Any Python 3 runs it; `-P` (3.11+) would drop the directory
 #: altogether.
-UNSHADOWED_MODULE_BOOTSTRAP = (
+_UNSHADOWED_IMPORT = (
     "import sys;c=sys.path[:1]==[''] and sys.path.pop(0)=='';"
     "import os,runpy,importlib.util as u;m=sys.argv.pop(1);"
     "u.find_spec(m) or sys.exit('No module named '+m);__import__(m.partition('.')[0]);"
-    "c and sys.path.insert(0,os.getcwd());runpy._run_module_as_main(m)"
+    "c and sys.path.insert(0,os.getcwd())"
+)
+UNSHADOWED_MODULE_BOOTSTRAP = _UNSHADOWED_IMPORT + ";runpy._run_module_as_main(m)"
+#: Beside a pytest report: each test's id as it started (`UNSHADOWED_PYTEST_BOOTSTRAP`).
+STARTED_SUFFIX = ".started"
+#: pytest, started as above, with a plugin object of assay's that appends each test's id
+#: as it starts to `<junitxml>.started` (`STARTED_SUFFIX`): a run stopped at assay's
+#: deadline writes no report, and this names the test that hung. An object, not a module:
+#: nothing is added to the project's import path. A record that cannot be written is none.
+UNSHADOWED_PYTEST_BOOTSTRAP = _UNSHADOWED_IMPORT + (
+    "\nclass _Started:\n"
+    "    out = None\n"
+    "    def pytest_configure(self, config):\n"
+    "        xml = getattr(config.option, 'xmlpath', None)\n"
+    f"        try: self.out = xml and open(xml + '{STARTED_SUFFIX}', 'a', buffering=1)\n"
+    "        except OSError: pass\n"
+    "    def pytest_runtest_logstart(self, nodeid, location):\n"
+    "        try: self.out and self.out.write(nodeid + '\\n')\n"
+    "        except (OSError, ValueError): pass\n"
+    "import pytest\n"
+    "sys.argv[0] = 'pytest'\n"
+    "sys.exit(pytest.main(plugins=[_Started()]))\n"
 )
 _INTERPRETER_NAME = re.compile(r"(python|pypy)(3(\.\d+)?)?")
 
@@ -68,7 +89,10 @@ def unshadowed(argv: Sequence[str]) -> tuple[str, ...]:
         and argv[2] in _runner_modules()
         and _INTERPRETER_NAME.fullmatch(Path(argv[0]).name)
     ):
-        return (argv[0], "-c", UNSHADOWED_MODULE_BOOTSTRAP, *argv[2:])
+        bootstrap = (
+            UNSHADOWED_PYTEST_BOOTSTRAP if argv[2] == "pytest" else UNSHADOWED_MODULE_BOOTSTRAP
+        )
+        return (argv[0], "-c", bootstrap, *argv[2:])
     return tuple(argv)
 
 
