@@ -834,6 +834,54 @@ def test_the_interpreter_a_tox_env_would_use(stated: str, name: str, interpreter
     assert [e.base_python for e in native.envs if e.name == name] == [interpreter]
 
 
+@pytest.mark.parametrize(
+    ("envlist", "stale"),
+    [
+        ("py26,py27,py33,py37,pypy", True),
+        ("py27, py{35,36}-unit", True),
+        ("py27,py37,py38", False),
+        ("py27,py3", False),
+        ("lint", False),
+    ],
+)
+def test_a_tox_configuration_for_pythons_long_gone_yields_to_ci(
+    tmp_path: Path, envlist: str, stale: bool
+) -> None:
+    """jmespath 1.0.1: tox.ini lists py26 to py37 and runs `nosetests`, which no Python
+    since 3.10 can run; the CI runs pytest on 3.7 to 3.11. tox's command outranked CI's, and
+    the pristine tree FAILED inside nose."""
+    write_dedented(
+        tmp_path,
+        {
+            "tox.ini": f"""
+                [tox]
+                envlist = {envlist}
+                [testenv]
+                commands = nosetests
+            """,
+            ".github/workflows/ci.yml": """
+                on: push
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - run: cd tests/ && py.test
+            """,
+            "tests/test_it.py": "def test_it():\n    pass\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    test = check_of(p, Kind.TEST)
+    assert (test.tool == "pytest") is stale, test
+    # Without CI, the tests assay finds itself outrank it too; alone, it is still run.
+    (tmp_path / ".github/workflows/ci.yml").unlink()
+    assert (check_of(plan_repository(tmp_path), Kind.TEST).tool == "pytest") is stale
+    (tmp_path / "tests/test_it.py").unlink()
+    alone = check_of(plan_repository(tmp_path), Kind.TEST)
+    assert alone.argv == ("nosetests",), alone
+    assert ("names no Python after" in alone.reason) is stale, alone.reason
+
+
 def test_a_generative_tox_section_is_each_environment_it_names(tmp_path: Path) -> None:
     """structlog 25: `[testenv:typing-{mypy,pyright}]` holds `mypy: mypy src`; read as one
     environment named with its braces, no factor matched and `mypy src` was never planned.

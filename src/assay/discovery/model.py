@@ -36,6 +36,10 @@ class DetectorAnswer(enum.StrEnum):
     """The source exists but could not be read or parsed; the message says why."""
 
 
+#: A candidate's cost when its detector says nothing of it (`Candidate.cost`).
+DEFAULT_COST = 5
+
+
 class Origin(enum.IntEnum):
     """Where a candidate came from; a lower value outranks a higher one."""
 
@@ -80,7 +84,7 @@ class Candidate:
     cwd: str = "."
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float | None = None
-    cost: int = 5
+    cost: int = DEFAULT_COST
     """Relative expense among candidates of the same kind and origin; lower is cheaper."""
     runs: frozenset[str] = frozenset()
     """Checks a generic wrapper is known to run, by check name (an npm script

@@ -24,6 +24,7 @@ from assay.discovery.command_lines import (
 )
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
+    DEFAULT_COST,
     Candidate,
     DetectorReport,
     Dropped,
@@ -48,7 +49,12 @@ STATED_COST = 0
 #: over documentation files (`pytest README.rst`) or an unrecognised command (`python -m
 #: doctest guide.rst`) is taken only when the environment states nothing else.
 SIDE_TEST_COST = STATED_COST + 1
+#: A tox test command for Pythons long gone ranks after the tests assay finds itself.
+STALE_COST = DEFAULT_COST + 1
 _DOC_FILE = re.compile(r"\.(rst|md|txt)$")
+#: The oldest Python still supported when this was written (3.7 ended in June 2023): a tox
+#: configuration whose env_list names none this new is left from before it.
+OLDEST_SUPPORTED_PYTHON = (3, 8)
 
 
 def parse_tox(
@@ -67,6 +73,8 @@ def parse_tox(
     # Environments that differ only in their interpreter (`py311-tests`, `py312-tests`)
     # state the same command once each: it is one check.
     stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]] = set()
+    newest = config.newest_listed_python
+    stale = newest if newest is not None and newest < OLDEST_SUPPORTED_PYTHON else None
     for tox_env in config.envs:
         named = env_kind(tox_env.name)
         header = re.compile(rf"^\[{re.escape(tox_env.section)}\]", re.MULTILINE).search(text)
@@ -125,9 +133,23 @@ def parse_tox(
             candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv), where)
             if candidate is None:
                 dropped.append(Dropped(line, source, f"not a {kind.value} command"))
+            elif stale is not None and kind is Kind.TEST and named is Kind.TEST:
+                found.append(_stale(candidate, stale))
             else:
                 found.append(candidate)
     return found, dropped, []
+
+
+def _stale(candidate: Candidate, newest: tuple[int, int]) -> Candidate:
+    """A test command of a tox configuration whose env_list names no Python after `newest`,
+    ranked below every other, the tests assay finds itself included: jmespath 1.0.1 lists
+    py26 to py37 and runs `nosetests`, which no Python since 3.10 can run, while its CI runs
+    pytest on today's Pythons."""
+    why = (
+        f"{candidate.reason}; tox's env_list names no Python after {newest[0]}.{newest[1]}, "
+        "so this ranks last: the project no longer runs it as it is"
+    )
+    return replace(candidate, origin=Origin.FALLBACK, cost=STALE_COST, reason=why)
 
 
 def _command_texts(files: RepoFiles | None, skip: str) -> Callable[[], list[bytes]] | None:

@@ -114,6 +114,22 @@ class ToxConfig:
     """The text of the tables that map CI's interpreters to environments (`[gh-actions]`,
     `[gh]`): the environments CI runs through tox-gh-actions or tox-gh."""
 
+    @property
+    def newest_listed_python(self) -> tuple[int, int] | None:
+        """The newest CPython `env_list` names (`py37` -> (3, 7)), when every interpreter
+        factor it has names a release; None when it names none, or any Python 3 at all
+        (`py3`), which is whatever Python 3 is there."""
+        versions = []
+        for name in self.listed or ():
+            for factor in name.split("-"):
+                match = _INTERPRETER_FACTOR.fullmatch(factor)
+                if match is None or match["impl"] != "py":
+                    continue
+                if match["major"] == "3" and not match["minor"]:
+                    return None
+                versions.append((int(match["major"]), int(match["minor"] or 0)))
+        return max(versions, default=None)
+
     def opt_in(self, env: ToxEnv) -> bool:
         """Whether `env` runs only when asked for by name: `env_list` leaves it out."""
         return self.listed is not None and bool(env.name) and env.name not in self.listed
