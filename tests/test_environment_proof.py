@@ -213,6 +213,25 @@ def test_an_interpreter_and_a_home_inside_the_tree_are_not_proven(tree: Path) ->
     assert {".venv/bin/python", ".venv/pyvenv.cfg"} <= set(problem_paths(tree))
 
 
+def test_an_interpreter_whose_link_reads_as_the_systems_but_leads_into_the_tree(
+    tree: Path,
+) -> None:
+    """`.venv/bin/python -> TREE/.venv/k/../../../usr/bin/python3` reads as /usr/bin, yet
+    `k` links to a deeper directory of the tree, so the kernel finds the tree's own
+    `.venv/usr/bin/python3` (a script that could flip every report)."""
+    plant(tree, {".venv/usr/bin/python3": "#!/bin/sh\necho 2 passed\n"})
+    (tree / ".venv/usr/bin/python3").chmod(0o755)
+    ups = len(tree.parts) + 1  # from .venv/k, by its words, to /
+    (tree / ".venv" / ("d/" * ups)).mkdir(parents=True)
+    (tree / ".venv/k").symlink_to("d/" * ups)  # by the kernel, as many back to .venv
+    lexical = f"{tree}/.venv/k/" + "../" * ups + "usr/bin/python3"
+    assert os.path.normpath(lexical) == "/usr/bin/python3"  # by its words, the system's
+    assert os.path.realpath(lexical) == str(tree / ".venv/usr/bin/python3")
+    (tree / ".venv/bin/python").unlink()
+    (tree / ".venv/bin/python").symlink_to(lexical)
+    assert ".venv/bin/python" in problem_paths(tree)
+
+
 def test_a_command_in_bin_no_record_accounts_for_is_not_proven(tree: Path) -> None:
     plant(tree, {".venv/bin/ruff": "#!/bin/sh\nexit 0\n"})
     assert problem_paths(tree) == [".venv/bin/ruff"]

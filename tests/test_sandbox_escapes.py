@@ -288,6 +288,52 @@ def test_a_plan_naming_a_home_file_as_its_tool_reads_nothing(
     assert report.status.value != "VERIFIED"
 
 
+#: Prints what it sees of SECRET_DIR, then fails, so that pytest shows what it printed.
+LEAK_TEST = """\
+import os
+def test_leak():
+    for path in (SECRET_DIR, SECRET_DIR + "/secret.txt"):
+        try:
+            seen = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
+            print("LEAK" + "ED", path, seen)
+        except OSError as exc:
+            print("HID" + "DEN", path, exc.errno)
+    assert False, "shows what it printed"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("link", ["straight", "through-a-tree-link"])
+def test_a_tree_tool_linking_out_shows_no_host_directory(host_dir: Path, link: str) -> None:
+    """A tree's `.venv/bin/ruff` is a link out of the tree: straight to a host directory
+    that holds no toolchain, or by words that read as one (`s/../../secret/bin/tool`, with
+    `s` a link to a deeper directory of the tree, reads as the host's `secret/bin/tool` but
+    leads to a file of the tree). Neither may bind that host directory into the sandbox,
+    where the tests would read it."""
+    secret = host_dir / "secret"
+    (secret / "bin").mkdir(parents=True)
+    (secret / "secret.txt").write_text("planted-host-secret\n")
+    repo = host_dir / "repo"
+    for tool in (secret / "bin" / "tool", repo / "a/b/c/secret/bin/tool"):
+        tool.parent.mkdir(parents=True, exist_ok=True)
+        tool.write_text("#!/bin/sh\necho 0\n")
+        tool.chmod(0o755)
+    (repo / "a/b/c/d/e").mkdir(parents=True)
+    (repo / "s").symlink_to("a/b/c/d/e")
+    (repo / ".venv/bin").mkdir(parents=True)
+    target = secret / "bin/tool" if link == "straight" else repo / "s/../../secret/bin/tool"
+    (repo / ".venv/bin/ruff").symlink_to(target)
+    (repo / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n[tool.ruff]\n')
+    (repo / "tests").mkdir()
+    (repo / "tests/test_leak.py").write_text(f"SECRET_DIR = {str(secret)!r}\n" + LEAK_TEST)
+    subprocess.run(["chmod", "-R", "a+rX", str(host_dir)], check=True)
+    report = verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False, all_tests=True))
+    shown = json.dumps(report.to_dict())
+    assert "planted-host-secret" not in shown and "LEAKED" not in shown, shown[:3000]
+    assert f"HIDDEN {secret}" in shown, shown[:3000]  # the test ran, and saw nothing
+    assert report.status.value == "FAILED"
+
+
 # --------------------------------------------------------------------------- the root is built
 
 

@@ -320,12 +320,15 @@ class _Places:
         return self.workspace, rel
 
     def inside(self, path: str) -> bool:
-        """Whether the absolute `path` lies in the workspace or the tree it was made from."""
-        path = os.path.normpath(path)
+        """Whether the absolute `path` lies in the workspace or the tree it was made from,
+        by its words or where the kernel would lead it: `.venv/k/../../usr/bin/python3`,
+        with `k` a link into a deeper directory of the tree, reads as /usr/bin but is the
+        tree's."""
+        paths = {os.path.normpath(path), os.path.realpath(path)}
         roots = [self.workspace, *([self.source] if self.source else [])]
         for root in roots:
             for form in {str(root), os.path.realpath(root)}:
-                if path == form or path.startswith(form.rstrip("/") + "/"):
+                if any(p == form or p.startswith(form.rstrip("/") + "/") for p in paths):
                     return True
         return False
 

@@ -614,13 +614,13 @@ class BwrapSandbox(Sandbox):
             )
         for home in _real_homes():
             root.tmpfs(home, "0555", 1024**2)  # shown empty, so tools that stat it still work
-        for path in self._toolchain_binds():
+        source = _source_of(workspace)
+        for path in self._toolchain_binds(source):
             root.bind(["--ro-bind"], path)
             for secret in _credentials_in(path):
                 root.mask(secret)
         for writable in self.options.writable_paths:
             root.bind(["--bind"], writable)
-        source = _source_of(workspace)
         if source is not None:
             # The source tree, read-only at its own path: the workspace's links (.venv,
             # node_modules, .git) point into it, and an editable install in the project's
@@ -647,13 +647,18 @@ class BwrapSandbox(Sandbox):
                 flags.append(f"{flag}={value}:{value}")
         return flags
 
-    def _toolchain_binds(self) -> list[str]:
+    def _toolchain_binds(self, source: str | None = None) -> list[str]:
         """Toolchain directories the root would not show otherwise, to bind back read-only.
 
         The toolchain parts of a home that the tool declarations name (`~/.cargo/bin`,
         `~/.rustup`, `~/.local/share/pipx/venvs` ...), the toolchain homes the sandbox's own
         variables name (`CARGO_HOME`, `GOPATH` ...), and each located toolchain's
-        installation prefix (a venv under /tmp, a uv-managed Python under the home)."""
+        installation prefix (a venv under /tmp, a uv-managed Python under the home).
+
+        A toolchain found in the `source` tree (`.venv/bin/ruff`) is the tree's word: a
+        link in it may lead to a host directory only where host toolchains live (the
+        system's, those named above, a directory on assay's own PATH); a link to anywhere
+        else is no reason to show that place."""
         from assay.tools import home_toolchain_dirs
 
         homes = _real_homes()
@@ -662,8 +667,15 @@ class BwrapSandbox(Sandbox):
         env = self._env()
         for var in TOOLCHAIN_HOME_VARS:
             binds += [p for p in env.get(var, "").split(os.pathsep) if os.path.isabs(p)]
+        tree = os.path.realpath(source) if source is not None else ""
+        host_places = _host_toolchain_places(binds, homes)
         for path in self.options.toolchain_paths:
-            for hop in _link_chain(path):
+            chain = _link_chain(path)
+            from_tree = bool(tree) and _within(chain[0], tree)
+            for hop in chain:
+                leaves_tree = from_tree and not _within(hop, tree)
+                if leaves_tree and not any(_within(hop, place) for place in host_places):
+                    continue
                 binds.extend(_toolchain_dirs(hop, [*SYSTEM_DIRS, *declared]))
         shown = [os.path.normpath(p) for p in binds]
         return [p for p in dict.fromkeys(shown) if os.path.exists(p) and _may_show(p, homes)]
@@ -891,6 +903,17 @@ def _source_of(workspace: Workspace) -> str | None:
     return record.source
 
 
+def _host_toolchain_places(named: Sequence[str], homes: Sequence[str]) -> list[str]:
+    """Where the host's toolchains live, as far as a link in the tree may lead: the system
+    directories, the toolchain places `named` (a home's `.pyenv`, `CARGO_HOME` ...), each
+    directory on assay's own PATH, and the installation that directory belongs to
+    (Homebrew's `opt/python@3.12` beside its `bin`), unless that is `/` or in a home."""
+    on_path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    prefixes = [_install_prefix(os.path.join(p, "tool")) for p in on_path]
+    installs = [p for p in prefixes if p != "/" and not any(_within(p, home) for home in homes)]
+    return [os.path.normpath(p) for p in (*SYSTEM_DIRS, *named, *on_path, *installs)]
+
+
 def _toolchain_dirs(binary: str, shown: Sequence[str]) -> list[str]:
     """What to bind so that the toolchain binary at `binary` runs inside (see
     `BwrapSandbox._toolchain_binds`): its installation prefix, unless a directory shown
@@ -905,14 +928,25 @@ def _link_chain(path: str, limit: int = 40) -> list[str]:
     """`path` and every link it goes through on the way to its file, each absolute: a
     `.venv/bin/python` that links to a uv-managed interpreter that links on to /usr/bin
     needs every hop to exist inside."""
-    chain = [os.path.abspath(path)]
+    chain = [_parent_resolved(os.path.abspath(path))]
     for _ in range(limit):
         try:
             target = os.readlink(chain[-1])
         except OSError:
             break
-        chain.append(os.path.normpath(os.path.join(os.path.dirname(chain[-1]), target)))
+        chain.append(_parent_resolved(os.path.join(os.path.dirname(chain[-1]), target)))
     return list(dict.fromkeys([*chain, os.path.realpath(path)]))
+
+
+def _parent_resolved(path: str) -> str:
+    """`path` with its directory resolved as the kernel resolves it, the last name kept (it
+    may be the next link of a chain). Never lexically: `s/../x`, with `s` a link to a
+    deeper directory, is not `x` (a tree's link chain that read as /work/x by its words
+    led, in fact, to a file of the tree)."""
+    head, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    return os.path.join(os.path.realpath(head), name)
 
 
 def _may_show(path: str, homes: Sequence[str]) -> bool:
