@@ -3,6 +3,7 @@ every type error."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,23 @@ def test_a_planted_type_error_is_found_with_a_warm_cache(typed: Path, tmp_path: 
     assert mypy_verdict(typed, state) is Verdict.FAIL
     (typed / "pkg" / "calc.py").write_text(TYPED["pkg/calc.py"])
     assert mypy_verdict(typed, state) is Verdict.PASS
+
+
+def test_a_type_error_of_the_same_size_with_its_old_mtime_put_back_is_found(
+    typed: Path, tmp_path: Path
+) -> None:
+    """mypy takes a module from its cache unchecked when its size and whole-second mtime
+    are those it recorded. The workspace copy kept every mtime, so an edit of the same size
+    followed by `touch -d` (the old mtime put back) passed on a warm run."""
+    state = tmp_path / "state"
+    calc = typed / "pkg" / "calc.py"
+    old = calc.stat()
+    assert mypy_verdict(typed, state) is Verdict.PASS
+    bad = 'def double(x: int) -> int:\n    return "2x2"\n'
+    assert len(bad) == len(TYPED["pkg/calc.py"])
+    calc.write_text(bad)
+    os.utime(calc, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert mypy_verdict(typed, state) is Verdict.FAIL
 
 
 def test_each_repository_has_its_own_and_a_judged_change_none(typed: Path, tmp_path: Path) -> None:

@@ -10,10 +10,13 @@ through `MYPY_CACHE_DIR` (a `cache_dir` of the project's own configuration, or a
 
 Why what is in it cannot decide a verdict wrongly:
 
-- mypy uses a cached module only when the source it was made from has the same content
-  hash (and the same mypy version, options and Python version, all in its meta files):
-  an edit, however small and whatever its timestamps, is checked again. A planted type
-  error is found on a warm run as on a cold one.
+- mypy uses a cached module when the source has the size and whole-second mtime it
+  recorded, else only when its content hash is the same (and the same mypy version,
+  options and Python version, all in its meta files). A workspace's times are its
+  source's made a random 1 to 30 days older on every copy (`provision.workspace_age_ns`),
+  so no mtime is the one recorded on an earlier run: every module is hashed, and an edit,
+  however small and whatever its timestamps, is checked again. A planted type error is
+  found on a warm run as on a cold one.
 - It is used only where the repository's own configuration already decides what runs:
   never with `--base` or `--protect`, where a change is judged against a base it must
   not be able to influence. There, whatever code under test could write into it (a

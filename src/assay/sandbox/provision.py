@@ -95,15 +95,16 @@ def copy_tree(
     return copy_layout(src, Path(dest), scan_source(src, link_git=link_git))
 
 
-def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
-    """Create `layout`'s directories, files and links under `dst`; returns how files were made."""
+def copy_layout(src: Path, dst: Path, layout: SourceLayout, *, age_ns: int = 0) -> CopyMethod:
+    """Create `layout`'s directories, files and links under `dst`; returns how files were made.
+    Every time is kept, made `age_ns` older (see `workspace_age_ns`)."""
     dst.mkdir(parents=True, exist_ok=True)
     for rel in layout.dirs:
         (dst / rel).mkdir()
     clone = _clone_works(src, dst, layout.files)
     if len(layout.files) <= SMALL_TREE_FILES:
         # A few files copy faster than a thread pool (and `logging`, which it brings) loads.
-        _copy_files(src, dst, layout.files, clone)
+        _copy_files(src, dst, layout.files, clone, age_ns)
     else:
         # One chunk per thread, not one task per file: a task costs more than copying a small file.
         chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
@@ -113,13 +114,29 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout) -> CopyMethod:
 
         with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
             # Every result is asked for: the first copy error is raised here, not dropped.
-            results_of([pool.submit(_copy_files, src, dst, chunk, clone) for chunk in chunks])
+            results_of(
+                [pool.submit(_copy_files, src, dst, chunk, clone, age_ns) for chunk in chunks]
+            )
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
-    for rel in reversed(layout.dirs):
+    for rel in (*reversed(layout.dirs), "."):
         shutil.copystat(src / rel, dst / rel)
-    shutil.copystat(src, dst)
+        if age_ns:
+            made = os.stat(dst / rel)
+            os.utime(dst / rel, ns=(made.st_atime_ns - age_ns, made.st_mtime_ns - age_ns))
     return CopyMethod.REFLINK if clone else CopyMethod.PARALLEL
+
+
+def workspace_age_ns() -> int:
+    """How much older than its source a workspace copy's times are made: a random 1 to 30
+    days, new for each copy. Their order, which make and autotools' sanity check go by, is
+    kept; their values are not. mypy takes a module from its cache, unchecked, when the
+    file's size and whole-second mtime are those it recorded: a change of the same size
+    with its old mtime put back (`touch -d`) read as the checked file on a warm run, and
+    passed with a type error."""
+    import secrets
+
+    return (86_400 + secrets.randbelow(29 * 86_400)) * 1_000_000_000 + secrets.randbelow(10**9)
 
 
 def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ...]:
@@ -133,13 +150,14 @@ def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ..
     return tuple(made)
 
 
-def _copy_files(src: Path, dst: Path, rels: tuple[str, ...], clone: bool) -> None:
+def _copy_files(src: Path, dst: Path, rels: tuple[str, ...], clone: bool, age_ns: int) -> None:
     for rel in rels:
-        copy_entry(src / rel, dst / rel, clone=clone)
+        copy_entry(src / rel, dst / rel, clone=clone, age_ns=age_ns)
 
 
-def copy_entry(source: Path, target: Path, *, clone: bool = False) -> None:
-    """Copy one non-directory: a file's bytes (cloned when `clone`), mode and times; a link as a link.
+def copy_entry(source: Path, target: Path, *, clone: bool = False, age_ns: int = 0) -> None:
+    """Copy one non-directory: a file's bytes (cloned when `clone`), mode and times (made
+    `age_ns` older); a link as a link.
 
     Owners and extended attributes are not copied. Special files (fifos, sockets) go through
     `shutil.copy2`, which refuses them: a workspace never silently lacks a file.
@@ -147,14 +165,17 @@ def copy_entry(source: Path, target: Path, *, clone: bool = False) -> None:
     info = os.lstat(source)
     if stat.S_ISLNK(info.st_mode):
         os.symlink(os.readlink(source), target)
-        os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+        times = (info.st_atime_ns - age_ns, info.st_mtime_ns - age_ns)
+        os.utime(target, ns=times, follow_symlinks=False)
     elif stat.S_ISREG(info.st_mode):
-        _copy_regular(source, target, info, clone=clone)
+        _copy_regular(source, target, info, clone=clone, age_ns=age_ns)
     else:
         shutil.copy2(source, target, follow_symlinks=False)
 
 
-def _copy_regular(source: Path, target: Path, info: os.stat_result, *, clone: bool) -> None:
+def _copy_regular(
+    source: Path, target: Path, info: os.stat_result, *, clone: bool, age_ns: int = 0
+) -> None:
     """A regular file's bytes, mode and times, in as few system calls as the kernel allows."""
     fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
     try:
@@ -163,7 +184,7 @@ def _copy_regular(source: Path, target: Path, info: os.stat_result, *, clone: bo
             if not (clone and _clone(fd_in, fd_out)):
                 _send_all(fd_in, fd_out, info.st_size)
             os.fchmod(fd_out, stat.S_IMODE(info.st_mode))
-            os.utime(fd_out, ns=(info.st_atime_ns, info.st_mtime_ns))
+            os.utime(fd_out, ns=(info.st_atime_ns - age_ns, info.st_mtime_ns - age_ns))
         finally:
             os.close(fd_out)
     finally:
@@ -475,7 +496,7 @@ def provision_copy(
             # The commit's tree runs against today's environments, where that tree has a place.
             linked = link_entries(root, path, layout.linked)
             return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, linked, None)
-        method = copy_layout(root, path, layout)
+        method = copy_layout(root, path, layout, age_ns=workspace_age_ns())
         return path, None, _record(root, scratch, method, layout.linked, layout)
     except BaseException as error:
         discard(path, error)
