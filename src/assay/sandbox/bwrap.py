@@ -656,9 +656,9 @@ class BwrapSandbox(Sandbox):
         installation prefix (a venv under /tmp, a uv-managed Python under the home).
 
         A toolchain found in the `source` tree (`.venv/bin/ruff`) is the tree's word: a
-        link in it may lead to a host directory only where host toolchains live (the
-        system's, those named above, a directory on assay's own PATH); a link to anywhere
-        else is no reason to show that place."""
+        link in it may lead out of the tree only to a file where host toolchains live (the
+        system's, those named above, a directory on assay's own PATH), or through links
+        that end there; a link to anything else is no reason to show that place."""
         from assay.tools import home_toolchain_dirs
 
         homes = _real_homes()
@@ -672,9 +672,12 @@ class BwrapSandbox(Sandbox):
         for path in self.options.toolchain_paths:
             chain = _link_chain(path)
             from_tree = bool(tree) and _within(chain[0], tree)
+            # A chain that ends in a host toolchain may pass through links anywhere (a
+            # venv's python -> an unmanaged Python's link under the home -> /usr/bin).
+            ends_in_toolchain = _in_any(os.path.realpath(path), host_places)
             for hop in chain:
                 leaves_tree = from_tree and not _within(hop, tree)
-                if leaves_tree and not any(_within(hop, place) for place in host_places):
+                if leaves_tree and not (ends_in_toolchain or _in_any(hop, host_places)):
                     continue
                 binds.extend(_toolchain_dirs(hop, [*SYSTEM_DIRS, *declared]))
         shown = [os.path.normpath(p) for p in binds]
@@ -901,6 +904,10 @@ def _source_of(workspace: Workspace) -> str | None:
     if record is None or not os.path.isdir(record.source):
         return None
     return record.source
+
+
+def _in_any(path: str, places: Sequence[str]) -> bool:
+    return any(_within(path, place) for place in places)
 
 
 def _host_toolchain_places(named: Sequence[str], homes: Sequence[str]) -> list[str]:
