@@ -35,3 +35,30 @@ def test_a_forged_cache_entry_is_a_miss_not_a_pass(tmp_path: Path) -> None:
     again = verify()
     assert again["status"] == "FAILED"
     assert "cached" not in again.get("extra", {})
+
+
+@pytest.mark.slow
+def test_what_a_check_reads_in_git_is_part_of_the_key(tmp_path: Path) -> None:
+    """A tracked test that is a link into `.git`, which the workspace links and every check
+    can read: editing the file in `.git` left the key as it was, and the verdict of the
+    passing test it had been was given again from the cache."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    hidden = repo / ".git" / "t" / "test_calc.py"
+    hidden.parent.mkdir()
+    hidden.write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 0\n")
+    (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"))
+
+    def status() -> str:
+        done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
+        return str(json.loads(done.stdout)["status"])
+
+    assert status() == "VERIFIED"
+    hidden.write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    assert status() == "FAILED"

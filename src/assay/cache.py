@@ -50,7 +50,7 @@ from typing import Any
 from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
-from assay.source_layout import GIT_DIR, SourceLayout, scan_source
+from assay.source_layout import SourceLayout, scan_source
 from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
@@ -99,7 +99,8 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     The files are `source_layout.scan_source`'s own listing, so the key and the workspace can
     never disagree about what is in it: ignored files are copied, so they count (a
     gitignored `conftest.py` changes what runs); only caches and build output are left
-    out. `.git` is not part of it. With a `memo` (the cache that will hold the verdict),
+    out. `.git`, which the workspace links, counts by the stat identity of its every
+    entry, as an environment does (`environment_fingerprint`). With a `memo` (the cache that will hold the verdict),
     a file whose stat identity is unchanged since it was last hashed is not read again:
     a cached verify costs a stat per file, not a read; and when no file changed at all,
     one memo row for the whole listing stands for the per-file rows. Raises `CacheError`
@@ -120,9 +121,10 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
         files = _files_digest(root_path, layout, memo, memo_root, listing, settled_before)
     digest = hashlib.sha256(b"assay-workspace/3\0" + files)
     for rel in layout.linked:
-        if rel != GIT_DIR:
-            fingerprint = environment_fingerprint(root_path, rel, memo=memo)
-            digest.update(b"env\0" + _encode(rel) + b"\0" + fingerprint + b"\0")
+        # `.git` too: every check can read it (a test through a link into it, `git
+        # describe` in a version module), so what is in it is part of what decides.
+        fingerprint = environment_fingerprint(root_path, rel, memo=memo)
+        digest.update(b"env\0" + _encode(rel) + b"\0" + fingerprint + b"\0")
     return digest.hexdigest()
 
 
