@@ -62,3 +62,25 @@ def test_what_a_check_reads_in_git_is_part_of_the_key(tmp_path: Path) -> None:
     assert status() == "VERIFIED"
     hidden.write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
     assert status() == "FAILED"
+
+
+@pytest.mark.slow
+def test_what_the_key_leaves_out_of_the_source_no_check_can_read(tmp_path: Path) -> None:
+    """The source is shown read-only beside its workspace (its environments link there);
+    its caches and build output, which neither the copy nor the key holds, are not: a test
+    reading the source's `__pycache__/data.txt` by its absolute path would pass on a
+    cached verdict whatever that file came to hold."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "data.txt").write_text("as when first verified\n")
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (repo / "tests" / "test_data.py").write_text(
+        f"def test_data():\n    print(open({str(repo / '__pycache__' / 'data.txt')!r}).read())\n"
+    )
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"))
+    done = assay("verify", "--json", "--no-cache", "--kind", "test", str(repo), env=env)
+    report = json.loads(done.stdout)
+    assert report["status"] == "FAILED", report["note"]
+    assert "as when first verified" not in done.stdout
+    assert "PermissionError" in done.stdout

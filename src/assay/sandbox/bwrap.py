@@ -626,6 +626,11 @@ class BwrapSandbox(Sandbox):
             # node_modules, .git) point into it, and an editable install in the project's
             # environment imports from it, even when it lies under the hidden home or /tmp.
             root.bind(["--ro-bind"], source)
+            # What the copy left out (caches, build output) is not in the cache's key
+            # either: a check must not read it there (a test opening the source's
+            # `__pycache__/x` by its absolute path would decide by what no key covers).
+            for rel in workspace.provisioned.skipped if workspace.provisioned else ():
+                root.mask(os.path.join(source, rel))
             for rel in workspace.provisioned.linked if workspace.provisioned else ():
                 caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
                 if caches:
