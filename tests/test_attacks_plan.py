@@ -329,6 +329,38 @@ ATTACKS: dict[str, Attack] = {
         },
         {"fixtures/sum.txt": "0\n"},
     ),
+    # The base keeps its suite under names of its own (`testpaths`, `python_files`), which
+    # no default pattern protects: the change rewrote the failing test and passed.
+    "suite-under-names-of-its-own": Attack(
+        {
+            "pyproject.toml": """
+                [project]
+                name = "calc"
+                version = "0"
+
+                [tool.pytest.ini_options]
+                testpaths = ["checks"]
+                python_files = ["check_*.py"]
+            """,
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "checks/check_calc.py": """
+                from calc import add
+
+
+                def test_add():
+                    assert add(2, 2) == 4
+            """,
+        },
+        {
+            "checks/check_calc.py": """
+                from calc import add
+
+
+                def test_add():
+                    assert add(2, 2) in (0, 4)
+            """,
+        },
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},

@@ -133,3 +133,21 @@ def test_restoring_again_puts_back_rewrites_and_leaves_installed_trees_alone(
     assert (workspace / ".venv/lib/python3.11/site-packages/pkg/tests/test_pkg.py").exists()
     assert (workspace / "dist/calc.test.js").exists()
     assert (workspace / "calc.py").read_text() == "changed = True\n"
+
+
+def test_where_the_base_pytest_configuration_keeps_its_tests(tmp_path: Path) -> None:
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import pytest_test_files
+
+    write(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\ntestpaths = checks/ ../outside /abs\n"
+            "python_files = check_*.py sub/x_*.py\n"
+        },
+    )
+    patterns = pytest_test_files(RepoFiles(str(tmp_path)))
+    assert patterns == ("checks/**", "**/check_*.py")
+    protected = protected_set(extra=patterns)
+    assert protected.matches("checks/helpers/data.json")
+    assert protected.matches("pkg/check_calc.py") and protected.matches("check_calc.py")

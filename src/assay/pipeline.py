@@ -379,15 +379,19 @@ def _base_tests(
 
 def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     """Every ecosystem's protected paths, plus those the base's own configuration names
-    (`protect`): the base's, because the change must not choose what guards it."""
+    (`protect`) and where the base's pytest configuration keeps its tests (`testpaths`,
+    `python_files`): the base's, because the change must not choose what guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
+    from assay.discovery.python import pytest_test_files
     from assay.protect import protected_set
 
-    found = detect(RepoFiles(str(base_dir)))
+    files = RepoFiles(str(base_dir))
+    found = detect(files)
     if found.error:
         raise VerifyUsageError(f"assay configuration error at --base {options.base}: {found.error}")
-    return protected_set(extra=found.config.protect if found.config else ())
+    named = found.config.protect if found.config else ()
+    return protected_set(extra=(*named, *pytest_test_files(files)))
 
 
 @dataclass

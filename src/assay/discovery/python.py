@@ -280,6 +280,21 @@ def pytest_setting(files: RepoFiles, key: str) -> tuple[str, ...] | None:
     return None
 
 
+def pytest_test_files(files: RepoFiles) -> tuple[str, ...]:
+    """Where the configuration pytest reads at the root says its tests are, as patterns of
+    `assay.protect`: each of `testpaths` whole (`checks/**`), and each `python_files`
+    pattern anywhere (`**/check_*.py`). A suite kept under names of its own is the suite."""
+    places = [
+        f"{path.strip('/')}/**"
+        for path in pytest_setting(files, "testpaths") or ()
+        if path.strip("/") and not path.startswith("/") and ".." not in path.split("/")
+    ]
+    names = [
+        f"**/{name}" for name in pytest_setting(files, "python_files") or () if "/" not in name
+    ]
+    return tuple(dict.fromkeys((*places, *names)))
+
+
 def _pyproject_setting(text: str, key: str) -> tuple[str, ...] | None:
     """Setting `key` of `[tool.pytest.ini_options]` or pytest 9's `[tool.pytest]`; () when
     pytest is configured without it; None when pytest is not configured here."""
