@@ -484,6 +484,59 @@ def test_unittest_summary(text: str, counts: tuple[int, int, int, int]) -> None:
     assert (t.passed, t.failed, t.errors, t.skipped) == counts
 
 
+SUBTESTS = """\
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_skips_a_subtest(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                if i == 1:
+                    self.skipTest("no engine")
+
+    def test_documented(self):
+        \"\"\"Each engine, or those installed.\"\"\"
+        for i in range(2):
+            with self.subTest(i=i):
+                self.skipTest("not installed")
+
+    def test_fails_a_subtest(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                self.assertEqual(i, 0)
+
+    def test_plain(self):
+        pass
+"""
+
+
+def test_unittest_subtests_are_their_tests_not_tests_of_their_own(tmp_path: Path) -> None:
+    """pathspec 1.1.1: a test that skips the subtests of engines not installed ran, and
+    passed; it was counted skipped (46 of 197), and one failing in the wrong tree was one
+    of those 46. Real `python -m unittest -v` output, with and without a docstring line."""
+    (tmp_path / "test_sub.py").write_text(SUBTESTS)
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "test_sub"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    c = check("unittest", ("python3", "-m", "unittest", "-v"), kind=Kind.TEST)
+    parsed = parse_output(c, result(done.stdout, done.stderr, done.returncode))
+    outcomes = {case.name.rsplit(".", 1)[-1]: case.outcome for case in parsed.test_cases}
+    assert outcomes == {
+        "test_skips_a_subtest": "passed",
+        "test_documented": "passed",
+        "test_fails_a_subtest": "failed",
+        "test_plain": "passed",
+    }, done.stderr
+    t = parsed.tests
+    assert t is not None and (t.passed, t.failed, t.skipped) == (3, 1, 0), (t, done.stderr)
+
+
 # --------------------------------------------------------------------------- the contract
 
 

@@ -297,24 +297,54 @@ _UNITTEST_OUTCOMES = {
 _UNITTEST_RULES = ("=" * 70, "-" * 70)
 
 
+#: A subtest's line under its test's (Python 3.11+): indented, with its own outcome, or
+#: with it on the next line when the test has a docstring (shown there).
+_UNITTEST_SUBTEST = re.compile(r"^  (?P<method>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
+
+
 def unittest_listing(text: str) -> tuple[TestCase, ...]:
     """The tests `unittest -v` listed in `text` (its stderr), each with its outcome; a test
-    whose line never got an outcome (the run ended inside it) is not listed."""
+    whose line never got an outcome (the run ended inside it) is not listed.
+
+    A test with subtests prints a line for each subtest that did not pass, and then
+    nothing of its own: it failed (or erred) if one of them did, else it passed, once the
+    next test starts or the listing ends. A skipped subtest is not a skipped test: pathspec
+    1.1.1's 46 tests that each skip the subtests of engines not installed all ran."""
     cases: list[TestCase] = []
     name: str | None = None
+    subtests: list[str] = []
+    subtest_open = False  # its outcome is on the next line
+
+    def settle() -> None:
+        if name is not None and subtests:
+            worst = next((o for o in ("error", "failed") if o in subtests), "passed")
+            cases.append(TestCase(name=name, outcome=worst))
+
     for line in text.splitlines():
         if line in _UNITTEST_RULES:
-            break
+            settle()
+            return tuple(cases)
+        sub = _UNITTEST_SUBTEST.match(line)
+        if name is not None and (sub or subtest_open):
+            found = _UNITTEST_OUTCOME.search((sub["rest"] if sub else line).strip())
+            subtest_open = found is None
+            if found is not None:
+                word = "skipped" if found["outcome"].startswith("skipped") else found["outcome"]
+                subtests.append(_UNITTEST_OUTCOMES.get(word, word))
+            if sub or found is not None:
+                continue
         if match := _UNITTEST_CASE.match(line):
+            settle()
             method, where = match["method"], match["where"]
             # Python 3.11+ names the test in full; older ones name its class only.
             name = where if where.endswith("." + method) else f"{where}.{method}"
+            subtests, subtest_open = [], False
             line = match["rest"]
         if name is not None and (found := _UNITTEST_OUTCOME.search(line.strip())):
             outcome = found["outcome"]
             word = "skipped" if outcome.startswith("skipped") else outcome
             cases.append(TestCase(name=name, outcome=_UNITTEST_OUTCOMES.get(word, word)))
-            name = None
+            name, subtests = None, []
     return tuple(cases)
 
 
