@@ -113,10 +113,11 @@ def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
     root = Path(root)
     steps = _declared_steps(root)
     made = next((i for i, s in enumerate(steps) if s.name == MADE_ENV_STEP), None)
-    if made is None and not (root / "go.mod").is_file():
+    if made is None and not any((root / name).is_file() for name in ("go.mod", "Cargo.toml")):
         return steps
     planned = plan_repository(root).checks
     steps += _other_go_modules(root, planned)
+    steps += _other_cargo_manifests(root, planned)
     if made is None:
         return steps
     tools = _planned_tools(root, planned, dated_from or root)
@@ -198,6 +199,36 @@ def _other_go_modules(root: Path, planned: Sequence[Check]) -> list[Check]:
 
     cwds = {os.path.normpath(c.cwd) for c in planned if c.tool == "go"} - {"."}
     return [module_download(cwd) for cwd in sorted(cwds) if (root / cwd / "go.mod").is_file()]
+
+
+def _other_cargo_manifests(root: Path, planned: Sequence[Check]) -> list[Check]:
+    """`cargo fetch` for each manifest of the tree, other than the root's, that a planned
+    cargo check builds (shlex's CI builds `--manifest-path fuzz/Cargo.toml`, a workspace
+    of its own with its own dependencies, which the root's fetch leaves out)."""
+    from assay.tools.spec import install_step
+
+    manifests: set[str] = set()
+    for check in planned:
+        if check.tool != "cargo":
+            continue
+        argv = list(check.argv)
+        named = next(
+            (
+                argv[i + 1] if arg == "--manifest-path" and i + 1 < len(argv) else arg[16:]
+                for i, arg in enumerate(argv)
+                if arg == "--manifest-path" or arg.startswith("--manifest-path=")
+            ),
+            "Cargo.toml",
+        )
+        manifests.add(os.path.normpath(os.path.join(check.cwd, named)))
+    steps = []
+    for manifest in sorted(manifests - {"Cargo.toml"}):
+        if manifest.startswith("..") or os.path.isabs(manifest) or not (root / manifest).is_file():
+            continue
+        name = "rust-" + os.path.dirname(manifest).replace("/", "-")
+        fetch = ("cargo", "fetch", "--manifest-path", manifest)
+        steps.append(install_step(name, fetch, manifest, "crate dependencies", tool="cargo"))
+    return steps
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
