@@ -100,8 +100,9 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
     never disagree about what is in it: ignored files are copied, so they count (a
     gitignored `conftest.py` changes what runs); only caches and build output are left
     out. `.git`, which the workspace links, counts by the stat identity of its every
-    entry, as an environment does (`environment_fingerprint`). With a `memo` (the cache that will hold the verdict),
-    a file whose stat identity is unchanged since it was last hashed is not read again:
+    entry, as an environment does (`environment_fingerprint`). With a `memo` (the cache
+    that will hold the verdict), a file whose stat identity is unchanged since it was last
+    hashed is not read again:
     a cached verify costs a stat per file, not a read; and when no file changed at all,
     one memo row for the whole listing stands for the per-file rows. Raises `CacheError`
     when an entry cannot be keyed safely.

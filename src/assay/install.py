@@ -207,20 +207,11 @@ def _other_cargo_manifests(root: Path, planned: Sequence[Check]) -> list[Check]:
     of its own with its own dependencies, which the root's fetch leaves out)."""
     from assay.tools.spec import install_step
 
-    manifests: set[str] = set()
-    for check in planned:
-        if check.tool != "cargo":
-            continue
-        argv = list(check.argv)
-        named = next(
-            (
-                argv[i + 1] if arg == "--manifest-path" and i + 1 < len(argv) else arg[16:]
-                for i, arg in enumerate(argv)
-                if arg == "--manifest-path" or arg.startswith("--manifest-path=")
-            ),
-            "Cargo.toml",
-        )
-        manifests.add(os.path.normpath(os.path.join(check.cwd, named)))
+    manifests = {
+        os.path.normpath(os.path.join(check.cwd, _manifest_path(check.argv)))
+        for check in planned
+        if check.tool == "cargo"
+    }
     steps = []
     for manifest in sorted(manifests - {"Cargo.toml"}):
         if manifest.startswith("..") or os.path.isabs(manifest) or not (root / manifest).is_file():
@@ -229,6 +220,16 @@ def _other_cargo_manifests(root: Path, planned: Sequence[Check]) -> list[Check]:
         fetch = ("cargo", "fetch", "--manifest-path", manifest)
         steps.append(install_step(name, fetch, manifest, "crate dependencies", tool="cargo"))
     return steps
+
+
+def _manifest_path(argv: Sequence[str]) -> str:
+    """The manifest a cargo command builds: its `--manifest-path`, else `Cargo.toml`."""
+    for i, arg in enumerate(argv):
+        if arg == "--manifest-path" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--manifest-path="):
+            return arg.partition("=")[2]
+    return "Cargo.toml"
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
