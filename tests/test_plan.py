@@ -739,3 +739,23 @@ def test_a_formatters_check_no_one_states_is_not_run_beside_the_linter(tmp_path:
     )
     lints = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.LINT]
     assert [c.argv[:2] for c in lints] == [("ruff", "check")], lints
+
+
+def test_a_command_left_out_for_a_configured_one_names_it_as_configured(tmp_path: Path) -> None:
+    """sqlparse 0.6.1: ruff configured in pyproject.toml outranks CI's `ruff check
+    sqlparse/`, then runs as CI states it. The dropped entry named the composed command
+    (`ruff check . --extend-exclude ./pyproject.toml`), which never ran."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n[tool.ruff]\n',
+            "p/__init__.py": "",
+            ".github/workflows/ci.yml": "on: push\njobs:\n  lint:\n    runs-on: x\n"
+            "    steps:\n      - run: ruff check p/\n",
+        },
+    )
+    p = plan_repository(tmp_path)
+    (ruff,) = [c for c in p.checks if c.name == "ruff"]
+    assert ruff.argv[:3] == ("ruff", "check", "p/"), ruff.argv
+    (why,) = [d.reason for d in p.dropped if d.what == "ruff check p/"]
+    assert "ruff as configured in pyproject.toml" in why and "extend-exclude" not in why, why

@@ -572,11 +572,17 @@ def _formats(argv: Sequence[str]) -> bool:
 
 
 def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
+    # A command assay composed from a configuration is named by what it is: it may yet be
+    # run as the project states it (`_as_stated`), perhaps in the very words dropped here.
+    if by.composed is not None:
+        winner = f"{by.check_name} as configured in {by.source}"
+    else:
+        winner = f"{by.command} from {by.source}"
     if by.origin < candidate.origin:
         ranks = f"{by.origin.label} ranks above {candidate.origin.label}"
-        why = f"outranked by {' '.join(by.argv)} from {by.source} ({ranks})"
+        why = f"outranked by {winner} ({ranks})"
     else:
-        why = f"{' '.join(by.argv)} from {by.source} is preferred (cheaper or listed first)"
+        why = f"{winner} is preferred (cheaper or listed first)"
     return Dropped(candidate.command, candidate.source, why)
 
 
