@@ -85,6 +85,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _python_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _runner_broken_here(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
             if tests is not None and tests.any_failed:
@@ -216,6 +218,18 @@ def _python_dependency_not_installed(
     from assay.uninstalled_python_dependency import uninstalled_python_dependency
 
     return uninstalled_python_dependency(parsed.diagnostics, result.cwd)
+
+
+def _runner_broken_here(check: Check, result: ProcessResult, parsed: ParsedOutput) -> str | None:
+    """Where a test runner broke in its own installed code before any test ran
+    (`runner_broken_here`): it cannot run here, which says nothing of the code."""
+    if check.kind is not Kind.TEST or result.exit_code in (0, None) or not result.cwd:
+        return None
+    if parsed.tests is not None and parsed.tests.executed:
+        return None
+    from assay.runner_broken_here import runner_broken_here
+
+    return runner_broken_here(combined(result), result.cwd)
 
 
 #: A line that names an error: `ValueError: ...`, `ERROR: ...`, `error: ...`, `fatal: ...`,
@@ -385,6 +399,15 @@ def _note(
                 "declares (perhaps only for other Python releases or platforms): it is not "
                 "installed where the check runs, so its uses were not checked. Install the "
                 "project's dependencies (or run `assay verify --install`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            where := _runner_broken_here(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} broke in its own installed code before any test ran "
+                f"({where}): the runner cannot run on this interpreter, which says nothing "
+                "of the code. Install a release of it that does, or name the command that "
+                "runs the tests (`[tool.assay.commands]`), then verify again."
             )
         case Cause.SANDBOX_UNAVAILABLE if path := _kept_from_writing(result, parsed):
             return (
