@@ -289,6 +289,8 @@ def test_a_plan_naming_a_home_file_as_its_tool_reads_nothing(
 
 
 #: Prints what it sees of SECRET_DIR, then fails, so that pytest shows what it printed.
+#: Its markers are spelt in two parts: pytest also shows the failing test's source, which
+#: must not read as a leak.
 LEAK_TEST = """\
 import os
 def test_leak():
