@@ -64,10 +64,11 @@ def _tree_code(path: str, cwd: str) -> bool:
 
 def _held_by_tree(package: str, cwd: str) -> bool:
     """Whether the tree holds the top-level module `package` (`x` or `x.py`, at its root
-    or in `src/`): the project's own code, installed."""
+    or in `src/`): the project's own code, installed. A link counts by its own name, never
+    followed (it could lead anywhere), and keeps the failure standing."""
     name = package.removesuffix(".py")
     return any(
-        os.path.exists(os.path.join(cwd, where, candidate))
+        os.path.lexists(os.path.join(cwd, where, candidate))
         for where in ("", "src")
         for candidate in (name, f"{name}.py")
     )

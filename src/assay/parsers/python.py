@@ -325,7 +325,9 @@ def unittest_listing(text: str) -> tuple[TestCase, ...]:
             settle()
             return tuple(cases)
         sub = _UNITTEST_SUBTEST.match(line)
-        if name is not None and (sub or subtest_open):
+        # A subtest whose outcome line never came (output cut) does not swallow the next test.
+        awaited = subtest_open and not _UNITTEST_CASE.match(line)
+        if name is not None and (sub or awaited):
             found = _UNITTEST_OUTCOME.search((sub["rest"] if sub else line).strip())
             subtest_open = found is None
             if found is not None:
