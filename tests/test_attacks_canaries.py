@@ -169,6 +169,128 @@ def test_pytest_outcomes_rewritten_by_a_plugin_are_report_tampered(tmp_path: Pat
     _assert_tampered(verify_change(repo))
 
 
+PASSES_ALL_BUT_WHAT_LOOKS_PLANTED = """\
+import gc
+import sys
+
+try:
+    import pytest
+    from _pytest.config import Config
+except ImportError:
+    pytest = None
+
+
+def _planted(report):
+    said = f"{report.nodeid} {report.longreprtext}".lower()
+    return "canary" in said or "assay" in said
+
+
+if pytest is not None:
+    # This module itself, registered as a plugin through pytest's Config found with gc,
+    # spares every test whose name, file or failure says it was planted: the canaries
+    # would then report as planted while every other failure passes.
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed and not _planted(report):
+            report.outcome = "passed"
+            report.longrepr = None
+
+    for found in gc.get_objects():
+        if isinstance(found, Config):
+            found.pluginmanager.register(sys.modules[__name__])
+            break
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_pytest_outcomes_rewritten_sparing_what_looks_planted_are_report_tampered(
+    tmp_path: Path,
+) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", PYTHON_BASE, {"calc.py": PASSES_ALL_BUT_WHAT_LOOKS_PLANTED}
+    )
+    # Nothing about the canaries says what they are: the must-fail one is passed too (a
+    # module of the workspace's registered as a plugin is not what the guard looks for).
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert "was reported passed" in _test_check(report).note, explain(report)
+
+
+HOOKS_THE_REPORT_SPARING_HIDDEN_FILES = PASSES_EVERY_OUTCOME.replace(
+    "                    if report.failed:",
+    '                    if report.failed and not item.path.parent.name.startswith("."):',
+)
+
+
+def test_pytest_outcomes_rewritten_by_a_hook_added_by_the_code_are_found_by_the_guard(
+    tmp_path: Path,
+) -> None:
+    assert HOOKS_THE_REPORT_SPARING_HIDDEN_FILES != PASSES_EVERY_OUTCOME
+    repo = change_on_base(
+        tmp_path / "repo", PYTHON_BASE, {"calc.py": HOOKS_THE_REPORT_SPARING_HIDDEN_FILES}
+    )
+    # The canaries are told apart by where they are; the hook the code added is seen.
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    assert "pytest_runtest_makereport of" in note and "calc.py" in note, explain(report)
+
+
+PATCHES_THE_REPORT_SPARING_HIDDEN_FILES = """\
+def _patch_the_report():
+    # pytest's report class itself, patched where it is made: a failure turns into a pass
+    # unless the test's file is in a hidden directory, which is where the canaries are.
+    try:
+        from _pytest.reports import TestReport
+    except ImportError:
+        return
+    made = TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        report = made(cls, item, call)
+        hidden = any(part.startswith(".") for part in item.path.parts[-2:])
+        if report.failed and not hidden:
+            report.outcome = "passed"
+            report.longrepr = None
+        return report
+
+    TestReport.from_item_and_call = classmethod(from_item_and_call)
+
+
+_patch_the_report()
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_pytest_reporting_replaced_in_place_is_found_by_the_guard(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", PYTHON_BASE, {"calc.py": PATCHES_THE_REPORT_SPARING_HIDDEN_FILES}
+    )
+    # The canaries are told apart here, by where they are: the guard beside them, which
+    # took pytest's report class before any of the project's code was imported, is not.
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    assert "pytest's reporting was replaced" in note, explain(report)
+    assert "_pytest.reports.TestReport.from_item_and_call" in note, explain(report)
+
+
 def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

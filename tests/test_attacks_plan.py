@@ -361,6 +361,27 @@ ATTACKS: dict[str, Attack] = {
             """,
         },
     ),
+    # The base's tests assert through a helper module of the package's own (pandas keeps
+    # `pandas/_testing/`): the change made the helper assert nothing, and passed.
+    "test-helper-neutered": Attack(
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            "calc/__init__.py": "def add(a, b):\n    return a - b\n",
+            "calc/_testing/__init__.py": """
+                def assert_equal(left, right):
+                    assert left == right, f"{left!r} != {right!r}"
+            """,
+            "tests/test_calc.py": """
+                from calc import add
+                from calc._testing import assert_equal
+
+
+                def test_add():
+                    assert_equal(add(2, 2), 4)
+            """,
+        },
+        {"calc/_testing/__init__.py": "def assert_equal(left, right):\n    pass\n"},
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},

@@ -220,6 +220,15 @@ def test_a_file_is_never_written_through_a_link_or_over_one(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- planting
 
 
+def _says_nothing_of_what_it_is(decided: Planting) -> None:
+    """No name, path or text planted says "assay" or "canary": code under test that spares
+    what looks planted cannot find the canaries by it."""
+    said = [*(f.path for f in decided.files), *(f.text for f in decided.files)]
+    said += [c.name for c in decided.canaries]
+    telling = [s for s in said if "assay" in s.lower() or "canary" in s.lower()]
+    assert not telling, telling
+
+
 def _request(root: Path, argv: tuple[str, ...], tool: str, cwd: str = ".") -> PlantRequest:
     check = Check(name=tool, kind=Kind.TEST, argv=argv, tool=tool, cwd=cwd)
     return PlantRequest(check, root.resolve())
@@ -265,7 +274,10 @@ def test_pytest_canaries_load_as_a_plugin_and_fail_fast_flags_go(tmp_path: Path)
         module,
         "--junitxml=r.xml",
     )
-    assert decided.files[0].path.startswith(".assay-canary-")
+    # A hidden directory no collection walks into; nothing in a name says what it holds.
+    assert decided.files[0].path.startswith(".")
+    _says_nothing_of_what_it_is(decided)
+    assert "assay" not in " ".join(edited) and "canary" not in " ".join(edited)
     assert decided.env["PYTHONPATH"].endswith(decided.files[0].path.split("/")[0])
 
 
@@ -288,8 +300,10 @@ def test_unittest_canaries_go_where_discovery_looks(
     assert isinstance(decided, Planting) and decided.edit_argv is not None
     init, module, ignore = (f.path for f in decided.files)
     package = init.removesuffix("/__init__.py")
-    assert package.startswith(where + "assaycanary") and "/" not in package[len(where) :]
-    assert module.startswith(package + "/testassaycanary") and ignore == package + "/.gitignore"
+    stem = package[len(where) :]
+    assert package.startswith(where) and "/" not in stem and stem.isidentifier()
+    assert module == f"{package}/test{stem}.py" and ignore == package + "/.gitignore"
+    _says_nothing_of_what_it_is(decided)
     edited = decided.edit_argv(argv)
     assert edited[-1] == "-v"
     dotted = f"{Path(package).name}.{Path(module).stem}"
@@ -329,7 +343,8 @@ def test_go_canaries_go_into_every_tested_package(tmp_path: Path) -> None:
     by_dir = {f.path.rsplit("/", 1)[0] if "/" in f.path else ".": f.text for f in decided.files}
     assert sorted(by_dir) == [".", "sub"]
     assert "package m\n" in by_dir["."] and "package sub_test\n" in by_dir["sub"]
-    assert all(f.path.rsplit("/", 1)[-1].startswith("zz_assay_canary_") for f in decided.files)
+    assert all(f.path.endswith("_test.go") for f in decided.files)
+    _says_nothing_of_what_it_is(decided)
     assert decided.edit_argv(argv) == ("go", "test", "-json", "-count=1", "./...")
     assert {c.group for c in decided.canaries} == {".", "sub"}
 
@@ -362,6 +377,7 @@ def test_node_canaries_are_preloaded_and_package_scripts_read(tmp_path: Path) ->
     assert isinstance(decided, Planting) and decided.repeats is None
     assert decided.env["NODE_OPTIONS"].startswith("--require ")
     assert "NODE_TEST_CONTEXT" in decided.files[0].text
+    _says_nothing_of_what_it_is(decided)
     scripts = {
         "test": "tsc && node --test test/",
         "unit": "jest",
@@ -386,6 +402,7 @@ def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) ->
     assert edited == ("jest", "--ci", "test/", "--config", str(tmp_path.resolve() / wrapper))
     assert '"conf/jest.json"' in decided.files[1].text
     assert "readInitialOptions" in decided.files[1].text and setup in decided.files[1].text
+    _says_nothing_of_what_it_is(decided)
     assert all(c.name in decided.files[0].text for c in decided.canaries)
     # A test file that lists tests of its own but not the canaries did not run them.
     pass_name, fail_name = (c.name for c in decided.canaries)
@@ -431,6 +448,7 @@ def test_vitest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) 
     assert edited == ("vitest", "run", "test/", "--config", wrapped, "--configLoader", "native")
     assert '"conf/vitest.config.ts"' in decided.files[1].text
     assert "loadConfigFromFile" in decided.files[1].text and setup in decided.files[1].text
+    _says_nothing_of_what_it_is(decided)
     assert all(c.name in decided.files[0].text for c in decided.canaries)
     # A coverage threshold vitest failed the run for is not the must-fail canary's failure.
     assert decided.failed_groups is not None
@@ -466,7 +484,8 @@ def test_cargo_canaries_are_an_integration_test_and_fail_fast_goes(tmp_path: Pat
     argv = ("cargo", "test", "--message-format=json", "--workspace", "--", "--nocapture")
     decided = plant_cargo_test(_request(tmp_path, argv, "cargo"))
     assert isinstance(decided, Planting) and decided.edit_argv is not None
-    assert decided.files[0].path.startswith("tests/zz_assay_canary_")
+    assert decided.files[0].path.startswith("tests/") and decided.files[0].path.endswith(".rs")
+    _says_nothing_of_what_it_is(decided)
     assert decided.failed_exit == 101
     assert decided.edit_argv(argv)[:3] == ("cargo", "test", "--no-fail-fast")
 

@@ -37,6 +37,14 @@ ALWAYS_PROTECTED: tuple[str, ...] = (
     "assay.toml",
     ".assay.toml",
     ".assay/**",
+    *(
+        # Test-helper code by the names projects give it (pandas/_testing, Go's
+        # internal/testutil): what the tests assert through guards as the tests do. Not
+        # `testing/`: numpy.testing and click/testing.py are libraries' public code.
+        f"**/{name}{suffix}"
+        for name in ("_testing", "testutil", "testutils", "test_utils", "test_helpers")
+        for suffix in ("/**", ".py")
+    ),
 )
 
 #: Files where only some sections are protected: file name -> dotted key paths into its

@@ -45,15 +45,15 @@ __all__ = [
     "Planted",
     "Planting",
     "Reading",
+    "camel",
+    "neutral_name",
     "plant",
+    "unequal",
 ]
 
 #: Random bytes in a canary's name: names no test of the project's can already have,
 #: and that code under test cannot know before the run.
 TOKEN_BYTES = 8
-
-#: What a must-fail canary says when it fails, so that a person reading the output knows.
-MUST_FAIL_MESSAGE = "assay canary: this test must fail"
 
 
 #: Variables that hold lists, and how their entries are joined (others are replaced).
@@ -62,6 +62,47 @@ _JOINED = {"PYTHONPATH": os.pathsep, "NODE_OPTIONS": " "}
 
 def new_token() -> str:
     return secrets.token_hex(TOKEN_BYTES)
+
+
+#: Words a test's name is made of, so that a canary reads like one of the project's tests:
+#: code under test that spares a test by what its name says ("canary", a random token)
+#: cannot tell the canaries from the tests it wants to pass.
+_WORDS = (
+    "add", "all", "any", "args", "base", "block", "bool", "bound", "bytes", "cache", "call",
+    "case", "chain", "char", "check", "child", "class", "clear", "close", "count", "copy",
+    "data", "date", "deep", "default", "delta", "depth", "dict", "diff", "drop", "empty",
+    "end", "entry", "equal", "error", "event", "extra", "field", "file", "fill", "filter",
+    "first", "flag", "float", "flush", "format", "frame", "group", "hash", "head", "index",
+    "init", "input", "int", "item", "join", "key", "kind", "label", "last", "left", "level",
+    "limit", "line", "list", "load", "lookup", "lower", "map", "mark", "match", "max",
+    "merge", "min", "mode", "name", "nested", "node", "none", "null", "number", "offset",
+    "one", "open", "order", "other", "output", "pair", "parse", "part", "path", "peek",
+    "pop", "prefix", "push", "query", "range", "raw", "read", "ref", "repr", "reset",
+    "result", "reverse", "right", "root", "round", "row", "rule", "scope", "seed", "set",
+    "shape", "shift", "sign", "size", "slice", "sort", "source", "space", "split", "stack",
+    "start", "state", "step", "stop", "store", "str", "strip", "sub", "suffix", "sum",
+    "swap", "table", "tail", "text", "time", "token", "total", "tree", "trim", "tuple",
+    "type", "unicode", "unit", "update", "upper", "value", "view", "walk", "width", "word",
+    "wrap", "write", "zero",
+)  # fmt: skip
+
+
+def unequal() -> tuple[int, int]:
+    """Two numbers for a must-fail canary to find unequal, as any failing test might: its
+    failure says nothing that code under test could spare it by."""
+    left = secrets.randbelow(1000)
+    return left, left + 1 + secrets.randbelow(9)
+
+
+def camel(name: str) -> str:
+    """`merge_order_key` as `MergeOrderKey`."""
+    return "".join(word.title() for word in name.split("_"))
+
+
+def neutral_name(words: int = 4) -> str:
+    """`words` random words joined by `_` ("merge_order_key_limit"): one of ~10^9 names
+    for four, so no project's test has it by chance, and none says what it is for."""
+    return "_".join(secrets.choice(_WORDS) for _ in range(words))
 
 
 # --------------------------------------------------------------------------- declarations
@@ -119,7 +160,7 @@ class Planting:
     failed_groups: FailedGroups | None = None
     checks: Checks | None = None
     what: str = ""
-    """What was planted, for the record ("2 tests in .assay-canary-x/...")."""
+    """What was planted, for the record ("a pytest plugin module .merge_order/key_limit.py ...")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +178,8 @@ class PlantRequest:
     root: Path
     """The workspace (resolved)."""
     token: Callable[[], str] = new_token
+    name: Callable[[], str] = neutral_name
+    """A random name that reads like a project's own (`neutral_name`)."""
 
     @property
     def cwd(self) -> Path:

@@ -53,14 +53,14 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
     config = flag_value(argv, _CONFIG)
     if isinstance(config, NoCanary):
         return config
-    token = request.token()
     canaries = (
-        Canary(f"assay_canary_{request.token()}", must_pass=True),
-        Canary(f"assay_canary_{request.token()}", must_pass=False),
+        Canary(request.name(), must_pass=True),
+        Canary(request.name(), must_pass=False),
     )
-    directory = request.cwd / f".assay-canary-{token}"
-    setup = directory / f"assay_canary_{token}.setup.cjs"
-    wrapper = directory / f"assay_canary_{token}.config.cjs"
+    stem = request.name()
+    directory = request.cwd / f".{stem}"
+    setup = directory / f"{stem}.setup.cjs"
+    wrapper = directory / f"{stem}.config.cjs"
     wrapper_path = request.relative(wrapper)
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -97,9 +97,6 @@ def _setup(canaries: Sequence[Canary]) -> str:
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
-        "// Canary tests of one verification run, written by assay and removed after it: one\n"
-        "// of them must fail and one must pass, in every test file, or the run's report was\n"
-        "// rewritten.\n"
         '"use strict";\n'
         "// Where the project turns jest's globals off (`injectGlobals: false`).\n"
         'const test = globalThis.test || require("@jest/globals").test;\n'
@@ -112,8 +109,8 @@ def _wrapper(config: str | None, directory: str, setup: str) -> str:
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
-        "// The project's jest configuration, read by the running jest itself, with the canary\n"
-        "// tests of one verification run added to every test file (written by assay).\n"
+        "// The project's jest configuration, read by the running jest itself, with two\n"
+        "// tests added to every test file for this run.\n"
         '"use strict";\n'
         "module.exports = async () => {\n"
         "  // The configuration reader of the jest that is loading this file.\n"
@@ -123,7 +120,7 @@ def _wrapper(config: str | None, directory: str, setup: str) -> str:
         "  const loaded = reader && require(reader);\n"
         '  if (!loaded || typeof loaded.readInitialOptions !== "function") {\n'
         "    throw new Error(\n"
-        '      "assay canaries: this jest cannot read the project\'s configuration for them",\n'
+        '      "planted tests: this jest cannot read the project\'s configuration for them",\n'
         "    );\n"
         "  }\n"
         f"  const {{ config }} = await loaded.readInitialOptions({json.dumps(config)}, {{\n"
@@ -131,7 +128,7 @@ def _wrapper(config: str | None, directory: str, setup: str) -> str:
         "  });\n"
         "  if (Array.isArray(config.projects) && config.projects.length > 0) {\n"
         "    throw new Error(\n"
-        '      "assay canaries: a configuration with `projects` cannot carry them",\n'
+        '      "planted tests: a configuration with `projects` cannot carry them",\n'
         "    );\n"
         "  }\n"
         "  return {\n"

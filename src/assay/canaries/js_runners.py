@@ -11,11 +11,11 @@ import json
 from collections.abc import Sequence
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     Checks,
     NoCanary,
     _name_pattern,
+    unequal,
 )
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
@@ -61,11 +61,12 @@ def without_flags(
 
 def canary_tests(canaries: Sequence[Canary]) -> str:
     """The canaries as `test(...)` calls, for a setup file that has bound `test`."""
+    left, right = unequal()
+    failure = json.dumps(f"expected {left} to equal {right}")
     return "".join(
         f"test({json.dumps(c.name)}, () => {{}});\n"
         if c.must_pass
-        else f"test({json.dumps(c.name)}, () => {{\n"
-        f"  throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n}});\n"
+        else f"test({json.dumps(c.name)}, () => {{\n  throw new Error({failure});\n}});\n"
         for c in canaries
     )
 

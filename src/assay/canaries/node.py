@@ -18,13 +18,13 @@ import shlex
 from collections.abc import Sequence
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     CanaryFile,
     NoCanary,
     Planting,
     PlantRequest,
     ignored_by_git,
+    unequal,
 )
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
@@ -56,16 +56,16 @@ def plant_package_script(request: PlantRequest) -> Planting | NoCanary:
 def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
     if any(a == flag or a.startswith(flag + "=") for a in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name: a canary would not be selected")
-    token = request.token()
     canaries = (
-        Canary(f"assay_canary_{request.token()}", must_pass=True),
-        Canary(f"assay_canary_{request.token()}", must_pass=False),
+        Canary(request.name(), must_pass=True),
+        Canary(request.name(), must_pass=False),
     )
-    module = request.cwd / f".assay-canary-{token}" / f"assay_canary_{token}.cjs"
+    stem = request.name()
+    module = request.cwd / f".{stem}" / f"{stem}.cjs"
     path = request.relative(module)
     return Planting(
         files=(
-            CanaryFile(path, _module(canaries, token)),
+            CanaryFile(path, _module(canaries, request.name())),
             ignored_by_git(path.rsplit("/", 1)[0]),
         ),
         canaries=canaries,
@@ -121,21 +121,18 @@ def _quoted(path: str) -> str:
     return json.dumps(path) if " " in path else path
 
 
-def _module(canaries: Sequence[Canary], token: str) -> str:
+def _module(canaries: Sequence[Canary], mark: str) -> str:
+    left, right = unequal()
     tests = "".join(
         f"  test({json.dumps(c.name)}, () => {{}});\n"
         if c.must_pass
         else f"  test({json.dumps(c.name)}, () => {{\n"
-        f"    throw new Error({json.dumps(MUST_FAIL_MESSAGE)});\n  }});\n"
+        f'    throw new Error("expected {left} to equal {right}");\n  }});\n'
         for c in canaries
     )
-    mark = f"ASSAY_CANARY_{token}"
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
-        "// Canary tests of one verification run, written by assay and removed after it: one\n"
-        "// of them must fail and one must pass, in every test process, or the run's report\n"
-        "// was rewritten.\n"
         '"use strict";\n'
         "// Only in a process the test runner started for a test file, and not again in the\n"
         "// processes its tests start (they inherit the mark).\n"

@@ -11,27 +11,32 @@ pytest's default patterns do not take it), or named on the command line when the
 its tests; the run lists each test (`-v`), which is where the canaries are found.
 
 Both directories carry a `.gitignore`, and the modules comments, that keep the linters and
-type checkers running beside the tests off them.
+type checkers running beside the tests off them. No name, path or failure message says what
+they are: code under test that spares whatever looks planted must tell them apart some
+other way (and under pytest, a guard beside them watches what reports run through).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import string
 from collections.abc import Sequence
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     CanaryFile,
     NoCanary,
     Planting,
     PlantRequest,
+    camel,
     failed_unless,
     ignored_by_git,
     inside,
+    unequal,
     within,
 )
+from assay.process import ProcessResult
 
 #: Comments that keep linters and type checkers running beside the tests off the file.
 _QUIET = (
@@ -41,8 +46,6 @@ _QUIET = (
     "# ruff: noqa\n"
     "# flake8: noqa\n"
     "# pylint: skip-file\n"
-    "# Canary tests of one verification run, written by assay and removed after it: one of\n"
-    "# them must fail and one must pass, or the run's report was rewritten.\n"
 )
 
 #: pytest flags that stop a run at a failure (the must-fail canary would stop it).
@@ -51,39 +54,184 @@ PYTEST_FAIL_FAST = frozenset({"-x", "--exitfirst", "--sw", "--stepwise", "--sw-s
 _PYTEST_VALUED = frozenset({"--maxfail"})
 
 
-def _pair(request: PlantRequest, prefix: str) -> tuple[Canary, Canary]:
-    return (
-        Canary(f"{prefix}{request.token()}", must_pass=True),
-        Canary(f"{prefix}{request.token()}", must_pass=False),
+def _pair(request: PlantRequest) -> tuple[Canary, Canary]:
+    """A must-pass and a must-fail test, named as a project's tests are (`test_...`)."""
+    pair = (
+        Canary(f"test_{request.name()}", must_pass=True),
+        Canary(f"test_{request.name()}", must_pass=False),
     )
-
-
-def _body(canary: Canary, indent: str = "") -> str:
-    if canary.must_pass:
-        return f"{indent}    pass\n"
-    return f'{indent}    raise AssertionError("{MUST_FAIL_MESSAGE}")\n'
+    if pair[0].name == pair[1].name:
+        raise ValueError("two random names came out the same")
+    return pair
 
 
 # --------------------------------------------------------------------------- pytest
 
+#: The plugin module: the two tests, where they go among the run's, and the guard.
+#:
+#: Nothing in it says what it is. Its tests' names read like the project's, the must-fail
+#: one fails as an ordinary assertion does, and they run at a module boundary drawn from
+#: the run's seed (the same in every xdist worker, which must collect alike), not last.
+#:
+#: The guard: what pytest reports through (the report class, the runner's protocol, the
+#: JUnit writer, the terminal's counts, pluggy's call loop, the hook implementations
+#: registered when the session started) is taken when the plugin loads, before any of the
+#: project's code, and compared whenever a canary runs and when the session finishes. If
+#: code under test replaced any of it, or hooked those hooks since with code of the
+#: workspace's that is not a conftest.py (a `pluginmanager.register` from the code), the
+#: guard writes which to the stderr it kept and ends the process (`PYTEST_GUARD_EXIT`)
+#: before a report can be written.
+_PYTEST_PLUGIN = string.Template(
+    """\
+# ruff: noqa
+# flake8: noqa
+# mypy: ignore-errors
+# type: ignore
+# pylint: skip-file
+import importlib as _importlib
+import os as _os
+import pathlib as _pathlib
+import random as _random
+
+import pytest
+
+_exit, _write, _err = _os._exit, _os.write, _os.dup(2)
+_WATCH = (
+    ("_pytest.reports", "TestReport", "from_item_and_call"),
+    ("_pytest.reports", "TestReport", "__init__"),
+    ("_pytest.reports", "BaseReport", "passed"),
+    ("_pytest.reports", "BaseReport", "failed"),
+    ("_pytest.reports", "BaseReport", "skipped"),
+    ("_pytest.reports", "", "TestReport"),
+    ("_pytest.runner", "", "call_and_report"),
+    ("_pytest.runner", "", "runtestprotocol"),
+    ("_pytest.runner", "", "call_runtest_hook"),
+    ("_pytest.runner", "", "pytest_runtest_makereport"),
+    ("_pytest.runner", "CallInfo", "from_call"),
+    ("_pytest.main", "Session", "pytest_runtest_logreport"),
+    ("_pytest.main", "", "pytest_runtestloop"),
+    ("_pytest.junitxml", "LogXML", "pytest_runtest_logreport"),
+    ("_pytest.junitxml", "LogXML", "pytest_sessionfinish"),
+    ("_pytest.junitxml", "_NodeReporter", "append_failure"),
+    ("_pytest.junitxml", "_NodeReporter", "to_xml"),
+    ("_pytest.terminal", "TerminalReporter", "pytest_runtest_logreport"),
+    ("_pytest.terminal", "", "build_summary_stats_line"),
+    ("_pytest.python", "Function", "runtest"),
+    ("_pytest.python", "", "pytest_pyfunc_call"),
+    ("pluggy._callers", "", "_multicall"),
+)
+_HOOKS = (
+    "pytest_runtest_protocol",
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_report_teststatus",
+    "pytest_runtest_call",
+    "pytest_pyfunc_call",
+    "pytest_sessionfinish",
+)
+_REPORTING = _HOOKS[:4]
+_WORKSPACE = $workspace
+_SITE = ("site-packages", "dist-packages")
+
+
+def _owner(module, name):
+    try:
+        found = _importlib.import_module(module)
+    except ImportError:
+        return None
+    return getattr(found, name, None) if name else found
+
+
+def _taken():
+    return [(w, vars(o).get(w[2])) for w in _WATCH if (o := _owner(w[0], w[1])) is not None]
+
+
+_ORIGINAL = _taken()
+_IMPLS = []
+_HOOK = []
+
+
+def _module(plugin, where):
+    # A module imported from its file (a conftest.py, a plugin one names): not an object.
+    return isinstance(plugin, type(_os)) and _pathlib.PurePath(getattr(plugin, "__file__", "") or "") == where
+
+
+def _added(hook):
+    # An implementation registered since the session started by an object whose code is
+    # the workspace's own, not installed: how code under test rewrites what it reports.
+    started = {id(impl) for name, impl, _ in _IMPLS if name == hook}
+    for impl in getattr(_HOOK[0], hook).get_hookimpls() if _HOOK else ():
+        code = getattr(getattr(impl.function, "__func__", impl.function), "__code__", None)
+        where = _pathlib.PurePath(getattr(code, "co_filename", ""))
+        if id(impl) in started or _module(impl.plugin, where):
+            continue
+        if _WORKSPACE in where.parents and where.name != "conftest.py" and not set(_SITE) & set(where.parts):
+            yield f"{hook} of {impl.plugin_name} (added by {where})"
+
+
+def _guard(when):
+    changed = [".".join(p for p in w if p) for w, was in _ORIGINAL if vars(_owner(w[0], w[1])).get(w[2]) is not was]
+    changed += [f"{hook} of {impl.plugin_name}" for hook, impl, was in _IMPLS if impl.function is not was]
+    changed += [found for hook in _REPORTING for found in _added(hook)]
+    if changed:
+        _write(_err, f"\\n{$mark} ({when}): {', '.join(changed)}\\n".encode())
+        _exit($code)
+
+$tests
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session):
+    _HOOK.append(session.config.hook)
+    for hook in _HOOKS:
+        caller = getattr(session.config.hook, hook, None)
+        for impl in caller.get_hookimpls() if caller is not None else ():
+            _IMPLS.append((hook, impl, impl.function))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    # After every other plugin has selected and ordered the run's tests.
+    here = _pathlib.Path(__file__)
+    if any(getattr(item, "path", None) == here for item in items):
+        return
+    ours = pytest.Module.from_parent(session, path=here).collect()
+    # Between two modules, where no module's fixtures are torn down early.
+    bounds = [0, *(at for at in range(1, len(items)) if items[at].parent is not items[at - 1].parent), len(items)]
+    chosen = _random.Random("$seed")
+    for item in reversed(ours):
+        items.insert(chosen.choice(bounds), item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    _guard("at the end of the session")
+"""
+)
+
+#: The exit code of the guard that found pytest's reporting replaced; what it writes then
+#: starts with a random mark of the run's, which its file does not spell out.
+PYTEST_GUARD_EXIT = 86
+
 
 def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
-    token = request.token()
-    directory = request.cwd / f".assay-canary-{token}"
-    module = f"assay_canary_{token}"
-    canaries = _pair(request, "test_assay_canary_")
-    # The must-pass test first: a fail-fast flag in the project's configuration then stops
-    # the run only after both have run (and after every test of the project's).
-    tests = "".join(f"\n\ndef {c.name}():\n{_body(c)}" for c in canaries)
-    text = (
-        f"{_QUIET}import pathlib\n\nimport pytest\n{tests}\n\n"
-        "@pytest.hookimpl(trylast=True)\n"
-        "def pytest_collection_modifyitems(session, config, items):\n"
-        "    # Appended after every other plugin has selected and ordered the run's tests.\n"
-        "    here = pathlib.Path(__file__)\n"
-        '    if any(getattr(item, "path", None) == here for item in items):\n'
-        "        return\n"
-        "    items.extend(pytest.Module.from_parent(session, path=here).collect())\n"
+    directory = request.cwd / f".{request.name()}"
+    module = request.name()
+    canaries = _pair(request)
+    left, right = unequal()
+    tests = "".join(
+        f"\n\ndef {c.name}(guard=_guard):\n"  # a default: not a fixture, and not looked up
+        f'    guard("while {c.name} ran")\n'
+        + ("    pass\n" if c.must_pass else f"    assert {left} == {right}\n")
+        for c in canaries
+    )
+    mark = request.token()
+    text = _PYTEST_PLUGIN.substitute(
+        tests=tests,
+        seed=request.token(),
+        workspace=f"_pathlib.PurePath({str(request.root)!r})",
+        # Two halves, that the file holds no line the guard's report starts with.
+        mark=f"'{mark[:8]}' '{mark[8:]}'",
+        code=PYTEST_GUARD_EXIT,
     )
     path = request.relative(directory / f"{module}.py")
 
@@ -98,8 +246,20 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         # The plugin is imported by name, from where no collection looks.
         env={"PYTHONPATH": str(directory)},
         failed_groups=failed_unless(_COVERAGE_FAILED),
+        checks=lambda result, parsed: _guard_tripped(result, mark),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
     )
+
+
+def _guard_tripped(result: ProcessResult, mark: str) -> list[str]:
+    """What the plugin's guard found replaced, in a sentence (nothing when it found none)."""
+    for line in result.stderr.text.splitlines():
+        if line.startswith(mark):
+            return [f"pytest's reporting was replaced {line[len(mark) :].strip()}"]
+    if result.exit_code == PYTEST_GUARD_EXIT:
+        why = f"it ended with the exit code of the guard planted beside the tests ({PYTEST_GUARD_EXIT})"
+        return [f"{why}, which it gives when it finds pytest's reporting replaced"]
+    return []
 
 
 #: What pytest-cov prints when the run's coverage is under its threshold (it then fails
@@ -155,13 +315,13 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         return NoCanary("the run selects tests by name (-k): a canary would not be selected")
     discover = bool(args) and args[0] == "discover"
     options, positional = _unittest_options(args[1:] if discover else args)
-    token = request.token()
+    stem = request.name()
     if discover or not positional:
         start = options.get("start") or (positional[0] if discover and positional else ".")
         pattern = options.get("pattern") or (
             positional[1] if discover and len(positional) > 1 else UNITTEST_PATTERN
         )
-        name = _module_name(token, pattern)
+        name = _module_name(stem, pattern)
         if name is None:
             return NoCanary(f"no module name matches the discovery pattern {pattern!r}")
         directory = inside(request.cwd, start)
@@ -170,15 +330,22 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         named: tuple[str, ...] = ()
     else:
         # The run names its tests: the canary module is named with them, from the cwd.
-        name = f"testassaycanary{token}"
-        directory, named = request.cwd, (f"assaycanary{token}.{name}",)
+        name = f"test{stem}"
+        directory, named = request.cwd, (f"{stem}.{name}",)
     if not within(request.root, directory):
         return NoCanary(f"the tests' directory {directory} is outside the workspace")
-    canaries = _pair(request, "test_assay_canary_")
-    methods = "".join(f"\n    def {c.name}(self):\n{_body(c, '    ')}" for c in canaries)
-    text = f"{_QUIET}import unittest\n\n\nclass AssayCanary{token}(unittest.TestCase):{methods}"
+    canaries = _pair(request)
+    left, right = unequal()
+    methods = "".join(
+        f"\n    def {c.name}(self):\n"
+        + ("        pass\n" if c.must_pass else f"        self.assertEqual({left}, {right})\n")
+        for c in canaries
+    )
+    text = (
+        f"{_QUIET}import unittest\n\n\nclass {camel(request.name())}(unittest.TestCase):{methods}"
+    )
     # A package of its own (discovery enters packages): its .gitignore then hides it all.
-    package = request.relative(directory / f"assaycanary{token}")
+    package = request.relative(directory / stem)
     path = f"{package}/{name}.py"
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -226,14 +393,14 @@ def _unittest_options(args: list[str]) -> tuple[dict[str, str], list[str]]:
     return options, positional
 
 
-def _module_name(token: str, pattern: str) -> str | None:
+def _module_name(stem: str, pattern: str) -> str | None:
     """A module name for the canary that discovery with `pattern` picks up; never one
     pytest's default patterns (`test_*.py`, `*_test.py`) take, should pytest run beside."""
     for name in (
-        f"testassaycanary{token}",
-        f"assaycanary{token}test",
-        f"assaycanary{token}_test",
-        f"assay_canary_{token}",
+        f"test{stem}",
+        f"{stem}test",
+        f"{stem}_test",
+        stem,
     ):
         if fnmatch.fnmatch(f"{name}.py", pattern):
             return name

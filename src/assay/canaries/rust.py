@@ -1,7 +1,7 @@
 """Canaries for `cargo test`: an integration test of the package the run tests.
 
 Cargo builds each file under `tests/` into a test binary of its own, so the canaries are
-one more of those (`tests/zz_assay_canary_<random>.rs`), unless the package turned that
+one more of those (`tests/<random words>.rs`), unless the package turned that
 discovery off (`autotests = false`). They run in their own process: what they prove is
 the run's report as cargo puts it together, not the library's own test binary. Cargo
 stops at the first test binary that fails, so the run is told not to (`--no-fail-fast`):
@@ -14,7 +14,6 @@ import re
 import tomllib
 
 from assay.canaries import (
-    MUST_FAIL_MESSAGE,
     Canary,
     CanaryFile,
     NoCanary,
@@ -22,6 +21,7 @@ from assay.canaries import (
     PlantRequest,
     failed_run,
     inside,
+    unequal,
 )
 from assay.process import ProcessResult
 from assay.untrusted_files import read_untrusted
@@ -84,12 +84,11 @@ def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
     package = _package(request)
     if isinstance(package, NoCanary):
         return package
-    token = request.token()
     canaries = (
-        Canary(f"assay_canary_{request.token()}", must_pass=True),
-        Canary(f"assay_canary_{request.token()}", must_pass=False),
+        Canary(request.name(), must_pass=True),
+        Canary(request.name(), must_pass=False),
     )
-    target = f"zz_assay_canary_{token}"
+    target = request.name()
     path = request.relative(inside(request.cwd, "tests", f"{target}.rs"))
     return Planting(
         files=(CanaryFile(path, _test_file(canaries)),),
@@ -101,7 +100,7 @@ def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
     )
 
 
-# error: test failed, to rerun pass `--test zz_assay_canary_x`   (one per failed target)
+# error: test failed, to rerun pass `--test merge_order_key_limit`   (one per failed target)
 _FAILED_TARGET = re.compile(r"to rerun pass `(?P<target>[^`]*)`")
 
 
@@ -161,15 +160,11 @@ def _no_fail_fast(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _test_file(canaries: tuple[Canary, Canary]) -> str:
+    left, right = unequal()
     tests = "".join(
         f"\n#[test]\nfn {c.name}() {{}}\n"
         if c.must_pass
-        else f'\n#[test]\nfn {c.name}() {{\n    panic!("{MUST_FAIL_MESSAGE}");\n}}\n'
+        else f"\n#[test]\nfn {c.name}() {{\n    assert_eq!({left}, {right});\n}}\n"
         for c in canaries
     )
-    return (
-        "// Canary tests of one verification run, written by assay and removed after it: one of\n"
-        "// them must fail and one must pass, or the run's report was rewritten.\n"
-        "#![allow(warnings, clippy::all)]\n"
-        f"{tests}"
-    )
+    return f"#![allow(warnings, clippy::all)]\n{tests}"

@@ -64,14 +64,14 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
         return root
     if isinstance(loader, NoCanary):
         return loader
-    token = request.token()
     canaries = (
-        Canary(f"assay_canary_{request.token()}", must_pass=True),
-        Canary(f"assay_canary_{request.token()}", must_pass=False),
+        Canary(request.name(), must_pass=True),
+        Canary(request.name(), must_pass=False),
     )
-    directory = request.cwd / f".assay-canary-{token}"
-    setup = directory / f"assay_canary_{token}.setup.mjs"
-    wrapper = directory / f"assay_canary_{token}.config.mjs"
+    stem = request.name()
+    directory = request.cwd / f".{stem}"
+    setup = directory / f"{stem}.setup.mjs"
+    wrapper = directory / f"{stem}.config.mjs"
     wrapper_path = request.relative(wrapper)
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -107,9 +107,6 @@ def _setup(canaries: Sequence[Canary]) -> str:
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
-        "// Canary tests of one verification run, written by assay and removed after it: one\n"
-        "// of them must fail and one must pass, in every test file, or the run's report was\n"
-        "// rewritten.\n"
         "// vitest's globals when the project turns them on, else its module.\n"
         'const test = globalThis.test || (await import("vitest")).test;\n'
         f"{canary_tests(canaries)}"
@@ -123,8 +120,7 @@ def _wrapper(
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
         "// The project's vitest configuration, loaded by the running vitest's own loader, with\n"
-        "// the canary tests of one verification run added to every test file (written by\n"
-        "// assay).\n"
+        "// two tests added to every test file for this run.\n"
         'import { existsSync, realpathSync } from "node:fs";\n'
         'import { createRequire } from "node:module";\n'
         'import { dirname, resolve } from "node:path";\n'
@@ -138,7 +134,7 @@ def _wrapper(
         "      return createRequire(base).resolve(name);\n"
         "    } catch {}\n"
         "  }\n"
-        "  throw new Error(`assay canaries: ${name} cannot be found to read the configuration`);\n"
+        "  throw new Error(`planted tests: ${name} cannot be found to read the configuration`);\n"
         "}\n"
         "const launcher = process.argv[1] && existsSync(process.argv[1])\n"
         "  ? [realpathSync(process.argv[1])]\n"
@@ -173,7 +169,7 @@ def _wrapper(
         "  const test = config.test || {};\n"
         "  if (test.projects || test.workspace) {\n"
         "    throw new Error(\n"
-        '      "assay canaries: a configuration with `projects` cannot carry them",\n'
+        '      "planted tests: a configuration with `projects` cannot carry them",\n'
         "    );\n"
         "  }\n"
         "  const setupFiles = [test.setupFiles || []].flat();\n"
