@@ -81,3 +81,33 @@ def test_each_repository_has_its_own_and_a_judged_change_none(typed: Path, tmp_p
         typed, checks, sandbox="auto", judged_against_base=True, state_dir=state
     )
     assert judged is None
+
+
+PLANTS_IN_EVERY_CACHE = """\
+import os
+
+
+def test_plants_in_the_caches_it_can_see():
+    # The warm caches are bound into the sandbox at their own paths: a test finds them
+    # among its mounts and writes an entry a later run's mypy would read.
+    for line in open("/proc/self/mountinfo"):
+        point = line.split()[4]
+        if "/mypy/" in point:
+            try:
+                with open(os.path.join(point, "planted"), "w") as entry:
+                    entry.write("{}")
+            except OSError:
+                pass
+"""
+
+
+def test_only_mypy_may_write_its_cache(typed: Path, tmp_path: Path) -> None:
+    write(typed, {"tests/test_plant.py": PLANTS_IN_EVERY_CACHE})
+    state = tmp_path / "state"
+    kinds = frozenset({"typecheck", "test"})
+    report = verify(typed, VerifyOptions(use_cache=False, cache_dir=str(state), kinds=kinds))
+    assert report.status is Status.VERIFIED, report.note
+    assert {e.check.tool for e in report.checks} >= {"mypy", "pytest"}
+    (cache,) = (state / MYPY_CACHES).iterdir()
+    assert [p for p in cache.rglob("*") if p.is_file() and p.name not in MYPY_OWN_MARKERS]
+    assert not list(cache.rglob("planted")), "a test wrote into mypy's warm cache"

@@ -5,8 +5,9 @@ The sandbox's HOME is a fresh directory on every run, so Go's default build cach
 every dependency again: go-cmp's `go test -race ./...` took 60 s in the sandbox against
 1.6 s by hand. Instead, the repository gets a directory of its own under assay's state
 directory, named by the repository's path and what decides the Go that runs (its binary
-and that binary's identity: `probe_record.fingerprint`), which the sandbox may write and
-`go` is pointed at through `GOCACHE` (a `GOCACHE` of the check's own still wins).
+and that binary's identity: `probe_record.fingerprint`), which the Go checks may write
+(under bubblewrap every other check of the run sees it read-only) and `go` is pointed at
+through `GOCACHE` (a `GOCACHE` of the check's own still wins).
 
 Why what is in it cannot decide a verdict wrongly:
 
@@ -20,8 +21,9 @@ Why what is in it cannot decide a verdict wrongly:
   turn that off, so the tests really run on every verification.
 - It is used only where the repository's own configuration already decides what runs:
   never with `--base` or `--protect`, where a change is judged against a base it must not
-  be able to influence. There, whatever code under test could write into it (a test, a
-  `go generate`d tool) gives it no power that editing its own code would not.
+  be able to influence. There, whatever code under test could write into it (a Go test,
+  which runs inside `go test`, or a `go generate`d tool) gives it no power that editing
+  its own code would not.
 - One directory per repository path and Go installation, never shared between
   repositories; the least recently used are removed past `GO_CACHES_KEPT`, and one grown
   past `GO_CACHE_MAX_BYTES` is emptied.

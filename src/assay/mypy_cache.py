@@ -4,9 +4,10 @@ Each workspace is a fresh copy without `.mypy_cache` (caches are never copied), 
 would start cold on every run (0.9 s against 0.29 s for a small project). Instead, the
 repository gets a directory of its own under assay's state directory, named by the
 repository's path and what decides the mypy that runs (its binary, interpreter and
-packages: `probe_record.fingerprint`), which the sandbox may write and mypy is pointed at
-through `MYPY_CACHE_DIR` (a `cache_dir` of the project's own configuration, or a
-`--cache-dir` in its command, still wins).
+packages: `probe_record.fingerprint`), which the mypy checks may write (under bubblewrap
+every other check of the run sees it read-only: a test cannot plant an entry there) and
+mypy is pointed at through `MYPY_CACHE_DIR` (a `cache_dir` of the project's own
+configuration, or a `--cache-dir` in its command, still wins).
 
 Why what is in it cannot decide a verdict wrongly:
 
@@ -19,8 +20,9 @@ Why what is in it cannot decide a verdict wrongly:
   found on a warm run as on a cold one.
 - It is used only where the repository's own configuration already decides what runs:
   never with `--base` or `--protect`, where a change is judged against a base it must
-  not be able to influence. There, whatever code under test could write into it (a
-  test, a mypy plugin) gives it no power that editing its own configuration would not.
+  not be able to influence. There, what the project's code could still write into it
+  (a mypy plugin, which runs in mypy's process) gives it no power that editing its own
+  configuration would not.
 - One directory per repository path, never shared between repositories.
 """
 

@@ -216,7 +216,8 @@ def open_session(
     repository at `source` (with its environments linked), not its working tree.
     `in_place`: `source` itself is the workspace where the backend can run there
     (`Sandbox.provision_in_place`). `writable`: host directories outside the workspace
-    the checks may write besides their reports (a warm cache of a tool's). Raises
+    that checks may write besides their reports, each a warm cache of a tool's, which
+    under bubblewrap only the checks whose environment names it may write. Raises
     only what making the workspace raises besides refusing (an `OSError` while restoring
     protected files); the workspace is removed in every case.
     """
@@ -224,7 +225,7 @@ def open_session(
 
     with temporary_scratch("reports", dir=_outside(source)) as reports:
         session = Session(Path(reports))
-        sandbox = _select(backend, (Path(reports), *writable), tool_paths)
+        sandbox = _select(backend, Path(reports), writable, tool_paths)
         session.sandbox = sandbox
         try:
             sandbox.ensure_available()
@@ -281,18 +282,24 @@ def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
     return tuple(sorted(p for p in found if p))
 
 
-def _select(backend: str, writable: Sequence[Path], tool_paths: Sequence[str]) -> Sandbox:
+def _select(
+    backend: str, reports: Path, caches: Sequence[Path], tool_paths: Sequence[str]
+) -> Sandbox:
     """The backend for this session: bubblewrap may write only the report directory (and
-    `writable`'s others), and sees the toolchains the checks use even where they live
-    under the hidden home."""
+    each of the tools' `caches` in the checks that name it), and sees the toolchains the
+    checks use even where they live under the hidden home."""
     from assay.sandbox import SandboxChoice, select_sandbox
 
     if backend not in (SandboxChoice.AUTO, SandboxChoice.BWRAP):
         return select_sandbox(backend)  # the options are bubblewrap's: not loaded without it
     from assay.sandbox.bwrap import BwrapOptions
 
-    shown = tuple(str(path) for path in writable)
-    options = BwrapOptions(toolchain_paths=tuple(tool_paths), writable_paths=shown)
+    kept = tuple(str(path) for path in caches)
+    options = BwrapOptions(
+        toolchain_paths=tuple(tool_paths),
+        writable_paths=(str(reports), *kept),
+        tool_caches=kept,
+    )
     return select_sandbox(backend, bwrap_options=options)
 
 

@@ -223,6 +223,10 @@ class BwrapOptions:
     are shown read-only by their installation prefix (see `_toolchain_binds`)."""
     writable_paths: tuple[str, ...] = ()
     """Host directories outside the workspace the command may write (a report directory)."""
+    tool_caches: tuple[str, ...] = ()
+    """Those of `writable_paths` that only a command whose environment names one (its
+    tool's cache variable) may write; every other command sees them read-only, so a test
+    cannot plant entries that a later run's tool takes on trust."""
     executable: str = "bwrap"
     """The bubblewrap binary, looked up on PATH when not absolute."""
     whole_run_limits: bool = True
@@ -546,6 +550,10 @@ class BwrapSandbox(Sandbox):
         if self._seccomp is not None:
             args += ["--seccomp", str(_SECCOMP_FD)]
         args += self._root_args(workspace)
+        named = set(overlay.values())
+        for cache in self.options.tool_caches:
+            if cache not in named:
+                args += ["--ro-bind", cache, cache]
         args += ["--chdir", cwd]
         helpers = self._helpers
         if dropped:
