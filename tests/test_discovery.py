@@ -561,6 +561,28 @@ def test_tox_command_and_setenv_outrank_the_configured_runner(tmp_path: Path) ->
     assert test.source == "tox.ini:6"
 
 
+@pytest.mark.parametrize(("path", "prefix"), [("pyproject.toml", "tool.tox."), ("tox.toml", "")])
+def test_a_native_tox_command_is_credited_to_its_own_table(
+    tmp_path: Path, path: str, prefix: str
+) -> None:
+    """mdurl's pytest was credited to its `pytest` dependency (line 3 here), well before
+    its tox tables: a native table's header was looked for as an INI section's."""
+    head = '[project]\nname = "x"\ndependencies = ["pytest"]\n\n' if prefix else ""
+    pytest_line = 'commands = [["pytest", "{posargs}"]]'
+    mypy_line = 'commands = [["mypy", "src"]]'
+    text = (
+        f"{head}[{prefix.removesuffix('.') or 'tox'}]\n"
+        + 'env_list = ["py3", "lint"]\n\n'
+        + f"[{prefix}env_run_base]\n{pytest_line}\n\n"
+        + f"[{prefix}env.lint]\n{mypy_line}\n"
+    )
+    write(tmp_path, {path: text, "src/x.py": "X = 1\n"})
+    lines = text.splitlines()
+    planned = plan_repository(tmp_path)
+    assert check_of(planned, Kind.TEST).source == f"{path}:{lines.index(pytest_line) + 1}"
+    assert check_of(planned, Kind.TYPECHECK).source == f"{path}:{lines.index(mypy_line) + 1}"
+
+
 def test_tox_substitutions_factors_and_screening(tmp_path: Path) -> None:
     write_dedented(
         tmp_path,

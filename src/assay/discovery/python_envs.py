@@ -57,6 +57,15 @@ _DOC_FILE = re.compile(r"\.(rst|md|txt)$")
 OLDEST_SUPPORTED_PYTHON = (3, 8)
 
 
+def _section_header(text: str, section: str) -> re.Match[str] | None:
+    """Where tox's `section` starts: `[testenv:lint]` in an INI file; `[env.lint]` in
+    tox.toml, `[tool.tox.env.lint]` in pyproject.toml (a key of it may be quoted)."""
+    dotted = r"\s*\.\s*".join(rf'"?{re.escape(part)}"?' for part in section.split("."))
+    native = section == "env_run_base" or section.startswith("env.")
+    spelt = rf"(?:tool\.tox\.)?{dotted}" if native else re.escape(section)
+    return re.compile(rf"^\[\s*{spelt}\s*\]", re.MULTILINE).search(text)
+
+
 def parse_tox(
     text: str, path: str, env: ProjectEnv, files: RepoFiles | None = None
 ) -> tuple[list[Candidate], list[Dropped], list[str]]:
@@ -77,7 +86,7 @@ def parse_tox(
     stale = newest if newest is not None and newest < OLDEST_SUPPORTED_PYTHON else None
     for tox_env in config.envs:
         named = env_kind(tox_env.name)
-        header = re.compile(rf"^\[{re.escape(tox_env.section)}\]", re.MULTILINE).search(text)
+        header = _section_header(text, tox_env.section)
         section_line = line_at(text, header.start()) if header else None
         if named is None and runs_no_tests(tox_env.name):
             why = "its name says documentation, coverage, formatting or release chores"
