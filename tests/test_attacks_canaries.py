@@ -367,6 +367,49 @@ def test_unittest_run_printed_by_the_code_is_report_tampered(tmp_path: Path) -> 
     _assert_tampered(verify_change(repo))
 
 
+PASSES_UNITTEST_FAILURES_SPARING_IGNORED_PACKAGES = """\
+import os
+import sys
+import unittest.runner
+
+_failed = unittest.runner.TextTestResult.addFailure
+
+
+def _addFailure(self, test, err):
+    # A failure reported as a success, unless the test's package is one git ignores,
+    # which is where the canaries are: they report as planted, every other test passes.
+    module = sys.modules.get(type(test).__module__)
+    here = os.path.dirname(getattr(module, "__file__", "") or "")
+    if os.path.exists(os.path.join(here, ".gitignore")):
+        return _failed(self, test, err)
+    return self.addSuccess(test)
+
+
+unittest.runner.TextTestResult.addFailure = _addFailure
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_unittest_reporting_replaced_in_place_is_found_by_the_guard(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo",
+        UNITTEST_BASE,
+        {"calc.py": PASSES_UNITTEST_FAILURES_SPARING_IGNORED_PACKAGES},
+    )
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    assert "unittest's reporting was replaced" in note, explain(report)
+    assert "TextTestResult.addFailure" in note, explain(report)
+
+
 def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

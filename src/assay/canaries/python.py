@@ -13,7 +13,8 @@ its tests; the run lists each test (`-v`), which is where the canaries are found
 Both directories carry a `.gitignore`, and the modules comments, that keep the linters and
 type checkers running beside the tests off them. No name, path or failure message says what
 they are: code under test that spares whatever looks planted must tell them apart some
-other way (and under pytest, a guard beside them watches what reports run through).
+other way, and a guard beside them ends the run when what the runner reports through was
+replaced (`_PYTEST_PLUGIN`, `_UNITTEST_GUARD`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from assay.canaries import (
     Canary,
     CanaryFile,
+    Checks,
     NoCanary,
     Planting,
     PlantRequest,
@@ -36,6 +38,7 @@ from assay.canaries import (
     unequal,
     within,
 )
+from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
 
 #: Comments that keep linters and type checkers running beside the tests off the file.
@@ -208,9 +211,15 @@ def pytest_sessionfinish(session):
 """
 )
 
-#: The exit code of the guard that found pytest's reporting replaced; what it writes then
-#: starts with a random mark of the run's, which its file does not spell out.
-PYTEST_GUARD_EXIT = 86
+#: The exit code of a guard that found the runner's reporting replaced; what it writes
+#: then starts with a random mark of the run's, which its file does not spell out.
+GUARD_EXIT = 86
+
+
+def _spelt_apart(mark: str) -> str:
+    """`mark` as a Python expression in two halves: the file holds no line the guard's
+    report starts with."""
+    return f"'{mark[:8]}' '{mark[8:]}'"
 
 
 def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
@@ -229,9 +238,8 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         tests=tests,
         seed=request.token(),
         workspace=f"_pathlib.PurePath({str(request.root)!r})",
-        # Two halves, that the file holds no line the guard's report starts with.
-        mark=f"'{mark[:8]}' '{mark[8:]}'",
-        code=PYTEST_GUARD_EXIT,
+        mark=_spelt_apart(mark),
+        code=GUARD_EXIT,
     )
     path = request.relative(directory / f"{module}.py")
 
@@ -246,20 +254,27 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         # The plugin is imported by name, from where no collection looks.
         env={"PYTHONPATH": str(directory)},
         failed_groups=failed_unless(_COVERAGE_FAILED),
-        checks=lambda result, parsed: _guard_tripped(result, mark),
+        checks=_guard_tripped("pytest", mark),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
     )
 
 
-def _guard_tripped(result: ProcessResult, mark: str) -> list[str]:
-    """What the plugin's guard found replaced, in a sentence (nothing when it found none)."""
-    for line in result.stderr.text.splitlines():
-        if line.startswith(mark):
-            return [f"pytest's reporting was replaced {line[len(mark) :].strip()}"]
-    if result.exit_code == PYTEST_GUARD_EXIT:
-        why = f"it ended with the exit code of the guard planted beside the tests ({PYTEST_GUARD_EXIT})"
-        return [f"{why}, which it gives when it finds pytest's reporting replaced"]
-    return []
+def _guard_tripped(runner: str, mark: str) -> Checks:
+    """The check that reads what the guard planted beside the tests found replaced (a
+    sentence; nothing when it found none)."""
+
+    def tripped(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+        for line in result.stderr.text.splitlines():
+            if line.startswith(mark):
+                return [f"{runner}'s reporting was replaced {line[len(mark) :].strip()}"]
+        if result.exit_code == GUARD_EXIT:
+            why = (
+                f"it ended with the exit code of the guard planted beside the tests ({GUARD_EXIT})"
+            )
+            return [f"{why}, which it gives when it finds {runner}'s reporting replaced"]
+        return []
+
+    return tripped
 
 
 #: What pytest-cov prints when the run's coverage is under its threshold (it then fails
@@ -305,6 +320,43 @@ _UNITTEST_VALUED = frozenset(
 )
 _UNITTEST_FAIL_FAST = frozenset({"-f", "--failfast"})
 
+#: The unittest canaries' guard: the methods unittest reports through, each of which must
+#: still be unittest's own code, and the result object the canary runs under, which must
+#: be one of unittest's. Code under test that replaced any of them is named on the stderr
+#: the guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
+_UNITTEST_GUARD = string.Template(
+    """\
+import os as _os
+import unittest
+import unittest.result
+import unittest.runner
+
+_exit, _write, _err = _os._exit, _os.write, _os.dup(2)
+_HOME = _os.path.dirname(unittest.__file__) + _os.sep
+_REPORTING = ("addSuccess", "addFailure", "addError", "addSkip", "addExpectedFailure",
+              "addUnexpectedSuccess", "addSubTest", "wasSuccessful", "startTest", "stopTest",
+              "printErrors", "run", "runTests", "__call__", "_makeResult")
+_OWNERS = (unittest.result.TestResult, unittest.runner.TextTestResult,
+           unittest.runner.TextTestRunner, unittest.case.TestCase, unittest.TestProgram)
+
+
+def _guard(test, when):
+    changed = [
+        f"{owner.__module__}.{owner.__qualname__}.{name}"
+        for owner in _OWNERS
+        for name in _REPORTING
+        if (found := vars(owner).get(name)) is not None
+        and not getattr(getattr(found, "__code__", None), "co_filename", "").startswith(_HOME)
+    ]
+    result = getattr(getattr(test, "_outcome", None), "result", None)
+    if result is not None and not type(result).__module__.startswith("unittest."):
+        changed.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
+    if changed:
+        _write(_err, f"\\n{$mark} ({when}): {', '.join(changed)}\\n".encode())
+        _exit($code)
+"""
+)
+
 
 def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     argv = request.check.argv
@@ -337,13 +389,14 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     canaries = _pair(request)
     left, right = unequal()
     methods = "".join(
-        f"\n    def {c.name}(self):\n"
+        f"\n    def {c.name}(self, guard=_guard):\n"
+        f'        guard(self, "while {c.name} ran")\n'
         + ("        pass\n" if c.must_pass else f"        self.assertEqual({left}, {right})\n")
         for c in canaries
     )
-    text = (
-        f"{_QUIET}import unittest\n\n\nclass {camel(request.name())}(unittest.TestCase):{methods}"
-    )
+    mark = request.token()
+    guard = _UNITTEST_GUARD.substitute(mark=_spelt_apart(mark), code=GUARD_EXIT)
+    text = f"{_QUIET}{guard}\n\nclass {camel(request.name())}(unittest.TestCase):{methods}"
     # A package of its own (discovery enters packages): its .gitignore then hides it all.
     package = request.relative(directory / stem)
     path = f"{package}/{name}.py"
@@ -362,6 +415,7 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         ),
         canaries=canaries,
         edit_argv=edit,
+        checks=_guard_tripped("unittest", mark),
         what=f"a unittest module {path}",
     )
 
