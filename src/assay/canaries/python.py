@@ -80,10 +80,11 @@ def _pair(request: PlantRequest) -> tuple[Canary, Canary]:
 #: JUnit writer, the terminal's counts, pluggy's call loop, the hook implementations
 #: registered when the session started) is taken when the plugin loads, before any of the
 #: project's code, and compared whenever a canary runs and when the session finishes. If
-#: code under test replaced any of it, or hooked those hooks since with code of the
-#: workspace's that is not a conftest.py (a `pluginmanager.register` from the code), the
-#: guard writes which to the stderr it kept and ends the process (`PYTEST_GUARD_EXIT`)
-#: before a report can be written.
+#: any of it was replaced by code that is not installed (the workspace's own, or made on
+#: the spot; an installed plugin's is), or an object of such code has hooked the report
+#: hooks since (a `pluginmanager.register` from code under test; a conftest.py and the
+#: modules it names may), the guard writes which to the stderr it kept and ends the
+#: process (`GUARD_EXIT`) before a report can be written.
 _PYTEST_PLUGIN = string.Template(
     """\
 # ruff: noqa
@@ -95,6 +96,7 @@ import importlib as _importlib
 import os as _os
 import pathlib as _pathlib
 import random as _random
+import sysconfig as _sysconfig
 
 import pytest
 
@@ -133,8 +135,7 @@ _HOOKS = (
     "pytest_sessionfinish",
 )
 _REPORTING = _HOOKS[:4]
-_WORKSPACE = $workspace
-_SITE = ("site-packages", "dist-packages")
+_INSTALLED = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
 
 
 def _owner(module, name):
@@ -154,27 +155,39 @@ _IMPLS = []
 _HOOK = []
 
 
-def _module(plugin, where):
-    # A module imported from its file (a conftest.py, a plugin one names): not an object.
-    return isinstance(plugin, type(_os)) and _pathlib.PurePath(getattr(plugin, "__file__", "") or "") == where
+def _code_file(found):
+    found = getattr(found, "fget", None) or getattr(found, "__func__", None) or found
+    return getattr(getattr(found, "__code__", None), "co_filename", "")
+
+
+def _installed(found):
+    where = _code_file(found)
+    return where.startswith(_INSTALLED) and _os.path.isfile(where)
 
 
 def _added(hook):
-    # An implementation registered since the session started by an object whose code is
-    # the workspace's own, not installed: how code under test rewrites what it reports.
+    # An implementation registered since the session started by an object (not a module:
+    # a conftest.py, a plugin one names) of code that is not installed.
     started = {id(impl) for name, impl, _ in _IMPLS if name == hook}
     for impl in getattr(_HOOK[0], hook).get_hookimpls() if _HOOK else ():
-        code = getattr(getattr(impl.function, "__func__", impl.function), "__code__", None)
-        where = _pathlib.PurePath(getattr(code, "co_filename", ""))
-        if id(impl) in started or _module(impl.plugin, where):
+        where = _code_file(impl.function)
+        if id(impl) in started or isinstance(impl.plugin, type(_os)) or _installed(impl.function):
             continue
-        if _WORKSPACE in where.parents and where.name != "conftest.py" and not set(_SITE) & set(where.parts):
+        if _os.path.basename(where) != "conftest.py":
             yield f"{hook} of {impl.plugin_name} (added by {where})"
 
 
 def _guard(when):
-    changed = [".".join(p for p in w if p) for w, was in _ORIGINAL if vars(_owner(w[0], w[1])).get(w[2]) is not was]
-    changed += [f"{hook} of {impl.plugin_name}" for hook, impl, was in _IMPLS if impl.function is not was]
+    changed = [
+        ".".join(p for p in w if p)
+        for w, was in _ORIGINAL
+        if (now := vars(_owner(w[0], w[1])).get(w[2])) is not was and not _installed(now)
+    ]
+    changed += [
+        f"{hook} of {impl.plugin_name}"
+        for hook, impl, was in _IMPLS
+        if impl.function is not was and not _installed(impl.function)
+    ]
     changed += [found for hook in _REPORTING for found in _added(hook)]
     if changed:
         _write(_err, f"\\n{$mark} ({when}): {', '.join(changed)}\\n".encode())
@@ -198,8 +211,10 @@ def pytest_collection_modifyitems(session, config, items):
     if any(getattr(item, "path", None) == here for item in items):
         return
     ours = pytest.Module.from_parent(session, path=here).collect()
-    # Between two modules, where no module's fixtures are torn down early.
-    bounds = [0, *(at for at in range(1, len(items)) if items[at].parent is not items[at - 1].parent), len(items)]
+    # Between two files, where no module's fixtures are torn down early.
+    File = getattr(pytest, "File", None) or _importlib.import_module("_pytest.nodes").File
+    files = [item.getparent(File) for item in items]
+    bounds = [0, *(at for at in range(1, len(items)) if files[at] is not files[at - 1]), len(items)]
     chosen = _random.Random("$seed")
     for item in reversed(ours):
         items.insert(chosen.choice(bounds), item)
@@ -237,7 +252,6 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     text = _PYTEST_PLUGIN.substitute(
         tests=tests,
         seed=request.token(),
-        workspace=f"_pathlib.PurePath({str(request.root)!r})",
         mark=_spelt_apart(mark),
         code=GUARD_EXIT,
     )
