@@ -66,6 +66,31 @@ def test_mypy_text_fallback() -> None:
     assert where(d) == ("a.py", 3, None, "assignment", "error")
 
 
+def test_mypy_pretty_messages_are_read_whole() -> None:
+    """`pretty = true` wraps a message over lines and shows the source under it (mypy 2.1's
+    own output); the continuation was lost, and with it the module name and the code."""
+    text = (
+        "src/version.py:1: error: Cannot find implementation or library stub for module\n"
+        'named "fast_semver_rs_backend"  [import-not-found]\n'
+        "    from fast_semver_rs_backend import thing  # long enough line to wrap\n"
+        "    ^\n"
+        "src/version.py:1: note: See https://mypy.readthedocs.io/en/stable/running_mypy.html\n"
+        "src/version.py:3: error: Incompatible types in assignment (expression has type\n"
+        '"str", variable has type "int")  [assignment]\n'
+        '    x: int = "a"\n'
+        "             ^~~\n"
+        "Found 2 errors in 1 file (checked 1 source file)\n"
+    )
+    missing, note, assignment = parse_output(check("mypy"), result(text)).diagnostics
+    assert missing.message == (
+        'Cannot find implementation or library stub for module named "fast_semver_rs_backend"'
+    )
+    assert where(missing) == ("src/version.py", 1, None, "import-not-found", "error")
+    assert note.severity == "note" and note.message.startswith("See https://")
+    assert assignment.message.endswith('(expression has type "str", variable has type "int")')
+    assert assignment.code == "assignment"
+
+
 def test_pyright_json_is_one_based() -> None:
     doc = {
         "generalDiagnostics": [
@@ -807,6 +832,22 @@ def test_ava_stopping_a_hanging_test_at_its_own_deadline_is_a_timeout() -> None:
     run = result(AVA_TIMED_OUT, exit_code=1)
     parsed = parse_output(c, run, None)
     assert parsed.hung_tests == ("concurrency: 1", "concurrency: 4", "map"), parsed
+    evidence = classify(c, run, parsed)
+    assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_ava_timing_out_with_no_summary_line_is_a_timeout_not_one_failed_test() -> None:
+    """yocto-queue's hang: ava prints no count at all, so its lines are read one by one,
+    and the `\u2716 Timed out` line read as one failed test."""
+    text = (
+        "\n  \u2716 Timed out while running tests\n\n  7 tests were pending in test.js\n\n"
+        "  \u25cc .enqueue()\n  \u25cc .dequeue()\n  \u25cc .drain()\n\n  \u2500\n"
+    )
+    c = check("npm-test", ("npm", "test"), kind=Kind.TEST)
+    run = result(text, exit_code=1)
+    parsed = parse_output(c, run, None)
+    assert parsed.hung_tests == (".enqueue()", ".dequeue()", ".drain()"), parsed
+    assert parsed.tests is None or not parsed.tests.any_failed, parsed.tests
     evidence = classify(c, run, parsed)
     assert (evidence.verdict, evidence.cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
 

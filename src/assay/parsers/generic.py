@@ -135,8 +135,12 @@ def _lint_errors(text: str) -> bool:
 _MARKED = {
     "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
     # Not a linter's finding at a place (tsd's `✖  952:8  Cannot find name`) or its total
-    # (eslint's `✖ 3 problems`): slugify's 20 passing tests read as 200 of 220 failed.
-    "failed": re.compile(r"^\s*[✗✘✕✖×] +(?!\d+:\d+\b|\d+ problems?\b)\S", re.MULTILINE),
+    # (eslint's `✖ 3 problems`): slugify's 20 passing tests read as 200 of 220 failed. Nor
+    # ava's own timeout (`ava_timed_out`): no test failed, one hung.
+    "failed": re.compile(
+        r"^\s*[✗✘✕✖×] +(?!\d+:\d+\b|\d+ problems?\b|Timed out while running tests)\S",
+        re.MULTILINE,
+    ),
 }
 
 

@@ -83,7 +83,7 @@ def parse_mypy(check: Check, result: ProcessResult, report_dir: Path | None) -> 
             )
         )
     if not diagnostics:
-        for text_line in combined(result).splitlines():
+        for text_line in _mypy_messages(combined(result)):
             if match := _MYPY_TEXT.match(text_line):
                 diagnostics.append(
                     Diagnostic(
@@ -97,6 +97,28 @@ def parse_mypy(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                     )
                 )
     return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
+
+
+def _mypy_messages(text: str) -> list[str]:
+    """mypy's text lines, one message each: under `pretty = true` a message wraps onto
+    lines of its own, at the margin, and the source it is about follows indented."""
+    messages: list[str] = []
+    continues = False
+    for line in text.splitlines():
+        if _MYPY_TEXT.match(line):
+            messages.append(line)
+            continues = not _MYPY_CODE_END.search(line)
+        elif continues and line and not line[0].isspace() and not _MYPY_SUMMARY.match(line):
+            messages[-1] = f"{messages[-1]} {line}"
+            continues = not _MYPY_CODE_END.search(line)
+        else:
+            continues = False
+    return messages
+
+
+#: The error code that ends a message (`  [import-not-found]`), and mypy's closing line.
+_MYPY_CODE_END = re.compile(r"  \[[\w-]+\]$")
+_MYPY_SUMMARY = re.compile(r"^(?:Found \d+ errors? in|Success: no issues)")
 
 
 def _mypy_column(value: object) -> int | None:
