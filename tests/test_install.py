@@ -14,6 +14,7 @@ import pytest
 from assay.evidence import Check
 from assay.install import INSTALL_TIMEOUT_S, install_steps
 from assay.tools.node import PNPM_STORE
+from assay.tools.poetry_groups import poetry_requirement
 from assay.verdict import Kind
 from tests.cli import installed_and_verified
 from tests.repos import write, write_dedented
@@ -232,6 +233,62 @@ def test_an_umbrella_dev_group_alone_is_what_the_tests_need(tmp_path: Path) -> N
     )
     groups = next(s for s in install_steps(tmp_path) if s.name == "install-python-groups")
     assert groups.argv == (".venv/bin/python", "-m", "pip", "install", "-q", "pytest", "sphinx")
+
+
+def test_poetry_groups_are_what_the_tests_need(tmp_path: Path) -> None:
+    """iso8601 declares hypothesis and pytz in a Poetry group only: not installed, its
+    tests could not be collected, and the run read as the code's failure."""
+    write_dedented(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [tool.poetry]
+                name = "iso8601"
+                version = "2.1.0"
+                [tool.poetry.dependencies]
+                python = "^3.8"
+                [tool.poetry.group.dev.dependencies]
+                pytest = "^7.4"
+                hypothesis = { version = "~6.82", extras = ["pytz"] }
+                pytz = "*"
+                black = { git = "https://github.com/psf/black" }
+                [tool.poetry.group.docs.dependencies]
+                sphinx = "^7"
+                [build-system]
+                requires = ["poetry-core"]
+                build-backend = "poetry.core.masonry.api"
+            """,
+        },
+    )
+    groups = next(s for s in install_steps(tmp_path) if s.name == "install-python-groups")
+    assert groups.argv[-3:] == ("pytest>=7.4,<8", "hypothesis[pytz]>=6.82,<6.83", "pytz")
+    assert "dependency groups dev" in groups.reason
+
+
+@pytest.mark.parametrize(
+    ("spec", "requirement"),
+    [
+        ("^1.2.3", "x>=1.2.3,<2"),
+        ("^0.2.3", "x>=0.2.3,<0.3"),
+        ("^0.0.3", "x>=0.0.3,<0.0.4"),
+        ("^2", "x>=2,<3"),
+        ("~1.2.3", "x>=1.2.3,<1.3"),
+        ("~1", "x>=1,<2"),
+        ("~=1.2", "x~=1.2"),
+        ("1.2.*", "x==1.2.*"),
+        ("1.2.3", "x==1.2.3"),
+        (">=1.2, <2", "x>=1.2,<2"),
+        ("*", "x"),
+        ("^1.0 || ^2.0", "x"),
+        (
+            {"version": "^1", "markers": "sys_platform == 'linux'"},
+            "x>=1,<2; sys_platform == 'linux'",
+        ),
+        ({"path": "../x"}, None),
+    ],
+)
+def test_poetry_constraints_as_pip_reads_them(spec: object, requirement: str | None) -> None:
+    assert poetry_requirement("x", spec) == requirement
 
 
 @pytest.mark.parametrize("ci", [True, False])

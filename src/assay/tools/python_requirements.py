@@ -83,7 +83,7 @@ class Declared:
     """Requirements one source declares, ready to follow `pip install`."""
 
     source: str
-    """Where they were read (`pyproject.toml [dependency-groups] test, typing`)."""
+    """Where they were read (`pyproject.toml's dependency groups test, typing`)."""
     file: str
     args: tuple[str, ...]
     """Requirement strings and `-r FILE` pairs."""
@@ -189,12 +189,16 @@ def dependency_groups(
     pyproject: Mapping[str, Any], among: tuple[str, ...]
 ) -> tuple[tuple[str, ...], list[str]]:
     """(the groups of `among` the project declares, their requirements with every
-    `{include-group = ...}` resolved), in declaration order, without repeats."""
+    `{include-group = ...}` resolved), in declaration order, without repeats: PEP 735's
+    `[dependency-groups]`, then Poetry's groups (`assay.tools.poetry_groups`)."""
+    from assay.tools.poetry_groups import poetry_groups
+
     groups = pyproject.get("dependency-groups")
-    if not isinstance(groups, dict):
-        return (), []
+    groups = groups if isinstance(groups, dict) else {}
     by_name = {_normalise(n): v for n, v in groups.items() if isinstance(n, str)}
-    wanted = tuple(n for n in (_normalise(g) for g in groups if isinstance(g, str)) if n in among)
+    for name, requirements in poetry_groups(pyproject).items():
+        by_name.setdefault(_normalise(name), requirements)
+    wanted = tuple(n for n in by_name if n in among)
     requirements: dict[str, None] = {}
     for name in wanted:
         for requirement in _group(by_name, name, ()):
@@ -405,7 +409,7 @@ def declared_groups(root: Path) -> tuple[Declared | None, Declared | None]:
 def _as_declared(names: tuple[str, ...], requirements: list[str]) -> Declared | None:
     if not requirements:
         return None
-    source = f"pyproject.toml [dependency-groups] {', '.join(names)}"
+    source = f"pyproject.toml's dependency groups {', '.join(names)}"
     return Declared(source, "pyproject.toml", tuple(requirements[:MAX_REQUIREMENTS]))
 
 
