@@ -196,8 +196,8 @@ def dependency_groups(
     groups = pyproject.get("dependency-groups")
     groups = groups if isinstance(groups, dict) else {}
     by_name = {_normalise(n): v for n, v in groups.items() if isinstance(n, str)}
-    for name, requirements in poetry_groups(pyproject).items():
-        by_name.setdefault(_normalise(name), requirements)
+    for name, listed in poetry_groups(pyproject).items():
+        by_name.setdefault(_normalise(name), listed)
     wanted = tuple(n for n in by_name if n in among)
     requirements: dict[str, None] = {}
     for name in wanted:
