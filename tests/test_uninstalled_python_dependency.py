@@ -97,3 +97,59 @@ def test_the_environment_is_the_test_venvs(tmp_path: Path) -> None:
     # The module really is absent where checks run: else the end-to-end cases prove nothing.
     done = assay("run", "--", "python3", "-c", f"import {ABSENT}", cwd=tmp_path, env=assay_env())
     assert done.returncode != 0
+
+
+def _test_repo(root: Path, *, declared: bool, wrong: bool = False) -> Path:
+    """iso8601's shape: its tests import a module only a Poetry dev group declares."""
+    group = f'\n[tool.poetry.group.dev.dependencies]\n{ABSENT.replace("_", "-")} = "^1.0"\n'
+    return write(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "1"\n'
+            + (group if declared else ""),
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": f"import {ABSENT}\n\nfrom pkg import double\n\n\n"
+            f"def test_double():\n    assert double(2) == {5 if wrong else 4}\n",
+            "tests/test_more.py": "from pkg import double\n\n\n"
+            f"def test_more():\n    assert double(3) == {7 if wrong else 6}\n",
+        },
+    )
+
+
+@pytest.mark.parametrize("runner", ["pytest", "unittest"])
+def test_tests_that_cannot_import_a_declared_module_are_unverified(
+    tmp_path: Path, runner: str
+) -> None:
+    repo = _test_repo(tmp_path / "repo", declared=True)
+    if runner == "unittest":
+        write(repo, {"tests/__init__.py": "", "assay.toml": _UNITTEST_COMMAND})
+    done = assay("verify", "--json", "--no-cache", "--kind", "test", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr  # the tests' own is in stdout
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert (test["verdict"], test["cause"]) == ("unverified", "toolchain_missing"), test
+    assert f"could not find the module {ABSENT}, which pyproject.toml declares" in test["note"]
+
+
+_UNITTEST_COMMAND = '[commands]\ntest = "python3 -m unittest discover -s tests -t ."\n'
+
+
+@pytest.mark.parametrize("case", ["undeclared", "a test failed beside it"])
+def test_an_undeclared_import_or_a_failing_test_beside_it_still_fails(
+    tmp_path: Path, case: str
+) -> None:
+    repo = _test_repo(tmp_path / "repo", declared=case != "undeclared", wrong=True)
+    if case != "undeclared":
+        # Collection goes on past the broken module: the other test runs and fails.
+        write(
+            repo,
+            {
+                "pyproject.toml": repo.joinpath("pyproject.toml").read_text()
+                + '\n[tool.pytest.ini_options]\naddopts = "--continue-on-collection-errors"\n'
+            },
+        )
+    done = assay("verify", "--json", "--no-cache", "--kind", "test", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr  # the tests' own is in stdout
+    report = json.loads(done.stdout)
+    assert report["status"] == "FAILED", report["note"]

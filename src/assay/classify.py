@@ -212,12 +212,29 @@ def _node_dependency_not_installed(
 def _python_dependency_not_installed(
     check: Check, result: ProcessResult, parsed: ParsedOutput
 ) -> str | None:
-    """A module the project declares, when a type check failed only for want of it."""
-    if check.kind is not Kind.TYPECHECK or result.exit_code in (0, None) or not result.cwd:
+    """A module the project declares, when a type check failed only for want of it, or a
+    Python test run could not collect its tests for want of it (no test ran or failed)."""
+    if result.exit_code in (0, None) or not result.cwd:
         return None
-    from assay.uninstalled_python_dependency import uninstalled_python_dependency
+    from assay.uninstalled_python_dependency import (
+        uninstalled_python_dependency,
+        uninstalled_test_import,
+    )
 
-    return uninstalled_python_dependency(parsed.diagnostics, result.cwd)
+    if check.kind is Kind.TYPECHECK:
+        return uninstalled_python_dependency(parsed.diagnostics, result.cwd)
+    if check.kind is not Kind.TEST or check.tool not in _PYTHON_TEST_RUNNERS:
+        return None
+    tests = parsed.tests
+    if tests is not None and (tests.passed or tests.failed):
+        return None
+    if any(case.outcome == "failed" for case in parsed.test_cases):
+        return None
+    return uninstalled_test_import(combined(result), result.cwd)
+
+
+#: Python's test runners, whose collection stops at a test module's failed import.
+_PYTHON_TEST_RUNNERS = frozenset({"pytest", "unittest"})
 
 
 def _runner_broken_here(check: Check, result: ProcessResult, parsed: ParsedOutput) -> str | None:
@@ -397,8 +414,9 @@ def _note(
             return (
                 f"{check.name} could not find the module {module}, which pyproject.toml "
                 "declares (perhaps only for other Python releases or platforms): it is not "
-                "installed where the check runs, so its uses were not checked. Install the "
-                "project's dependencies (or run `assay verify --install`), then verify again."
+                "installed where the check runs, so what needs it was not checked. Install "
+                "the project's dependencies (or run `assay verify --install`), then verify "
+                "again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             where := _runner_broken_here(check, result, parsed)

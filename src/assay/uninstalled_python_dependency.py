@@ -1,6 +1,9 @@
-"""A type check that failed only for want of modules the project declares: not installed.
+"""A type check or a test run that failed only for want of modules the project declares:
+not installed.
 
-mypy and pyright report an import they cannot resolve as an error. Where the module is one
+mypy and pyright report an import they cannot resolve as an error; a test runner cannot
+import a test module that imports it (iso8601's tests need hypothesis, which only its
+Poetry dev group declares), and no test runs. Where the module is one
 the project lists among its dependencies, the error says nothing of the code: the
 environment lacks what the maintainers install (packaging 26.4's mypy checks for Python 3.10,
 so it follows `import tomli`, a dependency declared `tomli; python_version < '3.11'` that a
@@ -23,7 +26,7 @@ from assay.base_requirements import MANIFEST_MAX_BYTES, declared_in, normalise
 from assay.evidence import Diagnostic
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["uninstalled_python_dependency"]
+__all__ = ["uninstalled_python_dependency", "uninstalled_test_import"]
 
 #: mypy's and pyright's words for an import they found no module for (the name captured).
 _UNRESOLVED = (
@@ -41,6 +44,23 @@ def uninstalled_python_dependency(diagnostics: Sequence[Diagnostic], cwd: str) -
         return None
     declared = _declared(cwd)
     names = sorted({m for m in modules if m is not None})
+    if not all(normalise(name.split(".")[0]) in declared for name in names):
+        return None
+    return names[0]
+
+
+#: What Python says when an import finds no module (the name captured).
+_NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def uninstalled_test_import(output: str, cwd: str) -> str | None:
+    """The first module a test run's output says could not be imported, when every such
+    module is one the pyproject.toml at `cwd` declares; else None. The caller makes sure no
+    test ran and none failed: only collection broke."""
+    names = sorted(set(_NOT_FOUND.findall(output)))
+    if not names:
+        return None
+    declared = _declared(cwd)
     if not all(normalise(name.split(".")[0]) in declared for name in names):
         return None
     return names[0]
