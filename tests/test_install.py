@@ -1046,6 +1046,8 @@ def test_a_developers_list_that_does_not_install_leaves_the_tests_to_run(tmp_pat
     assert report["status"] == "VERIFIED", report["note"]
     (step,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-requirements"]
     assert "requirements.txt did not install" in step["stderr"]["text"], step["stderr"]
+    # A step that passed by falling back says so where it is shown, not only in its output.
+    assert step["verdict"] == "pass" and "requirements.txt did not install" in step["note"]
 
 
 def test_each_cargo_manifest_a_planned_check_builds_is_fetched(tmp_path: Path) -> None:

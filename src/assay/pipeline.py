@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -735,12 +736,25 @@ def _install(
         steps = on_path(steps, package_manager.bin_dir)
     for step in [*steps, *command_steps(commands)]:
         (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
+        if done.passed and (fell_back := _fallback_said(done)):
+            done = replace(done, note=f"{done.note}; {fell_back}" if done.note else fell_back)
         if why and not evidence:
             done = replace(done, note=f"{done.note}; {why}" if done.note else why)
         evidence.append(done)
         if not done.passed:
             break
     return evidence
+
+
+#: What a best-effort install step says on stderr when it fell back
+#: (`assay.tools.python._best_effort`): `assay: <what then happens>`.
+_FALLBACK = re.compile(r"^assay: (.+)$", re.MULTILINE)
+
+
+def _fallback_said(done: Evidence) -> str | None:
+    """What a step that passed by falling back said, for its note."""
+    found = _FALLBACK.search(done.result.stderr.text) if done.result is not None else None
+    return f"best effort: {found.group(1)}" if found else None
 
 
 def _drift_or_code(
