@@ -400,6 +400,23 @@ def test_go_test_json_events() -> None:
     assert failed[0].message is not None and "no" in failed[0].message
 
 
+def test_a_long_go_failure_message_keeps_whole_lines() -> None:
+    """btree's ExampleBTreeG: its message began `reeG`, what was left of `=== RUN   ExampleBTreeG`
+    after its last 500 characters were taken."""
+    lines = ["=== RUN   ExampleBTreeG\n", "--- FAIL: ExampleBTreeG (0.00s)\n", "got:\n"]
+    lines += [f"line {n}: {'x' * 20}\n" for n in range(30)]
+    events = [
+        {"Action": "output", "Package": "p", "Test": "ExampleBTreeG", "Output": o} for o in lines
+    ]
+    events.append({"Action": "fail", "Package": "p", "Test": "ExampleBTreeG"})
+    parsed = parse_output(
+        check("go", ("go", "test", "-json"), Kind.TEST), result("\n".join(map(json.dumps, events)))
+    )
+    (failed,) = parsed.test_cases
+    assert failed.message is not None and failed.message.startswith("line ")
+    assert failed.message.endswith("x" * 20 + "\n") and len(failed.message) <= 500
+
+
 def test_go_test_build_failure_is_recognized() -> None:
     stdout = json.dumps({"Action": "fail", "Package": "p"}) + "\n"
     parsed = parse_output(

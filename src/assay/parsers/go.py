@@ -54,6 +54,19 @@ _TIMED_OUT = re.compile(r"^panic: test timed out after \S+$", re.MULTILINE)
 _RUNNING_HEADER = re.compile(r"^running tests:$", re.MULTILINE)
 _RUNNING_TEST = re.compile(r"^\s+(\S+) \([^()]*\)$")
 _HUNG_MESSAGE = "stopped at go test's -timeout: it hung"
+#: The most of a failed test's output kept as its message: its last lines.
+_MESSAGE_CHARS = 500
+
+
+def _last_lines(text: str) -> str:
+    """The whole lines that end `text`, within `_MESSAGE_CHARS`."""
+    if len(text) <= _MESSAGE_CHARS:
+        return text
+    tail = text[-_MESSAGE_CHARS:]
+    start = tail.find("\n") + 1
+    return tail[start:] if 0 < start < len(tail) else tail
+
+
 #: go test's closing line for a package that failed: "FAIL\texample.com/calc\t3.013s".
 _FAILED_PACKAGE = re.compile(r"^FAIL\t(\S+)\t", re.MULTILINE)
 
@@ -112,7 +125,7 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             duration_s=durations.get((package, test)),
             message=_HUNG_MESSAGE
             if outcome == "error"
-            else "".join(output.get((package, test), []))[-500:]
+            else _last_lines("".join(output.get((package, test), [])))
             if outcome == "failed"
             else None,
         )
