@@ -35,6 +35,16 @@ def test_any_fail_is_failed_even_beside_inconclusive() -> None:
     assert "ruff failed" in report.note
 
 
+def test_a_failing_test_leads_the_note_before_a_linter_and_a_build_before_both() -> None:
+    """semver's ruff failed on its docs; the test the change broke was said only as "Also"."""
+    lint = ev(Kind.LINT, Cause.EXIT_NONZERO, name="ruff")
+    test = ev(Kind.TEST, Cause.EXIT_NONZERO, TestCounts(passed=2, failed=1), name="pytest")
+    build = ev(Kind.BUILD, Cause.EXIT_NONZERO, name="compileall")
+    assert aggregate([lint, test]).note.startswith("pytest failed")
+    assert aggregate([lint, test]).note.endswith("Also fail: ruff.")
+    assert aggregate([lint, test, build]).note.startswith("compileall failed")
+
+
 def test_inconclusive_without_fail_is_indeterminate() -> None:
     report = aggregate([LINT_OK, ev(Kind.TEST, Cause.TIMEOUT)])
     assert report.status is Status.INDETERMINATE and report.exit_code == 3

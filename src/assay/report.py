@@ -287,13 +287,24 @@ def _executed_tests(evidence: Evidence) -> bool:
     )
 
 
+#: Which failing check's note leads: a build's failure explains the rest, then what the
+#: tests say of the code, before a type checker's or a linter's findings (semver's ruff,
+#: failing on its docs, had pushed the failing test to "Also").
+_LEADS = (Kind.BUILD, Kind.TEST, Kind.TYPECHECK, Kind.LINT)
+
+
 def _explain(problems: list[Evidence]) -> str:
+    problems = sorted(problems, key=lambda e: _lead(e.check.kind))
     first = problems[0]
     what = first.note or _default_note(first)
     others = [e.check.name for e in problems[1:]]
     if not others:
         return _sentence(what)
     return _sentence(what) + f" Also {first.verdict.value}: {', '.join(others)}."
+
+
+def _lead(kind: Kind) -> int:
+    return _LEADS.index(kind) if kind in _LEADS else len(_LEADS)
 
 
 def _default_note(evidence: Evidence) -> str:
