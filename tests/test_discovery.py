@@ -254,6 +254,10 @@ def test_poetry_without_in_tree_venv_says_so(tmp_path: Path) -> None:
         ("make -j4 test", Kind.TEST, "make"),
         ("node --test", Kind.TEST, "node-test"),
         ("./node_modules/.bin/vitest run", Kind.TEST, "vitest"),
+        # A tool run from an environment of its own: run from the project's.
+        ("uvx ty check src", Kind.TYPECHECK, "ty"),
+        ("uvx --from 'ruff==0.5' ruff check .", Kind.LINT, "ruff"),
+        ("pipx run --spec mypy==1.10 mypy src", Kind.TYPECHECK, "mypy"),
     ],
 )
 def test_recognise(line: str, kind: Kind, tool: str) -> None:

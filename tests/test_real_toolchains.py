@@ -126,6 +126,32 @@ def test_python_type_error_fails_mypy_with_location(
     assert any(d.code == "assignment" for d in evidence.diagnostics)
 
 
+@pytest.mark.parametrize("form", ["full", "concise"])
+def test_ty_run_as_ci_runs_it_passes_clean_code_and_fails_a_type_error_with_location(
+    py_project: Path, tmp_path_factory: pytest.TempPathFactory, form: str
+) -> None:
+    """`uvx ty check` in CI: the launcher is peeled, and ty runs from the environment."""
+    concise = " --output-format concise" if form == "concise" else ""
+    workflow = f"jobs:\n  t:\n    steps:\n      - run: uvx ty check{concise} tiny.py typed.py\n"
+    # The only type checker the project names (a configured mypy would outrank CI's ty).
+    pyproject = "[project]\nname = 'tiny'\nversion = '0'\n"
+    files = {
+        ".github/workflows/ci.yml": workflow,
+        "typed.py": "X = 1\n",
+        "pyproject.toml": pyproject,
+    }
+    write_dedented(py_project, files)
+    check = check_named(py_project, "ty")
+    assert check.kind is Kind.TYPECHECK and check.argv[:2] == ("ty", "check"), check.argv
+    assert_verdict(run(check, py_project, tmp_path_factory), Verdict.PASS, Cause.EXIT_ZERO)
+    write_dedented(py_project, {"typed.py": "from tiny import add\n\nresult: str = add(1, 2)\n"})
+    evidence = run(check, py_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    assert_diagnostic(evidence, "typed.py", 3)
+    assert evidence.checker is not None and evidence.checker.version
+    assert any(d.code == "invalid-assignment" for d in evidence.diagnostics), evidence.diagnostics
+
+
 @pytest.mark.parametrize(("typed", "verdict"), [("-> int", Verdict.PASS), ("-> str", Verdict.FAIL)])
 def test_mypy_files_missing_from_the_tree_are_not_a_failure_of_the_code(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, typed: str, verdict: Verdict

@@ -151,6 +151,39 @@ def parse_pyright(check: Check, result: ProcessResult, report_dir: Path | None) 
     return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
 
 
+#: ty's diagnostics: its full form (`error[code]: message` and, under it, ` --> file:l:c`)
+#: and its concise one (`file:l:c: error[code] message`).
+_TY_FULL = re.compile(
+    r"^(?P<sev>error|warning)\[(?P<code>[\w-]+)\]: (?P<msg>.*)\n\s*--> "
+    r"(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+)\s*$",
+    re.MULTILINE,
+)
+_TY_CONCISE = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning)"
+    r"\[(?P<code>[\w-]+)\] (?P<msg>.*)$",
+    re.MULTILINE,
+)
+
+
+def parse_ty(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """ty's diagnostics, as it prints them in either of its text forms."""
+    text = combined(result)
+    diagnostics = [
+        Diagnostic(
+            message=match["msg"].strip(),
+            file=relative(match["file"], result.cwd),
+            line=int(match["line"]),
+            column=int(match["col"]),
+            code=match["code"],
+            severity=match["sev"],
+            tool="ty",
+        )
+        for pattern in (_TY_FULL, _TY_CONCISE)
+        for match in pattern.finditer(text)
+    ]
+    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
+
+
 def _pyright_severity(value: object) -> str:
     return {"error": "error", "warning": "warning", "information": "note"}.get(str(value), "error")
 

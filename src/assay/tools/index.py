@@ -54,7 +54,16 @@ MODULES: Mapping[Ecosystem, str] = {
 
 #: The tools each ecosystem declares, in its declaration's order.
 TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
-    Ecosystem.PYTHON: ("python", "compileall", "unittest", "mypy", "pytest", "ruff", "pyright"),
+    Ecosystem.PYTHON: (
+        "python",
+        "compileall",
+        "unittest",
+        "mypy",
+        "pytest",
+        "ruff",
+        "pyright",
+        "ty",
+    ),
     Ecosystem.NODE: (
         "node",
         "node-test",

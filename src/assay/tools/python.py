@@ -200,6 +200,11 @@ def _ruff_lints(rest: list[str]) -> Match | None:
     return Match(Kind.LINT, tuple(rest)) if linting else None
 
 
+def _ty_checks(rest: list[str]) -> Match | None:
+    # `ty check`; not `ty server`, `ty version`, `ty explain`.
+    return Match(Kind.TYPECHECK, tuple(rest)) if rest[:1] == ["check"] else None
+
+
 def _black_checks(rest: list[str]) -> Match | None:
     return Match(Kind.LINT, tuple(rest)) if "--check" in rest else None
 
@@ -364,6 +369,18 @@ PYRIGHT = ToolSpec(
     parser=("python", "parse_pyright"),
 )
 
+TY = ToolSpec(
+    name="ty",
+    ecosystem=Ecosystem.PYTHON,
+    binaries=("ty",),
+    module="ty",
+    install_hint="install ty (`pip install ty`)",
+    local_dirs=_LOCAL,
+    commands=(Command(("ty",), match=_ty_checks),),
+    launch=Launch.PYTHON_TOOL,
+    parser=("python", "parse_ty"),
+)
+
 
 # --------------------------------------------------------------------------- install
 
@@ -516,6 +533,12 @@ def _requirement_file_step(
     )
 
 
+#: `uvx`'s and `pipx run`'s options that take a value in the next word (`uvx --from ty ty`).
+_UVX_VALUED = frozenset(
+    {"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index"}
+    | {"--default-index", "--index-url", "--extra-index-url", "-c", "--constraints"}
+)
+_PIPX_RUN_VALUED = frozenset({"--spec", "--python", "--pip-args", "--index-url"})
 #: `uv run`'s options that take a value in the next word (`uv run --group dev ruff`).
 _UV_RUN_VALUED = frozenset(
     {
@@ -531,7 +554,7 @@ _UV_RUN_VALUED = frozenset(
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.PYTHON,
     label="python",
-    tools=(PYTHON, COMPILEALL, UNITTEST, MYPY, PYTEST, RUFF, PYRIGHT),
+    tools=(PYTHON, COMPILEALL, UNITTEST, MYPY, PYTEST, RUFF, PYRIGHT, TY),
     test_files=(
         "**/test_*.py",
         "**/*_test.py",
@@ -580,9 +603,13 @@ ECOSYSTEM = EcosystemSpec(
         ".local/share/pipx/venvs",
         ".local/pipx/venvs",
     ),
-    # `uv run --frozen pytest`, `poetry run mypy`: the project's environment managers.
+    # `uv run --frozen pytest`, `poetry run mypy`: the project's environment managers;
+    # `uvx ty check`, `pipx run ruff check`: a tool run from an environment of its own,
+    # which a check runs from the project's, as any other (the sandbox has no network).
     launchers={
         "uv": Launcher(subcommand=True, options=True, valued=_UV_RUN_VALUED),
+        "uvx": Launcher(options=True, valued=_UVX_VALUED),
+        "pipx": Launcher(subcommand=True, options=True, valued=_PIPX_RUN_VALUED),
         **{name: Launcher(subcommand=True) for name in ("poetry", "pdm", "hatch", "pipenv", "rye")},
     },
 )
