@@ -90,6 +90,7 @@ CORPUS: dict[str, dict[str, str]] = {
                       mypy src
                       ruff check .
                       basedpyright
+                      uvx ty check src
                       npx vue-tsc --noEmit
                       node --test
                       pnpm run lint
