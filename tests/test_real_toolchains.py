@@ -467,6 +467,43 @@ def test_javascript_lint_error_fails_eslint_with_rule(
     assert any(d.code == "no-unused-vars" for d in evidence.diagnostics)
 
 
+@pytest.mark.parametrize(
+    ("line", "name", "bad", "code"),
+    [
+        (
+            "npx biome check lib.mjs",
+            "biome",
+            "export const b = (a) => a == 2;\n",
+            "lint/suspicious/noDoubleEquals",
+        ),
+        ("npx biome format lib.mjs", "biome", "export const  b = 1\n", "format"),
+        ("npx oxlint --deny-warnings lib.mjs", "oxlint", "debugger;\nexport const b = 1;\n", None),
+    ],
+)
+def test_biome_and_oxlint_as_ci_runs_them(
+    ts_project: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    line: str,
+    name: str,
+    bad: str,
+    code: str | None,
+) -> None:
+    workflow = f"jobs:\n  t:\n    steps:\n      - run: {line}\n"
+    clean = "export function add(a, b) {\n\treturn a + b;\n}\n"  # biome indents with tabs
+    write_dedented(ts_project, {".github/workflows/ci.yml": workflow, "lib.mjs": clean})
+    check = check_named(ts_project, name)
+    assert check.kind is Kind.LINT, check
+    evidence = run(check, ts_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.PASS, Cause.EXIT_ZERO)
+    assert evidence.checker is not None and evidence.checker.version
+    write_dedented(ts_project, {"lib.mjs": bad})
+    evidence = run(check, ts_project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    if code is not None:
+        found = [(d.file, d.code, d.severity) for d in evidence.diagnostics]
+        assert ("lib.mjs", code, "error") in found, found
+
+
 def test_javascript_failing_test_fails_with_counts(
     ts_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

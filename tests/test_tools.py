@@ -87,6 +87,8 @@ CORPUS: dict[str, dict[str, str]] = {
                       pylint src
                       black --check .
                       npx prettier --check .
+                      npx biome ci .
+                      npx oxlint
                       mypy src
                       ruff check .
                       basedpyright

@@ -68,6 +68,42 @@ def parse_tsc(check: Check, result: ProcessResult, report_dir: Path | None) -> P
 _TSC_SEVERITY = {"error": "error", "warning": "warning", "message": "note"}
 _ESLINT_SEVERITY = {2: "error", 1: "warning"}
 
+#: Biome's diagnostic headers (`index.js:2:20 lint/suspicious/noDoubleEquals  FIXABLE  ━━`,
+#: `index.js format ━━`), each followed by its `× message` (errors) or `! message`.
+_BIOME_HEADER = re.compile(
+    r"^(?P<file>[^\s:]+)(?::(?P<line>\d+):(?P<col>\d+))? (?P<code>[\w/-]+)(?:\s+[A-Z]+)*\s+━"
+)
+_BIOME_MESSAGE = re.compile(r"^\s+(?P<mark>[×!i]) (?P<msg>\S.*)$")
+
+
+def parse_biome(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
+    """Biome's text report: a header line per finding, its message on a line below it."""
+    diagnostics: list[Diagnostic] = []
+    header: re.Match[str] | None = None
+    for line in strip_ansi(combined(result)).splitlines():
+        if found := _BIOME_HEADER.match(line):
+            header = found
+            continue
+        said = _BIOME_MESSAGE.match(line) if header is not None else None
+        if header is None or said is None:
+            continue
+        diagnostics.append(
+            Diagnostic(
+                message=said["msg"].strip(),
+                file=relative(header["file"], result.cwd),
+                line=int(header["line"]) if header["line"] else None,
+                column=int(header["col"]) if header["col"] else None,
+                code=header["code"],
+                severity="error" if said["mark"] == "×" else "warning",
+                tool="biome",
+            )
+        )
+        header = None
+    return ParsedOutput(
+        diagnostics=tuple(diagnostics),
+        failure_recognized=any(d.severity == "error" for d in diagnostics),
+    )
+
 
 def parse_eslint(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """eslint `-f json`: one entry per file, each with its messages (severity 2 = error)."""

@@ -72,6 +72,8 @@ TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
         "tsc",
         "eslint",
         "prettier",
+        "biome",
+        "oxlint",
         "vitest",
         "jest",
     ),

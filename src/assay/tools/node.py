@@ -149,6 +149,17 @@ def _prettier_checks(rest: list[str]) -> Match | None:
     return Match(Kind.LINT, tuple(rest))
 
 
+#: Biome's subcommands that check, and the options that make them write fixes instead.
+_BIOME_CHECKS = frozenset({"check", "lint", "ci", "format"})
+_BIOME_WRITES = frozenset({"--write", "--apply", "--apply-unsafe", "--fix", "--unsafe"})
+
+
+def _biome_checks(rest: list[str]) -> Match | None:
+    if rest[:1] and rest[0] in _BIOME_CHECKS and not _BIOME_WRITES & set(rest):
+        return Match(Kind.LINT, tuple(rest))
+    return None
+
+
 def _node_test_runs(rest: list[str]) -> Match | None:
     return Match(Kind.TEST, tuple(rest)) if "--test" in rest else None
 
@@ -294,6 +305,20 @@ PRETTIER = _node_tool(  # a lint only with --check: a failing check fails the li
     # What prettier leaves out or how it formats: the project's, read from the tree.
     config_files=("**/.prettierrc*", "**/prettier.config.*", "**/.prettierignore"),
 )
+BIOME = _node_tool(  # lint and format in one; `--write` makes it a fixer, not a check
+    "biome",
+    "install Biome (`npm i -D @biomejs/biome`)",
+    commands=(Command(("biome",), match=_biome_checks),),
+    parser=("node", "parse_biome"),
+    config_files=("**/biome.json", "**/biome.jsonc"),
+)
+OXLINT = _node_tool(
+    "oxlint",
+    "install oxlint (`npm i -D oxlint`)",
+    commands=(Command(("oxlint",), Kind.LINT),),
+    tune=drop_lint_fixes,
+    config_files=("**/.oxlintrc.json", "**/oxlintrc.json"),
+)
 VITEST = _node_tool(
     "vitest",
     "install Vitest (`npm i -D vitest`)",
@@ -385,7 +410,7 @@ def resolved_unlocked(step: Check) -> bool:
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.NODE,
     label="typescript",
-    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, PRETTIER, VITEST, JEST),
+    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, PRETTIER, BIOME, OXLINT, VITEST, JEST),
     test_files=(
         "**/*.test.*",
         "**/*.spec.*",
