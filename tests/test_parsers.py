@@ -91,6 +91,33 @@ def test_mypy_pretty_messages_are_read_whole() -> None:
     assert assignment.code == "assignment"
 
 
+def test_biome_findings_with_their_rule_and_place_hyperlinks_and_all() -> None:
+    """Biome 2.6's `ci` output as the sandbox showed it: its rule names are hyperlinks
+    (`ESC ] 8 ;; URL ESC \\`), which the note had shown raw."""
+    link = "\x1b]8;;https://biomejs.dev/assist/actions/organize-imports\x1b\\"
+    text = (
+        f"add.test.mjs:1:1 {link}assist/source/organizeImports\x1b]8;;\x1b\\  FIXABLE  \u2501\u2501\n"
+        "\n  \u00d7 The imports and exports are not sorted.\n\n"
+        "lib.mjs format \u2501\u2501\u2501\n\n  \u00d7 Formatter would have printed the following content:\n"
+        "ci \u2501\u2501\u2501\n\n  \u00d7 Some errors were emitted while running checks.\n"
+    )
+    parsed = parse_output(
+        check("biome", ("biome", "ci", "."), Kind.LINT), result(text, exit_code=1)
+    )
+    found = [(d.file, d.line, d.code, d.severity, d.message) for d in parsed.diagnostics]
+    assert found == [
+        (
+            "add.test.mjs",
+            1,
+            "assist/source/organizeImports",
+            "error",
+            "The imports and exports are not sorted.",
+        ),
+        ("lib.mjs", None, "format", "error", "Formatter would have printed the following content:"),
+    ]
+    assert parsed.failure_recognized
+
+
 def test_pyright_json_is_one_based() -> None:
     doc = {
         "generalDiagnostics": [

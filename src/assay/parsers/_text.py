@@ -11,7 +11,9 @@ from typing import Any
 from assay.evidence import TestCase, TestCounts
 from assay.process import ProcessResult
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: Colour and cursor codes, and operating system commands (Biome's hyperlinks to its rules:
+#: `ESC ] 8 ; ; URL ESC \`), each ended by BEL or ST.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def strip_ansi(text: str) -> str:
