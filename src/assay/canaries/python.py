@@ -96,112 +96,130 @@ import importlib as _importlib
 import os as _os
 import pathlib as _pathlib
 import random as _random
+import sys as _sys
 import sysconfig as _sysconfig
 
 import pytest
 
-_exit, _write, _err = _os._exit, _os.write, _os.dup(2)
-_WATCH = (
-    ("_pytest.reports", "TestReport", "from_item_and_call"),
-    ("_pytest.reports", "TestReport", "__init__"),
-    ("_pytest.reports", "BaseReport", "passed"),
-    ("_pytest.reports", "BaseReport", "failed"),
-    ("_pytest.reports", "BaseReport", "skipped"),
-    ("_pytest.reports", "", "TestReport"),
-    ("_pytest.runner", "", "call_and_report"),
-    ("_pytest.runner", "", "runtestprotocol"),
-    ("_pytest.runner", "", "call_runtest_hook"),
-    ("_pytest.runner", "", "pytest_runtest_makereport"),
-    ("_pytest.runner", "CallInfo", "from_call"),
-    ("_pytest.main", "Session", "pytest_runtest_logreport"),
-    ("_pytest.main", "", "pytest_runtestloop"),
-    ("_pytest.junitxml", "LogXML", "pytest_runtest_logreport"),
-    ("_pytest.junitxml", "LogXML", "pytest_sessionfinish"),
-    ("_pytest.junitxml", "_NodeReporter", "append_failure"),
-    ("_pytest.junitxml", "_NodeReporter", "to_xml"),
-    ("_pytest.terminal", "TerminalReporter", "pytest_runtest_logreport"),
-    ("_pytest.terminal", "", "build_summary_stats_line"),
-    ("_pytest.python", "Function", "runtest"),
-    ("_pytest.python", "", "pytest_pyfunc_call"),
-    ("pluggy._callers", "", "_multicall"),
-)
-_HOOKS = (
-    "pytest_runtest_protocol",
-    "pytest_runtest_makereport",
-    "pytest_runtest_logreport",
-    "pytest_report_teststatus",
-    "pytest_runtest_call",
-    "pytest_pyfunc_call",
-    "pytest_sessionfinish",
-)
+# What reports run through, loaded now (most of it is already) so that all of it is taken
+# before any of the project's code can run.
+for _name in ("_pytest.junitxml", "_pytest.terminal", "_pytest.runner", "_pytest.reports",
+              "_pytest.python", "_pytest.main", "_pytest.unittest", "pluggy._callers"):
+    try:
+        _importlib.import_module(_name)
+    except ImportError:
+        pass
+
+_OWNED = ("pytest", "_pytest", "pluggy")
+_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_makereport", "pytest_runtest_logreport",
+          "pytest_report_teststatus", "pytest_runtest_call", "pytest_pyfunc_call",
+          "pytest_sessionfinish")
 _REPORTING = _HOOKS[:4]
 _INSTALLED = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
 
 
-def _owner(module, name):
-    try:
-        found = _importlib.import_module(module)
-    except ImportError:
-        return None
-    return getattr(found, name, None) if name else found
+def _unwrapped(value):
+    return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
 
 
-def _taken():
-    return [(w, vars(o).get(w[2])) for w in _WATCH if (o := _owner(w[0], w[1])) is not None]
+def _state(value):
+    # What a function runs: itself, its code, its defaults and its closure.
+    found = _unwrapped(value)
+    return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__kwdefaults__", "__closure__")))
 
 
-_ORIGINAL = _taken()
-_IMPLS = []
-_HOOK = []
+def _runs(value):
+    return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
 
 
-def _code_file(found):
-    found = getattr(found, "fget", None) or getattr(found, "__func__", None) or found
-    return getattr(getattr(found, "__code__", None), "co_filename", "")
+def _places():
+    # Every function and class of pytest's and pluggy's modules, and every function of
+    # their classes, by where it lives.
+    for name, module in list(_sys.modules.items()):
+        if name.partition(".")[0] not in _OWNED or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if _runs(value):
+                yield (name, attr, None), value
+            if isinstance(value, type) and value.__module__ == name:
+                for key, member in list(vars(value).items()):
+                    if _runs(member):
+                        yield (name, attr, key), member
 
 
-def _installed(found):
-    where = _code_file(found)
+def _look(place):
+    module = _sys.modules.get(place[0])
+    value = vars(module).get(place[1]) if module is not None else None
+    if place[2] is None:
+        return value
+    return vars(value).get(place[2]) if isinstance(value, type) else None
+
+
+def _code_file(value):
+    return getattr(getattr(_unwrapped(value), "__code__", None), "co_filename", "") or ""
+
+
+def _installed(value):
+    # Code of an installed plugin's may patch pytest; the workspace's, or code made on the
+    # spot, may not.
+    where = _code_file(value)
     return where.startswith(_INSTALLED) and _os.path.isfile(where)
 
 
-def _added(hook):
-    # An implementation registered since the session started by an object (not a module:
-    # a conftest.py, a plugin one names) of code that is not installed.
-    started = {id(impl) for name, impl, _ in _IMPLS if name == hook}
-    for impl in getattr(_HOOK[0], hook).get_hookimpls() if _HOOK else ():
-        where = _code_file(impl.function)
-        if id(impl) in started or isinstance(impl.plugin, type(_os)) or _installed(impl.function):
-            continue
-        if _os.path.basename(where) != "conftest.py":
-            yield f"{hook} of {impl.plugin_name} (added by {where})"
+def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
+    # Kept in closures, not in the module's names, which code under test could rebind.
+    taken = [(place, _state(value)) for place, value in _places()]
+    classes = {id(value): (place, value, {k for k, v in vars(value).items() if _runs(v)})
+               for place, value in _places() if isinstance(value, type) and place[2] is None}
+    impls, hook = [], []
+
+    def new_members():
+        # A function or property set on a class since (`Function.obj = property(...)`):
+        # it overrides what the class had from its bases.
+        for place, cls, had in classes.values():
+            for key, value in list(vars(cls).items()):
+                if key not in had and _runs(value) and not _installed(value):
+                    yield f"{place[0]}.{place[1]}.{key}"
+
+    def changed(was, now):
+        return any(a is not b for a, b in zip(was, _state(now))) and not _installed(now)
+
+    def added(name):
+        started = {id(impl) for h, impl, _ in impls if h == name}
+        for impl in getattr(hook[0], name).get_hookimpls() if hook else ():
+            where = _code_file(impl.function)
+            plugin = impl.plugin
+            loaded = isinstance(plugin, type(_os)) and getattr(plugin, "__file__", None) == where
+            if id(impl) in started or _installed(impl.function):
+                continue
+            if not (loaded and _os.path.basename(where) == "conftest.py"):
+                yield f"{name} of {impl.plugin_name} (added by {where or 'code made on the spot'})"
+
+    def guard(when):
+        found = [".".join(p for p in place if p) for place, was in taken if changed(was, _look(place))]
+        found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
+        found += [f for name in _REPORTING for f in added(name)]
+        found += list(new_members())
+        if found:
+            write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
+            exit($code)
+
+    def start(session):
+        hook.append(session.config.hook)
+        for name in _HOOKS:
+            caller = getattr(session.config.hook, name, None)
+            for impl in caller.get_hookimpls() if caller is not None else ():
+                impls.append((name, impl, _state(impl.function)))
+
+    return guard, start
 
 
-def _guard(when):
-    changed = [
-        ".".join(p for p in w if p)
-        for w, was in _ORIGINAL
-        if (now := vars(_owner(w[0], w[1])).get(w[2])) is not was and not _installed(now)
-    ]
-    changed += [
-        f"{hook} of {impl.plugin_name}"
-        for hook, impl, was in _IMPLS
-        if impl.function is not was and not _installed(impl.function)
-    ]
-    changed += [found for hook in _REPORTING for found in _added(hook)]
-    if changed:
-        _write(_err, f"\\n{$mark} ({when}): {', '.join(changed)}\\n".encode())
-        _exit($code)
-
+_guard, _start = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session):
-    _HOOK.append(session.config.hook)
-    for hook in _HOOKS:
-        caller = getattr(session.config.hook, hook, None)
-        for impl in caller.get_hookimpls() if caller is not None else ():
-            _IMPLS.append((hook, impl, impl.function))
+    _start(session)
 
 
 @pytest.hookimpl(trylast=True)
@@ -334,40 +352,67 @@ _UNITTEST_VALUED = frozenset(
 )
 _UNITTEST_FAIL_FAST = frozenset({"-f", "--failfast"})
 
-#: The unittest canaries' guard: the methods unittest reports through, each of which must
-#: still be unittest's own code, and the result object the canary runs under, which must
-#: be one of unittest's. Code under test that replaced any of them is named on the stderr
-#: the guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
+#: The unittest canaries' guard: every function of unittest's classes, taken when the
+#: canaries' module is imported, must be as it was then and be the standard library's code
+#: (what was replaced before the import is not), and the result the canary runs under must
+#: be one of unittest's. Code under test that replaced any of it is named on the stderr the
+#: guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
 _UNITTEST_GUARD = string.Template(
     """\
 import os as _os
+import sys as _sys
+import sysconfig as _sysconfig
 import unittest
 import unittest.result
 import unittest.runner
 
-_exit, _write, _err = _os._exit, _os.write, _os.dup(2)
-_HOME = _os.path.dirname(unittest.__file__) + _os.sep
-_REPORTING = ("addSuccess", "addFailure", "addError", "addSkip", "addExpectedFailure",
-              "addUnexpectedSuccess", "addSubTest", "wasSuccessful", "startTest", "stopTest",
-              "printErrors", "run", "runTests", "__call__", "_makeResult")
-_OWNERS = (unittest.result.TestResult, unittest.runner.TextTestResult,
-           unittest.runner.TextTestRunner, unittest.case.TestCase, unittest.TestProgram)
+_STDLIB = _sysconfig.get_paths()["stdlib"] + _os.sep
 
 
-def _guard(test, when):
-    changed = [
-        f"{owner.__module__}.{owner.__qualname__}.{name}"
-        for owner in _OWNERS
-        for name in _REPORTING
-        if (found := vars(owner).get(name)) is not None
-        and not getattr(getattr(found, "__code__", None), "co_filename", "").startswith(_HOME)
-    ]
-    result = getattr(getattr(test, "_outcome", None), "result", None)
-    if result is not None and not type(result).__module__.startswith("unittest."):
-        changed.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
-    if changed:
-        _write(_err, f"\\n{$mark} ({when}): {', '.join(changed)}\\n".encode())
-        _exit($code)
+def _unwrapped(value):
+    return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
+
+
+def _state(value):
+    found = _unwrapped(value)
+    return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__closure__")))
+
+
+def _members():
+    # Every function of a class of unittest's, by where it lives.
+    for name, module in list(_sys.modules.items()):
+        if module is None or not (name == "unittest" or name.startswith("unittest.")):
+            continue
+        for attr, cls in list(vars(module).items()):
+            if isinstance(cls, type) and cls.__module__ == name:
+                for key, member in list(vars(cls).items()):
+                    if getattr(_unwrapped(member), "__code__", None) is not None:
+                        yield (name, attr, key), member
+
+
+def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
+    # Kept in closures, not in the module's names, which code under test could rebind.
+    taken = dict((place, _state(member)) for place, member in _members())
+
+    def guard(test, when):
+        found = []
+        for place, member in _members():
+            where = getattr(getattr(_unwrapped(member), "__code__", None), "co_filename", "")
+            was = taken.get(place)
+            moved = was is not None and any(a is not b for a, b in zip(was, _state(member)))
+            if moved or not where.startswith((_STDLIB, "<")):
+                found.append(".".join(place))
+        result = getattr(getattr(test, "_outcome", None), "result", None)
+        if result is not None and not type(result).__module__.startswith("unittest."):
+            found.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
+        if found:
+            write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
+            exit($code)
+
+    return guard
+
+
+_guard = _guarding()
 """
 )
 
