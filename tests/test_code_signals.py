@@ -36,6 +36,12 @@ REACHES = [
     ("calc.py", "import pytest\npytest.exit('done', returncode=0)\n", "pytest.exit("),
     ("calc.py", "import gc\nobjs = gc.get_objects()\n", "gc.get_objects()"),
     ("calc.py", "import os\nos._exit(0)\n", "os._exit(0)"),
+    # A red team's: pytest's own function given other code, the running Config found up the
+    # stack, and the attack itself kept in a data file the scan does not read.
+    ("calc.py", "import _p\n_p.pyfunc.__code__ = repl.__code__\n", ".__code__ ="),
+    ("calc.py", "import sys\nframe = sys._getframe()\n", "sys._getframe("),
+    ("calc.py", "def f(frame):\n    return frame.f_back.f_locals\n", "frame.f_back"),
+    ("calc.py", "exec(open('calc_table.dat').read())\n", "exec(open("),
     ("calc.py", "import sys\nxml = [a for a in sys.argv if '--junitxml' in a]\n", "--junitxml"),
     ("calc.py", "import sys\npytest = sys.modules['pytest']\n", "sys.modules['pytest']"),
     ("calc.py", "import unittest\nunittest.TextTestRunner.run = lambda s, t: None\n", ".run ="),
@@ -121,6 +127,8 @@ ORDINARY = [
     ("src/bin/tool.rs", "fn main() { std::process::exit(run()) }\n"),
     ("calc.py", "import pluggy\n\nhookspec = pluggy.HookspecMarker('myapp')\n"),
     ("calc.py", "JUNIT_DIR = 'reports/junit'\n"),
+    ("calc.py", "code = compile(source, '<template>', 'exec')\nexec(code, namespace)\n"),
+    ("calc.py", "if func.__code__ == other.__code__:\n    pass\n"),
     ("README.md", "Call `os._exit(0)` and read /proc/self/fd.\n"),
 ]
 

@@ -135,6 +135,14 @@ PYTHON = Language(
         ),
         Rule("ends the process without cleanup", r"\bos\._exit\s*\(" + _NOT_A_FAILURE),
         Rule(
+            "rewrites code or reaches into its callers' frames",
+            r"\.__code__\s*=(?!=)|\bsys\._getframe\s*\(|\.f_(?:locals|globals|back)\b",
+        ),
+        Rule(
+            "runs code it reads from a file",
+            r"\bexec\s*\(.*(?:\bopen\s*\(|\.read(?:_text|_bytes)?\s*\()",
+        ),
+        Rule(
             "reads the runner's report path",
             r"(?i:junit)",
             also=r"\bsys\.(?:orig_)?argv\b|/proc/|\bcmdline\b",
