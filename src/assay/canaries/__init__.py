@@ -186,6 +186,14 @@ class PlantRequest:
         # Not resolved: a link on the way is the change's, and writing refuses to follow it.
         return inside(self.root, self.check.cwd)
 
+    def pair(self, spelt: Callable[[str], str] = str) -> tuple[Canary, Canary]:
+        """A must-pass and a must-fail canary with random names, each `spelt` as the
+        runner's tests are (`test_merge_order_key_limit`, `TestMergeOrderKeyLimit`)."""
+        passing, failing = spelt(self.name()), spelt(self.name())
+        if passing == failing:
+            raise ValueError("two random names came out the same")
+        return Canary(passing, must_pass=True), Canary(failing, must_pass=False)
+
     def relative(self, path: Path) -> str:
         """`path` (inside the workspace) as a `/`-separated path relative to its root."""
         return path.relative_to(self.root).as_posix()

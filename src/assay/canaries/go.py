@@ -13,6 +13,7 @@ import os
 import re
 import stat
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from assay.canaries import (
@@ -74,10 +75,8 @@ def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
         if package is None:
             continue
         group = request.relative(directory) if directory != request.root else "."
-        pair = (
-            Canary(f"Test{camel(request.name())}", must_pass=True, group=group),
-            Canary(f"Test{camel(request.name())}", must_pass=False, group=group),
-        )
+        passing, failing = request.pair(lambda name: f"Test{camel(name)}")
+        pair = (replace(passing, group=group), replace(failing, group=group))
         canaries.extend(pair)
         path = request.relative(directory / f"{request.name()}_test.go")
         files.append(CanaryFile(path, _test_file(package, pair)))

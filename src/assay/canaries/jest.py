@@ -53,10 +53,7 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
     config = flag_value(argv, _CONFIG)
     if isinstance(config, NoCanary):
         return config
-    canaries = (
-        Canary(request.name(), must_pass=True),
-        Canary(request.name(), must_pass=False),
-    )
+    canaries = request.pair()
     stem = request.name()
     directory = request.cwd / f".{stem}"
     setup = directory / f"{stem}.setup.cjs"

@@ -56,10 +56,7 @@ def plant_package_script(request: PlantRequest) -> Planting | NoCanary:
 def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
     if any(a == flag or a.startswith(flag + "=") for a in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name: a canary would not be selected")
-    canaries = (
-        Canary(request.name(), must_pass=True),
-        Canary(request.name(), must_pass=False),
-    )
+    canaries = request.pair()
     stem = request.name()
     module = request.cwd / f".{stem}" / f"{stem}.cjs"
     path = request.relative(module)

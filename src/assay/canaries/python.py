@@ -25,7 +25,6 @@ import string
 from collections.abc import Sequence
 
 from assay.canaries import (
-    Canary,
     CanaryFile,
     Checks,
     NoCanary,
@@ -55,17 +54,6 @@ _QUIET = (
 PYTEST_FAIL_FAST = frozenset({"-x", "--exitfirst", "--sw", "--stepwise", "--sw-skip"})
 #: pytest flags that take the next argument as their value, among those dropped.
 _PYTEST_VALUED = frozenset({"--maxfail"})
-
-
-def _pair(request: PlantRequest) -> tuple[Canary, Canary]:
-    """A must-pass and a must-fail test, named as a project's tests are (`test_...`)."""
-    pair = (
-        Canary(f"test_{request.name()}", must_pass=True),
-        Canary(f"test_{request.name()}", must_pass=False),
-    )
-    if pair[0].name == pair[1].name:
-        raise ValueError("two random names came out the same")
-    return pair
 
 
 # --------------------------------------------------------------------------- pytest
@@ -258,7 +246,7 @@ def _spelt_apart(mark: str) -> str:
 def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     directory = request.cwd / f".{request.name()}"
     module = request.name()
-    canaries = _pair(request)
+    canaries = request.pair("test_{}".format)
     left, right = unequal()
     tests = "".join(
         f"\n\ndef {c.name}(guard=_guard):\n"  # a default: not a fixture, and not looked up
@@ -445,7 +433,7 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         directory, named = request.cwd, (f"{stem}.{name}",)
     if not within(request.root, directory):
         return NoCanary(f"the tests' directory {directory} is outside the workspace")
-    canaries = _pair(request)
+    canaries = request.pair("test_{}".format)
     left, right = unequal()
     methods = "".join(
         f"\n    def {c.name}(self, guard=_guard):\n"

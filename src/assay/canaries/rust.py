@@ -84,10 +84,7 @@ def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
     package = _package(request)
     if isinstance(package, NoCanary):
         return package
-    canaries = (
-        Canary(request.name(), must_pass=True),
-        Canary(request.name(), must_pass=False),
-    )
+    canaries = request.pair()
     target = request.name()
     path = request.relative(inside(request.cwd, "tests", f"{target}.rs"))
     return Planting(

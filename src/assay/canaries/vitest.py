@@ -64,10 +64,7 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
         return root
     if isinstance(loader, NoCanary):
         return loader
-    canaries = (
-        Canary(request.name(), must_pass=True),
-        Canary(request.name(), must_pass=False),
-    )
+    canaries = request.pair()
     stem = request.name()
     directory = request.cwd / f".{stem}"
     setup = directory / f"{stem}.setup.mjs"
