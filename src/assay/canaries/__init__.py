@@ -100,8 +100,8 @@ def camel(name: str) -> str:
 
 
 def neutral_name(words: int = 4) -> str:
-    """`words` random words joined by `_` ("merge_order_key_limit"): one of ~10^9 names
-    for four, so no project's test has it by chance, and none says what it is for."""
+    """`words` random words joined by `_` ("merge_order_key_limit"): with four, one of some
+    6x10^8 names, so no project's test has it by chance, and none says what it is for."""
     return "_".join(secrets.choice(_WORDS) for _ in range(words))
 
 
