@@ -61,18 +61,19 @@ _PYTEST_VALUED = frozenset({"--maxfail"})
 #: The plugin module: the two tests, where they go among the run's, and the guard.
 #:
 #: Nothing in it says what it is. Its tests' names read like the project's, the must-fail
-#: one fails as an ordinary assertion does, and they run at a module boundary drawn from
-#: the run's seed (the same in every xdist worker, which must collect alike), not last.
+#: one fails as an ordinary assertion does, and they run at a file boundary drawn from the
+#: run's seed (the same in every xdist worker, which must collect alike), not last.
 #:
-#: The guard: what pytest reports through (the report class, the runner's protocol, the
-#: JUnit writer, the terminal's counts, pluggy's call loop, the hook implementations
-#: registered when the session started) is taken when the plugin loads, before any of the
-#: project's code, and compared whenever a canary runs and when the session finishes. If
-#: any of it was replaced by code that is not installed (the workspace's own, or made on
-#: the spot; an installed plugin's is), or an object of such code has hooked the report
-#: hooks since (a `pluginmanager.register` from code under test; a conftest.py and the
-#: modules it names may), the guard writes which to the stderr it kept and ends the
-#: process (`GUARD_EXIT`) before a report can be written.
+#: The guard: every function and class of pytest's and pluggy's modules (the object, its
+#: code, defaults and closure) is taken when the plugin loads, before any of the project's
+#: code, and the report hooks' implementations when the session starts; whenever a canary
+#: runs and when the session finishes, all of it is compared. Anything replaced, swapped in
+#: place or newly set on one of their classes, or a report hook registered since by
+#: anything but a conftest.py, is tampering unless its code is installed (a plugin's): the
+#: guard writes what it found to the stderr it kept and ends the process (`GUARD_EXIT`)
+#: before a report can be written. It catches rewrites aimed at the project's own tests,
+#: which leave the canaries alone; it runs in the process it guards, so code that passes
+#: its own off as installed, or disarms it first, is beyond it.
 _PYTEST_PLUGIN = string.Template(
     """\
 # ruff: noqa
