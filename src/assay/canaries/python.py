@@ -58,6 +58,18 @@ _PYTEST_VALUED = frozenset({"--maxfail"})
 
 # --------------------------------------------------------------------------- pytest
 
+#: What both guards compare a function by, written into each: the object, and the code,
+#: defaults and closure it runs (a property's getter, a classmethod's function).
+_FUNCTION_STATE = """\
+def _unwrapped(value):
+    return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
+
+
+def _state(value):
+    found = _unwrapped(value)
+    return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__kwdefaults__", "__closure__")))
+"""
+
 #: The plugin module: the two tests, where they go among the run's, and the guard.
 #:
 #: Nothing in it says what it is. Its tests' names read like the project's, the must-fail
@@ -107,14 +119,7 @@ _REPORTING = _HOOKS[:4]
 _INSTALLED = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
 
 
-def _unwrapped(value):
-    return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
-
-
-def _state(value):
-    # What a function runs: itself, its code, its defaults and its closure.
-    found = _unwrapped(value)
-    return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__kwdefaults__", "__closure__")))
+$state
 
 
 def _runs(value):
@@ -257,6 +262,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     )
     mark = request.token()
     text = _PYTEST_PLUGIN.substitute(
+        state=_FUNCTION_STATE,
         tests=tests,
         seed=request.token(),
         mark=_spelt_apart(mark),
@@ -358,13 +364,7 @@ import unittest.runner
 _STDLIB = _sysconfig.get_paths()["stdlib"] + _os.sep
 
 
-def _unwrapped(value):
-    return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
-
-
-def _state(value):
-    found = _unwrapped(value)
-    return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__closure__")))
+$state
 
 
 def _members():
@@ -443,7 +443,9 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         for c in canaries
     )
     mark = request.token()
-    guard = _UNITTEST_GUARD.substitute(mark=_spelt_apart(mark), code=GUARD_EXIT)
+    guard = _UNITTEST_GUARD.substitute(
+        state=_FUNCTION_STATE, mark=_spelt_apart(mark), code=GUARD_EXIT
+    )
     text = f"{_QUIET}{guard}\n\nclass {camel(request.name())}(unittest.TestCase):{methods}"
     # A package of its own (discovery enters packages): its .gitignore then hides it all.
     package = request.relative(directory / stem)
