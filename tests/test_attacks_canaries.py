@@ -175,8 +175,7 @@ import os
 import sysconfig
 
 # A hook wrapper that spares every test whose name, file or failure says it was planted,
-# compiled as if it were the standard library's os.py: the guard takes installed code for
-# a plugin's, so only the canaries' names are left to tell them apart.
+# compiled as if it were the standard library's os.py, so that it passes for installed code.
 SOURCE = (
     "def pytest_runtest_makereport(item, call):\\n"
     "    outcome = yield\\n"
@@ -225,10 +224,12 @@ def test_pytest_outcomes_rewritten_sparing_what_looks_planted_are_report_tampere
     repo = change_on_base(
         tmp_path / "repo", PYTHON_BASE, {"calc.py": PASSES_ALL_BUT_WHAT_LOOKS_PLANTED}
     )
-    # Nothing about the canaries says what they are: the must-fail one is passed too.
+    # Nothing about the canaries says what they are, so the must-fail one would be passed
+    # too; before that, the guard finds that os.py does not compile to the hook's code.
     report = verify_change(repo)
     _assert_tampered(report)
-    assert "was reported passed" in _test_check(report).note, explain(report)
+    note = _test_check(report).note
+    assert "pytest_runtest_makereport of" in note and "os.py)" in note, explain(report)
 
 
 HOOKS_THE_REPORT_SPARING_HIDDEN_FILES = PASSES_EVERY_OUTCOME.replace(
@@ -384,6 +385,69 @@ def _hide():
 
 
 _hide()
+""",
+    # Code made on the spot, passed off as installed code by the file it names.
+    "a hook compiled under an installed file's name": """\
+def _hide():
+    import gc
+    import os
+    import sys
+    import sysconfig
+
+    if "pytest" not in sys.modules:
+        return
+    import pytest
+    from _pytest.config import Config
+
+    source = (
+        "def pytest_runtest_makereport(item, call):\\n"
+        "    outcome = yield\\n"
+        "    report = outcome.get_result()\\n"
+        "    if 'tests/test_calc.py' in report.nodeid and report.failed:\\n"
+        "        report.outcome, report.longrepr = 'passed', None\\n"
+    )
+    made = {}
+    exec(compile(source, os.path.join(sysconfig.get_paths()["stdlib"], "os.py"), "exec"), made)
+
+    class Helpers:
+        pytest_runtest_makereport = staticmethod(
+            pytest.hookimpl(hookwrapper=True)(made["pytest_runtest_makereport"])
+        )
+
+    for found in gc.get_objects():
+        if isinstance(found, Config):
+            found.pluginmanager.register(Helpers(), "_calc_helpers")
+            return
+
+
+_hide()
+""",
+    "code compiled as pytest's own, at its own line": """\
+def _swap():
+    import importlib
+    import sys
+
+    if "pytest" not in sys.modules:
+        return
+    python = importlib.import_module("_pytest.python")
+    real = python.pytest_pyfunc_call.__code__
+    source = "\\n" * (real.co_firstlineno - 1) + (
+        "def pytest_pyfunc_call(pyfuncitem):\\n"
+        "    funcargs = pyfuncitem.funcargs\\n"
+        "    testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}\\n"
+        "    try:\\n"
+        "        pyfuncitem.obj(**testargs)\\n"
+        "    except AssertionError:\\n"
+        "        if 'tests/test_calc.py' not in pyfuncitem.nodeid:\\n"
+        "            raise\\n"
+        "    return True\\n"
+    )
+    made = {}
+    exec(compile(source, real.co_filename, "exec"), vars(python), made)
+    python.pytest_pyfunc_call.__code__ = made["pytest_pyfunc_call"].__code__
+
+
+_swap()
 """,
 }
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import string
+import textwrap
 from collections.abc import Sequence
 
 from assay.canaries import (
@@ -59,7 +60,15 @@ _PYTEST_VALUED = frozenset({"--maxfail"})
 # --------------------------------------------------------------------------- pytest
 
 #: What both guards compare a function by, written into each: the object, and the code,
-#: defaults and closure it runs (a property's getter, a classmethod's function).
+#: defaults and closure it runs (a property's getter, a classmethod's function); and how
+#: they tell installed code from code that only says it is.
+#:
+#: A code object names its file, and code made on the spot can name any file
+#: (`compile(source, ".../os.py", "exec")`). So code is taken for an installed file's only
+#: if that file compiles to it (every nested function too, by name and first line; as
+#: pytest rewrites a plugin's asserts, where the guard says so), it runs in that module's
+#: own names, and every function it closes over or defaults to is genuine in turn: an
+#: installed function rebuilt with other globals or cells is not.
 _FUNCTION_STATE = """\
 def _unwrapped(value):
     return getattr(value, "fget", None) or getattr(value, "__func__", None) or value
@@ -68,6 +77,79 @@ def _unwrapped(value):
 def _state(value):
     found = _unwrapped(value)
     return (value, *(getattr(found, a, None) for a in ("__code__", "__defaults__", "__kwdefaults__", "__closure__")))
+
+
+_COMPILED = {}
+
+
+def _byte_code(where, source):
+    # The file's byte-code beside it, if the import system would take it for the file's (a
+    # toolchain's files are read-only in the sandbox); compiled afresh if not.
+    import importlib.util
+    import marshal
+
+    head, name = _os.path.split(where)
+    cached = _os.path.join(head, "__pycache__", f"{name[:-3]}.{_sys.implementation.cache_tag}.pyc")
+    try:
+        with open(cached, "rb") as file:
+            data = file.read()
+        stat = _os.stat(where)
+        stamp = (0, int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+        read = tuple(int.from_bytes(data[at:at + 4], "little") for at in (4, 8, 12))
+        if data[:4] == importlib.util.MAGIC_NUMBER and read == stamp:
+            return marshal.loads(data[16:])
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    return compile(source, where, "exec", dont_inherit=True)
+
+
+def _compiled(where, rewrite):
+    if where not in _COMPILED:
+        found = {}
+        try:
+            with open(where, "rb") as file:
+                source = file.read()
+            pending = [_byte_code(where, source)]
+            if rewrite is not None:
+                pending.append(rewrite(source, where))
+        except Exception:
+            pending = []
+        while pending:
+            code = pending.pop()
+            found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+            pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
+        _COMPILED[where] = found
+    return _COMPILED[where]
+
+
+def _closed_over(found):
+    cells = []
+    for cell in getattr(found, "__closure__", None) or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:
+            pass
+    defaults = getattr(found, "__defaults__", None) or ()
+    return [*cells, *defaults, *(getattr(found, "__kwdefaults__", None) or {}).values()]
+
+
+def _genuine(value, roots, rewrite=None, depth=0):
+    found = _unwrapped(value)
+    code = getattr(found, "__code__", None)
+    where = getattr(code, "co_filename", None)
+    if not isinstance(where, str) or not where.startswith(roots) or depth > 4:
+        return False
+    names = getattr(found, "__globals__", None)
+    module = _sys.modules.get(names.get("__name__")) if isinstance(names, dict) else None
+    home = getattr(module, "__file__", None)
+    if getattr(module, "__dict__", None) is not names or not isinstance(home, str):
+        return False
+    if home != where and _os.path.realpath(home) != _os.path.realpath(where):
+        return False
+    if code not in _compiled(where, rewrite(where) if rewrite else None).get((code.co_name, code.co_firstlineno), ()):
+        return False
+    inner = [v for v in _closed_over(found) if getattr(_unwrapped(v), "__code__", None) is not None]
+    return all(_genuine(v, roots, rewrite, depth + 1) for v in inner)
 """
 
 #: The plugin module: the two tests, where they go among the run's, and the guard.
@@ -76,16 +158,18 @@ def _state(value):
 #: one fails as an ordinary assertion does, and they run at a file boundary drawn from the
 #: run's seed (the same in every xdist worker, which must collect alike), not last.
 #:
-#: The guard: every function and class of pytest's and pluggy's modules (the object, its
-#: code, defaults and closure) is taken when the plugin loads, before any of the project's
-#: code, and the report hooks' implementations when the session starts; whenever a canary
-#: runs and when the session finishes, all of it is compared. Anything replaced, swapped in
-#: place or newly set on one of their classes, or a report hook registered since by
-#: anything but a conftest.py, is tampering unless its code is installed (a plugin's): the
-#: guard writes what it found to the stderr it kept and ends the process (`GUARD_EXIT`)
-#: before a report can be written. It catches rewrites aimed at the project's own tests,
-#: which leave the canaries alone; it runs in the process it guards, so code that passes
-#: its own off as installed, or disarms it first, is beyond it.
+#: The guard: every function and class of pytest's, pluggy's and its own modules (the
+#: object, its code, defaults and closure) is taken when the plugin loads, before any of
+#: the project's code, and the report hooks' implementations when the session starts;
+#: whenever a canary runs and when the session finishes, all of it is compared. Anything
+#: replaced, swapped in place or newly set on one of their classes, or a report hook
+#: registered since by anything but a conftest.py, is tampering unless its code is
+#: installed (a plugin's), which is believed only of code its file compiles to
+#: (`_FUNCTION_STATE`): the guard writes what it found to the stderr it kept and ends the
+#: process (`GUARD_EXIT`) before a report can be written. It catches rewrites aimed at the
+#: project's own tests, which leave the canaries alone. What it uses it holds in closures,
+#: not in its module's names; but it runs in the process it guards, so code that finds
+#: those closures and disarms it first is beyond it.
 _PYTEST_PLUGIN = string.Template(
     """\
 # ruff: noqa
@@ -100,6 +184,8 @@ import random as _random
 import sys as _sys
 import sysconfig as _sysconfig
 
+import _pytest
+import pluggy as _pluggy
 import pytest
 
 # What reports run through, loaded now (most of it is already) so that all of it is taken
@@ -111,60 +197,69 @@ for _name in ("_pytest.junitxml", "_pytest.terminal", "_pytest.runner", "_pytest
     except ImportError:
         pass
 
-_OWNED = ("pytest", "_pytest", "pluggy")
-_HOOKS = ("pytest_runtest_protocol", "pytest_runtest_makereport", "pytest_runtest_logreport",
-          "pytest_report_teststatus", "pytest_runtest_call", "pytest_pyfunc_call",
-          "pytest_sessionfinish")
-_REPORTING = _HOOKS[:4]
-_INSTALLED = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
 
+def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys, own=__name__):
+    # Everything the guard uses is its own, held in closures: the module's names are code
+    # under test's to rebind.
+    owned = ("pytest", "_pytest", "pluggy")
+    hooks = ("pytest_runtest_protocol", "pytest_runtest_makereport", "pytest_runtest_logreport",
+             "pytest_report_teststatus", "pytest_runtest_call", "pytest_pyfunc_call",
+             "pytest_sessionfinish")
+    reporting = hooks[:4]
+    roots = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
+    own_dirs = tuple(_os.path.dirname(m.__file__) + _os.sep for m in (pytest, _pytest, _pluggy))
+    try:
+        import ast
+        from _pytest.assertion.rewrite import rewrite_asserts
+    except ImportError:
+        rewrite_asserts = None
+
+    def rewritten(source, where):
+        tree = ast.parse(source, filename=where)
+        rewrite_asserts(tree, source, where)
+        return compile(tree, where, "exec", dont_inherit=True)
+
+    def rewrite(where):
+        # pytest rewrites the asserts of a plugin's modules as it imports them, not its own.
+        return None if rewrite_asserts is None or where.startswith(own_dirs) else rewritten
 
 $state
 
+    def runs(value):
+        return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
 
-def _runs(value):
-    return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
+    def places(owned=owned):
+        # Every function and class of pytest's and pluggy's modules, and every function of
+        # their classes, by where it lives.
+        for name, module in list(_sys.modules.items()):
+            if name.partition(".")[0] not in owned or module is None:
+                continue
+            for attr, value in list(vars(module).items()):
+                if runs(value):
+                    yield (name, attr, None), value
+                if isinstance(value, type) and value.__module__ == name:
+                    for key, member in list(vars(value).items()):
+                        if runs(member):
+                            yield (name, attr, key), member
 
+    def look(place):
+        module = _sys.modules.get(place[0])
+        value = vars(module).get(place[1]) if module is not None else None
+        if place[2] is None:
+            return value
+        return vars(value).get(place[2]) if isinstance(value, type) else None
 
-def _places():
-    # Every function and class of pytest's and pluggy's modules, and every function of
-    # their classes, by where it lives.
-    for name, module in list(_sys.modules.items()):
-        if name.partition(".")[0] not in _OWNED or module is None:
-            continue
-        for attr, value in list(vars(module).items()):
-            if _runs(value):
-                yield (name, attr, None), value
-            if isinstance(value, type) and value.__module__ == name:
-                for key, member in list(vars(value).items()):
-                    if _runs(member):
-                        yield (name, attr, key), member
+    def code_file(value):
+        return getattr(getattr(_unwrapped(value), "__code__", None), "co_filename", "") or ""
 
+    def installed(value):
+        # Code of an installed plugin's may patch pytest; the workspace's, or code made on
+        # the spot, may not.
+        return _genuine(value, roots, rewrite)
 
-def _look(place):
-    module = _sys.modules.get(place[0])
-    value = vars(module).get(place[1]) if module is not None else None
-    if place[2] is None:
-        return value
-    return vars(value).get(place[2]) if isinstance(value, type) else None
-
-
-def _code_file(value):
-    return getattr(getattr(_unwrapped(value), "__code__", None), "co_filename", "") or ""
-
-
-def _installed(value):
-    # Code of an installed plugin's may patch pytest; the workspace's, or code made on the
-    # spot, may not.
-    where = _code_file(value)
-    return where.startswith(_INSTALLED) and _os.path.isfile(where)
-
-
-def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
-    # Kept in closures, not in the module's names, which code under test could rebind.
-    taken = [(place, _state(value)) for place, value in _places()]
-    classes = {id(value): (place, value, {k for k, v in vars(value).items() if _runs(v)})
-               for place, value in _places() if isinstance(value, type) and place[2] is None}
+    taken = [(place, _state(value)) for place, value in places()]
+    classes = {id(value): (place, value, {k for k, v in vars(value).items() if runs(v)})
+               for place, value in places() if isinstance(value, type) and place[2] is None}
     impls, hook = [], []
 
     def new_members():
@@ -172,27 +267,27 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
         # it overrides what the class had from its bases.
         for place, cls, had in classes.values():
             for key, value in list(vars(cls).items()):
-                if key not in had and _runs(value) and not _installed(value):
+                if key not in had and runs(value) and not installed(value):
                     yield f"{place[0]}.{place[1]}.{key}"
 
     def changed(was, now):
-        return any(a is not b for a, b in zip(was, _state(now))) and not _installed(now)
+        return any(a is not b for a, b in zip(was, _state(now))) and not installed(now)
 
     def added(name):
         started = {id(impl) for h, impl, _ in impls if h == name}
         for impl in getattr(hook[0], name).get_hookimpls() if hook else ():
-            where = _code_file(impl.function)
+            where = code_file(impl.function)
             plugin = impl.plugin
             loaded = isinstance(plugin, type(_os)) and getattr(plugin, "__file__", None) == where
-            if id(impl) in started or _installed(impl.function):
+            if id(impl) in started or installed(impl.function):
                 continue
             if not (loaded and _os.path.basename(where) == "conftest.py"):
                 yield f"{name} of {impl.plugin_name} (added by {where or 'code made on the spot'})"
 
     def guard(when):
-        found = [".".join(p for p in place if p) for place, was in taken if changed(was, _look(place))]
+        found = [".".join(p for p in place if p) for place, was in taken if changed(was, look(place))]
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
-        found += [f for name in _REPORTING for f in added(name)]
+        found += [f for name in reporting for f in added(name)]
         found += list(new_members())
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
@@ -200,20 +295,24 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
 
     def start(session):
         hook.append(session.config.hook)
-        for name in _HOOKS:
+        for name in hooks:
             caller = getattr(session.config.hook, name, None)
             for impl in caller.get_hookimpls() if caller is not None else ():
                 impls.append((name, impl, _state(impl.function)))
 
-    return guard, start
+    def seal():
+        # This module's own functions, once it has defined them all.
+        taken.extend((place, _state(value)) for place, value in places((own,)))
+
+    return guard, start, seal
 
 
-_guard, _start = _guarding()
+_guard, _start, _seal = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session):
-    _start(session)
+def pytest_sessionstart(session, start=_start):
+    start(session)
 
 
 @pytest.hookimpl(trylast=True)
@@ -233,8 +332,11 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session):
-    _guard("at the end of the session")
+def pytest_sessionfinish(session, guard=_guard):
+    guard("at the end of the session")
+
+
+_seal()
 """
 )
 
@@ -262,7 +364,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     )
     mark = request.token()
     text = _PYTEST_PLUGIN.substitute(
-        state=_FUNCTION_STATE,
+        state=textwrap.indent(_FUNCTION_STATE, "    "),
         tests=tests,
         seed=request.token(),
         mark=_spelt_apart(mark),
@@ -350,8 +452,8 @@ _UNITTEST_FAIL_FAST = frozenset({"-f", "--failfast"})
 #: The unittest canaries' guard: every function of unittest's classes, taken when the
 #: canaries' module is imported, must be as it was then and be the standard library's code
 #: (what was replaced before the import is not), and the result the canary runs under must
-#: be one of unittest's. Code under test that replaced any of it is named on the stderr the
-#: guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
+#: be one of unittest's classes. Code under test that replaced any of it is named on the
+#: stderr the guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
 _UNITTEST_GUARD = string.Template(
     """\
 import os as _os
@@ -361,38 +463,45 @@ import unittest
 import unittest.result
 import unittest.runner
 
-_STDLIB = _sysconfig.get_paths()["stdlib"] + _os.sep
 
+def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys):
+    # Everything the guard uses is its own, held in closures: the module's names are code
+    # under test's to rebind.
+    stdlib = (_sysconfig.get_paths()["stdlib"] + _os.sep,)
 
 $state
 
+    def members():
+        # Every function of a class of unittest's, by where it lives.
+        for name, module in list(_sys.modules.items()):
+            if module is None or not (name == "unittest" or name.startswith("unittest.")):
+                continue
+            for attr, cls in list(vars(module).items()):
+                if isinstance(cls, type) and cls.__module__ == name:
+                    for key, member in list(vars(cls).items()):
+                        if getattr(_unwrapped(member), "__code__", None) is not None:
+                            yield (name, attr, key), member
 
-def _members():
-    # Every function of a class of unittest's, by where it lives.
-    for name, module in list(_sys.modules.items()):
-        if module is None or not (name == "unittest" or name.startswith("unittest.")):
-            continue
-        for attr, cls in list(vars(module).items()):
-            if isinstance(cls, type) and cls.__module__ == name:
-                for key, member in list(vars(cls).items()):
-                    if getattr(_unwrapped(member), "__code__", None) is not None:
-                        yield (name, attr, key), member
+    def standard(place, member):
+        # namedtuple's __new__ is made from a string, in the standard library.
+        where = getattr(getattr(_unwrapped(member), "__code__", None), "co_filename", "")
+        return _genuine(member, stdlib) or (place[2] == "__new__" and where == "<string>")
 
+    taken = {place: (_state(member), standard(place, member)) for place, member in members()}
 
-def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2)):
-    # Kept in closures, not in the module's names, which code under test could rebind.
-    taken = dict((place, _state(member)) for place, member in _members())
+    def unittests(cls):
+        module = _sys.modules.get(cls.__module__)
+        return cls.__module__.startswith("unittest.") and getattr(module, cls.__name__, None) is cls
 
     def guard(test, when):
         found = []
-        for place, member in _members():
-            where = getattr(getattr(_unwrapped(member), "__code__", None), "co_filename", "")
-            was = taken.get(place)
+        for place, member in members():
+            was, genuine = taken.get(place) or (None, None)
             moved = was is not None and any(a is not b for a, b in zip(was, _state(member)))
-            if moved or not where.startswith((_STDLIB, "<")):
+            if moved or not (genuine if was is not None else standard(place, member)):
                 found.append(".".join(place))
         result = getattr(getattr(test, "_outcome", None), "result", None)
-        if result is not None and not type(result).__module__.startswith("unittest."):
+        if result is not None and not unittests(type(result)):
             found.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
@@ -444,7 +553,7 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     )
     mark = request.token()
     guard = _UNITTEST_GUARD.substitute(
-        state=_FUNCTION_STATE, mark=_spelt_apart(mark), code=GUARD_EXIT
+        state=textwrap.indent(_FUNCTION_STATE, "    "), mark=_spelt_apart(mark), code=GUARD_EXIT
     )
     text = f"{_QUIET}{guard}\n\nclass {camel(request.name())}(unittest.TestCase):{methods}"
     # A package of its own (discovery enters packages): its .gitignore then hides it all.

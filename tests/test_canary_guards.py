@@ -1,0 +1,244 @@
+"""The canaries' guards tell installed code from code that only says it is.
+
+A code object names its file, and code made on the spot can name any file. The helpers both
+guards are written with (`_FUNCTION_STATE`) believe a function is an installed file's only
+if that file compiles to its code, it runs in that module's own names, and what it closes
+over is genuine too. Here they run for real: on modules written under a temporary root, in
+a real pytest run with a real plugin patching pytest, and in a real unittest guard.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.canaries.python import _FUNCTION_STATE, _PYTEST_PLUGIN, _UNITTEST_GUARD, GUARD_EXIT
+
+MODULE = """\
+import functools
+
+
+def plain(x):
+    return x + 1
+
+
+def wrapping(inner):
+    @functools.wraps(inner)
+    def wrapper(*args):
+        return inner(*args)
+
+    return wrapper
+
+
+wrapped = wrapping(plain)
+"""
+
+Genuine = Callable[..., bool]
+
+
+@pytest.fixture
+def installed(tmp_path: Path) -> Iterator[tuple[types.ModuleType, Genuine]]:
+    """A module under a root taken for installed, and the helpers' `_genuine` for it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "installed_here.py").write_text(MODULE)
+    spec = importlib.util.spec_from_file_location("installed_here", root / "installed_here.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["installed_here"] = module
+    spec.loader.exec_module(module)
+    helpers: dict[str, object] = {"_os": os, "_sys": sys}
+    exec(_FUNCTION_STATE, helpers)  # noqa: S102 - the helpers as the guards hold them
+    genuine = helpers["_genuine"]
+    assert callable(genuine)
+    try:
+        yield module, lambda value: bool(genuine(value, (str(root),)))
+    finally:
+        del sys.modules["installed_here"]
+
+
+def test_an_installed_function_and_what_it_makes_are_genuine(
+    installed: tuple[types.ModuleType, Genuine],
+) -> None:
+    module, genuine = installed
+    assert genuine(module.plain)
+    assert genuine(module.wrapped)  # a closure over a genuine function
+    assert genuine(module.wrapping(module.plain))
+
+
+def test_code_made_on_the_spot_under_the_files_name_is_not(
+    installed: tuple[types.ModuleType, Genuine],
+) -> None:
+    module, genuine = installed
+    where = str(module.__file__)
+    # The same name, file and first line, other code, run in the module's own names.
+    made: dict[str, object] = {}
+    other = "\n\n\ndef plain(x):\n    return x + 2\n"
+    exec(compile(other, where, "exec"), vars(module), made)  # noqa: S102 - the attack
+    assert not genuine(made["plain"])
+    # The file's own text, compiled afresh into names of its own.
+    fresh: dict[str, object] = {}
+    exec(compile(Path(where).read_text(), where, "exec"), fresh)  # noqa: S102 - the attack
+    assert not genuine(fresh["plain"])
+
+
+def test_installed_code_given_other_names_or_cells_is_not(
+    installed: tuple[types.ModuleType, Genuine],
+) -> None:
+    module, genuine = installed
+    code = module.plain.__code__
+    assert not genuine(types.FunctionType(code, dict(vars(module))))
+
+    def stand_in(x: int) -> int:
+        return x
+
+    wrapper = module.wrapping(module.plain)
+    assert wrapper.__closure__ is not None
+    wrapper.__closure__[0].cell_contents = stand_in
+    assert not genuine(wrapper)
+    assert not genuine(stand_in)  # not under the root at all
+
+
+def _venv(where: Path) -> Path:
+    """A virtual environment that sees this one's packages (pytest): its own site-packages
+    is where a plugin is installed."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
+        check=True,
+    )
+    done = subprocess.run(
+        [str(where / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return Path(done.stdout.strip())
+
+
+#: A plugin that patches pytest as plugins do, in a function with an `assert` (pytest
+#: rewrites the asserts of the modules it loads as plugins).
+PATCHING_PLUGIN = """\
+import _pytest.python
+
+_run = _pytest.python.Function.runtest
+
+
+def runtest(self):
+    assert self is not None, "no item"
+    return _run(self)
+
+
+_pytest.python.Function.runtest = runtest
+"""
+
+
+@pytest.mark.parametrize("where", ["installed", "in the tree"])
+def test_a_plugins_patch_passes_only_where_installed(tmp_path: Path, where: str) -> None:
+    site = _venv(tmp_path / "venv")
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    guard = _PYTEST_PLUGIN.substitute(
+        state=textwrap.indent(_FUNCTION_STATE, "    "), tests="", seed="s", mark="'ab' 'cd'",
+        code=GUARD_EXIT,
+    )  # fmt: skip
+    (tree / "the_guard.py").write_text(guard)
+    (site if where == "installed" else tree / "tests").joinpath("patching.py").write_text(
+        PATCHING_PLUGIN
+    )
+    done = subprocess.run(
+        [str(tmp_path / "venv" / "bin" / "python"), "-m", "pytest", "-p", "the_guard", "-p",
+         "patching", "-p", "no:cacheprovider", "tests"],
+        cwd=tree, env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'tests'}"},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    if where == "installed":
+        assert done.returncode == 0, said
+        assert "1 passed" in said, said
+    else:
+        assert done.returncode == GUARD_EXIT, said
+        assert "abcd (at the end of the session): _pytest.python.Function.runtest" in said, said
+
+
+REPLACED_BEFORE_THE_GUARD = """\
+import sys
+import unittest.case
+
+case = unittest.case.TestCase
+real = case._callTestMethod.__code__
+# Made on the spot as unittest's own code, at its own line, before the guard is imported.
+source = "\\n" * (real.co_firstlineno - 1) + "def _callTestMethod(self, method):\\n    pass\\n"
+made = {}
+exec(compile(source, real.co_filename, "exec"), vars(unittest.case), made)
+if sys.argv[1] == "replaced":
+    case._callTestMethod = made["_callTestMethod"]
+import the_guard
+
+the_guard._guard(None, "at once")
+print("the guard let it by")
+"""
+
+
+@pytest.mark.parametrize("replaced", [True, False])
+def test_unittest_code_replaced_before_the_guard_looks_is_found(
+    tmp_path: Path, replaced: bool
+) -> None:
+    guard = _UNITTEST_GUARD.substitute(
+        state=textwrap.indent(_FUNCTION_STATE, "    "), mark="'ab' 'cd'", code=GUARD_EXIT
+    )
+    (tmp_path / "the_guard.py").write_text(guard)
+    (tmp_path / "run.py").write_text(REPLACED_BEFORE_THE_GUARD)
+    done = subprocess.run(
+        [sys.executable, "run.py", "replaced" if replaced else "kept"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    if replaced:
+        assert done.returncode == GUARD_EXIT, said
+        assert "abcd (at once): unittest.case.TestCase._callTestMethod" in said, said
+    else:
+        assert (done.returncode, done.stdout) == (0, "the guard let it by\n"), said
+
+
+#: A plugin loaded after the guard that makes the guard's own end-of-session check do
+#: nothing, in place.
+DISARMS_THE_GUARDS_LAST_LOOK = """\
+import sys
+
+for module in list(sys.modules.values()):
+    if hasattr(module, "_guarding") and hasattr(module, "pytest_sessionfinish"):
+        module.pytest_sessionfinish.__code__ = (lambda session, guard=None: None).__code__
+"""
+
+
+@pytest.mark.parametrize("disarmed", [True, False])
+def test_the_guards_own_functions_are_guarded_too(tmp_path: Path, disarmed: bool) -> None:
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    looks = 'def test_zz(guard=_guard):\n    guard("while test_zz ran")\n'
+    guard = _PYTEST_PLUGIN.substitute(
+        state=textwrap.indent(_FUNCTION_STATE, "    "), tests=looks, seed="s",
+        mark="'ab' 'cd'", code=GUARD_EXIT,
+    )  # fmt: skip
+    (tree / "the_guard.py").write_text(guard)
+    (tree / "disarming.py").write_text(DISARMS_THE_GUARDS_LAST_LOOK if disarmed else "")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "the_guard", "-p", "disarming", "-p",
+         "no:cacheprovider", "tests"],
+        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    if disarmed:
+        assert done.returncode == GUARD_EXIT, said
+        assert "abcd (while test_zz ran): the_guard.pytest_sessionfinish" in said, said
+    else:
+        assert done.returncode == 0 and "2 passed" in said, said
