@@ -746,14 +746,14 @@ def _install(
     return evidence
 
 
-#: What a best-effort install step says on stderr when it fell back
-#: (`assay.tools.python._best_effort`): `assay: <what then happens>`.
-_FALLBACK = re.compile(r"^assay: (.+)$", re.MULTILINE)
-
-
 def _fallback_said(done: Evidence) -> str | None:
-    """What a step that passed by falling back said, for its note."""
-    found = _FALLBACK.search(done.result.stderr.text) if done.result is not None else None
+    """What a best-effort install step that passed by falling back said on stderr
+    (`assay.tools.python.FELL_BACK`), for its note."""
+    if done.result is None:
+        return None
+    from assay.tools.python import FELL_BACK  # loaded by the install already
+
+    found = re.search(f"^{re.escape(FELL_BACK)}(.+)$", done.result.stderr.text, re.MULTILINE)
     return f"best effort: {found.group(1)}" if found else None
 
 

@@ -390,10 +390,15 @@ TY = ToolSpec(
 BUILD_WHEELHOUSE = ".venv/build-wheels"
 
 
+#: How a step that fell back says so, on a line of its stderr of its own: `FELL_BACK` and
+#: what then happened (`pipeline` puts it in the step's note).
+FELL_BACK = "assay: "
+
+
 def _best_effort(argv: tuple[str, ...], otherwise: str) -> tuple[str, ...]:
     """`argv` as a step whose failure does not stop the install: it says `otherwise` (what
     then happens) on stderr instead."""
-    return ("sh", "-c", '"$@" || echo "assay: $0" >&2', otherwise, *argv)
+    return ("sh", "-c", f'"$@" || echo "{FELL_BACK}$0" >&2', otherwise, *argv)
 
 
 #: A requirement pip fetches from a URL rather than the index: `git+https://...`,
@@ -409,7 +414,7 @@ def _or_without_direct_urls(argv: tuple[str, ...], pip: tuple[str, ...]) -> tupl
     kept = tuple(r for r in requirements if not _DIRECT_URL.search(r))
     if len(kept) == len(requirements) or not kept:
         return argv
-    script = f'"$@" || {{ echo "assay: $0" >&2; {shlex.join((*pip, *kept))}; }}'
+    script = f'"$@" || {{ echo "{FELL_BACK}$0" >&2; {shlex.join((*pip, *kept))}; }}'
     said = "a requirement named by URL did not install: installing the others"
     return ("sh", "-c", script, said, *argv)
 
