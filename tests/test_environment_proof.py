@@ -14,6 +14,7 @@ from assay.base_requirements import declared_in, parse_requirement
 from assay.environment_proof import (
     autoloaded_entry_points,
     launch_env,
+    plugins_named,
     prove_environments,
 )
 from assay.evidence import Check
@@ -81,6 +82,31 @@ def test_a_requirement_names_a_distribution_or_nothing(
     text: str, parsed: tuple[str, frozenset[str]] | None
 ) -> None:
     assert parse_requirement(text) == parsed
+
+
+def test_a_projects_own_entry_points_are_read_from_each_kind_of_manifest() -> None:
+    pyproject_toml = b"""
+[project]
+name = "pytest-calc"
+[project.entry-points.pytest11]
+calc = "pytest_calc.plugin"
+[tool.poetry.plugins."flake8.extension"]
+C9 = "calc_lint:Checker"
+"""
+    setup_cfg = b"[metadata]\nname = pytest-calc\n[options.entry_points]\npytest11 =\n\tcalc = pytest_calc\n"
+    setup_py = (
+        b"setup(name='pytest-calc', entry_points={'pytest11': ['calc = pytest_calc : plugin']})\n"
+    )
+    assert declared_in({"pyproject.toml": pyproject_toml}).entry_points == {
+        ("pytest11", "calc", "pytest_calc.plugin"),
+        ("flake8.extension", "C9", "calc_lint:Checker"),
+    }
+    assert declared_in({"setup.cfg": setup_cfg}).entry_points == {
+        ("pytest11", "calc", "pytest_calc")
+    }
+    assert declared_in({"setup.py": setup_py}).entry_points == {
+        ("pytest11", "calc", "pytest_calc:plugin")
+    }
 
 
 def test_entry_points_are_read_as_importlib_reads_them() -> None:
@@ -197,6 +223,38 @@ def test_an_honest_venv_is_proven_and_its_declared_plugin_named(tree: Path) -> N
     assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["PYTEST_PLUGINS"] == "pytest_tiny"
 
 
+def test_a_plugin_the_run_loads_by_name_is_not_named_again(tree: Path) -> None:
+    """`-p tiny` loads the entry point itself; older pytest (8.3) refuses the same module
+    named in `PYTEST_PLUGINS` too, as registered twice under two names."""
+    proof = prove_environments(tree, (PYTEST,), DECLARED)
+    assert proof.pytest_entry_points == (("tiny", "pytest_tiny"),), proof
+    for named in ({"tiny"}, {"pytest_tiny"}):
+        env = launch_env(proof, tree / "pycache", named)
+        assert "PYTEST_PLUGINS" not in env and env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert launch_env(proof, tree / "pycache", {"other"})["PYTEST_PLUGINS"] == "pytest_tiny"
+
+
+def test_the_plugins_a_run_names_are_read_from_its_words_and_its_configuration(
+    tmp_path: Path,
+) -> None:
+    write_dedented(
+        tmp_path,
+        {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p anyio -p no:trio -ra"\n'},
+    )
+    check = Check(
+        "pytest", Kind.TEST, (".venv/bin/python", "-m", "pytest", "-pxdist", "-p", "timeout"),
+        env={"PYTEST_ADDOPTS": "-p mock"}, tool="pytest",
+    )  # fmt: skip
+    lint = Check("ruff", Kind.LINT, ("ruff", "check", "-p", "nothing"), tool="ruff")
+    assert plugins_named(tmp_path, (check, lint)) == {
+        "anyio",
+        "no:trio",
+        "xdist",
+        "timeout",
+        "mock",
+    }
+
+
 def test_a_link_in_site_packages_is_not_followed_and_not_proven(tree: Path) -> None:
     (site(tree) / "helper.py").symlink_to(tree / "calc.py")
     assert problem_paths(tree) == [str((site(tree) / "helper.py").relative_to(tree))]
@@ -249,6 +307,34 @@ def test_metadata_in_the_working_directory_declaring_a_pytest_plugin_is_not_prov
     """`importlib.metadata` reads every directory on the import path, the working one too."""
     plant(tree, {"evil-1.0.dist-info/entry_points.txt": "[pytest11]\ntiny = evil\n"})
     assert problem_paths(tree) == ["evil-1.0.dist-info"]
+
+
+PLUGIN_PROJECT = declared_in(
+    {
+        "setup.cfg": b"[metadata]\nname = pytest-calc\n[options.entry_points]\npytest11 =\n  calc = pytest_calc\n"
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "entry_points", "proven"),
+    [
+        # What building the project writes into the tree: the plugin its base declares.
+        ("pytest_calc.egg-info", "[pytest11]\ncalc = pytest_calc\n", True),
+        ("pytest_calc-1.0.dist-info", "[pytest11]\ncalc = pytest_calc\n", True),
+        # Under the project's name, a plugin its base does not declare.
+        ("pytest_calc.egg-info", "[pytest11]\ncalc = pytest_calc\nmore = calc_helpers\n", False),
+        ("pytest_calc.egg-info", "[pytest11]\ncalc = calc_helpers\n", False),
+        # The declared plugin, under another project's name.
+        ("pytest_other.egg-info", "[pytest11]\ncalc = pytest_calc\n", False),
+    ],
+)
+def test_the_projects_own_metadata_in_the_tree_may_declare_only_its_declared_plugins(
+    tree: Path, metadata: str, entry_points: str, proven: bool
+) -> None:
+    plant(tree, {f"{metadata}/entry_points.txt": entry_points})
+    problems = problem_paths(tree, declared=PLUGIN_PROJECT)
+    assert (metadata not in problems) is proven, problems
 
 
 def test_node_modules_is_never_proven_and_blocks_only_the_checks_that_use_it(

@@ -55,6 +55,10 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: An entry point: (group, name, value).
+EntryPoint = tuple[str, str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class Declared:
     """What the base's manifests ask to be installed."""
@@ -65,6 +69,9 @@ class Declared:
     """Extras asked for, by normalised name (`pytest[testing]`)."""
     projects: frozenset[str] = frozenset()
     """The project's own names (pyproject's `project.name`, setup.cfg's or setup.py's `name`)."""
+    entry_points: frozenset[EntryPoint] = frozenset()
+    """The entry points the project itself declares (pyproject's `project.entry-points`,
+    Poetry's `plugins`, setup.cfg's `options.entry_points`, a literal in setup.py)."""
     read: tuple[str, ...] = ()
     """The manifests that were read."""
     problem: str | None = None
@@ -124,15 +131,16 @@ def declared_in(files: Mapping[str, bytes]) -> Declared:
     requirements: list[str] = []
     names: list[str] = []
     projects: list[str] = []
+    entry_points: set[EntryPoint] = set()
     for path, data in files.items():
         text = data.decode("utf-8", "replace")
         base = path.rsplit("/", 1)[-1]
         if base == "pyproject.toml":
-            requirements += _pyproject(text, names, projects)
+            requirements += _pyproject(text, names, projects, entry_points)
         elif base == "setup.cfg":
-            requirements += _setup_cfg(text, projects)
+            requirements += _setup_cfg(text, projects, entry_points)
         elif base == "setup.py":
-            requirements += _setup_py(text, projects)
+            requirements += _setup_py(text, projects, entry_points)
         elif base == "tox.ini":
             requirements += _tox(text)
         elif base in ("uv.lock", "poetry.lock", "pdm.lock", "pylock.toml"):
@@ -155,6 +163,7 @@ def declared_in(files: Mapping[str, bytes]) -> Declared:
         names=frozenset(normalise(n) for n in [*names, *projects]),
         extras={k: frozenset(v) for k, v in extras.items() if v},
         projects=frozenset(normalise(p) for p in projects),
+        entry_points=frozenset(entry_points),
         read=tuple(sorted(files)),
     )
 
@@ -177,20 +186,27 @@ def parse_requirement(text: str) -> tuple[str, frozenset[str]] | None:
 # --------------------------------------------------------------------------- manifests
 
 
-def _pyproject(text: str, names: list[str], projects: list[str]) -> list[str]:
+def _pyproject(
+    text: str, names: list[str], projects: list[str], entry_points: set[EntryPoint]
+) -> list[str]:
     data = _toml(text)
     found: list[str] = []
     project = _table(data.get("project"))
     if isinstance(name := project.get("name"), str):
         projects.append(name)
+    tool = _table(data.get("tool"))
+    poetry = _table(tool.get("poetry"))
+    for declaring in (project.get("entry-points"), poetry.get("plugins")):
+        for kind, points in _table(declaring).items():
+            for point, value in _table(points).items():
+                if isinstance(value, str):
+                    entry_points.add(entry_point(kind, point, value))
     found += _strings(project.get("dependencies"))
     for group in _table(project.get("optional-dependencies")).values():
         found += _strings(group)
     for group in _table(data.get("dependency-groups")).values():
         found += _strings(group)
     found += _strings(_table(data.get("build-system")).get("requires"))
-    tool = _table(data.get("tool"))
-    poetry = _table(tool.get("poetry"))
     if isinstance(name := poetry.get("name"), str):
         projects.append(name)
     names += [k for k in _table(poetry.get("dependencies")) if k.lower() != "python"]
@@ -203,12 +219,15 @@ def _pyproject(text: str, names: list[str], projects: list[str]) -> list[str]:
     return found
 
 
-def _setup_cfg(text: str, projects: list[str]) -> list[str]:
+def _setup_cfg(text: str, projects: list[str], entry_points: set[EntryPoint]) -> list[str]:
     parser = _ini(text)
     if parser is None:
         return []
     if parser.has_option("metadata", "name"):
         projects.append(parser.get("metadata", "name"))
+    if parser.has_section("options.entry_points"):
+        for group, lines in parser.items("options.entry_points"):
+            entry_points.update(_entry_point_lines(group, lines))
     found: list[str] = []
     for key in ("install_requires", "tests_require", "setup_requires"):
         if parser.has_option("options", key):
@@ -219,7 +238,7 @@ def _setup_cfg(text: str, projects: list[str]) -> list[str]:
     return found
 
 
-def _setup_py(text: str, projects: list[str]) -> list[str]:
+def _setup_py(text: str, projects: list[str], entry_points: set[EntryPoint]) -> list[str]:
     """Requirement strings in setup.py's requirement keywords, read with `ast` (never run):
     a literal list, or a name assigned a literal list at module level."""
     try:
@@ -245,7 +264,25 @@ def _setup_py(text: str, projects: list[str]) -> list[str]:
                     projects.append(value.value)
             elif keyword.arg in _SETUP_KEYWORDS:
                 found += _literal_strings(value)
+            elif keyword.arg == "entry_points" and isinstance(value, ast.Dict):
+                for group, lines in zip(value.keys, value.values, strict=True):
+                    if isinstance(group, ast.Constant) and isinstance(group.value, str):
+                        text_lines = "\n".join(_literal_strings(lines))
+                        entry_points.update(_entry_point_lines(group.value, text_lines))
     return found
+
+
+def entry_point(group: str, name: str, value: str) -> EntryPoint:
+    """An entry point as compared: its value without whitespace (`mod:obj [extra]`)."""
+    return group.strip(), name.strip(), "".join(value.split())
+
+
+def _entry_point_lines(group: str, text: str) -> Iterator[EntryPoint]:
+    """`name = value` lines, as setup.cfg and setup.py give a group's entry points."""
+    for line in text.splitlines():
+        name, eq, value = line.partition("=")
+        if eq and name.strip():
+            yield entry_point(group, name, value)
 
 
 def _literal_strings(node: ast.expr) -> Iterator[str]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.base_requirements import Declared, declared_by_base
+from assay.base_requirements import Declared, declared_by_base, entry_point, normalise
 from assay.install_records import (
     METADATA_MAX_BYTES,
     STARTUP_MODULES,
@@ -107,8 +107,9 @@ class EnvironmentProof:
     checked: tuple[str, ...] = ()
     """The environments looked at (`.venv`, `node_modules`), relative to the workspace."""
     problems: tuple[Problem, ...] = ()
-    pytest_plugins: tuple[str, ...] = ()
-    """Modules of the proven pytest plugins (`pytest11` entry points), to name explicitly."""
+    pytest_entry_points: tuple[tuple[str, str], ...] = ()
+    """The proven pytest plugins (`pytest11` entry points): (name, module), to load by
+    name explicitly."""
     more_problems: int = 0
     """Problems found beyond the `MAX_PROBLEMS` kept."""
     unproven: tuple[str, ...] = ()
@@ -119,6 +120,11 @@ class EnvironmentProof:
     @property
     def proven(self) -> bool:
         return not self.problems
+
+    @property
+    def pytest_plugins(self) -> tuple[str, ...]:
+        """The proven pytest plugins' modules."""
+        return tuple(dict.fromkeys(module for _, module in self.pytest_entry_points))
 
     def blocks(self, check: Check) -> bool:
         """Whether `check` would run in an environment that is not proven."""
@@ -190,22 +196,48 @@ def protect_environment(
     session.record = replace(session.record, environment=proof.to_dict())
     if (note := proof.note()) is not None:
         session.unproven = {c.name: f"{c.name}: {note}" for c in checks if proof.blocks(c)}
-    return launch_env(proof, session.reports / "pycache")
+    named = plugins_named(workspace.path, checks)
+    return launch_env(proof, session.reports / "pycache", named)
 
 
-def launch_env(proof: EnvironmentProof, pycache: Path) -> dict[str, str]:
+def launch_env(
+    proof: EnvironmentProof, pycache: Path, named: Collection[str] = ()
+) -> dict[str, str]:
     """Variables that keep runners on what was proven: byte-code is read and written
     under `pycache` (outside the workspace), never from a `__pycache__` nothing hashes;
     where the checks run from an in-tree virtualenv, pytest loads no plugin by itself,
     only the ones proven there, named (`PYTEST_PLUGINS`, which reaches pytest however it
-    is started). An interpreter outside the tree keeps its own plugins: they are the
-    host's, and the tree's directories on its import path are checked all the same."""
+    is started), but those the runs load themselves by name (`named`, `-p anyio`): older
+    pytest (8.3) refuses a module registered under two names. An interpreter outside
+    the tree keeps its own plugins: they are the host's, and the tree's directories on its
+    import path are checked all the same."""
     env = {"PYTHONPYCACHEPREFIX": str(pycache)}
     if proof.venvs:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        if proof.pytest_plugins:
-            env["PYTEST_PLUGINS"] = ",".join(proof.pytest_plugins)
+        loaded = {m for n, m in proof.pytest_entry_points if n in named or m in named}
+        if plugins := [m for m in proof.pytest_plugins if m not in loaded]:
+            env["PYTEST_PLUGINS"] = ",".join(plugins)
     return env
+
+
+def plugins_named(workspace: Path, checks: Sequence[Check]) -> set[str]:
+    """The plugins the pytest checks load by name (`-p NAME`), in their arguments, their
+    `PYTEST_ADDOPTS` or the `addopts` of the configuration pytest reads where they run."""
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import pytest_addopts
+
+    named: set[str] = set()
+    for check in checks:
+        if check.tool != "pytest":
+            continue
+        words = [*check.argv, *check.env.get("PYTEST_ADDOPTS", "").split()]
+        words += pytest_addopts(RepoFiles(str(workspace / check.cwd))) or ()
+        for at, word in enumerate(words):
+            if word == "-p" and at + 1 < len(words):
+                named.add(words[at + 1])
+            elif word.startswith("-p") and len(word) > 2 and not word.startswith("-p="):
+                named.add(word[2:])
+    return named
 
 
 def discard_linked_environments(
@@ -246,7 +278,7 @@ def prove_environments(
     found = _Findings()
     checked: list[str] = []
     venvs: list[str] = []
-    plugins: list[str] = []
+    plugins: list[tuple[str, str]] = []
     import_dirs: list[tuple[str, bool]] = []
     unproven: list[str] = []
     if any(_uses_python(c) for c in checks):
@@ -259,7 +291,7 @@ def prove_environments(
             import_dirs += [(d, True) for d in pth_dirs]
         import_dirs += _check_import_dirs(places, checks)
         for directory, at_startup in dict.fromkeys(import_dirs):
-            _scan_import_dir(places, directory, at_startup, found)
+            _scan_import_dir(places, directory, at_startup, declared, found)
         if found.problems:
             unproven.append("python")
     if any(_uses_node(c) for c in checks):
@@ -277,7 +309,7 @@ def prove_environments(
     return EnvironmentProof(
         checked=tuple(checked),
         problems=tuple(found.problems),
-        pytest_plugins=tuple(dict.fromkeys(plugins)),
+        pytest_entry_points=tuple(dict.fromkeys(plugins)),
         more_problems=found.dropped,
         unproven=tuple(unproven),
         venvs=tuple(venvs),
@@ -394,7 +426,7 @@ def _venv_state(places: _Places, rel: str) -> bool | str:
 
 def _prove_venv(
     places: _Places, venv: str, declared: Declared, found: _Findings
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[tuple[str, str]], list[str]]:
     """Prove one virtualenv; returns its proven pytest plugins and the directories its
     `.pth` files put on the import path inside the tree."""
     located = places.locate(venv)
@@ -423,7 +455,7 @@ def _prove_venv(
                 _unaccounted(site, path, kind, found)
     _unaccounted_bin(root, venv, owned, found)
     accepted = accepted_names(dists, declared)
-    plugins: list[str] = []
+    plugins: list[tuple[str, str]] = []
     for dist in dists:
         if not dist.verified:
             continue
@@ -438,7 +470,7 @@ def _prove_venv(
                 "base's manifests do not declare it, nor anything they require",
             )
             continue
-        plugins += [entry_point_module(v) for _, v in dist.entry_points.get("pytest11", ())]
+        plugins += [(n, entry_point_module(v)) for n, v in dist.entry_points.get("pytest11", ())]
     pth_dirs = [d for dist in dists if dist.verified for d in _pth_dirs(places, root, dist)]
     return plugins, pth_dirs
 
@@ -619,9 +651,13 @@ def _check_import_dirs(places: _Places, checks: Sequence[Check]) -> list[tuple[s
     return dirs
 
 
-def _scan_import_dir(places: _Places, directory: str, at_startup: bool, found: _Findings) -> None:
+def _scan_import_dir(
+    places: _Places, directory: str, at_startup: bool, declared: Declared, found: _Findings
+) -> None:
     """A tree directory on the import path holds no start-up module (if it is there at
-    start-up) and no metadata declaring entry points a runner loads by itself."""
+    start-up) and no metadata declaring entry points a runner loads by itself, but those
+    the base's manifests declare for the project itself: building a setuptools project
+    writes its `.egg-info` into the tree, and a pytest plugin's declares the plugin."""
     located = _tree_of(places, directory)
     if located is None:
         return
@@ -640,13 +676,26 @@ def _scan_import_dir(places: _Places, directory: str, at_startup: bool, found: _
         elif name.endswith((".dist-info", ".egg-info")):
             data = read_untrusted(root, f"{path}/entry_points.txt", limit=METADATA_MAX_BYTES)
             if isinstance(data, Refused) or (
-                isinstance(data, bytes) and autoloaded_entry_points(data)
+                isinstance(data, bytes)
+                and (loaded := autoloaded_entry_points(data))
+                and not _projects_own(name, loaded, declared)
             ):
                 found.add(
                     path,
                     "metadata on the import path declaring plugins a runner loads by itself, "
                     "or under the names of the plugins assay asks for",
                 )
+
+
+def _projects_own(
+    metadata: str, loaded: dict[str, list[tuple[str, str]]], declared: Declared
+) -> bool:
+    """Whether a metadata directory (`pytest_timeout.egg-info`,
+    `pytest_mock-3.14.0.dist-info`) is named for the project the base's manifests define,
+    and every entry point it has a runner load is one they declare for it."""
+    name = metadata.rsplit(".", 1)[0].split("-", 1)[0]
+    points = {entry_point(g, n, v) for g, listed in loaded.items() for n, v in listed}
+    return normalise(name) in declared.projects and points <= declared.entry_points
 
 
 def _tree_of(places: _Places, directory: str) -> tuple[Path, str] | None:
