@@ -65,6 +65,9 @@ def test_a_test_stopped_at_go_tests_own_timeout_is_a_hang(
     hung = "example.com/calc.TestSlow" if runner is RUNS_IN_CI else "example.com/calc"
     assert hung in report["note"], report["note"]
     assert "a hang, not a failure" in report["note"]
+    # What is shown of the output is what go test prints for a person, not its events.
+    assert "panic: test timed out after 2s" in check["reason"], check["reason"]
+    assert '"Action"' not in check["reason"], check["reason"]
 
 
 @pytest.mark.parametrize("runner", [RUNS_IN_CI, RUNS_IN_MAKE], ids=["go-test-json", "make"])

@@ -51,7 +51,7 @@ def classify(
         diagnostics=parsed.diagnostics,
         tests=parsed.tests,
         test_cases=parsed.test_cases,
-        reason=failure_reason(check, result, cause),
+        reason=failure_reason(check, result, cause, printed=parsed.printed),
         note=_with_refusal(note, parsed.report_refused),
         sandbox=sandbox,
     )
@@ -281,13 +281,18 @@ def last_error_line(text: str) -> str | None:
     return wrapper
 
 
-def failure_reason(check: Check, result: ProcessResult, cause: Cause) -> str:
-    """The text a reader needs first: the head for compilers, the tail for test runners."""
+def failure_reason(
+    check: Check, result: ProcessResult, cause: Cause, *, printed: str | None = None
+) -> str:
+    """The text a reader needs first: the head for compilers, the tail for test runners;
+    of the output as the tool would print it for a person (`printed`), where it wrote it
+    for a machine."""
     if cause is Cause.EXIT_ZERO:
         return ""
     if result.start_failure is not None:
         return result.start_error or result.start_failure.value
-    text = (result.stdout.text.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
+    out = result.stdout.text if printed is None else printed
+    text = (out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
     if len(text) <= REASON_MAX_CHARS:
         return text
     if check.kind is Kind.TEST:

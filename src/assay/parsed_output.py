@@ -60,3 +60,6 @@ class ParsedOutput:
     """Tests the runner itself stopped at its own per-test timeout (ctest's `***Timeout`):
     hangs, which say nothing about the code either way, so they are not failures. For a run
     assay stopped at its deadline, those its report shows started and never ended."""
+    printed: str | None = None
+    """What the tool wrote as a person reads it, where its output is machine-readable
+    (`go test -json`'s output events, decoded): a failure's reason is cut from this."""

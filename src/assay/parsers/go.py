@@ -82,6 +82,7 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     events = 0
     tested: set[str] = set()
     concluded: set[str] = set()
+    printed: list[str] = []
     for event in json_lines(result.stdout.text):
         action, package, test = (
             event.get("Action"),
@@ -91,6 +92,8 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         if not isinstance(action, str):
             continue
         events += 1
+        if action == "output":
+            printed.append(str(event.get("Output", "")))
         if not test:
             if action == "output":
                 package_output.setdefault(package, []).append(str(event.get("Output", "")))
@@ -108,9 +111,8 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             outcomes[key] = _ACTIONS[action]
             if isinstance(event.get("Elapsed"), int | float):
                 durations[key] = float(event["Elapsed"])
-    diagnostics = go_diagnostics(
-        result.stderr.text + "\n" + _non_json(result.stdout.text), result.cwd
-    )
+    plain = _non_json(result.stdout.text)
+    diagnostics = go_diagnostics(result.stderr.text + "\n" + plain, result.cwd)
     hung = () if diagnostics else _hung(started, outcomes, output, package_output)
     for key in hung:
         outcomes[key] = "error"
@@ -146,6 +148,7 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         readings=_readings(
             _result_expected(tested, result), concluded, failed_packages=package_failed
         ),
+        printed="".join(printed) + plain if events else None,
     )
 
 
