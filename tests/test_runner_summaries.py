@@ -155,3 +155,23 @@ def test_ctest(bad: bool, tmp_path: Path) -> None:
     ran = _ran(["ctest", "--test-dir", "build"], tmp_path)
     got = _judged(ran)
     assert got[:4] == _expected(8 if bad else 0, 1 if bad else 2, 1 if bad else 0), got
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_jest_run_twice_by_one_script_counts_both_runs(bad: bool, tmp_path: Path) -> None:
+    """vercel/ms's `pnpm test` is `jest --env node && jest --env edge`: each run closes
+    with its own `Tests:` line, and the check ran the tests of both."""
+    _needs("jest")
+    (tmp_path / "package.json").write_text(
+        '{"name": "twice", "jest": {"testEnvironment": "node"}}\n'
+    )
+    checks = "\n".join(f"test('adds {n}', () => expect({n} + 1).toBe({n + 1}));" for n in range(3))
+    (tmp_path / "adds.test.js").write_text(checks + "\n")
+    second = "expect(1).toBe(2)" if bad else "expect(1).toBe(1)"
+    (tmp_path / "second.test.js").write_text(f"test('second', () => {second});\n")
+    ran = _ran(["sh", "-c", "jest --ci adds && jest --ci"], tmp_path)
+    got = _judged(ran)
+    assert got[2:4] == ((6, 1) if bad else (7, 0)), got  # 3, then 3 and 1
+    assert got[:2] == (
+        (Verdict.FAIL, Cause.EXIT_NONZERO) if bad else (Verdict.PASS, Cause.EXIT_ZERO)
+    )

@@ -169,12 +169,30 @@ def _mocha_summary(text: str) -> dict[str, int]:
     }
 
 
+# jest's closing count, once per run: "Tests:       1 failed, 166 passed, 167 total".
+_JEST_TESTS = re.compile(r"^Tests: +(?P<said>.*?)\d+ total\s*$", re.MULTILINE)
+
+
+def _jest_runs(text: str) -> dict[str, int]:
+    """The counts of every jest run in `text`, added up: a script that runs jest twice
+    (`jest --env node && jest --env edge`) ran both runs' tests; {} for fewer than two."""
+    runs = list(_JEST_TESTS.finditer(text))
+    if len(runs) < 2:
+        return {}
+    counts: dict[str, int] = {}
+    for run in runs:
+        for number, word in _COUNT.findall(run["said"]):
+            key = _KEYS.get(word, word)
+            counts[key] = counts.get(key, 0) + int(number)
+    return counts
+
+
 def parse_counts(text: str) -> TestCounts | None:
     """The largest count of each outcome in the last lines of `text` (and in mocha's
-    summary, wherever it is), or None if none is named."""
+    summary and jest's runs added up, wherever they are), or None if none is named."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     seen = False
-    for key, number in _mocha_summary(text).items():
+    for key, number in (_mocha_summary(text) | _jest_runs(text)).items():
         counts[key] = max(counts[key], number)
         seen = True
     tail = text.splitlines()[-200:]
