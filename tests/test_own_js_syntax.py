@@ -6,13 +6,14 @@ place in its stack inside `node_modules/bundt`, read as drift (UNVERIFIED)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from assay.own_js_syntax import own_js_files, syntax_check
-from tests.cli import installed_and_verified
+from tests.cli import assay, assay_env, installed_and_verified
 from tests.repos import write
 
 #: A bundler as bundt behaves: what it cannot parse gives it nothing, and it then crashes
@@ -121,3 +122,34 @@ def test_javascript_a_compiler_transforms_first_is_not_nodes_to_judge(tmp_path: 
     assert syntax_check(root) is None
     (root / "package.json").write_text(json.dumps({"dependencies": {"left-pad": "^1"}}))
     assert syntax_check(root) is not None
+
+
+ADD = "export function add(a, b) {\n  return a + b;\n}\n\n"
+MOCHA_PROJECT = {
+    "package.json": json.dumps({"name": "q", "type": "module", "scripts": {"test": "mocha"}}),
+    "test/add.test.js": (
+        "import assert from 'node:assert';\nimport { add } from '../index.js';\n"
+        "it('adds', () => assert.equal(add(1, 2), 3));\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_syntax_error_a_runner_blames_on_the_test_is_found_in_the_code(
+    tmp_path: Path, broken: bool
+) -> None:
+    """mocha says `SyntaxError[ @test/add.test.js ]` for the module the test imports, and
+    its "Exception during run" read as a failure it did not explain: INDETERMINATE."""
+    assert shutil.which("mocha") is not None, "mocha is not installed (.ci/run installs it)"
+    tail = "export function bad( {\n  return 1;\n}\n" if broken else ""
+    repo = write(tmp_path / "repo", {**MOCHA_PROJECT, "index.js": ADD + tail})
+    done = assay("verify", "--json", str(repo), env=assay_env(ASSAY_CACHE_DIR=str(tmp_path / "c")))
+    report = json.loads(done.stdout)
+    if broken:
+        assert report["status"] == "FAILED", report["note"]
+        assert report["note"].startswith(
+            "the project's own code does not parse: index.js:6: SyntaxError"
+        ), report["note"]
+    else:
+        assert report["status"] == "VERIFIED", report["note"]
+        assert [c["name"] for c in report["checks"]] == ["npm-test"], report["checks"]

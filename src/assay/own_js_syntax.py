@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from assay.evidence import Check, Evidence
+from assay.evidence import Check, Diagnostic, Evidence
 from assay.filetree import DEFAULT_SKIP_DIRS, walk_files
 from assay.uninstalled_dependency import declared_node_packages
 from assay.verdict import Kind, Verdict
@@ -98,5 +98,8 @@ def syntax_verdict(ran: Evidence) -> Evidence | None:
     file, line, error = _FILE.search(output), _LINE.search(output), _ERROR.search(output)
     if file is None or error is None:
         return None
-    where = f"{file['path']}:{line['line']}" if line else file["path"]
-    return replace(ran, note=f"the project's own code does not parse: {where}: {error[0]}")
+    found = Diagnostic(
+        error[0], file=file["path"], line=int(line["line"]) if line else None, tool="node"
+    )
+    note = f"the project's own code does not parse: {found.place}: {found.message}"
+    return replace(ran, note=note, diagnostics=(found,))

@@ -519,6 +519,8 @@ class _Run:
             ran = "the reruns of failing tests"
         if installed is not None and _resolved_unlocked(installed):
             evidence = _drift_or_code(session, evidence, env, self.expires)
+        if _unplaced_syntax_error(session.root, evidence):
+            evidence = _syntax_located(session, evidence, env, self.expires)
         # Looked at once more: a rewrite while the last stage ran is one its verdict saw.
         self._put_back(session, ran, rewritten)
         return _SessionResult(
@@ -776,6 +778,32 @@ def _drift_or_code(
     (ran,) = session.run([check], env=env, expires=expires)
     failed = syntax_verdict(ran)
     return judged if failed is None else [failed, *evidence]
+
+
+def _unplaced_syntax_error(root: Path, evidence: Sequence[Evidence]) -> bool:
+    """Whether a check of a Node project that did not pass told of a syntax error without
+    placing it: mocha and ava blame the test file that imported the broken module, and
+    mocha's "Exception during run" read as a failure it did not explain."""
+    if not (root / "package.json").is_file():
+        return False  # the common case costs one stat
+    return any(
+        not e.passed and not e.diagnostics and "SyntaxError" in e.reason for e in evidence
+    )
+
+
+def _syntax_located(
+    session: Session, evidence: list[Evidence], env: dict[str, str], expires: float | None
+) -> list[Evidence]:
+    """`evidence` led by the project's own file that does not parse, when one does not
+    (`own_js_syntax`); as it was when every file parses, or one already leads."""
+    from assay.own_js_syntax import CHECK_NAME, syntax_check, syntax_verdict
+
+    check = syntax_check(session.root)
+    if check is None or any(e.check.name == CHECK_NAME for e in evidence):
+        return evidence
+    (ran,) = session.run([check], env=env, expires=expires)
+    failed = syntax_verdict(ran)
+    return evidence if failed is None else [failed, *evidence]
 
 
 def _resolved_unlocked(installed: Sequence[Evidence]) -> bool:
