@@ -35,6 +35,22 @@ def test_any_fail_is_failed_even_beside_inconclusive() -> None:
     assert "ruff failed" in report.note
 
 
+def test_a_hang_beside_a_failure_is_named_in_the_note_too() -> None:
+    """wcwidth's hung test was said nowhere but in its check's note: pylint had failed."""
+    hung = evidence_for(
+        Check(name="pytest", kind=Kind.TEST, argv=("x",)),
+        Cause.TIMEOUT,
+        note="pytest was killed at its deadline, while running tests/test_a.py::test_spin",
+    )
+    report = aggregate([hung, ev(Kind.LINT, Cause.EXIT_NONZERO, name="pylint")])
+    assert report.status is Status.FAILED
+    assert report.note.startswith("pylint failed"), report.note
+    assert report.note.endswith(
+        "Also inconclusive: pytest was killed at its deadline, while running "
+        "tests/test_a.py::test_spin."
+    ), report.note
+
+
 def test_a_failing_test_leads_the_note_before_a_linter_and_a_build_before_both() -> None:
     """semver's ruff failed on its docs; the test the change broke was said only as "Also"."""
     lint = ev(Kind.LINT, Cause.EXIT_NONZERO, name="ruff")

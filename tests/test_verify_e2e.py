@@ -289,6 +289,21 @@ def _python_broken(root: Path, how: str) -> Path:
     return root
 
 
+def test_a_hang_beside_a_failure_is_named_in_the_text_and_the_note(
+    tmp_path: Path, assay: Assay
+) -> None:
+    """A lint failure decides the run, and the hung test is said beside it: in the text
+    under its check, and in the note (wcwidth's hang was said only in the JSON's check)."""
+    repo = _python_broken(tmp_path / "repo", "hanging")
+    write(repo, {"fx.py": PY_CODE + "import os\n"})  # ruff: an unused import
+    done = assay("verify", str(repo), "--timeout", "3")
+    hung = "while running tests/test_fx.py::test_hangs"
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"  pytest: pytest was killed at its deadline, {hung}" in done.stdout, done.stdout
+    note = done.stdout.rsplit("note: ", 1)[-1]
+    assert note.startswith("ruff failed") and "Also inconclusive: pytest was killed" in note, note
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "status", "culprit", "cause"),

@@ -232,9 +232,13 @@ def _status(
             return Status.INDETERMINATE, _run_errors(run_errors)
         return Status.UNVERIFIED, _sentence(empty_note)
     failed = _with(checks, Verdict.FAIL)
-    if failed:
-        return Status.FAILED, _also(_explain(failed), run_errors)
     inconclusive = _with(checks, Verdict.INCONCLUSIVE)
+    if failed:
+        note = _explain(failed)
+        if inconclusive:
+            # A hang beside a failure is still news: the test that hung is named.
+            note += f" Also inconclusive: {_explain(inconclusive)}"
+        return Status.FAILED, _also(note, run_errors)
     if inconclusive:
         return Status.INDETERMINATE, _also(_explain(inconclusive), run_errors)
     if run_errors:

@@ -41,6 +41,9 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
         lines.append(f"  {name}: ... and {len(failed) - 5} more failed tests")
     if failed and any(c.message for c in failed):
         return lines
+    if evidence.verdict is Verdict.INCONCLUSIVE and evidence.note:
+        # Why no verdict (a hang names the test that hung): above the output's tail.
+        lines.append(f"  {name}: {relative(evidence, evidence.note)}")
     reason = relative(evidence, "\n".join(evidence.reason.strip().splitlines()[-15:]))
     if reason and reason not in shown:
         shown.add(reason)
