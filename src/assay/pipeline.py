@@ -786,9 +786,7 @@ def _unplaced_syntax_error(root: Path, evidence: Sequence[Evidence]) -> bool:
     mocha's "Exception during run" read as a failure it did not explain."""
     if not (root / "package.json").is_file():
         return False  # the common case costs one stat
-    return any(
-        not e.passed and not e.diagnostics and "SyntaxError" in e.reason for e in evidence
-    )
+    return any(not e.passed and not e.diagnostics and "SyntaxError" in e.reason for e in evidence)
 
 
 def _syntax_located(
