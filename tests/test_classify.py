@@ -110,3 +110,14 @@ def test_a_package_managers_error_line_is_the_one_quoted(output: str, quoted: st
     from assay.classify import last_error_line
 
     assert last_error_line(output) == quoted
+
+
+def test_the_reason_is_the_output_a_person_reads() -> None:
+    """Without colour codes, and where the tool wrote for a machine, as it prints it."""
+    coloured = result(1, out="\x1b[31mFAILED\x1b[0m tests/test_a.py::test_b\n")
+    assert classify(check(Kind.TEST), coloured, FAILED_TESTS).reason == (
+        "FAILED tests/test_a.py::test_b"
+    )
+    events = result(1, out='{"Action":"output","Output":"--- FAIL: TestA\\n"}\n')
+    printed = ParsedOutput(failure_recognized=True, printed="--- FAIL: TestA\n")
+    assert classify(check(Kind.TEST), events, printed).reason == "--- FAIL: TestA"

@@ -503,6 +503,32 @@ def test_cargo_test_text_sums_every_binary() -> None:
     assert [c.outcome for c in parsed.test_cases] == ["passed", "failed"]
 
 
+#: A `cargo test --message-format=json` run stopped at assay's deadline, as libtest left it
+#: (servo/rust-fnv with a loop in the hash): a warning, the build's end, one test passed and
+#: one that said, a minute in, that it still ran.
+CARGO_HUNG = (
+    '{"reason":"compiler-message","message":{"rendered":"warning: variable does not need '
+    'to be mutable\\n --> lib.rs:150:9\\n","level":"warning","message":"variable does not '
+    'need to be mutable","spans":[]}}\n'
+    '{"reason":"build-finished","success":true}\n\n'
+    "running 2 tests\ntest test::basic_tests ... ok\n"
+    "test test::fnv_hash_standalone has been running for over 60 seconds\n"
+)
+
+
+@pytest.mark.parametrize("stopped", [True, False])
+def test_a_cargo_test_stopped_at_the_deadline_names_the_test_still_running(stopped: bool) -> None:
+    ran = process_result(
+        ("cargo", "test"), cwd=CWD, exit_code=None, stdout=CARGO_HUNG, timed_out=stopped
+    )
+    parsed = parse_output(check("cargo", ("cargo", "test"), Kind.TEST), ran)
+    assert parsed.hung_tests == (("test::fnv_hash_standalone",) if stopped else ())
+    # What is shown of it is what cargo prints: the message rendered, no JSON.
+    assert parsed.printed is not None and '"reason"' not in parsed.printed
+    assert parsed.printed.startswith("warning: variable does not need to be mutable\n --> lib.rs")
+    assert parsed.printed.endswith("has been running for over 60 seconds\n")
+
+
 def test_cargo_doc_tests_are_listed_as_cases() -> None:
     text = (
         "test src/lib.rs - add (line 3) ... ok\n"

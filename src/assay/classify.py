@@ -285,14 +285,14 @@ def failure_reason(
     check: Check, result: ProcessResult, cause: Cause, *, printed: str | None = None
 ) -> str:
     """The text a reader needs first: the head for compilers, the tail for test runners;
-    of the output as the tool would print it for a person (`printed`), where it wrote it
-    for a machine."""
+    of the output as the tool would print it for a person (`printed`, where it wrote it
+    for a machine), without colour codes."""
     if cause is Cause.EXIT_ZERO:
         return ""
     if result.start_failure is not None:
         return result.start_error or result.start_failure.value
     out = result.stdout.text if printed is None else printed
-    text = (out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
+    text = strip_ansi(out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
     if len(text) <= REASON_MAX_CHARS:
         return text
     if check.kind is Kind.TEST:

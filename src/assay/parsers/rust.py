@@ -80,13 +80,23 @@ def _from_text(text: str, cwd: str) -> list[Diagnostic]:
     return diagnostics
 
 
+# libtest's word, once a test has run for a minute, that it still runs.
+_STILL_RUNNING = re.compile(
+    r"^test (?P<name>\S+) has been running for over \d+ seconds$", re.MULTILINE
+)
+
+
 def parse_cargo(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """`cargo build/check/clippy` (diagnostics) or `cargo test` (diagnostics and test results)."""
     diagnostics = rustc_diagnostics(result)
     errors = any(d.severity == "error" for d in diagnostics)
+    printed = _printed(result.stdout.text)
     if "test" not in check.argv[1:2]:
-        return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=errors)
-    tests, cases = cargo_test_results(combined(result))
+        return ParsedOutput(
+            diagnostics=tuple(diagnostics), failure_recognized=errors, printed=printed
+        )
+    text = combined(result)
+    tests, cases = cargo_test_results(text)
     return ParsedOutput(
         diagnostics=tuple(diagnostics),
         tests=tests,
@@ -94,7 +104,34 @@ def parse_cargo(check: Check, result: ProcessResult, report_dir: Path | None) ->
         failure_recognized=errors or (tests is not None and tests.any_failed),
         no_tests_reported=tests is not None and tests.executed == 0,
         readings=_readings(tests, cases, result),
+        hung_tests=_still_running(text, cases) if result.timed_out else (),
+        printed=printed,
     )
+
+
+def _still_running(text: str, cases: tuple[TestCase, ...]) -> tuple[str, ...]:
+    """The tests libtest said still ran, that never ended: those a run stopped at assay's
+    deadline hung in (libtest names no test that started, only one past a minute)."""
+    ended = {case.name for case in cases}
+    running = (m["name"] for m in _STILL_RUNNING.finditer(text) if m["name"] not in ended)
+    return tuple(dict.fromkeys(running))
+
+
+def _printed(stdout: str) -> str | None:
+    """cargo's output as it prints it for a person, where it wrote JSON messages
+    (`--message-format=json`): each compiler message as rendered, the rest as it is."""
+    lines: list[str] = []
+    messages = 0
+    for line in stdout.splitlines(keepends=True):
+        item = next(json_lines(line), None) if line.startswith("{") else None
+        if item is None:
+            lines.append(line)
+            continue
+        messages += 1
+        message = item.get("message")
+        if item.get("reason") == "compiler-message" and isinstance(message, dict):
+            lines.append(str(message.get("rendered") or ""))
+    return "".join(lines) if messages else None
 
 
 #: Flags that leave the harness no line per test to count: a dot per test, or the tests'
