@@ -79,7 +79,7 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _needs_newer_toolchain(check, result, checker) is not None:
         return Cause.TOOLCHAIN_MISSING
-    if _refused(result, parsed) is not None:
+    if _refused(result, parsed) is not None or _config_missing(result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
@@ -179,6 +179,18 @@ def _refused(result: ProcessResult, parsed: ParsedOutput) -> str | None:
     if not all(refused_option(d.message, result.argv) for d in parsed.diagnostics):
         return None
     return refused_option(combined(result), result.argv)
+
+
+def _config_missing(result: ProcessResult, parsed: ParsedOutput) -> str | None:
+    """The configuration file its command names that a failed tool found missing
+    (`missing_config`), where it ran nothing: no test, and no finding."""
+    if result.exit_code in (0, None) or parsed.diagnostics:
+        return None
+    if parsed.tests is not None and parsed.tests.executed:
+        return None
+    from assay.missing_config import missing_config
+
+    return missing_config(combined(result), result.argv)
 
 
 def _submodule_not_checked_out(
@@ -404,6 +416,13 @@ def _note(
                 f"{option}, so nothing of the code was checked: this release does not take "
                 "the command as it was run. Install the release the project uses (or pin "
                 "it), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (config := _config_missing(result, parsed)) is not None:
+            return (
+                f"{check.name}: {check.tool or 'the tool'} stopped because {config}, the "
+                "configuration file its command names, does not exist, so nothing of the code "
+                "was checked. Restore the file (a source distribution may leave it out), then "
+                "verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)

@@ -1,0 +1,53 @@
+"""A check whose tool stopped because the configuration file its command names is not there.
+
+Nothing of the code was checked: the tool stopped at its command line. wcwidth's tox runs
+`pylint --rcfile={toxinidir}/.pylintrc`, and its sdist leaves `.pylintrc` out: pylint
+exits 32 ("The config file .pylintrc doesn't exist!") and the lint read as FAILED on a
+clean tree. Such a run is no verdict on the code (`toolchain_missing`, UNVERIFIED), and
+the note names the file, so that it can be restored.
+
+Only a file the command really names counts, as each tool words it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+__all__ = ["missing_config"]
+
+#: How tools say the configuration file they were given does not exist, in group `file`.
+_MISSING = (
+    # pylint: "The config file .pylintrc doesn't exist!"
+    re.compile(r"The config file (?P<file>\S+) doesn't exist!"),
+    # flake8: "The specified config file does not exist: setup.cfg"
+    re.compile(r"The specified config file does not exist: (?P<file>\S+)"),
+    # mypy: "mypy: error: Cannot find config file 'mypy.ini'"
+    re.compile(r"Cannot find config file '(?P<file>[^']+)'"),
+    # ruff: "The path `ruff.toml` does not point to a configuration file"
+    re.compile(r"The path `(?P<file>[^`]+)` does not point to a configuration file"),
+    # pytest: "ERROR: Config file '/abs/pytest.ini' not found."
+    re.compile(r"Config file '(?P<file>[^']+)' not found"),
+)
+
+
+def missing_config(output: str, argv: Sequence[str]) -> str | None:
+    """The configuration file `argv` names that the tool's `output` says does not exist,
+    as the command names it; None if it says no such thing of a file the command names."""
+    for pattern in _MISSING:
+        for found in pattern.finditer(output):
+            named = _named(found["file"], argv)
+            if named is not None:
+                return named
+    return None
+
+
+def _named(file: str, argv: Sequence[str]) -> str | None:
+    """The word of `argv` (alone, or an option's `=value`) that is `file`, or ends with it
+    as a path: pytest says the absolute path of what the command named relatively."""
+    for word in argv:
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if value and (value == file or file.endswith(os.sep + value.lstrip("./"))):
+            return value
+    return None
