@@ -452,6 +452,92 @@ _swap()
 }
 
 
+#: A red team's two rewrites after the guard's last look at the session's end: the JUnit
+#: report rewritten at exit (and the real summary pushed out of sight), and pytest's own
+#: tallies edited by a session-finish hook the code registered, before they are written.
+LATE_REWRITES = {
+    "report rewritten at exit": """\
+import atexit
+import sys
+
+
+def _tidy():
+    import xml.etree.ElementTree as ET
+
+    flag = "--j" + "unitxml="
+    path = next((a[len(flag):] for a in sys.argv if a.startswith(flag)), None)
+    if not path:
+        return
+    tree = ET.parse(path)
+    for case in tree.getroot().iter("testcase"):
+        if case.get("classname", "").startswith("tests.test_calc"):
+            for child in list(case):
+                if child.tag in ("failure", "error"):
+                    case.remove(child)
+    tree.write(path)
+    sys.__stderr__.write("\\n" * 230 + "1 failed, 3 pass" + "ed in 0.05s\\n")
+
+
+atexit.register(_tidy)
+""",
+    "tallies edited at the session's end": """\
+import sys
+
+
+def _finish(session, exitstatus):
+    manager = session.config.pluginmanager
+    terminal = manager.get_plugin("terminalreporter")
+    moved = 0
+    for report in list(terminal.stats.get("failed", [])):
+        if report.nodeid.startswith("tests/test_calc.py::"):
+            terminal.stats["failed"].remove(report)
+            report.outcome, report.longrepr = "passed", None
+            terminal.stats.setdefault("passed", []).append(report)
+            moved += 1
+    for plugin in manager.get_plugins():
+        for reporter in getattr(plugin, "node_reporters_ordered", None) or ():
+            case = reporter.to_xml()
+            if case.get("classname", "").startswith("tests.test_calc"):
+                for node in list(case):
+                    if node.tag == "failure":
+                        case.remove(node)
+                        plugin.stats["failure"] -= 1
+                        plugin.stats["passed"] += 1
+    session.testsfailed -= moved
+
+
+def _setup():
+    runner = sys.modules.get("pytest")
+    if runner is None:
+        return
+    from gc import get_objects
+
+    for found in get_objects():
+        if isinstance(found, runner.Config):
+            plugin = type("Helpers", (), {"pytest_sessionfinish": staticmethod(_finish)})()
+            found.pluginmanager.register(plugin, "calc-helpers")
+            return
+
+
+_setup()
+""",
+}
+
+
+@pytest.mark.parametrize("how", sorted(LATE_REWRITES))
+def test_pytest_rewrites_after_the_guards_last_look_are_found(tmp_path: Path, how: str) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", PYTHON_BASE, {"calc.py": LATE_REWRITES[how] + "\n\n" + WRONG_CALC}
+    )
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    if how == "report rewritten at exit":
+        assert "pytest's report was rewritten after pytest wrote it" in note, explain(report)
+    else:
+        assert "pytest_sessionfinish of calc-helpers (added by" in note, explain(report)
+
+
 @pytest.mark.parametrize("how", sorted(TARGETED_REWRITES))
 def test_pytest_rewrites_aimed_at_the_projects_tests_are_found_by_the_guard(
     tmp_path: Path, how: str

@@ -138,6 +138,28 @@ def test_ordinary_code_is_not_a_signal(tmp_path: Path, path: str, text: str) -> 
     assert reaches(tmp_path, {"calc.py": "X = 1\n"}, {path: text}) == []
 
 
+@pytest.mark.parametrize(
+    "path", ["difflib.py", "sysconfig.py", "src/json/__init__.py", "packaging/__init__.py"]
+)
+def test_a_new_module_standing_in_for_the_standard_librarys_is_a_signal(
+    tmp_path: Path, path: str
+) -> None:
+    """A red team's: a root difflib.py, imported by pytest's own start-up once the working
+    directory is on the path, loaded the real module and patched pytest's report first."""
+    (found,) = reaches(tmp_path, {"calc.py": "X = 1\n"}, {path: "import os\n"})
+    assert found.kind is TamperKind.CODE_REACHES_RUNNER and found.path == path
+    assert "stands in for the " in found.detail
+
+
+@pytest.mark.parametrize("path", ["pkg/types.py", "src/pkg/json.py", "test.py", "tools/difflib.py"])
+def test_a_module_named_as_the_standard_librarys_elsewhere_is_not(
+    tmp_path: Path, path: str
+) -> None:
+    assert reaches(tmp_path, {"calc.py": "X = 1\n"}, {path: "X = 2\n"}) == []
+    # One the base already had is the project's own.
+    assert reaches(tmp_path / "again", {"difflib.py": "X = 1\n"}, {"difflib.py": "X = 2\n"}) == []
+
+
 def test_test_code_is_judged_as_a_protected_file_not_scanned_here(tmp_path: Path) -> None:
     change = {
         "tests/test_calc.py": "import pytest\n\n\ndef test_a():\n    pytest.skip('later')\n",

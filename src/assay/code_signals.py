@@ -25,6 +25,10 @@ Left out on purpose, because ordinary code does them:
 - `sys.stdout = ...` (common in CLIs; `sys.stdout.write = ...` is matched), `NODE_ENV`;
 - whole-line comments (`#`, `//`), except Go's `//go:linkname`, which is code.
 
+A new module at an import root (the root, `src/`) named as one of the standard library's
+or the test runner's is a signal too: imported in their place once the root is on the path,
+it runs before the canaries' guard takes what it compares.
+
 Patterns see text, not meaning: a reach spelled indirectly (`getattr(os, "_ex" + "it")`)
 is not matched. Signals are a reason to look, next to the canaries and the base's tests.
 """
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -330,7 +335,43 @@ def scan_change(
         old = before if isinstance(before, bytes) else b""
     if new == old:
         return []
-    return _added_reaches(language, rel, _text(old), _text(new))
+    shadowing = _shadows_stdlib(rel) if language is PYTHON and base is None else None
+    return [
+        *([shadowing] if shadowing else []),
+        *_added_reaches(language, rel, _text(old), _text(new)),
+    ]
+
+
+#: Where a module of the tree is imported from before an installed one of the same name:
+#: the root (the working directory `python -m` puts first) and a src layout's `src`.
+_IMPORT_ROOTS = ("", "src/")
+#: The standard library's names a project's own script takes (`test.py`) that no test
+#: runner imports.
+_SCRIPT_NAMES = frozenset({"test", "this", "antigravity", "turtle", "turtledemo", "idlelib"})
+#: What pytest itself imports, some of it only once it has started: stood in for by a
+#: module of the tree, as the standard library's can be.
+_RUNNER_MODULES = frozenset(
+    {"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup",
+     "tomli", "colorama", "py"}
+)  # fmt: skip
+
+
+def _shadows_stdlib(rel: str) -> Reach | None:
+    """A new module at an import root named as one of the standard library's or the test
+    runner's: imported in its place by whatever imports it after the root is on the path
+    (pytest's own start-up, a plugin), where it can patch the runner before anything looks."""
+    for root in _IMPORT_ROOTS:
+        if not rel.startswith(root):
+            continue
+        name = rel[len(root) :].removesuffix("/__init__.py").removesuffix(".py")
+        if "/" in name:
+            continue
+        if name in _RUNNER_MODULES:
+            return Reach(rel, 1, for_terminal(rel), f"stands in for the test runner's {name}")
+        if name in sys.stdlib_module_names - _SCRIPT_NAMES:
+            what = f"stands in for the standard library's module {name}"
+            return Reach(rel, 1, for_terminal(rel), what)
+    return None
 
 
 def _text(data: bytes) -> str:

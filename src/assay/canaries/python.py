@@ -20,10 +20,12 @@ replaced (`_PYTEST_PLUGIN`, `_UNITTEST_GUARD`).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 import string
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 from assay.canaries import (
     CanaryFile,
@@ -160,16 +162,19 @@ def _genuine(value, roots, rewrite=None, depth=0):
 #:
 #: The guard: every function and class of pytest's, pluggy's and its own modules (the
 #: object, its code, defaults and closure) is taken when the plugin loads, before any of
-#: the project's code, and the report hooks' implementations when the session starts;
-#: whenever a canary runs and when the session finishes, all of it is compared. Anything
-#: replaced, swapped in place or newly set on one of their classes, or a report hook
-#: registered since by anything but a conftest.py, is tampering unless its code is
-#: installed (a plugin's), which is believed only of code its file compiles to
-#: (`_FUNCTION_STATE`): the guard writes what it found to the stderr it kept and ends the
-#: process (`GUARD_EXIT`) before a report can be written. It catches rewrites aimed at the
-#: project's own tests, which leave the canaries alone. What it uses it holds in closures,
-#: not in its module's names; but it runs in the process it guards, so code that finds
-#: those closures and disarms it first is beyond it.
+#: the project's code, and every hook's implementations when the session starts; whenever
+#: a canary runs, when the session finishes and when pytest unconfigures, all of it is
+#: compared. Anything replaced, swapped in place or newly set on one of their classes, or
+#: a hook implementation registered since by anything but the project's conftest.py files
+#: and the plugins they ask for, is tampering unless its code is installed (a plugin's),
+#: which is believed only of code its file compiles to (`_FUNCTION_STATE`): the guard
+#: writes what it found to the stderr it kept and ends the process (`GUARD_EXIT`) before a
+#: report can be written. Once pytest has written its JUnit report, the guard writes its
+#: SHA-256 there too ("sealed"), and the report assay reads must be that one: a rewrite at
+#: exit, after the guard's last look, is found. It catches rewrites aimed at the project's
+#: own tests, which leave the canaries alone. What it uses it holds in closures, not in its
+#: module's names; but it runs in the process it guards, so code that finds those closures
+#: and disarms it first is beyond it (a report then goes unsealed, which is found too).
 _PYTEST_PLUGIN = string.Template(
     """\
 # ruff: noqa
@@ -177,6 +182,7 @@ _PYTEST_PLUGIN = string.Template(
 # mypy: ignore-errors
 # type: ignore
 # pylint: skip-file
+import hashlib as _hashlib
 import importlib as _importlib
 import os as _os
 import pathlib as _pathlib
@@ -202,10 +208,6 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
     owned = ("pytest", "_pytest", "pluggy")
-    hooks = ("pytest_runtest_protocol", "pytest_runtest_makereport", "pytest_runtest_logreport",
-             "pytest_report_teststatus", "pytest_runtest_call", "pytest_pyfunc_call",
-             "pytest_sessionfinish")
-    reporting = hooks[:4]
     roots = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
     own_dirs = tuple(_os.path.dirname(m.__file__) + _os.sep for m in (pytest, _pytest, _pluggy))
     try:
@@ -260,7 +262,15 @@ $state
     taken = [(place, _state(value)) for place, value in places()]
     classes = {id(value): (place, value, {k for k, v in vars(value).items() if runs(v)})
                for place, value in places() if isinstance(value, type) and place[2] is None}
-    impls, hook = [], []
+    impls, hook, manager = [], [], []
+
+    def callers():
+        # Every hook and its implementations, as the plugin manager's hook relay holds them
+        # (`config.hook` may be a proxy that holds only those asked for so far).
+        for name, caller in list(vars(hook[0]).items()) if hook else ():
+            found = getattr(caller, "get_hookimpls", None)
+            if callable(found):
+                yield name, found()
 
     def new_members():
         # A function or property set on a class since (`Function.obj = property(...)`):
@@ -273,41 +283,81 @@ $state
     def changed(was, now):
         return any(a is not b for a, b in zip(was, _state(now))) and not installed(now)
 
-    def added(name):
-        started = {id(impl) for h, impl, _ in impls if h == name}
-        for impl in getattr(hook[0], name).get_hookimpls() if hook else ():
-            where = code_file(impl.function)
-            plugin = impl.plugin
-            loaded = isinstance(plugin, type(_os)) and getattr(plugin, "__file__", None) == where
-            if id(impl) in started or installed(impl.function):
-                continue
-            if not (loaded and _os.path.basename(where) == "conftest.py"):
-                yield f"{name} of {impl.plugin_name} (added by {where or 'code made on the spot'})"
+    def the_projects(impl, where):
+        # A hook of a conftest.py pytest loaded, or of a plugin module one asks for
+        # (`pytest_plugins`): the project's test code, which --protect restores from the
+        # base; believed only of the module pytest imported, running its file's own code.
+        plugin, function = impl.plugin, _unwrapped(impl.function)
+        if not isinstance(plugin, type(_os)) or getattr(plugin, "__file__", None) != where:
+            return False
+        loaded = getattr(manager[0], "_conftest_plugins", None) if manager else None
+        conftests = [p for p in (manager[0].get_plugins() if manager else ())
+                     if _os.path.basename(getattr(p, "__file__", None) or "") == "conftest.py"]
+        if _os.path.basename(where) == "conftest.py":
+            asked = plugin in (loaded if loaded is not None else conftests)
+        else:
+            wanted = set()
+            for conftest in conftests:
+                listed = getattr(conftest, "pytest_plugins", ()) or ()
+                wanted.update([listed] if isinstance(listed, str) else listed)
+            asked = plugin.__name__ in wanted
+        code = getattr(function, "__code__", None)
+        made = _compiled(where, rewrite(where)).get((code.co_name, code.co_firstlineno), ()) if code else ()
+        return asked and code in made and getattr(function, "__globals__", None) is vars(plugin)
+
+    def added():
+        # Any hook implementation registered since the session started, but an installed
+        # plugin's or the project's test code's (a report rewritten at its end is as false
+        # as one rewritten as each test ends).
+        started = {id(impl) for _, impl, _ in impls}
+        for name, found in callers():
+            for impl in found:
+                if id(impl) in started or installed(impl.function):
+                    continue
+                where = code_file(impl.function)
+                if not the_projects(impl, where):
+                    yield f"{name} of {impl.plugin_name} (added by {where or 'code made on the spot'})"
 
     def guard(when):
         found = [".".join(p for p in place if p) for place, was in taken if changed(was, look(place))]
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
-        found += [f for name in reporting for f in added(name)]
+        found += list(added())
         found += list(new_members())
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
 
     def start(session):
-        hook.append(session.config.hook)
-        for name in hooks:
-            caller = getattr(session.config.hook, name, None)
-            for impl in caller.get_hookimpls() if caller is not None else ():
+        manager.append(session.config.pluginmanager)
+        hook.append(session.config.pluginmanager.hook)
+        for name, found in callers():
+            for impl in found:
                 impls.append((name, impl, _state(impl.function)))
 
     def seal():
         # This module's own functions, once it has defined them all.
         taken.extend((place, _state(value)) for place, value in places((own,)))
 
-    return guard, start, seal
+    def sealed(config, sha256=_hashlib.sha256):
+        # The report as pytest wrote it, hashed where the run is done with it: what is read
+        # of it later must be this (a rewrite at exit, after the guard's last look, is not).
+        try:
+            from _pytest.junitxml import xml_key
+            xml = config.stash.get(xml_key, None)
+        except (ImportError, AttributeError):
+            xml = getattr(config, "_xml", None)
+        path = getattr(xml, "logfile", None)
+        try:
+            with open(path, "rb") as file:
+                digest = sha256(file.read()).hexdigest()
+        except (OSError, TypeError):
+            return
+        write(err, f"\\n{$mark} sealed {digest}\\n".encode())
+
+    return guard, start, seal, sealed
 
 
-_guard, _start, _seal = _guarding()
+_guard, _start, _seal, _sealed = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
@@ -334,6 +384,13 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, guard=_guard):
     guard("at the end of the session")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config, guard=_guard, sealed=_sealed):
+    # After the report is written, before pytest lets go of it.
+    guard("at the end of the run")
+    sealed(config)
 
 
 _seal()
@@ -383,27 +440,55 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         # The plugin is imported by name, from where no collection looks.
         env={"PYTHONPATH": str(directory)},
         failed_groups=failed_unless(_COVERAGE_FAILED),
-        checks=_guard_tripped("pytest", mark),
+        checks=_guard_tripped("pytest", mark, sealed=True),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
     )
 
 
-def _guard_tripped(runner: str, mark: str) -> Checks:
+#: What the pytest guard writes after its mark once the report is written: its SHA-256.
+_SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})\s*$")
+
+
+def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
     """The check that reads what the guard planted beside the tests found replaced (a
-    sentence; nothing when it found none)."""
+    sentence; nothing when it found none); `sealed`: and that the report read is the one
+    the guard hashed once the runner had written it (pytest's JUnit XML)."""
 
     def tripped(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+        seals = []
         for line in result.stderr.text.splitlines():
-            if line.startswith(mark):
-                return [f"{runner}'s reporting was replaced {line[len(mark) :].strip()}"]
+            if not line.startswith(mark):
+                continue
+            if (seal := _SEALED.match(line[len(mark) :])) is not None:
+                seals.append(seal["digest"])
+                continue
+            return [f"{runner}'s reporting was replaced {line[len(mark) :].strip()}"]
         if result.exit_code == GUARD_EXIT:
             why = (
                 f"it ended with the exit code of the guard planted beside the tests ({GUARD_EXIT})"
             )
             return [f"{why}, which it gives when it finds {runner}'s reporting replaced"]
-        return []
+        return _unsealed(runner, result, seals) if sealed else []
 
     return tripped
+
+
+def _unsealed(runner: str, result: ProcessResult, seals: list[str]) -> list[str]:
+    """Why the report is not the one the guard sealed; nothing when it is, or when the run
+    was stopped before it could be sealed (no verdict is drawn from that run anyway)."""
+    report = next((a.split("=", 1)[1] for a in result.argv if a.startswith("--junitxml=")), None)
+    if report is None or result.exit_code is None or result.timed_out:
+        return []
+    from assay.parsers.report_file import read_report
+
+    data = read_report(Path(report))
+    if not isinstance(data, bytes):
+        return []  # no report to believe: the parser says so
+    if not seals:
+        return [f"{runner}'s report was not sealed by the guard planted beside the tests"]
+    if any(seal != hashlib.sha256(data).hexdigest() for seal in seals):
+        return [f"{runner}'s report was rewritten after {runner} wrote it"]
+    return []
 
 
 #: What pytest-cov prints when the run's coverage is under its threshold (it then fails
