@@ -138,32 +138,45 @@ _pytest.python.Function.runtest = runtest
 """
 
 
-@pytest.mark.parametrize("where", ["installed", "in the tree"])
-def test_a_plugins_patch_passes_only_where_installed(tmp_path: Path, where: str) -> None:
-    site = _venv(tmp_path / "venv")
-    tree = tmp_path / "tree"
+def _guarded_tree(tree: Path, tests: str = "") -> Path:
+    """A project with one passing test, and the pytest guard's plugin (`-p the_guard`) with
+    `tests` of its own, marked `abcd`."""
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
     guard = _PYTEST_PLUGIN.substitute(
-        state=textwrap.indent(_FUNCTION_STATE, "    "), tests="", seed="s", mark="'ab' 'cd'",
-        code=GUARD_EXIT,
+        state=textwrap.indent(_FUNCTION_STATE, "    "), tests=tests, seed="s",
+        mark="'ab' 'cd'", code=GUARD_EXIT,
     )  # fmt: skip
     (tree / "the_guard.py").write_text(guard)
+    return tree
+
+
+def _guarded_run(python: str, tree: Path, plugin: str, *path: Path) -> tuple[int, str]:
+    """pytest run by `python` in `tree` with the guard, then `plugin`, loaded: its exit
+    code and all it said."""
+    done = subprocess.run(
+        [python, "-m", "pytest", "-p", "the_guard", "-p", plugin, "-p", "no:cacheprovider",
+         "tests"],
+        cwd=tree, env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tree, *path)))},
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("where", ["installed", "in the tree"])
+def test_a_plugins_patch_passes_only_where_installed(tmp_path: Path, where: str) -> None:
+    site = _venv(tmp_path / "venv")
+    tree = _guarded_tree(tmp_path / "tree")
     (site if where == "installed" else tree / "tests").joinpath("patching.py").write_text(
         PATCHING_PLUGIN
     )
-    done = subprocess.run(
-        [str(tmp_path / "venv" / "bin" / "python"), "-m", "pytest", "-p", "the_guard", "-p",
-         "patching", "-p", "no:cacheprovider", "tests"],
-        cwd=tree, env={**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'tests'}"},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    said = done.stdout + done.stderr
+    python = str(tmp_path / "venv" / "bin" / "python")
+    returncode, said = _guarded_run(python, tree, "patching", tree / "tests")
     if where == "installed":
-        assert done.returncode == 0, said
+        assert returncode == 0, said
         assert "1 passed" in said, said
     else:
-        assert done.returncode == GUARD_EXIT, said
+        assert returncode == GUARD_EXIT, said
         assert "abcd (at the end of the session): _pytest.python.Function.runtest" in said, said
 
 
@@ -220,25 +233,12 @@ for module in list(sys.modules.values()):
 
 @pytest.mark.parametrize("disarmed", [True, False])
 def test_the_guards_own_functions_are_guarded_too(tmp_path: Path, disarmed: bool) -> None:
-    tree = tmp_path / "tree"
-    (tree / "tests").mkdir(parents=True)
-    (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
     looks = 'def test_zz(guard=_guard):\n    guard("while test_zz ran")\n'
-    guard = _PYTEST_PLUGIN.substitute(
-        state=textwrap.indent(_FUNCTION_STATE, "    "), tests=looks, seed="s",
-        mark="'ab' 'cd'", code=GUARD_EXIT,
-    )  # fmt: skip
-    (tree / "the_guard.py").write_text(guard)
+    tree = _guarded_tree(tmp_path / "tree", looks)
     (tree / "disarming.py").write_text(DISARMS_THE_GUARDS_LAST_LOOK if disarmed else "")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "the_guard", "-p", "disarming", "-p",
-         "no:cacheprovider", "tests"],
-        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    said = done.stdout + done.stderr
+    returncode, said = _guarded_run(sys.executable, tree, "disarming")
     if disarmed:
-        assert done.returncode == GUARD_EXIT, said
+        assert returncode == GUARD_EXIT, said
         assert "abcd (while test_zz ran): the_guard.pytest_sessionfinish" in said, said
     else:
-        assert done.returncode == 0 and "2 passed" in said, said
+        assert returncode == 0 and "2 passed" in said, said
