@@ -312,3 +312,13 @@ def test_an_error_line_that_introduces_the_error_is_quoted_with_it_and_its_place
         "src/cookie/parse.ts:34:28: Error: Build failed with 1 error: "
         "[PARSE_ERROR] Error: Unexpected token"
     )
+
+
+def test_a_summary_line_says_errors_apart_from_failures() -> None:
+    """A collection error is an error, as the JSON's counts say: not "1 failed"."""
+    from assay.report import summary_line
+
+    errored = ev(Kind.TEST, Cause.EXIT_NONZERO, TestCounts(passed=3, errors=1), name="pytest")
+    assert "(3 passed, 0 failed, 1 error, 0 skipped)" in summary_line(errored)
+    failed = ev(Kind.TEST, Cause.EXIT_NONZERO, TestCounts(passed=3, failed=2), name="pytest")
+    assert "(3 passed, 2 failed, 0 skipped)" in summary_line(failed)

@@ -88,7 +88,8 @@ def summary_line(evidence: Evidence) -> str:
     tests = ""
     if evidence.tests is not None:
         t = evidence.tests
-        tests = f" ({t.passed} passed, {t.failed + t.errors} failed, {t.skipped} skipped)"
+        errors = f", {t.errors} error{'s' if t.errors != 1 else ''}" if t.errors else ""
+        tests = f" ({t.passed} passed, {t.failed} failed{errors}, {t.skipped} skipped)"
     return (
         f"{evidence.verdict.value:<12} {evidence.check.kind.value:<9} {evidence.check.name}"
         f"{tests} [{evidence.cause.value}, {duration:.2f}s]"
