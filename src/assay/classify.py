@@ -419,10 +419,9 @@ def _note(
             )
         case Cause.TOOLCHAIN_MISSING if (config := _config_missing(result, parsed)) is not None:
             return (
-                f"{check.name}: {check.tool or 'the tool'} stopped because {config}, the "
-                "configuration file its command names, does not exist, so nothing of the code "
-                "was checked. Restore the file (a source distribution may leave it out), then "
-                "verify again."
+                f"{check.name} stopped because {config}, the configuration file its command "
+                "names, does not exist, so nothing of the code was checked. Restore the file "
+                "(a source distribution may leave it out), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)
