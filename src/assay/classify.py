@@ -13,7 +13,7 @@ from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Evidence, evidence_for
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
-from assay.parsers._text import combined, strip_ansi
+from assay.parsers._text import combined, strip_ansi, strip_colours
 from assay.parsers.crash import no_network, read_only_write
 from assay.process import ProcessResult, StartFailure
 from assay.tools import tool_spec
@@ -304,7 +304,7 @@ def failure_reason(
     if result.start_failure is not None:
         return result.start_error or result.start_failure.value
     out = result.stdout.text if printed is None else printed
-    text = strip_ansi(out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
+    text = strip_colours(out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
     if len(text) <= REASON_MAX_CHARS:
         return text
     if check.kind is Kind.TEST:

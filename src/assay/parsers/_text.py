@@ -20,6 +20,16 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+#: Select Graphic Rendition only: colour and weight, nothing a terminal does beyond them.
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def strip_colours(text: str) -> str:
+    """`text` without its colour codes; any other control sequence (a title, the clipboard)
+    is kept, to be shown escaped as the evidence it is."""
+    return _COLOURS.sub("", text)
+
+
 def combined(result: ProcessResult) -> str:
     """stdout then stderr, colour codes removed: where a text parser looks."""
     return strip_ansi(result.stdout.text + "\n" + result.stderr.text)
