@@ -709,6 +709,63 @@ def test_unittest_rewrites_aimed_at_the_projects_tests_are_found_by_the_guard(
     assert "unittest.case.TestCase._callTestMethod" in note, explain(report)
 
 
+#: A red team's: unittest's stream replaced by a filter that turns the project's own
+#: failures into passes, in the listing, the failure blocks and the summary alike, and
+#: leaves the canaries as planted. Only the counts the result held at exit disagree.
+FILTERS_UNITTEST_OUTPUT = """\
+import sys
+
+
+class _Tidy:
+    def __init__(self, raw):
+        self._raw, self._buf, self._skip, self._dropped = raw, "", False, 0
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+    def write(self, text):
+        self._buf += text
+        while "\\n" in self._buf:
+            line, self._buf = self._buf.split("\\n", 1)
+            self._line(line)
+        return len(text)
+
+    def _line(self, line):
+        if line.startswith(("FAIL: ", "ERROR: ")):
+            self._skip = "(tests.test_calc." in line
+            self._dropped += self._skip
+        elif line.startswith(("=" * 70, "-" * 70 + "\\n")) or line.startswith("Ran "):
+            self._skip = False if line.startswith("Ran ") else self._skip
+        if self._skip:
+            return
+        if "(tests.test_calc." in line and line.endswith(" ... FAIL"):
+            line = line[: -len("FAIL")] + "ok"
+        if line.startswith("FAILED (failures=") and self._dropped:
+            left = int(line[len("FAILED (failures="):].split(")")[0].split(",")[0]) - self._dropped
+            line = "FAILED (failures=%d)" % left
+        self._raw.write(line + "\\n")
+
+
+sys.stderr = _Tidy(sys.stderr)
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_unittest_output_rewritten_on_its_way_out_is_found_by_its_tally(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": FILTERS_UNITTEST_OUTPUT})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    assert "printed outcomes are not those its result held at exit" in note, explain(report)
+
+
 def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -447,30 +447,54 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
 
 #: What the pytest guard writes after its mark once the report is written: its SHA-256.
 _SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})\s*$")
+#: What the unittest guard writes after its mark at exit: ran, failed, errors, skipped.
+_TALLY = re.compile(r" tally (?P<counts>\d+ \d+ \d+ \d+)\s*$")
 
 
 def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
     """The check that reads what the guard planted beside the tests found replaced (a
-    sentence; nothing when it found none); `sealed`: and that the report read is the one
-    the guard hashed once the runner had written it (pytest's JUnit XML)."""
+    sentence; nothing when it found none); and that the report read is the one the guard
+    sealed once the runner had written it (`sealed`: pytest's JUnit XML), or that the
+    counts read are the ones the guard tallied at exit (unittest's, read from its words)."""
 
     def tripped(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
-        seals = []
+        seals, tallies = [], []
         for line in result.stderr.text.splitlines():
             if not line.startswith(mark):
                 continue
-            if (seal := _SEALED.match(line[len(mark) :])) is not None:
+            said = line[len(mark) :]
+            if (seal := _SEALED.match(said)) is not None:
                 seals.append(seal["digest"])
-                continue
-            return [f"{runner}'s reporting was replaced {line[len(mark) :].strip()}"]
+            elif (tally := _TALLY.match(said)) is not None:
+                tallies.append(tuple(int(n) for n in tally["counts"].split()))
+            else:
+                return [f"{runner}'s reporting was replaced {said.strip()}"]
         if result.exit_code == GUARD_EXIT:
             why = (
                 f"it ended with the exit code of the guard planted beside the tests ({GUARD_EXIT})"
             )
             return [f"{why}, which it gives when it finds {runner}'s reporting replaced"]
-        return _unsealed(runner, result, seals) if sealed else []
+        if sealed:
+            return _unsealed(runner, result, seals)
+        return _untallied(runner, result, parsed, tallies)
 
     return tripped
+
+
+def _untallied(
+    runner: str, result: ProcessResult, parsed: ParsedOutput, tallies: list[tuple[int, ...]]
+) -> list[str]:
+    """Why the counts read from the run's words are not the ones its result held at exit;
+    nothing when they are, or when there were none to read or the run was stopped."""
+    if result.exit_code is None or result.timed_out or parsed.tests is None:
+        return []
+    if not tallies:
+        return [f"{runner}'s outcomes were not tallied at exit by the guard planted beside them"]
+    # Not what ran: errors outside a test (a class's set-up) are counted in no test run.
+    said = (parsed.tests.failed, parsed.tests.errors, parsed.tests.skipped)
+    if any(tally[1:] != said for tally in tallies):
+        return [f"{runner}'s printed outcomes are not those its result held at exit"]
+    return []
 
 
 def _unsealed(runner: str, result: ProcessResult, seals: list[str]) -> list[str]:
@@ -541,6 +565,7 @@ _UNITTEST_FAIL_FAST = frozenset({"-f", "--failfast"})
 #: stderr the guard kept before the process ends (`GUARD_EXIT`), before a summary is printed.
 _UNITTEST_GUARD = string.Template(
     """\
+import atexit as _atexit
 import os as _os
 import sys as _sys
 import sysconfig as _sysconfig
@@ -553,6 +578,7 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
     stdlib = (_sysconfig.get_paths()["stdlib"] + _os.sep,)
+    results = []
 
 $state
 
@@ -588,10 +614,21 @@ $state
         result = getattr(getattr(test, "_outcome", None), "result", None)
         if result is not None and not unittests(type(result)):
             found.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
+        elif result is not None and not results:
+            results.append(result)
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
 
+    def tally():
+        # What the run's result holds at exit, said where its printed words cannot reach:
+        # ran, failed (unexpected successes too), errors, skipped, as its summary counts.
+        for result in results[:1]:
+            failed = len(result.failures) + len(getattr(result, "unexpectedSuccesses", ()))
+            counts = (result.testsRun, failed, len(result.errors), len(result.skipped))
+            write(err, f"\\n{$mark} tally {' '.join(map(str, counts))}\\n".encode())
+
+    _atexit.register(tally)
     return guard
 
 
