@@ -341,11 +341,15 @@ $state
     def sealed(config, sha256=_hashlib.sha256):
         # The report as pytest wrote it, hashed where the run is done with it: what is read
         # of it later must be this (a rewrite at exit, after the guard's last look, is not).
+        # Where pytest keeps its LogXML: `config.stash` (7+), `config._store` (6), `_xml`.
         try:
             from _pytest.junitxml import xml_key
-            xml = config.stash.get(xml_key, None)
-        except (ImportError, AttributeError):
-            xml = getattr(config, "_xml", None)
+        except ImportError:
+            xml_key = None
+        store = getattr(config, "stash", None)
+        store = getattr(config, "_store", None) if store is None else store
+        xml = store.get(xml_key, None) if xml_key is not None and store is not None else None
+        xml = xml or getattr(config, "_xml", None)
         path = getattr(xml, "logfile", None)
         try:
             with open(path, "rb") as file:
@@ -369,9 +373,14 @@ def pytest_sessionstart(session, start=_start):
 def pytest_collection_modifyitems(session, config, items):
     # After every other plugin has selected and ordered the run's tests.
     here = _pathlib.Path(__file__)
-    if any(getattr(item, "path", None) == here for item in items):
+    if any(str(getattr(item, "path", None) or item.fspath) == str(here) for item in items):
         return
-    ours = pytest.Module.from_parent(session, path=here).collect()
+    try:
+        ours = pytest.Module.from_parent(session, path=here).collect()
+    except TypeError:  # pytest 6 and older: a py.path, as `fspath`
+        import py
+
+        ours = pytest.Module.from_parent(session, fspath=py.path.local(str(here))).collect()
     # Between two files, where no module's fixtures are torn down early.
     File = getattr(pytest, "File", None) or _importlib.import_module("_pytest.nodes").File
     files = [item.getparent(File) for item in items]
