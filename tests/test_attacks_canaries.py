@@ -785,6 +785,52 @@ def test_unittest_honest_failure_is_failed(tmp_path: Path) -> None:
     _assert_no_canary_counted(test)
 
 
+#: pathspec's tests: one test's subtests each skipped (an optional backend missing), and
+#: one test whose subtests check `add` several times over, one of them erring when wrong.
+UNITTEST_SUBTESTS = """\
+import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_backends(self):
+        for backend in ("re2", "hyperscan"):
+            with self.subTest(backend):
+                self.skipTest(f"No module named {backend!r}")
+
+    def test_add(self):
+        for a, b in ((1, 1), (2, 3), (4, 5)):
+            with self.subTest(a=a, b=b):
+                self.assertEqual(add(a, b), a + b)
+        with self.subTest("as a key"):
+            self.assertEqual({5: "five"}[add(2, 3)], "five")
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "counts"),
+    [
+        ({"README.md": "calc\n"}, Status.VERIFIED, (2, 0, 0)),
+        ({"calc.py": WRONG_CALC}, Status.FAILED, (1, 1, 0)),  # 3 failing subtests, 1 erring
+    ],
+    ids=["honest", "wrong"],
+)
+def test_unittest_subtests_are_tallied_as_the_tests_they_belong_to(
+    tmp_path: Path, change: dict[str, str], status: Status, counts: tuple[int, int, int]
+) -> None:
+    # The summary counts each skipped or failing subtest; the listing, each test. The
+    # tally says both, so an honest run is not taken for a rewritten one.
+    base = {**UNITTEST_BASE, "tests/test_calc.py": UNITTEST_SUBTESTS}
+    repo = change_on_base(tmp_path / "repo", base, change)
+    report = verify_change(repo)
+    assert report.status is status, explain(report)
+    test = _test_check(report)
+    assert test.tests is not None, explain(report)
+    assert (test.tests.passed, test.tests.failed, test.tests.skipped) == counts, test.tests
+    _assert_no_canary_counted(test)
+
+
 # --------------------------------------------------------------------------- go
 
 GO_MOD = "module calc\n\ngo 1.19\n"

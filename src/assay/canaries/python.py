@@ -456,8 +456,10 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
 
 #: What the pytest guard writes after its mark once the report is written: its SHA-256.
 _SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})\s*$")
-#: What the unittest guard writes after its mark at exit: ran, failed, errors, skipped.
-_TALLY = re.compile(r" tally (?P<counts>\d+ \d+ \d+ \d+)\s*$")
+#: What the unittest guard writes after its mark at exit: ran; then failed, errors and
+#: skipped as unittest's summary counts them (each subtest), then as they are counted per
+#: test (what a listing and the failures' headers show).
+_TALLY = re.compile(r" tally (?P<counts>\d+(?: \d+){6})\s*$")
 
 
 def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
@@ -500,8 +502,12 @@ def _untallied(
     if not tallies:
         return [f"{runner}'s outcomes were not tallied at exit by the guard planted beside them"]
     # Not what ran: errors outside a test (a class's set-up) are counted in no test run.
+    # Each count as the summary or as the listing has it: which one the parser took
+    # depends on what was printed, and either says whether anything failed.
     said = (parsed.tests.failed, parsed.tests.errors, parsed.tests.skipped)
-    if any(tally[1:] != said for tally in tallies):
+    if any(
+        n not in (tally[1 + at], tally[4 + at]) for tally in tallies for at, n in enumerate(said)
+    ):
         return [f"{runner}'s printed outcomes are not those its result held at exit"]
     return []
 
@@ -629,12 +635,27 @@ $state
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
 
+    subtest = getattr(unittest.case, "_SubTest", ())
+
+    def tests(outcomes):
+        # Each test once: a subtest's outcome is its test's.
+        return {id(t.test_case if isinstance(t, subtest) else t) for t, *_ in outcomes}
+
     def tally():
         # What the run's result holds at exit, said where its printed words cannot reach:
-        # ran, failed (unexpected successes too), errors, skipped, as its summary counts.
+        # failed (unexpected successes too), errors and skipped as its summary counts them
+        # (each subtest), then as its listing does (each test, an expected failure skipped).
         for result in results[:1]:
-            failed = len(result.failures) + len(getattr(result, "unexpectedSuccesses", ()))
-            counts = (result.testsRun, failed, len(result.errors), len(result.skipped))
+            unexpected = len(getattr(result, "unexpectedSuccesses", ()))
+            skipped = len(result.skipped)
+            whole = sum(not isinstance(t, subtest) for t, *_ in result.skipped)
+            expected = len(getattr(result, "expectedFailures", ()))
+            failing = tests(result.failures)
+            counts = (
+                result.testsRun, len(result.failures) + unexpected, len(result.errors), skipped,
+                len(failing) + unexpected, len(tests(result.errors) - failing),
+                min(skipped, whole + expected),
+            )
             write(err, f"\\n{$mark} tally {' '.join(map(str, counts))}\\n".encode())
 
     _atexit.register(tally)
