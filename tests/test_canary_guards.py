@@ -9,6 +9,7 @@ a real pytest run with a real plugin patching pytest, and in a real unittest gua
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import subprocess
@@ -17,6 +18,7 @@ import textwrap
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,6 +109,31 @@ def test_installed_code_given_other_names_or_cells_is_not(
     assert not genuine(stand_in)  # not under the root at all
 
 
+@pytest.mark.parametrize("case", ["as pinned", "pinned to other bytes", "rewritten since"])
+def test_a_pinned_files_code_is_genuine_only_while_its_bytes_are_those_pinned(
+    tmp_path: Path, case: str
+) -> None:
+    # The project's own plugin module, in the workspace: under no installed root.
+    where = tmp_path / "pinned_here.py"
+    where.write_text(MODULE)
+    spec = importlib.util.spec_from_file_location("pinned_here", where)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["pinned_here"] = module
+    try:
+        spec.loader.exec_module(module)
+        helpers: dict[str, Any] = {"_os": os, "_sys": sys, "_hashlib": hashlib}
+        exec(_FUNCTION_STATE, helpers)  # noqa: S102 - the helpers as the guards hold them
+        pinned = MODULE if case != "pinned to other bytes" else MODULE + "# other\n"
+        helpers["_PINNED"][str(where)] = hashlib.sha256(pinned.encode()).hexdigest()
+        if case == "rewritten since":  # the same code, other bytes: a file changed under it
+            where.write_text(MODULE + "\n# rewritten\n")
+        genuine = helpers["_genuine"](module.wrapped, (str(tmp_path / "elsewhere"),))
+    finally:
+        del sys.modules["pinned_here"]
+    assert genuine is (case == "as pinned")
+
+
 def _venv(where: Path) -> Path:
     """A virtual environment that sees this one's packages (pytest): its own site-packages
     is where a plugin is installed."""
@@ -144,7 +171,7 @@ def _guarded_tree(tree: Path, tests: str = "") -> Path:
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
     guard = _PYTEST_PLUGIN.substitute(
-        state=textwrap.indent(_FUNCTION_STATE, "    "), tests=tests, seed="s",
+        state=textwrap.indent(_FUNCTION_STATE, "    "), pinned="{}", tests=tests, seed="s",
         mark="'ab' 'cd'", code=GUARD_EXIT,
     )  # fmt: skip
     (tree / "the_guard.py").write_text(guard)

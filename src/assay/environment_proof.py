@@ -196,6 +196,10 @@ def protect_environment(
     session.record = replace(session.record, environment=proof.to_dict())
     if (note := proof.note()) is not None:
         session.unproven = {c.name: f"{c.name}: {note}" for c in checks if proof.blocks(c)}
+    if base:
+        from assay.own_plugins import own_plugin_files
+
+        session.own_plugins = own_plugin_files(repository, base, workspace.path, declared)
     named = plugins_named(workspace.path, checks)
     return launch_env(proof, session.reports / "pycache", named)
 

@@ -75,6 +75,9 @@ class Session:
         self.unproven: dict[str, str] = {}
         """Checks not to start, by name, and why: the environment they would run in is not
         proven (`assay.environment_proof`); each comes back `inconclusive` / `start_failed`."""
+        self.own_plugins: dict[str, str] = {}
+        """The project's own pytest plugin files the canaries' guard may believe, with the
+        SHA-256 each must have (`assay.own_plugins`)."""
         self.record = RunRecord()
 
     @property
@@ -158,7 +161,7 @@ class Session:
         if workspace is None or not workspace.owned:
             why = "the checks run in the tree itself: canaries are written only into a copy"
             return {check.name: NotPlanted(why) for check in tests}
-        return {check.name: plant(check, workspace.path) for check in tests}
+        return {check.name: plant(check, workspace.path, self.own_plugins) for check in tests}
 
     def identify(self, checks: Sequence[Check]) -> list[CheckerId | None]:
         """Every check's tool, probed once (inside the sandbox where it is the project's

@@ -180,6 +180,9 @@ class PlantRequest:
     token: Callable[[], str] = new_token
     name: Callable[[], str] = neutral_name
     """A random name that reads like a project's own (`neutral_name`)."""
+    own_plugins: Mapping[str, str] = field(default_factory=dict)
+    """The project's own pytest plugin files a guard may believe, each with the SHA-256
+    its bytes must have (`assay.own_plugins`)."""
 
     @property
     def cwd(self) -> Path:
@@ -255,8 +258,11 @@ class NotPlanted:
         """Nothing was written."""
 
 
-def plant(check: Check, root: Path) -> Planted | NotPlanted:
+def plant(
+    check: Check, root: Path, own_plugins: Mapping[str, str] | None = None
+) -> Planted | NotPlanted:
     """Write the canaries for `check` into the workspace at `root`; never raises.
+    `own_plugins`: `PlantRequest.own_plugins`.
 
     The caller removes them (`Planted.remove`) once the check has ended."""
     from assay.tools import tool_spec
@@ -265,7 +271,7 @@ def plant(check: Check, root: Path) -> Planted | NotPlanted:
     if spec is None or spec.canary is None:
         return NotPlanted(f"assay has no canary tests for {check.tool or check.argv[:1]}")
     module, function = spec.canary
-    request = PlantRequest(check, Path(root).resolve())
+    request = PlantRequest(check, Path(root).resolve(), own_plugins=dict(own_plugins or {}))
     try:
         planter: Planter = getattr(importlib.import_module(f"assay.canaries.{module}"), function)
         decided = planter(request)

@@ -82,6 +82,9 @@ def _state(value):
 
 
 _COMPILED = {}
+#: Files of the workspace's believed as installed ones are, each with the SHA-256 its
+#: bytes must have (the project's own pytest plugins, as its base has them).
+_PINNED = {}
 
 
 def _byte_code(where, source):
@@ -111,7 +114,13 @@ def _compiled(where, rewrite):
         try:
             with open(where, "rb") as file:
                 source = file.read()
-            pending = [_byte_code(where, source)]
+            pinned = _PINNED.get(where)
+            if pinned is None:
+                pending = [_byte_code(where, source)]
+            elif _hashlib.sha256(source).hexdigest() == pinned:
+                pending = [compile(source, where, "exec", dont_inherit=True)]  # never its pyc
+            else:
+                raise ValueError("not the bytes believed")
             if rewrite is not None:
                 pending.append(rewrite(source, where))
         except Exception:
@@ -139,7 +148,7 @@ def _genuine(value, roots, rewrite=None, depth=0):
     found = _unwrapped(value)
     code = getattr(found, "__code__", None)
     where = getattr(code, "co_filename", None)
-    if not isinstance(where, str) or not where.startswith(roots) or depth > 4:
+    if not isinstance(where, str) or not (where.startswith(roots) or where in _PINNED) or depth > 4:
         return False
     names = getattr(found, "__globals__", None)
     module = _sys.modules.get(names.get("__name__")) if isinstance(names, dict) else None
@@ -226,6 +235,7 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
         return None if rewrite_asserts is None or where.startswith(own_dirs) else rewritten
 
 $state
+    _PINNED.update($pinned)
 
     def runs(value):
         return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
@@ -431,6 +441,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     mark = request.token()
     text = _PYTEST_PLUGIN.substitute(
         state=textwrap.indent(_FUNCTION_STATE, "    "),
+        pinned=repr(dict(request.own_plugins)),
         tests=tests,
         seed=request.token(),
         mark=_spelt_apart(mark),
@@ -581,6 +592,7 @@ _UNITTEST_FAIL_FAST = frozenset({"-f", "--failfast"})
 _UNITTEST_GUARD = string.Template(
     """\
 import atexit as _atexit
+import hashlib as _hashlib
 import os as _os
 import sys as _sys
 import sysconfig as _sysconfig
