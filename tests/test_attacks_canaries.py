@@ -565,6 +565,60 @@ def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Pa
     assert not [p for p in repo.rglob("*") if "canary" in p.name]
 
 
+#: A project's own test plugins, every way its tests may bring them: hooks in a conftest.py
+#: at the root and one in a subdirectory (loaded as collection reaches it, after the session
+#: started), a plugin module a conftest asks for, and an object a subdirectory's conftest
+#: registers with hooks of its own.
+OWN_TEST_PLUGINS = {
+    "conftest.py": """\
+        pytest_plugins = ["tests.helpers"]
+
+
+        def pytest_report_header(config):
+            return "calc"
+        """,
+    "tests/__init__.py": "",
+    "tests/helpers.py": """\
+        def pytest_runtest_setup(item):
+            item.user_properties.append(("helped", True))
+        """,
+    "tests/sub/__init__.py": "",
+    "tests/sub/conftest.py": """\
+        import pytest
+
+
+        class Timing:
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_makereport(self, item, call):
+                yield
+
+
+        def pytest_configure(config):
+            config.pluginmanager.register(Timing(), "calc-timing")
+
+
+        def pytest_collection_modifyitems(items):
+            items.sort(key=lambda item: item.name)
+        """,
+    "tests/sub/test_more.py": """\
+        from calc import add
+
+
+        def test_add_more():
+            assert add(1, 1) == 2
+        """,
+}
+
+
+def test_pytest_projects_own_test_plugins_are_verified(tmp_path: Path) -> None:
+    base = {**PYTHON_BASE, **OWN_TEST_PLUGINS}
+    repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+    test = _test_check(report)
+    assert test.tests is not None and test.tests.passed == 3, explain(report)
+
+
 def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"calc.py": WRONG_CALC})
     report = verify_change(repo)

@@ -295,25 +295,26 @@ $state
 
     def the_projects(impl, where):
         # A hook of a conftest.py pytest loaded, or of a plugin module one asks for
-        # (`pytest_plugins`): the project's test code, which --protect restores from the
-        # base; believed only of the module pytest imported, running its file's own code.
-        plugin, function = impl.plugin, _unwrapped(impl.function)
-        if not isinstance(plugin, type(_os)) or getattr(plugin, "__file__", None) != where:
-            return False
+        # (`pytest_plugins`), or of an object one registers with functions of its own: the
+        # project's test code, which --protect restores from the base; believed only of
+        # code running in the module pytest imported, as its file compiles it.
+        function = _unwrapped(impl.function)
+        plugins = list(manager[0].get_plugins()) if manager else []
         loaded = getattr(manager[0], "_conftest_plugins", None) if manager else None
-        conftests = [p for p in (manager[0].get_plugins() if manager else ())
-                     if _os.path.basename(getattr(p, "__file__", None) or "") == "conftest.py"]
-        if _os.path.basename(where) == "conftest.py":
-            asked = plugin in (loaded if loaded is not None else conftests)
-        else:
-            wanted = set()
-            for conftest in conftests:
-                listed = getattr(conftest, "pytest_plugins", ()) or ()
-                wanted.update([listed] if isinstance(listed, str) else listed)
-            asked = plugin.__name__ in wanted
+        conftests = list(loaded) if loaded is not None else [
+            p for p in plugins if _os.path.basename(getattr(p, "__file__", None) or "") == "conftest.py"]
+        wanted = set()
+        for conftest in conftests:
+            listed = getattr(conftest, "pytest_plugins", ()) or ()
+            wanted.update([listed] if isinstance(listed, str) else listed)
+        asked = [p for p in plugins if isinstance(p, type(_os)) and p.__name__ in wanted]
+        names = getattr(function, "__globals__", None)
+        home = [m for m in (*conftests, *asked) if getattr(m, "__dict__", None) is names]
+        if not home or getattr(home[0], "__file__", None) != where:
+            return False
         code = getattr(function, "__code__", None)
         made = _compiled(where, rewrite(where)).get((code.co_name, code.co_firstlineno), ()) if code else ()
-        return asked and code in made and getattr(function, "__globals__", None) is vars(plugin)
+        return code in made
 
     def added():
         # Any hook implementation registered since the session started, but an installed
