@@ -517,6 +517,11 @@ class _Run:
                 prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
+        if self.restore is not None:
+            from assay.protected_write import refused_protected_write
+
+            protected, root = self.restore.protected, session.root
+            evidence = [refused_protected_write(e, protected, root) for e in evidence]
         if installed is not None and _resolved_unlocked(installed):
             evidence = _drift_or_code(session, evidence, env, self.expires)
         if _unplaced_syntax_error(session.root, evidence):
