@@ -201,7 +201,31 @@ def protect_environment(
 
         session.own_plugins = own_plugin_files(repository, base, workspace.path, declared)
     named = plugins_named(workspace.path, checks)
+    _seed_byte_code(session, checks, session.reports / "pycache")
     return launch_env(proof, session.reports / "pycache", named)
+
+
+def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) -> None:
+    """The standard library's byte-code under `pycache`, for the interpreters the Python
+    checks run (`assay.stdlib_bytecode`): each binary, and the interpreter beside it."""
+    from assay.check_execution import locate
+    from assay.protected_workspace import sandbox_uid
+    from assay.stdlib_bytecode import seed_standard_libraries
+
+    workspace = session.workspace
+    if workspace is None:
+        return
+    binaries = {b for c in checks if _uses_python(c) and (b := locate(c, root=workspace.path))}
+    interpreters = {*binaries, *(os.path.join(os.path.dirname(b), "python3") for b in binaries)}
+    record = workspace.provisioned
+    untrusted = [workspace.path.resolve()]
+    if record is not None:
+        untrusted.append(Path(record.source).resolve())
+    uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+    pycache.mkdir(exist_ok=True)
+    if uid is not None:
+        os.chown(pycache, uid, uid)
+    seed_standard_libraries(pycache, sorted(interpreters), untrusted, uid)
 
 
 def launch_env(
