@@ -629,6 +629,8 @@ def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Pat
     _assert_no_canary_counted(test)
     # No fail-fast: the real tests all ran although one (and the canary) failed.
     assert test.result is not None and "-x" not in test.result.argv
+    # The guard's seal is in what the run wrote, not in the reason a person reads.
+    assert " sealed " in test.result.stderr.text and " sealed " not in test.reason, test.reason
 
 
 # --------------------------------------------------------------------------- unittest
@@ -836,6 +838,8 @@ def test_unittest_honest_failure_is_failed(tmp_path: Path) -> None:
     assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
+    assert test.result is not None and " tally " in test.result.stderr.text
+    assert " tally " not in test.reason, test.reason
     _assert_no_canary_counted(test)
 
 

@@ -161,6 +161,9 @@ class Planting:
     checks: Checks | None = None
     what: str = ""
     """What was planted, for the record ("a pytest plugin module .merge_order/key_limit.py ...")."""
+    mark: str = ""
+    """What each line a guard planted beside the tests writes starts with (its seal, its
+    tally): assay's words, left out of the output a person reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +342,8 @@ class Reading:
     as_reported: ParsedOutput | None = None
     """What was parsed, canaries and all: the run as it was, when the canaries show it
     was not what it says (classifying it without them would read as a contradiction)."""
+    mark: str = ""
+    """`Planting.mark`."""
 
     @property
     def classified(self) -> ParsedOutput:
@@ -346,7 +351,13 @@ class Reading:
         return self.as_reported if self.problems and self.as_reported else self.parsed
 
     def judged(self, result: ProcessResult) -> ProcessResult:
-        """`result` as classification judges it: with the exit code the canaries leave."""
+        """`result` as classification judges it: with the exit code the canaries leave,
+        and without the lines the guard beside them wrote."""
+        if self.mark and self.mark in result.stderr.text:
+            said = re.compile(rf"\n?^{re.escape(self.mark)}[^\n]*$", re.MULTILINE)
+            stderr = result.stderr
+            kept = replace(stderr, head=said.sub("", stderr.head), tail=said.sub("", stderr.tail))
+            result = replace(result, stderr=kept)
         if result.exit_code == self.exit_code:
             return result
         return replace(result, exit_code=self.exit_code)
@@ -395,7 +406,7 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
         entry["seen"] = seen[canary]
     if not result.started or result.timed_out or result.signal is not None:
         record["finding"] = "not judged: the run did not finish"
-        return Reading(_without(parsed, seen), result.exit_code, (), record)
+        return Reading(_without(parsed, seen), result.exit_code, (), record, mark=planting.mark)
     failed_groups = (planting.failed_groups or failed_run)(result)
     unexplained = failed_groups is None
     if failed_groups is None:
@@ -420,7 +431,9 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
             exit_code = 0  # the must-fail canary's failure, and nothing else
         stripped = replace(stripped, failure_recognized=residual)
     record["finding"] = _finding(problems, unreached, seen)
-    return Reading(stripped, exit_code, tuple(problems), record, as_reported=parsed)
+    return Reading(
+        stripped, exit_code, tuple(problems), record, as_reported=parsed, mark=planting.mark
+    )
 
 
 def _seen(canaries: Sequence[Canary], reported: Sequence[TestCase]) -> dict[Canary, list[str]]:

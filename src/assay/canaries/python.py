@@ -463,6 +463,7 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         failed_groups=failed_unless(_COVERAGE_FAILED),
         checks=_guard_tripped("pytest", mark, sealed=True),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
+        mark=mark,
     )
 
 
@@ -741,6 +742,7 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         edit_argv=edit,
         checks=_guard_tripped("unittest", mark),
         what=f"a unittest module {path}",
+        mark=mark,
     )
 
 
