@@ -111,3 +111,46 @@ def test_only_mypy_may_write_its_cache(typed: Path, tmp_path: Path) -> None:
     (cache,) = (state / MYPY_CACHES).iterdir()
     assert [p for p in cache.rglob("*") if p.is_file() and p.name not in MYPY_OWN_MARKERS]
     assert not list(cache.rglob("planted")), "a test wrote into mypy's warm cache"
+
+
+#: A mypy plugin of the project's own: it runs in mypy's process, where it could write
+#: entries into whatever cache mypy was given, for modules as a later tree will hold them.
+PLANTING_PLUGIN = """\
+import os
+
+from mypy.plugin import Plugin
+
+
+def plugin(version):
+    where = os.environ.get("MYPY_CACHE_DIR")
+    if where:
+        with open(os.path.join(where, "planted"), "w") as entry:
+            entry.write("{}")
+    return Plugin
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        (
+            "pyproject.toml",
+            "[tool.mypy]\nstrict = true\nfiles = ['pkg']\nplugins = ['planting.py']\n",
+        ),
+        ("mypy.ini", "[mypy]\nstrict = True\nfiles = pkg\nplugins = planting.py\n"),
+        ("setup.cfg", "[mypy]\nstrict = True\nfiles = pkg\nplugins = planting.py\n"),
+    ],
+)
+def test_mypy_with_plugins_gets_no_shared_cache(
+    typed: Path, tmp_path: Path, config: str, text: str
+) -> None:
+    files = {config: text, "planting.py": PLANTING_PLUGIN}
+    if config != "pyproject.toml":
+        files["pyproject.toml"] = ""
+    write(typed, files)
+    state = tmp_path / "state"
+    assert mypy_verdict(typed, state) is Verdict.PASS
+    planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
+    assert planted == []
+    checks = make_plan(typed, VerifyOptions()).checks
+    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip

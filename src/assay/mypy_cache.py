@@ -24,6 +24,11 @@ Why what is in it cannot decide a verdict wrongly:
   (a mypy plugin, which runs in mypy's process) gives it no power that editing its own
   configuration would not.
 - One directory per repository path, never shared between repositories.
+- Never where mypy loads plugins (`plugins` in its configuration). A plugin is code that
+  runs in mypy's process, where it can write the cache: entries for modules as a later
+  tree will hold them (mypy believes a module's entry whose content hash matches) would
+  let that later tree, plugin gone, pass the type check unchecked. Without plugins mypy
+  runs none of the project's code, and what it writes is its own.
 """
 
 from __future__ import annotations
@@ -60,7 +65,9 @@ def mypy_cache_for(
 ) -> Path | None:
     """The warm cache directory for the mypy checks of the repository at `root` (made
     now), or None: no mypy check, a run judged against a base, or `none` (which runs in
-    the tree, where mypy's own `.mypy_cache` is already warm)."""
+    the tree, where mypy's own `.mypy_cache` is already warm), or mypy loads plugins."""
+    if loads_plugins(root, type_checks(checks)):
+        return None
     return MYPY.directory_for(
         root, checks, sandbox=sandbox, judged_against_base=judged_against_base, state_dir=state_dir
     )
@@ -70,3 +77,62 @@ def with_mypy_cache(checks: Sequence[Check], directory: Path | None) -> list[Che
     """`checks`, each mypy check told to keep its cache in `directory` (unless its own
     variables say where)."""
     return MYPY.told(checks, directory)
+
+
+#: Where mypy reads its configuration from, in the order it looks: (file, section).
+_CONFIG_FILES = (
+    ("mypy.ini", "mypy"),
+    (".mypy.ini", "mypy"),
+    ("pyproject.toml", "tool.mypy"),
+    ("setup.cfg", "mypy"),
+)
+
+
+def loads_plugins(root: Path, checks: Sequence[Check]) -> bool:
+    """Whether mypy, as `checks` run it in the repository at `root`, may load plugins:
+    its configuration names some, or cannot be read (then it may)."""
+    from assay.discovery.files import RepoFiles, UnreadableFile
+
+    files = RepoFiles(str(root))
+    named = {_config_file(check) for check in checks} - {None}
+    places = [(n, "tool.mypy" if n.endswith(".toml") else "mypy") for n in named if n]
+    for path, section in places or _CONFIG_FILES:
+        try:
+            text = files.read_text(path)
+        except UnreadableFile:
+            return True
+        if text is not None and _names_plugins(text, path, section):
+            return True
+    return False
+
+
+def _config_file(check: Check) -> str | None:
+    """The configuration file a mypy command names (`--config-file X`)."""
+    argv = list(check.argv)
+    for at, word in enumerate(argv):
+        if word == "--config-file" and at + 1 < len(argv):
+            return os.path.normpath(os.path.join(check.cwd, argv[at + 1]))
+        if word.startswith("--config-file="):
+            return os.path.normpath(os.path.join(check.cwd, word.split("=", 1)[1]))
+    return None
+
+
+def _names_plugins(text: str, path: str, section: str) -> bool:
+    """Whether the configuration `text` (of `path`) names plugins in `section`, or is not
+    valid (then it may)."""
+    if path.endswith(".toml"):
+        import tomllib
+
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return True
+        tool = table.get("tool", {})
+        mypy = tool.get("mypy", {}) if isinstance(tool, dict) else None
+        return not isinstance(mypy, dict) or bool(mypy.get("plugins"))
+    from assay.discovery.text import load_ini
+
+    parser, error = load_ini(text, path)
+    if error:
+        return True
+    return parser.has_option(section, "plugins") and bool(parser.get(section, "plugins").strip())
