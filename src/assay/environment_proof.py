@@ -221,7 +221,7 @@ def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) ->
     untrusted = [workspace.path.resolve()]
     if record is not None:
         untrusted.append(Path(record.source).resolve())
-    uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+    uid = sandbox_uid(session.sandbox)
     pycache.mkdir(exist_ok=True)
     if uid is not None:
         os.chown(pycache, uid, uid)

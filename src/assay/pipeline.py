@@ -517,7 +517,7 @@ class _Run:
                 prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
-        if self.restore is not None:
+        if self.restore is not None and _locks_protected(session):
             from assay.protected_write import refused_protected_write
 
             protected, root = self.restore.protected, session.root
@@ -611,7 +611,7 @@ class _Run:
         from assay.protected_workspace import sandbox_uid
         from assay.tool_caches import hand_over
 
-        uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+        uid = sandbox_uid(session.sandbox)
         if self.mypy_cache is not None:
             try:
                 hand_over(self.mypy_cache, uid)
@@ -671,9 +671,17 @@ class _Run:
         done = restore_again(session.root, self.restore.base, self.restore.protected)
         if done.restored or done.removed:
             rewritten.append(Rewritten(ran, done.restored, done.removed))
-        uid = sandbox_uid(session.sandbox) if session.sandbox is not None else None
+        uid = sandbox_uid(session.sandbox)
         if uid is not None:
             lock_protected(session.root, self.restore.protected, uid)
+
+
+def _locks_protected(session: Session) -> bool:
+    """Whether the session's checks run as a uid of their own, against which protected
+    files are locked (`protected_workspace.lock_protected`)."""
+    from assay.protected_workspace import sandbox_uid
+
+    return sandbox_uid(session.sandbox) is not None
 
 
 def _mypy_cache(root: Path, the_plan: Plan, options: VerifyOptions) -> Path | None:

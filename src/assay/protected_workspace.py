@@ -165,9 +165,9 @@ def _lock_file(path: Path) -> bool:
     return True
 
 
-def sandbox_uid(sandbox: Sandbox) -> int | None:
+def sandbox_uid(sandbox: Sandbox | None) -> int | None:
     """The uid `sandbox` runs checks as when that is a uid of their own (not this
-    process's): the uid protected files are locked against. None otherwise."""
+    process's): the uid protected files are locked against. None otherwise (no sandbox)."""
     uid = getattr(sandbox, "uid", None)
     if os.geteuid() != 0 or not isinstance(uid, int) or isinstance(uid, bool) or uid <= 0:
         return None
