@@ -151,3 +151,28 @@ def test_where_the_base_pytest_configuration_keeps_its_tests(tmp_path: Path) -> 
     protected = protected_set(extra=patterns)
     assert protected.matches("checks/helpers/data.json")
     assert protected.matches("pkg/check_calc.py") and protected.matches("check_calc.py")
+
+
+@pytest.mark.parametrize(
+    ("testpaths", "tree"),
+    [
+        ("src tests", {"src/pkg/__init__.py": "", "tests/test_x.py": ""}),
+        ("pkg", {"pkg/__init__.py": "", "pkg/tests/test_x.py": ""}),
+        ("src/pkg", {"src/pkg/__init__.py": ""}),
+        (".", {"pkg/__init__.py": ""}),
+    ],
+)
+def test_a_testpaths_entry_that_holds_the_code_protects_only_its_tests(
+    tmp_path: Path, testpaths: str, tree: dict[str, str]
+) -> None:
+    """humanize's `testpaths = ["src", "tests"]` protected all of src/: the change's code
+    was put back to the base's before its tests ran, and a wrong value was VERIFIED."""
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import pytest_test_files
+
+    write(tmp_path, {"pytest.ini": f"[pytest]\ntestpaths = {testpaths}\n", **tree})
+    protected = protected_set(extra=pytest_test_files(RepoFiles(str(tmp_path))))
+    for code in ("src/pkg/number.py", "pkg/number.py", "pkg/_version.py"):
+        assert not protected.matches(code), code
+    for test in ("pkg/tests/test_x.py", "src/pkg/test_number.py", "tests/helpers.py"):
+        assert protected.matches(test), test

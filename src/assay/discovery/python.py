@@ -283,16 +283,36 @@ def pytest_setting(files: RepoFiles, key: str) -> tuple[str, ...] | None:
 def pytest_test_files(files: RepoFiles) -> tuple[str, ...]:
     """Where the configuration pytest reads at the root says its tests are, as patterns of
     `assay.protect`: each of `testpaths` whole (`checks/**`), and each `python_files`
-    pattern anywhere (`**/check_*.py`). A suite kept under names of its own is the suite."""
+    pattern anywhere (`**/check_*.py`). A suite kept under names of its own is the suite.
+
+    But not a `testpaths` entry that holds the project's code (`src`, the package itself
+    with its tests inside, the root): protected whole, the change's code would be put back
+    to the base's before its tests ran, and a wrong value pass. There the test files are
+    protected by their names, as everywhere (`test_*.py`, `tests/`, `conftest.py`, the
+    `python_files` patterns)."""
     places = [
         f"{path.strip('/')}/**"
         for path in pytest_setting(files, "testpaths") or ()
-        if path.strip("/") and not path.startswith("/") and ".." not in path.split("/")
+        if path.strip("/")
+        and not path.startswith("/")
+        and ".." not in path.split("/")
+        and not _holds_code(files, path.strip("/"))
     ]
     names = [
         f"**/{name}" for name in pytest_setting(files, "python_files") or () if "/" not in name
     ]
     return tuple(dict.fromkeys((*places, *names)))
+
+
+def _holds_code(files: RepoFiles, path: str) -> bool:
+    """Whether the directory `path` is, or lies inside, where the project keeps its code:
+    the root, `src`, or a package at the root whose name does not say tests."""
+    top = posixpath.normpath(path).split("/")[0]
+    if top in (".", "src"):
+        return True
+    if top in TEST_DIRS or "test" in top.lower():
+        return False
+    return files.is_dir(top) and "__init__.py" in files.list_dir(top)
 
 
 def _pyproject_setting(text: str, key: str) -> tuple[str, ...] | None:
