@@ -20,6 +20,7 @@ the sandbox and the environments it links: they are cached under those
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -169,6 +170,9 @@ def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotE
 
 #: The plan's test checks for a workspace root.
 TestChecks = Callable[[Path], Sequence[Check]]
+#: Builds the environment the base's tests run in, in its session (the install steps of
+#: `--install`); returns the variables its checks run with, raises when it could not.
+Prepare = Callable[[Any], Mapping[str, str]]
 
 
 def base_tests(
@@ -182,14 +186,17 @@ def base_tests(
     expires: float | None = None,
     cache_dir: str | None = None,
     use_cache: bool = True,
+    prepare: Prepare | None = None,
 ) -> BaseTests:
     """Run the base's test checks at `base` (a commit of the repository at `root`) and
     hold them against the change's evidence `change`.
 
     `test_checks` plans the base's test checks for the base's workspace; `cache_dir`:
     the verdict cache's directory (None: the default), whose `base-tests` store remembers
-    the base's outcomes unless `use_cache` is False. Never raises: what goes wrong is
-    `unavailable`, with the reason."""
+    the base's outcomes unless `use_cache` is False; `prepare`: builds the base's own
+    environment first (`--install`: the change's tests ran in one built from the base's
+    manifests, and so must the base's, or their tests differ by what is installed). Never
+    raises: what goes wrong is `unavailable`, with the reason."""
     started = time.monotonic()
     try:
         checks, cached = _base_checks(
@@ -200,6 +207,7 @@ def base_tests(
             tool_paths=tool_paths,
             expires=expires,
             store=_store_at(cache_dir) if use_cache else None,
+            prepare=prepare,
         )
     except Exception as exc:  # the base could not be run: say why, compare nothing
         return BaseTests(
@@ -233,6 +241,7 @@ def _base_checks(
     tool_paths: Sequence[str],
     expires: float | None,
     store: Path | None,
+    prepare: Prepare | None = None,
 ) -> tuple[tuple[BaseCheck, ...], bool]:
     """The base's test checks as they ran at the base (or as the cache remembers them)."""
     from assay.session import open_session
@@ -242,6 +251,8 @@ def _base_checks(
     with open_session(backend, root, tool_paths=tool_paths, commit=base) as session:
         if session.refusal is not None:
             raise RuntimeError(session.refusal.reason)
+        if prepare is not None:
+            return _installed_base_checks(session, test_checks, tool_paths, expires, store, prepare)
         checks = tuple(c for c in test_checks(session.root) if c.kind is Kind.TEST)
         if not checks:
             return (), False
@@ -256,6 +267,53 @@ def _base_checks(
             # Only outcomes a rerun would repeat: never a timeout or a missing tool.
             _store(store, key, found)
         return found, False
+
+
+def _installed_base_checks(
+    session: Any,
+    test_checks: TestChecks,
+    tool_paths: Sequence[str],
+    expires: float | None,
+    store: Path | None,
+    prepare: Prepare,
+) -> tuple[tuple[BaseCheck, ...], bool]:
+    """The base's test checks run in an environment `prepare` builds in its workspace,
+    remembered under the base's tree and the toolchains that build it (looked up before
+    building it: a fresh environment is never the same files twice)."""
+    key = _installed_key(session, tool_paths) if store is not None else None
+    remembered = _cached(store, key)
+    if remembered is not None:
+        return remembered, True
+    env = prepare(session)
+    checks = tuple(c for c in test_checks(session.root) if c.kind is Kind.TEST)
+    if not checks:
+        return (), False
+    evidence = session.run(checks, env=dict(env), expires=expires)
+    found = tuple(BaseCheck.of(e) for e in evidence)
+    if all(c.verdict in ("pass", "fail") for c in found):
+        _store(store, key, found)
+    return found, False
+
+
+def _installed_key(session: Any, tool_paths: Sequence[str]) -> str | None:
+    """What the base's outcomes in an environment of its own depend on: the commit's
+    tree, the toolchains shown to its install and the sandbox; None when the tree cannot
+    be named."""
+    workspace = session.workspace
+    if workspace is None or workspace.base_commit is None:
+        return None
+    from assay.cache import CacheError, workspace_digest
+    from assay.probe_record import fingerprint
+
+    try:
+        digest = workspace_digest(workspace.path)
+        tools = {path: fingerprint(path) for path in sorted(tool_paths)}
+    except (CacheError, OSError):
+        return None
+    material = json.dumps(
+        [BASE_CACHE_SCHEMA, "installed", digest, tools, session.name], sort_keys=True, default=str
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
 
 
 def _store_at(cache_dir: str | None) -> Path:

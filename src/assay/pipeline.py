@@ -23,6 +23,7 @@ and never a pass.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -375,7 +376,30 @@ def _base_tests(
         expires=expires,
         cache_dir=options.cache_dir,
         use_cache=options.use_cache,
+        prepare=functools.partial(_install_at_base, root, options) if options.install else None,
     ).to_dict()
+
+
+def _install_at_base(root: Path, options: VerifyOptions, session: Session) -> dict[str, str]:
+    """The base's environment built in its workspace as the change's was (`--install`):
+    its variables, or `RuntimeError` naming the step that did not succeed."""
+    from assay.tools import dependency_caches
+
+    why = _discard_environments(session, protect=options.protect)
+    env = dependency_caches(session.root)
+    manager = _package_manager(session.root, options)
+    steps = _install(
+        session,
+        env,
+        why=why,
+        commands=options.install_commands,
+        dated_from=root,
+        package_manager=manager,
+    )
+    failed = next((e for e in steps if not e.passed), None)
+    if failed is not None:
+        raise RuntimeError(f"its install step {failed.check.name} did not succeed ({failed.cause})")
+    return env
 
 
 def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
