@@ -159,6 +159,7 @@ def test_where_the_base_pytest_configuration_keeps_its_tests(tmp_path: Path) -> 
         ("src tests", {"src/pkg/__init__.py": "", "tests/test_x.py": ""}),
         ("pkg", {"pkg/__init__.py": "", "pkg/tests/test_x.py": ""}),
         ("src/pkg", {"src/pkg/__init__.py": ""}),
+        ("pytest_pkg", {"pytest_pkg/__init__.py": "", "pytest_pkg/tests/test_x.py": ""}),
         (".", {"pkg/__init__.py": ""}),
     ],
 )
@@ -172,7 +173,20 @@ def test_a_testpaths_entry_that_holds_the_code_protects_only_its_tests(
 
     write(tmp_path, {"pytest.ini": f"[pytest]\ntestpaths = {testpaths}\n", **tree})
     protected = protected_set(extra=pytest_test_files(RepoFiles(str(tmp_path))))
-    for code in ("src/pkg/number.py", "pkg/number.py", "pkg/_version.py"):
+    for code in ("src/pkg/number.py", "pkg/number.py", "pkg/_version.py", "pytest_pkg/plugin.py"):
         assert not protected.matches(code), code
     for test in ("pkg/tests/test_x.py", "src/pkg/test_number.py", "tests/helpers.py"):
         assert protected.matches(test), test
+
+
+@pytest.mark.parametrize("testpaths", ["testing", "unit_tests", "tests/unit", "checks"])
+def test_a_testpaths_entry_of_tests_only_is_protected_whole(tmp_path: Path, testpaths: str) -> None:
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.python import pytest_test_files
+
+    top = testpaths.split("/")[0]
+    write(
+        tmp_path, {"pytest.ini": f"[pytest]\ntestpaths = {testpaths}\n", f"{top}/__init__.py": ""}
+    )
+    protected = protected_set(extra=pytest_test_files(RepoFiles(str(tmp_path))))
+    assert protected.matches(f"{testpaths}/helpers/data.json") == (top != "checks")

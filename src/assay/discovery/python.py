@@ -306,11 +306,13 @@ def pytest_test_files(files: RepoFiles) -> tuple[str, ...]:
 
 def _holds_code(files: RepoFiles, path: str) -> bool:
     """Whether the directory `path` is, or lies inside, where the project keeps its code:
-    the root, `src`, or a package at the root whose name does not say tests."""
+    the root, `src`, or a package at the root whose name does not say tests (`testing`,
+    `unit_tests`; a plugin's `pytest_things` is code)."""
     top = posixpath.normpath(path).split("/")[0]
     if top in (".", "src"):
         return True
-    if top in TEST_DIRS or "test" in top.lower():
+    name = top.lower()
+    if top in TEST_DIRS or name.startswith("test") or name.endswith(("tests", "_test")):
         return False
     return files.is_dir(top) and "__init__.py" in files.list_dir(top)
 
