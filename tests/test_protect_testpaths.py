@@ -38,23 +38,19 @@ def _project_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", path_with_venv())
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_a_wrong_value_in_code_under_testpaths_fails(tmp_path: Path, layout: str) -> None:
-    base = LAYOUTS[layout]
-    code = next(p for p in base if p.endswith("pkg/__init__.py"))
-    wrong = {code: "def double(x):\n    return x * 3\n"}
-    report = verify_change(
-        change_on_base(tmp_path / "repo", base, wrong), kinds=frozenset({"test"})
-    )
-    assert report.status is Status.FAILED, explain(report)
+#: The change to the code, and what it must come out as.
+CHANGES = {
+    "a wrong value": ("    return x * 3\n", Status.FAILED),
+    "an honest edit": ("    return x + x\n", Status.VERIFIED),
+}
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_an_honest_change_to_code_under_testpaths_is_verified(tmp_path: Path, layout: str) -> None:
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_the_code_under_testpaths_is_the_changes(tmp_path: Path, layout: str, change: str) -> None:
     base = LAYOUTS[layout]
     code = next(p for p in base if p.endswith("pkg/__init__.py"))
-    honest = {code: "def double(x):\n    return x + x\n"}
-    report = verify_change(
-        change_on_base(tmp_path / "repo", base, honest), kinds=frozenset({"test"})
-    )
-    assert report.status is Status.VERIFIED, explain(report)
+    body, status = CHANGES[change]
+    repo = change_on_base(tmp_path / "repo", base, {code: "def double(x):\n" + body})
+    report = verify_change(repo, kinds=frozenset({"test"}))
+    assert report.status is status, explain(report)
