@@ -201,8 +201,9 @@ def protect_environment(
 
         session.own_plugins = own_plugin_files(repository, base, workspace.path, declared)
     named = plugins_named(workspace.path, checks)
-    _seed_byte_code(session, checks, session.reports / "pycache")
-    return launch_env(proof, session.reports / "pycache", named)
+    pycache = session.reports / "pycache"
+    _seed_byte_code(session, checks, pycache)
+    return launch_env(proof, pycache, named)
 
 
 def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) -> None:
@@ -221,11 +222,7 @@ def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) ->
     untrusted = [workspace.path.resolve()]
     if record is not None:
         untrusted.append(Path(record.source).resolve())
-    uid = sandbox_uid(session.sandbox)
-    pycache.mkdir(exist_ok=True)
-    if uid is not None:
-        os.chown(pycache, uid, uid)
-    seed_standard_libraries(pycache, sorted(interpreters), untrusted, uid)
+    seed_standard_libraries(pycache, sorted(interpreters), untrusted, sandbox_uid(session.sandbox))
 
 
 def launch_env(

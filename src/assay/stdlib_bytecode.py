@@ -51,10 +51,11 @@ def standard_libraries(interpreters: Iterable[str], untrusted: Sequence[Path]) -
 def seed_standard_libraries(
     pycache: Path, interpreters: Iterable[str], untrusted: Sequence[Path], uid: int | None
 ) -> int:
-    """Link, under `pycache` (a `PYTHONPYCACHEPREFIX`), every byte-code file of the
-    standard libraries of `interpreters` (`standard_libraries`) where Python looks for it;
-    each directory made is `uid`'s (the sandbox's, when it has one of its own), so that
-    runs may still write there. Returns the number of files linked."""
+    """Link, under `pycache` (a `PYTHONPYCACHEPREFIX`, made if missing), every byte-code
+    file of the standard libraries of `interpreters` (`standard_libraries`) where Python
+    looks for it; each directory made is `uid`'s (the sandbox's, when it has one of its
+    own), so that runs may still write there. Returns the number of files linked."""
+    _make_dirs(pycache.parent, pycache, uid)
     linked = 0
     for stdlib in standard_libraries(interpreters, untrusted):
         for directory, cached in _byte_code_dirs(stdlib):
