@@ -154,3 +154,67 @@ def test_mypy_with_plugins_gets_no_shared_cache(
     assert planted == []
     checks = make_plan(typed, VerifyOptions()).checks
     assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+
+
+def test_each_mypy_check_keeps_a_cache_of_its_own(tmp_path: Path, typed: Path) -> None:
+    """Two mypy checks run side by side (tox's `mypy pkg` and `mypy tests/typing`): one
+    cache written by both at once crashed one of them with an INTERNAL ERROR."""
+    write(
+        typed,
+        {
+            "tox.ini": (
+                "[tox]\nenv_list = typing-{tests,src}\n[testenv:typing-{tests,src}]\n"
+                "commands =\n    tests: mypy tests/typing\n    src: mypy pkg\n"
+            ),
+            "tests/typing/check.py": "x: int = 1\n",
+        },
+    )
+    state = tmp_path / "state"
+    options = VerifyOptions(use_cache=False, cache_dir=str(state), kinds=frozenset({"typecheck"}))
+    report = verify(typed, options)
+    assert report.status is Status.VERIFIED, report.note
+    assert len([e for e in report.checks if e.check.tool == "mypy"]) == 2
+    (cache,) = (state / MYPY_CACHES).iterdir()
+    owned = sorted(p for p in cache.iterdir() if p.is_dir())
+    assert len(owned) == 2, owned
+    for place in owned:
+        assert [p for p in place.rglob("*") if p.is_file() and p.name not in MYPY_OWN_MARKERS]
+
+
+CRASHING_PLUGIN = """\
+from mypy.plugin import Plugin
+
+
+class Crash(Plugin):
+    def get_function_hook(self, fullname):
+        if fullname.endswith(".double"):
+            def hook(ctx):
+                raise RuntimeError("the plugin broke")
+            return hook
+        return None
+
+
+def plugin(version):
+    return Crash
+"""
+
+
+def test_a_crash_of_mypy_is_not_a_failure_of_the_code(typed: Path, tmp_path: Path) -> None:
+    write(
+        typed,
+        {
+            "pyproject.toml": (
+                "[tool.mypy]\nstrict = true\nfiles = ['pkg']\nplugins = ['crash.py']\n"
+            ),
+            "crash.py": CRASHING_PLUGIN,
+            "pkg/use.py": "from pkg.calc import double\n\nfour: int = double(2)\n",
+        },
+    )
+    options = VerifyOptions(
+        use_cache=False, cache_dir=str(tmp_path / "state"), kinds=frozenset({"typecheck"})
+    )
+    report = verify(typed, options)
+    (mypy,) = [e for e in report.checks if e.check.tool == "mypy"]
+    assert mypy.verdict is Verdict.INCONCLUSIVE, mypy.note
+    assert report.status is Status.INDETERMINATE
+    assert "crashed in its own code" in (mypy.note or "") and "INTERNAL ERROR" in mypy.note

@@ -91,6 +91,36 @@ def test_mypy_pretty_messages_are_read_whole() -> None:
     assert assignment.code == "assignment"
 
 
+@pytest.mark.parametrize(
+    ("text", "crashed"),
+    [
+        (
+            # mypy 2.4's own words when a plugin's hook raised
+            (
+                "pkg/__init__.py:4: error: INTERNAL ERROR -- Please try using mypy master on "
+                "GitHub:\nhttps://mypy.readthedocs.io/en/stable/common_issues.html\nversion: "
+                "2.4.1\npkg/__init__.py:4: note: please use --show-traceback to print a "
+                "traceback when reporting a bug\n"
+            ),
+            True,
+        ),
+        ("error: INTERNAL ERROR: maximum semantic analysis iteration count reached\n", True),
+        ('a.py:3: error: Name "INTERNAL" is not defined  [name-defined]\n', False),
+        ('a.py:3: note: Revealed type is "error: INTERNAL ERROR"\n', False),
+    ],
+)
+def test_a_crash_of_mypy_is_not_the_codes_failure(text: str, crashed: bool) -> None:
+    """mypy crashing (two processes writing one cache, a bug of its own) exits 2, as it
+    does for a syntax error in the code: only its words tell the crash from a finding."""
+    typecheck = check("mypy", kind=Kind.TYPECHECK)
+    parsed = parse_output(typecheck, result(stderr=text, exit_code=2))
+    assert (parsed.tool_crashed is not None) is crashed
+    evidence = classify(typecheck, result(stderr=text, exit_code=2), parsed)
+    assert evidence.verdict is (Verdict.INCONCLUSIVE if crashed else Verdict.FAIL)
+    if crashed:
+        assert "crashed in its own code" in (evidence.note or "")
+
+
 def test_biome_findings_with_their_rule_and_place_hyperlinks_and_all() -> None:
     """Biome 2.6's `ci` output as the sandbox showed it: its rule names are hyperlinks
     (`ESC ] 8 ;; URL ESC \\`), which the note had shown raw."""

@@ -95,6 +95,8 @@ def _cause(
             if tests is None or tests.executed == 0:
                 return Cause.NO_TESTS_OBSERVED
         return Cause.EXIT_ZERO
+    if parsed.tool_crashed is not None:
+        return Cause.UNRECOGNIZED_FAILURE  # it stopped in its own code: nothing was judged
     if check.kind in _DIAGNOSING_KINDS:
         return Cause.EXIT_NONZERO
     if (
@@ -463,6 +465,12 @@ def _note(
                 f"({no_network(combined(result))}). Install steps run with the network on "
                 "under `assay verify --install`; a step that needs it otherwise cannot be "
                 "verified here."
+            )
+        case Cause.UNRECOGNIZED_FAILURE if parsed.tool_crashed is not None:
+            return (
+                f"{check.name} crashed in its own code before it finished "
+                f"({parsed.tool_crashed[:_ERROR_LINE_CHARS]}), so the code was not checked; "
+                "verify again, and if it crashes again, run the tool by hand to see why."
             )
         case Cause.UNRECOGNIZED_FAILURE if error := last_error_line(combined(result)):
             return f"{check.name} exited {result.exit_code}; the last error it printed: {error}"

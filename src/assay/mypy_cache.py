@@ -47,7 +47,9 @@ MYPY_CACHES_KEPT = 16
 #: Where under assay's state directory the caches live.
 MYPY_CACHES = "mypy"
 
-MYPY = ToolCache("mypy", MYPY_CACHE_ENV, MYPY_CACHES, MYPY_CACHES_KEPT)
+# Each mypy check its own directory: two mypy processes writing one cache at once (tox's
+# `mypy src` beside `mypy tests`) can crash one of them with an INTERNAL ERROR.
+MYPY = ToolCache("mypy", MYPY_CACHE_ENV, MYPY_CACHES, MYPY_CACHES_KEPT, per_check=True)
 
 
 def type_checks(checks: Sequence[Check]) -> list[Check]:

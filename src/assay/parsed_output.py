@@ -60,6 +60,9 @@ class ParsedOutput:
     """Tests the runner itself stopped at its own per-test timeout (ctest's `***Timeout`):
     hangs, which say nothing about the code either way, so they are not failures. For a run
     assay stopped at its deadline, those its report shows started and never ended."""
+    tool_crashed: str | None = None
+    """The tool's own words for crashing in its own code before it finished (mypy's
+    `INTERNAL ERROR`): its run says nothing of the code either way."""
     printed: str | None = None
     """What the tool wrote as a person reads it, where its output is machine-readable
     (`go test -json`'s output events, decoded): a failure's reason is cut from this."""

@@ -39,6 +39,9 @@ class ToolCache:
     """Caches kept; the least recently used are removed past it."""
     max_bytes: int | None = None
     """A cache past this size is emptied (the tool starts cold once); None: unbounded."""
+    per_check: bool = False
+    """Give each check a directory of its own under the cache: for a tool whose cache is
+    not safe to write from two processes at once (mypy's), as checks run side by side."""
 
     def checks(self, checks: Sequence[Check]) -> list[Check]:
         """The checks that run this tool."""
@@ -86,11 +89,19 @@ class ToolCache:
         if directory is None:
             return list(checks)
         return [
-            replace(check, env={self.variable: str(directory), **check.env})
+            replace(check, env={self.variable: str(self._place(directory, check)), **check.env})
             if check.tool == self.tool
             else check
             for check in checks
         ]
+
+    def _place(self, directory: Path, check: Check) -> Path:
+        """Where `check` keeps its cache: `directory`, or (`per_check`) a directory under
+        it named by what the check runs and where, the same on every run."""
+        if not self.per_check:
+            return directory
+        material = json.dumps([check.cwd, list(check.argv)])
+        return directory / hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 def hand_over(directory: Path, uid: int | None) -> None:

@@ -96,7 +96,18 @@ def parse_mypy(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                         tool="mypy",
                     )
                 )
-    return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=_any_error(diagnostics))
+    crash = _MYPY_CRASH.search(combined(result))
+    return ParsedOutput(
+        diagnostics=tuple(diagnostics),
+        failure_recognized=_any_error(diagnostics),
+        tool_crashed=crash.group(0).strip() if crash else None,
+    )
+
+
+#: mypy's line for a crash of its own (`file:3: error: INTERNAL ERROR -- Please try using
+#: mypy master on GitHub: ...`, or `error: INTERNAL ERROR: maximum semantic analysis
+#: iteration count reached`); its traceback follows under --show-traceback.
+_MYPY_CRASH = re.compile(r"^(?:\S.*?: )?error: INTERNAL ERROR\b.*$", re.MULTILINE)
 
 
 def _mypy_messages(text: str) -> list[str]:

@@ -224,8 +224,8 @@ class BwrapOptions:
     writable_paths: tuple[str, ...] = ()
     """Host directories outside the workspace the command may write (a report directory)."""
     tool_caches: tuple[str, ...] = ()
-    """Those of `writable_paths` that only a command whose environment names one (its
-    tool's cache variable) may write; every other command sees them read-only, so a test
+    """Those of `writable_paths` that only a command whose environment names one, or a
+    directory in one (its tool's cache variable), may write; every other command sees them read-only, so a test
     cannot plant entries that a later run's tool takes on trust."""
     executable: str = "bwrap"
     """The bubblewrap binary, looked up on PATH when not absolute."""
@@ -550,9 +550,8 @@ class BwrapSandbox(Sandbox):
         if self._seccomp is not None:
             args += ["--seccomp", str(_SECCOMP_FD)]
         args += self._root_args(workspace)
-        named = set(overlay.values())
         for cache in self.options.tool_caches:
-            if cache not in named:
+            if not _names(overlay, cache):
                 args += ["--ro-bind", cache, cache]
         args += ["--chdir", cwd]
         helpers = self._helpers
@@ -1010,6 +1009,16 @@ _CREDENTIAL_EXACT = frozenset(p for p in CREDENTIAL_NAMES if _shape(p) == "exact
 _CREDENTIAL_PREFIXES = tuple(p[:-1] for p in CREDENTIAL_NAMES if _shape(p) == "prefix")
 _CREDENTIAL_SUFFIXES = tuple(p[1:] for p in CREDENTIAL_NAMES if _shape(p) == "suffix")
 _CREDENTIAL_OTHER = tuple(p for p in CREDENTIAL_NAMES if _shape(p) == "glob")
+
+
+def _names(overlay: Mapping[str, str], cache: str) -> bool:
+    """Whether a command's variables name the tool cache `cache` or a directory in it."""
+    inside = cache.rstrip("/") + "/"
+    return any(
+        (value := os.path.normpath(named)) == cache or value.startswith(inside)
+        for named in overlay.values()
+        if named.startswith("/")
+    )
 
 
 def _credentials_in(directory: str) -> list[str]:
