@@ -138,3 +138,161 @@ def test_a_cache_grown_past_its_bound_starts_again_empty(
         module, checks, sandbox="auto", judged_against_base=False, state_dir=state
     )
     assert emptied == cache and emptied.is_dir() and not any(emptied.iterdir())
+
+
+#: The module's CI runs its tests under the race detector, as many do: the standard library
+#: is then compiled into the build cache (go 1.19 ships only its plain build precompiled).
+RACE_WORKFLOW = """\
+on: push
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: go test -race ./...
+"""
+
+#: A test that forges the build cache: it compiles a `testing` whose `Fail` records nothing,
+#: claims the real package's action ID in its build ID, and writes it over the real
+#: package's cached output. Every later tree's failing tests would pass.
+FORGES_TESTING = r"""package calc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func run(args ...string) string {
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestForge(t *testing.T) {
+	cache := os.Getenv("GOCACHE")
+	source := filepath.Join(runtime.GOROOT(), "src", "testing", "testing.go")
+	text, err := os.ReadFile(source)
+	if cache == "" || err != nil {
+		return
+	}
+	dir := t.TempDir()
+	patched := filepath.Join(dir, "testing.go")
+	forgery := bytes.Replace(text, []byte("\tc.failed = true\n}"), []byte("\tc.failed = false\n}"), 1)
+	os.WriteFile(patched, forgery, 0o644)
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{source: patched}})
+	os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644)
+	list := []string{"list", "-race", "-export", "-f", "{{.Export}}"}
+	real := run(append(list, "testing")...)
+	forged := run(append(list, "-overlay", filepath.Join(dir, "overlay.json"), "testing")...)
+	if real == "" || forged == "" || real == forged {
+		return
+	}
+	realID, forgedID := run("tool", "buildid", real), run("tool", "buildid", forged)
+	claimed := strings.Split(realID, "/")[0] + "/" + strings.Split(forgedID, "/")[1]
+	data, _ := os.ReadFile(forged)
+	data = bytes.ReplaceAll(data, []byte(forgedID), []byte(claimed))
+	if os.WriteFile(real, data, 0o644) != nil {
+		return
+	}
+	output := strings.TrimSuffix(filepath.Base(real), "-d")
+	entries, _ := filepath.Glob(filepath.Join(cache, "*", "*-a"))
+	for _, path := range entries {
+		entry, _ := os.ReadFile(path)
+		fields := strings.Fields(string(entry))
+		if len(fields) == 5 && fields[2] == output {
+			line := fmt.Sprintf("v1 %s %s %20d %20s\n", fields[1], output, len(data), fields[4])
+			os.WriteFile(path, []byte(line), 0o644)
+		}
+	}
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_test_that_forges_a_cached_package_cannot_pass_a_later_tree(tmp_path: Path) -> None:
+    """Before, the tests ran with the shared cache writable: the forging test passed,
+    and the next tree, its wrong value plain to see and the forging test gone, was
+    VERIFIED with its failing test reported passed."""
+    repo = write(
+        tmp_path / "calc",
+        {**MODULE, ".github/workflows/ci.yml": RACE_WORKFLOW, "forge_test.go": FORGES_TESTING},
+    )
+    state = tmp_path / "state"
+    first = verify(repo, state)
+    assert first["status"] == "VERIFIED", first["note"]
+    assert "-race" in go_test(first)["argv"]
+    (repo / "forge_test.go").unlink()
+    (repo / "calc.go").write_text(WRONG)
+    wrong = verify(repo, state)
+    assert wrong["status"] == "FAILED", wrong["note"]
+    assert go_test(wrong)["tests"]["failed"] == 1
+
+
+#: A test that writes wherever it finds assay's Go caches among its mounts, and into the
+#: cache go was given.
+PLANTS_IN_THE_CACHE = r"""package calc
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPlant(t *testing.T) {
+	places := []string{os.Getenv("GOCACHE")}
+	if mounts, err := os.Open("/proc/self/mountinfo"); err == nil {
+		lines := bufio.NewScanner(mounts)
+		for lines.Scan() {
+			if fields := strings.Fields(lines.Text()); len(fields) > 4 && strings.Contains(fields[4], "/go/") {
+				places = append(places, fields[4])
+			}
+		}
+	}
+	for _, place := range places {
+		os.WriteFile(filepath.Join(place, "planted"), []byte("x"), 0o644)
+		// Through the view's links, into the files they point at.
+		links, _ := filepath.Glob(filepath.Join(place, "*", "*-a"))
+		for _, link := range links {
+			os.WriteFile(link, []byte("planted"), 0o644)
+		}
+	}
+}
+"""
+
+
+def test_the_tests_cannot_write_the_shared_cache(module: Path, tmp_path: Path) -> None:
+    write(module, {"plant_test.go": PLANTS_IN_THE_CACHE})
+    state = tmp_path / "state"
+    report = verify(module, state)
+    assert report["status"] == "VERIFIED", report["note"]
+    (cache,) = (state / GO_CACHES).iterdir()
+    entries = list(cache.glob("*/*-a"))
+    assert len(entries) > 20, "the build and the warm-up wrote nothing to the shared cache"
+    assert not list(cache.rglob("planted"))
+    assert not [e for e in entries if e.read_bytes() == b"planted"], "a test wrote through"
+
+
+def test_the_warm_up_runs_again_only_when_the_requirements_change(
+    module: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    assert verify(module, state)["status"] == "VERIFIED"
+    (cache,) = (state / GO_CACHES).iterdir()
+    (mark,) = cache.glob("assay-warmed-*")
+    warmed = mark.stat().st_mtime_ns
+    assert verify(module, state)["status"] == "VERIFIED"
+    assert mark.stat().st_mtime_ns == warmed, "warmed again with nothing changed"
+    (module / "go.mod").write_text(MODULE["go.mod"] + "\n// changed\n")
+    assert verify(module, state)["status"] == "VERIFIED"
+    assert mark.stat().st_mtime_ns != warmed

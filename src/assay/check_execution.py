@@ -7,6 +7,7 @@ A command that ran and exited non-zero is never an error: it is a result.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -24,6 +25,7 @@ from assay.verdict import Cause
 if TYPE_CHECKING:
     from assay.canaries import NotPlanted, Planted
     from assay.process import CommandRunner, ProcessResult
+    from assay.tools.instrumented import Preparation
 
 
 def default_runner(
@@ -141,6 +143,8 @@ def _run(
     if planted is not None:
         argv, env = planted.argv(argv), planted.env(env)
     run = runner or default_runner
+    if planned.prepare is not None:
+        _prepare(planned.prepare, located.argv0, run, cwd, check)
     try:
         for report in planned.reports:
             # A report left in a reused directory would otherwise be read as this run's.
@@ -178,6 +182,22 @@ def _run(
     from assay.canaries import NotPlanted
 
     return canaries.annotate(evidence) if isinstance(canaries, NotPlanted) else evidence
+
+
+def _prepare(step: Preparation, binary: str, run: CommandRunner, cwd: Path, check: Check) -> None:
+    """Run what readies `check` (`Instrumented.prepare`) with the binary the check runs;
+    how it ends is not the check's outcome, so it is not read."""
+    from assay.process import InvalidRun
+
+    argv = (*step.wrapper, binary, *step.argv[1:])
+    with contextlib.suppress(InvalidRun, OSError):
+        run(
+            argv,
+            cwd=str(cwd),
+            env=dict(step.env) or None,
+            timeout=check.timeout_s,
+            no_output_timeout=check.no_output_timeout_s,
+        )
 
 
 def _canaries_refused(

@@ -36,10 +36,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.go_cache_view import GO_CACHE_ENV
 from assay.tool_caches import ToolCache
 
-#: The variable go reads its build cache directory from.
-GO_CACHE_ENV = "GOCACHE"
 #: Caches kept; the least recently used are removed past it. Fewer than mypy's: a Go cache
 #: holding race-instrumented builds of the standard library runs to hundreds of megabytes.
 GO_CACHES_KEPT = 8

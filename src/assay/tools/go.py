@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.go_cache_view import GO_CACHE_ENV, through_a_view, warming_up, writes_shared_cache
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     Command,
@@ -52,7 +53,23 @@ def _go(request: Request) -> Instrumented:
             # -count turns that off, and -count=1 is go's documented way to ask for it.
             added += ("-count=1",)
         argv = after_subcommand(argv, "test", *added)
-    return request.runs(argv)
+    planned = request.runs(argv)
+    shared = request.check.env.get(GO_CACHE_ENV)
+    if shared is None or writes_shared_cache(request.check):
+        return planned
+    return _through_a_view(request, planned, shared)
+
+
+def _through_a_view(request: Request, planned: Instrumented, shared: str) -> Instrumented:
+    """`planned` reading the warm cache at `shared` through a private view of it, which a
+    warm-up fills first where it can (`assay.go_cache_view`)."""
+    env = {name: value for name, value in planned.env.items() if name != GO_CACHE_ENV}
+    return replace(
+        planned,
+        env=env,
+        wrapper=through_a_view(shared),
+        prepare=warming_up(request.check, planned.argv, env, shared),
+    )
 
 
 def _subcommand(rest: list[str]) -> Match | None:

@@ -25,6 +25,20 @@ class Instrumented:
     wrapper: tuple[str, ...] = ()
     """A command that runs `argv` (`sh -c SCRIPT`, the program as `$0`): the check still
     runs the very binary that was found, and its outcome is the wrapper's."""
+    prepare: Preparation | None = None
+    """A command to run first, in the same sandbox and directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Preparation:
+    """A command run before a check (a compile-only warm-up), whose outcome is not the
+    check's: what it readies is there for the check or it is not, and the check's own run
+    says what came of that."""
+
+    wrapper: tuple[str, ...]
+    """Runs `argv` with the binary that was found as `$0`, as `Instrumented.wrapper`."""
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,142 @@
+"""Who may write the warm Go build cache, and how a Go check that runs the project's code
+sees it without being able to.
+
+Go takes a cached compilation on its action ID alone: an entry (`<id>-a`) names an output
+file (`<output>-d`), and a build uses that file when its size is the one the entry records
+and the build ID inside it claims that action. Code that can write the cache can therefore
+put any compiled package there in place of the real one. A test that compiled a `testing`
+whose `Fail` records nothing, gave it the real package's action ID and wrote it over the
+real output made every later tree's failing tests pass: a wrong value VERIFIED.
+
+So only commands that compile and run nothing of the repository's write the shared cache
+(`writes_shared_cache`): `go build`, `go vet`, `go list` and the like, without a flag or a
+variable that has go run a program the repository names. Every other Go check (`go test`,
+whose test binaries are the project's code; `go run`; a build with `-toolexec`) reads it
+through a private view (`through_a_view`): as the check starts, a directory of links to
+the shared cache's files is made in the sandbox's own temp dir and given to go as its
+cache. The check's variables do not name the shared cache, so under bubblewrap it is
+mounted read-only in the check's sandbox: the links can be read and not written through,
+and what the check compiles anew lands in the view, which goes with the sandbox.
+
+For `go test`, a warm-up runs first with the shared cache writable (`warming_up`): the
+same command with `-exec /bin/true`, which compiles, vets and links everything the tests
+need exactly as the test run will (the standard library under `-race`, the dependencies,
+the test packages) and runs none of it. It is skipped while the module's requirements are
+those it last warmed for, that day.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from collections.abc import Mapping, Sequence
+
+from assay.evidence import Check
+from assay.tools.instrumented import Preparation
+
+#: The variable go reads its build cache directory from.
+GO_CACHE_ENV = "GOCACHE"
+
+#: go's subcommands that compile or describe code and run none of the repository's.
+_COMPILE_ONLY = frozenset(
+    {"build", "vet", "list", "install", "mod", "env", "version", "doc", "fmt", "clean"}
+)
+#: Flags that have go run a program the command names (the test binary's runner, a wrapper
+#: around each compiler, a vet tool, an external linker or gccgo's flags for one).
+_NAMES_A_PROGRAM = frozenset({"exec", "toolexec", "vettool", "ldflags", "gccgoflags"})
+#: Variables that name a program go runs (cgo's compilers, pkg-config, the toolchain
+#: itself) or flags for one; `CGO_*` besides `CGO_ENABLED` are the C compiler's flags.
+_PROGRAM_VARIABLES = frozenset({"CC", "CXX", "FC", "AR", "PKG_CONFIG", "PATH", "GOROOT"})
+
+#: Where the system keeps a program that runs nothing, for the warm-up's `go test -exec`
+#: (never one found on a PATH the project may have a hand in).
+_TRUE = ("/bin/true", "/usr/bin/true")
+
+#: Runs the warm-up (the probed go as `$0`) unless one that succeeded in the last day
+#: found the module's requirements as they are now: its mark says so. Skipped, the test
+#: run compiles only the module's own packages afresh, as it would anyway (their directory
+#: is part of their action IDs, and is new on every run); go trims only entries unused for
+#: five days, so what the mark vouches for is still there.
+_WARM_UP = (
+    "sums=$(cat go.mod go.sum go.work go.work.sum vendor/modules.txt 2>/dev/null | sha256sum); "
+    'if [ -z "$(find "$ASSAY_GO_WARMED" -mmin -1440 2>/dev/null)" ] '
+    '|| [ "$(cat "$ASSAY_GO_WARMED")" != "$sums" ]; then '
+    '"$0" "$@" >/dev/null 2>&1 && printf "%s\\n" "$sums" > "$ASSAY_GO_WARMED"; fi'
+)
+#: The variable the warm-up script reads its mark's path from.
+WARMED_ENV = "ASSAY_GO_WARMED"
+#: Makes the view in the sandbox's own temp dir (a tmpfs under bubblewrap, where a link
+#: costs little), then runs the check's go (`$0`) with it; {shared} is the shared cache.
+_THROUGH_A_VIEW = 'view=$(mktemp -d) && cp -rs {shared}/. "$view/"; GOCACHE="$view" exec "$0" "$@"'
+
+
+def writes_shared_cache(check: Check) -> bool:
+    """Whether `check` may write the shared cache itself: a go command that compiles and
+    runs nothing the repository names."""
+    argv = list(check.argv)
+    return (
+        argv[:1] == ["go"]
+        and _subcommand(argv) in _COMPILE_ONLY
+        and not _flags(argv[2:]) & _NAMES_A_PROGRAM
+        and not _names_a_program(check.env)
+    )
+
+
+def warm_up(check: Check, argv: Sequence[str]) -> tuple[str, ...] | None:
+    """The warm-up for the `go test` of `check` as it runs as `argv`: the same command, its
+    test binaries run by a program that runs nothing (`-exec true`), so that it compiles,
+    vets and links exactly what the tests need and writes it to the shared cache. None: not
+    a `go test`, or a flag or variable of it names a program go would run."""
+    runs_nothing = next((p for p in _TRUE if os.path.exists(p)), None)
+    if (
+        runs_nothing is None
+        or list(argv[:1]) != ["go"]
+        or _subcommand(argv) != "test"
+        or _flags(argv[2:]) & _NAMES_A_PROGRAM
+        or _names_a_program(check.env)
+    ):
+        return None
+    return (*argv[:2], f"-exec={runs_nothing}", *argv[2:])
+
+
+def through_a_view(shared: str) -> tuple[str, ...]:
+    """The wrapper that runs a check's go with a private view of the shared cache at
+    `shared` as its GOCACHE; the check's variables must not name `shared` (under
+    bubblewrap, that keeps it read-only)."""
+    return ("sh", "-c", _THROUGH_A_VIEW.format(shared=shlex.quote(shared)))
+
+
+def warming_up(
+    check: Check, argv: Sequence[str], env: Mapping[str, str], shared: str
+) -> Preparation | None:
+    """The warm-up that fills the shared cache at `shared` for the `go test` of `check`
+    (run as `argv` with `env`), or None where it would not be safe (`warm_up`)."""
+    warming = warm_up(check, argv)
+    if warming is None:
+        return None
+    which = json.dumps([list(argv), check.cwd, sorted(env.items())])
+    mark = os.path.join(shared, "assay-warmed-" + hashlib.sha256(which.encode()).hexdigest()[:16])
+    return Preparation(
+        ("sh", "-c", _WARM_UP), warming, {**env, GO_CACHE_ENV: shared, WARMED_ENV: mark}
+    )
+
+
+def _subcommand(argv: Sequence[str]) -> str | None:
+    return argv[1] if len(argv) > 1 else None
+
+
+def _flags(words: Sequence[str]) -> set[str]:
+    """The names of the flags among `words` (`-tags x`, `--race`, `-gcflags=all=-N`)."""
+    return {w.lstrip("-").partition("=")[0] for w in words if w.startswith("-") and w != "-"}
+
+
+def _names_a_program(env: Mapping[str, str]) -> bool:
+    """Whether a check's variables name a program go would run, or flags for one."""
+    for name, value in env.items():
+        if name in _PROGRAM_VARIABLES or (name.startswith("CGO_") and name != "CGO_ENABLED"):
+            return True
+        if name == "GOFLAGS" and _flags(value.split()) & _NAMES_A_PROGRAM:
+            return True
+    return False
