@@ -10,6 +10,11 @@ from assay.go_cache_view import GO_CACHE_ENV, warm_up, warming_up, writes_shared
 from assay.verdict import Kind
 
 
+@pytest.fixture(autouse=True)
+def no_goflags_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOFLAGS", raising=False)
+
+
 def go(*argv: str, **env: str) -> Check:
     return Check(name="go", kind=Kind.BUILD, argv=("go", *argv), tool="go", env=env)
 
@@ -34,6 +39,9 @@ def go(*argv: str, **env: str) -> Check:
         (go("build", CC="./cc"), False),
         (go("build", CGO_CFLAGS="-fplugin=./x.so"), False),
         (go("build", PATH="/work/.venv/bin:/usr/bin"), False),
+        # The module's own packages keyed apart from the workspace's path.
+        (go("build", "-trimpath", "./..."), False),
+        (go("vet", GOFLAGS="-mod=mod -trimpath"), False),
         (Check(name="gofmt", kind=Kind.LINT, argv=("gofmt", "-l", "."), tool="go"), False),
     ],
 )
@@ -63,12 +71,19 @@ def test_the_warm_up_is_the_test_command_running_nothing() -> None:
         go("test", "-toolexec=./wrap", "./..."),
         go("test", "./...", CC="./cc"),
         go("test", "./...", GOFLAGS="-exec=./runner"),
+        go("test", "-trimpath", "./..."),
         go("build", "./..."),
     ],
 )
 def test_no_warm_up_where_go_would_run_a_program_the_project_names(check: Check) -> None:
     assert warm_up(check, check.argv) is None
     assert warming_up(check, check.argv, check.env, "/state/go/x") is None
+
+
+def test_goflags_from_the_callers_environment_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOFLAGS", "-trimpath")
+    assert not writes_shared_cache(go("build", "./..."))
+    assert writes_shared_cache(go("build", "./...", GOFLAGS="-mod=mod"))
 
 
 def test_the_warm_up_writes_the_shared_cache_and_its_mark_there() -> None:

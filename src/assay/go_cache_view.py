@@ -10,7 +10,9 @@ real output made every later tree's failing tests pass: a wrong value VERIFIED.
 
 So only commands that compile and run nothing of the repository's write the shared cache
 (`writes_shared_cache`): `go build`, `go vet`, `go list` and the like, without a flag or a
-variable that has go run a program the repository names. Every other Go check (`go test`,
+variable that has go run a program the repository names, or `-trimpath` (which keys the
+module's own packages by their files alone, and go reads a file twice: once to hash it,
+once to compile it, so another check's test could swap it in between). Every other Go check (`go test`,
 whose test binaries are the project's code; `go run`; a build with `-toolexec`) reads it
 through a private view (`through_a_view`): as the check starts, a directory of links to
 the shared cache's files is made in the sandbox's own temp dir and given to go as its
@@ -44,8 +46,15 @@ _COMPILE_ONLY = frozenset(
     {"build", "vet", "list", "install", "mod", "env", "version", "doc", "fmt", "clean"}
 )
 #: Flags that have go run a program the command names (the test binary's runner, a wrapper
-#: around each compiler, a vet tool, an external linker or gccgo's flags for one).
-_NAMES_A_PROGRAM = frozenset({"exec", "toolexec", "vettool", "ldflags", "gccgoflags"})
+#: around each compiler, a vet tool, an external linker or gccgo's flags for one); and
+#: `-trimpath`, which keys the module's own packages apart from the workspace's path: go
+#: reads a file once to hash it and again to compile it, so a test of another check,
+#: rewriting it in between, could leave a compilation under the key of other code, which
+#: a later tree holding that code would take (without it, the key holds the workspace's
+#: path, new on every run, and nothing compiled there is ever taken again).
+_NOT_FOR_THE_SHARED_CACHE = frozenset(
+    {"exec", "toolexec", "vettool", "ldflags", "gccgoflags", "trimpath"}
+)
 #: Variables that name a program go runs (cgo's compilers, pkg-config, the toolchain
 #: itself) or flags for one; `CGO_*` besides `CGO_ENABLED` are the C compiler's flags.
 _PROGRAM_VARIABLES = frozenset({"CC", "CXX", "FC", "AR", "PKG_CONFIG", "PATH", "GOROOT"})
@@ -74,28 +83,22 @@ _THROUGH_A_VIEW = 'view=$(mktemp -d) && cp -rs {shared}/. "$view/"; GOCACHE="$vi
 
 def writes_shared_cache(check: Check) -> bool:
     """Whether `check` may write the shared cache itself: a go command that compiles and
-    runs nothing the repository names."""
+    runs nothing the repository names (`_may_write`)."""
     argv = list(check.argv)
-    return (
-        argv[:1] == ["go"]
-        and _subcommand(argv) in _COMPILE_ONLY
-        and not _flags(argv[2:]) & _NAMES_A_PROGRAM
-        and not _names_a_program(check.env)
-    )
+    return argv[:1] == ["go"] and _subcommand(argv) in _COMPILE_ONLY and _may_write(argv, check.env)
 
 
 def warm_up(check: Check, argv: Sequence[str]) -> tuple[str, ...] | None:
     """The warm-up for the `go test` of `check` as it runs as `argv`: the same command, its
     test binaries run by a program that runs nothing (`-exec true`), so that it compiles,
     vets and links exactly what the tests need and writes it to the shared cache. None: not
-    a `go test`, or a flag or variable of it names a program go would run."""
+    a `go test`, or one that may not write the shared cache (`_may_write`)."""
     runs_nothing = next((p for p in _TRUE if os.path.exists(p)), None)
     if (
         runs_nothing is None
         or list(argv[:1]) != ["go"]
         or _subcommand(argv) != "test"
-        or _flags(argv[2:]) & _NAMES_A_PROGRAM
-        or _names_a_program(check.env)
+        or not _may_write(argv, check.env)
     ):
         return None
     return (*argv[:2], f"-exec={runs_nothing}", *argv[2:])
@@ -132,11 +135,15 @@ def _flags(words: Sequence[str]) -> set[str]:
     return {w.lstrip("-").partition("=")[0] for w in words if w.startswith("-") and w != "-"}
 
 
-def _names_a_program(env: Mapping[str, str]) -> bool:
-    """Whether a check's variables name a program go would run, or flags for one."""
-    for name, value in env.items():
-        if name in _PROGRAM_VARIABLES or (name.startswith("CGO_") and name != "CGO_ENABLED"):
-            return True
-        if name == "GOFLAGS" and _flags(value.split()) & _NAMES_A_PROGRAM:
-            return True
-    return False
+def _may_write(argv: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether go, run as `argv` with the check's `env`, may write the shared cache: no
+    flag of it, in its command or GOFLAGS, and no variable, names a program go would run
+    or keeps its compilations apart from the workspace's path."""
+    # GOFLAGS reaches the sandbox from the caller's environment too.
+    goflags = env.get("GOFLAGS", os.environ.get("GOFLAGS", "")).split()
+    if (_flags(argv[2:]) | _flags(goflags)) & _NOT_FOR_THE_SHARED_CACHE:
+        return False
+    return not any(
+        name in _PROGRAM_VARIABLES or (name.startswith("CGO_") and name != "CGO_ENABLED")
+        for name in env
+    )
