@@ -12,11 +12,11 @@ So only commands that compile and run nothing of the repository's write the shar
 (`writes_shared_cache`): `go build`, `go vet`, `go list` and the like, without a flag or a
 variable that has go run a program the repository names, or `-trimpath` (which keys the
 module's own packages by their files alone, and go reads a file twice: once to hash it,
-once to compile it, so another check's test could swap it in between). Every other Go check (`go test`,
-whose test binaries are the project's code; `go run`; a build with `-toolexec`) reads it
-through a private view (`through_a_view`): as the check starts, a directory of links to
-the shared cache's files is made in the sandbox's own temp dir and given to go as its
-cache. The check's variables do not name the shared cache, so under bubblewrap it is
+once to compile it, so another check's test could swap it in between). Every other Go
+check (`go test`, whose test binaries are the project's code; `go run`; a build with
+`-toolexec`) reads it through a private view (`through_a_view`): as the check starts, a
+directory of links to the shared cache's files is made in the sandbox's own temp dir and
+given to go as its cache. The check's variables do not name the shared cache, so under bubblewrap it is
 mounted read-only in the check's sandbox: the links can be read and not written through,
 and what the check compiles anew lands in the view, which goes with the sandbox.
 
