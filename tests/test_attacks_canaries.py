@@ -631,6 +631,11 @@ def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Pat
     assert test.result is not None and "-x" not in test.result.argv
     # The guard's seal is in what the run wrote, not in the reason a person reads.
     assert " sealed " in test.result.stderr.text and " sealed " not in test.reason, test.reason
+    # Nor is the planted failure, its summary line, or its share of pytest's counts.
+    (failing,) = [e["name"] for e in test.extra["canaries"]["tests"] if e["must"] == "fail"]
+    assert failing in test.result.stdout.text and failing not in test.reason, test.reason
+    assert "1 failed, 1 passed in " in test.reason, test.reason
+    assert "2 failed" in test.result.stdout.text
 
 
 # --------------------------------------------------------------------------- unittest

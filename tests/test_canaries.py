@@ -704,3 +704,45 @@ def test_a_real_vitest_failure_with_canaries_is_a_failure(tmp_path: Path) -> Non
     assert (evidence.verdict, evidence.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), evidence.note
     assert evidence.tests is not None and (evidence.tests.passed, evidence.tests.failed) == (2, 1)
     assert evidence.extra["canaries"]["finding"] == "as planted"
+
+
+#: pytest's output of a run with one real failure beside the canaries (without -q).
+PYTEST_PRINTED = """\
+..F.F
+=================================== FAILURES ===================================
+___________________________________ test_f1 ____________________________________
+
+    def test_f1():
+>       assert f1(2) == 2
+E       assert 3 == 2
+
+tests/test_mod.py:9: AssertionError
+______________________________ test_plain_sum_key ______________________________
+
+guard = <function _guarding.<locals>.guard at 0x7ff492e9d1c0>
+
+    def test_plain_sum_key(guard=_guard):
+>       assert 430 == 431
+E       assert 430 == 431
+
+.tail_input/stop_node.py:286: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_mod.py::test_f1 - assert 3 == 2
+FAILED .tail_input/stop_node.py::test_plain_sum_key - assert 430 == 431
+========================= 2 failed, 3 passed in 0.77s ==========================
+"""
+
+
+def test_the_canaries_are_left_out_of_pytests_printed_output() -> None:
+    from assay.canaries.python import _pytest_printed_without
+
+    canaries = (Canary("test_plain_sum_key", must_pass=False), Canary("test_held", must_pass=True))
+    printed = _pytest_printed_without(canaries, PYTEST_PRINTED)
+    assert "test_plain_sum_key" not in printed and "430" not in printed
+    assert "tests/test_mod.py:9: AssertionError\n=====" in printed
+    assert "FAILED tests/test_mod.py::test_f1 - assert 3 == 2\n" in printed
+    assert printed.endswith(
+        "========================= 1 failed, 2 passed in 0.77s ==========================\n"
+    )
+    only = _pytest_printed_without(canaries, "1 failed, 1 passed in 0.02s\n")
+    assert only == "no tests ran in 0.02s\n"

@@ -164,6 +164,9 @@ class Planting:
     mark: str = ""
     """What each line a guard planted beside the tests writes starts with (its seal, its
     tally): assay's words, left out of the output a person reads."""
+    printed: Callable[[str], str] | None = None
+    """The runner's printed output without the canaries' own parts (their failure, their
+    lines in its summary, their share of its counts), for a person to read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +347,8 @@ class Reading:
     was not what it says (classifying it without them would read as a contradiction)."""
     mark: str = ""
     """`Planting.mark`."""
+    printed: Callable[[str], str] | None = None
+    """`Planting.printed`, where the canaries showed as planted; None otherwise."""
 
     @property
     def classified(self) -> ParsedOutput:
@@ -358,6 +363,9 @@ class Reading:
             stderr = result.stderr
             kept = replace(stderr, head=said.sub("", stderr.head), tail=said.sub("", stderr.tail))
             result = replace(result, stderr=kept)
+        if self.printed is not None:
+            out, edit = result.stdout, self.printed
+            result = replace(result, stdout=replace(out, head=edit(out.head), tail=edit(out.tail)))
         if result.exit_code == self.exit_code:
             return result
         return replace(result, exit_code=self.exit_code)
@@ -432,7 +440,13 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
         stripped = replace(stripped, failure_recognized=residual)
     record["finding"] = _finding(problems, unreached, seen)
     return Reading(
-        stripped, exit_code, tuple(problems), record, as_reported=parsed, mark=planting.mark
+        stripped,
+        exit_code,
+        tuple(problems),
+        record,
+        as_reported=parsed,
+        mark=planting.mark,
+        printed=None if problems else planting.printed,
     )
 
 

@@ -20,6 +20,7 @@ replaced (`_PYTEST_PLUGIN`, `_UNITTEST_GUARD`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import re
 import string
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.canaries import (
+    Canary,
     CanaryFile,
     Checks,
     NoCanary,
@@ -464,7 +466,52 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
         checks=_guard_tripped("pytest", mark, sealed=True),
         what=f"a pytest plugin module {path} (loaded with -p {module})",
         mark=mark,
+        printed=functools.partial(_pytest_printed_without, canaries),
     )
+
+
+def _pytest_printed_without(canaries: Sequence[Canary], text: str) -> str:
+    """pytest's printed `text` without the canaries' parts: the must-fail canary's failure
+    section, their lines in the short summary, and their share of the final counts (the
+    run's own counts are what is left)."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    section = re.compile(
+        rf"^_{{3,}} (?:{names}) _{{3,}}\n(?:(?!_{{3,}} \S.* _{{3,}}$|={{3,}}).*(?:\n|$))*",
+        re.MULTILINE,
+    )
+    summary = re.compile(rf"^(?:FAILED|PASSED|ERROR) \S*::(?:{names})\b.*(?:\n|$)", re.MULTILINE)
+    text = summary.sub("", section.sub("", text))
+    lines = text.split("\n")
+    for at in reversed(range(len(lines))):
+        if _PYTEST_COUNTS.match(lines[at]):
+            lines[at] = _discounted(lines[at], canaries)
+            break
+    return "\n".join(lines)
+
+
+#: pytest's closing line: `2 failed, 48 passed in 0.77s`, between `=` rules without -q.
+_PYTEST_COUNTS = re.compile(
+    r"^(?P<rule>=*\s*)(?P<counts>\d+ \w+(?:, \d+ \w+)*)(?P<rest> in [\d.]+s\b.*)$"
+)
+
+
+def _discounted(line: str, canaries: Sequence[Canary]) -> str:
+    """pytest's counts `line` less the canaries: one `passed` for each that must pass, one
+    `failed` for each that must fail; a count left at 0 is dropped."""
+    match = _PYTEST_COUNTS.match(line)
+    if match is None:
+        return line
+    planted = {
+        "passed": sum(c.must_pass for c in canaries),
+        "failed": sum(not c.must_pass for c in canaries),
+    }
+    kept = []
+    for item in match["counts"].split(", "):
+        number, word = item.split(" ", 1)
+        left = int(number) - planted.get(word, 0)
+        if left > 0:
+            kept.append(f"{left} {word}")
+    return match["rule"] + (", ".join(kept) or "no tests ran") + match["rest"]
 
 
 #: What the pytest guard writes after its mark once the report is written: its SHA-256.
