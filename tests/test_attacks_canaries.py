@@ -610,6 +610,15 @@ OWN_TEST_PLUGINS = {
 }
 
 
+def _assert_canaries_not_in_reason(test: Evidence) -> None:
+    """The planted failure is in what the run printed, and not in the reason read."""
+    assert test.result is not None
+    failing = {e["name"] for e in test.extra["canaries"]["tests"] if e["must"] == "fail"}
+    printed = test.result.stdout.text + test.result.stderr.text
+    assert failing and all(name in printed for name in failing)
+    assert not [name for name in failing if name in test.reason], test.reason
+
+
 def test_pytest_projects_own_test_plugins_are_verified(tmp_path: Path) -> None:
     base = {**PYTHON_BASE, **OWN_TEST_PLUGINS}
     repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"})
@@ -632,8 +641,7 @@ def test_pytest_honest_failure_is_failed_and_canaries_do_not_count(tmp_path: Pat
     # The guard's seal is in what the run wrote, not in the reason a person reads.
     assert " sealed " in test.result.stderr.text and " sealed " not in test.reason, test.reason
     # Nor is the planted failure, its summary line, or its share of pytest's counts.
-    (failing,) = [e["name"] for e in test.extra["canaries"]["tests"] if e["must"] == "fail"]
-    assert failing in test.result.stdout.text and failing not in test.reason, test.reason
+    _assert_canaries_not_in_reason(test)
     assert "1 failed, 1 passed in " in test.reason, test.reason
     assert "2 failed" in test.result.stdout.text
 
@@ -846,6 +854,8 @@ def test_unittest_honest_failure_is_failed(tmp_path: Path) -> None:
     assert test.result is not None and " tally " in test.result.stderr.text
     assert " tally " not in test.reason, test.reason
     _assert_no_canary_counted(test)
+    _assert_canaries_not_in_reason(test)
+    assert "Ran 2 tests" in test.reason and "FAILED (failures=1)" in test.reason, test.reason
 
 
 #: pathspec's tests: one test's subtests each skipped (an optional backend missing), and
@@ -989,6 +999,8 @@ def test_go_honest_failure_is_failed(tmp_path: Path) -> None:
     assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
+    _assert_canaries_not_in_reason(test)
+    assert "--- FAIL: TestAdd" in test.reason, test.reason
 
 
 def test_go_package_that_does_not_build_is_failed_not_tampered(tmp_path: Path) -> None:

@@ -165,8 +165,9 @@ class Planting:
     """What each line a guard planted beside the tests writes starts with (its seal, its
     tally): assay's words, left out of the output a person reads."""
     printed: Callable[[str], str] | None = None
-    """The runner's printed output without the canaries' own parts (their failure, their
-    lines in its summary, their share of its counts), for a person to read."""
+    """The runner's printed output (its stdout, or what a parser decoded of it) without the
+    canaries' own parts (their failure, their lines in its summary, their share of its
+    counts), for a person to read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,8 +365,13 @@ class Reading:
             kept = replace(stderr, head=said.sub("", stderr.head), tail=said.sub("", stderr.tail))
             result = replace(result, stderr=kept)
         if self.printed is not None:
-            out, edit = result.stdout, self.printed
-            result = replace(result, stdout=replace(out, head=edit(out.head), tail=edit(out.tail)))
+            edit = self.printed
+            out, err = result.stdout, result.stderr
+            result = replace(
+                result,
+                stdout=replace(out, head=edit(out.head), tail=edit(out.tail)),
+                stderr=replace(err, head=edit(err.head), tail=edit(err.tail)),
+            )
         if result.exit_code == self.exit_code:
             return result
         return replace(result, exit_code=self.exit_code)
@@ -439,6 +445,9 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
             exit_code = 0  # the must-fail canary's failure, and nothing else
         stripped = replace(stripped, failure_recognized=residual)
     record["finding"] = _finding(problems, unreached, seen)
+    printed = None if problems else planting.printed
+    if printed is not None and stripped.printed:
+        stripped = replace(stripped, printed=printed(stripped.printed))
     return Reading(
         stripped,
         exit_code,
@@ -446,7 +455,7 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
         record,
         as_reported=parsed,
         mark=planting.mark,
-        printed=None if problems else planting.printed,
+        printed=printed,
     )
 
 

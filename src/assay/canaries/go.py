@@ -9,6 +9,7 @@ without reporting its canaries did not run them.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -89,7 +90,23 @@ def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
         repeats=repeats,
         failed_groups=lambda result: _failed_packages(result, canaries),
         what=f"a test file in each of {len(files)} package(s)",
+        printed=functools.partial(
+            _printed_without, canaries, [os.path.basename(f.path) for f in files]
+        ),
     )
+
+
+def _printed_without(canaries: Sequence[Canary], files: Sequence[str], text: str) -> str:
+    """go test's printed `text` without the canaries' lines: their start, their end and
+    what they logged from their files (line by line: packages' lines may interleave)."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    logged = "|".join(re.escape(name) for name in files)
+    theirs = re.compile(
+        rf"^(?:=== (?:RUN|PAUSE|CONT|NAME)\s+(?:{names})|\s*--- \w+: (?:{names}) \(.*\)"
+        rf"|\s+(?:{logged}):\d+: .*)(?:\n|$)",
+        re.MULTILINE,
+    )
+    return theirs.sub("", text)
 
 
 def _read_args(args: Sequence[str]) -> tuple[dict[str, str], list[str]]:

@@ -790,7 +790,40 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
         checks=_guard_tripped("unittest", mark),
         what=f"a unittest module {path}",
         mark=mark,
+        printed=functools.partial(_unittest_printed_without, canaries),
     )
+
+
+def _unittest_printed_without(canaries: Sequence[Canary], text: str) -> str:
+    """unittest's printed `text` (its stderr) without the canaries' parts: their lines in
+    the verbose listing, the must-fail canary's failure section, and their share of
+    `Ran N tests` and of `FAILED (failures=N)`."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    listed = re.compile(rf"^(?:{names}) \(.*\) \.\.\. .*(?:\n|$)", re.MULTILINE)
+    section = re.compile(
+        rf"^={{70}}\n(?:FAIL|ERROR): (?:{names}) \(.*\n(?:(?!={{70}}$|-{{70}}\nRan ).*\n)*",
+        re.MULTILINE,
+    )
+    text = section.sub("", listed.sub("", text))
+    failing = sum(not c.must_pass for c in canaries)
+
+    def ran(match: re.Match[str]) -> str:
+        left = int(match[1]) - len(canaries)
+        return f"Ran {left} test{'' if left == 1 else 's'}"
+
+    def outcome(match: re.Match[str]) -> str:
+        parts = []
+        for part in match[1].split(", "):
+            key, _, number = part.partition("=")
+            if key == "failures" and number.isdigit():
+                if int(number) <= failing:
+                    continue
+                part = f"failures={int(number) - failing}"
+            parts.append(part)
+        return f"FAILED ({', '.join(parts)})" if parts else "OK"
+
+    text = re.sub(r"^Ran (\d+) tests?", ran, text, flags=re.MULTILINE)
+    return re.sub(r"^FAILED \((.*)\)$", outcome, text, flags=re.MULTILINE)
 
 
 def _unittest_options(args: list[str]) -> tuple[dict[str, str], list[str]]:
