@@ -15,10 +15,11 @@ module's own packages by their files alone, and go reads a file twice: once to h
 once to compile it, so another check's test could swap it in between). Every other Go
 check (`go test`, whose test binaries are the project's code; `go run`; a build with
 `-toolexec`) reads it through a private view (`through_a_view`): as the check starts, a
-directory of links to the shared cache's files is made in the sandbox's own temp dir and
-given to go as its cache. The check's variables do not name the shared cache, so under bubblewrap it is
-mounted read-only in the check's sandbox: the links can be read and not written through,
-and what the check compiles anew lands in the view, which goes with the sandbox.
+directory of links to the shared cache's files is made in the check's own HOME and given
+to go as its cache. The check's variables do not name the shared cache, so under
+bubblewrap it is mounted read-only in the check's sandbox: the links can be read and not
+written through, and what the check compiles anew lands in the view, which goes with the
+check's HOME.
 
 For `go test`, a warm-up runs first with the shared cache writable (`warming_up`): the
 same command with `-exec /bin/true`, which compiles, vets and links everything the tests
@@ -76,9 +77,13 @@ _WARM_UP = (
 )
 #: The variable the warm-up script reads its mark's path from.
 WARMED_ENV = "ASSAY_GO_WARMED"
-#: Makes the view in the sandbox's own temp dir (a tmpfs under bubblewrap, where a link
-#: costs little), then runs the check's go (`$0`) with it; {shared} is the shared cache.
-_THROUGH_A_VIEW = 'view=$(mktemp -d) && cp -rs {shared}/. "$view/"; GOCACHE="$view" exec "$0" "$@"'
+#: Makes the view in the check's own HOME (in the sandbox's private tmpfs under bubblewrap,
+#: where a link costs little; a scratch directory removed after the run otherwise), then
+#: runs the check's go (`$0`) with it; {shared} is the shared cache.
+_THROUGH_A_VIEW = (
+    'view=$(mktemp -d "$HOME/.gocache-view.XXXXXX") && cp -rs {shared}/. "$view/"; '
+    'GOCACHE="$view" exec "$0" "$@"'
+)
 
 
 def writes_shared_cache(check: Check) -> bool:
