@@ -1057,6 +1057,7 @@ def test_node_honest_failure_is_failed(tmp_path: Path) -> None:
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
+    _assert_canaries_not_in_reason(test)
 
 
 # --------------------------------------------------------------------------- jest
@@ -1137,6 +1138,7 @@ def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
+    _assert_canaries_not_in_reason(test)
 
 
 # --------------------------------------------------------------------------- vitest
@@ -1296,6 +1298,7 @@ def test_cargo_honest_failure_is_failed(tmp_path: Path) -> None:
     assert (test.verdict, test.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (1, 1)
     _assert_no_canary_counted(test)
+    _assert_canaries_not_in_reason(test)
 
 
 def test_cargo_test_binary_that_forges_its_run_is_not_verified(tmp_path: Path) -> None:

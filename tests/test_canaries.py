@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -737,12 +738,13 @@ def test_the_canaries_are_left_out_of_pytests_printed_output() -> None:
     from assay.canaries.python import _pytest_printed_without
 
     canaries = (Canary("test_plain_sum_key", must_pass=False), Canary("test_held", must_pass=True))
-    printed = _pytest_printed_without(canaries, PYTEST_PRINTED)
+    ran = Counter(passed=1, failed=1)
+    printed = _pytest_printed_without(canaries, PYTEST_PRINTED, ran)
     assert "test_plain_sum_key" not in printed and "430" not in printed
     assert "tests/test_mod.py:9: AssertionError\n=====" in printed
     assert "FAILED tests/test_mod.py::test_f1 - assert 3 == 2\n" in printed
     assert printed.endswith(
         "========================= 1 failed, 2 passed in 0.77s ==========================\n"
     )
-    only = _pytest_printed_without(canaries, "1 failed, 1 passed in 0.02s\n")
+    only = _pytest_printed_without(canaries, "1 failed, 1 passed in 0.02s\n", ran)
     assert only == "no tests ran in 0.02s\n"

@@ -24,6 +24,7 @@ import importlib
 import os
 import re
 import secrets
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -164,10 +165,11 @@ class Planting:
     mark: str = ""
     """What each line a guard planted beside the tests writes starts with (its seal, its
     tally): assay's words, left out of the output a person reads."""
-    printed: Callable[[str], str] | None = None
+    printed: Callable[[str, Counter[str]], str] | None = None
     """The runner's printed output (its stdout, or what a parser decoded of it) without the
     canaries' own parts (their failure, their lines in its summary, their share of its
-    counts), for a person to read."""
+    counts), for a person to read; given the text and the canaries' reported outcomes
+    (`passed`, `failed`: as many as the report named)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,7 +447,7 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
             exit_code = 0  # the must-fail canary's failure, and nothing else
         stripped = replace(stripped, failure_recognized=residual)
     record["finding"] = _finding(problems, unreached, seen)
-    printed = None if problems else planting.printed
+    printed = None if problems else _printed_without(planting, seen)
     if printed is not None and stripped.printed:
         stripped = replace(stripped, printed=printed(stripped.printed))
     return Reading(
@@ -457,6 +459,17 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
         mark=planting.mark,
         printed=printed,
     )
+
+
+def _printed_without(
+    planting: Planting, seen: Mapping[Canary, list[str]]
+) -> Callable[[str], str] | None:
+    """`Planting.printed` for this run's canaries, as they were reported."""
+    edit = planting.printed
+    if edit is None:
+        return None
+    outcomes = Counter(outcome for found in seen.values() for outcome in found)
+    return lambda text: edit(text, outcomes)
 
 
 def _seen(canaries: Sequence[Canary], reported: Sequence[TestCase]) -> dict[Canary, list[str]]:

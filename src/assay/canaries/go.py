@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import stat
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -96,7 +97,9 @@ def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
     )
 
 
-def _printed_without(canaries: Sequence[Canary], files: Sequence[str], text: str) -> str:
+def _printed_without(
+    canaries: Sequence[Canary], files: Sequence[str], text: str, _ran: Counter[str]
+) -> str:
     """go test's printed `text` without the canaries' lines: their start, their end and
     what they logged from their files (line by line: packages' lines may interleave)."""
     names = "|".join(re.escape(c.name) for c in canaries)

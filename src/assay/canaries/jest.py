@@ -17,8 +17,10 @@ selected.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from assay.canaries import (
@@ -79,7 +81,30 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
             "a setup file registering 2 tests in every test file"
         ),
+        printed=functools.partial(_printed_without, canaries),
     )
+
+
+def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -> str:
+    """jest's printed `text` without the canaries' parts: their lines in a file's
+    listing, the must-fail canary's failure sections, and their share (`ran`) of
+    `Tests:`."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    listed = re.compile(rf"^ +[✓✕] (?:{names})(?: \(\d+ m?s\))?\n", re.MULTILINE)
+    section = re.compile(rf"^  ● (?:{names})\n(?:(?!  ● )(?: .*)?\n)*", re.MULTILINE)
+    text = section.sub("", listed.sub("", text))
+    less = {**ran, "total": ran.total()}
+
+    def counted(match: re.Match[str]) -> str:
+        parts = []
+        for part in match[2].split(", "):
+            number, _, word = part.partition(" ")
+            left = int(number) - less.get(word, 0) if number.isdigit() else None
+            if left is None or left > 0:
+                parts.append(part if left is None else f"{left} {word}")
+        return match[1] + ", ".join(parts)
+
+    return re.sub(r"^(Tests: +)(.*)$", counted, text, flags=re.MULTILINE)
 
 
 #: What jest prints when the run's coverage is under a threshold (it then exits 1, the

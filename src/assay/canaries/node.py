@@ -12,9 +12,12 @@ turn inherit a mark that keeps the canaries out of them.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shlex
+from collections import Counter
 from collections.abc import Sequence
 
 from assay.canaries import (
@@ -70,7 +73,29 @@ def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
         repeats=None,
         checks=_files_that_reported_nothing,
         what=f"a module {path} preloaded into every test process (NODE_OPTIONS=--require)",
+        printed=functools.partial(_printed_without, canaries),
     )
+
+
+def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -> str:
+    """node's TAP `text` without the canaries' parts: each one's subtest, from its
+    `# Subtest:` line to the next test's, and their share (`ran`) of the plan and the
+    closing counts (`# tests`, `# pass`, `# fail`)."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    subtest = re.compile(
+        rf"^(?P<indent> *)# Subtest: (?:{names})\n"
+        rf"(?:(?!(?P=indent)# Subtest: |(?P=indent)1\.\.\d|# tests ).*\n)*",
+        re.MULTILINE,
+    )
+    less = {"1..": ran.total(), "# tests ": ran.total()}
+    less |= {"# pass ": ran["passed"], "# fail ": ran["failed"]}
+
+    def counted(match: re.Match[str]) -> str:
+        return f"{match[1]}{max(int(match[2]) - less[match[1]], 0)}"
+
+    # The plan (`1..4`) and the counts of the top level only: a nested plan holds no canary.
+    closing = re.compile(r"^(1\.\.|# tests |# pass |# fail )(\d+)$", re.MULTILINE)
+    return closing.sub(counted, subtest.sub("", text))
 
 
 #: The largest package.json read for its scripts.

@@ -25,6 +25,7 @@ import hashlib
 import re
 import string
 import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -470,10 +471,10 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     )
 
 
-def _pytest_printed_without(canaries: Sequence[Canary], text: str) -> str:
+def _pytest_printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -> str:
     """pytest's printed `text` without the canaries' parts: the must-fail canary's failure
-    section, their lines in the short summary, and their share of the final counts (the
-    run's own counts are what is left)."""
+    section, their lines in the short summary, and their share (`ran`) of the final
+    counts (the run's own counts are what is left)."""
     names = "|".join(re.escape(c.name) for c in canaries)
     section = re.compile(
         rf"^_{{3,}} (?:{names}) _{{3,}}\n(?:(?!_{{3,}} \S.* _{{3,}}$|={{3,}}).*(?:\n|$))*",
@@ -484,7 +485,7 @@ def _pytest_printed_without(canaries: Sequence[Canary], text: str) -> str:
     lines = text.split("\n")
     for at in reversed(range(len(lines))):
         if _PYTEST_COUNTS.match(lines[at]):
-            lines[at] = _discounted(lines[at], canaries)
+            lines[at] = _discounted(lines[at], ran)
             break
     return "\n".join(lines)
 
@@ -495,20 +496,16 @@ _PYTEST_COUNTS = re.compile(
 )
 
 
-def _discounted(line: str, canaries: Sequence[Canary]) -> str:
-    """pytest's counts `line` less the canaries: one `passed` for each that must pass, one
-    `failed` for each that must fail; a count left at 0 is dropped."""
+def _discounted(line: str, ran: Counter[str]) -> str:
+    """pytest's counts `line` less the canaries' outcomes `ran`; a count left at 0 is
+    dropped."""
     match = _PYTEST_COUNTS.match(line)
     if match is None:
         return line
-    planted = {
-        "passed": sum(c.must_pass for c in canaries),
-        "failed": sum(not c.must_pass for c in canaries),
-    }
     kept = []
     for item in match["counts"].split(", "):
         number, word = item.split(" ", 1)
-        left = int(number) - planted.get(word, 0)
+        left = int(number) - ran[word]
         if left > 0:
             kept.append(f"{left} {word}")
     return match["rule"] + (", ".join(kept) or "no tests ran") + match["rest"]
@@ -794,10 +791,10 @@ def plant_unittest(request: PlantRequest) -> Planting | NoCanary:
     )
 
 
-def _unittest_printed_without(canaries: Sequence[Canary], text: str) -> str:
+def _unittest_printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -> str:
     """unittest's printed `text` (its stderr) without the canaries' parts: their lines in
-    the verbose listing, the must-fail canary's failure section, and their share of
-    `Ran N tests` and of `FAILED (failures=N)`."""
+    the verbose listing, the must-fail canary's failure section, and their share (`ran`)
+    of `Ran N tests` and of `FAILED (failures=N)`."""
     names = "|".join(re.escape(c.name) for c in canaries)
     listed = re.compile(rf"^(?:{names}) \(.*\) \.\.\. .*(?:\n|$)", re.MULTILINE)
     section = re.compile(
@@ -805,10 +802,10 @@ def _unittest_printed_without(canaries: Sequence[Canary], text: str) -> str:
         re.MULTILINE,
     )
     text = section.sub("", listed.sub("", text))
-    failing = sum(not c.must_pass for c in canaries)
+    failing = ran["failed"]
 
-    def ran(match: re.Match[str]) -> str:
-        left = int(match[1]) - len(canaries)
+    def tests(match: re.Match[str]) -> str:
+        left = int(match[1]) - ran.total()
         return f"Ran {left} test{'' if left == 1 else 's'}"
 
     def outcome(match: re.Match[str]) -> str:
@@ -822,7 +819,7 @@ def _unittest_printed_without(canaries: Sequence[Canary], text: str) -> str:
             parts.append(part)
         return f"FAILED ({', '.join(parts)})" if parts else "OK"
 
-    text = re.sub(r"^Ran (\d+) tests?", ran, text, flags=re.MULTILINE)
+    text = re.sub(r"^Ran (\d+) tests?", tests, text, flags=re.MULTILINE)
     return re.sub(r"^FAILED \((.*)\)$", outcome, text, flags=re.MULTILINE)
 
 

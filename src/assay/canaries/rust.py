@@ -10,8 +10,11 @@ the must-fail canary must not keep the doc-tests from running.
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
+from collections import Counter
+from collections.abc import Sequence
 
 from assay.canaries import (
     Canary,
@@ -94,7 +97,36 @@ def plant_cargo_test(request: PlantRequest) -> Planting | NoCanary:
         edit_argv=_no_fail_fast,
         failed_groups=lambda result: _failed_beyond_canaries(result, target),
         what=f"an integration test {path}",
+        printed=functools.partial(_printed_without, canaries, target),
     )
+
+
+def _printed_without(canaries: Sequence[Canary], target: str, text: str, _ran: Counter[str]) -> str:
+    """cargo test's printed `text` without the canaries' target: its test binary's run
+    (the `running N tests` section naming them), cargo's lines about it, and its entry in
+    the closing list of failed targets."""
+    names = "|".join(re.escape(c.name) for c in canaries)
+    theirs = re.compile(rf"^test (?:{names}) \.\.\. ", re.MULTILINE)
+    text = _RUN_SECTION.sub(lambda m: "" if theirs.search(m[0]) else m[0], text)
+    named = rf"`--test {re.escape(target)}`"
+    about = rf"^ *(?:Running tests/{re.escape(target)}\.rs \(.*\)|error: test failed, to rerun pass {named})\n"
+    text = re.sub(about, "", text, flags=re.MULTILINE)
+    entry = re.compile(rf"^ +{named}\n", re.MULTILINE)
+    if entry.search(text) is None:
+        return text
+
+    def fewer(match: re.Match[str]) -> str:
+        left = int(match[1]) - 1
+        return f"error: {left} target{'' if left == 1 else 's'} failed:"
+
+    return re.sub(r"^error: (\d+) targets failed:$", fewer, entry.sub("", text), flags=re.MULTILINE)
+
+
+#: One test binary's run, as libtest prints it: `running N tests` to `test result: ...`.
+_RUN_SECTION = re.compile(
+    r"^running \d+ tests?\n(?:(?!running \d+ tests?\n).*\n)*?test result: .*\n\n?",
+    re.MULTILINE,
+)
 
 
 # error: test failed, to rerun pass `--test merge_order_key_limit`   (one per failed target)
