@@ -287,7 +287,10 @@ def test_the_warm_up_runs_again_only_when_the_requirements_change(
     module: Path, tmp_path: Path
 ) -> None:
     state = tmp_path / "state"
-    assert verify(module, state)["status"] == "VERIFIED"
+    first = verify(module, state)
+    assert first["status"] == "VERIFIED", first["note"]
+    prepared = go_test(first)["extra"]["prepared"]
+    assert "-exec=/bin/true" in prepared["argv"] and prepared["exit_code"] == 0, prepared
     (cache,) = (state / GO_CACHES).iterdir()
     (mark,) = cache.glob("assay-warmed-*")
     warmed = mark.stat().st_mtime_ns

@@ -7,14 +7,13 @@ A command that ran and exited non-zero is never an error: it is a result.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for
 from assay.probe import ProbeCache, ProbeFailure, ToolchainError, search_path
@@ -25,7 +24,7 @@ from assay.verdict import Cause
 if TYPE_CHECKING:
     from assay.canaries import NotPlanted, Planted
     from assay.process import CommandRunner, ProcessResult
-    from assay.tools.instrumented import Preparation
+    from assay.tools.instrumented import Instrumented, Preparation
 
 
 def default_runner(
@@ -129,9 +128,34 @@ def _run(
 ) -> Evidence:
     # Imported here: a cache hit identifies checkers through this module and runs none.
     from assay.instrument import instrument
-    from assay.process import InvalidRun
 
     planned = instrument(check, checker, report_dir)
+    run = runner or default_runner
+    if planned.prepare is None:
+        return _run_planned(
+            check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
+        )
+    readied = _prepare(planned.prepare, located.argv0, run, cwd, check)
+    evidence = _run_planned(
+        check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
+    )
+    return replace(evidence, extra={**evidence.extra, "prepared": readied})
+
+
+def _run_planned(
+    check: Check,
+    planned: Instrumented,
+    located: _Located,
+    checker: CheckerId,
+    cwd: Path,
+    run: CommandRunner,
+    report_dir: Path,
+    sandbox: str | None,
+    canaries: Planted | NotPlanted | None,
+) -> Evidence:
+    """Run `check` as `planned`, then parse and classify what it did."""
+    from assay.process import InvalidRun
+
     # The argv runs the very binary that was probed, not whatever PATH finds later.
     argv = (*planned.wrapper, located.argv0, *planned.argv[1:])
     env = dict(planned.env)
@@ -142,9 +166,6 @@ def _run(
         planted = canaries if isinstance(canaries, Planted) else None
     if planted is not None:
         argv, env = planted.argv(argv), planted.env(env)
-    run = runner or default_runner
-    if planned.prepare is not None:
-        _prepare(planned.prepare, located.argv0, run, cwd, check)
     try:
         for report in planned.reports:
             # A report left in a reused directory would otherwise be read as this run's.
@@ -184,20 +205,30 @@ def _run(
     return canaries.annotate(evidence) if isinstance(canaries, NotPlanted) else evidence
 
 
-def _prepare(step: Preparation, binary: str, run: CommandRunner, cwd: Path, check: Check) -> None:
-    """Run what readies `check` (`Instrumented.prepare`) with the binary the check runs;
-    how it ends is not the check's outcome, so it is not read."""
+def _prepare(
+    step: Preparation, binary: str, run: CommandRunner, cwd: Path, check: Check
+) -> dict[str, Any]:
+    """Run what readies `check` (`Instrumented.prepare`) with the binary the check runs,
+    and say how it went, for the record: how it ends is not the check's outcome."""
     from assay.process import InvalidRun
 
     argv = (*step.wrapper, binary, *step.argv[1:])
-    with contextlib.suppress(InvalidRun, OSError):
-        run(
+    try:
+        result = run(
             argv,
             cwd=str(cwd),
             env=dict(step.env) or None,
             timeout=check.timeout_s,
             no_output_timeout=check.no_output_timeout_s,
         )
+    except (InvalidRun, OSError) as exc:
+        return {"argv": list(step.argv), "error": str(exc)}
+    return {
+        "argv": list(step.argv),
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "duration_s": result.duration_s,
+    }
 
 
 def _canaries_refused(
