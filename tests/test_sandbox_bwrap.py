@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assay.process import StartFailure
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace
 
 PYTHON = sys.executable
@@ -559,3 +560,22 @@ def test_checks_started_together_build_the_root_once(
         thread.join()
     assert [r.exit_code for r in results] == [0, 0, 0]
     assert built == [workspace.run_id]
+
+
+def test_only_the_sandbox_failing_to_start_the_command_is_a_start_failure(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """A command missing from the sandbox is a start failure; a command the check's own
+    script cannot find (`npm test` running `pnpm`) is the check's exit 127, whose words
+    (`sh: 1: pnpm: not found`) were read as npm itself missing."""
+    missing = sandbox.run(workspace, ["/usr/bin/assay-no-such-tool"], timeout=30)
+    assert missing.start_failure is StartFailure.NOT_FOUND, missing
+    assert missing.start_error == "/usr/bin/assay-no-such-tool: not found in the sandbox"
+    script = sandbox.run(workspace, ["sh", "-c", "assay-no-such-tool run"], timeout=30)
+    assert script.started and script.start_failure is None, script.start_error
+    assert script.exit_code == 127 and "assay-no-such-tool: not found" in script.stderr.text
+    (workspace.path / "x.sh").write_text("#!/bin/sh\n")  # not executable
+    refused = sandbox.run(workspace, ["./x.sh"], timeout=30)
+    assert refused.start_failure is StartFailure.PERMISSION_DENIED, refused
+    denied = sandbox.run(workspace, ["sh", "-c", "./x.sh"], timeout=30)
+    assert denied.started and denied.exit_code == 126, denied

@@ -157,8 +157,13 @@ _LIMIT_FIX = (
 #: What a failed fork or allocation says, wherever it happens.
 _RESOURCE_EXHAUSTED = re.compile(r"Resource temporarily unavailable|Cannot allocate memory")
 
-#: What the in-sandbox shell prints when the command itself cannot be executed.
-_NOT_FOUND = re.compile(r"(?:exec: )?(?P<cmd>.+?): (?:not found|No such file or directory)\s*$")
+#: What the in-sandbox shell prints when its `exec` of the command itself fails (dash:
+#: `sh: 1: exec: /x: not found`; bash: `sh: line 1: exec: /x: not found`): a shell the
+#: command starts says the same of a command it cannot find, without the `exec:`.
+_EXEC_FAILED = re.compile(
+    r"^sh: (?:line )?(?:\d+: )?exec: (?P<cmd>.+?): "
+    r"(?P<why>not found|(?:cannot execute: )?(?:No such file or directory|Permission denied))\s*$"
+)
 #: The innermost shell: makes HOME, exports the check's variables (given as NAME=VALUE
 #: words before `--`), then becomes the check's command. Only here do the repository's
 #: variables enter any environment.
@@ -867,10 +872,12 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         message = f"sandbox refused to start the command: {first}"
         if _RESOURCE_EXHAUSTED.search(first):
             message += f" ({_LIMIT_FIX})"
-    elif result.exit_code == 127 and first.startswith("sh: ") and _NOT_FOUND.search(first):
+    elif (own := _EXEC_FAILED.match(first)) is None or own["cmd"] != result.argv[0]:
+        pass  # not the sandbox's shell failing to become the command
+    elif result.exit_code == 127 and own["why"] != "Permission denied":
         failure = StartFailure.NOT_FOUND
         message = f"{result.argv[0]}: not found in the sandbox"
-    elif result.exit_code == 126 and first.startswith("sh: ") and "Permission denied" in first:
+    elif result.exit_code == 126 and own["why"].endswith("Permission denied"):
         failure = StartFailure.PERMISSION_DENIED
         message = f"{result.argv[0]}: permission denied in the sandbox"
     if failure is None:
