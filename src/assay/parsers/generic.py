@@ -118,6 +118,13 @@ _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
 #: runner's (pytest's `2 errors in 0.5s`): sindresorhus/is's lint errors read as 2 of 2
 #: tests failed.
 _LINT_TOTAL = re.compile(r"\s*(?P<n>\d+) (?P<what>errors?|warnings?)\s*")
+#: ESLint's closing lines (`✖ 1 problem (1 error, 0 warnings)`, `1 error and 0 warnings
+#: potentially fixable with the `--fix` option.`): a lint inside `npm test` whose error
+#: read as 1 of 1 tests failed (fastq, json-schema-traverse, light-my-request).
+_ESLINT_TOTAL = re.compile(
+    r"^\s*(?:✖ \d+ problems? \((?P<n>\d+) errors?, \d+ warnings?\)"
+    r"|\d+ errors? and \d+ warnings? potentially fixable\b.*)\s*$"
+)
 
 
 def _lint_errors(text: str) -> bool:
@@ -126,6 +133,9 @@ def _lint_errors(text: str) -> bool:
     for line in text.splitlines()[-50:]:
         total = _LINT_TOTAL.fullmatch(line)
         if total is not None and total["what"].startswith("error") and int(total["n"]):
+            return True
+        eslint = _ESLINT_TOTAL.match(line)
+        if eslint is not None and eslint["n"] and int(eslint["n"]):
             return True
     return False
 
@@ -197,7 +207,7 @@ def parse_counts(text: str) -> TestCounts | None:
         seen = True
     tail = text.splitlines()[-200:]
     for line in tail:
-        if _LINT_TOTAL.fullmatch(line):
+        if _LINT_TOTAL.fullmatch(line) or _ESLINT_TOTAL.match(line):
             continue
         for number, word in _COUNT.findall(line):
             key = _KEYS.get(word, word)
