@@ -985,10 +985,14 @@ def test_a_linters_marked_findings_are_no_failed_tests() -> None:
         "  \u2716   824:65  This assertion is unnecessary.\n\n  7 warnings\n  2 errors\n",
         # fastq 1.20.3 and json-schema-traverse 1.0.0: ESLint's closing lines inside
         # `npm test`, read as 1 of 1 tests failed.
-        "index.js\n  3:14  error  Parsing error: Unexpected token ;\n\n"
-        "\u2716 1 problem (1 error, 0 warnings)\n",
-        "a.js\n  1:1  error  x  semi\n\n\u2716 3 problems (2 errors, 1 warning)\n"
-        "  2 errors and 0 warnings potentially fixable with the `--fix` option.\n",
+        (
+            "index.js\n  3:14  error  Parsing error: Unexpected token ;\n\n"
+            "\u2716 1 problem (1 error, 0 warnings)\n"
+        ),
+        (
+            "a.js\n  1:1  error  x  semi\n\n\u2716 3 problems (2 errors, 1 warning)\n"
+            "  2 errors and 0 warnings potentially fixable with the `--fix` option.\n"
+        ),
     ],
 )
 def test_a_linters_total_is_no_count_of_tests(text: str) -> None:
