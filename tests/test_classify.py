@@ -55,6 +55,20 @@ FAILED_TESTS = ParsedOutput(tests=TestCounts(passed=2, failed=1), failure_recogn
         (Kind.TYPECHECK, result(2), None, Cause.EXIT_NONZERO),
         (Kind.BUILD, result(1), None, Cause.EXIT_NONZERO),
         (Kind.TEST, result(None, timed_out=True, sig=signal.SIGKILL), RAN_TESTS, Cause.TIMEOUT),
+        # Failures its runner reported before it hung: they failed.
+        (
+            Kind.TEST,
+            result(None, timed_out=True, sig=signal.SIGKILL),
+            FAILED_TESTS,
+            Cause.EXIT_NONZERO,
+        ),
+        # Code that did not build beside tests that passed: the build's errors say why.
+        (
+            Kind.TEST,
+            result(1),
+            ParsedOutput(tests=TestCounts(passed=3), diagnostics=(Diagnostic("syntax error"),)),
+            Cause.EXIT_NONZERO,
+        ),
         (Kind.BUILD, result(None, sig=signal.SIGSEGV), None, Cause.SIGNAL),
         (Kind.TEST, result(None, start_failure=StartFailure.NOT_FOUND), None, Cause.START_FAILED),
         (Kind.TEST, result(1), ParsedOutput(diagnostics=(Diagnostic("boom"),)), Cause.EXIT_NONZERO),

@@ -63,6 +63,10 @@ def _cause(
     if result.start_failure is not None:
         return Cause.START_FAILED
     if result.timed_out:
+        if check.kind is Kind.TEST and parsed.tests is not None and parsed.tests.any_failed:
+            # Tests its runner reported failing before the run hung (mocha's `3 failing`,
+            # then a handle that never closed): they failed, whatever the hang.
+            return Cause.EXIT_NONZERO
         return Cause.TIMEOUT
     if result.signal is not None:
         return Cause.SIGNAL
@@ -106,6 +110,10 @@ def _cause(
     ):
         # The runner stopped a hanging test at its own deadline: a timeout, as if ours.
         return Cause.TIMEOUT
+    if check.kind is Kind.TEST and any(d.severity == "error" for d in parsed.diagnostics):
+        # Code that did not build (a Go package beside the passing ones, a type check after
+        # the tests): the errors are why it failed, and the note names them.
+        return Cause.EXIT_NONZERO
     if (
         check.kind is Kind.TEST
         and tests is not None
