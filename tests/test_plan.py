@@ -759,3 +759,12 @@ def test_a_command_left_out_for_a_configured_one_names_it_as_configured(tmp_path
     assert ruff.argv[:3] == ("ruff", "check", "p/"), ruff.argv
     (why,) = [d.reason for d in p.dropped if d.what == "ruff check p/"]
     assert "ruff as configured in pyproject.toml" in why and "extend-exclude" not in why, why
+
+
+@pytest.mark.parametrize("name", ["typescript", "check:types", "types:check", "test:types"])
+def test_a_script_named_for_type_checking_is_the_typecheck(tmp_path: Path, name: str) -> None:
+    """fastq 1.20.3 checks its .d.ts with `"typescript": "tsc --project ./test/tsconfig.json"`:
+    not planned, a type error there was VERIFIED."""
+    scripts = {"test": "tape test/*.js", name: "tsc --project ./test/tsconfig.json"}
+    write(tmp_path, {"package.json": json.dumps({"name": "q", "scripts": scripts})})
+    assert argvs(plan_repository(tmp_path))["npm-typecheck"] == ["npm", "run", name]

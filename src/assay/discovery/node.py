@@ -27,7 +27,11 @@ NAME = "package.json"
 #: Script names per kind, preferred first (the cost is the position).
 SCRIPTS: dict[Kind, tuple[str, ...]] = {
     Kind.BUILD: ("build",),
-    Kind.TYPECHECK: ("typecheck", "type-check", "tsc", "types"),
+    # fastq's is `typescript` (tsc over its .d.ts tests): a type error there was VERIFIED.
+    Kind.TYPECHECK: (
+        *("typecheck", "type-check", "tsc", "types", "check-types", "check:types"),
+        *("types:check", "typescript", "test:types", "test-types", "lint:types"),
+    ),
     Kind.LINT: ("lint",),
     Kind.TEST: ("test",),
 }
