@@ -38,6 +38,15 @@ def write(root: Path, files: Mapping[str, str | bytes]) -> Path:
     return root
 
 
+def workflow(*steps: str) -> str:
+    """A GitHub Actions workflow whose one job checks the tree out and runs `steps`."""
+    runs = "".join(f"      - run: {step}\n" for step in steps)
+    return (
+        "on: push\njobs:\n  checks:\n    runs-on: ubuntu-latest\n"
+        f"    steps:\n      - uses: actions/checkout@v4\n{runs}"
+    )
+
+
 def write_dedented(root: Path, files: Mapping[str, str]) -> Path:
     """`write`, with each text dedented and its leading newline dropped: for files written as
     indented triple-quoted strings in a test."""

@@ -13,13 +13,8 @@ import pytest
 
 from assay.plan import plan_repository
 from assay.verdict import Kind
-from tests.repos import write
+from tests.repos import workflow, write
 from tests.test_go_cache import verify
-
-
-def workflow(*steps: str) -> str:
-    runs = "".join(f"      - run: {step}\n" for step in steps)
-    return f"on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n{runs}"
 
 
 def module(root: Path, purego: str) -> Path:

@@ -12,7 +12,7 @@ from assay.discovery import Origin, ci, discover
 from assay.discovery.model import Candidate
 from assay.plan import plan_repository
 from assay.verdict import Kind
-from tests.repos import write_dedented
+from tests.repos import workflow, write_dedented
 
 
 def ci_candidates(root: Path) -> list[Candidate]:
@@ -362,14 +362,6 @@ def test_a_make_target_ci_runs_that_runs_nothing_known_is_not_a_check(tmp_path: 
         },
     )
     assert ci_candidates(tmp_path) == []
-
-
-def workflow(*steps: str) -> str:
-    runs = "".join(f"      - run: {step}\n" for step in steps)
-    return (
-        "on: push\njobs:\n  checks:\n    runs-on: ubuntu-latest\n"
-        f"    steps:\n      - uses: actions/checkout@v4\n{runs}"
-    )
 
 
 #: python-multipart's (and encode's) layout: CI runs scripts that hold every command.

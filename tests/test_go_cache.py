@@ -18,7 +18,7 @@ import pytest
 from assay.go_cache import GO, GO_CACHE_ENV, GO_CACHES, go_cache_for, with_go_cache
 from assay.pipeline import VerifyOptions, make_plan
 from tests.cli import assay, assay_env, no_traceback
-from tests.repos import write
+from tests.repos import workflow, write
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
 
@@ -142,15 +142,7 @@ def test_a_cache_grown_past_its_bound_starts_again_empty(
 
 #: The module's CI runs its tests under the race detector, as many do: the standard library
 #: is then compiled into the build cache (go 1.19 ships only its plain build precompiled).
-RACE_WORKFLOW = """\
-on: push
-jobs:
-  test:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-      - run: go test -race ./...
-"""
+RACE_WORKFLOW = workflow("go test -race ./...")
 
 #: A test that forges the build cache: it compiles a `testing` whose `Fail` records nothing,
 #: claims the real package's action ID in its build ID, and writes it over the real
