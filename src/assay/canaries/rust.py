@@ -109,7 +109,8 @@ def _printed_without(canaries: Sequence[Canary], target: str, text: str, _ran: C
     theirs = re.compile(rf"^test (?:{names}) \.\.\. ", re.MULTILINE)
     text = _RUN_SECTION.sub(lambda m: "" if theirs.search(m[0]) else m[0], text)
     named = rf"`--test {re.escape(target)}`"
-    about = rf"^ *(?:Running tests/{re.escape(target)}\.rs \(.*\)|error: test failed, to rerun pass {named})\n"
+    running = rf"Running tests/{re.escape(target)}\.rs \(.*\)"
+    about = rf"^ *(?:{running}|error: test failed, to rerun pass {named})\n"
     text = re.sub(about, "", text, flags=re.MULTILINE)
     entry = re.compile(rf"^ +{named}\n", re.MULTILINE)
     if entry.search(text) is None:

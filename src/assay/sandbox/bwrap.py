@@ -230,8 +230,8 @@ class BwrapOptions:
     """Host directories outside the workspace the command may write (a report directory)."""
     tool_caches: tuple[str, ...] = ()
     """Those of `writable_paths` that only a command whose environment names one, or a
-    directory in one (its tool's cache variable), may write; every other command sees them read-only, so a test
-    cannot plant entries that a later run's tool takes on trust."""
+    directory in one (its tool's cache variable), may write; every other command sees
+    them read-only, so a test cannot plant entries that a later run's tool takes on trust."""
     executable: str = "bwrap"
     """The bubblewrap binary, looked up on PATH when not absolute."""
     whole_run_limits: bool = True
