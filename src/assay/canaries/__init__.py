@@ -483,6 +483,11 @@ def _seen(canaries: Sequence[Canary], reported: Sequence[TestCase]) -> dict[Cana
     return seen
 
 
+def any_name(canaries: Sequence[Canary]) -> str:
+    """A pattern matching any of the canaries' names, for a runner's printed output."""
+    return "|".join(re.escape(c.name) for c in canaries)
+
+
 def _name_pattern(name: str) -> re.Pattern[str]:
     # The name as a whole word: runners prefix it (`pkg.TestX`, `tests/x.py::test_x`).
     return re.compile(rf"(?<![0-9A-Za-z_]){re.escape(name)}(?![0-9A-Za-z_])")

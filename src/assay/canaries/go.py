@@ -24,6 +24,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    any_name,
     camel,
     inside,
     unequal,
@@ -102,7 +103,7 @@ def _printed_without(
 ) -> str:
     """go test's printed `text` without the canaries' lines: their start, their end and
     what they logged from their files (line by line: packages' lines may interleave)."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     logged = "|".join(re.escape(name) for name in files)
     theirs = re.compile(
         rf"^(?:=== (?:RUN|PAUSE|CONT|NAME)\s+(?:{names})|\s*--- \w+: (?:{names}) \(.*\)"

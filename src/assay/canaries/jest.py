@@ -29,6 +29,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    any_name,
     failed_unless,
     ignored_by_git,
 )
@@ -89,7 +90,7 @@ def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -
     """jest's printed `text` without the canaries' parts: their lines in a file's
     listing, the must-fail canary's failure sections, and their share (`ran`) of
     `Tests:`."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     listed = re.compile(rf"^ +[✓✕] (?:{names})(?: \(\d+ m?s\))?\n", re.MULTILINE)
     section = re.compile(rf"^  ● (?:{names})\n(?:(?!  ● )(?: .*)?\n)*", re.MULTILINE)
     text = section.sub("", listed.sub("", text))

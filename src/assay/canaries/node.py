@@ -26,6 +26,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    any_name,
     ignored_by_git,
     unequal,
 )
@@ -81,7 +82,7 @@ def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -
     """node's TAP `text` without the canaries' parts: each one's subtest, from its
     `# Subtest:` line to the next test's, and their share (`ran`) of the plan and the
     closing counts (`# tests`, `# pass`, `# fail`)."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     subtest = re.compile(
         rf"^(?P<indent> *)# Subtest: (?:{names})\n"
         rf"(?:(?!(?P=indent)# Subtest: |(?P=indent)1\.\.\d|# tests ).*\n)*",

@@ -36,6 +36,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    any_name,
     camel,
     failed_unless,
     ignored_by_git,
@@ -475,7 +476,7 @@ def _pytest_printed_without(canaries: Sequence[Canary], text: str, ran: Counter[
     """pytest's printed `text` without the canaries' parts: the must-fail canary's failure
     section, their lines in the short summary, and their share (`ran`) of the final
     counts (the run's own counts are what is left)."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     section = re.compile(
         rf"^_{{3,}} (?:{names}) _{{3,}}\n(?:(?!_{{3,}} \S.* _{{3,}}$|={{3,}}).*(?:\n|$))*",
         re.MULTILINE,
@@ -795,7 +796,7 @@ def _unittest_printed_without(canaries: Sequence[Canary], text: str, ran: Counte
     """unittest's printed `text` (its stderr) without the canaries' parts: their lines in
     the verbose listing, the must-fail canary's failure section, and their share (`ran`)
     of `Ran N tests` and of `FAILED (failures=N)`."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     listed = re.compile(rf"^(?:{names}) \(.*\) \.\.\. .*(?:\n|$)", re.MULTILINE)
     section = re.compile(
         rf"^={{70}}\n(?:FAIL|ERROR): (?:{names}) \(.*\n(?:(?!={{70}}$|-{{70}}\nRan ).*\n)*",

@@ -22,6 +22,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    any_name,
     failed_run,
     inside,
     unequal,
@@ -105,7 +106,7 @@ def _printed_without(canaries: Sequence[Canary], target: str, text: str, _ran: C
     """cargo test's printed `text` without the canaries' target: its test binary's run
     (the `running N tests` section naming them), cargo's lines about it, and its entry in
     the closing list of failed targets."""
-    names = "|".join(re.escape(c.name) for c in canaries)
+    names = any_name(canaries)
     theirs = re.compile(rf"^test (?:{names}) \.\.\. ", re.MULTILINE)
     text = _RUN_SECTION.sub(lambda m: "" if theirs.search(m[0]) else m[0], text)
     named = rf"`--test {re.escape(target)}`"
