@@ -24,7 +24,7 @@ TEST = (
 def test_go_tests_without_a_go_mod_are_run_in_gopath_mode(tmp_path: Path) -> None:
     write(tmp_path, {"quote.go": QUOTE.format(body='"\'" + s + "\'"'), "quote_test.go": TEST})
     checks = {c.name: c for c in plan_repository(tmp_path).checks}
-    assert set(checks) == {"go-vet", "go-test"}
+    assert set(checks) == {"go-test"}
     assert checks["go-test"].env == {"GO111MODULE": "off"}
     # A go.mod is a module: its own rules apply, not these.
     write(tmp_path, {"go.mod": "module example.com/quote\n\ngo 1.19\n"})

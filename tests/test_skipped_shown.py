@@ -34,7 +34,7 @@ REPOS: dict[str, dict[str, str]] = {
         "build.js": "throw new Error('the build is broken')\n",
         "fx.test.js": "const test = require('node:test');\ntest('one', () => {});\n",
     },
-    # go vet and go test compile the code themselves; a stated build runs before them.
+    # go test compiles the code itself; a stated build runs before it.
     "go": {
         "go.mod": "module example.com/fx\n\ngo 1.18\n",
         "Makefile": "build:\n\tgo build ./...\n",

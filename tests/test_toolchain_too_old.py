@@ -122,7 +122,7 @@ def test_a_module_that_needs_a_newer_go_is_not_failed(tmp_path: Path, go: str, s
     report = verify(module(tmp_path / "repo", go), tmp_path / "state")
     assert report["status"] == status, report["note"]
     if status == "UNVERIFIED":
-        # go vet says nothing of the release; go test adds "note: module requires Go 1.99".
+        # go test adds "note: module requires Go 1.99" to its compile errors.
         assert (
             "because the project needs Go 1.99, newer than the toolchain here" in (report["note"])
         ), report["note"]

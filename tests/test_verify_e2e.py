@@ -219,7 +219,7 @@ ECOSYSTEMS: dict[str, tuple[Any, dict[str, tuple[str, str]]]] = {
         {"compileall": ("build", "compileall"), "pytest": ("test", "pytest")},
     ),
     "readme": (readme_repo, {"compileall": ("build", "compileall"), "pytest": ("test", "pytest")}),
-    "go": (go_repo, {"go-vet": ("lint", "go"), "go-test": ("test", "go")}),
+    "go": (go_repo, {"go-test": ("test", "go")}),
     "rust": (rust_repo, {"cargo-check": ("build", "cargo"), "cargo-test": ("test", "cargo")}),
     "polyglot": (
         polyglot_repo,

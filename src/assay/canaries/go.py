@@ -55,6 +55,9 @@ _VALUED = frozenset(
 _SELECTING = frozenset({"run", "skip", "list"})
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+#: The line go before 1.24 prints, outside the JSON, for a package whose test binary
+#: could not be built (later releases send it as a package's `fail` event).
+_NOT_BUILT = re.compile(r"^FAIL\t(\S+) \[(?:build|setup) failed\]$", re.MULTILINE)
 
 
 def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
@@ -239,6 +242,7 @@ def _failed_packages(result: ProcessResult, canaries: Sequence[Canary]) -> froze
             reported[package] = group_of[test]
         elif not test and action == "fail":
             failed.add(package)
+    failed.update(_NOT_BUILT.findall(result.stdout.text))
     if any(package not in reported for package in failed):
         return None
     return frozenset(reported[package] for package in failed)

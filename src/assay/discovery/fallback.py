@@ -175,7 +175,7 @@ def node_defaults(root_names: set[str], test_dir_files: dict[str, list[str]]) ->
 
 
 def go_defaults(root_names: set[str]) -> list[Candidate]:
-    """`go vet` and `go test` in GOPATH mode (`GO111MODULE=off`) for Go code with tests
+    """`go test` in GOPATH mode (`GO111MODULE=off`) for Go code with tests
     at the root and no go.mod: a package from before modules (go-shellquote), which
     module mode refuses ("go.mod file not found"). Its own packages are found by
     their paths from the root; imports from elsewhere would need a GOPATH. Pure."""
@@ -185,19 +185,19 @@ def go_defaults(root_names: set[str]) -> list[Candidate]:
     if not tests:
         return []
     why = f"Go tests ({tests[0]}, ...) and no go.mod: a package from before modules, in GOPATH mode"
+    # go test compiles the packages and runs vet's high-confidence checks (see go.mod's).
     return [
         Candidate(
-            kind=kind,
-            argv=("go", subcommand, "./..."),
+            kind=Kind.TEST,
+            argv=("go", "test", "./..."),
             tool="go",
             ecosystem=Ecosystem.GO,
             origin=Origin.FALLBACK,
             source=Source(tests[0]),
             reason=why,
             env={"GO111MODULE": "off"},
-            name=f"go-{subcommand}",
+            name="go-test",
         )
-        for kind, subcommand in ((Kind.LINT, "vet"), (Kind.TEST, "test"))
     ]
 
 
