@@ -73,6 +73,25 @@ def test_a_result_in_the_dropped_middle_is_not_a_run_that_never_finished(
     assert report["status"] == "VERIFIED", report["note"]
 
 
+def test_a_test_that_failed_in_the_dropped_middle_is_named_and_counted(
+    chatty: Path, tmp_path: Path
+) -> None:
+    """go-cmp with a wrong value: its failing test's events lay in the 700 KB's middle."""
+    wrong = '\nfunc TestWrong(t *testing.T) {\n\tt.Fatal("wrong value")\n}\n'
+    with (chatty / "b" / "b_test.go").open("a") as test_file:
+        test_file.write(wrong)
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    done = assay("verify", "--json", "--no-cache", str(chatty), env=env, timeout=300)
+    no_traceback(done)
+    report: dict[str, Any] = json.loads(done.stdout)
+    (go_test,) = [c for c in report["checks"] if c["name"] == "go-test"]
+    stdout = go_test["stdout"]
+    assert stdout["truncated"], "the run's output was kept whole: nothing to show"
+    assert report["status"] == "FAILED", report["note"]
+    assert (go_test["tests"]["passed"], go_test["tests"]["failed"]) == (3, 1), go_test["tests"]
+    assert "TestWrong" in report["note"], report["note"]
+
+
 GO_TEST = Check(name="go-test", kind=Kind.TEST, argv=("go", "test", "-json", "./..."), tool="go")
 
 
