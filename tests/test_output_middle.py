@@ -111,3 +111,13 @@ def test_a_real_process_keeps_the_results_printed_in_its_middle() -> None:
     assert "TestWrong" not in result.stdout.head + result.stdout.tail
     assert result.stdout.middle.count("\n") == 1
     assert '"Test":"TestWrong"' in result.stdout.text
+
+
+def test_only_a_stream_of_go_events_is_read_for_results() -> None:
+    """A log that merely mentions an event later on is no event stream: its head has none."""
+    buffer = BoundedBuffer(HEAD, TAIL)
+    buffer.feed(b"plain log line\n" * 200)
+    buffer.feed(_event("fail", "TestX") * 200)
+    buffer.feed(b"plain log line\n" * 200)
+    captured = buffer.result()
+    assert captured.truncated and captured.middle == ""
