@@ -114,6 +114,14 @@ _GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S", re.MULTILINE)
 _GO_PACKAGE_OK = re.compile(r"^ok  \t\S+\t(?!.*\[no tests to run\])", re.MULTILINE)
 # TAP's line for a failing test, counted for a stream that ends without a summary.
 _TAP_NOT_OK = re.compile(r"^not ok \d+(?!.*# (?:SKIP|TODO))", re.MULTILINE)
+#: tape's run of test blocks that asserted through node's `assert` rather than tape's `t`
+#: (events 3.3.0): tape heads each block with `# name` as it starts, counts no assertion,
+#: and ends `1..0`, `# tests 0`, `# ok`. A thrown assertion ends the run, so each block
+#: headed before a `# ok` ran to its end.
+_TAPE_UNASSERTED = re.compile(
+    r"^TAP version \d+\n(?P<blocks>(?:# .*\n)+)\n?1\.\.0\n# tests 0\n# pass +0\n\n?# ok\s*$",
+    re.MULTILINE,
+)
 #: A linter's total on a line of its own (eslint's and xo's `  2 errors`), not a test
 #: runner's (pytest's `2 errors in 0.5s`): sindresorhus/is's lint errors read as 2 of 2
 #: tests failed.
@@ -197,6 +205,13 @@ def _jest_runs(text: str) -> dict[str, int]:
     return counts
 
 
+def unasserted_tape_blocks(text: str) -> int:
+    """How many test blocks a tape run that counted no assertion ran to their end (0: not
+    such a run)."""
+    found = _TAPE_UNASSERTED.search(text + "\n")
+    return found["blocks"].count("\n") if found else 0
+
+
 def parse_counts(text: str) -> TestCounts | None:
     """The largest count of each outcome in the last lines of `text` (and in mocha's
     summary and jest's runs added up, wherever they are), or None if none is named."""
@@ -230,6 +245,9 @@ def parse_counts(text: str) -> TestCounts | None:
     failing = len(_TAP_NOT_OK.findall(joined))
     if failing:
         counts["failed"] = max(counts["failed"], failing)
+        seen = True
+    if not any(counts.values()) and (blocks := unasserted_tape_blocks(joined)):
+        counts["passed"] = blocks
         seen = True
     if not seen:
         for key, mark in _MARKED.items():

@@ -262,8 +262,10 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
     if not summary:
         return _with_printed_failures(generic.parse(check, result, report_dir), result)
     cases = tap_top_level(text, result.cwd)
+    # tape prints this summary too; where it counted no assertion, its blocks ran.
+    blocks = 0 if summary.get("tests") else generic.unasserted_tape_blocks(text)
     tests = TestCounts(
-        passed=summary.get("pass", 0),
+        passed=summary.get("pass", 0) or blocks,
         failed=summary.get("fail", 0),
         errors=summary.get("cancelled", 0),
         skipped=summary.get("skipped", 0) + summary.get("todo", 0),
@@ -273,7 +275,7 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         tests=tests,
         test_cases=tuple(cases),
         failure_recognized=tests.any_failed,
-        no_tests_reported=summary.get("tests", tests.executed) == 0,
+        no_tests_reported=summary.get("tests", tests.executed) == 0 and not blocks,
     )
 
 
