@@ -281,7 +281,9 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
         elif ran is not None and (match := _UNITTEST_END.match(line)):
             details = {k: int(v) for k, v in _UNITTEST_DETAIL.findall(match["details"] or "")}
     if ran is None:
-        return ParsedOutput()
+        # Stopped before its summary: at assay's deadline, the test its listing had begun.
+        running = unittest_running(strip_ansi(result.stderr.text)) if result.timed_out else None
+        return ParsedOutput(hung_tests=(running,) if running else ())
     cases = unittest_listing(strip_ansi(result.stderr.text))
     failed, errors = _failing_tests(
         result.stderr.text, details.get("failures", 0), details.get("errors", 0), ran
@@ -414,6 +416,20 @@ def unittest_listing(text: str) -> tuple[TestCase, ...]:
             cases.append(TestCase(name=name, outcome=_UNITTEST_OUTCOMES.get(word, word)))
             name, subtests = None, []
     return tuple(cases)
+
+
+def unittest_running(text: str) -> str | None:
+    """The test `unittest -v` had begun and not ended where `text` (its stderr) stops: the
+    last test line, when no outcome followed it (idna's hung test, named on its own line)."""
+    lines = text.rstrip("\n").splitlines()
+    begun = [(i, m) for i, line in enumerate(lines) if (m := _UNITTEST_CASE.match(line))]
+    if not begun:
+        return None
+    last, match = begun[-1]
+    if unittest_listing("\n".join(lines[last:])):
+        return None  # it ended: the run stopped between tests
+    method, where = match["method"], match["where"]
+    return where if where.endswith("." + method) else f"{where}.{method}"
 
 
 def _verbose(argv: tuple[str, ...]) -> bool:
