@@ -222,6 +222,8 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
             ]
             continue
         of_kind, elsewhere = _in_the_tree(of_kind, discovery.root)
+        of_kind, unconfigured = _configured(of_kind, discovery.root)
+        elsewhere += unconfigured
         of_kind, cross = _for_this_target(of_kind)
         picked, left_out = choose(of_kind)
         if kind is Kind.TEST:
@@ -514,6 +516,28 @@ def _in_the_tree(
             kept.append(candidate)
         else:
             why = f"runs in {candidate.cwd}/, which the tree does not hold (made as CI runs)"
+            dropped.append(Dropped(candidate.command, candidate.source, why))
+    return kept, dropped
+
+
+def _configured(
+    candidates: list[Candidate], root: str | os.PathLike[str]
+) -> tuple[list[Candidate], list[Dropped]]:
+    """The candidates whose tox or nox runs have their configuration in the tree, and why
+    the others cannot run (`assay.discovery.runner_config`)."""
+    from pathlib import Path
+
+    from assay.discovery.command_lines import core_command
+    from assay.discovery.runner_config import unconfigured_runner
+
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    for candidate in candidates:
+        commands = [core_command(words) for words in (candidate.argv, *candidate.stated)]
+        why = unconfigured_runner(commands, Path(root))
+        if why is None:
+            kept.append(candidate)
+        else:
             dropped.append(Dropped(candidate.command, candidate.source, why))
     return kept, dropped
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
@@ -187,6 +187,14 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
     )
 
 
+def core_command(words: Sequence[str]) -> list[str]:
+    """The command `words` runs, without its `NAME=value` assignments and the launchers in
+    front of it (`FOO=1 uv run tox -e py` -> `tox -e py`)."""
+    rest = list(words)
+    _take_assignments(rest)
+    return _strip_runners(rest)[0]
+
+
 def _take_assignments(words: list[str]) -> list[tuple[str, str]]:
     """Remove the leading `NAME=value` words from `words`, returning them as pairs."""
     env = []
@@ -337,6 +345,16 @@ def without_coverage(args: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+#: Python environment managers whose `run` makes (and syncs) an environment of its own:
+#: offline, in the sandbox, they fail where the tool they run would not.
+ENVIRONMENT_MANAGERS = frozenset({"uv", "poetry", "pdm", "hatch", "pipenv", "rye"})
+
+
+def managed_run(argv: tuple[str, ...]) -> bool:
+    """Whether `argv` runs its command through an environment manager (`hatch run flake8`)."""
+    return len(argv) > 1 and _basename(argv[0]) in ENVIRONMENT_MANAGERS and argv[1] == "run"
+
+
 def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
     """The command re-targeted at the project's own tools: its interpreter, its node_modules."""
     spec = tool_spec(hit.tool)
@@ -348,10 +366,14 @@ def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
         return env.python_tool(_tool_word(hit), *hit.args)
     if launch is Launch.NODE_BIN and hit.argv:
         return (env.node_tool(_tool_word(hit)), *hit.args)
-    if hit.ecosystem is Ecosystem.PYTHON and hit.argv and hit.argv[0] in env.tool_paths:
+    argv = hit.argv
+    if hit.ecosystem is Ecosystem.PYTHON and managed_run(argv):
+        # sqlparse's CI `hatch run flake8`: hatch, offline, cannot make its environment.
+        argv = tuple(_strip_runners(list(argv))[0]) or argv
+    if hit.ecosystem is Ecosystem.PYTHON and argv and argv[0] in env.tool_paths:
         # flake8, pylint, `black --check`: the project's installed copy, as for its own tools.
-        return (env.tool_paths[hit.argv[0]], *hit.argv[1:])
-    return hit.argv
+        return (env.tool_paths[argv[0]], *argv[1:])
+    return argv
 
 
 def candidate_from(

@@ -16,6 +16,7 @@ from assay.discovery.command_lines import (
     SCRIPT_KINDS,
     Recognised,
     candidate_from,
+    managed_run,
     masks_failure,
     only_command,
     packages_distribution,
@@ -309,11 +310,6 @@ def parse_justfile(text: str) -> list[Target]:
     return [t.close() for t in targets]
 
 
-#: Python environment managers whose `run` makes (and syncs) an environment of its own:
-#: offline, in the sandbox, they fail where the tool they run would not.
-ENVIRONMENT_MANAGERS = frozenset({"uv", "poetry", "pdm", "hatch", "pipenv", "rye"})
-
-
 def _managed_run(target: Target, runs: TargetRuns) -> Recognised | None:
     """The one check a target runs, when its every recipe line runs it through an
     environment manager (`uv run --python 3.10 pytest tests/`, once per Python): that
@@ -321,12 +317,7 @@ def _managed_run(target: Target, runs: TargetRuns) -> Recognised | None:
     anything more (a prerequisite, a line assay does not know, two different checks)."""
     if target.prerequisites or not runs.hits or len(runs.lines) != len(target.recipe):
         return None
-    through_manager = all(
-        len(hit.argv) > 1
-        and hit.argv[0].rsplit("/", 1)[-1] in ENVIRONMENT_MANAGERS
-        and hit.argv[1] == "run"
-        for hit in runs.hits
-    )
+    through_manager = all(len(hit.argv) > 1 and managed_run(hit.argv) for hit in runs.hits)
     checks = {(hit.name, hit.args, hit.env) for hit in runs.hits}
     return runs.hits[0] if through_manager and len(checks) == 1 else None
 
