@@ -233,6 +233,28 @@ def test_a_plugin_installed_later_does_not_take_its_tool_past_the_trees_date(
 
 
 @pytest.mark.slow
+def test_a_linter_a_make_target_runs_is_held_to_the_trees_date(tmp_path: Path) -> None:
+    """more-itertools 10.5.0's `make check` runs `black --check .`, black unpinned in its
+    development requirements: black 25 lower-cases a string's hex escapes (`"\\xAB"`),
+    black 24 of June 2024 leaves them, and the tree was clean then."""
+    repo = dated_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": '[project]\nname = "dated"\nversion = "0.1"\n',
+            "requirements-dev.txt": "black\n",
+            "Makefile": "check:\n\tblack --check .\n",
+            "dated.py": 'MARK = "\\xAB"\n',
+        },
+        "2024-06-01",
+    )
+    report = installed_and_verified(repo, tmp_path)
+    lint = next(c for c in report["checks"] if c["check"]["kind"] == "lint")
+    assert lint["verdict"] == "pass", lint["stdout"]["text"] + lint["stderr"]["text"]
+    (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
+    assert "black 24." in tools["check"]["reason"], tools["check"]["reason"]
+
+
+@pytest.mark.slow
 def test_releases_of_then_that_do_not_install_give_way_to_the_newest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -163,9 +163,11 @@ class _PlannedTools:
     def step(self) -> Check:
         from assay.tools.spec import install_step
 
-        why = "the linters, type checkers and test runner the plan runs" + (
-            f", at the versions {' and '.join(self.pinned_by)} pins" if self.pinned_by else ""
-        )
+        why = (
+            "the linters, type checkers and test runner the plan runs"
+            if self.requirements
+            else "the versions of the linters the project runs that later pip steps hold to"
+        ) + (f", at the versions {' and '.join(self.pinned_by)} pins" if self.pinned_by else "")
         source = self.pinned_by[0] if self.pinned_by else "pyproject.toml"
         newest = (*_PIP, *self.requirements)
         if not self.holds:
@@ -185,10 +187,11 @@ class _PlannedTools:
             why += f"; every pip step held to the {len(versions)} versions {lockfile} locks"
         # Where the held versions do not install, the newest are, with nothing held after.
         then = (*_PIP, *only_binary, "-c", HELD_VERSIONS, *self.requirements)
-        script = (
-            f'printf "%s\\n" "$@" > {HELD_VERSIONS} && '
-            f"{{ {shlex.join(then)} || {{ rm {HELD_VERSIONS}; {shlex.join(newest)}; }}; }}"
-        )
+        script = f'printf "%s\\n" "$@" > {HELD_VERSIONS}'
+        if self.requirements:
+            script += (
+                f" && {{ {shlex.join(then)} || {{ rm {HELD_VERSIONS}; {shlex.join(newest)}; }}; }}"
+            )
         return install_step("python-tools", ("sh", "-c", script, "sh", *constraints), source, why)
 
 
@@ -248,13 +251,16 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
 
     wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
     wanted -= _NOT_INSTALLED | {""}
-    if not wanted:
+    # Linters a task runner's recipe or a tox environment runs, beside the plan's own: held
+    # to the tree's date where the project's requirements install them, not installed here.
+    stated = _stated_linters(root) - wanted
+    if not wanted and not stated:
         return None
     hooked, additions = pre_commit_pins(root), pre_commit_additions(root)
     lock = locked_versions(root)
     lockfile, everything_locked = lock or ("", {})
     locked = {p: everything_locked[p] for p in wanted if p in everything_locked}
-    pins = {**{p: v for p, v in hooked.items() if p in wanted}, **locked}
+    pins = {**{p: v for p, v in hooked.items() if p in wanted | stated}, **locked}
     pinned = tuple(f"{p}=={pins[p]}" if p in pins else p for p in sorted(wanted))
     # A hook's type stubs and plugins are part of the tool as the maintainers run it; one
     # that names a planned tool (iniconfig's mypy hook adds pytest==7.2.0) yields to its pin.
@@ -267,12 +273,35 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
         )
     )
     by_hooks = any((p in pins and p not in locked) or p in additions for p in wanted)
-    return _PlannedTools(
+    unpinned = (wanted | (stated - everything_locked.keys())) - pins.keys()
+    tools = _PlannedTools(
         requirements=pinned + added,
         pinned_by=(*((lockfile,) if locked else ()), *((PRE_COMMIT_CONFIG,) if by_hooks else ())),
-        as_of=_era(dated_from, wanted - pins.keys()),
+        as_of=_era(dated_from, unpinned),
         locked=lock,
     )
+    return tools if tools.requirements or tools.holds else None
+
+
+#: Linters and formatters whose later releases find what earlier ones did not (black's
+#: yearly style, flake8's and pylint's new checks), each with the commands that run it:
+#: more-itertools 10.5.0's `make check` passes with the black and mypy (stubtest) of its
+#: date, and fails with black 25 and mypy 1.18's stubtest.
+_DRIFTING_LINTERS = {
+    "black": ("black",),
+    "flake8": ("flake8",),
+    "isort": ("isort",),
+    "mypy": ("mypy", "stubtest", "dmypy"),
+    "pylint": ("pylint",),
+    "ruff": ("ruff",),
+}
+
+
+def _stated_linters(root: Path) -> set[str]:
+    """The drifting linters a file where the project says what it runs names."""
+    from assay.discovery.stated_runs import names_any
+
+    return {tool for tool, commands in _DRIFTING_LINTERS.items() if names_any(root, commands)}
 
 
 def _held(step: Check) -> Check:

@@ -37,7 +37,13 @@ RUN_AS: dict[str, tuple[str, ...]] = {"mypy": ("mypy", "dmypy")}
 def names_tool(root: Path, tool: str) -> bool:
     """Whether `tool`, or a command that runs it (`RUN_AS`), is a word in any file where the
     project at `root` says what it runs."""
-    names = b"|".join(re.escape(name.encode()) for name in RUN_AS.get(tool, (tool,)))
+    return names_any(root, RUN_AS.get(tool, (tool,)))
+
+
+def names_any(root: Path, commands: Collection[str]) -> bool:
+    """Whether one of `commands` is a word in any file where the project at `root` says
+    what it runs."""
+    names = b"|".join(re.escape(name.encode()) for name in commands)
     word = re.compile(rb"(?<![\w.])(?:" + names + rb")\b")
     return any(word.search(text) for text in command_texts(root))
 

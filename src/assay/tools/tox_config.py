@@ -170,7 +170,8 @@ def read_tox(path: str, text: str) -> tuple[ToxConfig | None, str | None]:
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
             return None, f"{path}: not valid TOML: {exc}"
-        table = data.get("tool", {}).get("tox") if path == "pyproject.toml" else data
+        tools = data.get("tool") if path == "pyproject.toml" else {"tox": data}
+        table = tools.get("tox") if isinstance(tools, dict) else None
         if not isinstance(table, dict):
             return ToxConfig(path, ()), None
         legacy = table.get("legacy_tox_ini")
