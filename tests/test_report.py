@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from assay.evidence import Check, Evidence, TestCounts, evidence_for
+from assay.evidence import Check, Diagnostic, Evidence, TestCounts, evidence_for
 from assay.report import Report, aggregate
 from assay.verdict import Cause, Kind, Status
 
@@ -57,8 +57,28 @@ def test_a_failing_test_leads_the_note_before_a_linter_and_a_build_before_both()
     test = ev(Kind.TEST, Cause.EXIT_NONZERO, TestCounts(passed=2, failed=1), name="pytest")
     build = ev(Kind.BUILD, Cause.EXIT_NONZERO, name="compileall")
     assert aggregate([lint, test]).note.startswith("pytest failed")
-    assert aggregate([lint, test]).note.endswith("Also fail: ruff.")
+    assert aggregate([lint, test]).note.endswith("Also fail: ruff (exit_nonzero).")
     assert aggregate([lint, test, build]).note.startswith("compileall failed")
+
+
+def test_each_other_failing_check_says_why_it_failed() -> None:
+    """more-itertools' "Also fail: make-lint" said nothing of what black had found."""
+    test = ev(Kind.TEST, Cause.EXIT_NONZERO, TestCounts(passed=2, failed=1), name="pytest")
+    lint = evidence_for(
+        Check(name="make-lint", kind=Kind.LINT, argv=("make", "check")),
+        Cause.EXIT_NONZERO,
+        reason="black --check .\nwould reformat pkg/more.pyi\n" + "x" * 300,
+    )
+    typed = evidence_for(
+        Check(name="mypy", kind=Kind.TYPECHECK, argv=("mypy", "pkg")),
+        Cause.EXIT_NONZERO,
+        diagnostics=(Diagnostic("Missing type annotation", file="pkg/a.py", line=3),),
+    )
+    note = aggregate([lint, test, typed]).note
+    assert note.startswith("pytest failed: 1 of 3 tests failed."), note
+    assert "Also fail: mypy (pkg/a.py:3: Missing type annotation), make-lint (" in note, note
+    assert "would reformat pkg/more.pyi" in note or "black --check" in note, note
+    assert len(note) < 400, note
 
 
 def test_inconclusive_without_fail_is_indeterminate() -> None:

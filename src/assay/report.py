@@ -302,10 +302,25 @@ def _explain(problems: list[Evidence]) -> str:
     problems = sorted(problems, key=lambda e: _lead(e.check.kind))
     first = problems[0]
     what = first.note or _default_note(first)
-    others = [e.check.name for e in problems[1:]]
+    others = [_named(e) for e in problems[1:]]
     if not others:
         return _sentence(what)
     return _sentence(what) + f" Also {first.verdict.value}: {', '.join(others)}."
+
+
+#: The most characters of why a check other than the first failed, in the run's note.
+_BRIEF_CHARS = 120
+
+
+def _named(evidence: Evidence) -> str:
+    """A check beside the one the note leads with: its name, and why it failed (more-
+    itertools' "Also fail: make-lint" said nothing of black's finding)."""
+    if evidence.verdict is not Verdict.FAIL:
+        return evidence.check.name
+    why = _failure(evidence)
+    if len(why) > _BRIEF_CHARS:
+        why = why[: _BRIEF_CHARS - 3].rstrip() + "..."
+    return f"{evidence.check.name} ({why})"
 
 
 def _lead(kind: Kind) -> int:
@@ -315,21 +330,26 @@ def _lead(kind: Kind) -> int:
 def _default_note(evidence: Evidence) -> str:
     name = evidence.check.name
     if evidence.verdict is Verdict.FAIL:
-        first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
-        if first_diag is not None:
-            where = f"{first_diag.place}: " if first_diag.file else ""
-            return f"{name} failed: {where}{first_diag.message}"
-        if evidence.tests is not None and evidence.tests.any_failed:
-            return f"{name} failed: {_failed_tests(evidence, evidence.tests)}"
-        from assay.formats.failures import relative  # the workspace's path means nothing
-
-        first_line = relative(evidence, headline(evidence.reason))
-        exit_code = evidence.result.exit_code if evidence.result else None
-        how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
-        return (
-            f"{name} failed ({how}): {first_line[:200]}" if first_line else f"{name} failed ({how})"
-        )
+        why = _failure(evidence)
+        return f"{name} failed ({why})" if why.startswith("exited ") else f"{name} failed: {why}"
     return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+
+
+def _failure(evidence: Evidence) -> str:
+    """Why a failed check failed: its first diagnostic, its failing tests, else how it
+    exited and the first line of what it printed."""
+    first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
+    if first_diag is not None:
+        where = f"{first_diag.place}: " if first_diag.file else ""
+        return f"{where}{first_diag.message}"
+    if evidence.tests is not None and evidence.tests.any_failed:
+        return _failed_tests(evidence, evidence.tests)
+    from assay.formats.failures import relative  # the workspace's path means nothing
+
+    first_line = relative(evidence, headline(evidence.reason))
+    exit_code = evidence.result.exit_code if evidence.result else None
+    how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
+    return f"{how}: {first_line[:200]}" if first_line else how
 
 
 def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
