@@ -317,7 +317,8 @@ def _named(evidence: Evidence) -> str:
     itertools' "Also fail: make-lint" said nothing of black's finding)."""
     if evidence.verdict is not Verdict.FAIL:
         return evidence.check.name
-    why = _failure(evidence)
+    how, said = _failure(evidence)
+    why = said if how is None else f"{how}: {said}" if said else how
     if len(why) > _BRIEF_CHARS:
         why = why[: _BRIEF_CHARS - 3].rstrip() + "..."
     return f"{evidence.check.name} ({why})"
@@ -329,27 +330,28 @@ def _lead(kind: Kind) -> int:
 
 def _default_note(evidence: Evidence) -> str:
     name = evidence.check.name
-    if evidence.verdict is Verdict.FAIL:
-        why = _failure(evidence)
-        return f"{name} failed ({why})" if why.startswith("exited ") else f"{name} failed: {why}"
-    return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+    if evidence.verdict is not Verdict.FAIL:
+        return f"{name}: {evidence.verdict.value} ({evidence.cause.value})"
+    how, said = _failure(evidence)
+    if how is None:
+        return f"{name} failed: {said}"
+    return f"{name} failed ({how}): {said[:200]}" if said else f"{name} failed ({how})"
 
 
-def _failure(evidence: Evidence) -> str:
-    """Why a failed check failed: its first diagnostic, its failing tests, else how it
-    exited and the first line of what it printed."""
+def _failure(evidence: Evidence) -> tuple[str | None, str]:
+    """Why a failed check failed: (None, its first diagnostic or its failing tests), else
+    (how it exited, the first line of what it printed)."""
     first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
     if first_diag is not None:
         where = f"{first_diag.place}: " if first_diag.file else ""
-        return f"{where}{first_diag.message}"
+        return None, f"{where}{first_diag.message}"
     if evidence.tests is not None and evidence.tests.any_failed:
-        return _failed_tests(evidence, evidence.tests)
+        return None, _failed_tests(evidence, evidence.tests)
     from assay.formats.failures import relative  # the workspace's path means nothing
 
-    first_line = relative(evidence, headline(evidence.reason))
     exit_code = evidence.result.exit_code if evidence.result else None
     how = f"exited {exit_code}" if exit_code is not None else evidence.cause.value
-    return f"{how}: {first_line[:200]}" if first_line else how
+    return how, relative(evidence, headline(evidence.reason))
 
 
 def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
