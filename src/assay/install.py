@@ -286,7 +286,7 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
 #: Linters and formatters whose later releases find what earlier ones did not (black's
 #: yearly style, flake8's and pylint's new checks), each with the commands that run it:
 #: more-itertools 10.5.0's `make check` passes with the black and mypy (stubtest) of its
-#: date, and fails with black 25 and mypy 1.18's stubtest.
+#: date, and fails with black 25 and with the stubtest of today's mypy.
 _DRIFTING_LINTERS = {
     "black": ("black",),
     "flake8": ("flake8",),
