@@ -16,7 +16,11 @@ from tests.repos import workflow, write
 
 PYPROJECT = (
     '[project]\nname = "clean"\nversion = "0.1"\n\n'
-    "[tool.hatch.envs.default]\ndependencies = ['pytest', 'flake8']\n"
+    "[tool.hatch.envs.default]\ndependencies = ['pytest', 'flake8']\n\n"
+    "[tool.hatch.envs.default.scripts]\n"
+    "test-cov = 'coverage run -m pytest {args:tests}'\n"
+    "cov-report = ['- coverage combine', 'coverage report']\n"
+    "cov = ['test-cov', 'cov-report']\n"
 )
 MAKEFILE = "test:\n\ttox\n"
 CLEAN = "def double(x):\n    return 2 * x\n"
@@ -27,7 +31,7 @@ def sdist_like(root: Path, **more: str) -> Path:
     files = {
         "pyproject.toml": PYPROJECT,
         "Makefile": MAKEFILE,
-        ".github/workflows/ci.yml": workflow("hatch run flake8"),
+        ".github/workflows/ci.yml": workflow("hatch run flake8", "hatch run cov"),
         "clean.py": CLEAN,
         "tests/test_clean.py": TEST,
     }
@@ -35,7 +39,7 @@ def sdist_like(root: Path, **more: str) -> Path:
 
 
 def test_a_tox_or_nox_run_without_its_configuration_is_left_out(tmp_path: Path) -> None:
-    plan = plan_repository(sdist_like(tmp_path))
+    plan = plan_repository(sdist_like(tmp_path, **{".github/workflows/ci.yml": ""}))
     names = [c.name for c in plan.checks]
     assert "pytest" in names and "make-test" not in names, names
     reasons = {d.what: d.reason for d in plan.dropped}
@@ -68,6 +72,15 @@ def test_a_tox_run_with_its_configuration_stays(tmp_path: Path, config: dict[str
 def test_a_tox_run_that_names_its_configuration_stays(tmp_path: Path) -> None:
     repo = sdist_like(tmp_path, Makefile="test:\n\ttox -c ci/tox.ini\n")
     assert "make-test" in [c.name for c in plan_repository(repo).checks]
+
+
+def test_a_hatch_script_ci_runs_is_the_commands_it_runs(tmp_path: Path) -> None:
+    """sqlparse's `hatch run cov`: `test-cov` (`coverage run -m pytest {args:tests}`), then
+    `cov-report`, whose `coverage combine` ignores its failure and `coverage report` is
+    no check."""
+    (test,) = [c for c in plan_repository(sdist_like(tmp_path)).checks if c.kind.value == "test"]
+    assert test.name == "pytest" and test.argv[-3:-2] == ("tests",), test.argv
+    assert "hatch" not in test.argv and ".github/workflows/ci.yml" in str(test.source)
 
 
 def test_a_linter_run_through_an_environment_manager_runs_directly(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from assay.discovery.command_lines import (
     stated_words,
     with_patterns,
 )
+from assay.discovery.hatch_scripts import Scripts, script_commands
 from assay.discovery.make import (
     Makefile,
     TargetRuns,
@@ -159,6 +160,7 @@ def script_candidates(
                 piece,
                 makefile if directory == "." else None,
                 env.package_scripts if directory == "." else None,
+                env.hatch_scripts if directory == "." else None,
             )
         ]
         if not placed:
@@ -357,10 +359,14 @@ def _changed_directory(cwd: str | None, args: list[str]) -> str | None:
 
 
 def line_hits(
-    line: str, makefile: Makefile | None, package_scripts: Mapping[str, str] | None = None
+    line: str,
+    makefile: Makefile | None,
+    package_scripts: Mapping[str, str] | None = None,
+    hatch_scripts: Scripts | None = None,
 ) -> list[tuple[Recognised, TargetRuns | None]]:
-    """The checks one shell line runs; a `make` call is read through the Makefile, and a
-    package script whose name says no kind (`npm run check`) through package.json."""
+    """The checks one shell line runs; a `make` call is read through the Makefile, a
+    package script whose name says no kind (`npm run check`) through package.json, and a
+    hatch script (`hatch run cov`) as the commands it runs (`assay.discovery.hatch_scripts`)."""
     try:
         commands = checked_commands(line)
     except ValueError:
@@ -372,6 +378,10 @@ def line_hits(
             made = _package_script_hit(words, package_scripts)
         if made is not None:
             hits.append(made)
+            continue
+        scripted = script_commands(words, hatch_scripts) if hatch_scripts else None
+        if scripted is not None:
+            hits += [(h, None) for h in map(recognise, scripted) if h is not None]
             continue
         hit = recognise(words)
         if hit is not None:

@@ -223,6 +223,8 @@ class ProjectEnv:
     package_manager_source: str = "default"
     package_scripts: Mapping[str, str] = field(default_factory=dict)
     """The root package.json's scripts, by name: what a CI line's `npm run check` runs."""
+    hatch_scripts: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """pyproject.toml's hatch scripts, by environment and name: what `hatch run cov` runs."""
     golangci_runs_govet: bool = True
     """Whether the project's golangci-lint runs govet (`.golangci.yml` may turn it off):
     where it does, `go vet` stands in for a golangci-lint run (`workflow_actions`)."""

@@ -89,6 +89,7 @@ def detect_env(files: RepoFiles) -> ProjectEnv:
         package_manager=manager,
         package_manager_source=manager_source,
         package_scripts=_scripts(manifest),
+        hatch_scripts=_hatch_scripts(files),
         golangci_runs_govet=_golangci_runs_govet(files),
         notes=tuple(notes),
     )
@@ -100,6 +101,16 @@ def _scripts(manifest: object) -> dict[str, str]:
     if not isinstance(scripts, dict):
         return {}
     return {k: v for k, v in scripts.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _hatch_scripts(files: RepoFiles) -> dict[str, dict[str, tuple[str, ...]]]:
+    from assay.discovery.hatch_scripts import read_scripts
+
+    try:
+        text = files.read_text("pyproject.toml")
+    except UnreadableFile:
+        return {}  # the Python detectors report the problem
+    return read_scripts(text) if text and "hatch" in text else {}
 
 
 def _golangci_runs_govet(files: RepoFiles) -> bool:
