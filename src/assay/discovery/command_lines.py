@@ -369,7 +369,7 @@ def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
     argv = hit.argv
     if hit.ecosystem is Ecosystem.PYTHON and managed_run(argv):
         # sqlparse's CI `hatch run flake8`: hatch, offline, cannot make its environment.
-        argv = tuple(_strip_runners(list(argv))[0]) or argv
+        argv = tuple(core_command(argv)) or argv
     if hit.ecosystem is Ecosystem.PYTHON and argv and argv[0] in env.tool_paths:
         # flake8, pylint, `black --check`: the project's installed copy, as for its own tools.
         return (env.tool_paths[argv[0]], *argv[1:])

@@ -317,7 +317,7 @@ def _managed_run(target: Target, runs: TargetRuns) -> Recognised | None:
     anything more (a prerequisite, a line assay does not know, two different checks)."""
     if target.prerequisites or not runs.hits or len(runs.lines) != len(target.recipe):
         return None
-    through_manager = all(len(hit.argv) > 1 and managed_run(hit.argv) for hit in runs.hits)
+    through_manager = all(managed_run(hit.argv) for hit in runs.hits)
     checks = {(hit.name, hit.args, hit.env) for hit in runs.hits}
     return runs.hits[0] if through_manager and len(checks) == 1 else None
 

@@ -20,7 +20,7 @@ MAX_BYTES = 4 * 1024 * 1024
 #: Options that name the configuration elsewhere: the tree's own files then say nothing.
 _CONFIG_OPTIONS = {
     "tox": ("-c", "--conf", "--configfile", "--root"),
-    "nox": ("-f", "--noxfile", "--default-venv-backend"),
+    "nox": ("-f", "--noxfile"),
 }
 
 
