@@ -20,6 +20,8 @@ check = "flake8 sqlparse/"
 test = ["check", "unittest"]
 here = "pytest {root}/tests"
 loop = "loop"
+masked = "pytest tests || true"
+both = "flake8 src && pytest {args:tests}"
 
 [tool.hatch.envs.types.scripts]
 check = "mypy --install-types --non-interactive {args:sqlparse tests}"
@@ -47,6 +49,9 @@ SCRIPTS = read_scripts(PYPROJECT)
         ("hatch run lint:unittest", [["pytest", "tests"]]),
         ("hatch run here", []),
         ("hatch run loop", []),
+        # The shell makes it succeed: no check; `&&` runs two.
+        ("hatch run masked", []),
+        ("hatch run both", [["flake8", "src"], ["pytest", "tests"]]),
         # Not a script: a command hatch runs in its environment, read as any other.
         ("hatch run flake8", None),
         ("hatch build", None),

@@ -10,8 +10,10 @@ environment: `cov = ["test-cov", "cov-report"]`, `test-cov = "coverage run -m py
 Scripts live in `[tool.hatch.envs.NAME.scripts]`, a string or a list of strings each; a
 command whose first word names another script of the environment runs that script with
 the rest as its arguments; `{args}` and `{args:default}` take the arguments the script
-was called with; a command starting `- ` ignores its failure, so it is no check. A command
-with any other placeholder (`{root}`, `{matrix:...}`) is left out: its words are unknown.
+was called with; a command starting `- `, or one the shell makes succeed (`|| true`),
+ignores its failure, so it is no check. hatch runs each command through a shell, so
+`a && b` is two. A command with any other placeholder (`{root}`, `{matrix:...}`) is left
+out: its words are unknown.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import re
 import shlex
 import tomllib
 from collections.abc import Mapping
+
+from assay.discovery.command_lines import masks_failure, split_commands
 
 #: The default environment, whose scripts every other inherits.
 DEFAULT_ENV = "default"
@@ -83,16 +87,17 @@ def _follow(
         return
     passed = shlex.join(args)
     for command in body:
-        if command.lstrip().startswith("- "):
+        if command.lstrip().startswith("- ") or masks_failure(command):
             continue  # its failure is ignored: no check
         line = _ARGS.sub(lambda m: passed or (m["default"] or ""), command)
         if _PLACEHOLDER.search(line):
             continue
         try:
-            words = shlex.split(line)
+            commands = split_commands(line)
         except ValueError:
             continue
-        if words and _body(scripts, env, words[0]) is not None:
-            _follow(scripts, env, words[0], words[1:], into, depth + 1)
-        elif words:
-            into.append(words)
+        for words in commands:
+            if _body(scripts, env, words[0]) is not None:
+                _follow(scripts, env, words[0], words[1:], into, depth + 1)
+            else:
+                into.append(words)
