@@ -81,6 +81,8 @@ def test_a_hatch_script_ci_runs_is_the_commands_it_runs(tmp_path: Path) -> None:
     (test,) = [c for c in plan_repository(sdist_like(tmp_path)).checks if c.kind.value == "test"]
     assert test.name == "pytest" and test.argv[-3:-2] == ("tests",), test.argv
     assert "hatch" not in test.argv and ".github/workflows/ci.yml" in str(test.source)
+    # Cited as CI writes it, with what it stands for.
+    assert "runs: hatch run cov (it runs: coverage run -m pytest tests)" in test.reason, test
 
 
 def test_a_linter_run_through_an_environment_manager_runs_directly(tmp_path: Path) -> None:

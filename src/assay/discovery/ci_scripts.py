@@ -187,7 +187,9 @@ def script_candidates(
                     )
                 )
                 continue
-            reason = f"{said} runs: {' '.join(hit.argv)}"
+            reason = f"{said} runs: {hit.via or ' '.join(hit.argv)}"
+            if hit.via:
+                reason += f" (it runs: {' '.join(hit.argv)})"
             if runs is not None and runs.lines:
                 reason += f" (it runs: {'; '.join(runs.lines)[:200]})"
             candidate = candidate_from(
@@ -381,7 +383,8 @@ def line_hits(
             continue
         scripted = script_commands(words, hatch_scripts) if hatch_scripts else None
         if scripted is not None:
-            hits += [(h, None) for h in map(recognise, scripted) if h is not None]
+            via = shlex.join(words)
+            hits += [(dataclasses.replace(h, via=via), None) for h in map(recognise, scripted) if h]
             continue
         hit = recognise(words)
         if hit is not None:

@@ -40,6 +40,8 @@ class Recognised:
     """The check's name: the tool's, or the subcommand's (`go-test`) for a tool with several."""
     patterns: tuple[str, ...] = ()
     """Arguments a shell would expand (`tests/*.py` unquoted in a CI step): `shell_globs`."""
+    via: str = ""
+    """The command as written where it stands for this one (`hatch run cov`), else empty."""
 
 
 def split_commands(line: str) -> list[list[str]]:
