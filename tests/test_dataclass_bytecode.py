@@ -15,9 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli import assay, assay_env, no_traceback
-from tests.repos import PASSING_PYTEST, write
-
 #: Prints, for every dataclass of the modules a verify loads, what each generated
 #: method is: its bytecode, constants, names, annotations and defaults.
 FINGERPRINT = """
@@ -121,18 +118,3 @@ def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> N
     compiled = fingerprint(tmp_path, "plain")
     assert fingerprint(tmp_path, "table", PYTHONDONTWRITEBYTECODE="1") == compiled
     assert table_files(tmp_path) == []
-
-
-def test_the_cli_keeps_the_table_and_prints_the_same(tmp_path: Path) -> None:
-    repo = write(tmp_path / "repo", PASSING_PYTEST)
-    prefix = tmp_path / "bytecode"
-    env = assay_env(PYTHONPYCACHEPREFIX=str(prefix), ASSAY_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    first = assay("verify", "--no-cache", "--sandbox", "none", str(repo), env=env)
-    [table] = table_files(prefix)
-    written = table.stat().st_mtime_ns
-    second = assay("verify", "--no-cache", "--sandbox", "none", str(repo), env=env)
-    no_traceback(second)
-    assert first.returncode == second.returncode == 0, first.stdout + first.stderr
-    assert first.stdout.splitlines()[-1] == second.stdout.splitlines()[-1] == "VERIFIED"
-    assert table.stat().st_mtime_ns == written

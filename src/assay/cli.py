@@ -23,9 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and args[:1] and (code := _run_warm(args)) is not None:
         _exit_now(code)
         return code
-    from assay import dataclass_bytecode
+    from assay import dataclass_bytecode, pattern_code
 
     dataclass_bytecode.install()  # before any of assay's dataclasses is defined
+    pattern_code.install()  # and before the modules that compile patterns load
     import signal
 
     # SIGTERM takes the same way out as Ctrl-C: every process assay started is killed.
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         dataclass_bytecode.save()
+        pattern_code.save()
 
 
 def _run_warm(args: list[str]) -> int | None:
@@ -113,9 +115,10 @@ def _exit_now(code: int) -> None:
     only when the output could not be flushed; the caller then exits the usual way."""
     import os
 
-    bytecode = sys.modules.get("assay.dataclass_bytecode")  # not loaded for a warm run
-    if bytecode is not None:
-        bytecode.save()
+    for table in ("assay.dataclass_bytecode", "assay.pattern_code"):
+        kept = sys.modules.get(table)  # not loaded for a warm run
+        if kept is not None:
+            kept.save()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

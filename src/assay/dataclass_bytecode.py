@@ -10,31 +10,22 @@ table and compiles only what the table lacks; `save` writes the table back when 
 
 - Only classes of assay's own modules are looked up; any other module's pass through.
 - The text is compiled exactly as `dataclasses` would (no future flags of this module's).
-- The table is one marshal file per interpreter build, where Python keeps the package's
-  bytecode (its `__pycache__`, or the mirror of it under a `pycache_prefix`), read as
-  `.pyc` files are and written only when they would be (never under
-  `PYTHONDONTWRITEBYTECODE`). Whoever may write it may already replace any of assay's
-  compiled modules: it trusts nothing new.
-- A table that cannot be read, or is not a table of code, is ignored: it only saves time.
+- The table is kept as `assay.compiled_table` keeps tables: beside assay's `.pyc` files,
+  and only where Python would write those.
 """
 
 from __future__ import annotations
 
 import builtins
-import marshal
-import os
-import sys
 from collections.abc import Mapping
 from types import CodeType
 
+from assay.compiled_table import CompiledTable
+
 __all__ = ["install", "save"]
 
-#: Beyond this many entries a written table starts afresh (a development tree's edits
-#: would otherwise pile up in it; an installed assay has about six hundred).
-MAX_ENTRIES = 4000
-
-_table: dict[str, CodeType] = {}
-_added = 0
+#: An installed assay has about six hundred entries.
+_table = CompiledTable("dataclass-methods", max_entries=4000)
 _installed = False
 
 
@@ -44,7 +35,7 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    _table.update(_load())
+    _table.load(lambda text, code: isinstance(text, str) and isinstance(code, CodeType))
     import dataclasses
 
     dataclasses.exec = _exec  # type: ignore[attr-defined]
@@ -52,23 +43,7 @@ def install() -> None:
 
 def save() -> None:
     """Write the table back if this process compiled something new; never raises."""
-    global _added
-    if not _added or sys.dont_write_bytecode:
-        return
-    path = _path()
-    table = _table if len(_table) <= MAX_ENTRIES else {}
-    partial = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(partial, "wb") as handle:
-            marshal.dump(table, handle)
-        os.replace(partial, path)  # whole, or not at all: a reader never sees half
-        _added = 0
-    except (OSError, ValueError):
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
+    _table.save()
 
 
 def _exec(
@@ -77,36 +52,14 @@ def _exec(
     locals: Mapping[str, object] | None = None,
 ) -> None:
     """`exec` as `dataclasses` calls it, with the compiled text of assay's classes kept."""
-    global _added
     module = globals.get("__name__") if globals is not None else None
     if not isinstance(source, str) or not str(module).startswith("assay."):
         builtins.exec(source, globals, locals)  # noqa: S102 - what `dataclasses` asked for
         return
-    code = _table.get(source)
+    code = _table.entries.get(source)
     if code is None:
         # dont_inherit: this module's `annotations` future would make the methods'
         # annotations strings, which `dataclasses`' own compilation does not.
-        code = _table[source] = compile(source, "<string>", "exec", dont_inherit=True)
-        _added += 1
+        code = compile(source, "<string>", "exec", dont_inherit=True)
+        _table.add(source, code)
     builtins.exec(code, globals, locals)  # noqa: S102 - the same text, compiled before
-
-
-def _path() -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    if sys.pycache_prefix:  # where Python then puts this package's .pyc files
-        where = os.path.join(sys.pycache_prefix, here.lstrip(os.sep))
-    else:
-        where = os.path.join(here, "__pycache__")
-    tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
-    return os.path.join(where, f"dataclass-methods.{tag}.marshal")
-
-
-def _load() -> dict[str, CodeType]:
-    try:
-        with open(_path(), "rb") as handle:
-            table = marshal.loads(handle.read())  # `marshal.load` reads piece by piece
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    if not isinstance(table, dict):
-        return {}
-    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, CodeType)}

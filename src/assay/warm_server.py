@@ -327,9 +327,10 @@ def _preload() -> None:
     import importlib
     import pkgutil
 
-    from assay import dataclass_bytecode
+    from assay import dataclass_bytecode, pattern_code
 
     dataclass_bytecode.install()
+    pattern_code.install()
     for name in PRELOADED:
         importlib.import_module(name)
     for package_name in PRELOADED_PACKAGES:
@@ -337,6 +338,7 @@ def _preload() -> None:
         for module in pkgutil.iter_modules(package.__path__, f"{package_name}."):
             importlib.import_module(module.name)
     dataclass_bytecode.save()
+    pattern_code.save()
 
 
 def _source_stamp() -> tuple[tuple[str, int, int], ...]:
