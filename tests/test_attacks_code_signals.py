@@ -9,6 +9,8 @@ quoting the offending line, and the status must not be VERIFIED.
 
 from __future__ import annotations
 
+import py_compile
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 
 from assay.verdict import Status
 from tests.attacks import change_on_base, tamper_signals, verify_change
+from tests.repos import commit_all, write_dedented
 
 pytestmark = pytest.mark.slow
 
@@ -275,3 +278,71 @@ def test_an_honest_fix_has_no_code_signal(tmp_path: Path) -> None:
     report = verify_change(repo)
     assert tamper_signals(report, "code_reaches_runner") == []
     assert report.status is Status.VERIFIED, report.note
+
+
+#: Compiled to `tomllib.pyc` at the root: pytest imports tomllib to read pyproject.toml
+#: before it loads any plugin, so this runs first, hands pytest the real tomllib, and
+#: turns every failing report into a pass.
+PY_STANDS_IN_FOR_TOMLLIB = """
+import os
+import sys
+
+sys.modules.pop("tomllib")
+_path = list(sys.path)
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+import tomllib as _real
+
+sys.path[:] = _path
+sys.modules["tomllib"] = _real
+from _pytest import reports as _reports
+
+_made = _reports.TestReport.__dict__["from_item_and_call"].__func__
+
+
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
+
+
+_reports.TestReport.from_item_and_call = classmethod(_passed)
+"""
+
+
+def test_bytecode_with_no_source_is_a_signal_and_never_verified(tmp_path: Path) -> None:
+    """A root `tomllib.pyc` (no source in the change to read) forged VERIFIED under
+    `--protect`: the tree's root is on the path as `python -m pytest` puts it there."""
+    repo = commit_all(write_dedented(tmp_path / "repo", PY_BASE), "base")
+    source = tmp_path / "tomllib.py"
+    source.write_text(PY_STANDS_IN_FOR_TOMLLIB)
+    py_compile.compile(str(source), cfile=str(repo / "tomllib.pyc"), doraise=True)
+    commit_all(repo, "change")
+    report = verify_change(repo)
+    [signal] = tamper_signals(report, "code_not_inspected")
+    assert signal["path"] == "tomllib.pyc" and "no source" in signal["detail"], signal
+    assert report.status is Status.INDETERMINATE, report.note
+    # The control: the same change with the bytecode's source, read and reported.
+    (repo / "tomllib.pyc").unlink()
+    (repo / "tomllib.py").write_text(PY_STANDS_IN_FOR_TOMLLIB)
+    commit_all(repo, "source")
+    report = verify_change(repo, base="HEAD~2")
+    assert "tomllib.py" in {s["path"] for s in tamper_signals(report, "code_reaches_runner")}
+    assert report.status is not Status.VERIFIED, report.note
+
+
+def test_an_extension_module_beside_the_source_is_a_signal(tmp_path: Path) -> None:
+    """`calc.so` beside `calc.py`: Python imports the extension first, so the tests run
+    code the diff does not show (here one that does not even load: still no VERIFIED)."""
+    repo = change_on_base(
+        tmp_path / "repo", PY_BASE, {"calc.py": "def add(a, b):\n    return a + b\n"}
+    )
+    c_file = tmp_path / "calc.c"
+    c_file.write_text("int calc_nothing(void) { return 0; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(repo / "calc.so"), str(c_file)], check=True
+    )
+    commit_all(repo, "extension")
+    report = verify_change(repo, base="HEAD~2")
+    [signal] = tamper_signals(report, "code_not_inspected")
+    assert signal["path"] == "calc.so" and "extension module" in signal["detail"], signal
+    assert report.status is not Status.VERIFIED, report.note

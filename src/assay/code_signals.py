@@ -312,6 +312,8 @@ def scan_change(
     """The reaches that `change`'s version of `rel` adds to `base`'s (None: the file is
     new). Nothing for a file of no known language, a link (never followed: it is
     reported, or restored, as a link) or a file whose bytes are the base's."""
+    if compiled_module(rel):
+        return _compiled_module_signal(base, change, rel)
     language = language_of(rel)
     if language is None:
         return []
@@ -340,6 +342,34 @@ def scan_change(
         *([shadowing] if shadowing else []),
         *_added_reaches(language, rel, _text(old), _text(new)),
     ]
+
+
+def compiled_module(rel: str) -> bool:
+    """Whether Python imports `rel` as a module with no source to read: a `.pyc` outside
+    `__pycache__` (loaded where no `.py` of its name is), or an extension module (`.so`,
+    `.pyd`, loaded even before a `.py` of its name)."""
+    directory, _, name = rel.rpartition("/")
+    if name.endswith((".so", ".pyd")):
+        return True
+    return name.endswith(".pyc") and "__pycache__" not in directory.split("/")
+
+
+def _compiled_module_signal(base: Path | None, change: Path, rel: str) -> list[NotInspected]:
+    """A compiled module the change adds or rewrites: code nobody can read in the diff,
+    imported in place of the source beside it or of a module of the standard library's
+    (a root `tomllib.pyc` runs inside pytest before any of its plugins)."""
+    new = read_untrusted(change, rel, limit=FILE_MAX_BYTES)
+    if isinstance(new, Link | None):
+        return []
+    if base is not None and isinstance(new, bytes):
+        old = read_untrusted(base, rel, limit=FILE_MAX_BYTES)
+        if old == new:
+            return []
+    if rel.endswith((".so", ".pyd")):
+        what = "an extension module: Python imports it even before a .py of its name"
+    else:
+        what = "bytecode with no source beside it: Python imports it as a module"
+    return [NotInspected(rel, f"{what}, and what it runs cannot be read; not inspected")]
 
 
 #: Where a module of the tree is imported from before an installed one of the same name:
