@@ -354,7 +354,9 @@ def compiled_module(rel: str) -> bool:
     return name.endswith(".pyc") and "__pycache__" not in directory.split("/")
 
 
-def _compiled_module_signal(base: Path | None, change: Path, rel: str) -> list[NotInspected]:
+def _compiled_module_signal(
+    base: Path | None, change: Path, rel: str
+) -> list[Reach | NotInspected]:
     """A compiled module the change adds or rewrites: code nobody can read in the diff,
     imported in place of the source beside it or of a module of the standard library's
     (a root `tomllib.pyc` runs inside pytest before any of its plugins)."""
