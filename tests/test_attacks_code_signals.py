@@ -238,11 +238,25 @@ RUST_EXITS = """
     }
 """
 
+#: A coding line of UTF-7: what Python runs is `add; import os; os._exit(0)`, while the
+#: bytes read as UTF-8 are a run of base64 after `add; `.
+PY_HIDES_IN_UTF_7 = """
+    # -*- coding: utf-7 -*-
+    def add(a, b):
+        return a - b
+
+
+    add; +AGkAbQBwAG8AcgB0ACAAbwBzADsAIABvAHMALgBfAGUAeABpAHQAKAAwACk-
+"""
+
 ATTACKS = {
     "python-writes-its-own-report": Attack(
         PY_BASE, {"calc.py": PY_WRITES_ITS_OWN_REPORT}, "calc.py", "os._exit(0)"
     ),
     "python-gc-plugin": Attack(PY_BASE, {"calc.py": PY_GC_PLUGIN}, "calc.py", "gc.get_objects()"),
+    "python-hides-in-utf-7": Attack(
+        PY_BASE, {"calc.py": PY_HIDES_IN_UTF_7}, "calc.py", "os._exit(0)"
+    ),
     "python-skips-at-run-time": Attack(
         PY_BASE, {"calc.py": PY_SKIPS_AT_RUN_TIME}, "calc.py", "pytest.skip("
     ),

@@ -116,6 +116,23 @@ def test_markers_symlinks_and_sections(tmp_path: Path, base: Path) -> None:
     } <= kinds
 
 
+def test_a_test_file_is_read_in_the_encoding_python_reads_it_in(
+    tmp_path: Path, base: Path
+) -> None:
+    """A coding line of UTF-7 runs `@pytest.mark.skip` written as base64: the marker is
+    found as Python sees it."""
+    change = tmp_path / "c"
+    shutil.copytree(base, change)
+    text = (change / "tests" / "test_calc.py").read_text()
+    skip = "+AEAAcAB5AHQAZQBzAHQALgBtAGEAcgBrAC4AcwBrAGkAcA-"  # "@pytest.mark.skip"
+    (change / "tests" / "test_calc.py").write_text(
+        "# -*- coding: utf-7 -*-\nimport pytest\n"
+        + text.replace("def test_add()", f"{skip}\ndef test_add()")
+    )
+    kinds = {s.kind for s in detect_tampering(base, change, protected_set()).signals}
+    assert TamperKind.SKIP_ADDED in kinds, kinds
+
+
 def test_restore_never_writes_through_a_planted_directory_link(tmp_path: Path, base: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -340,7 +340,7 @@ def scan_change(
     shadowing = _shadows_stdlib(rel) if language is PYTHON and base is None else None
     return [
         *([shadowing] if shadowing else []),
-        *_added_reaches(language, rel, _text(old), _text(new)),
+        *_added_reaches(language, rel, source_text(rel, old), source_text(rel, new)),
     ]
 
 
@@ -406,8 +406,23 @@ def _shadows_stdlib(rel: str) -> Reach | None:
     return None
 
 
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+def source_text(rel: str, data: bytes) -> str:
+    """`rel`'s bytes as its language reads them: Python source in the encoding its coding
+    line declares (`# coding: utf-7` hides `import _pytest` from a UTF-8 reading), any
+    other file as UTF-8."""
+    encoding = "utf-8"
+    if rel.endswith(".py"):
+        import io
+        import tokenize
+
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:
+            pass  # an encoding Python refuses: the module does not import at all
+    try:
+        return data.decode(encoding, errors="replace")
+    except LookupError:  # a codec that is not a text encoding (`hex`): Python refuses it too
+        return data.decode("utf-8", errors="replace")
 
 
 def _added_reaches(language: Language, rel: str, old: str, new: str) -> list[Reach | NotInspected]:
@@ -521,4 +536,5 @@ __all__ = [
     "Rule",
     "language_of",
     "scan_change",
+    "source_text",
 ]

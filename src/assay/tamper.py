@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.code_signals import Budget, NotInspected, Reach, scan_change
+from assay.code_signals import Budget, NotInspected, Reach, scan_change, source_text
 from assay.dependency_swaps import is_manifest, is_vendored, manifest_swaps
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
@@ -226,7 +226,7 @@ def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list
     with open_untrusted(change, rel) as new:
         if isinstance(new, Link):
             return [TamperSignal(TamperKind.PROTECTED_SYMLINK, rel, new.target)]
-        new_content = _content(new)
+        new_content = _content(new, rel)
         if base is None:
             is_conftest = rel.rsplit("/", 1)[-1] == "conftest.py"
             kind = TamperKind.CONFTEST_ADDED if is_conftest else TamperKind.PROTECTED_ADDED
@@ -239,7 +239,7 @@ def _compare_protected(rel: str, base: Path | None, change: Path | None) -> list
             # not be read safely (a FIFO, a device, a path through a link) is a change.
             if isinstance(old, OpenFile) and isinstance(new, OpenFile) and same_content(old, new):
                 return []
-            old_content = _content(old)
+            old_content = _content(old, rel)
     return [
         TamperSignal(TamperKind.PROTECTED_MODIFIED, rel, new_content.note),
         *_content_signals(rel, old_content.text, new_content.text),
@@ -261,7 +261,7 @@ class _Content:
     """Why it was not read, or not inspected."""
 
 
-def _content(found: Found) -> _Content:
+def _content(found: Found, rel: str) -> _Content:
     if found is None or isinstance(found, Link):
         return _Content("")
     if isinstance(found, Refused):
@@ -269,7 +269,7 @@ def _content(found: Found) -> _Content:
     data = read_open(found, limit=INSPECT_MAX_BYTES)
     if isinstance(data, Refused):
         return _Content(None, f"{data.reason}: its content was not inspected")
-    return _Content(data.decode("utf-8", errors="replace"))
+    return _Content(source_text(rel, data))
 
 
 def _text_of(root: Path | None, rel: str) -> str:
@@ -277,7 +277,7 @@ def _text_of(root: Path | None, rel: str) -> str:
     if root is None:
         return ""
     with open_untrusted(root, rel) as found:
-        return _content(found).text or ""
+        return _content(found, rel).text or ""
 
 
 def _content_signals(rel: str, old: str | None, new: str | None) -> list[TamperSignal]:
