@@ -116,9 +116,7 @@ def test_markers_symlinks_and_sections(tmp_path: Path, base: Path) -> None:
     } <= kinds
 
 
-def test_a_test_file_is_read_in_the_encoding_python_reads_it_in(
-    tmp_path: Path, base: Path
-) -> None:
+def test_a_test_file_is_read_in_the_encoding_python_reads_it_in(tmp_path: Path, base: Path) -> None:
     """A coding line of UTF-7 runs `@pytest.mark.skip` written as base64: the marker is
     found as Python sees it."""
     change = tmp_path / "c"
