@@ -13,6 +13,7 @@ import pytest
 from assay.classify import classify
 from assay.evidence import Check, Diagnostic
 from assay.parsers import ParsedOutput, parse_output, report_path
+from assay.parsers._text import json_document, json_lines
 from assay.process import ProcessResult
 from assay.verdict import Cause, Kind, Verdict
 from tests.repos import write
@@ -1028,3 +1029,12 @@ def test_a_browser_the_test_runner_cannot_find_is_a_missing_tool() -> None:
     run = result(KARMA_WITHOUT_CHROME.replace("20 passing (25ms)", "19 passing\n  1 failing"))
     evidence = classify(c, run, parse_output(c, run, None))
     assert evidence.verdict is Verdict.FAIL
+
+
+def test_json_nested_past_the_interpreters_depth_is_skipped_not_raised() -> None:
+    """Output is the project's to write: one JSON line nested 100,000 deep is no event,
+    and the events around it are still read (the whole stream was lost to it before)."""
+    deep = '{"Action":' * 100_000 + "1" + "}" * 100_000
+    text = f'{{"Action":"fail"}}\n{deep}\n{{"Action":"pass"}}\n'
+    assert list(json_lines(text)) == [{"Action": "fail"}, {"Action": "pass"}]
+    assert json_document(f"noise [{deep}]") is None

@@ -114,7 +114,7 @@ def _script(request: PlantRequest) -> str | NoCanary:
     data = read_untrusted(request.root, rel, limit=PACKAGE_JSON_MAX_BYTES)
     try:
         scripts = json.loads(data)["scripts"] if isinstance(data, bytes) else None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         scripts = None
     script = scripts.get(name) if isinstance(scripts, dict) else None
     if not isinstance(script, str):

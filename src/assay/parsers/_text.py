@@ -62,7 +62,7 @@ def json_lines(text: str) -> Iterator[dict[str, Any]]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             yield value
@@ -76,7 +76,7 @@ def json_document(text: str) -> Any:
             continue
         try:
             return json.loads(text[start:])
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     return None
 

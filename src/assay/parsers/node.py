@@ -154,7 +154,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
         refused = data.reason if isinstance(data, Refused) else None
         try:
             document: Any = json.loads(data) if isinstance(data, bytes) else None
-        except ValueError:  # malformed JSON or text that is not UTF-8
+        except (ValueError, RecursionError):  # malformed JSON or text that is not UTF-8
             document = None
     else:
         document = json_document(result.stdout.text)

@@ -203,7 +203,7 @@ def _scalar(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] == '"':
         try:
             decoded = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value[1:-1]
         return decoded if isinstance(decoded, str) else value
     return value

@@ -92,7 +92,7 @@ def parse_events(text: str) -> tuple[dict[str, str], dict[str, str], tuple[str, 
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(event, dict):
             continue
