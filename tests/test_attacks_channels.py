@@ -107,6 +107,37 @@ def test_code_that_skips_the_failing_test_at_run_time_is_not_verified(tmp_path: 
     assert "test_add" in report.note and "skipped" in report.note
 
 
+#: The base has the bug and its failing test; the change keeps the bug and skips that test
+#: from the code, through an alias no signal knows.
+SKIPS_THE_TEST_IT_WAS_TO_FIX = """\
+from unittest import SkipTest as _Unsupported
+
+
+def add(a, b):
+    if a - b != a + b:
+        raise _Unsupported("platform-dependent")
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+@pytest.mark.parametrize("protect", [True, False], ids=["protect", "base-only"])
+def test_code_that_skips_the_test_that_failed_at_the_base_is_not_verified(
+    tmp_path: Path, protect: bool
+) -> None:
+    base = {"pyproject.toml": PYPROJECT, "calc.py": WRONG_ADD, "tests/test_calc.py": PYTEST_TESTS}
+    repo = change_on_base(
+        tmp_path / "repo", base, {"calc.py": SKIPS_THE_TEST_IT_WAS_TO_FIX}, dedent=False
+    )
+    report = verify_change(repo, protect=protect)
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert any(t.endswith("test_add") for t in _listed(report)), report.to_dict()
+    assert "test_add" in report.note and "skipped" in report.note
+
+
 HIDES_A_TEST = """\
 import gc
 

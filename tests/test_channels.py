@@ -288,8 +288,19 @@ def test_a_base_test_skipped_or_missing_now_is_listed() -> None:
 def test_tests_the_change_adds_or_fails_are_not_listed() -> None:
     """A failing test is the change's verdict to give, not a missing one."""
     base = [BaseCheck.of(_evidence("pytest", {"a": "passed", "b": "passed", "c": "failed"}))]
-    change = [_evidence("pytest", {"a": "failed", "b": "error", "new": "passed"})]
+    change = [_evidence("pytest", {"a": "failed", "b": "error", "c": "passed", "new": "passed"})]
     assert compare(base, change) == ()
+
+
+def test_a_test_that_failed_at_the_base_and_is_skipped_now_is_listed() -> None:
+    """The test a change is asked to fix, skipped from library code, was not fixed; one
+    that errored at the base (a module that did not import) may well be gone."""
+    base = [BaseCheck.of(_evidence("pytest", {"a": "failed", "b": "failed", "c": "error"}))]
+    change = [_evidence("pytest", {"a": "skipped", "new": "passed"})]
+    found = compare(base, change)
+    assert [(n.test, n.now) for n in found] == [("a", "skipped"), ("b", "missing")]
+    again = BaseCheck.from_dict(base[0].to_dict())  # as the base's outcomes are cached
+    assert compare([again], change) == found
 
 
 def test_a_test_check_the_change_did_not_run_lists_every_base_test() -> None:

@@ -46,6 +46,17 @@ REACHES = [
     ("calc.py", "import sys\npytest = sys.modules['pytest']\n", "sys.modules['pytest']"),
     ("calc.py", "import unittest\nunittest.TextTestRunner.run = lambda s, t: None\n", ".run ="),
     ("calc.py", "import builtins\nbuiltins.print = lambda *a: None\n", "builtins.print ="),
+    # A red team's: a failing test skipped through an alias, pytest's own exception, an
+    # assertion made lenient, and a profile hook that rewrites the reports it sees returned.
+    ("calc.py", "from unittest import SkipTest as _Unsupported\n", "SkipTest"),
+    ("calc.py", "import pytest\nraise pytest.skip.Exception('no')\n", "skip.Exception"),
+    ("calc.py", "from unittest import TestCase as C\nC.assertEqual = lenient\n", ".assertEqual ="),
+    ("calc.py", "import sys\nsys.setprofile(_observe)\n", "sys.setprofile("),
+    ("calc.py", "import threading\nthreading.settrace(_observe)\n", "threading.settrace("),
+    ("lib/calc.js", "require('assert').strictEqual = function () {};\n", ".strictEqual ="),
+    ("lib/calc.js", "expect.extend({ toBe: () => ({ pass: true }) });\n", "expect.extend("),
+    ("lib/calc.js", "expect.extend({\n  toEqual(received) {\n", "toEqual(received)"),
+    ("lib/calc.js", "globalThis.expect = Object.assign(lenient, s);\n", "globalThis.expect ="),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",
@@ -121,6 +132,7 @@ ORDINARY = [
     ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),
     ("lib/calc.js", "expect.extend({ toBeEven(x) { return { pass: x % 2 === 0 } } });\n"),
+    ("calc.py", "class Tally:\n    def __init__(self):\n        self.assertions = []\n"),
     ("lib/calc.js", "// process.exit(0) would be wrong here\n"),
     ("cmd/tool/main.go", 'package main\n\nimport "os"\n\nfunc main() { os.Exit(run()) }\n'),
     ("src/main.rs", "fn main() { std::process::exit(run()) }\n"),

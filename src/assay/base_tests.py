@@ -1,13 +1,15 @@
-"""Every test that passed at the base must be reported executed by the change.
+"""Every test that ran at the base must be reported executed by the change.
 
 A change can keep a failing test from failing without touching it: code under test that
 skips it at run time, a plugin that deselects it, an early exit before it ran. What the
 change's run reports is then all true and all passing, and one test is simply not there.
 So with a base (`--base REF`), the base's test checks are run on the base's own tree (a
 second workspace of the same sandbox, the commit's tree with today's environments
-linked), per-test outcomes read from their reports; and every test that passed there and
-is now skipped, expected to fail, deselected or missing from the change's report keeps
-the change from VERIFIED, by name. Tests the change adds are fine.
+linked), per-test outcomes read from their reports; and every test that passed or failed
+there and is now skipped, expected to fail, deselected or missing from the
+change's report keeps the change from VERIFIED, by name. The tests that failed at the base
+most of all: they are what a change is asked to fix, and one skipped from library code
+(`raise SkipTest`) was not fixed. Tests the change adds are fine.
 
 Where a check reports no per-test names (a wrapper read by its summary alone), its count
 of passing tests is held against the change's instead.
@@ -44,12 +46,12 @@ BASE_NOTE_MAX_TESTS = 10
 #: Outcomes that mean a test ran (the change's failures are its own verdict's business).
 _RAN = frozenset({"passed", "failed", "error"})
 #: Version of the cached base outcomes' key and document.
-BASE_CACHE_SCHEMA = "assay.base-tests/1"
+BASE_CACHE_SCHEMA = "assay.base-tests/2"
 
 
 @dataclass(frozen=True, slots=True)
 class NotExecuted:
-    """A test that passed at the base and that the change's run did not execute."""
+    """A test that passed or failed at the base and that the change's run did not execute."""
 
     check: str
     test: str
@@ -77,6 +79,8 @@ class BaseCheck:
     """Tests that passed there, by name (empty when the check reports no per-test names)."""
     passed_count: int
     """How many passed, named or not."""
+    failed: tuple[str, ...] = ()
+    """Tests that failed there, by name."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +89,7 @@ class BaseCheck:
             "cause": self.cause,
             "passed": self.passed_count,
             "tests": list(self.passed),
+            "failed_tests": list(self.failed),
         }
 
     @classmethod
@@ -95,18 +100,23 @@ class BaseCheck:
             cause=str(data["cause"]),
             passed=tuple(str(t) for t in data["tests"]),
             passed_count=int(data["passed"]),
+            failed=tuple(str(t) for t in data.get("failed_tests", ())),
         )
 
     @classmethod
     def of(cls, evidence: Evidence) -> BaseCheck:
         named = tuple(dict.fromkeys(c.name for c in evidence.test_cases if c.outcome == "passed"))
         count = evidence.tests.passed if evidence.tests is not None else len(named)
+        # Failed, not errored: an error may be a module that did not import at the base
+        # (the function the change adds), reported under a name no test has once it does.
+        failed = (c.name for c in evidence.test_cases if c.outcome == "failed")
         return cls(
             name=evidence.check.name,
             verdict=evidence.verdict.value,
             cause=evidence.cause.value,
             passed=named,
             passed_count=max(count, len(named)),
+            failed=tuple(n for n in dict.fromkeys(failed) if n not in named),
         )
 
 
@@ -140,7 +150,8 @@ class BaseTests:
 
 
 def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotExecuted, ...]:
-    """Every test that passed in `base` and that the change's evidence does not show run.
+    """Every test that passed or failed in `base` and that the change's evidence does not
+    show run.
 
     Matched by check name, then by test name; a base check without per-test names is
     matched by its count of passing tests."""
@@ -148,7 +159,7 @@ def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotE
     found: list[NotExecuted] = []
     for at_base in base:
         evidence = by_name.get(at_base.name)
-        if not at_base.passed:
+        if not at_base.passed and not at_base.failed:
             passing = evidence.tests.passed if evidence is not None and evidence.tests else 0
             if passing < at_base.passed_count:
                 lost = at_base.passed_count - passing
@@ -160,7 +171,7 @@ def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotE
             # A name reported twice (a rerun) counts as run if it ran once.
             if outcomes.get(case.name) not in _RAN:
                 outcomes[case.name] = case.outcome
-        for test in at_base.passed:
+        for test in (*at_base.passed, *at_base.failed):
             outcome = outcomes.get(test)
             if outcome not in _RAN:
                 now = "missing" if outcome is None else outcome

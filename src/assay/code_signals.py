@@ -131,7 +131,8 @@ PYTHON = Language(
         ),
         Rule(
             "skips or ends tests at run time from non-test code",
-            r"\bpytest\.(?:skip|xfail|exit|importorskip)\s*\(|\braise\s+(?:\w+\.)*SkipTest\b",
+            r"\bpytest\.(?:skip|xfail|exit|importorskip)\s*\(|\bSkipTest\b"
+            r"|\b(?:skip|xfail|exit)\.Exception\b",
         ),
         Rule(
             "knows it runs under a test runner",
@@ -159,6 +160,15 @@ PYTHON = Language(
             r"|\bsys\.(?:__)?(?:stdout|stderr)(?:__)?\.write\s*=(?!=)"
             r"|\bunittest(?:\.\w+)+\s*=(?!=)|\bsetattr\s*\(\s*unittest\b"
             r"|\b(?:TextTestRunner|TextTestResult|TestResult|TestProgram|TestCase)\.\w+\s*=(?!=)",
+        ),
+        Rule(
+            "replaces an assertion",
+            r"\.assert[A-Z_]\w*\s*=(?!=)|\bsetattr\s*\([^,]+,\s*['\"]assert[A-Z_]\w*['\"]"
+            r"|\bAssertionError\s*=(?!=)",
+        ),
+        Rule(
+            "watches every call (a trace or profile hook)",
+            r"\bsys\.(?:settrace|setprofile|monitoring)\b|\bthreading\.(?:settrace|setprofile)",
         ),
         *_SHARED,
     ),
@@ -203,6 +213,18 @@ JAVASCRIPT = Language(
         Rule(
             "patches the runner's output",
             r"\bprocess\.(?:stdout|stderr)\.write\s*=(?!=)|\bconsole\.log\s*=(?!=)",
+        ),
+        Rule(
+            "replaces an assertion",
+            r"\.(?:strictEqual|deepStrictEqual|equal|deepEqual|notEqual|notStrictEqual|ok|throws"
+            r"|rejects|match|fail|toBe|toEqual|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*"
+            r"|toHaveBeenCalled\w*)\s*=(?!=)|\b(?:globalThis|global|window)\.expect\s*=(?!=)",
+        ),
+        Rule(
+            "redefines a built-in matcher",
+            r"(?:^|[{,])\s*['\"]?(?:toBe|toEqual|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*"
+            r"|toHaveBeenCalled\w*)['\"]?\s*[:(]",
+            also=r"\bexpect\.extend\s*\(",
         ),
         *_SHARED,
     ),
