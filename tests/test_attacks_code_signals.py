@@ -360,3 +360,29 @@ def test_an_extension_module_beside_the_source_is_a_signal(tmp_path: Path) -> No
     [signal] = tamper_signals(report, "code_not_inspected")
     assert signal["path"] == "calc.so" and "extension module" in signal["detail"], signal
     assert report.status is not Status.VERIFIED, report.note
+
+
+#: Exits the test binary with 1 while the test that would fail runs: where the canaries run
+#: before that test (a test file named to sort after theirs), their must-fail canary was the
+#: run's only reported failure, and the exit went unseen.
+GO_EXITS_UNDER_THE_TEST = """
+    package calc
+
+    import "os"
+
+    func Add(a, b int) int {
+    	if a-b != a+b {
+    		os.Exit(1)
+    	}
+    	return a - b
+    }
+"""
+
+
+def test_a_go_test_whose_binary_exits_under_it_is_failed(tmp_path: Path) -> None:
+    base = {**GO_BASE, "z_test.go": GO_BASE["calc_test.go"]}
+    del base["calc_test.go"]
+    repo = change_on_base(tmp_path / "repo", base, {"calc.go": GO_EXITS_UNDER_THE_TEST})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, report.note
+    assert "example.com/calc.TestAdd" in report.note, report.note

@@ -54,6 +54,7 @@ _TIMED_OUT = re.compile(r"^panic: test timed out after \S+$", re.MULTILINE)
 _RUNNING_HEADER = re.compile(r"^running tests:$", re.MULTILINE)
 _RUNNING_TEST = re.compile(r"^\s+(\S+) \([^()]*\)$")
 _HUNG_MESSAGE = "stopped at go test's -timeout: it hung"
+_EXITED_MESSAGE = "its test binary exited while it ran, with no result for it\n"
 #: The most of a failed test's output kept as its message: its last lines.
 _MESSAGE_CHARS = 500
 
@@ -119,6 +120,13 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     if result.timed_out and not hung:
         # Stopped at assay's deadline: what started and never ended is what hung.
         hung = tuple(sorted(key for key in started if key not in outcomes))
+    # With no deadline to blame, a test that started and never ended had its binary exit
+    # under it (`os.Exit(1)` in the code it ran, a crash): failed, or a failing canary
+    # beside it would be the run's only failure.
+    exited = set() if result.timed_out else {k for k in started if k not in outcomes}
+    for key in exited:
+        outcomes[key] = "failed"
+        output.setdefault(key, []).insert(0, _EXITED_MESSAGE)
     cases = tuple(
         TestCase(
             name=f"{package}.{test}",
