@@ -8,7 +8,7 @@ from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCounts
 from assay.parsers import ParsedOutput
-from assay.parsers._text import combined, strip_ansi
+from assay.parsers._text import combined, relative, strip_ansi
 from assay.parsers.crash import (
     crash_diagnostics,
     missing_browser,
@@ -133,6 +133,64 @@ _ESLINT_TOTAL = re.compile(
     r"^\s*(?:✖ \d+ problems? \((?P<n>\d+) errors?, \d+ warnings?\)"
     r"|\d+ errors? and \d+ warnings? potentially fixable\b.*)\s*$"
 )
+
+
+#: ESLint's stylish findings, as snazzy (`standard | snazzy`) prints them too, under the
+#: file they are in: `  90:26  error  Parsing error: Unexpected token {  null` (snazzy's
+#: rule for a parse error is `null`).
+_STYLISH_FINDING = re.compile(
+    r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<sev>error|warning)\s+(?P<msg>\S.*?)"
+    r"(?:\s{2,}(?P<rule>[\w@/-]+))?\s*$"
+)
+#: Their closing total: ESLint's `✖ 2 problems (2 errors, 0 warnings)`, snazzy's bare
+#: `✖ 1 problem` (on-exit-leak-free's lint read as a failure that said nothing of why).
+_STYLISH_TOTAL = re.compile(r"^\s*✖ \d+ problems?\b")
+#: The most findings kept from one output.
+_MAX_FINDINGS = 200
+
+
+def _stylish_findings(text: str, cwd: str) -> list[Diagnostic]:
+    """The findings listed right before the last stylish total in the last lines of
+    `text`, each with its file (the unindented line above its group)."""
+    lines = text.splitlines()[-_MAX_FINDINGS * 2 :]
+    end = next(
+        (
+            i
+            for i in range(len(lines) - 1, max(-1, len(lines) - 51), -1)
+            if _STYLISH_TOTAL.match(lines[i])
+        ),
+        None,
+    )
+    if end is None:
+        return []
+    found: list[Diagnostic] = []
+    group: list[re.Match[str]] = []
+    for line in reversed(lines[:end]):
+        if not line.strip():
+            continue
+        if finding := _STYLISH_FINDING.match(line):
+            group.append(finding)
+            continue
+        if not group or line[:1].isspace():
+            break  # not the file of a group of findings: the listing began after it
+        file = relative(line.strip(), cwd)
+        found[:0] = [_stylish(f, file) for f in reversed(group)]
+        group = []
+    # Warnings alone fail nothing, unless the linter was told they do: not said here.
+    return found[-_MAX_FINDINGS:] if any(f.severity == "error" for f in found) else []
+
+
+def _stylish(finding: re.Match[str], file: str | None) -> Diagnostic:
+    rule = finding["rule"]
+    return Diagnostic(
+        message=finding["msg"],
+        file=file,
+        line=int(finding["line"]),
+        column=int(finding["col"]),
+        code=rule if rule and rule != "null" else None,
+        severity=finding["sev"],
+        tool="eslint",
+    )
 
 
 def _lint_errors(text: str) -> bool:
@@ -315,9 +373,12 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             hung = timed_out_tests(text) or ava_timed_out(text)
         if not failed and not hung:
             crashes = crash_diagnostics(text, result.cwd, check.tool)
-    linted = result.exit_code not in (0, None) and _lint_errors(text)
+    findings = _stylish_findings(text, result.cwd) if result.exit_code not in (0, None) else []
+    linted = result.exit_code not in (0, None) and (
+        _lint_errors(text) or any(f.severity == "error" for f in findings)
+    )
     return ParsedOutput(
-        diagnostics=crashes,
+        diagnostics=(*crashes, *findings),
         tests=tests,
         failure_recognized=failed or bool(crashes) or linted,
         missing_command=missing,

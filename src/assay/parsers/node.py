@@ -19,7 +19,13 @@ from assay.parsers._text import (
     strip_ansi,
     to_int,
 )
-from assay.parsers.node_failures import message, printed_failures, tap_top_level
+from assay.parsers.node_failures import (
+    TapRun,
+    message,
+    printed_failures,
+    tap_run,
+    tap_top_level,
+)
 from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
@@ -260,8 +266,15 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
             # The last summary wins: the closing one covers the whole run.
             summary[match["key"]] = int(match["n"])
     if not summary:
-        return _with_printed_failures(generic.parse(check, result, report_dir), result)
+        parsed = generic.parse(check, result, report_dir)
+        tap = tap_run(text, result.cwd)
+        if tap.tap and tap.plans:
+            parsed = _with_plain_tap(parsed, tap)
+        return _with_printed_failures(parsed, result)
     cases = tap_top_level(text, result.cwd)
+    if not cases and summary.get("fail"):
+        # tape: no `- ` after the number, no subtests; each failure named by its block.
+        cases = tap_run(text, result.cwd).failures
     # tape prints this summary too; where it counted no assertion, its blocks ran.
     blocks = 0 if summary.get("tests") else generic.unasserted_tape_blocks(text)
     tests = TestCounts(
@@ -276,6 +289,36 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         test_cases=tuple(cases),
         failure_recognized=tests.any_failed,
         no_tests_reported=summary.get("tests", tests.executed) == 0 and not blocks,
+    )
+
+
+def _with_plain_tap(parsed: ParsedOutput, tap: TapRun) -> ParsedOutput:
+    """A TAP stream with no closing counts (node-tap: `1..N` and `# time=`), counted by its
+    top-level results. A plan that promised more results than came (a run that died), or a
+    `Bail out!`, is an error; failures another summary counted beyond the stream's own
+    `not ok`s stay counted; a test node-tap stopped at its deadline is named, not counted."""
+    errors = max(0, tap.planned - tap.results) + int(tap.bailed)
+    tests = TestCounts(
+        passed=tap.passed,
+        failed=tap.failed,
+        errors=errors,
+        skipped=tap.skipped,
+        source="text",
+    )
+    other = parsed.tests
+    if other is not None:
+        tests = dataclasses.replace(
+            tests,
+            failed=tap.failed if other.failed <= tap.failed + tap.timed_out else other.failed,
+            errors=max(errors, other.errors),
+        )
+    return dataclasses.replace(
+        parsed,
+        tests=tests,
+        test_cases=tuple(tap.failures) or parsed.test_cases,
+        failure_recognized=tests.any_failed or parsed.failure_recognized,
+        no_tests_reported=tests.executed == 0 and not tap.hung,
+        hung_tests=(*parsed.hung_tests, *tap.hung),
     )
 
 

@@ -13,9 +13,10 @@ import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from assay.evidence import TestCase
+from assay.parsers._text import relative
 
 #: Lines of a message kept before its place (the human report shows five in all).
 MESSAGE_LINES = 4
@@ -28,7 +29,15 @@ _PLACE = re.compile(r"(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):(?P<col>\d+)
 #: Code excerpts the runners print under a failure: `> 3 |  expect(...)`, `  4| ...`, `   |  ^`.
 _EXCERPT = re.compile(r"^\s*>?\s*\d*\s?\|")
 #: Diff legends, which say nothing without the diff's full length.
-_LEGENDS = frozenset({"- Expected", "+ Received", "+ expected - actual", "- expected + actual"})
+_LEGENDS = frozenset(
+    {
+        "- Expected",
+        "+ Received",
+        "+ expected - actual",
+        "- expected + actual",
+        "+ actual - expected",
+    }
+)
 
 
 def message(text: str, cwd: str) -> str | None:
@@ -176,7 +185,13 @@ def _yaml_block(lines: Sequence[str], at: int, indent: int) -> tuple[dict[str, s
         return {}, at
     fields: dict[str, str] = {}
     at += 1
-    while at < len(lines) and lines[at] != pad + "...":
+    close = pad + "..."
+    # tape indents the keys two more than the `---` (node and node-tap do not).
+    first = next((line for line in lines[at:] if line.strip()), "")
+    if first != close and first.startswith(pad):
+        indent = len(first) - len(first.lstrip(" "))
+        pad = " " * indent
+    while at < len(lines) and lines[at] != close:
         line = lines[at]
         if line.strip() and not line.startswith(pad):
             return fields, at  # never closed: what follows is not the block's
@@ -209,6 +224,136 @@ def _scalar(value: str) -> str:
     return value
 
 
+# --------------------------------------------------------------------------- node-tap, tape
+
+#: A TAP result as node-tap (`ok 1 - name # time=2ms`) and tape (`not ok 3 should be equal`,
+#: no dash) print it.
+_TAP_RESULT = re.compile(r"^(?P<indent> *)(?P<not>not )?ok (?P<n>\d+)\b(?: -)?(?: (?P<rest>.*))?$")
+_TAP_DIRECTIVE = re.compile(r"\s+#\s*(?P<directive>SKIP|TODO)\b.*$", re.IGNORECASE)
+_TAP_TIME = re.compile(r"\s+# time=[\d.]+m?s\s*$")
+#: A plan at the top level: `1..5`, `1..0 # no tests found`.
+_TAP_PLAN = re.compile(r"^1\.\.(?P<n>\d+)\s*(?:#.*)?$")
+_TAP_BAIL_OUT = re.compile(r"^Bail out!")
+_TAP_VERSION = re.compile(r"^TAP version \d+\s*$")
+#: node-tap's own per-test deadline: the test gets a failing `timeout!` result whose YAML
+#: names what expired (`expired: test/index.js`); the hang says nothing about the code.
+_NODE_TAP_TIMEOUT = "timeout!"
+
+
+@dataclass(slots=True)
+class TapRun:
+    """A TAP stream read without its runner's closing counts: its top-level results by
+    outcome, the plans it announced, and its failures named by where they are."""
+
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    #: Top-level results that failed only for a test the runner stopped at its deadline.
+    timed_out: int = 0
+    planned: int = 0
+    #: Plan lines at the top level (`1..0` too): a stream with none was cut short, or is
+    #: not TAP.
+    plans: int = 0
+    #: `TAP version 13` or a top-level result: the stream is TAP.
+    tap: bool = False
+    bailed: bool = False
+    failures: list[TestCase] = field(default_factory=list)
+    hung: list[str] = field(default_factory=list)
+
+    @property
+    def results(self) -> int:
+        return self.passed + self.failed + self.skipped + self.timed_out
+
+
+def tap_run(text: str, cwd: str) -> TapRun:
+    """node-tap's and tape's TAP. A failure is named by the subtests it is nested in
+    (node-tap: `test/index.js > undefined`, after the `# Subtest:` headers), or, at the top
+    level, by the heading before it (tape's `# name` of a test block), with the failed
+    assertion's message; a subtest that failed for the failures nested in it is not one
+    more. node-tap's `timeout!` is a hang: named in `hung`, and the top-level test it is in
+    is not counted failed unless something else in it failed."""
+    run = TapRun()
+    lines = text.splitlines()
+    # Each open `# Subtest:` by depth: its name, and how many failures and hangs were
+    # known when it began.
+    open_at: dict[int, tuple[str, int, int]] = {}
+    heading: str | None = None
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        if subtest := _SUBTEST.match(line):
+            depth = len(subtest["indent"]) // _TAP_INDENT
+            open_at = {d: o for d, o in open_at.items() if d < depth}
+            open_at[depth] = (subtest["name"], len(run.failures), len(run.hung))
+            continue
+        if plan := _TAP_PLAN.match(line):
+            run.planned += int(plan["n"])
+            run.plans += 1
+            continue
+        if _TAP_VERSION.match(line):
+            run.tap = True
+            continue
+        if _TAP_BAIL_OUT.match(line):
+            run.bailed = True
+            continue
+        result = _TAP_RESULT.match(line)
+        if result is None:
+            if line.startswith("# ") and not open_at:
+                heading = line[2:].strip()
+            continue
+        fields, at = _yaml_block(lines, at, len(result["indent"]) + 2)
+        depth = len(result["indent"]) // _TAP_INDENT
+        rest = _TAP_TIME.sub("", result["rest"] or "")
+        directive = _TAP_DIRECTIVE.search(rest)
+        name = (rest[: directive.start()] if directive else rest).strip() or f"#{result['n']}"
+        failed = result["not"] is not None and directive is None
+        own = open_at.pop(depth, None)
+        open_at = {d: o for d, o in open_at.items() if d < depth}
+        enclosing = [open_at[d][0] for d in sorted(open_at)]
+        new_failures = len(run.failures) - own[1] if own else 0
+        new_hangs = len(run.hung) - own[2] if own else 0
+        if failed and own is not None:
+            if not new_failures and not new_hangs:
+                # A subtest that failed with nothing failed in it: it failed itself.
+                run.failures.append(_tap_case([*enclosing, name], None, fields, cwd))
+        elif failed and name == _NODE_TAP_TIMEOUT and "expired" in fields:
+            run.hung.append(" > ".join(enclosing) or fields["expired"])
+        elif failed:
+            run.failures.append(_tap_case(enclosing or [heading or name], name, fields, cwd))
+        if depth > 0:
+            continue
+        run.tap = True
+        if directive is not None:
+            run.skipped += 1
+        elif not failed:
+            run.passed += 1
+        elif own is not None and not new_failures and new_hangs:
+            run.timed_out += 1
+        else:
+            run.failed += 1
+    del run.failures[MAX_FAILURES:]
+    return run
+
+
+def _tap_case(
+    path: Sequence[str], assertion: str | None, fields: dict[str, str], cwd: str
+) -> TestCase:
+    """A failed test named by `path`, its message the failed assertion and what the YAML
+    block says of it: what was wanted and found, and where."""
+    lines = [assertion] if assertion else []
+    if error := fields.get("error"):
+        lines.append(error)
+    wanted = fields.get("expected", fields.get("wanted"))
+    found = fields.get("actual", fields.get("found"))
+    if wanted and found:  # not a nested mapping, which is not read
+        lines += [f"expected: {wanted}", f"actual: {found}"]
+    frames = [fields.get("at", ""), *fields.get("stack", "").splitlines()]
+    place = next((p for p in (own_place(f.strip(), cwd) for f in frames) if p), None)
+    text = "\n".join(lines) + (f"\n    at {place}" if place else "")
+    return TestCase(name=" > ".join(path), outcome="failed", message=message(text, cwd))
+
+
 # --------------------------------------------------------------------------- printed reporters
 
 
@@ -222,7 +367,15 @@ def printed_failures(text: str, cwd: str) -> list[TestCase]:
         ]
         if found:
             return found  # one runner printed this output
-    return []
+    return [
+        TestCase(
+            name=relative(path, cwd) or path,
+            outcome="failed",
+            file=relative(path, cwd),
+            message=message(body, cwd),
+        )
+        for path, body in itertools.islice(_borp(lines), MAX_FAILURES)
+    ]
 
 
 _MOCHA_FAILING = re.compile(r"^\s*\d+ failing\b")
@@ -301,3 +454,35 @@ def _vitest(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
             body.append(lines[at])
             at += 1
         yield header["name"], "\n".join(body)
+
+
+#: borp's line reporter (@jsumners/line-reporter): `failed: /x/test/a.test.js (2,160 ms)` per
+#: test file, then under `Failed tests:` each file again, `\tline: 6, column: 1` and its
+#: error indented by two tabs.
+_BORP_FAILED = re.compile(r"^failed: (?P<path>\S.*?) \(\d[\d,]*(?:\.\d+)? m?s\)\s*$")
+_BORP_RECAP = "Failed tests:"
+_BORP_PLACE = re.compile(r"^\tline: (?P<line>\d+), column: (?P<col>\d+)\s*$")
+
+
+def _borp(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Each failed test file and what the recap says of it: its error, then its place."""
+    failed = list(dict.fromkeys(m["path"] for line in lines if (m := _BORP_FAILED.match(line))))
+    if not failed:
+        return
+    said: dict[str, list[str]] = {}
+    places: dict[str, str] = {}
+    path: str | None = None
+    recap = next((i for i, line in enumerate(lines) if line.strip() == _BORP_RECAP), len(lines))
+    for line in lines[recap + 1 :]:
+        if not line.startswith("\t"):
+            if line.strip():
+                path = line.strip() if line.strip() in failed else None
+            continue
+        if path is None:
+            continue
+        if place := _BORP_PLACE.match(line):
+            places.setdefault(path, f"    at {path}:{place['line']}:{place['col']}")
+        else:
+            said.setdefault(path, []).append(line.strip())
+    for path in failed:
+        yield path, "\n".join([*said.get(path, []), places.get(path, "")])
