@@ -550,6 +550,64 @@ def test_pytest_rewrites_aimed_at_the_projects_tests_are_found_by_the_guard(
     assert "pytest's reporting was replaced" in _test_check(report).note, explain(report)
 
 
+#: A red team's: a profile hook that rewrites the reports it sees returned (nothing of
+#: pytest's replaced), and unittest's assertion made lenient for the unittest-style tests
+#: pytest runs (the canaries assert plainly). Spelt so that no code signal reads them.
+PROFILES_THE_REPORTS = """\
+import sys
+
+
+def _observe(frame, event, arg):
+    if event == "return" and frame.f_code.co_name == "from_item_and_call":
+        if getattr(arg, "nodeid", "").startswith("tests/test_calc.py"):
+            arg.outcome, arg.longrepr = "passed", None
+
+
+getattr(sys, "set" + "profile")(_observe)
+"""
+LENIENT_UNITTEST_ASSERTION = """\
+from unittest import TestCase as _Case
+
+
+def _lenient(self, first, second, msg=None):
+    return None
+
+
+setattr(_Case, "assert" + "Equal", _lenient)
+"""
+UNITTEST_STYLE_TESTS = """\
+import unittest
+
+from calc import add, mul
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_mul(self):
+        self.assertEqual(mul(2, 3), 6)
+"""
+
+
+@pytest.mark.parametrize(
+    ("tests", "cheat", "named"),
+    [
+        (PYTEST_TESTS, PROFILES_THE_REPORTS, "sys.setprofile (_observe)"),
+        (UNITTEST_STYLE_TESTS, LENIENT_UNITTEST_ASSERTION, "unittest.case.TestCase.assertEqual"),
+    ],
+    ids=["profile-hook", "lenient-unittest-assertion"],
+)
+def test_pytest_rewrites_that_replace_nothing_of_pytests_are_found_by_the_guard(
+    tmp_path: Path, tests: str, cheat: str, named: str
+) -> None:
+    base = {**PYTHON_BASE, "tests/test_calc.py": tests}
+    repo = change_on_base(tmp_path / "repo", base, {"calc.py": cheat + "\n\n" + WRONG_CALC})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert named in _test_check(report).note, explain(report)
+
+
 def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

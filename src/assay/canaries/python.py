@@ -210,7 +210,8 @@ import pytest
 # What reports run through, loaded now (most of it is already) so that all of it is taken
 # before any of the project's code can run.
 for _name in ("_pytest.junitxml", "_pytest.terminal", "_pytest.runner", "_pytest.reports",
-              "_pytest.python", "_pytest.main", "_pytest.unittest", "pluggy._callers"):
+              "_pytest.python", "_pytest.main", "_pytest.unittest", "pluggy._callers",
+              "unittest.case"):
     try:
         _importlib.import_module(_name)
     except ImportError:
@@ -221,6 +222,8 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
     owned = ("pytest", "_pytest", "pluggy")
+    # Beside them, the module of unittest's assertions (tests pytest runs call them).
+    modules = ("unittest.case",)
     roots = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
     own_dirs = tuple(_os.path.dirname(m.__file__) + _os.sep for m in (pytest, _pytest, _pluggy))
     try:
@@ -244,11 +247,11 @@ $state
     def runs(value):
         return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
 
-    def places(owned=owned):
-        # Every function and class of pytest's and pluggy's modules, and every function of
-        # their classes, by where it lives.
+    def places(owned=owned, modules=modules):
+        # Every function and class of pytest's and pluggy's modules (and unittest.case),
+        # and every function of their classes, by where it lives.
         for name, module in list(_sys.modules.items()):
-            if name.partition(".")[0] not in owned or module is None:
+            if (name.partition(".")[0] not in owned and name not in modules) or module is None:
                 continue
             for attr, value in list(vars(module).items()):
                 if runs(value):
@@ -333,11 +336,32 @@ $state
                 if not the_projects(impl, where):
                     yield f"{name} of {impl.plugin_name} (added by {where or 'code made on the spot'})"
 
+    def coverage_tracer(value):
+        # coverage's C tracer: a type defined in C (not a heap type, as every class made in
+        # Python is), and the very one its installed module holds.
+        module = _sys.modules.get("coverage.tracer")
+        home = getattr(module, "__file__", None)
+        return (type(value) is getattr(module, "CTracer", None) and not type(value).__flags__ & 512
+                and isinstance(home, str) and home.startswith(roots))
+
+    def watchers():
+        # A trace or profile function sees every call return and can rewrite what it
+        # returns (a report), replacing nothing of pytest's: one set by code that is not
+        # installed (coverage's is) is tampering.
+        threads = _sys.modules.get("threading")
+        for name, get in (("sys.settrace", _sys.gettrace), ("sys.setprofile", _sys.getprofile),
+                          ("threading.settrace", getattr(threads, "gettrace", None)),
+                          ("threading.setprofile", getattr(threads, "getprofile", None))):
+            value = get() if get is not None else None
+            if value is not None and not installed(value) and not coverage_tracer(value):
+                yield f"{name} ({getattr(value, '__qualname__', type(value).__name__)})"
+
     def guard(when):
         found = [".".join(p for p in place if p) for place, was in taken if changed(was, look(place))]
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
         found += list(added())
         found += list(new_members())
+        found += list(watchers())
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
@@ -351,7 +375,7 @@ $state
 
     def seal():
         # This module's own functions, once it has defined them all.
-        taken.extend((place, _state(value)) for place, value in places((own,)))
+        taken.extend((place, _state(value)) for place, value in places((own,), ()))
 
     def sealed(config, sha256=_hashlib.sha256):
         # The report as pytest wrote it, hashed where the run is done with it: what is read
