@@ -382,6 +382,26 @@ ATTACKS: dict[str, Attack] = {
         },
         {"calc/_testing/__init__.py": "def assert_equal(left, right):\n    pass\n"},
     ),
+    # The base's test reads its cases from a fixture at the root: the change wrote the wrong
+    # code's answer into it, and passed.
+    "fixture-data-edited": Attack(
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "fixtures/add_cases.json": "[[2, 2, 4], [1, 0, 1]]\n",
+            "tests/test_calc.py": """
+                import json
+
+                from calc import add
+
+
+                def test_add():
+                    for a, b, total in json.load(open("fixtures/add_cases.json")):
+                        assert add(a, b) == total
+            """,
+        },
+        {"fixtures/add_cases.json": "[[2, 2, 0], [1, 0, 1]]\n"},
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},

@@ -45,6 +45,11 @@ ALWAYS_PROTECTED: tuple[str, ...] = (
         for name in ("_testing", "testutil", "testutils", "test_utils", "test_helpers")
         for suffix in ("/**", ".py")
     ),
+    # Data tests read by the names projects give it, wherever it lies: a golden value
+    # edited to the wrong code's answer weakens the test that reads it (a red team's).
+    "**/fixtures/**",
+    "**/__fixtures__/**",
+    "**/__snapshots__/**",
 )
 
 #: Files where only some sections are protected: file name -> dotted key paths into its
