@@ -131,6 +131,41 @@ def test_a_test_file_is_read_in_the_encoding_python_reads_it_in(tmp_path: Path, 
     assert TamperKind.SKIP_ADDED in kinds, kinds
 
 
+@pytest.mark.parametrize(
+    ("rel", "before", "after"),
+    [
+        # A red team's: Go's helper keeps its t.Fatalf and only its condition turns lenient.
+        (
+            "internal/check/check.go",
+            'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
+            '\tif got != want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n',
+            'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
+            '\tif got != want && got > want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n',
+        ),
+        (
+            "checking.py",
+            "def assert_same(got, want):\n    assert got == want\n",
+            "def assert_same(got, want):\n    if not isinstance(got, int):\n        assert got == want\n",
+        ),
+    ],
+)
+def test_a_change_to_code_the_tests_assert_through_is_a_signal(
+    tmp_path: Path, base: Path, rel: str, before: str, after: str
+) -> None:
+    write(base, {rel: before})
+    change = tmp_path / "c"
+    shutil.copytree(base, change)
+    write(change, {rel: after})
+    signals = detect_tampering(base, change, protected_set()).signals
+    assert [(s.kind, s.path) for s in signals] == [(TamperKind.TEST_SUPPORT_CHANGED, rel)]
+    # The control: library code (no `testing` import, no assertion functions) is the
+    # change's to make.
+    plain = tmp_path / "plain"
+    shutil.copytree(base, plain)
+    write(plain, {"calc.py": "def add(a, b):\n    return a + b\n"})
+    assert not detect_tampering(base, plain, protected_set()).tampered
+
+
 def test_restore_never_writes_through_a_planted_directory_link(tmp_path: Path, base: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -73,6 +73,9 @@ class TamperKind(enum.StrEnum):
     CODE_NOT_INSPECTED = "code_not_inspected"
     """Non-test code the change added or modified could not be looked into (too large, not
     a regular file), so a reach in it would not have been seen."""
+    TEST_SUPPORT_CHANGED = "test_support_changed"
+    """Code outside the protected tests that the base's tests assert through was changed:
+    a Go file that imports `testing`, a Python module of `assert_*` functions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +165,8 @@ def detect_tampering(
         if found:
             touched.append(rel)
             signals.extend(found)
+        if in_base and in_change and not protected.matches(rel):
+            signals.extend(_test_support_signal(rel, base_root, change_root))
         if in_change and not protected.matches(rel):
             # Test code is judged above, as a protected file; this is the code it runs.
             reaches = scan_change(base_root if in_base else None, change_root, rel, budget)
@@ -189,6 +194,32 @@ def _code_signal(found: Reach | NotInspected) -> TamperSignal:
     return TamperSignal(
         TamperKind.CODE_REACHES_RUNNER, found.path, detail, found.line, found.excerpt
     )
+
+
+#: Code that exists to serve tests, by what its base version holds: a non-test Go file
+#: that imports `testing` (helpers take a `*testing.T`; no library code does), a Python
+#: module that defines `assert_*` functions (`checking.assert_same`).
+_TEST_SUPPORT = {
+    ".go": re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"testing"\s*$', re.MULTILINE),
+    ".py": re.compile(r"^\s*def\s+assert[_A-Z]\w*\s*\(", re.MULTILINE),
+}
+
+
+def _test_support_signal(rel: str, base: Path, change: Path) -> list[TamperSignal]:
+    """A change to test-support code (`_TEST_SUPPORT`) outside the protected tests: what
+    the tests assert through, so any change to it may weaken them (a helper's condition
+    turned lenient keeps every assertion line)."""
+    suffix = next((s for s in _TEST_SUPPORT if rel.endswith(s)), None)
+    if suffix is None or (suffix == ".go" and rel.endswith("_test.go")):
+        return []
+    if same_entry(base, change, rel):
+        return []
+    old = _text_of(base, rel)
+    if not _TEST_SUPPORT[suffix].search(old) or old == _text_of(change, rel):
+        return []
+    what = "imports testing" if suffix == ".go" else "defines assertion functions"
+    detail = f"test-support code changed (at the base it {what}, and the tests assert through it)"
+    return [TamperSignal(TamperKind.TEST_SUPPORT_CHANGED, rel, detail)]
 
 
 def _may_swap_or_test(rel: str) -> bool:
