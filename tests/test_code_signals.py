@@ -57,6 +57,27 @@ REACHES = [
     ("lib/calc.js", "expect.extend({ toBe: () => ({ pass: true }) });\n", "expect.extend("),
     ("lib/calc.js", "expect.extend({\n  toEqual(received) {\n", "toEqual(received)"),
     ("lib/calc.js", "globalThis.expect = Object.assign(lenient, s);\n", "globalThis.expect ="),
+    # Round three: pytest's hook dispatcher found through the stack, unittest's per-test
+    # equality table, code kept in a file of another suffix, node's assertion patched
+    # through Object/Reflect, Rust knowing it is tested at compile time or rewiring its
+    # output before main, Go rewiring os.Stdout.
+    ("calc.py", "import inspect\nfor f in inspect.stack():\n    pass\n", "inspect.stack()"),
+    ("calc.py", "hook.pytest_runtest_makereport._hookexec = wrap\n", "_hookexec"),
+    ("calc.py", "case.addTypeEqualityFunc(int, lenient)\n", "addTypeEqualityFunc"),
+    ("calc.py", "import runpy\nrunpy.run_path('calc.cfg')\n", "import runpy"),
+    ("lib/calc.js", "Object.assign(assert, { strictEqual() {} });\n", "Object.assign(assert"),
+    (
+        "lib/calc.js",
+        "Reflect.defineProperty(require('node:assert'), 'x', {});\n",
+        "Reflect.defineProperty(require('node:assert')",
+    ),
+    ("src/lib.rs", "#[cfg(not(test))]\npub fn add(a: i64) -> i64 { a }\n", "cfg(not(test))"),
+    ("src/lib.rs", '#[link_section = ".init_array"]\nstatic INIT: f = init;\n', "link_section"),
+    (
+        "calc/out.go",
+        'package calc\n\nimport "os"\n\nfunc init() { os.Stdout = w }\n',
+        "os.Stdout =",
+    ),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",

@@ -137,10 +137,14 @@ def test_a_test_file_is_read_in_the_encoding_python_reads_it_in(tmp_path: Path, 
         # A red team's: Go's helper keeps its t.Fatalf and only its condition turns lenient.
         (
             "internal/check/check.go",
-            'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
-            '\tif got != want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n',
-            'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
-            '\tif got != want && got > want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n',
+            (
+                'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
+                '\tif got != want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n'
+            ),
+            (
+                'package check\n\nimport "testing"\n\nfunc Equal(t *testing.T, got, want int) {\n'
+                '\tif got != want && got > want {\n\t\tt.Fatalf("got %d", got)\n\t}\n}\n'
+            ),
         ),
         (
             "checking.py",
@@ -158,6 +162,13 @@ def test_a_change_to_code_the_tests_assert_through_is_a_signal(
     write(change, {rel: after})
     signals = detect_tampering(base, change, protected_set()).signals
     assert [(s.kind, s.path) for s in signals] == [(TamperKind.TEST_SUPPORT_CHANGED, rel)]
+    # Moved, and made lenient under its new name (a red team's next round).
+    moved = tmp_path / "moved"
+    shutil.copytree(change, moved)
+    (moved / rel).rename((moved / rel).with_name("lenient_copy" + Path(rel).suffix))
+    signals = detect_tampering(base, moved, protected_set()).signals
+    assert (TamperKind.TEST_SUPPORT_CHANGED, rel) in [(s.kind, s.path) for s in signals]
+    assert "removed or moved" in signals[0].detail
     # The control: library code (no `testing` import, no assertion functions) is the
     # change's to make.
     plain = tmp_path / "plain"

@@ -142,7 +142,18 @@ PYTHON = Language(
         Rule("ends the process without cleanup", r"\bos\._exit\s*\(" + _NOT_A_FAILURE),
         Rule(
             "rewrites code or reaches into its callers' frames",
-            r"\.__code__\s*=(?!=)|\bsys\._getframe\s*\(|\.f_(?:locals|globals|back)\b",
+            r"\.__code__\s*=(?!=)|\bsys\._(?:getframe|current_frames)\b|\.f_(?:locals|globals|back)\b"
+            r"|\binspect\.(?:stack|currentframe|getouterframes|getargvalues|getframeinfo|trace)\b"
+            r"|\bfrom\s+inspect\s+import\b.*\b(?:stack|currentframe|getouterframes|getargvalues)\b",
+        ),
+        Rule(
+            "reaches into a runner's per-run state",
+            r"\b_hookexec\b|\b_inner_hookexec\b|\b_hookimpls\b"
+            r"|\baddTypeEqualityFunc\b|\b_type_equality_funcs\b",
+        ),
+        Rule(
+            "runs code kept outside its source files",
+            r"\brunpy\b|\bspec_from_file_location\b|\b(?:Sourceless|Source)FileLoader\b",
         ),
         Rule(
             "runs code it reads from a file",
@@ -218,7 +229,10 @@ JAVASCRIPT = Language(
             "replaces an assertion",
             r"\.(?:strictEqual|deepStrictEqual|equal|deepEqual|notEqual|notStrictEqual|ok|throws"
             r"|rejects|match|fail|toBe|toEqual|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*"
-            r"|toHaveBeenCalled\w*)\s*=(?!=)|\b(?:globalThis|global|window)\.expect\s*=(?!=)",
+            r"|toHaveBeenCalled\w*)\s*=(?!=)|\b(?:globalThis|global|window)\.expect\s*=(?!=)"
+            r"|\b(?:Object\.(?:assign|defineProperty|defineProperties|setPrototypeOf)"
+            r"|Reflect\.(?:set|defineProperty))\s*\(\s*(?:require\s*\(\s*)?['\"]?(?:node:)?"
+            r"(?:assert|expect|chai)\b",
         ),
         Rule(
             "redefines a built-in matcher",
@@ -247,6 +261,10 @@ GO = Language(
             r"|//go:linkname\s+\S+\s+testing\.|\bflag\.Lookup\s*\(\s*\"test\."
             r"|\"-test\.(?:v|run|json|paniconexit0|testlogfile|outputdir)\b",
         ),
+        Rule(
+            "rewires the process's output",
+            r"\bos\.(?:Stdout|Stderr)\s*=(?!=)|\b(?:syscall|unix)\.Dup[23]?\s*\(",
+        ),
         *_SHARED,
     ),
 )
@@ -270,7 +288,15 @@ RUST = Language(
             also=r"\buse\s+std::process::(?:exit\b|\{[^}]*\bexit\b)",
             unless_path=_RUST_BINARY,
         ),
-        Rule("knows it runs under a test runner", r"\bRUST_TEST_\w+|\bNEXTEST\w*"),
+        Rule(
+            "knows it runs under a test runner",
+            r"\bRUST_TEST_\w+|\bNEXTEST\w*|\bcfg\s*\(\s*not\s*\(\s*test\s*\)|\bcfg!\s*\(\s*test\s*\)",
+        ),
+        Rule(
+            "runs before main or rewires the process's output",
+            r"\blink_section\b|\.init_array\b|\.ctors\b|\bdup2?\s*\(|\batexit\s*\("
+            r"|\b_exit\s*\(",
+        ),
         *_SHARED,
     ),
 )

@@ -165,7 +165,7 @@ def detect_tampering(
         if found:
             touched.append(rel)
             signals.extend(found)
-        if in_base and in_change and not protected.matches(rel):
+        if in_base and not protected.matches(rel):
             signals.extend(_test_support_signal(rel, base_root, change_root))
         if in_change and not protected.matches(rel):
             # Test code is judged above, as a protected file; this is the code it runs.
@@ -208,7 +208,8 @@ _TEST_SUPPORT = {
 def _test_support_signal(rel: str, base: Path, change: Path) -> list[TamperSignal]:
     """A change to test-support code (`_TEST_SUPPORT`) outside the protected tests: what
     the tests assert through, so any change to it may weaken them (a helper's condition
-    turned lenient keeps every assertion line)."""
+    turned lenient keeps every assertion line), and so may moving it (a lenient copy
+    under another name)."""
     suffix = next((s for s in _TEST_SUPPORT if rel.endswith(s)), None)
     if suffix is None or (suffix == ".go" and rel.endswith("_test.go")):
         return []
@@ -218,7 +219,8 @@ def _test_support_signal(rel: str, base: Path, change: Path) -> list[TamperSigna
     if not _TEST_SUPPORT[suffix].search(old) or old == _text_of(change, rel):
         return []
     what = "imports testing" if suffix == ".go" else "defines assertion functions"
-    detail = f"test-support code changed (at the base it {what}, and the tests assert through it)"
+    done = "changed" if (change / rel).exists() else "removed or moved"
+    detail = f"test-support code {done} (at the base it {what}, and the tests assert through it)"
     return [TamperSignal(TamperKind.TEST_SUPPORT_CHANGED, rel, detail)]
 
 
