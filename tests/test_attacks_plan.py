@@ -402,6 +402,29 @@ ATTACKS: dict[str, Attack] = {
         },
         {"fixtures/add_cases.json": "[[2, 2, 0], [1, 0, 1]]\n"},
     ),
+    # The same, where the data lies in no directory of a usual name and the test joins its
+    # path from pieces (a red team's next round).
+    "named-test-data-edited": Attack(
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "data/add_cases.json": "[[2, 2, 4], [1, 0, 1]]\n",
+            "tests/test_calc.py": """
+                import json
+                import pathlib
+
+                from calc import add
+
+                CASES = pathlib.Path(__file__).parent.parent / "data" / "add_cases.json"
+
+
+                def test_add():
+                    for a, b, total in json.loads(CASES.read_text()):
+                        assert add(a, b) == total
+            """,
+        },
+        {"data/add_cases.json": "[[2, 2, 0], [1, 0, 1]]\n"},
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},
