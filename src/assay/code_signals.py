@@ -174,7 +174,8 @@ PYTHON = Language(
         ),
         Rule(
             "replaces an assertion",
-            r"\.assert[A-Z_]\w*\s*=(?!=)|\bsetattr\s*\([^,]+,\s*['\"]assert[A-Z_]\w*['\"]"
+            # unittest's camelCase names: urllib3's `conn.assert_hostname = False` is ordinary.
+            r"\.assert[A-Z]\w*\s*=(?!=)|\bsetattr\s*\([^,]+,\s*['\"]assert[A-Z]\w*['\"]"
             r"|\bAssertionError\s*=(?!=)",
         ),
         Rule(
@@ -227,9 +228,11 @@ JAVASCRIPT = Language(
         ),
         Rule(
             "replaces an assertion",
-            r"\.(?:strictEqual|deepStrictEqual|equal|deepEqual|notEqual|notStrictEqual|ok|throws"
-            r"|rejects|match|fail|toBe|toEqual|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*"
-            r"|toHaveBeenCalled\w*)\s*=(?!=)|\b(?:globalThis|global|window)\.expect\s*=(?!=)"
+            r"\.(?:strictEqual|deepStrictEqual|notStrictEqual|deepEqual|notDeepEqual|toBe|toEqual"
+            r"|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*|toHaveBeenCalled\w*)\s*=(?!=)"
+            # Names as common as `res.ok = true`, only on a receiver named as an assertion.
+            r"|\b(?:assert|chai|expect)\w*\.(?:ok|equal|notEqual|throws|rejects|match|fail)\s*=(?!=)"
+            r"|\b(?:globalThis|global|window)\.expect\s*=(?!=)"
             r"|\b(?:Object\.(?:assign|defineProperty|defineProperties|setPrototypeOf)"
             r"|Reflect\.(?:set|defineProperty))\s*\(\s*(?:require\s*\(\s*)?['\"]?(?:node:)?"
             r"(?:assert|expect|chai)\b",
