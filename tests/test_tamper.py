@@ -169,11 +169,15 @@ def test_a_change_to_code_the_tests_assert_through_is_a_signal(
     signals = detect_tampering(base, moved, protected_set()).signals
     assert (TamperKind.TEST_SUPPORT_CHANGED, rel) in [(s.kind, s.path) for s in signals]
     assert "removed or moved" in signals[0].detail
-    # The control: library code (no `testing` import, no assertion functions) is the
-    # change's to make.
+    # The control: library code (no `testing` import, no assertion functions that assert)
+    # is the change's to make.
+    library = (
+        "def assert_fingerprint(cert, want):\n    if cert != want:\n        raise SSLError()\n"
+    )
+    write(base, {"ssl_.py": library})
     plain = tmp_path / "plain"
     shutil.copytree(base, plain)
-    write(plain, {"calc.py": "def add(a, b):\n    return a + b\n"})
+    write(plain, {"calc.py": "def add(a, b):\n    return a + b\n", "ssl_.py": library + "# x\n"})
     assert not detect_tampering(base, plain, protected_set()).tampered
 
 

@@ -198,10 +198,14 @@ def _code_signal(found: Reach | NotInspected) -> TamperSignal:
 
 #: Code that exists to serve tests, by what its base version holds: a non-test Go file
 #: that imports `testing` (helpers take a `*testing.T`; no library code does), a Python
-#: module that defines `assert_*` functions (`checking.assert_same`).
+#: module that defines `assert_*` functions and asserts (`checking.assert_same`; urllib3's
+#: `assert_fingerprint`, which raises an SSL error, is library code).
 _TEST_SUPPORT = {
     ".go": re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"testing"\s*$', re.MULTILINE),
-    ".py": re.compile(r"^\s*def\s+assert[_A-Z]\w*\s*\(", re.MULTILINE),
+    ".py": re.compile(
+        r"^\s*def\s+assert[_A-Z]\w*\s*\((?=.*^\s*(?:assert\b|raise\s+AssertionError\b))",
+        re.MULTILINE | re.DOTALL,
+    ),
 }
 
 
