@@ -8,12 +8,12 @@ written under the test's directory rather than beside the package's bytecode.
 
 from __future__ import annotations
 
-import json
 import marshal
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.pycache_prefix import json_printed, prefix_env
 
 #: Prints, for every dataclass of the modules a verify loads, what each generated
 #: method is: its bytecode, constants, names, annotations and defaults.
@@ -54,17 +54,7 @@ print(json.dumps(methods))
 
 
 def fingerprint(prefix: Path, mode: str, **env: str) -> dict[str, list[object]]:
-    environ = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
-    environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    environ.update(env)
-    done = subprocess.run(
-        [sys.executable, "-c", FINGERPRINT, mode],
-        capture_output=True,
-        text=True,
-        env=environ,
-        check=True,
-    )
-    methods: dict[str, list[object]] = json.loads(done.stdout)
+    methods: dict[str, list[object]] = json_printed(FINGERPRINT, prefix, mode, **env)
     return methods
 
 
@@ -105,9 +95,7 @@ def test_only_assays_own_classes_are_kept(tmp_path: Path) -> None:
         "assert Elsewhere(1) == Elsewhere(1)\n"
         "dataclass_bytecode.save()\n"
     )
-    environ = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
-    environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-c", script], env=environ, check=True)
+    subprocess.run([sys.executable, "-c", script], env=prefix_env(tmp_path), check=True)
     [table] = table_files(tmp_path)
     texts = marshal.loads(table.read_bytes())
     assert any("exit_code" in text for text in texts)  # assay.evidence's were kept

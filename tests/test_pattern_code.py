@@ -8,14 +8,13 @@ written under the test's directory rather than beside the package's bytecode.
 
 from __future__ import annotations
 
-import json
 import marshal
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.cli import assay, assay_env
+from tests.pycache_prefix import json_printed, prefix_env
 from tests.repos import PASSING_PYTEST, write
 
 #: Prints, for every pattern a module of the verify path holds at its top level, whether
@@ -47,17 +46,7 @@ print(json.dumps(patterns))
 
 
 def fingerprint(prefix: Path, mode: str, **env: str) -> dict[str, list[object]]:
-    environ = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
-    environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    environ.update(env)
-    done = subprocess.run(
-        [sys.executable, "-c", FINGERPRINT, mode],
-        capture_output=True,
-        text=True,
-        env=environ,
-        check=True,
-    )
-    patterns: dict[str, list[object]] = json.loads(done.stdout)
+    patterns: dict[str, list[object]] = json_printed(FINGERPRINT, prefix, mode, **env)
     return patterns
 
 
@@ -106,9 +95,7 @@ def test_only_a_modules_top_level_patterns_are_kept(tmp_path: Path) -> None:
         "assert AT_THE_TOP.fullmatch('keptxat-the-top')\n"
         "pattern_code.save()\n"
     )
-    environ = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
-    environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-c", script], env=environ, check=True)
+    subprocess.run([sys.executable, "-c", script], env=prefix_env(tmp_path), check=True)
     [table] = table_files(tmp_path)
     patterns = {pattern for pattern, _ in marshal.loads(table.read_bytes())}
     assert "kept[a-z]+at-the-top" in patterns
