@@ -219,8 +219,7 @@ def _test_support_signal(rel: str, base: Path, change: Path) -> list[TamperSigna
         return []
     if same_entry(base, change, rel):
         return []
-    old = _text_of(base, rel)
-    if not _TEST_SUPPORT[suffix].search(old) or old == _text_of(change, rel):
+    if not _TEST_SUPPORT[suffix].search(_text_of(base, rel)):
         return []
     what = "imports testing" if suffix == ".go" else "defines assertion functions"
     done = "changed" if (change / rel).exists() else "removed or moved"
