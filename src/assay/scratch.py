@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 import stat
 import tempfile
@@ -74,7 +73,8 @@ def tagged_name(purpose: str) -> str | None:
     that is not one (a cgroup), so that a sweep can tell when its owner is gone; None
     without a readable /proc (the owner could not be recorded)."""
     tag = _owner_tag()
-    return f"assay-{purpose}-{tag}-{secrets.token_hex(4)}" if tag else None
+    # os.urandom, not `secrets`: the same bytes, without loading hmac and hashlib to start.
+    return f"assay-{purpose}-{tag}-{os.urandom(4).hex()}" if tag else None
 
 
 def owner_gone_by_name(name: str) -> bool:
