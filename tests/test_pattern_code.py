@@ -83,12 +83,14 @@ def test_a_table_that_cannot_be_read_is_compiled_afresh_and_replaced(tmp_path: P
         assert kept.keys() == entries.keys() and kept != refused
 
 
-def test_only_a_modules_top_level_patterns_are_kept(tmp_path: Path) -> None:
+def test_only_a_modules_top_level_and_class_body_patterns_are_kept(tmp_path: Path) -> None:
     script = (
         "from assay import pattern_code\n"
         "pattern_code.install()\n"
         "import re\n"
         "AT_THE_TOP = re.compile('kept[a-z]+at-the-top')\n"
+        "class Body:\n"
+        "    IN_A_CLASS = re.compile('kept[a-z]+in-a-class')\n"
         "def built():\n"
         "    return re.compile('built(?P<in>a function)')\n"
         "assert built().match('builta function')['in'] == 'a function'\n"
@@ -98,7 +100,7 @@ def test_only_a_modules_top_level_patterns_are_kept(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", script], env=prefix_env(tmp_path), check=True)
     [table] = table_files(tmp_path)
     patterns = {pattern for pattern, _ in marshal.loads(table.read_bytes())}
-    assert "kept[a-z]+at-the-top" in patterns
+    assert {"kept[a-z]+at-the-top", "kept[a-z]+in-a-class"} <= patterns
     assert not any(str(p).startswith("built") for p in patterns)
 
 

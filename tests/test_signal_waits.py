@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from assay.signal_waits import result_of, results_of, wait_for
+from assay.signal_waits import result_of, results_of, side_by_side, wait_for
 
 PRELUDE = """
 import os, signal, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
-from assay.signal_waits import result_of, wait_for
+from assay.signal_waits import result_of, side_by_side, wait_for
 
 def takes_the_signal():
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -41,6 +41,13 @@ pool = ThreadPoolExecutor(1)
 future = pool.submit(takes_the_signal)
 try:
     result_of(future)
+except KeyboardInterrupt:
+    print(round(time.monotonic() - started, 1))
+    os._exit(0)
+""",
+    "calls side by side": """
+try:
+    side_by_side([takes_the_signal, lambda: time.sleep(20)], "waited")
 except KeyboardInterrupt:
     print(round(time.monotonic() - started, 1))
     os._exit(0)
@@ -110,3 +117,24 @@ def test_results_of_keeps_order_and_raises_the_callers_own_timeout() -> None:
         assert results_of([pool.submit(slow, n) for n in range(3)]) == [0, 1, 2]
         with pytest.raises(TimeoutError, match="the call's own"):
             result_of(pool.submit(raises))
+
+
+def test_side_by_side_runs_the_calls_at_once_in_order_and_raises_the_first_error() -> None:
+    barrier = threading.Barrier(3, timeout=10)  # broken unless all three run at once
+
+    def meets(n: int) -> tuple[int, str]:
+        barrier.wait()
+        time.sleep(0.05 * (3 - n))
+        return n, threading.current_thread().name
+
+    calls = [lambda n=n: meets(n) for n in range(3)]  # type: ignore[misc]
+    assert side_by_side(calls, "probe") == [(n, f"probe-{n}") for n in range(3)]
+
+    def fails() -> None:
+        raise ValueError("the second call's")
+
+    with pytest.raises(ValueError, match="the second call's"):
+        side_by_side([lambda: 1, fails, lambda: 3], "probe")
+    assert side_by_side([lambda: threading.current_thread()], "probe") == [
+        threading.current_thread()
+    ]

@@ -7,8 +7,9 @@ build, so it can be kept as a module's `.pyc` is (`assay.compiled_table`). `inst
 `re`'s compiler: a pattern compiled by a module's own top-level code is looked up in the
 table, and on a miss compiled as before and added.
 
-- Only a module's top level is looked up: its patterns are constants of its source, while
-  one a function builds may come from the repository under verification.
+- Only a module's top level and its class bodies are looked up: their patterns are
+  constants of their source, while one a function builds may come from the repository
+  under verification.
 - An entry is kept only when the pattern it makes equals the one `re` made (a pattern's
   equality compares its flags and its code), and `_sre` checks any code it is given; an
   entry it refuses is compiled afresh. The table's name carries `_sre.MAGIC`, the version
@@ -94,12 +95,17 @@ def _entry(p: str | bytes, flags: int, compiler: Any, parser: Any) -> tuple[Any,
     )
 
 
+#: `inspect.CO_NEWLOCALS`: set on a function's code, never on a module's or a class body's.
+_CO_NEWLOCALS = 0x2
+
+
 def _top_level() -> bool:
-    """Whether the code that called into `re` is a module's top level."""
+    """Whether the code that called into `re` is a module's top level or a class body
+    (`logging`, `textwrap` and `configparser` compile theirs there): source constants both."""
     frame = sys._getframe(2)
     while frame is not None and _in_re(frame.f_globals.get("__name__", "")):
         frame = frame.f_back  # type: ignore[assignment]
-    return frame is not None and frame.f_code.co_name == "<module>"
+    return frame is not None and not frame.f_code.co_flags & _CO_NEWLOCALS
 
 
 def _in_re(module: str) -> bool:

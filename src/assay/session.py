@@ -21,6 +21,7 @@ as it was.
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -180,13 +181,9 @@ class Session:
             except ProbeFailure:
                 return None
 
-        # Imported here: it brings `logging`, which a single check never needs.
-        from concurrent.futures import ThreadPoolExecutor
+        from assay.signal_waits import side_by_side
 
-        from assay.signal_waits import results_of
-
-        with ThreadPoolExecutor(max_workers=len(checks)) as pool:
-            return results_of([pool.submit(one, check) for check in checks])
+        return side_by_side([functools.partial(one, check) for check in checks], "probe")
 
     def _refused(self, check: Check) -> Evidence:
         refusal = self.refusal or Refusal(
