@@ -428,6 +428,7 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
     if failed_groups is None:
         failed_groups = frozenset(c.group for c in planting.canaries)
     problems, unreached = _problems(planting, seen, failed_groups)
+    problems.extend(_found(reported))
     if result.exit_code == 0:
         problems.insert(0, "it exited 0 although a test planted to fail was part of it")
     if planting.checks is not None:
@@ -481,6 +482,24 @@ def _seen(canaries: Sequence[Canary], reported: Sequence[TestCase]) -> dict[Cana
             if pattern.search(case.name):
                 seen[canary].append(case.outcome)
     return seen
+
+
+#: What the canaries say when an assertion no longer fails on unequal values or passes on
+#: equal ones (`js_runners.assertion_checks`: in the must-pass test, and in a hook after each
+#: of the project's tests), quoted in the evidence as it was found.
+_LENIENT = re.compile(
+    r"(?:(?:the global )?[\w:/.()]{1,60} did not (?:fail on unequal|pass on equal) values(?:; )?)"
+    r"{1,20}: the assertion library was replaced"
+)
+
+
+def _found(reported: Sequence[TestCase]) -> list[str]:
+    """What the canaries' checks found, where a test failed saying it."""
+    for case in reported:
+        said = _LENIENT.search(case.message or "") if case.outcome in _FAILED else None
+        if said:
+            return [f"the checks planted in the run found that {said[0]}"]
+    return []
 
 
 def any_name(canaries: Sequence[Canary]) -> str:

@@ -34,6 +34,7 @@ from assay.canaries import (
     ignored_by_git,
 )
 from assay.canaries.js_runners import (
+    assertion_checks,
     canary_tests,
     files_without_canaries,
     flag_value,
@@ -122,9 +123,17 @@ def _setup(canaries: Sequence[Canary]) -> str:
         "// @ts-nocheck\n"
         '"use strict";\n'
         "// Where the project turns jest's globals off (`injectGlobals: false`).\n"
-        'const test = globalThis.test || require("@jest/globals").test;\n'
-        f"{canary_tests(canaries)}"
+        'const { test, afterEach } = globalThis.test ? globalThis : require("@jest/globals");\n'
+        f"{canary_tests(canaries, assertion_checks(*_CHECKED), 'afterEach')}"
     )
+
+
+#: jest's own `expect` (a project may turn the globals off, or bind another library's
+#: `expect` to the global); modules through jest's own `require`, as the tests get them.
+_CHECKED = (
+    "async (name) => require(name)",
+    'require("@jest/globals").expect',
+)
 
 
 def _wrapper(config: str | None, directory: str, setup: str) -> str:

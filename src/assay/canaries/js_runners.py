@@ -59,16 +59,169 @@ def without_flags(
     return tuple(kept)
 
 
-def canary_tests(canaries: Sequence[Canary]) -> str:
-    """The canaries as `test(...)` calls, for a setup file that has bound `test`."""
+def canary_tests(canaries: Sequence[Canary], checks: str, after_each: str) -> str:
+    """The canaries as `test(...)` calls, for a setup file that has bound `test` and the
+    hook `after_each` (run after every test of the file); the must-pass one runs the
+    function `checks` declares (`assertion_checks`), and so does the hook, after each test
+    of the project's: a test during which an assertion was made lenient fails there."""
     left, right = unequal()
     failure = json.dumps(f"expected {left} to equal {right}")
-    return "".join(
-        f"test({json.dumps(c.name)}, () => {{}});\n"
+    tests = "".join(
+        f"test({json.dumps(c.name)}, assertionsHold);\n"
         if c.must_pass
         else f"test({json.dumps(c.name)}, () => {{\n  throw new Error({failure});\n}});\n"
         for c in canaries
     )
+    return (
+        f"{checks}{tests}"
+        "// Again after every test: code they load may change an assertion only once called.\n"
+        f"{after_each}(assertionsHold);\n"
+    )
+
+
+def assertion_checks(load: str, expect: str = "undefined") -> str:
+    """The function `assertionsHold`, the must-pass canary's body: each assertion API the
+    tests may use must still fail on unequal values and pass on equal ones, or it throws
+    saying which did not.
+
+    Code under test that makes an assertion lenient for the whole process (a property of
+    `node:assert` replaced, a matcher redefined through `expect.extend`) leaves a canary
+    that merely throws or returns as planted, however it spells the change; this one fails.
+    The values are random for the run, so leniency aimed at the project's values misses
+    them. `load`: an async function of a module name giving its exports (rejecting when
+    the project cannot resolve it); `expect`: an expression for the runner's own `expect`
+    (awaited inside the function)."""
+    left, right = unequal()
+    return _CHECKS.format(
+        left=left,
+        right=right,
+        load=load,
+        expect=_EXPECT_CHECKS.format(expect=expect),
+    )
+
+
+#: `assertion_checks`' `load` for a module as a test file of either kind gets it: imported
+#: (chai 5 is ESM only), the name in a variable (vite resolves a literal one when it loads
+#: the file, and fails there for a package the project does not have).
+IMPORTED = (
+    "async (name) => {\n    const module = await import(name);\n"
+    "    return module.default ?? module;\n  }"
+)
+
+_CHECKS = """\
+// Each module once per file (one the project cannot resolve, too: as null).
+const loaded = new Map();
+const assertionsHold = async () => {{
+  const load = (name) => {{
+    if (!loaded.has(name)) loaded.set(name, ({load})(name).catch(() => null));
+    return loaded.get(name);
+  }};
+  const a = {left}, b = {right};
+  const [x, y, x2] = [{{ v: [a] }}, {{ v: [b] }}, {{ v: [a] }}];
+  const broken = [];
+  // `unequal` must throw and `equal` must not: as a test sees its assertions.
+  const check = (what, unequal, equal) => {{
+    let threw = false;
+    try {{
+      unequal();
+    }} catch {{
+      threw = true;
+    }}
+    if (!threw) broken.push(what + " did not fail on unequal values");
+    try {{
+      equal();
+    }} catch {{
+      broken.push(what + " did not pass on equal values");
+    }}
+  }};
+  for (const name of ["node:assert", "node:assert/strict"]) {{
+    const assert = await load(name);
+    check(name, () => assert(a === b), () => assert(a !== b));
+    check(name + ".ok", () => assert.ok(a === b), () => assert.ok(b));
+    for (const how of ["equal", "strictEqual"]) {{
+      check(name + "." + how, () => assert[how](a, b), () => assert[how](a, a));
+    }}
+    for (const how of ["notEqual", "notStrictEqual"]) {{
+      check(name + "." + how, () => assert[how](a, a), () => assert[how](a, b));
+    }}
+    for (const how of ["deepEqual", "deepStrictEqual"]) {{
+      check(name + "." + how, () => assert[how](x, y), () => assert[how](x, x2));
+    }}
+    for (const how of ["notDeepEqual", "notDeepStrictEqual"]) {{
+      check(name + "." + how, () => assert[how](x, x2), () => assert[how](x, y));
+    }}
+    check(name + ".throws", () => assert.throws(() => a), () => assert.throws(() => {{
+      throw new Error(String(a));
+    }}));
+  }}
+{expect}\
+  // chai only where the project resolves it.
+  const chai = await load("chai");
+  if (chai && chai.assert) {{
+    const assert = chai.assert;
+    check("chai.assert", () => assert(a === b), () => assert(a !== b));
+    check("chai.assert.isOk", () => assert.isOk(a === b), () => assert.isOk(b));
+    check("chai.assert.equal", () => assert.equal(a, b), () => assert.equal(a, a));
+    check("chai.assert.strictEqual", () => assert.strictEqual(a, b), () => assert.strictEqual(a, a));
+    check("chai.assert.deepEqual", () => assert.deepEqual(x, y), () => assert.deepEqual(x, x2));
+  }}
+  if (chai && chai.expect) {{
+    const expect = chai.expect;
+    check("chai.expect().to.equal", () => expect(a).to.equal(b), () => expect(a).to.equal(a));
+    check("chai.expect().to.eql", () => expect(x).to.eql(y), () => expect(x).to.eql(x2));
+    check("chai.expect().to.deep.equal", () => expect(x).to.deep.equal(y), () =>
+      expect(x).to.deep.equal(x2));
+    check("chai.expect().to.be.ok", () => expect(a === b).to.be.ok, () => expect(b).to.be.ok);
+  }}
+  if (broken.length) {{
+    throw new Error(broken.join("; ") + ": the assertion library was replaced");
+  }}
+}};
+"""
+
+_EXPECT_CHECKS = """\
+  // The runner's own expect, and a global one that is not it, each matcher where it has it
+  // (a global `expect` may be another library's).
+  const own = {expect};
+  const expects = own ? [["expect()", own]] : [];
+  if (typeof globalThis.expect === "function" && globalThis.expect !== own) {{
+    expects.push(["the global expect()", globalThis.expect]);
+  }}
+  const matchers = [
+    // [matcher, arguments that must fail, arguments that must pass]
+    ["toBe", [a, b], [a, a]],
+    ["not.toBe", [a, a], [a, b]],
+    ["toEqual", [x, y], [x, x2]],
+    ["not.toEqual", [x, x2], [x, y]],
+    ["toStrictEqual", [x, y], [x, x2]],
+    ["toMatchObject", [x, y], [x, x2]],
+    ["toContain", [[a], b], [[a], a]],
+    ["toBeTruthy", [a === b], [b]],
+    ["toBeFalsy", [b], [a === b]],
+    ["toThrow", [() => a], [() => {{ throw new Error(String(a)); }}]],
+  ];
+  for (const [label, expect] of expects) {{
+    // What the test counts of its assertions (`expect.assertions(n)`), as it was: these are
+    // not its. Kept and put back with nothing awaited between (tests may run concurrently).
+    const counted = typeof expect.getState === "function" ? {{ ...expect.getState() }} : null;
+    for (const [matcher, unequal, equal] of matchers) {{
+      const path = matcher.split(".");
+      const call = ([actual, ...expected]) => {{
+        let target = expect(actual);
+        for (const step of path.slice(0, -1)) target = target[step];
+        return target[path[path.length - 1]](...expected);
+      }};
+      let present = false;
+      try {{
+        let target = expect(a);
+        for (const step of path) target = target[step];
+        present = typeof target === "function";
+      }} catch {{}}
+      if (present) check(label + "." + matcher, () => call(unequal), () => call(equal));
+    }}
+    if (counted && typeof expect.setState === "function") expect.setState(counted);
+  }}
+"""
 
 
 def files_without_canaries(canaries: Sequence[Canary]) -> Checks:

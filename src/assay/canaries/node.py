@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 
@@ -28,8 +29,8 @@ from assay.canaries import (
     PlantRequest,
     any_name,
     ignored_by_git,
-    unequal,
 )
+from assay.canaries.js_runners import IMPORTED, assertion_checks, canary_tests
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
 
@@ -145,14 +146,7 @@ def _quoted(path: str) -> str:
 
 
 def _module(canaries: Sequence[Canary], mark: str) -> str:
-    left, right = unequal()
-    tests = "".join(
-        f"  test({json.dumps(c.name)}, () => {{}});\n"
-        if c.must_pass
-        else f"  test({json.dumps(c.name)}, () => {{\n"
-        f'    throw new Error("expected {left} to equal {right}");\n  }});\n'
-        for c in canaries
-    )
+    tests = textwrap.indent(canary_tests(canaries, assertion_checks(IMPORTED), "afterEach"), "  ")
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
@@ -161,7 +155,7 @@ def _module(canaries: Sequence[Canary], mark: str) -> str:
         "// processes its tests start (they inherit the mark).\n"
         f"if (process.env.NODE_TEST_CONTEXT && !process.env.{mark}) {{\n"
         f'  process.env.{mark} = "1";\n'
-        '  const { test } = require("node:test");\n'
+        '  const { test, afterEach } = require("node:test");\n'
         f"{tests}"
         "}\n"
     )

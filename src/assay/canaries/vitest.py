@@ -30,6 +30,8 @@ from assay.canaries import (
     ignored_by_git,
 )
 from assay.canaries.js_runners import (
+    IMPORTED,
+    assertion_checks,
     canary_tests,
     files_without_canaries,
     flag_value,
@@ -105,9 +107,13 @@ def _setup(canaries: Sequence[Canary]) -> str:
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
         "// vitest's globals when the project turns them on, else its module.\n"
-        'const test = globalThis.test || (await import("vitest")).test;\n'
-        f"{canary_tests(canaries)}"
+        'const { test, afterEach } = globalThis.test ? globalThis : await import("vitest");\n'
+        f"{canary_tests(canaries, assertion_checks(*_CHECKED), 'afterEach')}"
     )
+
+
+#: vitest's own `expect`; modules imported as the tests import them.
+_CHECKED = (IMPORTED, '(await import("vitest")).expect')
 
 
 def _wrapper(
