@@ -120,6 +120,22 @@ REACHES = [
     ),
     ("src/lib.rs", 'pub const P: &str = "/proc/self/fd/1";\n', "/proc/self/fd/1"),
     ("pyproject.toml", "[project.entry-points.pytest11]\nforge = 'calc'\n", "pytest11"),
+    # Round four: code the runtime runs that the scan read otherwise (a `//` line inside a
+    # template literal, a `#` line inside an f-string, an identifier escape, a fullwidth
+    # letter, a file of another suffix), and output rewired below the language's own names.
+    ("lib/calc.js", "const s = `\n// ${assert.strictEqual = () => {}}\n`;\n", ".strictEqual ="),
+    ("lib/calc.js", "assert.strictEq\\u0075al = () => {};\n", ".strictEqual ="),
+    ("lib/calc.js", "require('./calc.data');\n", "calc.data"),
+    ("calc.py", 'import os\nS = f"""\n# {os._exit(0)}\n"""\n', "os._exit(0)"),
+    ("calc.py", "import os\nos._\uff45xit(0)\n", "os._"),
+    (
+        "calc/fd.go",
+        'package calc\n\nimport "syscall"\n\nfunc init() { syscall.Syscall(6, 1, 0, 9) }\n',
+        "syscall.Syscall(",
+    ),
+    ("src/lib.rs", '#[no_mangle]\npub extern "C" fn write() {}\n', "no_mangle"),
+    ("src/lib.rs", '#[path = "platform.txt"]\nmod out;\n', "path ="),
+    ("src/lib.rs", 'pub fn f() { unsafe { core::arch::asm!("nop") } }\n', "asm!"),
 ]
 
 
@@ -166,6 +182,8 @@ ORDINARY = [
     ("calc.py", "code = compile(source, '<template>', 'exec')\nexec(code, namespace)\n"),
     ("calc.py", "if func.__code__ == other.__code__:\n    pass\n"),
     ("README.md", "Call `os._exit(0)` and read /proc/self/fd.\n"),
+    ("lib/calc.js", "import styles from './calc.css';\nconst data = require('./data.json');\n"),
+    ("lib/calc.js", "const name = 'caf\\u00e9';\n"),
 ]
 
 
@@ -322,3 +340,13 @@ def test_importing_compiles_no_pattern() -> None:
         "assert c._comment.cache_info().currsize == 0"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_a_code_file_made_a_link_to_code_no_scan_reads_is_not_inspected(tmp_path: Path) -> None:
+    write(tmp_path / "base", {"calc.js": "// base\n", "lib/other.js": "// other\n"})
+    write(tmp_path / "change", {"lib/other.js": "// other\n", "lib/calc.impl": "x\n"})
+    (tmp_path / "change" / "calc.js").symlink_to("lib/calc.impl")
+    (tmp_path / "change" / "index.js").symlink_to("lib/other.js")  # scanned itself
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
+    [found] = [s for s in report.signals if s.kind is TamperKind.CODE_NOT_INSPECTED]
+    assert found.path == "calc.js" and "lib/calc.impl" in found.detail

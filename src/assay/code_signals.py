@@ -23,7 +23,8 @@ Left out on purpose, because ordinary code does them:
 - `/proc` files that describe the machine (`/proc/cpuinfo`, `/proc/meminfo`, ...) and the
   process's own `status`, `stat`, `limits`, `cgroup`, `maps`, `mountinfo`, `exe`;
 - `sys.stdout = ...` (common in CLIs; `sys.stdout.write = ...` is matched), `NODE_ENV`;
-- whole-line comments (`#`, `//`), except Go's `//go:linkname`, which is code.
+- whole-line comments (`#`, `//`), except Go's `//go:linkname`, which is code, and those
+  holding a `{`: a line of a template literal or an f-string starting so runs its braces.
 
 A new module at an import root (the root, `src/`) named as one of the standard library's
 or the test runner's is a signal too: imported in their place once the root is on the path,
@@ -36,6 +37,7 @@ is not matched. Signals are a reason to look, next to the canaries and the base'
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 import sys
 from collections import Counter
@@ -238,6 +240,12 @@ JAVASCRIPT = Language(
             r"(?:assert|expect|chai)\b",
         ),
         Rule(
+            "loads code from a file no scan reads",
+            # node runs whatever it is given as JavaScript, whatever its suffix.
+            r"(?:\brequire\s*\(|\bimport\s*\(|\bfrom)\s*['\"`][^'\"`]*\.(?!(?:[cm]?[jt]sx?|json"
+            r"|node|css|scss|sass|less|svg|png|jpe?g|gif|webp|ico|woff2?|html?|md)['\"`])\w+['\"`]",
+        ),
+        Rule(
             "redefines a built-in matcher",
             r"(?:^|[{,])\s*['\"]?(?:toBe|toEqual|toStrictEqual|toMatch\w*|toThrow\w*|toContain\w*"
             r"|toHaveBeenCalled\w*)['\"]?\s*[:(]",
@@ -267,6 +275,10 @@ GO = Language(
         Rule(
             "rewires the process's output",
             r"\bos\.(?:Stdout|Stderr)\s*=(?!=)|\b(?:syscall|unix)\.Dup[23]?\s*\(",
+        ),
+        Rule(
+            "makes raw system calls",
+            r"\b(?:syscall|unix)\.(?:Raw)?Syscall\w*\s*\(|\bF_DUPFD\w*",
         ),
         *_SHARED,
     ),
@@ -299,6 +311,15 @@ RUST = Language(
             "runs before main or rewires the process's output",
             r"\blink_section\b|\.init_array\b|\.ctors\b|\bdup2?\s*\(|\batexit\s*\("
             r"|\b_exit\s*\(",
+        ),
+        Rule(
+            "exports a symbol by its bare name (it can stand in for the C library's)",
+            r"\bno_mangle\b|\bexport_name\s*=",
+        ),
+        Rule("runs assembly", r"\b(?:global_)?asm!\s*[({\[]|\bnaked_asm!"),
+        Rule(
+            "loads code from a file no scan reads",
+            r"#\s*!?\[\s*path\s*=|\binclude!\s*[({\[]",
         ),
         *_SHARED,
     ),
@@ -371,8 +392,10 @@ def scan_change(
     # A file with other names is refused: a hard link names a file the change did not
     # write (one only the host may read), whose lines would otherwise be quoted.
     with open_untrusted(change, rel) as found:
-        if found is None or isinstance(found, Link):
+        if found is None:
             return []
+        if isinstance(found, Link):
+            return _link_signal(base, rel, found, language)
         if isinstance(found, Refused):
             return [NotInspected(rel, found.reason)]
         if found.size > budget.left:
@@ -391,8 +414,48 @@ def scan_change(
     shadowing = _shadows_stdlib(rel) if language is PYTHON and base is None else None
     return [
         *([shadowing] if shadowing else []),
-        *_added_reaches(language, rel, source_text(rel, old), source_text(rel, new)),
+        *_added_reaches(language, rel, _as_run(language, old, rel), _as_run(language, new, rel)),
     ]
+
+
+def _link_signal(base: Path | None, rel: str, link: Link, language: Language) -> list[NotInspected]:
+    """A code file the change made a link: what runs is the file it leads to, which no scan
+    reads when it lies outside the tree or has another suffix (`calc.js` -> `lib/calc.impl`).
+    One to a file of the same language in the tree is fine: that file is scanned itself."""
+    if base is not None:
+        with open_untrusted(base, rel) as before:
+            if isinstance(before, Link) and before.target == link.target:
+                return []
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), link.target))
+    in_tree = not posixpath.isabs(link.target) and not target.startswith("../")
+    if in_tree and language_of(target) is language:
+        return []
+    where = for_terminal(link.target)
+    return [NotInspected(rel, f"a link to {where}: the code it runs is not inspected")]
+
+
+#: A JavaScript identifier may spell any of its characters as an escape (`strictEq\u0075al`).
+_JS_ESCAPE = re.compile(r"\\u(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]{1,6})\})")
+
+
+def _as_run(language: Language, data: bytes, rel: str) -> str:
+    """`data` as its language reads names: JavaScript's identifier escapes decoded, Python's
+    identifiers NFKC-normalised (a fullwidth letter in `os._exit` is the letter to Python)."""
+    text = source_text(rel, data)
+    if language is JAVASCRIPT and "\\u" in text:
+        return _JS_ESCAPE.sub(_unescaped, text)
+    if language is PYTHON and not text.isascii():
+        import unicodedata
+
+        return unicodedata.normalize("NFKC", text)
+    return text
+
+
+def _unescaped(escape: re.Match[str]) -> str:
+    code = int(escape.group(1) or escape.group(2), 16)
+    character = chr(code) if code <= sys.maxunicode else ""
+    # Only what a name can hold: an escaped line break or quote must not move the lines.
+    return character if character.isalnum() or character in "_$" else escape.group()
 
 
 def compiled_module(rel: str) -> bool:
@@ -560,8 +623,8 @@ def _numbered_matches(
 ) -> Iterator[tuple[int, str, int]]:
     comment = _comment(language)
     for number, piece in _pieces(text):
-        if comment.match(piece):
-            continue
+        if comment.match(piece) and "{" not in piece:
+            continue  # a `{`: the line may be inside a template literal or an f-string
         for index, (_, compiled) in enumerate(rules):
             if compiled.line.search(piece):
                 yield index, piece, number
