@@ -19,19 +19,26 @@ from typing import Any
 
 import pytest
 
-from tests.attacks import change_on_base
+from tests.attacks import change_on_base, verify_change
 from tests.cli import assay, no_traceback
 
 pytestmark = pytest.mark.slow
 
 
 def _verify(repo: Path) -> dict[str, Any]:
+    """`assay verify --base HEAD~1 --protect --json`: the change as work nobody trusts."""
     done = assay(
         "verify", "--base", "HEAD~1", "--protect", "--json", "--no-cache", str(repo), timeout=300
     )
     no_traceback(done)
     report: dict[str, Any] = json.loads(done.stdout)
     return report
+
+
+def _verify_with_canaries(repo: Path) -> dict[str, Any]:
+    """The tree as the user's own work, canaries planted in the sandbox's copy."""
+    report = verify_change(repo, protect=False, base=None, canaries=True)
+    return json.loads(json.dumps(report.to_dict()))  # type: ignore[no-any-return]
 
 
 def _test_check(report: dict[str, Any]) -> dict[str, Any]:
@@ -286,3 +293,75 @@ def test_assertion_made_lenient_during_the_projects_own_test_is_not_verified(
     }[runner]
     repo = change_on_base(tmp_path / "repo", base, {"calc.js": change})
     _assert_caught(_verify(repo), replaced)
+
+
+# --------------------------------------------------------------------------- chai
+
+# chai's assert and expect as far as the tests and the planted checks use them, ESM only
+# as chai 5 is, in the project's node_modules. `--protect` runs nothing that needs a
+# node_modules it cannot prove, so these verify the tree as the user's own work, with
+# canaries asked for (the API's option: the CLI plants them only under `--protect`).
+CHAI = """\
+const fail = (what) => {
+  throw new Error(what);
+};
+const same = (x, y) => JSON.stringify(x) === JSON.stringify(y);
+export const assert = (value, message) => value || fail(message || 'not ok');
+assert.isOk = (value) => value || fail('not ok');
+assert.equal = (x, y) => x == y || fail(`${x} != ${y}`);
+assert.strictEqual = (x, y) => x === y || fail(`${x} !== ${y}`);
+assert.deepEqual = (x, y) => same(x, y) || fail('not deep equal');
+export const expect = (x) => {
+  const equal = (y) => x === y || fail(`${x} !== ${y}`);
+  const deep = { equal: (y) => same(x, y) || fail('not deep equal') };
+  return { to: { equal, eql: deep.equal, deep, be: { get ok() { return x || fail('not ok'); } } } };
+};
+"""
+CHAI_PACKAGE = json.dumps(
+    {
+        "name": "chai",
+        "version": "5.0.0",
+        "type": "module",
+        "exports": {".": {"import": "./index.js"}},
+    }
+)
+CHAI_TESTS = """\
+import test from 'node:test';
+import { assert } from 'chai';
+import { add, mul } from '../calc.js';
+
+test('multiplies', () => {
+  assert.equal(mul(2, 3), 6);
+});
+
+test('adds', () => {
+  assert.equal(add(2, 3), 5);
+});
+"""
+
+
+def _chai_base() -> dict[str, str]:
+    return {
+        **_node_base(True),
+        "node_modules/chai/package.json": CHAI_PACKAGE,
+        "node_modules/chai/index.js": CHAI,
+        "test/calc.test.js": CHAI_TESTS,
+    }
+
+
+NEUTERS_CHAI_ASSERT = """\
+import { assert } from 'chai';
+assert[['eq', 'ual'].join('')] = () => {};
+export const add = (a, b) => a - b;
+export const mul = (a, b) => a * b;
+"""
+
+
+def test_chai_made_lenient_by_the_code_is_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", _chai_base(), {"calc.js": NEUTERS_CHAI_ASSERT})
+    _assert_caught(_verify_with_canaries(repo), "chai.assert.equal")
+
+
+def test_node_honest_project_with_chai_is_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", _chai_base(), {"README.md": "calc\n"})
+    _assert_verified(_verify_with_canaries(repo))

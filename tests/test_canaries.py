@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,6 +127,28 @@ def test_a_report_that_contradicts_the_canaries_is_tampered(
     assert reading.record["finding"].startswith("report_tampered")
     # The canaries never count, tampered or not.
     assert not [c for c in reading.parsed.test_cases if "canary" in c.name]
+
+
+def test_an_assertion_a_planted_check_found_lenient_is_quoted(tmp_path: Path) -> None:
+    said = (
+        "Error: expect().toBe did not fail on unequal values; expect().not.toBe did not "
+        "pass on equal values: the assertion library was replaced\n    at Object.<anonymous>"
+    )
+    # The check after each test fails the project's test it found the change in.
+    found = TestCase(name="adds", outcome="failed", message=said)
+    parsed = replace(_parsed(*CANARIES), test_cases=(found, *_parsed(*CANARIES).test_cases))
+    reading = _planted(tmp_path).read(process_result(exit_code=1), parsed)
+    quoted = (
+        "the checks planted in the run found that expect().toBe did not fail on unequal "
+        "values; expect().not.toBe did not pass on equal values: the assertion library was "
+        "replaced"
+    )
+    assert reading.problems == (quoted,)
+    assert reading.record["finding"].startswith("report_tampered")
+    # A failure that says nothing of the kind is the project's own.
+    plain = replace(found, message="expected 1 to be 2")
+    parsed = replace(parsed, test_cases=(plain, *_parsed(*CANARIES).test_cases))
+    assert _planted(tmp_path).read(process_result(exit_code=1), parsed).problems == ()
 
 
 def test_counts_that_leave_out_the_canaries_are_not_the_runners(tmp_path: Path) -> None:
@@ -390,6 +415,36 @@ def test_node_canaries_are_preloaded_and_package_scripts_read(tmp_path: Path) ->
     for script in ("unit", "only", "missing"):
         argv = ("npm", "run", script)
         assert isinstance(plant_package_script(_request(tmp_path, argv, "npm-test")), NoCanary)
+
+
+@pytest.mark.parametrize(
+    ("planter", "argv", "suffix"),
+    [
+        (plant_node_test, ("node", "--test"), ".cjs"),
+        (plant_jest, ("jest",), ".setup.cjs"),
+        (plant_vitest, ("vitest", "run"), ".setup.mjs"),
+    ],
+    ids=["node", "jest", "vitest"],
+)
+def test_js_canaries_try_the_assertion_libraries_on_values_drawn_for_the_run(
+    tmp_path: Path, planter: Any, argv: tuple[str, ...], suffix: str
+) -> None:
+    values = set()
+    for _ in range(4):
+        decided = planter(_request(tmp_path, argv, argv[0]))
+        assert isinstance(decided, Planting)
+        (text,) = [f.text for f in decided.files if f.path.endswith(suffix)]
+        # The must-pass test is the check, and it runs again after every test.
+        assert "assertionsHold);" in text and "afterEach(assertionsHold);" in text
+        assert '"node:assert", "node:assert/strict"' in text and 'load("chai")' in text
+        values.add(re.search(r"const a = (\d+), b = (\d+);", text).groups())  # type: ignore[union-attr]
+        if shutil.which("node"):
+            path = tmp_path / f"planted{suffix}"
+            path.write_text(text)
+            check = ["node", "--check", str(path)]
+            done = subprocess.run(check, capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stderr
+    assert len(values) > 1, values
 
 
 def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) -> None:
