@@ -365,3 +365,17 @@ def test_chai_made_lenient_by_the_code_is_report_tampered(tmp_path: Path) -> Non
 def test_node_honest_project_with_chai_is_verified(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", _chai_base(), {"README.md": "calc\n"})
     _assert_verified(_verify_with_canaries(repo))
+
+
+# --------------------------------------------------------------------------- failures beside
+
+
+def test_jest_file_that_fails_after_its_tests_is_failed_with_canaries_too(tmp_path: Path) -> None:
+    """jest exits 1 for a file whose `afterAll` threw, as for the must-fail canary, and its
+    report lists every test passed: the failure is the project's, not discounted."""
+    _needs("jest")
+    hook = "afterAll(() => {\n  throw new Error('teardown broke');\n});\n"
+    base = {**_jest_base(True), "test/calc.test.js": JEST_TESTS + hook}
+    repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"})
+    report = _verify(repo)
+    assert report["status"] == "FAILED", _explain(report)

@@ -475,6 +475,9 @@ def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) ->
     assert decided.failed_groups(process_result(exit_code=1)) == {""}
     short = 'Jest: Coverage for lines (50%) does not meet "global" threshold (80%)\n'
     assert decided.failed_groups(process_result(stderr=short, exit_code=1)) is None
+    # Nor is a test file that failed outside its tests (an `afterAll` that threw).
+    hook = "FAIL test/a.test.js\n  \u25cf Test suite failed to run\n\n    teardown broke\n"
+    assert decided.failed_groups(process_result(stderr=hook, exit_code=1)) is None
 
 
 @pytest.mark.parametrize(

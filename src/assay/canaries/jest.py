@@ -109,11 +109,13 @@ def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -
     return re.sub(r"^(Tests: +)(.*)$", counted, text, flags=re.MULTILINE)
 
 
-#: What jest prints when the run's coverage is under a threshold (it then exits 1, the
-#: exit code of failed tests, which the must-fail canary also gives).
+#: What jest prints when the run failed other than by a test (it then exits 1, the exit
+#: code of failed tests, which the must-fail canary also gives): coverage under a
+#: threshold, a test file that failed outside its tests (a hook after all of them threw),
+#: which its report does not list as a test.
 _COVERAGE_FAILED = re.compile(
     r"Jest: (?:Coverage for .+ does not meet|Uncovered count for .+ exceeds"
-    r"|Coverage data for .+ was not found)"
+    r"|Coverage data for .+ was not found)|Test suite failed to run"
 )
 
 
