@@ -96,7 +96,8 @@ def assertion_checks(load: str, expect: str = "undefined") -> str:
         left=left,
         right=right,
         load=load,
-        expect=_EXPECT_CHECKS.format(expect=expect),
+        expect=expect,
+        expect_checks=_EXPECT_CHECKS,
     )
 
 
@@ -116,6 +117,11 @@ const assertionsHold = async () => {{
     if (!loaded.has(name)) loaded.set(name, ({load})(name).catch(() => null));
     return loaded.get(name);
   }};
+  // All that is awaited first: the checks run with nothing awaited between them.
+  const asserts = [["node:assert", await load("node:assert")]];
+  asserts.push(["node:assert/strict", await load("node:assert/strict")]);
+  const chai = await load("chai");
+  const own = {expect};
   const a = {left}, b = {right};
   const [x, y, x2] = [{{ v: [a] }}, {{ v: [b] }}, {{ v: [a] }}];
   const broken = [];
@@ -134,44 +140,54 @@ const assertionsHold = async () => {{
       broken.push(what + " did not pass on equal values");
     }}
   }};
-  for (const name of ["node:assert", "node:assert/strict"]) {{
-    const assert = await load(name);
-    check(name, () => assert(a === b), () => assert(a !== b));
-    check(name + ".ok", () => assert.ok(a === b), () => assert.ok(b));
-    for (const how of ["equal", "strictEqual"]) {{
-      check(name + "." + how, () => assert[how](a, b), () => assert[how](a, a));
+  // The checks fail on purpose, and a failure's stack is most of what it costs: none until
+  // they end, here and in node's own realm (jest runs tests in a realm of their own).
+  const errors = [Error, Object.getPrototypeOf(asserts[0][1].AssertionError)];
+  const limits = errors.map((type) => type.stackTraceLimit);
+  for (const type of errors) type.stackTraceLimit = 0;
+  try {{
+    for (const [name, assert] of asserts) {{
+      check(name, () => assert(a === b), () => assert(a !== b));
+      check(name + ".ok", () => assert.ok(a === b), () => assert.ok(b));
+      for (const how of ["equal", "strictEqual"]) {{
+        check(name + "." + how, () => assert[how](a, b), () => assert[how](a, a));
+      }}
+      for (const how of ["notEqual", "notStrictEqual"]) {{
+        check(name + "." + how, () => assert[how](a, a), () => assert[how](a, b));
+      }}
+      for (const how of ["deepEqual", "deepStrictEqual"]) {{
+        check(name + "." + how, () => assert[how](x, y), () => assert[how](x, x2));
+      }}
+      for (const how of ["notDeepEqual", "notDeepStrictEqual"]) {{
+        check(name + "." + how, () => assert[how](x, x2), () => assert[how](x, y));
+      }}
+      check(name + ".throws", () => assert.throws(() => a), () => assert.throws(() => {{
+        throw new Error(String(a));
+      }}));
     }}
-    for (const how of ["notEqual", "notStrictEqual"]) {{
-      check(name + "." + how, () => assert[how](a, a), () => assert[how](a, b));
+{expect_checks}\
+    // chai only where the project resolves it.
+    if (chai && chai.assert) {{
+      const assert = chai.assert;
+      check("chai.assert", () => assert(a === b), () => assert(a !== b));
+      check("chai.assert.isOk", () => assert.isOk(a === b), () => assert.isOk(b));
+      check("chai.assert.equal", () => assert.equal(a, b), () => assert.equal(a, a));
+      check("chai.assert.strictEqual", () => assert.strictEqual(a, b), () =>
+        assert.strictEqual(a, a));
+      check("chai.assert.deepEqual", () => assert.deepEqual(x, y), () => assert.deepEqual(x, x2));
     }}
-    for (const how of ["deepEqual", "deepStrictEqual"]) {{
-      check(name + "." + how, () => assert[how](x, y), () => assert[how](x, x2));
+    if (chai && chai.expect) {{
+      const expect = chai.expect;
+      check("chai.expect().to.equal", () => expect(a).to.equal(b), () => expect(a).to.equal(a));
+      check("chai.expect().to.eql", () => expect(x).to.eql(y), () => expect(x).to.eql(x2));
+      check("chai.expect().to.deep.equal", () => expect(x).to.deep.equal(y), () =>
+        expect(x).to.deep.equal(x2));
+      check("chai.expect().to.be.ok", () => expect(a === b).to.be.ok, () => expect(b).to.be.ok);
     }}
-    for (const how of ["notDeepEqual", "notDeepStrictEqual"]) {{
-      check(name + "." + how, () => assert[how](x, x2), () => assert[how](x, y));
-    }}
-    check(name + ".throws", () => assert.throws(() => a), () => assert.throws(() => {{
-      throw new Error(String(a));
-    }}));
-  }}
-{expect}\
-  // chai only where the project resolves it.
-  const chai = await load("chai");
-  if (chai && chai.assert) {{
-    const assert = chai.assert;
-    check("chai.assert", () => assert(a === b), () => assert(a !== b));
-    check("chai.assert.isOk", () => assert.isOk(a === b), () => assert.isOk(b));
-    check("chai.assert.equal", () => assert.equal(a, b), () => assert.equal(a, a));
-    check("chai.assert.strictEqual", () => assert.strictEqual(a, b), () => assert.strictEqual(a, a));
-    check("chai.assert.deepEqual", () => assert.deepEqual(x, y), () => assert.deepEqual(x, x2));
-  }}
-  if (chai && chai.expect) {{
-    const expect = chai.expect;
-    check("chai.expect().to.equal", () => expect(a).to.equal(b), () => expect(a).to.equal(a));
-    check("chai.expect().to.eql", () => expect(x).to.eql(y), () => expect(x).to.eql(x2));
-    check("chai.expect().to.deep.equal", () => expect(x).to.deep.equal(y), () =>
-      expect(x).to.deep.equal(x2));
-    check("chai.expect().to.be.ok", () => expect(a === b).to.be.ok, () => expect(b).to.be.ok);
+  }} finally {{
+    errors.forEach((type, index) => {{
+      type.stackTraceLimit = limits[index];
+    }});
   }}
   if (broken.length) {{
     throw new Error(broken.join("; ") + ": the assertion library was replaced");
@@ -180,47 +196,46 @@ const assertionsHold = async () => {{
 """
 
 _EXPECT_CHECKS = """\
-  // The runner's own expect, and a global one that is not it, each matcher where it has it
-  // (a global `expect` may be another library's).
-  const own = {expect};
-  const expects = own ? [["expect()", own]] : [];
-  if (typeof globalThis.expect === "function" && globalThis.expect !== own) {{
-    expects.push(["the global expect()", globalThis.expect]);
-  }}
-  const matchers = [
-    // [matcher, arguments that must fail, arguments that must pass]
-    ["toBe", [a, b], [a, a]],
-    ["not.toBe", [a, a], [a, b]],
-    ["toEqual", [x, y], [x, x2]],
-    ["not.toEqual", [x, x2], [x, y]],
-    ["toStrictEqual", [x, y], [x, x2]],
-    ["toMatchObject", [x, y], [x, x2]],
-    ["toContain", [[a], b], [[a], a]],
-    ["toBeTruthy", [a === b], [b]],
-    ["toBeFalsy", [b], [a === b]],
-    ["toThrow", [() => a], [() => {{ throw new Error(String(a)); }}]],
-  ];
-  for (const [label, expect] of expects) {{
-    // What the test counts of its assertions (`expect.assertions(n)`), as it was: these are
-    // not its. Kept and put back with nothing awaited between (tests may run concurrently).
-    const counted = typeof expect.getState === "function" ? {{ ...expect.getState() }} : null;
-    for (const [matcher, unequal, equal] of matchers) {{
-      const path = matcher.split(".");
-      const call = ([actual, ...expected]) => {{
-        let target = expect(actual);
-        for (const step of path.slice(0, -1)) target = target[step];
-        return target[path[path.length - 1]](...expected);
-      }};
-      let present = false;
-      try {{
-        let target = expect(a);
-        for (const step of path) target = target[step];
-        present = typeof target === "function";
-      }} catch {{}}
-      if (present) check(label + "." + matcher, () => call(unequal), () => call(equal));
-    }}
-    if (counted && typeof expect.setState === "function") expect.setState(counted);
-  }}
+    // The runner's own expect, and a global one that is not it, each matcher where it has
+    // it (a global `expect` may be another library's).
+    const expects = own ? [["expect()", own]] : [];
+    if (typeof globalThis.expect === "function" && globalThis.expect !== own) {
+      expects.push(["the global expect()", globalThis.expect]);
+    }
+    const matchers = [
+      // [matcher, arguments that must fail, arguments that must pass]
+      ["toBe", [a, b], [a, a]],
+      ["not.toBe", [a, a], [a, b]],
+      ["toEqual", [x, y], [x, x2]],
+      ["not.toEqual", [x, x2], [x, y]],
+      ["toStrictEqual", [x, y], [x, x2]],
+      ["toMatchObject", [x, y], [x, x2]],
+      ["toContain", [[a], b], [[a], a]],
+      ["toBeTruthy", [a === b], [b]],
+      ["toBeFalsy", [b], [a === b]],
+      ["toThrow", [() => a], [() => { throw new Error(String(a)); }]],
+    ];
+    for (const [label, expect] of expects) {
+      // What the test counts of its assertions (`expect.assertions(n)`), as it was: these
+      // are not its (put back with nothing awaited between: tests may run concurrently).
+      const counted = typeof expect.getState === "function" ? { ...expect.getState() } : null;
+      for (const [matcher, unequal, equal] of matchers) {
+        const path = matcher.split(".");
+        const call = ([actual, ...expected]) => {
+          let target = expect(actual);
+          for (const step of path.slice(0, -1)) target = target[step];
+          return target[path[path.length - 1]](...expected);
+        };
+        let present = false;
+        try {
+          let target = expect(a);
+          for (const step of path) target = target[step];
+          present = typeof target === "function";
+        } catch {}
+        if (present) check(label + "." + matcher, () => call(unequal), () => call(equal));
+      }
+      if (counted && typeof expect.setState === "function") expect.setState(counted);
+    }
 """
 
 
