@@ -219,12 +219,13 @@ def failed_run(result: ProcessResult) -> frozenset[str]:
     return frozenset({""} if result.exit_code not in (0, None) else ())
 
 
-def failed_unless(coverage_failed: re.Pattern[str]) -> FailedGroups:
+def failed_unless(failed_otherwise: re.Pattern[str]) -> FailedGroups:
     """`failed_run`, or None (a failure the canaries do not account for) when the output
-    says coverage was under a threshold: runners then exit as they do for failed tests."""
+    says the run failed other than by a test (coverage under a threshold, a test file that
+    failed outside its tests): runners then exit as they do for failed tests."""
 
     def failed_groups(result: ProcessResult) -> frozenset[str] | None:
-        if coverage_failed.search(result.stdout.text + result.stderr.text):
+        if failed_otherwise.search(result.stdout.text + result.stderr.text):
             return None
         return failed_run(result)
 

@@ -77,7 +77,7 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
         canaries=canaries,
         edit_argv=edit,
         repeats=None,
-        failed_groups=failed_unless(_COVERAGE_FAILED),
+        failed_groups=failed_unless(_FAILED_OTHERWISE),
         checks=files_without_canaries(canaries),
         what=(
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
@@ -113,7 +113,7 @@ def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -
 #: code of failed tests, which the must-fail canary also gives): coverage under a
 #: threshold, a test file that failed outside its tests (a hook after all of them threw),
 #: which its report does not list as a test.
-_COVERAGE_FAILED = re.compile(
+_FAILED_OTHERWISE = re.compile(
     r"Jest: (?:Coverage for .+ does not meet|Uncovered count for .+ exceeds"
     r"|Coverage data for .+ was not found)|Test suite failed to run"
 )
