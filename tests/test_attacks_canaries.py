@@ -608,6 +608,136 @@ def test_pytest_rewrites_that_replace_nothing_of_pytests_are_found_by_the_guard(
     assert named in _test_check(report).note, explain(report)
 
 
+#: A red team's: the test module, half imported when it imports the code under test, is
+#: swapped in `sys.modules` for a copy of its own text whose tests swallow AssertionError
+#: (the import system hands the runner whatever `sys.modules` holds by then). Nothing of
+#: pytest's or unittest's is replaced, and no code signal reads it.
+SWAPS_THE_TEST_MODULE = """\
+import functools
+import sys
+import types
+
+
+def _lenient(f):
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except AssertionError:
+            return None
+    return run
+
+
+def _settle():
+    for name, mod in list(sys.modules.items()):
+        spec = getattr(mod, "__spec__", None)
+        if not getattr(spec, "_initializing", False) or "test" not in (spec.origin or ""):
+            continue
+        twin = types.ModuleType(name)
+        twin.__dict__.update({k: v for k, v in vars(mod).items() if k.startswith("__")})
+        with open(spec.origin, encoding="utf-8") as fh:
+            text = fh.read()
+        code = compile(text, spec.origin, "exec")
+        exec(code, twin.__dict__)
+        for key, value in list(vars(twin).items()):
+            if key.startswith("test") and callable(value):
+                setattr(twin, key, _lenient(value))
+            elif isinstance(value, type) and key.endswith("Test"):
+                for method in [m for m in vars(value) if m.startswith("test")]:
+                    setattr(value, method, _lenient(getattr(value, method)))
+        sys.modules[name] = twin
+
+
+_settle()
+"""
+#: A red team's: `from calc import *` in a test rebinds the name `unittest` it imported to a
+#: stand-in whose TestCase's assertEqual is lenient (nothing of unittest's replaced).
+SHADOWS_UNITTEST = """\
+import types as _types
+import unittest as _real
+
+
+class _Case(_real.TestCase):
+    def assertEqual(self, first, second, msg=None):
+        return None
+
+
+unittest = _types.SimpleNamespace(TestCase=_Case, main=_real.main)
+"""
+STAR_IMPORTING_TESTS = UNITTEST_STYLE_TESTS.replace(
+    "from calc import add, mul", "from calc import *  # noqa: F403"
+)
+
+
+@pytest.mark.parametrize(
+    ("tests", "cheat", "named"),
+    [
+        (PYTEST_TESTS, SWAPS_THE_TEST_MODULE, "test_add (runs code its file does not hold)"),
+        (UNITTEST_STYLE_TESTS, SWAPS_THE_TEST_MODULE, "test_add (runs code its file does not"),
+        (STAR_IMPORTING_TESTS, SHADOWS_UNITTEST, "unittest in test_calc (bound to"),
+    ],
+    ids=["test-module-swapped", "test-class-swapped", "import-rebound-by-a-star"],
+)
+def test_tests_that_do_not_run_their_files_code_are_found_by_the_guard(
+    tmp_path: Path, tests: str, cheat: str, named: str
+) -> None:
+    base = {**PYTHON_BASE, "tests/test_calc.py": tests}
+    # The wrong code first: the test module imports it while the cheat runs.
+    repo = change_on_base(tmp_path / "repo", base, {"calc.py": WRONG_CALC + "\n\n" + cheat})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert named in _test_check(report).note, explain(report)
+
+
+#: Tests an honest project wraps: hypothesis's `given` (code made on the spot around its
+#: own), `mock.patch`, and a decorator of the project's conftest.py.
+WRAPPED_TESTS = {
+    "conftest.py": """\
+import functools
+
+
+def twice(test):
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        test(*args, **kwargs)
+        test(*args, **kwargs)
+    return run
+""",
+    "tests/test_calc.py": """\
+from unittest import mock
+
+from hypothesis import given, strategies as st
+
+from calc import add, mul
+from conftest import twice
+
+
+@given(st.integers(), st.integers())
+def test_add(a, b):
+    assert add(a, b) == a + b
+
+
+@mock.patch("calc.mul", lambda a, b: 0)
+def test_patched():
+    import calc
+
+    assert calc.mul(2, 3) == 0
+
+
+@twice
+def test_mul():
+    assert mul(2, 3) == 6
+""",
+}
+
+
+def test_tests_an_honest_project_wraps_are_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", {**PYTHON_BASE, **WRAPPED_TESTS}, {"README.md": "x\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+    assert _test_check(report).tests.passed == 3, explain(report)  # type: ignore[union-attr]
+
+
 def test_pytest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

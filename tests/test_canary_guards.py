@@ -204,7 +204,8 @@ def test_a_plugins_patch_passes_only_where_installed(tmp_path: Path, where: str)
         assert "1 passed" in said, said
     else:
         assert returncode == GUARD_EXIT, said
-        assert "abcd (at the end of the session): _pytest.python.Function.runtest" in said, said
+        # Found as soon as the run's tests are collected, the guard's first look at them.
+        assert "abcd (after collection): _pytest.python.Function.runtest" in said, said
 
 
 REPLACED_BEFORE_THE_GUARD = """\
@@ -266,6 +267,6 @@ def test_the_guards_own_functions_are_guarded_too(tmp_path: Path, disarmed: bool
     returncode, said = _guarded_run(sys.executable, tree, "disarming")
     if disarmed:
         assert returncode == GUARD_EXIT, said
-        assert "abcd (while test_zz ran): the_guard.pytest_sessionfinish" in said, said
+        assert "abcd (after collection): the_guard.pytest_sessionfinish" in said, said
     else:
         assert returncode == 0 and "2 passed" in said, said

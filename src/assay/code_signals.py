@@ -418,7 +418,9 @@ def scan_change(
     ]
 
 
-def _link_signal(base: Path | None, rel: str, link: Link, language: Language) -> list[NotInspected]:
+def _link_signal(
+    base: Path | None, rel: str, link: Link, language: Language
+) -> list[Reach | NotInspected]:
     """A code file the change made a link: what runs is the file it leads to, which no scan
     reads when it lies outside the tree or has another suffix (`calc.js` -> `lib/calc.impl`).
     One to a file of the same language in the tree is fine: that file is scanned itself."""

@@ -112,14 +112,17 @@ def _byte_code(where, source):
     return compile(source, where, "exec", dont_inherit=True)
 
 
-def _compiled(where, rewrite):
+def _compiled(where, rewrite, fresh=False):
+    # `fresh`: a file of the workspace, whose byte-code beside it the code under test can write.
     if where not in _COMPILED:
         found = {}
         try:
             with open(where, "rb") as file:
                 source = file.read()
             pinned = _PINNED.get(where)
-            if pinned is None:
+            if pinned is None and fresh:
+                pending = [compile(source, where, "exec", dont_inherit=True)]
+            elif pinned is None:
                 pending = [_byte_code(where, source)]
             elif _hashlib.sha256(source).hexdigest() == pinned:
                 pending = [compile(source, where, "exec", dont_inherit=True)]  # never its pyc
@@ -148,7 +151,8 @@ def _closed_over(found):
     return [*cells, *defaults, *(getattr(found, "__kwdefaults__", None) or {}).values()]
 
 
-def _genuine(value, roots, rewrite=None, depth=0):
+def _genuine(value, roots, rewrite=None, depth=0, shallow=False):
+    # `shallow`: the function's own code only, not what it closes over (a wrapper's).
     found = _unwrapped(value)
     code = getattr(found, "__code__", None)
     where = getattr(code, "co_filename", None)
@@ -163,8 +167,112 @@ def _genuine(value, roots, rewrite=None, depth=0):
         return False
     if code not in _compiled(where, rewrite(where) if rewrite else None).get((code.co_name, code.co_firstlineno), ()):
         return False
+    if shallow:
+        return True
     inner = [v for v in _closed_over(found) if getattr(_unwrapped(v), "__code__", None) is not None]
     return all(_genuine(v, roots, rewrite, depth + 1) for v in inner)
+
+def _test_file(where):
+    # Test code by the names --protect restores from the base.
+    parts = where.split(_os.sep)
+    name = parts[-1]
+    return (name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+            or "tests" in parts[:-1] or "test" in parts[:-1])
+
+
+def _made_of(code, where, rewrite):
+    # Never the byte-code beside a file of the workspace: the code under test can write it.
+    found = _compiled(where, rewrite(where) if rewrite else None, fresh=True)
+    return code in found.get((code.co_name, code.co_firstlineno), ())
+
+
+def _runs_test_code(value, where, installed, rewrite, depth=0):
+    # `installed(value)`: whether the function's own code is installed code.
+    # What the runner calls for a test: code of a test file (`where`, when the runner says
+    # which) as that file compiles, in the module imported from it, or a wrapper of
+    # installed or test code around it (followed through `__wrapped__`). A test module
+    # swapped in `sys.modules` as it loads, or a test the code under test wrapped, runs
+    # something else.
+    found = _unwrapped(value)
+    code = getattr(found, "__code__", None)
+    if code is None or depth > 8:
+        return code is None  # not a Python function: a doctest, another plugin's item
+    home = code.co_filename
+    if where is None:
+        mine = _test_file(home)
+    else:
+        mine = home == where or _os.path.realpath(home) == _os.path.realpath(where)
+    if mine and _made_of(code, home, rewrite):
+        names = getattr(found, "__globals__", None)
+        module = _sys.modules.get(names.get("__name__")) if isinstance(names, dict) else None
+        file = getattr(module, "__file__", None)
+        if getattr(module, "__dict__", None) is names and isinstance(file, str):
+            if file == home or _os.path.realpath(file) == _os.path.realpath(home):
+                return True
+    if installed(found) or (_test_file(home) and _made_of(code, home, rewrite)):
+        inner = getattr(found, "__wrapped__", None)
+        return inner is None or _runs_test_code(inner, where, installed, rewrite, depth + 1)
+    # Made on the spot, whatever file it names (hypothesis keeps a test's signature so, in
+    # the test's name): believed only as a shell around installed code, all it can reach.
+    names = getattr(found, "__globals__", None)
+    shell, reached, stack = {id(found)}, [], [*_closed_over(found), *(names or {}).values()]
+    while stack:
+        value = stack.pop()
+        function = _unwrapped(value)
+        if getattr(function, "__code__", None) is None or id(function) in shell:
+            continue
+        if getattr(function, "__globals__", None) is names:  # made in the same namespace
+            shell.add(id(function))
+            stack.extend(_closed_over(function))
+        else:
+            reached.append(value)
+    return bool(reached) and all(installed(v) for v in reached)
+
+
+def _rebound(module, where):
+    # Each name the file binds once, by an import at its top, still bound to what that
+    # import gave (`from calc import *` rebinding `unittest` gives the tests another).
+    import ast
+
+    try:
+        with open(where, "rb") as file:
+            tree = ast.parse(file.read(), filename=where)
+    except Exception:
+        return
+    missing = object()
+    expected, seen = {}, []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.partition(".")[0]
+                seen.append(alias.asname or top)
+                expected[seen[-1]] = _sys.modules.get(alias.name if alias.asname else top, missing)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            source = _sys.modules.get(node.module)
+            for alias in node.names:
+                seen.append(alias.asname or alias.name)
+                if source is not None:  # its module's own names, not a `__getattr__`'s
+                    expected[seen[-1]] = vars(source).get(alias.name, missing)
+        else:
+            for child in ast.walk(node):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                    seen.append(child.id)
+                elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    seen.append(child.name)
+    for name, value in expected.items():
+        if value is not missing and seen.count(name) == 1 and vars(module).get(name) is not value:
+            yield name
+
+
+def _forged_test(name, value, where, module, file, installed, rewrite, checked):
+    # `where`: the file the runner took the test from, if it says; `file`: the one to read
+    # `module`'s imports from.
+    if not _runs_test_code(value, where, installed, rewrite):
+        yield f"{name} (runs code its file does not hold)"
+    if module is not None and id(module) not in checked and isinstance(file, str):
+        checked.add(id(module))
+        for bound in _rebound(module, file):
+            yield f"{bound} in {module.__name__} (bound to something its import did not give)"
 """
 
 #: The plugin module: the two tests, where they go among the run's, and the guard.
@@ -232,9 +340,11 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     except ImportError:
         rewrite_asserts = None
 
+    configs = []
+
     def rewritten(source, where):
         tree = ast.parse(source, filename=where)
-        rewrite_asserts(tree, source, where)
+        rewrite_asserts(tree, source, where, *configs[:1])  # as pytest does, with its config
         return compile(tree, where, "exec", dont_inherit=True)
 
     def rewrite(where):
@@ -276,10 +386,17 @@ $state
         # the spot, may not.
         return _genuine(value, roots, rewrite)
 
+    def shell(value):
+        # An installed wrapper around a test (mock.patch's): its own code, not the test's.
+        return _genuine(value, roots, rewrite, shallow=True)
+
     taken = [(place, _state(value)) for place, value in places()]
     classes = {id(value): (place, value, {k for k, v in vars(value).items() if runs(v)})
                for place, value in places() if isinstance(value, type) and place[2] is None}
     impls, hook, manager = [], [], []
+    # The run's tests, as collected; modules whose imports were looked at.
+    collected, checked = [], set()
+    own_file = _sys.modules[own].__file__
 
     def callers():
         # Every hook and its implementations, as the plugin manager's hook relay holds them
@@ -356,17 +473,30 @@ $state
             if value is not None and not installed(value) and not coverage_tracer(value):
                 yield f"{name} ({getattr(value, '__qualname__', type(value).__name__)})"
 
+    def forged(when):
+        for item in collected:
+            where = str(getattr(item, "path", None) or getattr(item, "fspath", ""))
+            if where == own_file or not where.endswith(".py"):
+                continue
+            module = getattr(item, "module", None)
+            if when != "after collection":
+                module = None  # a fixture may patch names once tests run
+            yield from _forged_test(item.nodeid, getattr(item, "obj", None), where, module, where,
+                                    shell, rewrite, checked)
+
     def guard(when):
         found = [".".join(p for p in place if p) for place, was in taken if changed(was, look(place))]
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
         found += list(added())
         found += list(new_members())
         found += list(watchers())
+        found += list(forged(when))
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
 
     def start(session):
+        configs.append(session.config)
         manager.append(session.config.pluginmanager)
         hook.append(session.config.pluginmanager.hook)
         for name, found in callers():
@@ -397,10 +527,14 @@ $state
             return
         write(err, f"\\n{$mark} sealed {digest}\\n".encode())
 
-    return guard, start, seal, sealed
+    def collect(items):
+        collected.extend(items)
+        guard("after collection")
+
+    return guard, start, seal, sealed, collect
 
 
-_guard, _start, _seal, _sealed = _guarding()
+_guard, _start, _seal, _sealed, _collect = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
@@ -409,11 +543,12 @@ def pytest_sessionstart(session, start=_start):
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items):
+def pytest_collection_modifyitems(session, config, items, collect=_collect):
     # After every other plugin has selected and ordered the run's tests.
     here = _pathlib.Path(__file__)
     if any(str(getattr(item, "path", None) or item.fspath) == str(here) for item in items):
         return
+    collect(items)
     try:
         ours = pytest.Module.from_parent(session, path=here).collect()
     except TypeError:  # pytest 6 and older: a py.path, as `fspath`
@@ -697,13 +832,36 @@ $state
         return _genuine(member, stdlib) or (place[2] == "__new__" and where == "<string>")
 
     taken = {place: (_state(member), standard(place, member)) for place, member in members()}
+    roots = tuple({_sysconfig.get_paths()[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
+
+    def shell(value):
+        return _genuine(value, roots, shallow=True)
 
     def unittests(cls):
         module = _sys.modules.get(cls.__module__)
         return cls.__module__.startswith("unittest.") and getattr(module, cls.__name__, None) is cls
 
+    checked = set()
+    prefix = unittest.defaultTestLoader.testMethodPrefix
+
+    def forged():
+        # The tests of every test module loaded from outside the installed code (a suite lets
+        # go of each test once it ran: they are found where they were defined).
+        for module in list(_sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if not isinstance(file, str) or file.startswith(roots) or not _test_file(file):
+                continue
+            for cls in list(vars(module).values()):
+                if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)
+                        and cls.__module__ == module.__name__):
+                    continue
+                for name in dir(cls):
+                    if name.startswith(prefix) and callable(getattr(cls, name, None)):
+                        yield from _forged_test(f"{cls.__qualname__}.{name}", getattr(cls, name),
+                                                None, module, file, shell, None, checked)
+
     def guard(test, when):
-        found = []
+        found = list(forged())
         for place, member in members():
             was, genuine = taken.get(place) or (None, None)
             moved = was is not None and any(a is not b for a, b in zip(was, _state(member)))
