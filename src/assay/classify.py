@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from assay.channels import disagreement
-from assay.evidence import Check, CheckerId, Evidence, evidence_for
+from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi, strip_colours
@@ -90,6 +90,8 @@ def _cause(
     if _python_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _runner_broken_here(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
+    if result.exit_code not in (0, None) and _installed_code_only(check, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code == 0:
         if check.kind is Kind.TEST:
@@ -259,6 +261,19 @@ def _python_dependency_not_installed(
 _PYTHON_TEST_RUNNERS = frozenset({"pytest", "unittest"})
 
 
+def _installed_code_only(check: Check, parsed: ParsedOutput) -> Diagnostic | None:
+    """The first error of a type check whose every error lies in installed packages
+    (`.venv/.../site-packages/_pytest/terminal.py`): it analysed code that is not the
+    project's, in a way that code does not support (a `python_version` older than its
+    syntax), which says nothing of the project's own code."""
+    if check.kind is not Kind.TYPECHECK:
+        return None
+    errors = [d for d in parsed.diagnostics if d.severity == "error"]
+    if not errors or any(d.file is None for d in errors):
+        return None
+    return errors[0] if all(d.in_installed_package for d in errors) else None
+
+
 def _runner_broken_here(check: Check, result: ProcessResult, parsed: ParsedOutput) -> str | None:
     """Where a test runner broke in its own installed code before any test ran
     (`runner_broken_here`): it cannot run here, which says nothing of the code."""
@@ -332,7 +347,11 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     that pins none is checked with whatever is installed, and a newer release finds more."""
     if cause is not Cause.EXIT_NONZERO or check.kind not in (Kind.LINT, Kind.TYPECHECK):
         return ""
-    first = next((d for d in parsed.diagnostics if d.severity == "error"), None)
+    errors = [d for d in parsed.diagnostics if d.severity == "error"]
+    # The project's own error before one in an installed package.
+    first = next((d for d in errors if not d.in_installed_package), None) or next(
+        iter(errors), None
+    )
     if first is None or checker is None or checker.tool != check.tool or not checker.version:
         return ""
     spec = tool_spec(check.tool)
@@ -459,6 +478,15 @@ def _note(
                 f"({where}): the runner cannot run on this interpreter, which says nothing "
                 "of the code. Install a release of it that does, or name the command that "
                 "runs the tests (`[tool.assay.commands]`), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (found := _installed_code_only(check, parsed)) is not None:
+            return (
+                f"{check.name} found errors only in installed packages, none in the project "
+                f"({found.file}:{found.line}: {found.message[:_ERROR_LINE_CHARS]}): it "
+                "analysed code that is not the project's, as the project's configuration "
+                "asks (an older `python_version`, say), which says nothing of the code. "
+                "Exclude the installed packages from the check, or align its configuration "
+                "with this interpreter, then verify again."
             )
         case Cause.SANDBOX_UNAVAILABLE if path := _kept_from_writing(result, parsed):
             return (

@@ -100,6 +100,10 @@ class Check:
         )
 
 
+#: Directories an installed distribution's files live in.
+INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One problem a tool reported, in structure."""
@@ -113,6 +117,12 @@ class Diagnostic:
     severity: str = "error"
     """`error`, `warning` or `note`."""
     tool: str | None = None
+
+    @property
+    def in_installed_package(self) -> bool:
+        """Whether its file lies in an installed distribution (`.../site-packages/...`,
+        `node_modules/...`): code that is not the project's own."""
+        return self.file is not None and not INSTALLED_DIRS.isdisjoint(self.file.split("/"))
 
     @property
     def place(self) -> str:

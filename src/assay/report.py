@@ -339,9 +339,13 @@ def _default_note(evidence: Evidence) -> str:
 
 
 def _failure(evidence: Evidence) -> tuple[str | None, str]:
-    """Why a failed check failed: (None, its first diagnostic or its failing tests), else
-    (how it exited, the first line of what it printed)."""
-    first_diag = evidence.diagnostics[0] if evidence.diagnostics else None
+    """Why a failed check failed: (None, its first diagnostic, the project's own before one
+    in an installed package, or its failing tests), else (how it exited, the first line of
+    what it printed)."""
+    diagnostics = evidence.diagnostics
+    first_diag = next((d for d in diagnostics if not d.in_installed_package), None) or next(
+        iter(diagnostics), None
+    )
     if first_diag is not None:
         where = f"{first_diag.place}: " if first_diag.file else ""
         return None, f"{where}{first_diag.message}"
