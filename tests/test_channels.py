@@ -319,6 +319,26 @@ def test_a_check_without_test_names_is_held_to_its_count() -> None:
     assert compare(base, [_evidence("make-test", {}, passed=6)]) == ()
 
 
+def test_a_check_that_names_only_its_failures_is_held_to_its_count() -> None:
+    """unittest without `-v` names the tests that failed and no other: the one the change
+    fixed goes unnamed in its run, which is no reason to call it missing."""
+    check = Check(name="unittest", kind=Kind.TEST, argv=("t",))
+
+    def run(passed: int, failing: tuple[str, ...]) -> Evidence:
+        return evidence_for(
+            check,
+            Cause.EXIT_NONZERO if failing else Cause.EXIT_ZERO,
+            tests=TestCounts(passed=passed, failed=len(failing)),
+            test_cases=tuple(TestCase(name=n, outcome="failed") for n in failing),
+        )
+
+    base = [BaseCheck.of(run(3, ("t.T.test_a",)))]
+    assert base[0].passed == () and base[0].failed == () and base[0].passed_count == 3
+    assert compare(base, [run(4, ())]) == ()
+    (found,) = compare(base, [run(2, ())])
+    assert found.test == "1 of its 3 passing tests"
+
+
 def test_a_test_reported_twice_counts_as_run_once_it_ran() -> None:
     base = [BaseCheck.of(_evidence("pytest", {"a": "passed"}))]
     change = _evidence("pytest", {})

@@ -663,6 +663,27 @@ def test_unittest_subtests_are_their_tests_not_tests_of_their_own(tmp_path: Path
     assert t is not None and (t.passed, t.failed, t.skipped) == (3, 1, 0), (t, done.stderr)
 
 
+def test_a_run_without_listing_names_its_failures_from_their_headers(tmp_path: Path) -> None:
+    """distlib's `python tests/test_all.py` runs unittest without `-v`: "9 of 258 tests
+    failed" named none of them, though each failure's header names its test."""
+    (tmp_path / "test_sub.py").write_text(SUBTESTS)
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "test_sub"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    c = check("unittest", ("python3", "tests/run_all.py"), kind=Kind.TEST)
+    parsed = parse_output(c, result(done.stdout, done.stderr, done.returncode))
+    assert [(case.name, case.outcome) for case in parsed.test_cases] == [
+        ("test_sub.T.test_fails_a_subtest", "failed")
+    ], done.stderr
+    t = parsed.tests
+    assert t is not None and (t.passed, t.failed) == (3, 1), (t, done.stderr)
+
+
 # --------------------------------------------------------------------------- the contract
 
 

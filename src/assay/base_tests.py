@@ -46,7 +46,7 @@ BASE_NOTE_MAX_TESTS = 10
 #: Outcomes that mean a test ran (the change's failures are its own verdict's business).
 _RAN = frozenset({"passed", "failed", "error"})
 #: Version of the cached base outcomes' key and document.
-BASE_CACHE_SCHEMA = "assay.base-tests/2"
+BASE_CACHE_SCHEMA = "assay.base-tests/3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +105,17 @@ class BaseCheck:
 
     @classmethod
     def of(cls, evidence: Evidence) -> BaseCheck:
-        named = tuple(dict.fromkeys(c.name for c in evidence.test_cases if c.outcome == "passed"))
-        count = evidence.tests.passed if evidence.tests is not None else len(named)
+        cases = evidence.test_cases
+        tests = evidence.tests
+        if tests is not None and len(cases) < tests.executed:
+            # Only some named (unittest without `-v` names its failures alone): a test the
+            # change fixed would go unnamed too, so the count is what is held.
+            cases = ()
+        named = tuple(dict.fromkeys(c.name for c in cases if c.outcome == "passed"))
+        count = tests.passed if tests is not None else len(named)
         # Failed, not errored: an error may be a module that did not import at the base
         # (the function the change adds), reported under a name no test has once it does.
-        failed = (c.name for c in evidence.test_cases if c.outcome == "failed")
+        failed = (c.name for c in cases if c.outcome == "failed")
         return cls(
             name=evidence.check.name,
             verdict=evidence.verdict.value,

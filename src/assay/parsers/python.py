@@ -285,9 +285,16 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
         running = unittest_running(strip_ansi(result.stderr.text)) if result.timed_out else None
         return ParsedOutput(hung_tests=(running,) if running else ())
     cases = unittest_listing(strip_ansi(result.stderr.text))
-    failed, errors = _failing_tests(
+    failed, errors, failing = _failing_tests(
         result.stderr.text, details.get("failures", 0), details.get("errors", 0), ran
     )
+    if not cases and failing:
+        # Run without `-v` (a project's own runner script): the failures' headers still
+        # name the tests that failed; those that passed go unnamed.
+        cases = tuple(
+            TestCase(name, "failed" if kind == "FAIL" else "error")
+            for name, kind in failing.items()
+        )
     skipped = details.get("skipped", 0)
     if cases and not result.stderr.truncated:
         # The summary counts each skipped subtest, the listing each skipped test: pathspec's
@@ -323,9 +330,12 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
 _UNITTEST_FAILURE = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<method>\w+) \((?P<where>[\w.]+)\)")
 
 
-def _failing_tests(text: str, failures: int, errors: int, ran: int) -> tuple[int, int]:
-    """Failed and errored tests, each test once: unittest's `FAILED (failures=N)` counts
-    every failing subtest, so one test with five failing subtests adds five.
+def _failing_tests(
+    text: str, failures: int, errors: int, ran: int
+) -> tuple[int, int, dict[str, str]]:
+    """Failed and errored tests, each test once, and the tests the headers of the failure
+    listing name (`FAIL` or `ERROR` each): unittest's `FAILED (failures=N)` counts every
+    failing subtest, so one test with five failing subtests adds five.
 
     Counted from the headers of the failure listing when every failure has one (a test
     with both a failing and an erroring subtest is one failed test); when output was cut
@@ -341,9 +351,9 @@ def _failing_tests(text: str, failures: int, errors: int, ran: int) -> tuple[int
                 failing[name] = match["kind"]
     if headers and headers == failures + errors:
         failed = sum(kind == "FAIL" for kind in failing.values())
-        return failed, len(failing) - failed
+        return failed, len(failing) - failed, failing
     failures = min(failures, ran)
-    return failures, min(errors, ran - failures)
+    return failures, min(errors, ran - failures), failing
 
 
 # unittest -v:  "test_add (tests.test_calc.CalcTest.test_add) ... ok"; a docstring's first
