@@ -350,3 +350,12 @@ def test_a_code_file_made_a_link_to_code_no_scan_reads_is_not_inspected(tmp_path
     report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set())
     [found] = [s for s in report.signals if s.kind is TamperKind.CODE_NOT_INSPECTED]
     assert found.path == "calc.js" and "lib/calc.impl" in found.detail
+
+
+@pytest.mark.parametrize("path", ["calc/fd_amd64.s", "calc/rsrc.syso"])
+def test_assembly_and_linked_objects_the_change_adds_are_not_inspected(
+    tmp_path: Path, path: str
+) -> None:
+    found = reaches(tmp_path, {"calc/calc.go": "package calc\n"}, {path: "TEXT ·f(SB),$0\n"})
+    assert [(s.kind, s.path) for s in found] == [(TamperKind.CODE_NOT_INSPECTED, path)]
+    assert "builds it in as it is" in found[0].detail

@@ -384,7 +384,7 @@ def scan_change(
     """The reaches that `change`'s version of `rel` adds to `base`'s (None: the file is
     new). Nothing for a file of no known language, a link (never followed: it is
     reported, or restored, as a link) or a file whose bytes are the base's."""
-    if compiled_module(rel):
+    if compiled_module(rel) or rel.endswith(_UNREAD_CODE):
         return _compiled_module_signal(base, change, rel)
     language = language_of(rel)
     if language is None:
@@ -460,6 +460,11 @@ def _unescaped(escape: re.Match[str]) -> str:
     return character if character.isalnum() or character in "_$" else escape.group()
 
 
+#: Code a toolchain builds in that no scan reads: assembly (a Go package's `.s`, linked
+#: into its test binary as is) and objects linked as they are (Go's `.syso`).
+_UNREAD_CODE = (".s", ".S", ".syso")
+
+
 def compiled_module(rel: str) -> bool:
     """Whether Python imports `rel` as a module with no source to read: a `.pyc` outside
     `__pycache__` (loaded where no `.py` of its name is), or an extension module (`.so`,
@@ -485,6 +490,8 @@ def _compiled_module_signal(
             return []
     if rel.endswith((".so", ".pyd")):
         what = "an extension module: Python imports it even before a .py of its name"
+    elif rel.endswith(_UNREAD_CODE):
+        what = "assembly or an object file: the toolchain builds it in as it is"
     else:
         what = "bytecode with no source beside it: Python imports it as a module"
     return [NotInspected(rel, f"{what}, and what it runs cannot be read; not inspected")]
