@@ -114,6 +114,15 @@ def median_of(repeat: int, fn: Callable[[], object]) -> float:
     return statistics.median(timed(fn) for _ in range(repeat))
 
 
+def medians_interleaved(repeat: int, *fns: Callable[[], object]) -> list[float]:
+    """Each of `fns`' median time, the runs taken in turn (`fns[0]`, `fns[1]`, ..., again)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, took in zip(fns, times, strict=True):
+            took.append(timed(fn))
+    return [statistics.median(took) for took in times]
+
+
 def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     """Print by-hand, assay (bwrap and none) and cache-hit figures for one repository."""
     plan = json.loads(
@@ -175,13 +184,18 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     tests = sum((c.get("tests") or {}).get("executed", 0) for c in first["checks"])
     by_hand()
 
-    hand_s = median_of(repeat, by_hand)
-    grouped_s = median_of(repeat, by_hand_grouped)
-    assay_s = median_of(repeat, lambda: verify("--no-cache"))
-    assay_none_s = median_of(repeat, lambda: verify("--no-cache", "--sandbox", "none"))
     with RunningServer(env, repo) as server:
         verify("--no-cache", env=server.env)  # the server's own first run loads what it needs
-        warm_s = median_of(repeat, lambda: verify("--no-cache", env=server.env))
+        # Interleaved, one of each in turn: the machine's speed drifts over a run, and a
+        # ratio of two medians taken minutes apart measured the drift too.
+        hand_s, grouped_s, assay_s, assay_none_s, warm_s = medians_interleaved(
+            repeat,
+            by_hand,
+            by_hand_grouped,
+            lambda: verify("--no-cache"),
+            lambda: verify("--no-cache", "--sandbox", "none"),
+            lambda: verify("--no-cache", env=server.env),
+        )
         if server.served() != repeat + 1:
             raise SystemExit(f"the server answered {server.served()} of {repeat + 1} warm runs")
     verify()  # stores the verdict
