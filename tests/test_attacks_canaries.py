@@ -590,24 +590,6 @@ class CalcTest(unittest.TestCase):
 """
 
 
-@pytest.mark.parametrize(
-    ("tests", "cheat", "named"),
-    [
-        (PYTEST_TESTS, PROFILES_THE_REPORTS, "sys.setprofile (_observe)"),
-        (UNITTEST_STYLE_TESTS, LENIENT_UNITTEST_ASSERTION, "unittest.case.TestCase.assertEqual"),
-    ],
-    ids=["profile-hook", "lenient-unittest-assertion"],
-)
-def test_pytest_rewrites_that_replace_nothing_of_pytests_are_found_by_the_guard(
-    tmp_path: Path, tests: str, cheat: str, named: str
-) -> None:
-    base = {**PYTHON_BASE, "tests/test_calc.py": tests}
-    repo = change_on_base(tmp_path / "repo", base, {"calc.py": cheat + "\n\n" + WRONG_CALC})
-    report = verify_change(repo)
-    _assert_tampered(report)
-    assert named in _test_check(report).note, explain(report)
-
-
 #: A red team's: the test module, half imported when it imports the code under test, is
 #: swapped in `sys.modules` for a copy of its own text whose tests swallow AssertionError
 #: (the import system hands the runner whatever `sys.modules` holds by then). Nothing of
@@ -672,17 +654,25 @@ STAR_IMPORTING_TESTS = UNITTEST_STYLE_TESTS.replace(
 @pytest.mark.parametrize(
     ("tests", "cheat", "named"),
     [
+        (PYTEST_TESTS, PROFILES_THE_REPORTS, "sys.setprofile (_observe)"),
+        (UNITTEST_STYLE_TESTS, LENIENT_UNITTEST_ASSERTION, "unittest.case.TestCase.assertEqual"),
         (PYTEST_TESTS, SWAPS_THE_TEST_MODULE, "test_add (runs code its file does not hold)"),
         (UNITTEST_STYLE_TESTS, SWAPS_THE_TEST_MODULE, "test_add (runs code its file does not"),
         (STAR_IMPORTING_TESTS, SHADOWS_UNITTEST, "unittest in test_calc (bound to"),
     ],
-    ids=["test-module-swapped", "test-class-swapped", "import-rebound-by-a-star"],
+    ids=[
+        "profile-hook",
+        "lenient-unittest-assertion",
+        "test-module-swapped",
+        "test-class-swapped",
+        "import-rebound-by-a-star",
+    ],
 )
-def test_tests_that_do_not_run_their_files_code_are_found_by_the_guard(
+def test_pytest_rewrites_that_replace_nothing_of_pytests_are_found_by_the_guard(
     tmp_path: Path, tests: str, cheat: str, named: str
 ) -> None:
     base = {**PYTHON_BASE, "tests/test_calc.py": tests}
-    # The wrong code first: the test module imports it while the cheat runs.
+    # The wrong code first: a test module that imports it may be loading as the cheat runs.
     repo = change_on_base(tmp_path / "repo", base, {"calc.py": WRONG_CALC + "\n\n" + cheat})
     report = verify_change(repo)
     _assert_tampered(report)
