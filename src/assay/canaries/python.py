@@ -172,12 +172,17 @@ def _genuine(value, roots, rewrite=None, depth=0, shallow=False):
     inner = [v for v in _closed_over(found) if getattr(_unwrapped(v), "__code__", None) is not None]
     return all(_genuine(v, roots, rewrite, depth + 1) for v in inner)
 
+
+#: Directories and module names of test code and test helpers that --protect restores.
+_TEST_PLACES = {"tests", "test", "_testing", "testutil", "testutils", "test_utils", "test_helpers"}
+
+
 def _test_file(where):
     # Test code by the names --protect restores from the base.
     parts = where.split(_os.sep)
     name = parts[-1]
     return (name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
-            or "tests" in parts[:-1] or "test" in parts[:-1])
+            or name[:-3] in _TEST_PLACES or not _TEST_PLACES.isdisjoint(parts[:-1]))
 
 
 def _made_of(code, where, rewrite):
@@ -187,12 +192,11 @@ def _made_of(code, where, rewrite):
 
 
 def _runs_test_code(value, where, installed, rewrite, depth=0):
-    # `installed(value)`: whether the function's own code is installed code.
-    # What the runner calls for a test: code of a test file (`where`, when the runner says
-    # which) as that file compiles, in the module imported from it, or a wrapper of
-    # installed or test code around it (followed through `__wrapped__`). A test module
-    # swapped in `sys.modules` as it loads, or a test the code under test wrapped, runs
-    # something else.
+    # What the runner calls for a test: code of its test file (`where`, when the runner
+    # says which) as that file compiles, or a wrapper of installed or test code around it
+    # (followed through `__wrapped__`); `installed(value)` says whether a function's own
+    # code is installed code. A test module swapped in `sys.modules` as it loads, or a test
+    # the code under test wrapped, runs something else.
     found = _unwrapped(value)
     code = getattr(found, "__code__", None)
     if code is None or depth > 8:
@@ -203,12 +207,7 @@ def _runs_test_code(value, where, installed, rewrite, depth=0):
     else:
         mine = home == where or _os.path.realpath(home) == _os.path.realpath(where)
     if mine and _made_of(code, home, rewrite):
-        names = getattr(found, "__globals__", None)
-        module = _sys.modules.get(names.get("__name__")) if isinstance(names, dict) else None
-        file = getattr(module, "__file__", None)
-        if getattr(module, "__dict__", None) is names and isinstance(file, str):
-            if file == home or _os.path.realpath(file) == _os.path.realpath(home):
-                return True
+        return True
     if installed(found) or (_test_file(home) and _made_of(code, home, rewrite)):
         inner = getattr(found, "__wrapped__", None)
         return inner is None or _runs_test_code(inner, where, installed, rewrite, depth + 1)
@@ -254,11 +253,17 @@ def _rebound(module, where):
                 if source is not None:  # its module's own names, not a `__getattr__`'s
                     expected[seen[-1]] = vars(source).get(alias.name, missing)
         else:
+            # Any other binding of a name, anywhere in the file: `try: import simplejson as
+            # json` after `import json` is the file's own choice.
             for child in ast.walk(node):
                 if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
                     seen.append(child.id)
                 elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     seen.append(child.name)
+                elif isinstance(child, ast.ExceptHandler) and child.name:
+                    seen.append(child.name)
+                elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                    seen.extend(a.asname or a.name.partition(".")[0] for a in child.names)
     for name, value in expected.items():
         if value is not missing and seen.count(name) == 1 and vars(module).get(name) is not value:
             yield name
