@@ -271,7 +271,12 @@ def _installed_code_only(check: Check, parsed: ParsedOutput) -> Diagnostic | Non
     errors = [d for d in parsed.diagnostics if d.severity == "error"]
     if not errors or any(d.file is None for d in errors):
         return None
-    return errors[0] if all(d.in_installed_package for d in errors) else None
+    # `node_modules` is left to `dependency_drift`, which runs the check again with the
+    # lockfile's versions to tell today's dependencies from the code's own failure.
+    in_python_packages = all(
+        d.in_installed_package and "node_modules" not in (d.file or "").split("/") for d in errors
+    )
+    return errors[0] if in_python_packages else None
 
 
 def _runner_broken_here(check: Check, result: ProcessResult, parsed: ParsedOutput) -> str | None:
