@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from assay.channels import disagreement
-from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for
+from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for, project_first
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi, strip_colours
@@ -352,11 +352,7 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     that pins none is checked with whatever is installed, and a newer release finds more."""
     if cause is not Cause.EXIT_NONZERO or check.kind not in (Kind.LINT, Kind.TYPECHECK):
         return ""
-    errors = [d for d in parsed.diagnostics if d.severity == "error"]
-    # The project's own error before one in an installed package.
-    first = next((d for d in errors if not d.in_installed_package), None) or next(
-        iter(errors), None
-    )
+    first = project_first([d for d in parsed.diagnostics if d.severity == "error"])
     if first is None or checker is None or checker.tool != check.tool or not checker.version:
         return ""
     spec = tool_spec(check.tool)

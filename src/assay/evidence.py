@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +145,14 @@ class Diagnostic:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Diagnostic:
         return cls(**{k: data.get(k) for k in cls.__slots__ if k in data})  # type: ignore[arg-type]
+
+
+def project_first(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
+    """The first of `diagnostics` in the project's own code, else the first of all: an
+    error in an installed package is what a note quotes only when there is no other."""
+    return next((d for d in diagnostics if not d.in_installed_package), None) or next(
+        iter(diagnostics), None
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay._version import __version__
-from assay.evidence import Evidence, TestCounts
+from assay.evidence import Evidence, TestCounts, project_first
 from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
@@ -342,10 +342,7 @@ def _failure(evidence: Evidence) -> tuple[str | None, str]:
     """Why a failed check failed: (None, its first diagnostic, the project's own before one
     in an installed package, or its failing tests), else (how it exited, the first line of
     what it printed)."""
-    diagnostics = evidence.diagnostics
-    first_diag = next((d for d in diagnostics if not d.in_installed_package), None) or next(
-        iter(diagnostics), None
-    )
+    first_diag = project_first(evidence.diagnostics)
     if first_diag is not None:
         where = f"{first_diag.place}: " if first_diag.file else ""
         return None, f"{where}{first_diag.message}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from assay.evidence import INSTALLED_DIRS
 from assay.source_layout import ENV_DIRS
 
 __all__ = ["runner_broken_here"]
@@ -27,8 +28,6 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.MULTIL
 _RAISED = re.compile(
     r"^(?P<error>[A-Za-z_][\w.]*(?:Error|Exception)): (?P<message>.+)$", re.MULTILINE
 )
-#: Directories an installed distribution's modules live in.
-_INSTALLED = frozenset({"site-packages", "dist-packages"})
 
 
 def runner_broken_here(output: str, cwd: str) -> str | None:
@@ -39,11 +38,11 @@ def runner_broken_here(output: str, cwd: str) -> str | None:
     for match in _FRAME.finditer(output):
         path = match["path"]
         parts = path.split("/")
-        if _INSTALLED.isdisjoint(parts):
+        if INSTALLED_DIRS.isdisjoint(parts):
             if _tree_code(path, cwd):
                 return None
             continue  # the standard library, a console script in an environment's bin/
-        below = parts[max(i for i, part in enumerate(parts) if part in _INSTALLED) + 1 :]
+        below = parts[max(i for i, part in enumerate(parts) if part in INSTALLED_DIRS) + 1 :]
         innermost = (below, match["line"])
     if innermost is None:
         return None
