@@ -6,6 +6,7 @@ outer bwrap never waits for: its cost is only seen when the run's sweep reaps th
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import sys
 import tempfile
@@ -62,6 +63,20 @@ def test_a_sandboxed_check_counts_what_runs_below_the_sandbox_init(
 ) -> None:
     sandbox, ws = sandboxed
     assert_costly(sandbox.run(ws, [sys.executable, "-c", BURN], timeout=60))
+
+
+def test_sandboxed_checks_side_by_side_each_count_their_own_cost(
+    sandboxed: tuple[BwrapSandbox, Workspace],
+) -> None:
+    """Checks of one stage run at once: each sandbox's init is left to this process when its
+    outer bwrap exits, and a sweep for one check must not reap (and lose) another's."""
+    sandbox, ws = sandboxed
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(
+            pool.map(lambda _: sandbox.run(ws, [sys.executable, "-c", BURN], timeout=60), range(4))
+        )
+    for result in results:
+        assert_costly(result)
 
 
 def test_the_cost_is_in_the_evidence_json() -> None:

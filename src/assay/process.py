@@ -167,16 +167,18 @@ class _Execution:
         # the main process (it is ours to reap), so the pid is still its own.
         self.since = reaper.start_ticks(proc.pid)
         _ACTIVE.add(proc.pid, self.marker)
+        sandbox_init = reaper.SandboxInitClaim(proc.pid)
         try:
             with reaper.waiting_on(proc.pid, self.since):  # its status is ours to read, no sweep's
                 try:
-                    return self._supervise(proc, started)
+                    return self._supervise(proc, started, sandbox_init)
                 finally:
                     if proc.returncode is None:
                         # Supervision did not finish: nothing of this run outlives it all the same.
                         reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
                         _reap(proc.pid)
         finally:
+            sandbox_init.release()
             _ACTIVE.discard(proc.pid)
             for pipe in (proc.stdout, proc.stderr):
                 if pipe is not None:
@@ -204,7 +206,9 @@ class _Execution:
             stderr=CapturedOutput.empty(),
         )
 
-    def _supervise(self, proc: subprocess.Popen[bytes], started: float) -> ProcessResult:
+    def _supervise(
+        self, proc: subprocess.Popen[bytes], started: float, sandbox_init: reaper.SandboxInitClaim
+    ) -> ProcessResult:
         assert proc.stdout is not None and proc.stderr is not None
         pipes = _Pipes({proc.stdout.fileno(): self.out, proc.stderr.fileno(): self.err})
         exit_fd = reaper.pidfd(proc.pid)
@@ -223,8 +227,12 @@ class _Execution:
                     break
                 if exit_fd is None:
                     wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
+                if sandbox_init.looking:
+                    every = sandbox_init.EVERY_SECONDS
+                    wait = every if wait is None else min(wait, every)
                 if pipes.pump(wait):
                     deadlines.heard(time.monotonic())
+                sandbox_init.look()
                 exited = _has_exited(proc.pid)
         finally:
             if exit_fd is not None:

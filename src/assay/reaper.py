@@ -130,6 +130,9 @@ def _walk(pgid: int, marker: str, since: int) -> list[_Found]:
         fields = _stat_fields(child)
         if child == pgid or fields is None or len(fields) < 20 or int(fields[19]) < since:
             continue
+        if _claims.owner(child) == pgid:
+            roots.append(child)
+            continue
         environ = _environ(child)
         in_run = int(fields[2]) == pgid or needle in (environ or b"").split(b"\0")
         # A dead or dying process's marker is gone with its memory: a zombie, or one still
@@ -332,7 +335,7 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None, since: int | No
         seen.update(f.pid for f in found)
         if keep is not None:
             seen.discard(keep)
-        usage = usage.plus(_reap(seen))
+        usage = usage.plus(_reap(seen, pgid))
         seen = {p for p in seen if os.path.exists(f"/proc/{p}")}  # zombies too: not yet reaped
         # Done when a look finds nothing alive: what was killed just now is looked at again.
         if (not seen and not any(f.alive for f in found)) or time.monotonic() >= deadline:
@@ -364,12 +367,12 @@ def _await_exit(pids: list[int], timeout: float) -> None:
             os.close(fd)
 
 
-def _reap(pids: set[int] | list[int]) -> Usage:
-    """Collect zombies among `pids` (seen alive with the run's marker: the run's own) that
-    are our children (orphans adopted as subreaper); what they cost."""
+def _reap(pids: set[int] | list[int], pgid: int) -> Usage:
+    """Collect zombies among `pids` (seen alive with the marker of the run led by `pgid`: the
+    run's own) that are our children (orphans adopted as subreaper); what they cost."""
     usage = Usage()
     for pid in pids:
-        if _waiting.holds(pid):
+        if _waiting.holds(pid) or _claims.owner(pid) not in (None, pgid):
             continue
         try:
             done, _, rusage = os.wait4(pid, os.WNOHANG)
@@ -417,6 +420,72 @@ class _Waiting:
 _waiting = _Waiting()
 
 
+class _Claims:
+    """Sandbox inits claimed by the run whose leader started them: init pid -> leader pid.
+
+    When the outer bwrap exits, its sandbox's init (and, in what the init waited for, the
+    check's whole cost) comes to this process. Checks of a stage run side by side, and a
+    dead init carries nothing that says whose it was: the first sweep to see it, any
+    run's, would reap it and its cost would be lost. A run claims its init while the
+    outer bwrap is still its parent (`SandboxInitClaim`); only that run reaps it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owners: dict[int, int] = {}
+
+    def add(self, init: int, leader: int) -> None:
+        with self._lock:
+            self._owners[init] = leader
+
+    def release(self, leader: int) -> None:
+        with self._lock:
+            for init in [i for i, owner in self._owners.items() if owner == leader]:
+                del self._owners[init]
+
+    def owner(self, pid: int) -> int | None:
+        with self._lock:
+            return self._owners.get(pid)
+
+
+_claims = _Claims()
+
+
+class SandboxInitClaim:
+    """Looks, in the first moments of a run led by `leader`, for the init of the sandbox it
+    starts (its child in a PID namespace below ours) and claims it for the run (`_Claims`).
+    Commands with no PID namespace of their own have none: the look stops after `LOOKS`."""
+
+    #: Looks at most, `EVERY_SECONDS` apart: bwrap forks its init within a few milliseconds.
+    LOOKS = 10
+    EVERY_SECONDS = 0.005
+
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        self._looks_left = self.LOOKS if _subreaper_enabled else 0
+
+    @property
+    def looking(self) -> bool:
+        return self._looks_left > 0
+
+    def look(self) -> None:
+        """One look at the leader's children; the first in a deeper namespace is claimed."""
+        if self._looks_left <= 0:
+            return
+        self._looks_left -= 1
+        own_depth = _own_namespace_depth()
+        for child in _task_children(self.leader):
+            depth = _namespace_depth(f"/proc/{child}/status")
+            if own_depth is not None and depth is not None and depth > own_depth:
+                _claims.add(child, self.leader)
+                self._looks_left = 0
+                return
+
+    def release(self) -> None:
+        """Once the run's sweep is done: what is left of it is any sweep's again."""
+        self._looks_left = 0
+        _claims.release(self.leader)
+
+
 @contextlib.contextmanager
 def waiting_on(pid: int, since: int | None = None) -> Iterator[None]:
     """Mark `pid` as one this process waits on itself, for as long as the block runs;
@@ -436,7 +505,7 @@ def reap_adopted() -> int:
     own_depth = _own_namespace_depth()
     reaped = 0
     for pid in _children(me):
-        if _waiting.holds(pid):
+        if _waiting.holds(pid) or _claims.owner(pid) is not None:
             continue
         reaped += _reap_if_adopted(pid, me, own_depth)
     return reaped

@@ -134,9 +134,10 @@ def workspace_age_ns() -> int:
     file's size and whole-second mtime are those it recorded: a change of the same size
     with its old mtime put back (`touch -d`) read as the checked file on a warm run, and
     passed with a type error."""
-    import secrets
+    from random import SystemRandom  # `secrets`' own source, without what `secrets` loads
 
-    return (86_400 + secrets.randbelow(29 * 86_400)) * 1_000_000_000 + secrets.randbelow(10**9)
+    draw = SystemRandom().randrange
+    return (86_400 + draw(29 * 86_400)) * 1_000_000_000 + draw(10**9)
 
 
 def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ...]:
