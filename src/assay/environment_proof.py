@@ -29,7 +29,9 @@ points into the tree) is fine: those files are code under test like any other.
 What stays out of reach, said plainly: a change that rewrites an installed file *and* its
 record consistently, in a distribution the base declares, is consistent with the only
 record there is; nothing offline says what the file should hold. `assay verify --install
---protect` closes this by building the environment afresh from the base's manifests.
+--protect` closes this by building the environment afresh, and holding what its tools step
+installed, before any of the project's code ran, to what it was then
+(`assay.installed_tools`).
 `node_modules` cannot be proven at all: a lockfile's `integrity` hashes the packed
 tarball, and nothing records the unpacked files, so under `--protect` a `node_modules`
 the checks would use is reported unproven (rebuild it with `--install`).
@@ -128,7 +130,7 @@ class EnvironmentProof:
 
     def blocks(self, check: Check) -> bool:
         """Whether `check` would run in an environment that is not proven."""
-        return ("python" in self.unproven and _uses_python(check)) or (
+        return ("python" in self.unproven and uses_python(check)) or (
             "node" in self.unproven and _uses_node(check)
         )
 
@@ -216,7 +218,7 @@ def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) ->
     workspace = session.workspace
     if workspace is None:
         return
-    binaries = {b for c in checks if _uses_python(c) and (b := locate(c, root=workspace.path))}
+    binaries = {b for c in checks if uses_python(c) and (b := locate(c, root=workspace.path))}
     interpreters = {*binaries, *(os.path.join(os.path.dirname(b), "python3") for b in binaries)}
     record = workspace.provisioned
     untrusted = [workspace.path.resolve()]
@@ -306,7 +308,7 @@ def prove_environments(
     plugins: list[tuple[str, str]] = []
     import_dirs: list[tuple[str, bool]] = []
     unproven: list[str] = []
-    if any(_uses_python(c) for c in checks):
+    if any(uses_python(c) for c in checks):
         for index, venv in enumerate(_venvs(places, checks, found)):
             checked.append(venv)
             venvs.append(venv)
@@ -395,7 +397,8 @@ class _Places:
         return str(root / rel)
 
 
-def _uses_python(check: Check) -> bool:
+def uses_python(check: Check) -> bool:
+    """Whether `check` runs Python (or might: a tool assay does not know)."""
     return _ecosystem(check) in ("python", "generic")
 
 
@@ -664,7 +667,7 @@ def _check_import_dirs(places: _Places, checks: Sequence[Check]) -> list[tuple[s
     after start-up, so only their metadata matters) and their PYTHONPATH (read at start-up)."""
     dirs: list[tuple[str, bool]] = []
     for check in checks:
-        if not _uses_python(check):
+        if not uses_python(check):
             continue
         cwd = os.path.normpath(str(places.workspace / check.cwd))
         dirs.append((cwd, False))

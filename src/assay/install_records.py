@@ -49,6 +49,13 @@ DIRECT_URL_MAX_BYTES = 1024 * 1024
 Report = Callable[[str, str], None]
 
 
+class Reported(list[str]):
+    """The problems a proof reports (a `Report`), each as `PATH: WHY`."""
+
+    def __call__(self, path: str, why: str) -> None:
+        self.append(f"{path}: {why}")
+
+
 @dataclass
 class Budget:
     """Bytes hashed so far across one proof, against `PROVE_MAX_BYTES`."""
@@ -147,12 +154,14 @@ def _check_row(
     if algorithm not in HASHES:
         report(target, f"its install record hashes it with {algorithm[:20]!r}, not sha256")
         return
-    actual = _hash(root, target, algorithm, report, budget)
+    actual = file_hash(root, target, algorithm, report, budget)
     if actual is not None and actual != expected:
         report(target, f"its content is not what {dist.name} installed (its hash is not RECORD's)")
 
 
-def _hash(root: Path, rel: str, algorithm: str, report: Report, budget: Budget) -> str | None:
+def file_hash(root: Path, rel: str, algorithm: str, report: Report, budget: Budget) -> str | None:
+    """The `algorithm` digest of the file `rel` beneath `root` as install records write it,
+    or None (with the problem reported): a link, missing, refused, over the budget."""
     with open_untrusted(root, rel, single_link=False) as entry:
         if isinstance(entry, Link):
             report(rel, "a symbolic link where its install record lists a file")

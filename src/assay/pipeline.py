@@ -44,6 +44,7 @@ from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
     from assay.cache import CachedReport, VerdictCache
+    from assay.installed_tools import InstalledTools
     from assay.package_managers import Provided
     from assay.plan import Plan
     from assay.plan_memo import RememberedPlan
@@ -468,12 +469,14 @@ class _Run:
             return _SessionResult(session.run(the_plan.checks), [], the_plan)
         env: dict[str, str] = {}
         installed: tuple[Evidence, ...] | None = None
+        tools: InstalledTools | None = None
         rewritten: list[Rewritten] = []
         if self.options.install:
             rebuilt = _discard_environments(session, protect=self.options.protect)
             from assay.tools import dependency_caches
 
             env = dependency_caches(session.root)
+            tools = self._installed_tools(session)
             installed = tuple(
                 _install(
                     session,
@@ -482,6 +485,7 @@ class _Run:
                     commands=self.options.install_commands,
                     dated_from=self.root,
                     package_manager=self.package_manager,
+                    installed_tools=tools,
                 )
             )
             self._put_back(session, "the install steps", rewritten)
@@ -493,9 +497,15 @@ class _Run:
                 self.made_env = MADE_ENV
             the_plan = self._plan_again(session)
         if self.options.protect:
-            from assay.environment_proof import protect_environment
+            from assay.environment_proof import protect_environment, uses_python
 
             env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
+            python_checks = [c.name for c in the_plan.checks if uses_python(c)]
+            if tools is not None and (
+                changed := tools.hold_unproven(session.unproven, python_checks)
+            ):
+                environment = {**(session.record.environment or {}), "installed_tools": changed}
+                session.record = replace(session.record, environment=environment)
         checkers = session.identify(the_plan.checks)
         cache, key = _cache_lookup(
             self.root, self.digest, the_plan, self.options, checkers, session
@@ -564,6 +574,15 @@ class _Run:
             alias=alias,
             rewritten=rewritten,
         )
+
+    def _installed_tools(self, session: Session) -> InstalledTools | None:
+        """Under `--protect`, what the tools step installs is held to (`assay.installed_tools`)."""
+        if not self.options.protect or session.workspace is None:
+            return None
+        from assay.install import MADE_ENV
+        from assay.installed_tools import InstalledTools
+
+        return InstalledTools(session.workspace.path, MADE_ENV)
 
     def _install_did_not_succeed(
         self,
@@ -761,12 +780,14 @@ def _install(
     commands: Sequence[str] = (),
     dated_from: Path | None = None,
     package_manager: Provided | None = None,
+    installed_tools: InstalledTools | None = None,
 ) -> list[Evidence]:
     """Run the install steps, then `commands`, one after another, in the sandbox with the
     network on; `why` is noted on the first step (why an environment had to be built);
     `dated_from`: the source tree, whose date decides the releases of tools nothing pins
     (`assay.tool_era`; the workspace's `.git` may not be readable by assay);
-    `package_manager`: the project's, from assay's cache, on the steps' PATH."""
+    `package_manager`: the project's, from assay's cache, on the steps' PATH;
+    `installed_tools` hears of each step that succeeded."""
     from assay.install import command_steps, install_steps
 
     evidence: list[Evidence] = []
@@ -784,6 +805,8 @@ def _install(
         evidence.append(done)
         if not done.passed:
             break
+        if installed_tools is not None:
+            installed_tools.after(step.name)
     return evidence
 
 
