@@ -80,3 +80,5 @@ def test_a_tool_the_project_pins_otherwise_is_proven_against_its_wheel(tmp_path:
     assert report.status is Status.VERIFIED, explain(report)
     assert report.checks[-1].checker is not None
     assert report.checks[-1].checker.version.startswith("8."), report.checks[-1].checker
+    held = (report.record.environment or {})["installed_tools"]
+    assert any(d.startswith("pytest-8.") for d in held["proven_against_wheels"]), held

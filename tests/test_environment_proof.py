@@ -295,6 +295,32 @@ def test_a_command_in_bin_no_record_accounts_for_is_not_proven(tree: Path) -> No
     assert problem_paths(tree) == [".venv/bin/ruff"]
 
 
+def test_a_legacy_editable_install_of_the_tree_is_proven_and_its_directory_scanned(
+    tree: Path,
+) -> None:
+    """`setup.py develop` (pinned old setuptools: click 8.1.3's requirements) leaves an
+    `easy-install.pth` naming the tree and an `.egg-link`, which no record accounts for."""
+    (site(tree) / "easy-install.pth").write_text(f"{tree}\n")
+    (site(tree) / "calc.egg-link").write_text(f"{tree}\n.")
+    assert problem_paths(tree) == []
+    # The directory it names is on the import path at start-up: a start-up module there runs.
+    plant(tree, {"usercustomize.py": "import os\n"})
+    assert problem_paths(tree) == ["usercustomize.py"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    ["import os; os.environ['X'] = '1'\n{tree}\n", "/usr/lib\n", "{tree}/../elsewhere\n"],
+    ids=["code", "outside", "outside-by-dots"],
+)
+def test_an_easy_install_pth_that_runs_code_or_leaves_the_tree_is_not_proven(
+    tree: Path, lines: str
+) -> None:
+    pth = site(tree) / "easy-install.pth"
+    pth.write_text(lines.format(tree=tree))
+    assert problem_paths(tree) == [str(pth.relative_to(tree))]
+
+
 def test_a_startup_module_on_pythonpath_in_the_tree_is_not_proven(tree: Path) -> None:
     plant(tree, {"src/sitecustomize.py": "import os\n"})
     check = Check("pytest", Kind.TEST, PYTEST.argv, env={"PYTHONPATH": "src"}, tool="pytest")

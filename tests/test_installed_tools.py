@@ -72,7 +72,8 @@ def test_a_file_rewritten_with_its_record_is_found(env: Path) -> None:
     assert "iniconfig/__init__.py of iniconfig-2.0.0 is no longer as assay installed it" in changed
     assert tools.note() is not None
     unproven: dict[str, str] = {}
-    assert tools.hold_unproven(unproven, ["pytest"]) is not None
+    held = tools.hold_unproven(unproven, ["pytest"])
+    assert held["problem"] is not None and held["distributions"] >= 2, held
     assert "iniconfig/__init__.py" in unproven["pytest"]
 
 
@@ -80,6 +81,8 @@ def test_a_tool_installed_again_is_held_to_its_wheel(env: Path) -> None:
     tools = recorded(env)
     pip(env, "iniconfig==2.1.0", "pytest==8.4.2")
     assert tools.changes() == []  # honest: as the index's wheels of 2.1.0 and 8.4.2 hold them
+    assert sorted(tools.against_wheels) == ["iniconfig-2.1.0", "pytest-8.4.2"]
+    tools.against_wheels.clear()
 
     rewrite_with_record(env, "iniconfig", "iniconfig/__init__.py", "# nothing\n")
     rewrite_with_record(env, "iniconfig", "iniconfig/extra.py", "import os\n")

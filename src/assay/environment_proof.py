@@ -24,7 +24,10 @@ use is proven, or the run is not believed:
   declaring such entry points.
 
 A distribution whose files are the workspace's own (an editable install: `direct_url.json`
-points into the tree) is fine: those files are code under test like any other.
+points into the tree) is fine: those files are code under test like any other. So is a
+legacy editable install (`setup.py develop`), which leaves no record: an `easy-install.pth`
+whose lines only name directories of the tree (scanned as any directory on the import
+path is), and the `NAME.egg-link` beside it.
 
 What stays out of reach, said plainly: a change that rewrites an installed file *and* its
 record consistently, in a distribution the base declares, is consistent with the only
@@ -477,10 +480,15 @@ def _prove_venv(
             if entry.kind == "dir" and "/" not in name and name.endswith(".dist-info"):
                 dists.append(read_distribution(root, site, name, venv, found.add, found.budget))
     owned = set().union(*(d.owned for d in dists))
+    developed: list[str] = []
     for site, files in walked.items():
         for path, kind in files:
-            if path not in owned:
-                _unaccounted(site, path, kind, found)
+            if path in owned:
+                continue
+            if kind == "file" and (dirs := _develop_install(places, root, site, path)) is not None:
+                developed += dirs
+                continue
+            _unaccounted(site, path, kind, found)
     _unaccounted_bin(root, venv, owned, found)
     accepted = accepted_names(dists, declared)
     plugins: list[tuple[str, str]] = []
@@ -500,7 +508,7 @@ def _prove_venv(
             continue
         plugins += [(n, entry_point_module(v)) for n, v in dist.entry_points.get("pytest11", ())]
     pth_dirs = [d for dist in dists if dist.verified for d in _pth_dirs(places, root, dist)]
-    return plugins, pth_dirs
+    return plugins, [*pth_dirs, *developed]
 
 
 def _prove_interpreter(places: _Places, root: Path, venv: str, found: _Findings) -> None:
@@ -593,6 +601,27 @@ def _editable_path_only(
 
 
 # --------------------------------------------------------------------------- files no record accounts for
+
+
+def _develop_install(places: _Places, root: Path, site: str, path: str) -> list[str] | None:
+    """The tree's directories a legacy editable install (`setup.py develop`, which older
+    setuptools and pins of it still make) puts on the import path, when `path` is one of
+    the two files it writes and they hold nothing else: `NAME.egg-link` (read by
+    installers, never by Python: none) and `easy-install.pth` (each line a directory of the
+    tree, none that runs code). None when it is not such a file."""
+    name = path[len(site) + 1 :]
+    link = name.endswith(".egg-link") and "/" not in name
+    if not link and name != "easy-install.pth":
+        return None
+    lines = [line for line in _pth_lines(root, path) or () if line and not line.startswith("#")]
+    if link:
+        lines = lines[:1]  # the second line, `.`, is relative to the first
+    if not lines or any(_runs_code(line) for line in lines):
+        return None
+    dirs = [os.path.normpath(os.path.join(str(root / site), line)) for line in lines]
+    if not all(places.inside(d) for d in dirs):
+        return None
+    return [] if link else dirs
 
 
 def _unaccounted(site: str, path: str, kind: str, found: _Findings) -> None:

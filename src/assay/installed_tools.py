@@ -28,6 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay.base_requirements import normalise
 from assay.install_records import (
@@ -62,6 +63,8 @@ class InstalledTools:
     as its record writes it (`sha256=...`)}."""
     problems: list[str] = field(default_factory=list)
     taken: bool = False
+    against_wheels: list[str] = field(default_factory=list)
+    """The distributions installed again by the project's steps, proven against wheels."""
 
     def after(self, step: str) -> None:
         """Called after each install step that succeeded: the record is taken after the
@@ -143,7 +146,10 @@ class InstalledTools:
                 if wheel is None:
                     problems.append(f"{_dist(where)}: no wheel of it came from the index")
                     continue
-                problems += self._as_wheel(where, wheel, budget)
+                differ = self._as_wheel(where, wheel, budget)
+                if not differ:
+                    self.against_wheels.append(_dist(where))
+                problems += differ
         return problems
 
     def _as_wheel(self, where: str, wheel: Path, budget: Budget) -> list[str]:
@@ -187,14 +193,19 @@ class InstalledTools:
             "tools' is installed again by its own steps and cannot be proven under --protect"
         )
 
-    def hold_unproven(self, unproven: dict[str, str], checks: Sequence[str]) -> str | None:
-        """Mark each of `checks` (the Python checks) unproven when the tools changed; the
-        note, or None."""
+    def hold_unproven(self, unproven: dict[str, str], checks: Sequence[str]) -> dict[str, Any]:
+        """Mark each of `checks` (the Python checks) unproven when the tools changed; what
+        was held, for the run's record."""
         note = self.note()
         if note is not None:
             for name in checks:
                 unproven.setdefault(name, f"{name}: {note}")
-        return note
+        return {
+            "recorded_after": TOOLS_STEP if self.taken else None,
+            "distributions": len(self.recorded),
+            "proven_against_wheels": list(self.against_wheels),
+            "problem": note,
+        }
 
 
 def _rewritten(root: Path, where: str, files: dict[str, str], budget: Budget) -> list[str]:

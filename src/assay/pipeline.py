@@ -500,11 +500,10 @@ class _Run:
             from assay.environment_proof import protect_environment, uses_python
 
             env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
-            python_checks = [c.name for c in the_plan.checks if uses_python(c)]
-            if tools is not None and (
-                changed := tools.hold_unproven(session.unproven, python_checks)
-            ):
-                environment = {**(session.record.environment or {}), "installed_tools": changed}
+            if tools is not None:
+                python_checks = [c.name for c in the_plan.checks if uses_python(c)]
+                held = tools.hold_unproven(session.unproven, python_checks)
+                environment = {**(session.record.environment or {}), "installed_tools": held}
                 session.record = replace(session.record, environment=environment)
         checkers = session.identify(the_plan.checks)
         cache, key = _cache_lookup(
