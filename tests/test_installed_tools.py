@@ -112,3 +112,24 @@ def test_no_record_taken_holds_nothing(env: Path) -> None:
     tools = InstalledTools(env, VENV)
     rewrite_with_record(env, "iniconfig", "iniconfig/__init__.py", "# nothing\n")
     assert tools.changes() == [] and tools.note() is None
+
+
+def test_wheels_are_fetched_by_assays_own_pip_whatever_the_directory_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from inside a hostile tree, whose `pip` package would answer `python -m pip`."""
+    from assay.wheel_proof import fetch_wheels
+
+    hostile = tmp_path / "tree"
+    marker = tmp_path / "ran"
+    (hostile / "pip").mkdir(parents=True)
+    (hostile / "pip" / "__init__.py").write_text("")
+    (hostile / "pip" / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(hostile)
+    dest = tmp_path / "wheels"
+    dest.mkdir()
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert fetch_wheels(["iniconfig==2.0.0"], python, dest) is None
+    assert [w.name for w in dest.glob("*.whl")] == ["iniconfig-2.0.0-py3-none-any.whl"]
+    assert not marker.exists()
+    assert "could not be fetched" in (fetch_wheels(["iniconfig==0.0.0"], python, dest) or "")

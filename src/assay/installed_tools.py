@@ -12,11 +12,13 @@ lines of its install record that hash them, together. The record proof
 So what the tools step installed is recorded as soon as it has run (`InstalledTools.after`):
 each distribution's install record, proven file by file against the files then. Once
 every install step has run, each of those files must still hash as it did
-(`InstalledTools.changes`). A file rewritten or removed, or a distribution installed
-again (at another version: its files were written while the project's code ran), leaves
-every Python check unproven: `inconclusive`, never run. What the project's own steps
-install beyond the tools (its dependencies) has no earlier record to be held to; the
-record proof is all there is for it.
+(`InstalledTools.changes`). A distribution the project's steps installed again, at the
+version the project pins (pytest 7.1.2 where the tools step chose 7.4), was written while
+the project's code ran: it must hold what the index's wheel of that version holds
+(`assay.wheel_proof`). A file rewritten or removed, a distribution removed, a wheel that
+differs or cannot be fetched: every Python check is left unproven (`inconclusive`, never
+run). What the project's own steps install beyond the tools (its dependencies) has no
+earlier record to be held to; the record proof is all there is for it.
 """
 
 from __future__ import annotations
@@ -189,8 +191,8 @@ class InstalledTools:
         return (
             f"the environment's tools changed while the project was installed: {named}. "
             "The project's build code (setup.py, an in-tree build backend) must not write "
-            "into the installed tools; a version the project pins differently from the "
-            "tools' is installed again by its own steps and cannot be proven under --protect"
+            "into the tools assay installed, and a tool its steps install again, at the "
+            "version it pins, must hold what the package index's wheel of that version holds"
         )
 
     def hold_unproven(self, unproven: dict[str, str], checks: Sequence[str]) -> dict[str, Any]:

@@ -46,12 +46,15 @@ def fetch_wheels(requirements: Sequence[str], python_version: str, dest: Path) -
     from assay.environment import EnvPolicy
     from assay.process import run_process
 
-    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-    argv += ["--no-cache-dir", "--disable-pip-version-check", "-d", str(dest)]
+    # Isolated (`-I`), from the download directory: nothing of the directory assay was
+    # started in (a project's `pip.py`) can stand in for pip.
+    argv = [sys.executable, "-I", "-m", "pip", "download", "-q", "--no-deps"]
+    argv += ["--only-binary=:all:", "--no-cache-dir", "--disable-pip-version-check"]
+    argv += ["-d", str(dest)]
     if python_version != f"{sys.version_info.major}.{sys.version_info.minor}":
         argv += ["--python-version", python_version]
     result = run_process(
-        [*argv, *requirements], timeout=FETCH_TIMEOUT_S, env_policy=EnvPolicy.INHERIT
+        [*argv, *requirements], cwd=dest, timeout=FETCH_TIMEOUT_S, env_policy=EnvPolicy.INHERIT
     )
     if result.exit_code == 0:
         return None
