@@ -133,3 +133,33 @@ def test_wheels_are_fetched_by_assays_own_pip_whatever_the_directory_holds(
     assert [w.name for w in dest.glob("*.whl")] == ["iniconfig-2.0.0-py3-none-any.whl"]
     assert not marker.exists()
     assert "could not be fetched" in (fetch_wheels(["iniconfig==0.0.0"], python, dest) or "")
+
+
+def local_iniconfig(root: Path) -> Path:
+    """A project of the tree's own that calls itself iniconfig, at a version no index has."""
+    project = root / "own"
+    (project / "iniconfig").mkdir(parents=True)
+    (project / "iniconfig" / "__init__.py").write_text("IniConfig = None\n")
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "iniconfig"\nversion = "9.9"\n'
+    )
+    return project
+
+
+def test_the_project_itself_in_place_of_a_tool_is_its_own_code(env: Path) -> None:
+    """packaging's own tree, installed in place of the packaging pytest needs: its files are
+    the change's code under test, not a tool to prove."""
+    tools = recorded(env)
+    tools.own = frozenset({"iniconfig"})
+    pip(env, "-e", str(local_iniconfig(env)))
+    assert tools.changes() == []
+    assert tools.the_project == ["iniconfig-9.9"]
+
+
+def test_a_tool_installed_again_from_elsewhere_than_the_index_is_not_proven(env: Path) -> None:
+    tools = recorded(env)
+    pip(env, "-e", str(local_iniconfig(env)))
+    (changed,) = tools.changes()
+    assert changed.startswith("iniconfig==9.9, installed again by the project's own"), changed
+    assert "could not be fetched" in changed

@@ -60,6 +60,10 @@ class InstalledTools:
 
     root: Path
     venv: str
+    own: frozenset[str] = frozenset()
+    """The project's own names (normalised), as its base declares them: a tool installed
+    again under one of them is the project itself (pytest's or packaging's own tree),
+    its files the change's code under test."""
     recorded: dict[str, dict[str, str]] = field(default_factory=dict)
     """dist-info directory (relative to `root`) -> {file (relative to `root`): its hash
     as its record writes it (`sha256=...`)}."""
@@ -67,6 +71,8 @@ class InstalledTools:
     taken: bool = False
     against_wheels: list[str] = field(default_factory=list)
     """The distributions installed again by the project's steps, proven against wheels."""
+    the_project: list[str] = field(default_factory=list)
+    """The tools the project's own distribution took the place of."""
 
     def after(self, step: str) -> None:
         """Called after each install step that succeeded: the record is taken after the
@@ -128,6 +134,8 @@ class InstalledTools:
                     f"{_dist(where)} was removed by the project's own install steps, whose "
                     "build code ran with the environment writable"
                 )
+            elif normalise(_dist(found).split("-")[0]) in self.own:
+                self.the_project.append(_dist(found))
             else:
                 now.append(found)
         if not now:
@@ -135,18 +143,21 @@ class InstalledTools:
         python = now[0].split("/")[-3].removeprefix("python")
         with tempfile.TemporaryDirectory(prefix="assay-wheels-") as scratch:
             wanted = [_dist(where).replace("-", "==", 1) for where in now]
-            if (why := fetch_wheels(wanted, python, Path(scratch))) is not None:
-                installed = ", ".join(_dist(where) for where in now)
-                unproven = (
-                    f"{installed} installed again by the project's own install steps, whose "
-                    f"build code ran with the environment writable, cannot be proven: {why}"
-                )
-                return [*problems, unproven]
+            if fetch_wheels(wanted, python, Path(scratch)) is not None:
+                # One at a time, to say which: one that does not come fails them all.
+                for requirement in wanted:
+                    if (why := fetch_wheels([requirement], python, Path(scratch))) is not None:
+                        problems.append(
+                            f"{requirement}, installed again by the project's own install "
+                            f"steps while its build code could write the environment, cannot "
+                            f"be proven: {why}"
+                        )
             wheels = {normalise(w.name.split("-")[0]): w for w in Path(scratch).glob("*.whl")}
             for where in now:
                 wheel = wheels.get(normalise(_dist(where).split("-")[0]))
                 if wheel is None:
-                    problems.append(f"{_dist(where)}: no wheel of it came from the index")
+                    if not any(p.startswith(_dist(where).replace("-", "==", 1)) for p in problems):
+                        problems.append(f"{_dist(where)}: no wheel of it came from the index")
                     continue
                 differ = self._as_wheel(where, wheel, budget)
                 if not differ:
@@ -206,6 +217,7 @@ class InstalledTools:
             "recorded_after": TOOLS_STEP if self.taken else None,
             "distributions": len(self.recorded),
             "proven_against_wheels": list(self.against_wheels),
+            "the_projects_own": list(self.the_project),
             "problem": note,
         }
 

@@ -581,7 +581,12 @@ class _Run:
         from assay.install import MADE_ENV
         from assay.installed_tools import InstalledTools
 
-        return InstalledTools(session.workspace.path, MADE_ENV)
+        own = frozenset[str]()
+        if self.options.base is not None:
+            from assay.base_requirements import declared_by_base
+
+            own = declared_by_base(self.root, self.options.base).projects
+        return InstalledTools(session.workspace.path, MADE_ENV, own)
 
     def _install_did_not_succeed(
         self,
