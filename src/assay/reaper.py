@@ -455,8 +455,9 @@ class SandboxInitClaim:
     starts (its child in a PID namespace below ours) and claims it for the run (`_Claims`).
     Commands with no PID namespace of their own have none: the look stops after `LOOKS`."""
 
-    #: Looks at most, `EVERY_SECONDS` apart: bwrap forks its init within a few milliseconds.
-    LOOKS = 10
+    #: Looks at most, `EVERY_SECONDS` apart: bwrap forks its init within a few milliseconds,
+    #: later on a loaded machine.
+    LOOKS = 40
     EVERY_SECONDS = 0.005
 
     def __init__(self, leader: int) -> None:
