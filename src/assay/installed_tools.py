@@ -177,9 +177,12 @@ class InstalledTools:
             f"{p} (of {dist})" for p in differences(self.root, site, self.venv, wheel, budget)
         ]
         expected = layout(wheel, site, self.venv)
+        # What installers write beside the wheel's files; a wheel's C headers go under
+        # `include/`, which nothing runs.
         written = {f"{where}/{name}" for name in _WRITTEN_BY_INSTALLERS}
+        headers = f"{self.venv}/include/"
         for path in _hashed_rows(self.root, site, where):
-            if path in expected.files or path in written:
+            if path in expected.files or path in written or path.startswith(headers):
                 continue
             if (entry := expected.scripts.get(path)) is not None:
                 if (problem := entry_script_problem(self.root, path, entry, self.venv)) is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import configparser
 import hashlib
+import posixpath
 import sys
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -156,8 +157,8 @@ def _venv_python(interpreter: str, venv: str) -> bool:
 
 
 def _installed_path(name: str, site: str, venv: str) -> str | None:
-    """Where an installer puts the wheel member `name`; None for what no check runs
-    (headers, data files)."""
+    """Where an installer puts the wheel member `name`; None for a C header (under the
+    environment's `include/`, which nothing runs)."""
     top, _, rest = name.partition("/")
     if not top.endswith(".data"):
         return f"{site}/{name}"
@@ -166,6 +167,8 @@ def _installed_path(name: str, site: str, venv: str) -> str | None:
         return f"{site}/{path}"
     if scheme == "scripts":
         return f"{venv}/bin/{path}"
+    if scheme == "data":
+        return posixpath.normpath(f"{venv}/{path}")
     return None
 
 
