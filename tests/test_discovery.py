@@ -1431,6 +1431,65 @@ def test_setup_py_test_suite_is_run_with_unittest(
         assert [c.argv[3:4] for c in tests] == [planned]
 
 
+#: jsonpointer 2.4's shape: its tests are `tests.py` at the root, unittest cases that
+#: unittest's discovery loads (it matches `test*.py`) and pytest's naming does not.
+ROOT_UNITTEST = {
+    "setup.py": "from setuptools import setup\nsetup(name='p', py_modules=['p'])\n",
+    "p.py": "def double(x):\n    return 2 * x\n",
+    "tests.py": (
+        "import unittest\nimport p\n\n"
+        "class DoubleTests(unittest.TestCase):\n"
+        "    def test_double(self):\n        self.assertEqual(p.double(2), 4)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("extra", "planned"),
+    [
+        ({}, ("python3", "-m", "unittest")),
+        # test.py is found the same way; a test named as pytest collects it keeps pytest.
+        ({"tests.py": None, "test.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "unittest")),
+        ({"tests.py": None, "test_p.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "pytest")),
+        # pytest's style, or no unittest at all: not unittest's to run.
+        ({"tests.py": "import pytest\n\ndef test_double():\n    pass\n"}, None),
+        ({"tests.py": "CASES = [1, 2]\n"}, None),
+        # A test directory or setup.py's test_suite says where the tests are first.
+        ({"tests/test_p.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "unittest", "discover")),
+    ],
+)
+def test_a_unittest_module_at_the_root_is_run_by_unittest_discovery(
+    tmp_path: Path, extra: dict[str, str | None], planned: tuple[str, ...] | None
+) -> None:
+    files = {**ROOT_UNITTEST, **extra}
+    write(tmp_path, {name: text for name, text in files.items() if text is not None})
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    if planned is None:
+        assert tests == [], tests
+    else:
+        (test,) = tests
+        assert test.argv[: len(planned)] == planned, test
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("returned", "status"), [("2 * x", "VERIFIED"), ("x + 3", "FAILED")])
+def test_a_unittest_module_at_the_root_is_checked_for_real(
+    tmp_path: Path, returned: str, status: str
+) -> None:
+    from tests.cli import assay, assay_env
+
+    repo = tmp_path / "repo"
+    write(repo, {**ROOT_UNITTEST, "p.py": f"def double(x):\n    return {returned}\n"})
+    state = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    done = assay("verify", "--json", "--no-cache", "--sandbox", "bwrap", str(repo), env=state)
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == status, report["note"]
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert test["name"] == "unittest"
+    assert test["tests"]["executed"] == 1, test
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("returned", "status"), [("1", "VERIFIED"), ('"one"', "FAILED")])
 def test_each_code_a_stated_mypy_checks_is_checked_for_real(

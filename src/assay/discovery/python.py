@@ -428,7 +428,11 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     ruff_configs = config_files(files, skip=env.venv_dirs) if ruff else ()
     found = tool_candidates(configs, env, root_dirs, code, ruff_configs)
     if not any(c.tool == "pytest" for c in configs):
-        found += _unittest(files, env, root_dirs) or _setup_py_test_suite(files, env)
+        found += (
+            _unittest(files, env, root_dirs)
+            or _setup_py_test_suite(files, env)
+            or _root_unittest(files, env)
+        )
     return report(NAME, found, dropped=dropped, errors=errors)
 
 
@@ -513,6 +517,34 @@ def _setup_py_test_suite(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
             origin=Origin.PYTHON_CONFIG,
             source=Source("setup.py", line_of(text or "", r"\btest_suite\b")),
             reason=f"setup.py's test_suite names {suite}, and no test runner is configured",
+        )
+    ]
+
+
+def _root_unittest(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
+    """unittest's own discovery from the root, when the tests are a module there that only
+    it finds (`test*.py`: jsonpointer's `tests.py`, whose `load_tests` adds the package's
+    doctests), and no test directory or `test_suite` said where they are."""
+    paths = sorted(
+        name
+        for name in files.list_dir(".")
+        if _unittest_finds(name) and files.is_file(name) and not _is_test_file(name)
+    )
+    if not paths:
+        return []
+    texts, _ = files.read_texts(paths[:MAX_TEST_FILES_READ])
+    if test_style(list(texts.values())) != "unittest":
+        return []
+    return [
+        Candidate(
+            kind=Kind.TEST,
+            argv=env.python_module("unittest"),
+            tool="unittest",
+            ecosystem=Ecosystem.PYTHON,
+            origin=Origin.PYTHON_CONFIG,
+            source=Source(paths[0], 1),
+            reason=f"{paths[0]} holds unittest test cases, which unittest's discovery from "
+            "the root loads (pytest's naming does not), and no test runner is configured",
         )
     ]
 
