@@ -268,3 +268,51 @@ def test_releases_of_then_that_do_not_install_give_way_to_the_newest(
     (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
     assert "pytest<=0.0.0.1" in tools["argv"]
     assert tools["verdict"] == "pass"
+
+
+#: The jaraco skeleton's test extra (zipp 3.19.2, inflect 7.3.1): mypy and ruff run as
+#: tests, through plugins pytest-enabler turns on.
+JARACO_TEST_EXTRA = """
+    [project]
+    name = "dated"
+    version = "0.1"
+    [project.optional-dependencies]
+    test = [
+        "pytest >= 6",
+        "pytest-mypy",
+        "pytest-ruff >= 0.2.1",
+        "pytest-mypy-plugins",
+    ]
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "held"),
+    [
+        ({"pyproject.toml": JARACO_TEST_EXTRA}, {"mypy", "ruff"}),
+        ({"setup.cfg": "[options.extras_require]\ntesting =\n    pytest-flake8\n"}, {"flake8"}),
+        ({"requirements-dev.txt": "pytest\nPytest-Black==0.3.12\n"}, {"black"}),
+        # Another plugin whose name begins alike is not the linter's.
+        ({"requirements-dev.txt": "pytest-mypy-plugins\npytest-isort-extra\n"}, set()),
+    ],
+)
+def test_a_linter_a_declared_pytest_plugin_runs_is_held_to_the_trees_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], held: set[str]
+) -> None:
+    """inflect 7.3.1 was FAILED by today's mypy, which pytest-mypy brings unpinned; with
+    the mypy of its date, its 269 tests pass, as they did for its maintainers."""
+    project = {"pyproject.toml": '[project]\nname = "dated"\nversion = "0.1"\n', **files}
+    tested = {"dated.py": "x = 1\n", "tests/test_dated.py": "def test_x():\n    pass\n"}
+    repo = commit_all(write_dedented(tmp_path / "repo", {**project, **tested}))
+    asked: list[set[str]] = []
+
+    def era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]]:
+        asked.append(set(tools))
+        return "2024-06-01", {tool: "1.0" for tool in tools}
+
+    monkeypatch.setattr(install, "_era", era)
+    steps = install.install_steps(repo)
+    (unpinned,) = asked
+    assert unpinned == {"pytest", *held}, unpinned
+    (tools,) = [s for s in steps if s.name == "install-python-tools"]
+    assert all(f"{tool}<=1.0" in tools.argv for tool in held), tools.argv

@@ -12,6 +12,7 @@ check will look for it: the project's own environment.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -297,11 +298,48 @@ _DRIFTING_LINTERS = {
 }
 
 
+#: pytest plugins that run a drifting linter as tests, by the linter they run: the jaraco
+#: skeleton's projects (zipp, inflect, keyring) declare pytest-mypy and pytest-ruff among
+#: their test requirements, and pytest-enabler turns them on.
+_LINTING_PLUGINS = {
+    "black": "pytest-black",
+    "flake8": "pytest-flake8",
+    "isort": "pytest-isort",
+    "mypy": "pytest-mypy",
+    "pylint": "pytest-pylint",
+    "ruff": "pytest-ruff",
+}
+#: Where those plugins are declared: the project's own manifests and requirement files.
+_DECLARING_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini")
+
+
 def _stated_linters(root: Path) -> set[str]:
-    """The drifting linters a file where the project says what it runs names."""
+    """The drifting linters a file where the project says what it runs names, and those a
+    pytest plugin among its declared requirements runs with its tests."""
     from assay.discovery.stated_runs import names_any
 
-    return {tool for tool, commands in _DRIFTING_LINTERS.items() if names_any(root, commands)}
+    stated = {tool for tool, commands in _DRIFTING_LINTERS.items() if names_any(root, commands)}
+    return stated | _linted_by_pytest_plugins(root)
+
+
+def _linted_by_pytest_plugins(root: Path) -> set[str]:
+    """The drifting linters whose pytest plugin (`_LINTING_PLUGINS`) a file declaring the
+    project's requirements names: they run as tests, at the release the plugin brings."""
+    from assay.tools.python_requirements import MAX_CONFIG_BYTES, requirement_files
+    from assay.untrusted_files import read_untrusted
+
+    plugin = re.compile(
+        rb"(?<![\w.-])("
+        + b"|".join(re.escape(p.encode()) for p in _LINTING_PLUGINS.values())
+        + rb")(?![\w.-])",
+        re.IGNORECASE,
+    )
+    named: set[bytes] = set()
+    for rel in (*_DECLARING_FILES, *requirement_files(root)):
+        data = read_untrusted(root, rel, limit=MAX_CONFIG_BYTES)
+        if isinstance(data, bytes):
+            named.update(m.lower() for m in plugin.findall(data))
+    return {tool for tool, name in _LINTING_PLUGINS.items() if name.encode() in named}
 
 
 def _held(step: Check) -> Check:
