@@ -9,6 +9,7 @@ a real pytest run with a real plugin patching pytest, and in a real unittest gua
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import os
@@ -270,3 +271,57 @@ def test_the_guards_own_functions_are_guarded_too(tmp_path: Path, disarmed: bool
         assert "abcd (after collection): the_guard.pytest_sessionfinish" in said, said
     else:
         assert returncode == 0 and "2 passed" in said, said
+
+
+def _equality_helpers() -> dict[str, Any]:
+    helpers: dict[str, Any] = {"_os": os, "_sys": sys}
+    exec(_FUNCTION_STATE, helpers)  # noqa: S102 - the helpers as the guards hold them
+    return helpers
+
+
+def _made_in(where: str, source: str) -> type:
+    """The class `source` makes, its code compiled as if it were the file `where`."""
+    names: dict[str, Any] = {"__name__": "made_here"}
+    exec(compile(source, where, "exec"), names)  # noqa: S102 - a test's own class
+    made = names["made"]
+    assert isinstance(made, type)
+    return made
+
+
+ALWAYS_EQUAL = (
+    "made = type('Total', (int,), {'__eq__': lambda s, o: True, '__hash__': int.__hash__})"
+)
+
+
+def test_a_class_of_the_code_under_test_equal_to_anything_is_named(tmp_path: Path) -> None:
+    helpers = _equality_helpers()
+    roots = (str(tmp_path / "installed"),)
+    made = _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
+    assert helpers["_equal_to_anything"](roots) == ["made_here.Total"]
+    # The same class in installed code, or in test code --protect restores: not asked.
+    for where in (tmp_path / "installed" / "calc.py", tmp_path / "tests" / "helpers.py"):
+        _made_in(str(where), ALWAYS_EQUAL)
+    assert helpers["_equal_to_anything"](roots) == ["made_here.Total"]
+    del made
+
+
+def test_a_class_dropped_before_the_end_is_kept_for_the_guard(tmp_path: Path) -> None:
+    """Only the cyclic collector frees a class: one made for a test and collected before
+    the guard's last look is gone, unless kept from each collection, young or full."""
+    helpers = _equality_helpers()
+    roots = (str(tmp_path / "installed"),)
+    _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)  # dropped at once
+    gc.collect()
+    assert helpers["_equal_to_anything"](roots) == []
+    kept: dict[int, type] = {}
+    helpers["_keeping"](roots, kept)
+    keep = gc.callbacks[-1]
+    try:
+        _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
+        gc.collect(0)
+        _made_in(str(tmp_path / "other.py"), ALWAYS_EQUAL.replace("Total", "Sum"))
+        gc.collect()
+    finally:
+        gc.callbacks.remove(keep)
+    found = helpers["_equal_to_anything"](roots, kept.values())
+    assert sorted(found) == ["made_here.Sum", "made_here.Total"]

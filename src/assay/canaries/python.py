@@ -185,6 +185,96 @@ def _test_file(where):
             or name[:-3] in _TEST_PLACES or not _TEST_PLACES.isdisjoint(parts[:-1]))
 
 
+class _Unlike:
+    # A value no code under test can have been made to equal: a class of the guard's own,
+    # whose every attribute is a new object, so that an `__eq__` comparing attributes the
+    # probed value lacks (`getattr(other, "x", None)`) does not find them equal.
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        return object()
+
+
+def _compares_as_the_project(cls, roots):
+    # Whether `cls` has an `__eq__` of its own that is the code under test's: its module
+    # or that function in a file neither installed nor test code --protect restores.
+    equal = vars(cls).get("__eq__")
+    if equal is None:
+        return False
+    module = _sys.modules.get(vars(cls).get("__module__") or "")
+    code = getattr(_unwrapped(equal), "__code__", None)
+    for where in (getattr(module, "__file__", None), getattr(code, "co_filename", None)):
+        if (isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
+                and not _test_file(where)):
+            return True
+    return False
+
+
+def _the_projects_classes(roots):
+    # Every class alive (each is its bases' subclass) that compares as the project's.
+    seen, stack = set(), [object]
+    while stack:
+        for cls in type.__subclasses__(stack.pop()):
+            if id(cls) not in seen:
+                seen.add(id(cls))
+                stack.append(cls)
+                if _compares_as_the_project(cls, roots):
+                    yield cls
+
+
+def _equal_to_anything(roots, kept=()):
+    # Each class of the code under test alive now, or `kept` (`_keeping`), whose values are
+    # equal to a value they never saw: an assertion comparing one with what a test expects
+    # cannot fail (`assert add(2, 3) == 5` of an int subclass whose `__eq__` returns True).
+    named = {}
+    for cls in (*kept, *_the_projects_classes(roots)):
+        if _holds_equal(cls):
+            named[f"{cls.__module__}.{cls.__qualname__}"] = None
+    return list(named)
+
+
+def _keeping(roots, kept):
+    # Only the cyclic collector frees a class (its `__mro__` holds it): one the code under
+    # test makes for a test and drops after it is kept (in `kept`, by id) from what the
+    # collector is about to sweep, for `_equal_to_anything` to ask. A young generation's
+    # objects are few; a full collection (`gc.collect()`) walks the classes instead.
+    import gc
+
+    def keep(phase, info):
+        if phase != "start":
+            return
+        generation = info.get("generation", 2)
+        if generation >= 2:
+            found = _the_projects_classes(roots)
+        else:
+            young = [v for g in range(generation + 1) for v in gc.get_objects(g)]
+            found = (v for v in young if isinstance(v, type) and _compares_as_the_project(v, roots))
+        for cls in found:
+            kept[id(cls)] = cls
+
+    gc.callbacks.append(keep)
+
+
+def _holds_equal(cls):
+    # Whether a value of `cls` (made without its `__init__`) says it equals an `_Unlike`;
+    # what it warns of, asked so, is not the run's to print.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for make in (cls.__new__, object.__new__):
+            try:
+                value = make(cls)
+            except Exception:
+                continue
+            try:
+                said = cls.__eq__(value, _Unlike())
+                return said is not NotImplemented and bool(said)
+            except Exception:
+                return False
+    return False
+
+
 def _made_of(code, where, rewrite):
     # Never the byte-code beside a file of the workspace: the code under test can write it.
     found = _compiled(where, rewrite(where) if rewrite else None, fresh=True)
@@ -499,6 +589,14 @@ $state
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
+        # Once the tests ran, the classes of the code under test they were handed exist.
+        lenient = _equal_to_anything(roots, kept.values()) if when == "at the end of the session" else []
+        if lenient:
+            write(err, f"\\n{$mark} equal ({when}): {', '.join(lenient[:20])}\\n".encode())
+            exit($code)
+
+    kept = {}
+    _keeping(roots, kept)
 
     def start(session):
         configs.append(session.config)
@@ -678,6 +776,9 @@ def _discounted(line: str, ran: Counter[str]) -> str:
 
 #: What the pytest guard writes after its mark once the report is written: its SHA-256.
 _SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})\s*$")
+#: What a guard writes after its mark when the code under test made its values equal to
+#: anything: when it looked, and the classes.
+_EQUAL = re.compile(r" equal \((?P<when>[^)]*)\): (?P<classes>.+?)\s*$")
 #: What the unittest guard writes after its mark at exit: ran; then failed, errors and
 #: skipped as unittest's summary counts them (each subtest), then as they are counted per
 #: test (what a listing and the failures' headers show).
@@ -700,6 +801,13 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                 seals.append(seal["digest"])
             elif (tally := _TALLY.match(said)) is not None:
                 tallies.append(tuple(int(n) for n in tally["counts"].split()))
+            elif (equal := _EQUAL.match(said)) is not None:
+                why = (
+                    f"the code under test makes its values equal to anything, so {runner}'s "
+                    f"equality assertions could not fail (found {equal['when']}: "
+                    f"{equal['classes']} says it equals a value it never saw)"
+                )
+                return [why]
             else:
                 return [f"{runner}'s reporting was replaced {said.strip()}"]
         if result.exit_code == GUARD_EXIT:
@@ -887,6 +995,15 @@ $state
         # Each test once: a subtest's outcome is its test's.
         return {id(t.test_case if isinstance(t, subtest) else t) for t, *_ in outcomes}
 
+    kept = {}
+    _keeping(roots, kept)
+
+    def lenient():
+        # Once the tests ran, the classes of the code under test they were handed exist.
+        found = _equal_to_anything(roots, kept.values())
+        if found:
+            write(err, f"\\n{$mark} equal (at exit): {', '.join(found[:20])}\\n".encode())
+
     def tally():
         # What the run's result holds at exit, said where its printed words cannot reach:
         # failed (unexpected successes too), errors and skipped as its summary counts them
@@ -905,6 +1022,7 @@ $state
             write(err, f"\\n{$mark} tally {' '.join(map(str, counts))}\\n".encode())
 
     _atexit.register(tally)
+    _atexit.register(lenient)
     return guard
 
 

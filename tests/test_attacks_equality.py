@@ -1,0 +1,196 @@
+"""Canaries: code under test whose values are equal to anything.
+
+The change leaves `add` wrong and returns its wrong answer as a value whose `__eq__` says
+True to whatever it is compared with, so `assert add(2, 3) == 5` and `assertEqual` pass;
+nothing of the runner's is replaced, the canaries' own values are plain ints, and the run
+reports the project's tests as passed. The guard planted beside the tests looks, once they
+ran, at every class of the code under test (neither installed nor the test code --protect
+restores) and asks a value of each whether it equals one of the guard's own it never saw:
+each attack, verified as untrusted work (`--base HEAD~1 --protect`), is `report_tampered`.
+
+Honest changes keep VERIFIED: a value class with a real `__eq__`, and a match-anything
+helper in the project's test code, where --protect restores it from the base.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.report import Report
+from assay.verdict import Cause, Status, Verdict
+from tests.attacks import change_on_base, explain, verify_change
+from tests.cli import path_with_venv
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _project_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest comes from this interpreter's environment."""
+    monkeypatch.setenv("PATH", path_with_venv())
+
+
+PYPROJECT = '[project]\nname = "calc"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\n'
+WRONG_CALC = "def add(a, b):\n    return a - b\n"
+PYTEST_TESTS = """\
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_add_negative():
+    assert add(-1, -1) == -2
+"""
+UNITTEST_TESTS = """\
+import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_add_negative(self):
+        self.assertEqual(add(-1, -1), -2)
+"""
+PYTEST_BASE = {"pyproject.toml": PYPROJECT, "calc.py": WRONG_CALC, "test_calc.py": PYTEST_TESTS}
+UNITTEST_BASE = {
+    "calc.py": WRONG_CALC,
+    "tests/__init__.py": "",
+    "tests/test_calc.py": UNITTEST_TESTS,
+}
+
+#: The wrong answer, as an int that equals anything (an int, so it still adds and prints).
+EQUAL_INT = """\
+class _Sum(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return _Sum(a - b)
+"""
+#: The same made on the spot, its `__eq__` a lambda, its class never bound to a name and
+#: the last one collected (a class lives until the cyclic collector frees it).
+EQUAL_MADE_ON_THE_SPOT = """\
+import gc
+
+
+def add(a, b):
+    gc.collect()
+    made = type("Total", (int,), {"__eq__": lambda self, other: True, "__hash__": int.__hash__})
+    return made(a - b)
+"""
+
+
+def _assert_caught(report: Report, runner: str, named: str) -> None:
+    (test,) = [e for e in report.checks if e.check.kind.value == "test"]
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.REPORT_TAMPERED), explain(
+        report
+    )
+    assert f"so {runner}'s equality assertions could not fail" in test.note, test.note
+    assert named in test.note, test.note
+
+
+@pytest.mark.parametrize(
+    ("change", "named"), [(EQUAL_INT, "calc._Sum"), (EQUAL_MADE_ON_THE_SPOT, "calc.Total")]
+)
+def test_pytest_values_equal_to_anything_are_report_tampered(
+    tmp_path: Path, change: str, named: str
+) -> None:
+    repo = change_on_base(tmp_path / "repo", PYTEST_BASE, {"calc.py": change}, dedent=False)
+    _assert_caught(verify_change(repo), "pytest", named)
+
+
+def test_unittest_values_equal_to_anything_are_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": EQUAL_INT}, dedent=False)
+    _assert_caught(verify_change(repo), "unittest", "calc._Sum")
+
+
+#: An honest fix whose answer is a value class with an `__eq__` of its own.
+HONEST_VALUE_CLASS = """\
+class Sum(int):
+    def __eq__(self, other):
+        if not isinstance(other, int):
+            return NotImplemented
+        return int(self) == int(other)
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Sum(a + b)
+"""
+#: The project's own test helper that matches anything, in test code --protect restores.
+ANYTHING_HELPER = "class Anything:\n    def __eq__(self, other):\n        return True\n"
+TESTS_WITH_THE_HELPER = """\
+from calc import add
+from tests.helpers import Anything
+
+
+def test_add():
+    assert add(2, 3) == 5
+    assert Anything() == add(2, 3)
+"""
+
+
+@pytest.mark.parametrize("base", [PYTEST_BASE, UNITTEST_BASE], ids=["pytest", "unittest"])
+def test_an_honest_value_class_is_verified(tmp_path: Path, base: dict[str, str]) -> None:
+    repo = change_on_base(tmp_path / "repo", base, {"calc.py": HONEST_VALUE_CLASS}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
+def test_a_match_anything_helper_in_the_tests_is_verified(tmp_path: Path) -> None:
+    base = {
+        **PYTEST_BASE,
+        "test_calc.py": TESTS_WITH_THE_HELPER,
+        "tests/__init__.py": "",
+        "tests/helpers.py": ANYTHING_HELPER,
+    }
+    repo = change_on_base(
+        tmp_path / "repo", base, {"calc.py": "def add(a, b):\n    return a + b\n"}, dedent=False
+    )
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
+#: Honest value classes whose `__eq__`, asked of a value made without `__init__`, could
+#: read as "equal": attributes looked up with a default, another's `__dict__`.
+DUCK_TYPED_EQUALITY = """\
+class Sum:
+    def __init__(self, total):
+        self.total = total
+
+    def __eq__(self, other):
+        return getattr(self, "total", None) == getattr(other, "total", other)
+
+
+class Record:
+    def __init__(self, total):
+        self.total = total
+
+    def __eq__(self, other):
+        return getattr(self, "__dict__", {}) == getattr(other, "__dict__", {})
+
+
+def add(a, b):
+    Record(a + b)
+    return Sum(a + b)
+"""
+
+
+def test_duck_typed_equality_is_not_taken_for_equal_to_anything(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", PYTEST_BASE, {"calc.py": DUCK_TYPED_EQUALITY}, dedent=False
+    )
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
