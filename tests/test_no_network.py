@@ -141,3 +141,45 @@ def test_a_failure_that_does_not_mention_the_network_is_still_a_failure(tmp_path
     c = Check(name="test", kind=Kind.TEST, argv=ran.argv, tool="shell")
     ev = classify(c, ran, parse_output(c, ran))
     assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO)
+
+
+@pytest.mark.slow
+def test_an_npm_script_that_fetches_a_package_is_no_network_at_once(tmp_path: Path) -> None:
+    """object-inspect's `posttest` runs `npx aud`, which no install provides: in the
+    sandbox npm is offline, so it says so at once instead of retrying a registry it cannot
+    resolve for over a minute, silent, which read as a hang."""
+    import json
+
+    from tests.cli import assay, assay_env
+
+    repo = write(
+        tmp_path / "repo",
+        {
+            "package.json": json.dumps(
+                {
+                    "name": "offline",
+                    "version": "1.0.0",
+                    "scripts": {
+                        "test": "node test.js",
+                        "posttest": "npx --yes assay-never-published-package-x",
+                    },
+                }
+            ),
+            "test.js": "console.log('1..1\\nok 1 adds\\n# pass 1');\n",
+        },
+    )
+    done = assay(
+        "verify",
+        "--json",
+        "--no-cache",
+        "--sandbox",
+        "bwrap",
+        str(repo),
+        env=assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state")),
+        timeout=120,
+    )
+    report = json.loads(done.stdout)
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert (test["verdict"], test["cause"]) == ("inconclusive", "network_unavailable"), test
+    assert "ENOTCACHED" in test["note"], test["note"]
+    assert test["duration_s"] < 30, test["duration_s"]

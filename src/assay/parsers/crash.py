@@ -62,6 +62,7 @@ _NO_NETWORK = (
     r"|Name or service not known|dial tcp: lookup \S+"  # Go, whatever the resolver said
     r"|Could not find a version that satisfies the requirement .* \(from versions: none\)"
     r"|As a reminder, you're using offline mode|but --offline was specified"
+    r"|\bENOTCACHED\b"  # npm offline, asked for a package it never fetched
 )
 
 
