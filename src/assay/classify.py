@@ -435,6 +435,16 @@ def _note(
         case Cause.TOOLCHAIN_MISSING if (
             wanted := _needs_newer_toolchain(check, result, checker)
         ) is not None:
+            from assay.toolchain_too_old import UNKNOWN_NODE_OPTION
+
+            if wanted.startswith(UNKNOWN_NODE_OPTION):
+                # An option a later release added, or one it dropped (has-symbols 1.0.3's
+                # `--es-staging`, gone from Node 20): which, only the option's history says.
+                return (
+                    f"{check.name} failed because the project needs {wanted}, and the "
+                    "Node.js here does not know it (a release may add or drop an option). "
+                    "Install a release that has it, then verify again."
+                )
             return (
                 f"{check.name} failed because the project needs {wanted}, newer than the "
                 "toolchain here. Install that release (or a newer one), then verify again."

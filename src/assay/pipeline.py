@@ -920,7 +920,12 @@ def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = N
         if manager is not None and manager.bin_dir is None:
             why = f"{why} ({manager.note})"  # why assay could not fetch it either
         elif wanted := _newer_toolchain_wanted(evidence):  # pnpm 11 under Node 20
-            why = f"the project needs {wanted}, newer than the toolchain here"
+            from assay.toolchain_too_old import UNKNOWN_NODE_OPTION
+
+            if wanted.startswith(UNKNOWN_NODE_OPTION):
+                why = f"the project needs {wanted}, which the toolchain here does not know"
+            else:
+                why = f"the project needs {wanted}, newer than the toolchain here"
         note = (
             f"install step {evidence.check.name} could not run: {why}; the checks were not "
             "run. Install it, then verify again."

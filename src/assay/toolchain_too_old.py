@@ -16,7 +16,10 @@ import re
 
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["go_mod_too_new", "toolchain_too_old"]
+__all__ = ["UNKNOWN_NODE_OPTION", "go_mod_too_new", "toolchain_too_old"]
+
+#: How `toolchain_too_old` names a Node.js for an option this one does not know.
+UNKNOWN_NODE_OPTION = "a Node.js that knows "
 
 #: What each toolchain prints when the project asks for a newer release than it is.
 _TOO_OLD = (
@@ -62,7 +65,7 @@ def toolchain_too_old(output: str) -> str | None:
                 continue
             wanted = match["wanted"]
             if wanted.startswith("--"):
-                return f"a Node.js that knows {wanted}"
+                return f"{UNKNOWN_NODE_OPTION}{wanted}"
             return f"Node.js {wanted}" if wanted[:1] in "<>=^~" else wanted
     return None
 
