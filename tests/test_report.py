@@ -81,6 +81,27 @@ def test_each_other_failing_check_says_why_it_failed() -> None:
     assert len(note) < 400, note
 
 
+def test_a_failure_is_named_by_its_first_error_not_the_warnings_before_it() -> None:
+    """minimist's `npm run lint` with a `while (true) {}`: eslint lists 53 warnings
+    (no-magic-numbers in example/parse.js first) around the 3 errors that failed it."""
+    warning = Diagnostic("No magic number: 2", file="example/parse.js", line=3, severity="warning")
+    error = Diagnostic("Unexpected constant condition", file="index.js", line=14)
+    installed = Diagnostic("Bad", file="node_modules/x/a.js", line=1)
+    lint = evidence_for(
+        Check(name="npm-lint", kind=Kind.LINT, argv=("npm", "run", "lint")),
+        Cause.EXIT_NONZERO,
+        diagnostics=(warning, installed, error),
+    )
+    note = aggregate([lint]).note
+    assert note.startswith("npm-lint failed: index.js:14: Unexpected constant condition"), note
+    installed_warning = Diagnostic("Old", file="node_modules/x/a.js", line=1, severity="warning")
+    only_warnings = evidence_for(
+        lint.check, Cause.EXIT_NONZERO, diagnostics=(installed_warning, warning), reason="exit 1"
+    )
+    note = aggregate([only_warnings]).note
+    assert note.startswith("npm-lint failed: example/parse.js:3: No magic number: 2"), note
+
+
 def test_inconclusive_without_fail_is_indeterminate() -> None:
     report = aggregate([LINT_OK, ev(Kind.TEST, Cause.TIMEOUT)])
     assert report.status is Status.INDETERMINATE and report.exit_code == 3

@@ -148,11 +148,16 @@ class Diagnostic:
 
 
 def project_first(diagnostics: Sequence[Diagnostic]) -> Diagnostic | None:
-    """The first of `diagnostics` in the project's own code, else the first of all: an
-    error in an installed package is what a note quotes only when there is no other."""
-    return next((d for d in diagnostics if not d.in_installed_package), None) or next(
-        iter(diagnostics), None
-    )
+    """The first error of `diagnostics` in the project's own code, else the first error,
+    else the first in the project's own code, else the first of all: what failed a check
+    is an error (eslint lists a file's warnings beside the one error that failed it), and
+    one in an installed package is what a note quotes only when there is no other."""
+    errors = [d for d in diagnostics if d.severity == "error"]
+    for found in (errors, diagnostics):
+        first = next((d for d in found if not d.in_installed_package), None)
+        if first is not None or found:
+            return first or found[0]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
