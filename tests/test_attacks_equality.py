@@ -77,14 +77,18 @@ class _Sum(int):
 def add(a, b):
     return _Sum(a - b)
 """
-#: The same made on the spot, its `__eq__` a lambda, its class never bound to a name and
-#: the last one collected (a class lives until the cyclic collector frees it).
+#: The same made on the spot, its `__eq__` a lambda, its class never bound to a name, and
+#: the one before collected (a class lives until the cyclic collector frees it): the last
+#: call's in full, the first call's in the young generation.
 EQUAL_MADE_ON_THE_SPOT = """\
 import gc
 
+calls = []
+
 
 def add(a, b):
-    gc.collect()
+    gc.collect(0 if calls else 2)
+    calls.append(None)
     made = type("Total", (int,), {"__eq__": lambda self, other: True, "__hash__": int.__hash__})
     return made(a - b)
 """
@@ -173,6 +177,10 @@ class Sum:
     def __eq__(self, other):
         return getattr(self, "total", None) == getattr(other, "total", other)
 
+    def __del__(self):
+        # Made without `__init__`, as the guard makes one to ask, this raises as it goes.
+        self.total.bit_length()
+
 
 class Record:
     def __init__(self, total):
@@ -189,8 +197,14 @@ def add(a, b):
 
 
 def test_duck_typed_equality_is_not_taken_for_equal_to_anything(tmp_path: Path) -> None:
+    """Under `filterwarnings = error` too: what the guard's asking makes Python report
+    (a `__del__` that raises) is not the run's."""
+    strict = PYPROJECT + 'filterwarnings = ["error"]\n'
     repo = change_on_base(
-        tmp_path / "repo", PYTEST_BASE, {"calc.py": DUCK_TYPED_EQUALITY}, dedent=False
+        tmp_path / "repo",
+        {**PYTEST_BASE, "pyproject.toml": strict},
+        {"calc.py": DUCK_TYPED_EQUALITY},
+        dedent=False,
     )
     report = verify_change(repo)
     assert report.status is Status.VERIFIED, explain(report)

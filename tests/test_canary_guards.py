@@ -293,7 +293,14 @@ ALWAYS_EQUAL = (
 )
 
 
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_class_of_the_code_under_test_equal_to_anything_is_named(tmp_path: Path) -> None:
+    """Every class of this process is asked (its `roots` hold none of them): none but the
+    one made here says it equals anything, and values made without `__init__` go quietly
+    (assay's `SandboxIdentity.__del__` reads what its `__init__` sets)."""
+    from assay.sandbox.identity import SandboxIdentity
+
+    assert "__eq__" in vars(SandboxIdentity)  # asked, then
     helpers = _equality_helpers()
     roots = (str(tmp_path / "installed"),)
     made = _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
@@ -307,7 +314,8 @@ def test_a_class_of_the_code_under_test_equal_to_anything_is_named(tmp_path: Pat
 
 def test_a_class_dropped_before_the_end_is_kept_for_the_guard(tmp_path: Path) -> None:
     """Only the cyclic collector frees a class: one made for a test and collected before
-    the guard's last look is gone, unless kept from each collection, young or full."""
+    the guard's last look is gone, unless kept: when its test ends (it is young then), or
+    when a full collection (`gc.collect()`) is about to sweep it."""
     helpers = _equality_helpers()
     roots = (str(tmp_path / "installed"),)
     _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)  # dropped at once
@@ -318,6 +326,7 @@ def test_a_class_dropped_before_the_end_is_kept_for_the_guard(tmp_path: Path) ->
     keep = gc.callbacks[-1]
     try:
         _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
+        helpers["_keep_young"](roots, kept)  # as the test that made it ends
         gc.collect(0)
         _made_in(str(tmp_path / "other.py"), ALWAYS_EQUAL.replace("Total", "Sum"))
         gc.collect()

@@ -233,45 +233,60 @@ def _equal_to_anything(roots, kept=()):
     return list(named)
 
 
-def _keeping(roots, kept):
+def _keep_young(roots, kept):
     # Only the cyclic collector frees a class (its `__mro__` holds it): one the code under
-    # test makes for a test and drops after it is kept (in `kept`, by id) from what the
-    # collector is about to sweep, for `_equal_to_anything` to ask. A young generation's
-    # objects are few; a full collection (`gc.collect()`) walks the classes instead.
+    # test made for a test that just ended is still among the young objects, and is kept
+    # (in `kept`, by id) for `_equal_to_anything` to ask, whether or not it was dropped.
+    import gc
+
+    for generation in (0, 1):
+        for value in gc.get_objects(generation):
+            if isinstance(value, type) and _compares_as_the_project(value, roots):
+                kept[id(value)] = value
+
+
+def _keeping(roots, kept):
+    # What a full collection (`gc.collect()`) is about to sweep: the classes alive, kept.
+    # (Every collection of the young generations would cost a run a third of its time.)
     import gc
 
     def keep(phase, info):
-        if phase != "start":
-            return
-        generation = info.get("generation", 2)
-        if generation >= 2:
-            found = _the_projects_classes(roots)
-        else:
-            young = [v for g in range(generation + 1) for v in gc.get_objects(g)]
-            found = (v for v in young if isinstance(v, type) and _compares_as_the_project(v, roots))
-        for cls in found:
-            kept[id(cls)] = cls
+        if phase == "start" and info.get("generation", 2) >= 2:
+            for cls in _the_projects_classes(roots):
+                kept[id(cls)] = cls
 
     gc.callbacks.append(keep)
 
 
 def _holds_equal(cls):
-    # Whether a value of `cls` (made without its `__init__`) says it equals an `_Unlike`;
-    # what it warns of, asked so, is not the run's to print.
+    # Whether a value of `cls` (made without its `__init__`) says it equals an `_Unlike`.
+    # What it warns of, asked so, and what its `__del__` raises when it goes (it never had
+    # the attributes `__init__` sets), are not the run's to print.
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for make in (cls.__new__, object.__new__):
-            try:
-                value = make(cls)
-            except Exception:
-                continue
-            try:
-                said = cls.__eq__(value, _Unlike())
-                return said is not NotImplemented and bool(said)
-            except Exception:
-                return False
+    hook = _sys.unraisablehook
+    _sys.unraisablehook = lambda unraisable: None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _says_equal(cls)
+    finally:
+        _sys.unraisablehook = hook
+
+
+def _says_equal(cls):
+    for make in (cls.__new__, object.__new__):
+        try:
+            value = make(cls)
+        except Exception:
+            continue
+        try:
+            said = cls.__eq__(value, _Unlike())
+            return said is not NotImplemented and bool(said)
+        except Exception:
+            return False
+        finally:
+            value = said = None  # gone (and finalized) while the hook is quiet
     return False
 
 
@@ -598,6 +613,9 @@ $state
     kept = {}
     _keeping(roots, kept)
 
+    def tested():
+        _keep_young(roots, kept)
+
     def start(session):
         configs.append(session.config)
         manager.append(session.config.pluginmanager)
@@ -634,10 +652,10 @@ $state
         collected.extend(items)
         guard("after collection")
 
-    return guard, start, seal, sealed, collect
+    return guard, start, seal, sealed, collect, tested
 
 
-_guard, _start, _seal, _sealed, _collect = _guarding()
+_guard, _start, _seal, _sealed, _collect, _tested = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
@@ -665,6 +683,12 @@ def pytest_collection_modifyitems(session, config, items, collect=_collect):
     chosen = _random.Random("$seed")
     for item in reversed(ours):
         items.insert(chosen.choice(bounds), item)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item, tested=_tested):
+    yield
+    tested()
 
 
 @pytest.hookimpl(tryfirst=True)
