@@ -594,6 +594,13 @@ $state
             yield from _forged_test(item.nodeid, getattr(item, "obj", None), where, module, where,
                                     shell, rewrite, checked)
 
+    # The classes of the code under test each test made, kept for the guard's last look.
+    kept = {}
+    _keeping(roots, kept)
+
+    def tested():
+        _keep_young(roots, kept)
+
     def guard(when):
         found = [".".join(p for p in place if p) for place, was in taken if changed(was, look(place))]
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
@@ -609,12 +616,6 @@ $state
         if lenient:
             write(err, f"\\n{$mark} equal ({when}): {', '.join(lenient[:20])}\\n".encode())
             exit($code)
-
-    kept = {}
-    _keeping(roots, kept)
-
-    def tested():
-        _keep_young(roots, kept)
 
     def start(session):
         configs.append(session.config)
