@@ -334,3 +334,24 @@ def test_a_class_dropped_before_the_end_is_kept_for_the_guard(tmp_path: Path) ->
         gc.callbacks.remove(keep)
     found = helpers["_equal_to_anything"](roots, kept.values())
     assert sorted(found) == ["made_here.Sum", "made_here.Total"]
+
+
+def test_only_classes_written_in_python_on_whole_bases_are_asked(tmp_path: Path) -> None:
+    """A value made without `__init__` of a type written in C may not be safe to touch
+    (upb's map container, asked so, crashed the process): such a type, or a class of the
+    code under test built on one, is never asked."""
+    import decimal
+    import io
+
+    helpers = _equality_helpers()
+    written_in_python = helpers["_written_in_python"]
+    made = _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
+    assert written_in_python(made) and written_in_python(Path)
+    assert not any(written_in_python(c) for c in (int, decimal.Decimal, io.StringIO, type))
+    on_c = _made_in(
+        str(tmp_path / "calc.py"),
+        "import io\nmade = type('Buffer', (io.BytesIO,), {'__eq__': lambda s, o: True})",
+    )
+    roots = (str(tmp_path / "installed"),)
+    assert helpers["_compares_as_the_project"](made, roots)
+    assert not helpers["_compares_as_the_project"](on_c, roots)

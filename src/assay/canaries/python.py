@@ -195,19 +195,42 @@ class _Unlike:
         return object()
 
 
+#: Types written in C whose values `__new__` makes whole: a class of the code under test
+#: built on any other C type is never asked (a value of it made without `__init__` may
+#: not be safe to touch at all).
+_WHOLE_WHEN_NEW = (object, int, float, complex, bool, str, bytes, tuple, frozenset)
+
+
 def _compares_as_the_project(cls, roots):
-    # Whether `cls` has an `__eq__` of its own that is the code under test's: its module
-    # or that function in a file neither installed nor test code --protect restores.
+    # Whether `cls` has an `__eq__` of its own, written in Python, that is the code under
+    # test's: its module or that function in a file neither installed nor test code
+    # --protect restores; and whether a value of it can be made safely to ask.
     equal = vars(cls).get("__eq__")
-    if equal is None:
+    code = getattr(_unwrapped(equal), "__code__", None) if equal is not None else None
+    if code is None:
         return False
     module = _sys.modules.get(vars(cls).get("__module__") or "")
-    code = getattr(_unwrapped(equal), "__code__", None)
-    for where in (getattr(module, "__file__", None), getattr(code, "co_filename", None)):
+    for where in (getattr(module, "__file__", None), code.co_filename):
         if (isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
                 and not _test_file(where)):
-            return True
+            return all(_written_in_python(base) or base in _WHOLE_WHEN_NEW for base in cls.__mro__)
     return False
+
+
+#: What an extension module's file ends with.
+_EXTENSIONS = (".so", ".pyd")
+
+
+def _written_in_python(cls):
+    # A class statement's (or `type()`'s) class: a heap type, never an immutable one, as
+    # the types C code makes statically or from a spec mostly are, and not of an extension
+    # module (upb's map container is a mutable heap type with Mapping's `__eq__`).
+    flags = getattr(cls, "__flags__", 0)
+    if not flags & (1 << 9) or flags & (1 << 8):
+        return False
+    module = _sys.modules.get(vars(cls).get("__module__") or "")
+    where = getattr(module, "__file__", None)
+    return not (isinstance(where, str) and where.endswith(_EXTENSIONS))
 
 
 def _the_projects_classes(roots):
