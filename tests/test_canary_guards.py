@@ -279,6 +279,14 @@ def _equality_helpers() -> dict[str, Any]:
     return helpers
 
 
+def _installed_roots() -> tuple[str, ...]:
+    """Where installed code lives, as the guards take it."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib")})
+
+
 def _made_in(where: str, source: str) -> type:
     """The class `source` makes, its code compiled as if it were the file `where`."""
     names: dict[str, Any] = {"__name__": "made_here"}
@@ -295,14 +303,18 @@ ALWAYS_EQUAL = (
 
 @pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
 def test_a_class_of_the_code_under_test_equal_to_anything_is_named(tmp_path: Path) -> None:
-    """Every class of this process is asked (its `roots` hold none of them): none but the
-    one made here says it equals anything, and values made without `__init__` go quietly
-    (assay's `SandboxIdentity.__del__` reads what its `__init__` sets)."""
+    """Every class of this process outside the installed roots is asked (assay's own
+    among them): none but the one made here says it equals anything, and values made
+    without `__init__` go quietly (`SandboxIdentity.__del__` reads what `__init__` sets).
+    Installed code's match-anything values (`unittest.mock.ANY`) are not asked."""
+    from unittest import mock
+
     from assay.sandbox.identity import SandboxIdentity
 
     assert "__eq__" in vars(SandboxIdentity)  # asked, then
+    assert mock.ANY == object()
     helpers = _equality_helpers()
-    roots = (str(tmp_path / "installed"),)
+    roots = (*_installed_roots(), str(tmp_path / "installed"))
     made = _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)
     assert helpers["_equal_to_anything"](roots) == ["made_here.Total"]
     # The same class in installed code, or in test code --protect restores: not asked.
@@ -317,7 +329,7 @@ def test_a_class_dropped_before_the_end_is_kept_for_the_guard(tmp_path: Path) ->
     the guard's last look is gone, unless kept: when its test ends (it is young then), or
     when a full collection (`gc.collect()`) is about to sweep it."""
     helpers = _equality_helpers()
-    roots = (str(tmp_path / "installed"),)
+    roots = (*_installed_roots(), str(tmp_path / "installed"))
     _made_in(str(tmp_path / "calc.py"), ALWAYS_EQUAL)  # dropped at once
     gc.collect()
     assert helpers["_equal_to_anything"](roots) == []
