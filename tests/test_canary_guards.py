@@ -367,3 +367,15 @@ def test_only_classes_written_in_python_on_whole_bases_are_asked(tmp_path: Path)
     roots = (str(tmp_path / "installed"),)
     assert helpers["_compares_as_the_project"](made, roots)
     assert not helpers["_compares_as_the_project"](on_c, roots)
+
+
+def test_a_class_whose_comparison_ends_the_process_is_taken_for_equal(tmp_path: Path) -> None:
+    """`__eq__` raising SystemExit when the guard asks would end the run before the report:
+    it is named, never let through."""
+    helpers = _equality_helpers()
+    exits = _made_in(
+        str(tmp_path / "calc.py"),
+        "def _eq(self, other):\n    raise SystemExit(0)\n\n"
+        "made = type('Exits', (int,), {'__eq__': _eq, '__hash__': int.__hash__})",
+    )
+    assert helpers["_holds_equal"](exits) is True

@@ -249,10 +249,8 @@ def _equal_to_anything(roots, kept=()):
     # Each class of the code under test alive now, or `kept` (`_keeping`), whose values are
     # equal to a value they never saw: an assertion comparing one with what a test expects
     # cannot fail (`assert add(2, 3) == 5` of an int subclass whose `__eq__` returns True).
-    named = {}
-    for cls in (*kept, *_the_projects_classes(roots)):
-        if _holds_equal(cls):
-            named[f"{cls.__module__}.{cls.__qualname__}"] = None
+    asked = {id(cls): cls for cls in (*kept, *_the_projects_classes(roots))}  # each once
+    named = {f"{c.__module__}.{c.__qualname__}": None for c in asked.values() if _holds_equal(c)}
     return list(named)
 
 
@@ -298,16 +296,22 @@ def _holds_equal(cls):
 
 
 def _says_equal(cls):
+    # Making or asking a value that ends the process instead (`SystemExit` from `__eq__`)
+    # is no honest comparison: taken as "equal", so the run is never believed.
     for make in (cls.__new__, object.__new__):
         try:
             value = make(cls)
         except Exception:
             continue
+        except BaseException:
+            return True
         try:
             said = cls.__eq__(value, _Unlike())
             return said is not NotImplemented and bool(said)
         except Exception:
             return False
+        except BaseException:
+            return True
         finally:
             value = said = None  # gone (and finalized) while the hook is quiet
     return False
