@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.canaries.files import create_file, remove_created
+from assay.canaries.self_judging import REFUSED
 from assay.evidence import Check, Evidence, TestCase, TestCounts
 from assay.parsed_output import ParsedOutput
 from assay.parsed_output import Reading as ChannelReading
@@ -495,9 +496,13 @@ _LENIENT = re.compile(
 
 
 def _found(reported: Sequence[TestCase]) -> list[str]:
-    """What the canaries' checks found, where a test failed saying it."""
+    """What the canaries' checks found, where a test failed saying it: an assertion made
+    lenient, or a value under test that decides its own comparison (`self_judging`)."""
     for case in reported:
-        said = _LENIENT.search(case.message or "") if case.outcome in _FAILED else None
+        if case.outcome not in _FAILED:
+            continue
+        message = case.message or ""
+        said = _LENIENT.search(message) or REFUSED.search(message)
         if said:
             return [f"the checks planted in the run found that {said[0]}"]
     return []

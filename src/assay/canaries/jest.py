@@ -41,6 +41,7 @@ from assay.canaries.js_runners import (
     is_flag,
     without_flags,
 )
+from assay.canaries.self_judging import jest_guard
 
 #: jest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--projects", "--selectProjects", "--ignoreProjects")
@@ -70,7 +71,7 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
 
     return Planting(
         files=(
-            CanaryFile(request.relative(setup), _setup(canaries)),
+            CanaryFile(request.relative(setup), _setup(canaries, stem)),
             CanaryFile(wrapper_path, _wrapper(config, str(directory), str(setup))),
             ignored_by_git(request.relative(directory)),
         ),
@@ -119,14 +120,15 @@ _FAILED_OTHERWISE = re.compile(
 )
 
 
-def _setup(canaries: Sequence[Canary]) -> str:
+def _setup(canaries: Sequence[Canary], mark: str) -> str:
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
         '"use strict";\n'
         "// Where the project turns jest's globals off (`injectGlobals: false`).\n"
         'const { test, afterEach } = globalThis.test ? globalThis : require("@jest/globals");\n'
-        f"{canary_tests(canaries, assertion_checks(*_CHECKED), 'afterEach')}"
+        f"{jest_guard(mark)}"
+        f"{canary_tests(canaries, assertion_checks(*_CHECKED, 'guarded'), 'afterEach')}"
     )
 
 

@@ -79,7 +79,7 @@ def canary_tests(canaries: Sequence[Canary], checks: str, after_each: str) -> st
     )
 
 
-def assertion_checks(load: str, expect: str = "undefined") -> str:
+def assertion_checks(load: str, expect: str = "undefined", guarded: str = "false") -> str:
     """The function `assertionsHold`, the must-pass canary's body: each assertion API the
     tests may use must still fail on unequal values and pass on equal ones, or it throws
     saying which did not.
@@ -90,13 +90,16 @@ def assertion_checks(load: str, expect: str = "undefined") -> str:
     The values are random for the run, so leniency aimed at the project's values misses
     them. `load`: an async function of a module name giving its exports (rejecting when
     the project cannot resolve it); `expect`: an expression for the runner's own `expect`
-    (awaited inside the function)."""
+    (awaited inside the function); `guarded`: an expression, true when the setup file
+    installed the guard against self-judging values (`self_judging`), which must then
+    still refuse one."""
     left, right = unequal()
     return _CHECKS.format(
         left=left,
         right=right,
         load=load,
         expect=expect,
+        guarded=guarded,
         expect_checks=_EXPECT_CHECKS,
     )
 
@@ -122,6 +125,7 @@ const assertionsHold = async () => {{
   asserts.push(["node:assert/strict", await load("node:assert/strict")]);
   const chai = await load("chai");
   const own = {expect};
+  const refusing = {guarded};
   const a = {left}, b = {right};
   const [x, y, x2] = [{{ v: [a] }}, {{ v: [b] }}, {{ v: [a] }}];
   const broken = [];
@@ -233,6 +237,12 @@ _EXPECT_CHECKS = """\
           present = typeof target === "function";
         } catch {}
         if (present) check(label + "." + matcher, () => call(unequal), () => call(equal));
+      }
+      // A value that claims to match anything is still refused.
+      if (refusing && expect === own) {
+        const judge = { asymmetricMatch: () => true };
+        check(label + ".toEqual(asymmetricMatch)", () => expect(judge).toEqual(b), () =>
+          expect(a).toEqual(a));
       }
       if (counted && typeof expect.setState === "function") expect.setState(counted);
     }

@@ -38,6 +38,7 @@ from assay.canaries.js_runners import (
     is_flag,
     without_flags,
 )
+from assay.canaries.self_judging import vitest_guard
 
 #: vitest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--project")
@@ -79,7 +80,7 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
 
     return Planting(
         files=(
-            CanaryFile(request.relative(setup), _setup(canaries)),
+            CanaryFile(request.relative(setup), _setup(canaries, stem)),
             CanaryFile(wrapper_path, _wrapper(config, root, loader, directory.name, str(setup))),
             ignored_by_git(request.relative(directory)),
         ),
@@ -102,13 +103,14 @@ _COVERAGE_FAILED = re.compile(
 )
 
 
-def _setup(canaries: Sequence[Canary]) -> str:
+def _setup(canaries: Sequence[Canary], mark: str) -> str:
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
         "// vitest's globals when the project turns them on, else its module.\n"
         'const { test, afterEach } = globalThis.test ? globalThis : await import("vitest");\n'
-        f"{canary_tests(canaries, assertion_checks(*_CHECKED), 'afterEach')}"
+        f"{vitest_guard(mark)}"
+        f"{canary_tests(canaries, assertion_checks(*_CHECKED, 'guarded'), 'afterEach')}"
     )
 
 
