@@ -8,8 +8,11 @@ passes to a mock, equal anything (`{ asymmetricMatch: () => true }`, or jest's o
 tells such a run from an honest one.
 
 The setup file planted beside the tests wraps each comparing matcher: a received value
-holding such a method where what is expected holds none at the same place fails the test,
-saying so (`REFUSED`, read back by the canaries as a tampering finding). The must-pass
+holding such a method that says it matches a value made afresh for it, where what is
+expected holds no such method at the same place, fails the test, saying so (`REFUSED`,
+read back by the canaries as a tampering finding). A method that says nothing (a deep
+mock's, which makes every property a function) leaves the runner to compare, and is left
+alone. The must-pass
 canary then also asks that a self-judging value still be refused, so code that unwraps the
 matchers is found like code that makes them lenient. A value that answers differently each
 time it is read, or hides the method behind an iterator of its own, is beyond the guard.
@@ -50,7 +53,7 @@ _PAIRED = ("toEqual", "toStrictEqual", "toMatchObject")
 
 #: What a refused value's test fails with; `REFUSED` reads it back from the report.
 _SAID = "the value under test decides its own comparison"
-REFUSED = re.compile(rf"{_SAID}: [^\n]{{1,300}}? instead of comparing it")
+REFUSED = re.compile(rf"{_SAID}: [^\n]{{1,300}}? asks it instead of comparing it")
 
 _GUARD = """\
 // Values that decide their own comparison: the runner's equality asks a value with an
@@ -66,6 +69,18 @@ const claims = (value) => {
     return true;
   }
 };
+// A value decides when its method says it matches one of these, made afresh and never
+// seen by it: an honest one that returns nothing (a deep mock's method) leaves the runner to
+// compare, as the runner does.
+const decides = (value) => {
+  if (!claims(value)) return false;
+  const unlike = [Object.create(null), Math.random(), `${Math.random()}`];
+  try {
+    return unlike.some((probe) => Boolean(value.asymmetricMatch(probe)));
+  } catch {
+    return false;
+  }
+};
 const read = (value, key) => {
   try {
     return value[key];
@@ -73,8 +88,8 @@ const read = (value, key) => {
     return undefined;
   }
 };
-// Where in `received` a value claims to match while `expected` at the same place does not
-// (null: nowhere). Read as the runner's equality reads it: elements, own enumerable keys,
+// Where in `received` a value decides its own match while `expected` at the same place
+// has no `asymmetricMatch` (null: nowhere). Read as the runner's equality reads it: elements, own enumerable keys,
 // Map and Set entries, and what a mock function was called with and returned.
 const selfJudged = (received, expected) => {
   const seen = new Set();
@@ -85,7 +100,7 @@ const selfJudged = (received, expected) => {
     if (value === null || (typeof value !== "object" && typeof value !== "function")) continue;
     if (seen.has(value)) continue;
     seen.add(value);
-    if (claims(value) && !claims(against)) {
+    if (!claims(against) && decides(value)) {
       const path = [];
       for (let at = node; at; at = at.parent) path.unshift(at.key);
       return path.join("");
@@ -130,8 +145,8 @@ const refuse = (name, received, args) => {
   const where = selfJudged(received, paired.has(name) ? args[0] : undefined);
   if (where !== null) {
     const error = new Error(
-      "__SAID__: " + where + " has its own asymmetricMatch, which " + name +
-        " asks instead of comparing it",
+      "__SAID__: " + where + " has its own asymmetricMatch, which says it matches a " +
+        "value it never saw, and " + name + " asks it instead of comparing it",
     );
     // Pointing at the test that asserted, not at this file.
     error.stack = error.stack
