@@ -106,8 +106,11 @@ const selfJudged = (received, expected) => {
       return path.join("");
     }
     const nested = against !== null && typeof against === "object";
-    const push = (child, key, pairedWith) =>
-      stack.push({ value: child, against: pairedWith, key, parent: node });
+    const push = (child, key, pairedWith) => {
+      if (child !== null && (typeof child === "object" || typeof child === "function")) {
+        stack.push({ value: child, against: pairedWith, key, parent: node });
+      }
+    };
     try {
       if (typeof value === "function") {
         const mock = read(value, "mock");
