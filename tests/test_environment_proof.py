@@ -363,15 +363,16 @@ def test_the_projects_own_metadata_in_the_tree_may_declare_only_its_declared_plu
     assert (metadata not in problems) is proven, problems
 
 
-def test_node_modules_is_never_proven_and_blocks_only_the_checks_that_use_it(
+def test_the_trees_node_modules_is_never_proven_and_blocks_only_the_checks_that_use_it(
     tmp_path: Path,
 ) -> None:
+    """Only one assay's own install made and holds is (`tests/test_npm_install_proof.py`)."""
     plant(tmp_path, {"node_modules/jest/index.js": "module.exports = {}\n"})
     proof = prove_environments(tmp_path, (NODE_TEST, PYTEST), DECLARED)
     assert [p.path for p in proof.problems] == ["node_modules"]
     assert proof.blocks(NODE_TEST) and not proof.blocks(PYTEST)
     note = proof.note() or ""
-    assert "cannot be believed under --protect" in note and "--install" not in note
+    assert "believed under --protect only where `--install` builds it with npm" in note
 
 
 # --------------------------------------------------------------------------- walking an untrusted tree

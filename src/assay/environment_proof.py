@@ -35,9 +35,11 @@ record there is; nothing offline says what the file should hold. `assay verify -
 --protect` closes this by building the environment afresh, and holding what its tools step
 installed, before any of the project's code ran, to what it was then
 (`assay.installed_tools`).
-`node_modules` cannot be proven at all: a lockfile's `integrity` hashes the packed
-tarball, and nothing records the unpacked files, so under `--protect` a `node_modules`
-the checks would use is reported unproven (rebuild it with `--install`).
+A `node_modules` the tree brings cannot be proven: a lockfile's `integrity` hashes the
+packed tarball, and nothing records the unpacked files, so under `--protect` one the checks
+would use is reported unproven. One that `--install` makes with npm, running no script of
+the tree's, from a lockfile that keeps every package the base's locks, and that the sandbox
+then holds read-only, is believed (`assay.npm_install_proof`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from assay.untrusted_files import (
 
 if TYPE_CHECKING:
     from assay.evidence import Check
+    from assay.npm_install_proof import HeldInstall
     from assay.session import Session
 
 #: In-tree virtualenv names discovery looks for (`assay.discovery.toolenv.VENV_NAMES`).
@@ -121,6 +124,9 @@ class EnvironmentProof:
     """The ecosystems (`python`, `node`) whose environment has a problem."""
     venvs: tuple[str, ...] = ()
     """The in-tree virtualenvs among `checked`."""
+    held: tuple[str, ...] = ()
+    """The `node_modules` among `checked` that assay's own install made and the sandbox
+    holds read-only (`assay.npm_install_proof`)."""
 
     @property
     def proven(self) -> bool:
@@ -153,8 +159,10 @@ class EnvironmentProof:
             )
         if "node" in self.unproven:
             advice.append(
-                "Checks that need node_modules cannot be believed under --protect: verify "
-                "them without it, in a tree whose node_modules you built yourself"
+                "Checks that need node_modules are believed under --protect only where "
+                "`--install` builds it with npm from a package-lock.json that keeps every "
+                "package the base's locks; otherwise verify them without --protect, in a "
+                "tree whose node_modules you built yourself"
             )
         return (
             "the environment it would run in is not proven to be what the base installs, so "
@@ -168,6 +176,8 @@ class EnvironmentProof:
             "problems": [p.to_dict() for p in self.problems],
             "pytest_plugins": list(self.pytest_plugins),
         }
+        if self.held:
+            document["held_read_only"] = list(self.held)
         if self.more_problems:
             document["more_problems"] = self.more_problems
         if (note := self.note()) is not None:
@@ -179,13 +189,18 @@ class EnvironmentProof:
 
 
 def protect_environment(
-    session: Session, checks: Sequence[Check], repository: Path, base: str | None
+    session: Session,
+    checks: Sequence[Check],
+    repository: Path,
+    base: str | None,
+    node_modules: HeldInstall | None = None,
 ) -> dict[str, str]:
     """Prove the environments `checks` will use in `session`'s workspace (the base of
     `repository` at `base` says which distributions may load code by themselves), keep
     the proof in the session's record, keep every check that would run in an unproven
     one from starting (`Session.unproven`: it is `inconclusive`, never run and never
-    passed), and return the variables every check then runs with."""
+    passed), and return the variables every check then runs with. `node_modules`: what
+    became of assay's own npm install, when it made one (`assay.npm_install_proof`)."""
     workspace = session.workspace
     if workspace is None:
         return {}
@@ -197,6 +212,7 @@ def protect_environment(
         declared,
         source=Path(record.source) if record is not None else None,
         linked=record.linked if record is not None else (),
+        node_modules=node_modules,
     )
     session.record = replace(session.record, environment=proof.to_dict())
     if (note := proof.note()) is not None:
@@ -300,6 +316,7 @@ def prove_environments(
     *,
     source: Path | None = None,
     linked: Sequence[str] = (),
+    node_modules: HeldInstall | None = None,
 ) -> EnvironmentProof:
     """Prove every environment `checks` would use in `workspace` (see the module
     docstring). `source` and `linked`: the tree the workspace was made from and the
@@ -324,15 +341,21 @@ def prove_environments(
             _scan_import_dir(places, directory, at_startup, declared, found)
         if found.problems:
             unproven.append("python")
+    held: list[str] = []
     if any(_uses_node(c) for c in checks):
         before = len(found.problems) + found.dropped
         for modules in _node_modules(places, checks):
             checked.append(modules)
+            if node_modules is not None and modules in node_modules.held:
+                held.append(modules)
+                continue
+            why = node_modules.why_not if node_modules is not None else None
             found.add(
                 modules,
                 "node_modules cannot be proven to be what the base's lockfile installs: a "
                 "lockfile's integrity hashes the packed tarballs and nothing records the "
-                "unpacked files, so any of them may have been rewritten",
+                "unpacked files, so any of them may have been rewritten"
+                + (f" (assay's install could not be believed: {why})" if why else ""),
             )
         if len(found.problems) + found.dropped > before:
             unproven.append("node")
@@ -343,6 +366,7 @@ def prove_environments(
         more_problems=found.dropped,
         unproven=tuple(unproven),
         venvs=tuple(venvs),
+        held=tuple(held),
     )
 
 

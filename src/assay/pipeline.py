@@ -498,8 +498,11 @@ class _Run:
             the_plan = self._plan_again(session)
         if self.options.protect:
             from assay.environment_proof import protect_environment, uses_python
+            from assay.npm_install_proof import hold_npm_install
 
-            env.update(protect_environment(session, the_plan.checks, self.root, self.options.base))
+            base = self.options.base
+            npm = hold_npm_install(session, installed or (), self.root, base)
+            env.update(protect_environment(session, the_plan.checks, self.root, base, npm))
             if tools is not None:
                 python_checks = [c.name for c in the_plan.checks if uses_python(c)]
                 held = tools.hold_unproven(session.unproven, python_checks)
@@ -796,6 +799,11 @@ def _install(
 
     evidence: list[Evidence] = []
     steps = install_steps(session.root, dated_from=dated_from)
+    if installed_tools is not None and session.workspace is not None:
+        # Under --protect: no script of the tree's runs while node_modules is made.
+        from assay.npm_install_proof import scriptless
+
+        steps = [scriptless(step, session.workspace.path) for step in steps]
     if package_manager is not None and package_manager.bin_dir is not None:
         from assay.package_managers import on_path
 

@@ -114,6 +114,8 @@ class Session:
         # Checks run as the project's CI runs them; install steps do not (`CHECK_ENV`).
         under = dict(env or {}) if online else {**CHECK_ENV, **(env or {})}
 
+        planted: dict[str, Planted | NotPlanted] = {}
+
         def execute(check: Check) -> Evidence:
             notify_started(progress, check)
             done = run_one(check)
@@ -145,20 +147,31 @@ class Session:
                 canaries=planted.get(check.name),
             )
 
-        planted = self._plant(checks) if canaries else {}
-        try:
+        tests = [check for check in checks if canaries and check.kind is Kind.TEST]
+        if not tests:
             return run_checks(checks, execute, workdir=str(workspace.path))
+        # The others first, so that no linter or formatter reads the canaries' files as the
+        # project's (biome failed uuid's lint on the planted module's string concatenation).
+        others = [check for check in checks if check.kind is not Kind.TEST]
+        done: dict[int, Evidence] = {}
+        if others:
+            ran = run_checks(others, execute, workdir=str(workspace.path))
+            done.update(zip(map(id, others), ran))
+        planted = self._plant(tests)
+        try:
+            done.update(
+                zip(map(id, tests), run_checks(tests, execute, workdir=str(workspace.path)))
+            )
         finally:
             for one in planted.values():
                 one.remove()
+        return [done[id(check)] for check in checks]
 
-    def _plant(self, checks: Sequence[Check]) -> dict[str, Planted | NotPlanted]:
-        """Canaries for every test check of `checks`, all written before any check starts:
-        the checks running beside them (a linter, a type checker) never see files come and go."""
+    def _plant(self, tests: Sequence[Check]) -> dict[str, Planted | NotPlanted]:
+        """Canaries for every one of `tests`, all written before any of them starts."""
         from assay.canaries import NotPlanted, plant
 
         workspace = self.workspace
-        tests = [check for check in checks if check.kind is Kind.TEST]
         if workspace is None or not workspace.owned:
             why = "the checks run in the tree itself: canaries are written only into a copy"
             return {check.name: NotPlanted(why) for check in tests}

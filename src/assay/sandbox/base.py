@@ -134,6 +134,13 @@ class Sandbox(abc.ABC):
     def reclaim(self, workspace: Workspace) -> None:
         """Make files the host wrote into `workspace` usable by its commands again."""
 
+    def hold(self, workspace: Workspace, directories: Sequence[str]) -> bool:
+        """Show each of `directories` (relative to `workspace`) read-only to every command
+        run in it from now on, with the empty private caches a tool writes there
+        (`source_layout.ENV_WRITABLE_CACHES`); False when this backend cannot (its commands
+        see the files as the host does)."""
+        return False
+
     @abc.abstractmethod
     def cleanup(self, workspace: Workspace) -> None:
         """Remove the workspace; raises `CleanupError` when that fails."""

@@ -255,7 +255,10 @@ class BwrapSandbox(Sandbox):
         self._identity_note = ""
         self._seccomp: int | None = None
         self._seccomp_note = ""
-        self._roots: dict[str, list[str]] = {}
+        self._roots: dict[str, tuple[tuple[str, ...], list[str]]] = {}
+        """Per workspace, the directories held when its root was built, and the root."""
+        self._held: dict[str, tuple[str, ...]] = {}
+        """Per workspace, the directories shown read-only (`hold`)."""
         self._cgroups: dict[str, cgroup.RunCgroup] = {}
         self._cgroup_notes: dict[str, str] = {}
 
@@ -271,6 +274,7 @@ class BwrapSandbox(Sandbox):
         self._identity, self._identity_note = other._identity, other._identity_note
         self._seccomp, self._seccomp_note = other._seccomp, other._seccomp_note
         self._cgroups, self._cgroup_notes = other._cgroups, other._cgroup_notes
+        self._held = other._held
         self._binary = other._binary
 
     @property
@@ -479,6 +483,7 @@ class BwrapSandbox(Sandbox):
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
         self._roots.pop(workspace.run_id, None)
+        self._held.pop(workspace.run_id, None)
         try:
             if group is not None:
                 group.remove()
@@ -601,10 +606,17 @@ class BwrapSandbox(Sandbox):
         Checks start side by side; the first builds them while the others wait, rather
         than each scanning the same toolchain directories at once."""
         with _roots_lock:
-            args = self._roots.get(workspace.run_id)
-            if args is None:
-                args = self._roots[workspace.run_id] = self._root(workspace).args
-            return args
+            held = self._held.get(workspace.run_id, ())
+            built = self._roots.get(workspace.run_id)
+            if built is None or built[0] != held:
+                built = self._roots[workspace.run_id] = (held, self._root(workspace).args)
+            return built[1]
+
+    def hold(self, workspace: Workspace, directories: Sequence[str]) -> bool:
+        with _roots_lock:
+            held = self._held.get(workspace.run_id, ())
+            self._held[workspace.run_id] = (*held, *(d for d in directories if d not in held))
+        return True
 
     def _root(self, workspace: Workspace) -> _RootLayout:
         """The sandbox's filesystem, mount by mount (the module docstring says what is in it)."""
@@ -650,6 +662,9 @@ class BwrapSandbox(Sandbox):
             for host, seen in _relative_homes(self._env(), source, str(workspace.path)):
                 root.mirror(host, seen)
         root.bind(["--bind"], str(workspace.path))
+        for rel in self._held.get(workspace.run_id, ()):
+            caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel), frozenset())
+            root.with_private_caches(os.path.join(str(workspace.path), rel), caches, self._limits)
         return root
 
     def _limit_flags(self) -> list[str]:
