@@ -613,6 +613,12 @@ class BwrapSandbox(Sandbox):
             return built[1]
 
     def hold(self, workspace: Workspace, directories: Sequence[str]) -> bool:
+        # Each is bound read-only whole, its caches mounted over directories made for them
+        # now: one mount for a node_modules of a thousand packages, not one per package.
+        for rel in directories:
+            caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel), frozenset())
+            if not _cache_points(os.path.join(str(workspace.path), rel), caches):
+                return False
         with _roots_lock:
             held = self._held.get(workspace.run_id, ())
             self._held[workspace.run_id] = (*held, *(d for d in directories if d not in held))
@@ -663,8 +669,10 @@ class BwrapSandbox(Sandbox):
                 root.mirror(host, seen)
         root.bind(["--bind"], str(workspace.path))
         for rel in self._held.get(workspace.run_id, ()):
-            caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel), frozenset())
-            root.with_private_caches(os.path.join(str(workspace.path), rel), caches, self._limits)
+            held = os.path.join(str(workspace.path), rel)
+            root.add(["--ro-bind", held, held], held, fresh=False)
+            for name in sorted(ENV_WRITABLE_CACHES.get(posixpath.basename(rel), frozenset())):
+                root.tmpfs(os.path.join(held, name), "1777", self._limits.tmpfs_bytes)
         return root
 
     def _limit_flags(self) -> list[str]:
@@ -833,6 +841,29 @@ class _RootLayout:
             if current not in self._made:
                 self._made.add(current)
                 self.args += ["--perms", "0755", "--dir", current]
+
+
+def _cache_points(directory: str, caches: Collection[str]) -> bool:
+    """Make an empty directory of each name in `caches` in `directory` (reached following
+    no link) where there is none, to mount a private cache on; False when one cannot be
+    made, or something other than a directory is there."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        for name in caches:
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                pass
+            if not stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                return False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _within(path: str, point: str) -> bool:
