@@ -104,6 +104,13 @@ def test_a_command_in_bin_must_lead_into_a_package_the_base_locks(tmp_path: Path
     planted = _workspace(tmp_path / "planted", base, {"jest": "../../fake-jest.sh"})
     why = npm_install_unproven(planted, base.encode())
     assert why == "node_modules/.bin/jest is not a link into a package the base locks"
+    # A workspace package of the tree's, linked in, whose package.json the change gave a
+    # `jest` command: what it leads to is the change's code.
+    linked = {"node_modules/tools": {"resolved": "packages/tools", "link": True}}
+    monorepo = _lock({"node_modules/is-number": IS_NUMBER_7, **linked})
+    shadowed = _workspace(tmp_path / "linked", monorepo, {"jest": "../tools/fake-jest.js"})
+    why = npm_install_unproven(shadowed, monorepo.encode())
+    assert why == "node_modules/.bin/jest is not a link into a package the base locks"
 
 
 @pytest.mark.parametrize(

@@ -179,13 +179,17 @@ def _differs_from_base(base: Packages, change: Packages) -> str | None:
 
 def _bin_not_the_bases(workspace: Path, base: Packages) -> str | None:
     """The first command of `node_modules/.bin` that is not a link into a package the base
-    locks (npm makes each a relative link into the package that declares it)."""
+    locks from the registry (npm makes each a relative link into the package that declares
+    it)."""
     names = list_untrusted(workspace, f"{MODULES}/.bin")
     if names is None:
         return None
     if not isinstance(names, list):
         return f"node_modules/.bin cannot be listed: {names.reason}"
-    tops = [path for path in base if _TOP_LEVEL.match(path)]
+    # Not a workspace's link: what it leads to is the tree's, and its commands the change's.
+    tops = [
+        path for path, entry in base.items() if _TOP_LEVEL.match(path) and not entry.get("link")
+    ]
     for name in sorted(names):
         rel = f"{MODULES}/.bin/{name}"
         with open_untrusted(workspace, rel) as found:
