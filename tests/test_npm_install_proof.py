@@ -196,6 +196,15 @@ def test_an_honest_change_with_an_npm_lockfile_is_verified(tmp_path: Path) -> No
     assert (report.record.environment or {}).get("held_read_only") == ["node_modules"]
 
 
+def _wrong_code_beside(tmp_path: Path, script: str, file: str, attack: str) -> Report:
+    """The change's wrong `valid` and its `attack` as `file`, which the base's `script`
+    runs (`node FILE`), verified as untrusted work under --install."""
+    _needs_npm_and_jest()
+    base = _base({script: f"node {file}"}, {file: "// nothing to do\n"})
+    repo = change_on_base(tmp_path / "repo", base, {file: attack, "calc.js": WRONG_CALC})
+    return verify_change(repo, install=True)
+
+
 # The change's build code (the base's `build` script runs the change's build.js) rewrites
 # an installed package and plants a `jest` that prints a passing run, each spelled in
 # pieces, so that `npm test` would pass the wrong `valid`.
@@ -218,11 +227,7 @@ for (const [file, text] of [
 
 @pytest.mark.slow
 def test_code_that_rewrites_node_modules_before_the_tests_cannot(tmp_path: Path) -> None:
-    _needs_npm_and_jest()
-    base = _base({"build": "node build.js"}, {"build.js": "console.log('built');\n"})
-    change = {"build.js": PLANTS_IN_NODE_MODULES, "calc.js": WRONG_CALC}
-    repo = change_on_base(tmp_path / "repo", base, change)
-    report = verify_change(repo, install=True)
+    report = _wrong_code_beside(tmp_path, "build", "build.js", PLANTS_IN_NODE_MODULES)
     (build,) = [c for c in report.checks if c.check.name == "npm-build"]
     assert "wrote" not in build.result.stdout.text, explain(report)
     assert report.status is Status.FAILED, explain(report)
@@ -238,11 +243,7 @@ require('fs').writeFileSync(require.resolve('is-number'), 'module.exports = () =
 
 @pytest.mark.slow
 def test_no_script_of_the_trees_runs_while_node_modules_is_made(tmp_path: Path) -> None:
-    _needs_npm_and_jest()
-    base = _base({"postinstall": "node setup.js"}, {"setup.js": "// nothing to set up\n"})
-    change = {"setup.js": PATCHES_AT_INSTALL, "calc.js": WRONG_CALC}
-    repo = change_on_base(tmp_path / "repo", base, change)
-    report = verify_change(repo, install=True)
+    report = _wrong_code_beside(tmp_path, "postinstall", "setup.js", PATCHES_AT_INSTALL)
     assert report.status is Status.FAILED, explain(report)
     test = _test_check(report)
     assert test.tests is not None and test.tests.failed == 1, explain(report)
