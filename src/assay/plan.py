@@ -248,6 +248,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
     checks = tuple(_without_coverage_addopts(c, discovery.root) for c in checks)
+    checks = tuple(_as_script_runner(c, discovery.root) for c in checks)
     planned_kinds = {c.kind for c in checks}
     required = config.required if config else frozenset()
     missing = required - planned_kinds
@@ -910,6 +911,39 @@ def _without_coverage_addopts(check: Check, root: str) -> Check:
         return check
     override = ("-o", f"addopts={shlex.join(kept)}")
     return replace(check, argv=(*check.argv, *override), reason=f"{check.reason}; {COVERAGE_NOTE}")
+
+
+def _as_script_runner(check: Check, root: str) -> Check:
+    """An `npm run SCRIPT` test whose script is one jest or vitest command, planned as that
+    runner run by npm (`npm-jest`, `npm-vitest`): asked for its JSON report, which names
+    every test, and carrying its canaries under `--protect` (`assay.script_runner`). npm
+    only: not every yarn and pnpm hands the words after `--` to the script as npm does."""
+    argv = tuple(check.argv)
+    npms = argv[: argv.index("--")] if "--" in argv else argv
+    if check.tool != "npm-test" or check.kind is not Kind.TEST or npms[:1] != ("npm",):
+        return check
+    # One script in one package: `--workspaces` would hand every package's run one report.
+    name = npms[-1] if len(npms) > 1 and npms[1:-1] in ((), ("run",), ("run-script",)) else None
+    from assay.discovery.files import RepoFiles, UnreadableFile
+    from assay.discovery.node import parse_manifest
+    from assay.script_runner import script_runner
+
+    path = os.path.normpath(os.path.join(check.cwd, "package.json"))
+    try:
+        text = RepoFiles(root).read_text(path)
+    except UnreadableFile:
+        return check
+    manifest = parse_manifest(text, path)[0] if text is not None else None
+    script = manifest.scripts.get(name) if manifest is not None and name else None
+    runner = script_runner(script) if script is not None else None
+    if runner is None:
+        return check
+    given = argv[argv.index("--") + 1 :] if "--" in argv else ()
+    runner = replace(runner, args=(*runner.args, *given))
+    if not runner.reports:
+        return check
+    reason = f"{check.reason}; it runs {runner.runner} alone: asked for its report after `--`"
+    return replace(check, tool=f"npm-{runner.runner}", reason=reason)
 
 
 def tune(candidate: Candidate, options: PlanOptions) -> tuple[str, ...]:

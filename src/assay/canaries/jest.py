@@ -41,6 +41,7 @@ from assay.canaries.js_runners import (
     is_flag,
     without_flags,
 )
+from assay.canaries.node import script_runner_of
 from assay.canaries.self_judging import jest_guard
 
 #: jest flags that select tests by name or by project: a canary would not be selected.
@@ -52,7 +53,25 @@ _CONFIG = ("-c", "--config")
 
 def plant_jest(request: PlantRequest) -> Planting | NoCanary:
     """`jest [...]`, as the check runs it."""
-    argv = request.check.argv
+    return _plant(request, request.check.argv, appended=False)
+
+
+def plant_jest_script(request: PlantRequest) -> Planting | NoCanary:
+    """`npm run SCRIPT`, the script one jest command (`tools.node.NPM_JEST`): the planted
+    configuration is given after npm's `--`, where nothing can be taken away."""
+    runner = script_runner_of(request)
+    if isinstance(runner, NoCanary):
+        return runner
+    if any(is_flag(arg, flag) for arg in runner.args for flag in (*_CONFIG, *_BAIL)):
+        return NoCanary(
+            "the script gives jest its configuration or `--bail` itself, which words added "
+            "after npm's `--` cannot take back"
+        )
+    return _plant(request, ("jest", *runner.args), appended=True)
+
+
+def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:
+    """Canaries for the jest run `argv`; `appended`: its words can only be added to."""
     if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
     config = flag_value(argv, _CONFIG)
@@ -67,7 +86,8 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
         # jest's `--bail` takes no separate value: `--bail=N` or `--bail`.
-        return (*without_flags(argv, _CONFIG, _BAIL), "--config", str(wrapper))
+        kept = argv if appended else without_flags(argv, _CONFIG, _BAIL)
+        return (*kept, "--config", str(wrapper))
 
     return Planting(
         files=(

@@ -20,6 +20,7 @@ import shlex
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from assay.canaries import (
     Canary,
@@ -33,6 +34,7 @@ from assay.canaries import (
 from assay.canaries.js_runners import IMPORTED, assertion_checks, canary_tests
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
+from assay.script_runner import ScriptRunner, script_runner
 
 #: `node --test` flags that select tests by name: a canary would not be selected.
 _SELECTING = ("--test-name-pattern", "--test-skip-pattern", "--test-only")
@@ -104,6 +106,20 @@ def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -
 PACKAGE_JSON_MAX_BYTES = 4 * 1024 * 1024
 _SCRIPT_RUNNERS = ("run", "run-script")
 _SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
+
+
+def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
+    """The runner the check's package script is (`assay.script_runner`), with the words
+    the check gives it after npm's `--`."""
+    script = _script(request)
+    if isinstance(script, NoCanary):
+        return script
+    runner = script_runner(script)
+    if runner is None:
+        return NoCanary(f"the script runs {script!r}, not one jest or vitest command")
+    argv = request.check.argv
+    given = argv[argv.index("--") + 1 :] if "--" in argv else ()
+    return replace(runner, args=(*runner.args, *given))
 
 
 def _script(request: PlantRequest) -> str | NoCanary:

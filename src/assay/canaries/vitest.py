@@ -38,6 +38,7 @@ from assay.canaries.js_runners import (
     is_flag,
     without_flags,
 )
+from assay.canaries.node import script_runner_of
 from assay.canaries.self_judging import vitest_guard
 
 #: vitest flags that select tests by name or by project: a canary would not be selected.
@@ -53,7 +54,28 @@ _LOADER = ("--configLoader",)
 
 def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
     """`vitest run [...]`, as the check runs it."""
-    argv = request.check.argv
+    return _plant(request, request.check.argv, appended=False)
+
+
+def plant_vitest_script(request: PlantRequest) -> Planting | NoCanary:
+    """`npm run SCRIPT`, the script one vitest command (`tools.node.NPM_VITEST`): the
+    planted configuration is given after npm's `--`, where nothing can be taken away."""
+    runner = script_runner_of(request)
+    if isinstance(runner, NoCanary):
+        return runner
+    if any(is_flag(arg, flag) for arg in runner.args for flag in (*_CONFIG, *_BAIL, *_LOADER)):
+        return NoCanary(
+            "the script gives vitest its configuration, its loader or `--bail` itself, which "
+            "words added after npm's `--` cannot take back"
+        )
+    return _plant(request, ("vitest", *runner.args), appended=True)
+
+
+def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:
+    """Canaries for the vitest run `argv`; `appended`: its words can only be added to."""
+    too_old = _too_old(request)
+    if too_old is not None:
+        return too_old
     if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
     if "--no-config" in argv:
@@ -75,7 +97,7 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
     wrapper_path = request.relative(wrapper)
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
-        kept = without_flags(argv, (*_CONFIG, *_BAIL, *_LOADER))
+        kept = argv if appended else without_flags(argv, (*_CONFIG, *_BAIL, *_LOADER))
         return (*kept, "--config", str(wrapper), "--configLoader", "native")
 
     return Planting(
@@ -101,6 +123,40 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
 _COVERAGE_FAILED = re.compile(
     r"ERROR: (?:Coverage for \S+ \(.+\) does not meet|Uncovered \S+ \(.+\) exceed)"
 )
+
+
+#: The first vitest that loads a configuration natively (`--configLoader native`), as the
+#: planted one must be: an earlier one refuses the option.
+_FIRST_NATIVE_LOADER = 3
+#: The largest package.json read for a version.
+_PACKAGE_JSON_MAX_BYTES = 1024 * 1024
+
+
+def _too_old(request: PlantRequest) -> NoCanary | None:
+    """Why not, when the vitest the project installed (the nearest `node_modules/vitest`
+    above the check's directory) cannot load the planted configuration; None when it can,
+    or none is found there (the check names a vitest of its own, whose run tells)."""
+    from assay.untrusted_files import read_untrusted
+
+    here = request.cwd
+    while True:
+        manifest = request.relative(here / "node_modules" / "vitest" / "package.json")
+        data = read_untrusted(request.root, manifest, limit=_PACKAGE_JSON_MAX_BYTES)
+        if isinstance(data, bytes):
+            try:
+                version = str(json.loads(data)["version"])
+            except (ValueError, KeyError, TypeError, RecursionError):
+                return None
+            major = re.match(r"(\d+)\.", version)
+            if major is None or int(major[1]) >= _FIRST_NATIVE_LOADER:
+                return None
+            return NoCanary(
+                f"vitest {version} cannot load the planted configuration: it needs "
+                f"`--configLoader native`, which came in vitest {_FIRST_NATIVE_LOADER}"
+            )
+        if here == request.root or here.parent == here:
+            return None
+        here = here.parent
 
 
 def _setup(canaries: Sequence[Canary], mark: str) -> str:

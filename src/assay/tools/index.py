@@ -69,6 +69,8 @@ TOOL_NAMES: Mapping[Ecosystem, tuple[str, ...]] = {
         "node-test",
         "npm",
         "npm-test",
+        "npm-jest",
+        "npm-vitest",
         "tsc",
         "eslint",
         "prettier",

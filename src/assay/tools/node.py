@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
@@ -109,6 +110,22 @@ def _vitest(request: Request) -> Instrumented:
     report = request.report("json")
     argv = (*request.argv, "--reporter=json", f"--outputFile={report}")
     return request.runs(argv, report)
+
+
+def _npm_script_reporting(request: Request, report: Path, *words: str) -> Instrumented:
+    """`npm run SCRIPT`, its runner given `words` (writing `report`) after npm's `--`."""
+    argv = request.argv
+    return request.runs((*argv, *(() if "--" in argv else ("--",)), *words), report)
+
+
+def _npm_jest(request: Request) -> Instrumented:
+    report = request.report("json")
+    return _npm_script_reporting(request, report, "--json", f"--outputFile={report}")
+
+
+def _npm_vitest(request: Request) -> Instrumented:
+    report = request.report("json")
+    return _npm_script_reporting(request, report, "--reporter=json", f"--outputFile={report}")
 
 
 def _node_test(request: Request) -> Instrumented:
@@ -266,6 +283,27 @@ NPM_TEST = ToolSpec(  # a package.json script run by whichever package manager t
         ".yarn/releases/**",
     ),
 )
+#: A test script that is one jest (vitest) command, run by npm: asked for its runner's
+#: JSON report, and planted with its runner's canaries, by words after npm's `--`
+#: (`assay.script_runner`); planned so by `assay.plan` from what package.json says.
+NPM_JEST = ToolSpec(
+    name="npm-jest",
+    ecosystem=Ecosystem.NODE,
+    binaries=("npm",),
+    install_hint=NPM.install_hint,
+    local_dirs=_LOCAL,
+    instrument=_npm_jest,
+    parser=("node", "parse_jest"),
+    canary=("jest", "plant_jest_script"),
+    wrapper=True,
+    dependency_env=_dependency_env,
+)
+NPM_VITEST = replace(
+    NPM_JEST,
+    name="npm-vitest",
+    instrument=_npm_vitest,
+    canary=("vitest", "plant_vitest_script"),
+)
 TSC = _node_tool(
     "tsc",
     "install TypeScript (`npm i -g typescript` or `npm i -D typescript`)",
@@ -410,7 +448,21 @@ def resolved_unlocked(step: Check) -> bool:
 ECOSYSTEM = EcosystemSpec(
     ecosystem=Ecosystem.NODE,
     label="typescript",
-    tools=(NODE, NODE_TEST, NPM, NPM_TEST, TSC, ESLINT, PRETTIER, BIOME, OXLINT, VITEST, JEST),
+    tools=(
+        NODE,
+        NODE_TEST,
+        NPM,
+        NPM_TEST,
+        NPM_JEST,
+        NPM_VITEST,
+        TSC,
+        ESLINT,
+        PRETTIER,
+        BIOME,
+        OXLINT,
+        VITEST,
+        JEST,
+    ),
     test_files=(
         "**/*.test.*",
         "**/*.spec.*",

@@ -1,0 +1,88 @@
+"""The test runner a package script is, when it is one command: `"test": "jest --coverage"`.
+
+Most JavaScript projects run their tests as `npm test`, a script that is one jest or vitest
+command. npm runs a script through a shell and appends the words after its own `--` to it,
+so such a script can be asked for its runner's JSON report, and given the canaries'
+configuration, by words after `--`, while npm still runs it as `npm test` does (its
+`pretest` hook, its environment). That holds only where the script is one command whose
+last word is its runner's: anything after an operator (`jest && lint`) would get the
+words instead, and words the shell expands (`$VAR`, `$(...)`) say nothing certain.
+
+Read only, never run: the words come from the script's text, split as the shell would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass
+
+#: The runners a script may be, by the name of the command that starts them.
+RUNNERS = ("jest", "vitest")
+#: The runners' entry points when node is named to run one (`node --flag node_modules/...`).
+_ENTRY_POINTS = re.compile(
+    r"(?:^|/)(?:\.bin/(jest|vitest)|(jest)/bin/jest\.js|(vitest)/vitest\.mjs)$"
+)
+#: `NAME=value` before a command: an environment variable the shell (or cross-env) sets.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: Runs the rest of its words with the variables before them set (on any platform).
+_ENV_SETTERS = ("cross-env", "env")
+#: What a shell would expand or treat as more than one command.
+_SHELL_SYNTAX = frozenset("$`;&|<>(){}\n\\")
+#: Words after which a runner cannot be asked for its JSON report too (it is asked
+#: already, elsewhere), or does not run the tests once (watching, listing, configuring).
+_UNREPORTED = {
+    "jest": ("--json", "--outputFile", "--watch", "--watchAll", "--listTests", "--showConfig"),
+    "vitest": ("--reporter", "--outputFile", "--watch", "-w", "--ui", "--standalone"),
+}
+#: vitest's commands other than running the tests once (`run`, or none under CI).
+_VITEST_NOT_RUNS = frozenset({"watch", "dev", "bench", "init", "list", "typecheck"})
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptRunner:
+    """The runner a script is, and its words as written (`("jest", "--coverage")`)."""
+
+    runner: str
+    args: tuple[str, ...]
+    """The words after the runner's name or entry point."""
+
+    @property
+    def reports(self) -> bool:
+        """Whether the words after these may ask the runner for its JSON report: it runs
+        the tests once, and nothing here asks for a report already."""
+        if self.runner == "vitest" and self.args[:1] and self.args[0] in _VITEST_NOT_RUNS:
+            return False
+        unreported = _UNREPORTED[self.runner]
+        return not any(a == f or a.startswith(f + "=") for a in self.args for f in unreported)
+
+
+def script_runner(script: str) -> ScriptRunner | None:
+    """`script`'s runner when the script is one command that runs jest or vitest, else None."""
+    if _SHELL_SYNTAX & set(script):
+        return None
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return None
+    while words and (_ASSIGNMENT.match(words[0]) or os.path.basename(words[0]) in _ENV_SETTERS):
+        words = words[1:]
+    if not words:
+        return None
+    name = os.path.basename(words[0])
+    if name in RUNNERS:
+        return ScriptRunner(name, tuple(words[1:]))
+    if name not in ("node", "nodejs"):
+        return None
+    # `node [node's flags] ENTRY [args]`: a flag with a separate value would be taken
+    # for the entry point, and then it is not one; so nothing is guessed.
+    for at, word in enumerate(words[1:], start=1):
+        if word.startswith("-"):
+            continue
+        found = _ENTRY_POINTS.search(word.replace(os.sep, "/"))
+        if found is None:
+            return None
+        runner = next(group for group in found.groups() if group)
+        return ScriptRunner(runner, tuple(words[at + 1 :]))
+    return None
