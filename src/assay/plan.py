@@ -923,7 +923,8 @@ def _as_script_runner(check: Check, root: str) -> Check:
     if check.tool != "npm-test" or check.kind is not Kind.TEST or npms[:1] != ("npm",):
         return check
     # One script in one package: `--workspaces` would hand every package's run one report.
-    name = npms[-1] if len(npms) > 1 and npms[1:-1] in ((), ("run",), ("run-script",)) else None
+    if len(npms) < 2 or npms[1:-1] not in ((), ("run",), ("run-script",)):
+        return check
     from assay.discovery.files import RepoFiles, UnreadableFile
     from assay.discovery.node import parse_manifest
     from assay.script_runner import script_runner
@@ -934,13 +935,9 @@ def _as_script_runner(check: Check, root: str) -> Check:
     except UnreadableFile:
         return check
     manifest = parse_manifest(text, path)[0] if text is not None else None
-    script = manifest.scripts.get(name) if manifest is not None and name else None
+    script = manifest.scripts.get(npms[-1]) if manifest is not None else None
     runner = script_runner(script) if script is not None else None
-    if runner is None:
-        return check
-    given = argv[argv.index("--") + 1 :] if "--" in argv else ()
-    runner = replace(runner, args=(*runner.args, *given))
-    if not runner.reports:
+    if runner is None or not runner.given(argv).reports:
         return check
     reason = f"{check.reason}; it runs {runner.runner} alone: asked for its report after `--`"
     return replace(check, tool=f"npm-{runner.runner}", reason=reason)

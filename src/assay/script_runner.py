@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: The runners a script may be, by the name of the command that starts them.
@@ -47,6 +48,12 @@ class ScriptRunner:
     runner: str
     args: tuple[str, ...]
     """The words after the runner's name or entry point."""
+
+    def given(self, argv: Sequence[str]) -> ScriptRunner:
+        """The runner as npm's command line `argv` runs it: with the words it hands on
+        after its own `--` (`npm test -- --coverage`) appended."""
+        more = argv[list(argv).index("--") + 1 :] if "--" in argv else ()
+        return ScriptRunner(self.runner, (*self.args, *more))
 
     @property
     def reports(self) -> bool:

@@ -20,7 +20,6 @@ import shlex
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 
 from assay.canaries import (
     Canary,
@@ -117,9 +116,7 @@ def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
     runner = script_runner(script)
     if runner is None:
         return NoCanary(f"the script runs {script!r}, not one jest or vitest command")
-    argv = request.check.argv
-    given = argv[argv.index("--") + 1 :] if "--" in argv else ()
-    return replace(runner, args=(*runner.args, *given))
+    return runner.given(request.check.argv)
 
 
 def _script(request: PlantRequest) -> str | NoCanary:
