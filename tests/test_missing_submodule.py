@@ -6,6 +6,7 @@ tinycss2 reads its cases from `tests/css-parsing-tests`, empty in a clone made w
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.repos import write
 
 DATA_TEST = """
 import json
+import shutil
 from pathlib import Path
 
 CASES = Path(__file__).parent / "data" / "cases.json"
@@ -104,3 +106,35 @@ def test_only_files_inside_an_absent_submodule_count(
     assert missing_submodule([output.format(root=root)], str(root)) == found
     write(root, {"tests/data/other.json": "{}"})  # checked out: a missing file is a failure
     assert missing_submodule([output.format(root=root)], str(root)) is None
+
+
+#: A jest test file that reads its cases as it loads: without them it fails to load, and
+#: jest's report lists the file with no test in it, only why it failed.
+JEST_DATA_TEST = """\
+const { readFileSync } = require('node:fs');
+const cases = JSON.parse(readFileSync(`${__dirname}/data/cases.json`, 'utf8'));
+test.each(cases)('adds $a and $b', ({ a, b, sum }) => { expect(a + b).toBe(sum); });
+"""
+
+
+@pytest.mark.slow
+def test_a_jest_file_that_cannot_load_its_submodules_data_is_a_missing_step(
+    tmp_path: Path,
+) -> None:
+    assert shutil.which("jest"), "jest is not installed: `npm install -g jest`, as .ci/run does"
+    repo = tmp_path / "repo"
+    manifest = {"name": "calc", "version": "1.0.0", "scripts": {"test": "jest"}}
+    write(
+        repo,
+        {
+            "package.json": json.dumps(manifest),
+            "jest.config.js": "module.exports = { testEnvironment: 'node' };\n",
+            ".gitmodules": GITMODULES,
+            "tests/cases.test.js": JEST_DATA_TEST,
+            "tests/other.test.js": "test('adds', () => { expect(1 + 1).toBe(2); });\n",
+        },
+    )
+    (repo / "tests" / "data").mkdir()
+    report = verified(repo, tmp_path)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert "tests/data/: that git submodule is not checked out" in report["note"]

@@ -506,13 +506,25 @@ def test_jest_json_report(tmp_path: Path) -> None:
     assert parsed.test_cases[1].file == "a.test.js"
 
 
-def test_jest_counts_every_test_file_that_failed_to_load(tmp_path: Path) -> None:
-    unloaded = {"status": "failed", "assertionResults": []}
-    doc = {"testResults": [unloaded, unloaded, {"assertionResults": [{"status": "passed"}]}]}
+def test_jest_counts_every_test_file_that_failed_to_load_and_says_why(tmp_path: Path) -> None:
+    unloaded = {"status": "failed", "assertionResults": [], "name": f"{CWD}/a.test.js"}
+    why = "  \u25cf Test suite failed to run\n\n    ENOENT: no such file or directory, open 'x'"
+    doc = {
+        "testResults": [
+            unloaded,
+            {**unloaded, "name": f"{CWD}/b.test.js", "message": why},
+            {"assertionResults": [{"status": "passed"}]},
+        ]
+    }
     c = check("jest", kind=Kind.TEST)
     report_path(tmp_path, c, "json").write_text(json.dumps(doc))
     parsed = parse_output(c, result(), tmp_path)
     assert parsed.tests is not None and (parsed.tests.passed, parsed.tests.errors) == (1, 2)
+    first, second = parsed.test_cases[:2]
+    assert (first.name, first.outcome, first.message) == ("a.test.js", "error", None)
+    assert second.message is not None and "ENOENT: no such file" in second.message
+    # It stands for no test of the file's: no test is listed in it.
+    assert first.file is None and second.file is None
 
 
 def test_vitest_missing_report_has_no_counts(tmp_path: Path) -> None:

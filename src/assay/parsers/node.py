@@ -167,13 +167,12 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     if not isinstance(document, dict):
         return ParsedOutput(failure_recognized=_text_shows_failure(result), report_refused=refused)
     cases: list[TestCase] = []
-    unloaded_suites = 0
     for suite in document.get("testResults") or ():
         if not isinstance(suite, dict):
             continue
         file = relative(suite.get("name"), result.cwd)
         if suite.get("status") == "failed" and not suite.get("assertionResults"):
-            unloaded_suites += 1  # the file failed to load: no test in it ran
+            cases.append(_unloaded(file, suite.get("message"), result.cwd))
         for assertion in suite.get("assertionResults") or ():
             if not isinstance(assertion, dict):
                 continue
@@ -190,7 +189,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     # A test jest stopped at its own per-test timeout hung: named, and counted neither way.
     hung = [c for c in cases if _runner_timed_out(c)]
     counted = [c for c in cases if c not in hung]
-    tests = count_cases(counted, "jest-json", errors=unloaded_suites)
+    tests = count_cases(counted, "jest-json")
     return ParsedOutput(
         tests=tests,
         test_cases=tuple(cases),
@@ -200,6 +199,14 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
         readings=_jest_readings(cases, result),
         hung_tests=tuple(c.name for c in hung),
     )
+
+
+def _unloaded(file: str | None, said: object, cwd: str) -> TestCase:
+    """A test file that failed to load, so that no test in it ran (a syntax error, a module
+    or a data file it could not find), as one error named after the file, with why. It
+    stands for no test of the file's (`file` is left unset: no test is listed in it)."""
+    why = message(strip_ansi(said), cwd) if isinstance(said, str) and said.strip() else None
+    return TestCase(name=file or "?", outcome="error", message=why)
 
 
 #: The failure a runner gives a test it stopped at its own per-test timeout: jest's
