@@ -41,8 +41,14 @@ from tests.test_attacks_self_judging import RETURNS_A_JUDGE, _base, _module
         ),
         ("node node_modules/.bin/vitest", ScriptRunner("vitest", ())),
         ("./node_modules/.bin/jest 'test dir'", ScriptRunner("jest", ("test dir",))),
-        # More than one command, words the shell expands, or a runner not named: none.
-        ("tsc && jest", None),
+        # After the commands it needs first: npm's words go to the last one.
+        ("tsc && jest --ci", ScriptRunner("jest", ("--ci",))),
+        ("npm run lint && NODE_ENV=test vitest run", ScriptRunner("vitest", ("run",))),
+        # Another operator, words the shell expands, or a runner not last or not named: none.
+        ("jest && tsc", None),
+        ("tsc&&jest", None),
+        ("tsc || jest", None),
+        ("jest & wait", None),
         ("jest; echo done", None),
         ("jest | tee out.txt", None),
         ("jest $JEST_ARGS", None),
@@ -81,7 +87,8 @@ def _planned_test(tmp_path: Path, scripts: dict[str, str], **files: str) -> Chec
         ("jest --coverage", "npm-jest"),
         ("vitest run", "npm-vitest"),
         ("jest --json --outputFile=r.json", "npm-test"),
-        ("tsc && jest", "npm-test"),
+        ("tsc && jest", "npm-jest"),
+        ("jest && tsc", "npm-test"),
         ("node --test", "npm-test"),
     ],
 )
@@ -132,7 +139,7 @@ def test_the_planted_configuration_goes_after_npms_separator(tmp_path: Path) -> 
         (plant_jest_script, "jest --config jest.ci.js", "cannot take back"),
         (plant_jest_script, "jest --bail", "cannot take back"),
         (plant_jest_script, "jest -t adds", "selects tests by name"),
-        (plant_jest_script, "tsc && jest", "not one jest or vitest command"),
+        (plant_jest_script, "jest && tsc", "does not end with a jest or vitest command"),
         (plant_vitest_script, "vitest run --configLoader bundle", "cannot take back"),
         (plant_vitest_script, "vitest run -c vite.ci.mjs", "cannot take back"),
     ],
@@ -225,3 +232,23 @@ def test_a_wrong_answer_behind_npm_test_fails_naming_its_test(tmp_path: Path) ->
     assert report.status is Status.FAILED, explain(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (3, 1)
     assert [c.name for c in test.test_cases if c.outcome == "failed"] == ["adds"]
+
+
+@pytest.mark.slow
+def test_a_script_that_fails_before_its_runner_starts_is_judged_as_it_ended(
+    tmp_path: Path,
+) -> None:
+    """`node lint.js && jest`: the canaries go to jest, last; when the command before it
+    fails, no test is reported at all, and the run is read as any failed run is, not as
+    a report that lost its planted tests."""
+    _needs("jest")
+    base = {**_with_script("jest", "node lint.js && jest"), "lint.js": "process.exit(0);\n"}
+    failing = {"lint.js": "console.error('lint: calc.js: 1 problem');\nprocess.exit(1);\n"}
+    repo = change_on_base(tmp_path / "repo", base, failing)
+    report = verify_change(repo)
+    (test,) = [c for c in report.checks if c.check.kind is Kind.TEST]
+    assert test.check.tool == "npm-jest", explain(report)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.UNRECOGNIZED_FAILURE)
+    finding = test.extra["canaries"]["finding"]
+    assert finding == "not judged: the run failed before any test was reported"

@@ -914,8 +914,8 @@ def _without_coverage_addopts(check: Check, root: str) -> Check:
 
 
 def _as_script_runner(check: Check, root: str) -> Check:
-    """An `npm run SCRIPT` test whose script is one jest or vitest command, planned as that
-    runner run by npm (`npm-jest`, `npm-vitest`): asked for its JSON report, which names
+    """An `npm run SCRIPT` test whose script ends with a jest or vitest command, planned as
+    that runner run by npm (`npm-jest`, `npm-vitest`): asked for its JSON report, which names
     every test, and carrying its canaries under `--protect` (`assay.script_runner`). npm
     only: not every yarn and pnpm hands the words after `--` to the script as npm does."""
     argv = tuple(check.argv)
@@ -939,7 +939,7 @@ def _as_script_runner(check: Check, root: str) -> Check:
     runner = script_runner(script) if script is not None else None
     if runner is None or not runner.given(argv).reports:
         return check
-    reason = f"{check.reason}; it runs {runner.runner} alone: asked for its report after `--`"
+    reason = f"{check.reason}; it ends with {runner.runner}: asked for its report after `--`"
     return replace(check, tool=f"npm-{runner.runner}", reason=reason)
 
 

@@ -1,12 +1,15 @@
-"""The test runner a package script is, when it is one command: `"test": "jest --coverage"`.
+"""The test runner a package script ends with: `"test": "jest --coverage"`, `"tsc && vitest"`.
 
 Most JavaScript projects run their tests as `npm test`, a script that is one jest or vitest
-command. npm runs a script through a shell and appends the words after its own `--` to it,
-so such a script can be asked for its runner's JSON report, and given the canaries'
-configuration, by words after `--`, while npm still runs it as `npm test` does (its
-`pretest` hook, its environment). That holds only where the script is one command whose
-last word is its runner's: anything after an operator (`jest && lint`) would get the
-words instead, and words the shell expands (`$VAR`, `$(...)`) say nothing certain.
+command, or that runs one after the commands it needs first (`tsc && jest`). npm runs a
+script through a shell and appends the words after its own `--` to it, so the script's
+last command can be asked for its runner's JSON report, and given the canaries'
+configuration, by words after `--`, while npm still runs the script as `npm test` does
+(its `pretest` hook, its environment, the commands before). That holds only where the
+commands are joined by `&&` and the last one is the runner: after any other operator
+(`jest; lint`, `jest | tee`) the words would go elsewhere, and words the shell expands
+(`$VAR`, `$(...)`) say nothing certain. What the commands before it run is not in the
+runner's report; they only decide, by failing, that it does not run.
 
 Read only, never run: the words come from the script's text, split as the shell would.
 """
@@ -66,13 +69,16 @@ class ScriptRunner:
 
 
 def script_runner(script: str) -> ScriptRunner | None:
-    """`script`'s runner when the script is one command that runs jest or vitest, else None."""
-    if _SHELL_SYNTAX & set(script):
+    """`script`'s runner when its last command (alone, or after others joined by `&&`)
+    runs jest or vitest, else None."""
+    if _SHELL_SYNTAX & set(script.replace("&&", "")):
         return None
     try:
         words = shlex.split(script)
     except ValueError:
         return None
+    if "&&" in words:  # the words npm appends go to the last command
+        words = words[len(words) - words[::-1].index("&&") :]
     while words and (_ASSIGNMENT.match(words[0]) or os.path.basename(words[0]) in _ENV_SETTERS):
         words = words[1:]
     if not words:

@@ -115,7 +115,9 @@ def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
         return script
     runner = script_runner(script)
     if runner is None:
-        return NoCanary(f"the script runs {script!r}, not one jest or vitest command")
+        return NoCanary(
+            f"the script runs {script!r}: it does not end with a jest or vitest command"
+        )
     return runner.given(request.check.argv)
 
 
