@@ -520,7 +520,9 @@ def test_jest_counts_every_test_file_that_failed_to_load_and_says_why(tmp_path: 
     report_path(tmp_path, c, "json").write_text(json.dumps(doc))
     parsed = parse_output(c, result(), tmp_path)
     assert parsed.tests is not None and (parsed.tests.passed, parsed.tests.errors) == (1, 2)
-    first, second = parsed.test_cases[:2]
+    # After the tests: a test's failure is the one a note names first.
+    passed, first, second = parsed.test_cases
+    assert passed.outcome == "passed"
     assert (first.name, first.outcome, first.message) == ("a.test.js", "error", None)
     assert second.message is not None and "ENOENT: no such file" in second.message
     # It stands for no test of the file's: no test is listed in it.

@@ -57,8 +57,8 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
 
 
 def plant_jest_script(request: PlantRequest) -> Planting | NoCanary:
-    """`npm run SCRIPT`, the script one jest command (`tools.node.NPM_JEST`): the planted
-    configuration is given after npm's `--`, where nothing can be taken away."""
+    """`npm run SCRIPT`, the script ending with a jest command (`tools.node.NPM_JEST`):
+    the planted configuration is given after npm's `--`, where nothing can be taken away."""
     runner = script_runner_of(request)
     if isinstance(runner, NoCanary):
         return runner

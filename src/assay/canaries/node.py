@@ -108,8 +108,8 @@ _SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
 
 
 def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
-    """The runner the check's package script is (`assay.script_runner`), with the words
-    the check gives it after npm's `--`."""
+    """The runner the check's package script ends with (`assay.script_runner`), with the
+    words the check gives it after npm's `--`."""
     script = _script(request)
     if isinstance(script, NoCanary):
         return script

@@ -58,8 +58,8 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
 
 
 def plant_vitest_script(request: PlantRequest) -> Planting | NoCanary:
-    """`npm run SCRIPT`, the script one vitest command (`tools.node.NPM_VITEST`): the
-    planted configuration is given after npm's `--`, where nothing can be taken away."""
+    """`npm run SCRIPT`, the script ending with a vitest command (`tools.node.NPM_VITEST`):
+    the planted configuration is given after npm's `--`, where nothing can be taken away."""
     runner = script_runner_of(request)
     if isinstance(runner, NoCanary):
         return runner

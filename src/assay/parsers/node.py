@@ -167,12 +167,13 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     if not isinstance(document, dict):
         return ParsedOutput(failure_recognized=_text_shows_failure(result), report_refused=refused)
     cases: list[TestCase] = []
+    unloaded: list[TestCase] = []  # after the tests: a test's failure is the one to name first
     for suite in document.get("testResults") or ():
         if not isinstance(suite, dict):
             continue
         file = relative(suite.get("name"), result.cwd)
         if suite.get("status") == "failed" and not suite.get("assertionResults"):
-            cases.append(_unloaded(file, suite.get("message"), result.cwd))
+            unloaded.append(_unloaded(file, suite.get("message"), result.cwd))
         for assertion in suite.get("assertionResults") or ():
             if not isinstance(assertion, dict):
                 continue
@@ -186,6 +187,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
                     message=message(strip_ansi(str(messages[0])), result.cwd) if messages else None,
                 )
             )
+    cases += unloaded
     # A test jest stopped at its own per-test timeout hung: named, and counted neither way.
     hung = [c for c in cases if _runner_timed_out(c)]
     counted = [c for c in cases if c not in hung]

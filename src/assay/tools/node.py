@@ -283,7 +283,7 @@ NPM_TEST = ToolSpec(  # a package.json script run by whichever package manager t
         ".yarn/releases/**",
     ),
 )
-#: A test script that is one jest (vitest) command, run by npm: asked for its runner's
+#: A test script that ends with a jest (vitest) command, run by npm: asked for its runner's
 #: JSON report, and planted with its runner's canaries, by words after npm's `--`
 #: (`assay.script_runner`); planned so by `assay.plan` from what package.json says.
 NPM_JEST = ToolSpec(
