@@ -529,6 +529,13 @@ def test_jest_counts_every_test_file_that_failed_to_load_and_says_why(tmp_path: 
     assert first.file is None and second.file is None
 
 
+def test_vitest_names_lose_the_space_an_empty_file_title_leaves(tmp_path: Path) -> None:
+    doc = {"testResults": [{"assertionResults": [{"status": "passed", "fullName": " adds sync"}]}]}
+    c = check("vitest", kind=Kind.TEST)
+    report_path(tmp_path, c, "json").write_text(json.dumps(doc))
+    assert [t.name for t in parse_output(c, result(), tmp_path).test_cases] == ["adds sync"]
+
+
 def test_vitest_missing_report_has_no_counts(tmp_path: Path) -> None:
     parsed = parse_output(
         check("vitest", kind=Kind.TEST), result("Tests 3 passed", exit_code=0), tmp_path

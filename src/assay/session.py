@@ -189,8 +189,10 @@ class Session:
             return [None for _ in checks]
 
         def one(check: Check) -> CheckerId | None:
+            # With the environment `run` gives it, so that its probe is the one `run` asks.
+            as_run = replace(check, env={**CHECK_ENV, **check.env})
             try:
-                return identify(check, root=workspace.path, probes=probes)
+                return identify(as_run, root=workspace.path, probes=probes)
             except ProbeFailure:
                 return None
 

@@ -180,7 +180,7 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
             messages = assertion.get("failureMessages") or []
             cases.append(
                 TestCase(
-                    name=str(assertion.get("fullName") or assertion.get("title") or "?"),
+                    name=_test_name(assertion),
                     outcome=_JEST_STATUS.get(str(assertion.get("status")), "error"),
                     file=file,
                     duration_s=_ms(assertion.get("duration")),
@@ -201,6 +201,12 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
         readings=_jest_readings(cases, result),
         hung_tests=tuple(c.name for c in hung),
     )
+
+
+def _test_name(assertion: dict[str, Any]) -> str:
+    # vitest 0.34 (cosmiconfig's) joins the titles above a test with the file's own, which
+    # is empty: " finds JS file in first searched dir sync".
+    return str(assertion.get("fullName") or assertion.get("title") or "?").strip() or "?"
 
 
 def _unloaded(file: str | None, said: object, cwd: str) -> TestCase:
