@@ -200,3 +200,48 @@ def test_asymmetric_matchers_where_the_test_expects_them_stay_verified(
     assert report.status is Status.VERIFIED, explain(report)
     (test,) = [c for c in report.checks if c.check.kind.value == "test"]
     assert test.tests is not None and test.tests.passed == 4, explain(report)
+
+
+#: A matcher of the project's own, in its protected setup file: it compares with jest's
+#: `this.equals`, which asks a self-judging value as `toEqual` does.
+OWN_MATCHER = """\
+expect.extend({
+  toSumTo(received, expected) {
+    const pass = this.equals(received, expected);
+    return { pass, message: () => `expected ${received} to sum to ${expected}` };
+  },
+});
+"""
+OWN_MATCHER_TESTS = """\
+const { add } = require('../calc.js');
+
+test('adds', () => {
+  expect(add(2, 3)).toSumTo(5);
+});
+"""
+
+
+def _with_own_matcher() -> dict[str, str]:
+    return {
+        **_base("jest"),
+        "jest.config.js": (
+            "module.exports = { testEnvironment: 'node', setupFilesAfterEnv: ['./matchers.js'] };\n"
+        ),
+        "matchers.js": OWN_MATCHER,
+        "test/calc.test.js": OWN_MATCHER_TESTS,
+    }
+
+
+def test_a_self_judging_value_through_the_projects_own_matcher_is_report_tampered(
+    tmp_path: Path,
+) -> None:
+    _needs("jest")
+    repo = change_on_base(tmp_path / "repo", _with_own_matcher(), {"calc.js": RETURNS_A_JUDGE})
+    _assert_refused(verify_change(repo), "received", "toSumTo")
+
+
+def test_the_projects_own_matcher_on_honest_values_stays_verified(tmp_path: Path) -> None:
+    _needs("jest")
+    repo = change_on_base(tmp_path / "repo", _with_own_matcher(), {"README.md": "calc\n"})
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)

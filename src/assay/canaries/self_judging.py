@@ -166,13 +166,19 @@ __INSTALL__
 """
 
 #: jest keeps every `expect`'s matchers in one store of the test file's realm; a built-in
-#: one keeps its internal flag, so jest still calls it as its own.
+#: one keeps its internal flag, so jest still calls it as its own. The project's own
+#: matchers (`expect.extend`, jest-extended's) are wrapped too, unpaired: what they do with
+#: their arguments is theirs, and `this.equals` asks a self-judging value as `toEqual` does.
 _JEST = """\
 {
   const store = globalThis[Symbol.for("$$jest-matchers-object")];
   const internal = Symbol.for("$$jest-internal-matcher");
   if (store && store.matchers) {
-    for (const name of comparing) {
+    const names = new Set(comparing);
+    for (const [name, matcher] of Object.entries(store.matchers)) {
+      if (typeof matcher === "function" && !matcher[internal]) names.add(name);
+    }
+    for (const name of names) {
       const original = store.matchers[name];
       if (typeof original !== "function") continue;
       if (!original[wrapper]) {
