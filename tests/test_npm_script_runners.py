@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from assay.canaries import NoCanary, Planter, Planting, PlantRequest
-from assay.canaries.jest import plant_jest_script
+from assay.canaries.jest import plant_jest, plant_jest_script
 from assay.canaries.vitest import plant_vitest, plant_vitest_script
 from assay.evidence import Check
 from assay.plan import plan_repository
@@ -44,7 +44,18 @@ from tests.test_attacks_self_judging import RETURNS_A_JUDGE, _base, _module
         # After the commands it needs first: npm's words go to the last one.
         ("tsc && jest --ci", ScriptRunner("jest", ("--ci",))),
         ("npm run lint && NODE_ENV=test vitest run", ScriptRunner("vitest", ("run",))),
+        # Quoted words are words (dayjs's threshold; a single-quoted `$` is not expanded).
+        (
+            'npm run tz && jest --coverage --coverageThreshold="{ \\"global\\": { \\"lines\\": 100} }"',
+            ScriptRunner(
+                "jest", ("--coverage", '--coverageThreshold={ "global": { "lines": 100} }')
+            ),
+        ),
+        ("jest 'a;b' '$HOME'", ScriptRunner("jest", ("a;b", "$HOME"))),
         # Another operator, words the shell expands, or a runner not last or not named: none.
+        ('jest "$HOME"', None),
+        ("jest `cat args`", None),
+        ("jest > out.txt", None),
         ("jest && tsc", None),
         ("tsc&&jest", None),
         ("tsc || jest", None),
@@ -166,9 +177,26 @@ def test_a_vitest_too_old_for_the_planted_configuration_gets_no_canary(tmp_path:
         (plant_vitest_script, ("npm", "test")),
     ):
         decided = planter(_request(tmp_path, argv, "vitest"))
-        assert isinstance(decided, NoCanary) and "vitest 1.6.0 cannot load" in decided.why
+        assert isinstance(decided, NoCanary) and "vitest 1.6.0 cannot run" in decided.why
     write(tmp_path, {"node_modules/vitest/package.json": json.dumps({"version": "3.2.4"})})
     assert isinstance(plant_vitest_script(_request(tmp_path, ("npm", "test"), "x")), Planting)
+
+
+def test_a_jest_too_old_for_the_planted_configuration_gets_no_canary(tmp_path: Path) -> None:
+    """The planted configuration reads the project's with jest-config's
+    `readInitialOptions`, which came in jest 29.2: dayjs pins jest 22."""
+    write(
+        tmp_path,
+        {
+            "package.json": json.dumps({"scripts": {"test": "jest"}}),
+            "node_modules/jest/package.json": json.dumps({"version": "29.1.2"}),
+        },
+    )
+    for planter, argv in ((plant_jest, ("jest",)), (plant_jest_script, ("npm", "test"))):
+        decided = planter(_request(tmp_path, argv, "jest"))
+        assert isinstance(decided, NoCanary) and "jest 29.1.2 cannot run" in decided.why
+    write(tmp_path, {"node_modules/jest/package.json": json.dumps({"version": "29.2.0"})})
+    assert isinstance(plant_jest_script(_request(tmp_path, ("npm", "test"), "x")), Planting)
 
 
 # --------------------------------------------------------------------------- for real

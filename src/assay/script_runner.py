@@ -32,8 +32,10 @@ _ENTRY_POINTS = re.compile(
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Runs the rest of its words with the variables before them set (on any platform).
 _ENV_SETTERS = ("cross-env", "env")
-#: What a shell would expand or treat as more than one command.
-_SHELL_SYNTAX = frozenset("$`;&|<>(){}\n\\")
+#: What a shell expands outside single quotes (inside double quotes too).
+_EXPANDED = frozenset("$`")
+#: What a shell reads as more than a word when it is not quoted (`&&` is taken apart).
+_UNQUOTED_SYNTAX = frozenset(";&|<>(){}")
 #: Words after which a runner cannot be asked for its JSON report too (it is asked
 #: already, elsewhere), or does not run the tests once (watching, listing, configuring).
 _UNREPORTED = {
@@ -71,7 +73,7 @@ class ScriptRunner:
 def script_runner(script: str) -> ScriptRunner | None:
     """`script`'s runner when its last command (alone, or after others joined by `&&`)
     runs jest or vitest, else None."""
-    if _SHELL_SYNTAX & set(script.replace("&&", "")):
+    if "\n" in script or _shell_syntax(script.replace("&&", " ")):
         return None
     try:
         words = shlex.split(script)
@@ -99,3 +101,26 @@ def script_runner(script: str) -> ScriptRunner | None:
         runner = next(group for group in found.groups() if group)
         return ScriptRunner(runner, tuple(words[at + 1 :]))
     return None
+
+
+def _shell_syntax(script: str) -> bool:
+    """Whether `script` holds what a shell would expand (`$`, a backquote, outside single
+    quotes) or read as syntax (an operator, a redirection, a group; outside any quotes).
+    Quoted words are words: `--coverageThreshold="{ \\"global\\": ... }"` (dayjs)."""
+    quote = ""
+    escaped = False
+    for char in script:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+            elif quote == '"' and char in _EXPANDED:
+                return True
+        elif char in "'\"":
+            quote = char
+        elif char in _EXPANDED or char in _UNQUOTED_SYNTAX:
+            return True
+    return False

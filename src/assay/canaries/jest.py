@@ -39,6 +39,7 @@ from assay.canaries.js_runners import (
     files_without_canaries,
     flag_value,
     is_flag,
+    too_old,
     without_flags,
 )
 from assay.canaries.node import script_runner_of
@@ -49,6 +50,9 @@ _SELECTING = ("-t", "--testNamePattern", "--projects", "--selectProjects", "--ig
 #: jest flags that stop the run at a failure (the must-fail canary would stop it).
 _BAIL = ("-b", "--bail")
 _CONFIG = ("-c", "--config")
+#: The first jest whose configuration reader the planted configuration can call
+#: (`readInitialOptions`, jest-config 29.2.0); an earlier one would fail the run.
+_FIRST_READER = (29, 2)
 
 
 def plant_jest(request: PlantRequest) -> Planting | NoCanary:
@@ -72,6 +76,9 @@ def plant_jest_script(request: PlantRequest) -> Planting | NoCanary:
 
 def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:
     """Canaries for the jest run `argv`; `appended`: its words can only be added to."""
+    old = too_old(request, "jest", _FIRST_READER, "jest-config's `readInitialOptions`")
+    if old is not None:
+        return old
     if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
     config = flag_value(argv, _CONFIG)

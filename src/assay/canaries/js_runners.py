@@ -1,5 +1,5 @@
-"""What the jest and vitest planters share: reading their flags, the setup file's tests,
-and the per-file rule.
+"""What the jest and vitest planters share: reading their flags and the installed
+runner's version, the setup file's tests, and the per-file rule.
 
 Both runners collect the tests a setup file registers as tests of each test file, so the
 same two canaries show once in every file of the report.
@@ -8,17 +8,54 @@ same two canaries show once in every file of the report.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from assay.canaries import (
     Canary,
     Checks,
     NoCanary,
+    PlantRequest,
     _name_pattern,
     unequal,
 )
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
+
+#: The largest package.json read for a version.
+_PACKAGE_JSON_MAX_BYTES = 1024 * 1024
+
+
+def too_old(
+    request: PlantRequest, package: str, first: tuple[int, int], needs: str
+) -> NoCanary | None:
+    """Why not, when the `package` the project installed (the nearest
+    `node_modules/PACKAGE` above the check's directory, as node resolves it) is older than
+    `first` (major, minor), the first release with what the planted files need (`needs`);
+    None when it is not, or none is found there (the check names a runner of its own,
+    whose run tells)."""
+    from assay.untrusted_files import read_untrusted
+
+    here = request.cwd
+    while True:
+        manifest = request.relative(here / "node_modules" / package / "package.json")
+        data = read_untrusted(request.root, manifest, limit=_PACKAGE_JSON_MAX_BYTES)
+        if isinstance(data, bytes):
+            try:
+                version = str(json.loads(data)["version"])
+            except (ValueError, KeyError, TypeError, RecursionError):
+                return None
+            release = re.match(r"(\d+)\.(\d+)\.", version)
+            if release is None or (int(release[1]), int(release[2])) >= first:
+                return None
+            since = ".".join(map(str, first))
+            return NoCanary(
+                f"{package} {version} cannot run the planted configuration: it needs "
+                f"{needs}, which came in {package} {since}"
+            )
+        if here == request.root or here.parent == here:
+            return None
+        here = here.parent
 
 
 def is_flag(arg: str, flag: str) -> bool:

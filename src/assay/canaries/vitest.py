@@ -36,6 +36,7 @@ from assay.canaries.js_runners import (
     files_without_canaries,
     flag_value,
     is_flag,
+    too_old,
     without_flags,
 )
 from assay.canaries.node import script_runner_of
@@ -73,9 +74,9 @@ def plant_vitest_script(request: PlantRequest) -> Planting | NoCanary:
 
 def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:
     """Canaries for the vitest run `argv`; `appended`: its words can only be added to."""
-    too_old = _too_old(request)
-    if too_old is not None:
-        return too_old
+    old = too_old(request, "vitest", _FIRST_NATIVE_LOADER, "`--configLoader native`")
+    if old is not None:
+        return old
     if any(is_flag(arg, flag) for arg in argv for flag in _SELECTING):
         return NoCanary("the run selects tests by name or project: a canary would not be selected")
     if "--no-config" in argv:
@@ -127,36 +128,7 @@ _COVERAGE_FAILED = re.compile(
 
 #: The first vitest that loads a configuration natively (`--configLoader native`), as the
 #: planted one must be: an earlier one refuses the option.
-_FIRST_NATIVE_LOADER = 3
-#: The largest package.json read for a version.
-_PACKAGE_JSON_MAX_BYTES = 1024 * 1024
-
-
-def _too_old(request: PlantRequest) -> NoCanary | None:
-    """Why not, when the vitest the project installed (the nearest `node_modules/vitest`
-    above the check's directory) cannot load the planted configuration; None when it can,
-    or none is found there (the check names a vitest of its own, whose run tells)."""
-    from assay.untrusted_files import read_untrusted
-
-    here = request.cwd
-    while True:
-        manifest = request.relative(here / "node_modules" / "vitest" / "package.json")
-        data = read_untrusted(request.root, manifest, limit=_PACKAGE_JSON_MAX_BYTES)
-        if isinstance(data, bytes):
-            try:
-                version = str(json.loads(data)["version"])
-            except (ValueError, KeyError, TypeError, RecursionError):
-                return None
-            major = re.match(r"(\d+)\.", version)
-            if major is None or int(major[1]) >= _FIRST_NATIVE_LOADER:
-                return None
-            return NoCanary(
-                f"vitest {version} cannot load the planted configuration: it needs "
-                f"`--configLoader native`, which came in vitest {_FIRST_NATIVE_LOADER}"
-            )
-        if here == request.root or here.parent == here:
-            return None
-        here = here.parent
+_FIRST_NATIVE_LOADER = (3, 0)
 
 
 def _setup(canaries: Sequence[Canary], mark: str) -> str:
