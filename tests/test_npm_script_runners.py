@@ -267,8 +267,8 @@ def test_a_script_that_fails_before_its_runner_starts_is_judged_as_it_ended(
     tmp_path: Path,
 ) -> None:
     """`node lint.js && jest`: the canaries go to jest, last; when the command before it
-    fails, no test is reported at all, and the run is read as any failed run is, not as
-    a report that lost its planted tests."""
+    fails, jest writes no report, and the run is read as any failed run is, not as a
+    report that lost its planted tests."""
     _needs("jest")
     base = {**_with_script("jest", "node lint.js && jest"), "lint.js": "process.exit(0);\n"}
     failing = {"lint.js": "console.error('lint: calc.js: 1 problem');\nprocess.exit(1);\n"}
@@ -279,4 +279,4 @@ def test_a_script_that_fails_before_its_runner_starts_is_judged_as_it_ended(
     assert report.status is not Status.VERIFIED, explain(report)
     assert (test.verdict, test.cause) == (Verdict.INCONCLUSIVE, Cause.UNRECOGNIZED_FAILURE)
     finding = test.extra["canaries"]["finding"]
-    assert finding == "not judged: the run failed before any test was reported"
+    assert finding == "not reached: the run failed before the canaries reported"

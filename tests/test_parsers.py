@@ -536,6 +536,25 @@ def test_vitest_names_lose_the_space_an_empty_file_title_leaves(tmp_path: Path) 
     assert [t.name for t in parse_output(c, result(), tmp_path).test_cases] == ["adds sync"]
 
 
+def test_a_script_ending_with_jest_that_wrote_no_report_is_read_from_its_output(
+    tmp_path: Path,
+) -> None:
+    """dayjs runs jest on its time zone tests before the jest whose report is asked for:
+    when one of those fails, the script stops, and what it printed is what there is."""
+    printed = "Tests:       1 failed, 53 passed, 54 total\n"
+    c = check("npm-jest", ("npm", "run", "test"), kind=Kind.TEST)
+    parsed = parse_output(c, result(stderr=printed), tmp_path)
+    assert not parsed.report_found
+    assert parsed.tests is not None and (parsed.tests.passed, parsed.tests.failed) == (53, 1)
+    doc = {"testResults": [{"assertionResults": [{"status": "passed", "fullName": "adds"}]}]}
+    report_path(tmp_path, c, "json").write_text(json.dumps(doc))
+    parsed = parse_output(c, result(stderr=printed), tmp_path)
+    assert parsed.tests is not None and (parsed.tests.passed, parsed.tests.source) == (
+        1,
+        "jest-json",
+    )
+
+
 def test_vitest_missing_report_has_no_counts(tmp_path: Path) -> None:
     parsed = parse_output(
         check("vitest", kind=Kind.TEST), result("Tests 3 passed", exit_code=0), tmp_path

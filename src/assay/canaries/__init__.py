@@ -425,13 +425,6 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
     if not result.started or result.timed_out or result.signal is not None:
         record["finding"] = "not judged: the run did not finish"
         return Reading(_without(parsed, seen), result.exit_code, (), record, mark=planting.mark)
-    checked = planting.checks(result, parsed) if planting.checks is not None else []
-    if not reported and result.exit_code != 0 and not checked:
-        # No test at all, planted or not, in a run that failed, and no guard beside them
-        # said why: it failed before its tests (a command the script runs first, a
-        # configuration the runner refused). Judged as it ended, which is never a pass.
-        record["finding"] = "not judged: the run failed before any test was reported"
-        return Reading(parsed, result.exit_code, (), record, mark=planting.mark)
     failed_groups = (planting.failed_groups or failed_run)(result)
     unexplained = failed_groups is None
     if failed_groups is None:
@@ -440,7 +433,8 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
     problems.extend(_found(reported))
     if result.exit_code == 0:
         problems.insert(0, "it exited 0 although a test planted to fail was part of it")
-    problems.extend(checked)
+    if planting.checks is not None:
+        problems.extend(planting.checks(result, parsed))
     stripped = _without(parsed, seen)
     if not problems:
         problems.extend(_counts_left_out(parsed, seen))

@@ -209,6 +209,18 @@ def _test_name(assertion: dict[str, Any]) -> str:
     return str(assertion.get("fullName") or assertion.get("title") or "?").strip() or "?"
 
 
+def parse_script_runner(
+    check: Check, result: ProcessResult, report_dir: Path | None
+) -> ParsedOutput:
+    """A package script that ends with jest or vitest (`tools.node.NPM_JEST`): the runner's
+    report; where it wrote none (a command before it failed: dayjs runs jest on its time
+    zone tests first), what the script printed, read as any package script's output is."""
+    parsed = parse_jest(check, result, report_dir)
+    if parsed.report_found or parsed.report_refused:
+        return parsed
+    return parse_node_test(check, result, report_dir)
+
+
 def _unloaded(file: str | None, said: object, cwd: str) -> TestCase:
     """A test file that failed to load, so that no test in it ran (a syntax error, a module
     or a data file it could not find), as one error named after the file, with why. It
