@@ -42,7 +42,7 @@ from assay.canaries.js_runners import (
     too_old,
     without_flags,
 )
-from assay.canaries.node import script_runner_of
+from assay.canaries.node import script_words
 from assay.canaries.self_judging import jest_guard
 
 #: jest flags that select tests by name or by project: a canary would not be selected.
@@ -63,15 +63,8 @@ def plant_jest(request: PlantRequest) -> Planting | NoCanary:
 def plant_jest_script(request: PlantRequest) -> Planting | NoCanary:
     """`npm run SCRIPT`, the script ending with a jest command (`tools.node.NPM_JEST`):
     the planted configuration is given after npm's `--`, where nothing can be taken away."""
-    runner = script_runner_of(request)
-    if isinstance(runner, NoCanary):
-        return runner
-    if any(is_flag(arg, flag) for arg in runner.args for flag in (*_CONFIG, *_BAIL)):
-        return NoCanary(
-            "the script gives jest its configuration or `--bail` itself, which words added "
-            "after npm's `--` cannot take back"
-        )
-    return _plant(request, ("jest", *runner.args), appended=True)
+    words = script_words(request, (*_CONFIG, *_BAIL))
+    return words if isinstance(words, NoCanary) else _plant(request, words, appended=True)
 
 
 def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:

@@ -107,7 +107,7 @@ _SCRIPT_RUNNERS = ("run", "run-script")
 _SHELL_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
 
 
-def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
+def _script_runner(request: PlantRequest) -> ScriptRunner | NoCanary:
     """The runner the check's package script ends with (`assay.script_runner`), with the
     words the check gives it after npm's `--`."""
     script = _script(request)
@@ -119,6 +119,23 @@ def script_runner_of(request: PlantRequest) -> ScriptRunner | NoCanary:
             f"the script runs {script!r}: it does not end with a jest or vitest command"
         )
     return runner.given(request.check.argv)
+
+
+def script_words(request: PlantRequest, fixed: Sequence[str]) -> tuple[str, ...] | NoCanary:
+    """The words of the runner the check's package script ends with, from its name on, as
+    the planters of directly run runners read them; or why not, when the script gives
+    itself one of the `fixed` flags, which the planted run must set and which words added
+    after npm's `--` cannot take back."""
+    runner = _script_runner(request)
+    if isinstance(runner, NoCanary):
+        return runner
+    given = sorted({f for arg in runner.args for f in fixed if arg == f or arg.startswith(f + "=")})
+    if given:
+        return NoCanary(
+            f"the script gives {runner.runner} {', '.join(given)} itself, which words added "
+            "after npm's `--` cannot take back"
+        )
+    return (runner.runner, *runner.args)
 
 
 def _script(request: PlantRequest) -> str | NoCanary:

@@ -39,7 +39,7 @@ from assay.canaries.js_runners import (
     too_old,
     without_flags,
 )
-from assay.canaries.node import script_runner_of
+from assay.canaries.node import script_words
 from assay.canaries.self_judging import vitest_guard
 
 #: vitest flags that select tests by name or by project: a canary would not be selected.
@@ -61,15 +61,8 @@ def plant_vitest(request: PlantRequest) -> Planting | NoCanary:
 def plant_vitest_script(request: PlantRequest) -> Planting | NoCanary:
     """`npm run SCRIPT`, the script ending with a vitest command (`tools.node.NPM_VITEST`):
     the planted configuration is given after npm's `--`, where nothing can be taken away."""
-    runner = script_runner_of(request)
-    if isinstance(runner, NoCanary):
-        return runner
-    if any(is_flag(arg, flag) for arg in runner.args for flag in (*_CONFIG, *_BAIL, *_LOADER)):
-        return NoCanary(
-            "the script gives vitest its configuration, its loader or `--bail` itself, which "
-            "words added after npm's `--` cannot take back"
-        )
-    return _plant(request, ("vitest", *runner.args), appended=True)
+    words = script_words(request, (*_CONFIG, *_BAIL, *_LOADER))
+    return words if isinstance(words, NoCanary) else _plant(request, words, appended=True)
 
 
 def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Planting | NoCanary:
