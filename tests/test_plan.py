@@ -60,7 +60,8 @@ def test_package_json_only(tmp_path: Path) -> None:
         "npm-lint": ["npm", "run", "lint"],
         "npm-test": ["npm", "run", "test"],
     }
-    assert all(c.tool == "npm-test" for c in p.checks)
+    # The test script is jest alone: npm runs it, asked for jest's report after `--`.
+    assert [c.tool for c in p.checks] == ["npm-test", "npm-test", "npm-jest"]
     assert p.checks[-1].source == "package.json:7"
     assert any("covered by npm run typecheck" in d.reason for d in p.dropped)
     assert [s.stage for s in p.stages] == [Stage.CHECK]
