@@ -60,14 +60,17 @@ class ScriptRunner:
         more = argv[list(argv).index("--") + 1 :] if "--" in argv else ()
         return ScriptRunner(self.runner, (*self.args, *more))
 
+    def sets(self, flags: Sequence[str]) -> list[str]:
+        """Which of `flags` its words give (`--flag` or `--flag=value`), in order."""
+        return sorted({f for a in self.args for f in flags if a == f or a.startswith(f + "=")})
+
     @property
     def reports(self) -> bool:
         """Whether the words after these may ask the runner for its JSON report: it runs
         the tests once, and nothing here asks for a report already."""
         if self.runner == "vitest" and self.args[:1] and self.args[0] in _VITEST_NOT_RUNS:
             return False
-        unreported = _UNREPORTED[self.runner]
-        return not any(a == f or a.startswith(f + "=") for a in self.args for f in unreported)
+        return not self.sets(_UNREPORTED[self.runner])
 
 
 def script_runner(script: str) -> ScriptRunner | None:

@@ -129,7 +129,7 @@ def script_words(request: PlantRequest, fixed: Sequence[str]) -> tuple[str, ...]
     runner = _script_runner(request)
     if isinstance(runner, NoCanary):
         return runner
-    given = sorted({f for arg in runner.args for f in fixed if arg == f or arg.startswith(f + "=")})
+    given = runner.sets(fixed)
     if given:
         return NoCanary(
             f"the script gives {runner.runner} {', '.join(given)} itself, which words added "

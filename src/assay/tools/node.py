@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
 from assay.tools.index import PACKAGE_MANAGER_HOMES
-from assay.tools.instrumented import Instrumented, Request
+from assay.tools.instrumented import Instrumented, Request, Rule
 from assay.tools.python import drop_lint_fixes
 from assay.tools.spec import (
     ASKS_THE_TOOL,
@@ -100,32 +101,34 @@ def _tsc(request: Request) -> Instrumented:
     return request.runs(argv)
 
 
-def _jest(request: Request) -> Instrumented:
-    report = request.report("json")
-    argv = (*request.argv, "--json", f"--outputFile={report}")
-    return request.runs(argv, report)
+def _jest_report(report: Path) -> tuple[str, ...]:
+    return ("--json", f"--outputFile={report}")
 
 
-def _vitest(request: Request) -> Instrumented:
-    report = request.report("json")
-    argv = (*request.argv, "--reporter=json", f"--outputFile={report}")
-    return request.runs(argv, report)
+def _vitest_report(report: Path) -> tuple[str, ...]:
+    return ("--reporter=json", f"--outputFile={report}")
 
 
-def _npm_script_reporting(request: Request, report: Path, *words: str) -> Instrumented:
-    """`npm run SCRIPT`, its runner given `words` (writing `report`) after npm's `--`."""
-    argv = request.argv
-    return request.runs((*argv, *(() if "--" in argv else ("--",)), *words), report)
+def _reporting(ask: Callable[[Path], tuple[str, ...]]) -> Rule:
+    """The runner run directly, asked for its JSON report by the words `ask` gives."""
+
+    def rule(request: Request) -> Instrumented:
+        report = request.report("json")
+        return request.runs((*request.argv, *ask(report)), report)
+
+    return rule
 
 
-def _npm_jest(request: Request) -> Instrumented:
-    report = request.report("json")
-    return _npm_script_reporting(request, report, "--json", f"--outputFile={report}")
+def _npm_script_reporting(ask: Callable[[Path], tuple[str, ...]]) -> Rule:
+    """`npm run SCRIPT` whose script ends with the runner, asked for its JSON report by
+    the words `ask` gives, after npm's `--` (`assay.script_runner`)."""
 
+    def rule(request: Request) -> Instrumented:
+        report = request.report("json")
+        argv = request.argv
+        return request.runs((*argv, *(() if "--" in argv else ("--",)), *ask(report)), report)
 
-def _npm_vitest(request: Request) -> Instrumented:
-    report = request.report("json")
-    return _npm_script_reporting(request, report, "--reporter=json", f"--outputFile={report}")
+    return rule
 
 
 def _node_test(request: Request) -> Instrumented:
@@ -292,7 +295,7 @@ NPM_JEST = ToolSpec(
     binaries=("npm",),
     install_hint=NPM.install_hint,
     local_dirs=_LOCAL,
-    instrument=_npm_jest,
+    instrument=_npm_script_reporting(_jest_report),
     parser=("node", "parse_script_runner"),
     canary=("jest", "plant_jest_script"),
     wrapper=True,
@@ -301,7 +304,7 @@ NPM_JEST = ToolSpec(
 NPM_VITEST = replace(
     NPM_JEST,
     name="npm-vitest",
-    instrument=_npm_vitest,
+    instrument=_npm_script_reporting(_vitest_report),
     canary=("vitest", "plant_vitest_script"),
 )
 TSC = _node_tool(
@@ -362,7 +365,7 @@ VITEST = _node_tool(
     "install Vitest (`npm i -D vitest`)",
     commands=(Command(("vitest",), match=_vitest_runs),),
     tune=_tune_vitest,
-    instrument=_vitest,
+    instrument=_reporting(_vitest_report),
     parser=("node", "parse_jest"),
     canary=("vitest", "plant_vitest"),
     root_config=RootConfig(
@@ -382,7 +385,7 @@ JEST = _node_tool(
     "jest",
     "install Jest (`npm i -D jest`)",
     commands=(Command(("jest",), match=_jest_runs),),
-    instrument=_jest,
+    instrument=_reporting(_jest_report),
     parser=("node", "parse_jest"),
     canary=("jest", "plant_jest"),
     root_config=RootConfig(
