@@ -494,6 +494,10 @@ def test_a_source_under_tmp_is_shown_read_only_for_editable_installs() -> None:
         ("# token = commented out\n", False),
         ('[build]\njobs = 4\ntarget-dir = "target"\n', False),
         ("see the token docs\n", False),
+        ("the token docs\n" * 2000 + "[auth]\n  Token = t\n", True),
+        ("token\n= t\n", True),
+        ("api_Token: t\n", True),
+        ("token docs # = \n" * 3, False),
     ],
 )
 def test_a_file_beside_a_toolchain_is_masked_when_it_sets_a_secret(

@@ -1106,11 +1106,24 @@ def _sets_secret(path: str) -> bool:
         return False
     finally:
         os.close(fd)
-    # ASCII case folding, as the bytes pattern's own IGNORECASE does.
-    lowered = start.lower()
-    if not any(word in lowered for word in _SECRET_WORDS):
-        return False
-    return _SECRET_SETTING.search(start) is not None
+    # Only a line holding one of the words can set a secret (the pattern ends each match
+    # on such a line), so it is tried at those lines' starts rather than run through the
+    # whole file: a README that mentions a token cost 0.5 ms each time a sandbox started.
+    return any(_SECRET_SETTING.match(start, at) for at in _lines_with(start, _SECRET_WORDS))
+
+
+def _lines_with(text: bytes, words: Sequence[bytes]) -> list[int]:
+    """Where each line of `text` that holds one of the lower-case `words` starts, in any
+    ASCII letter case (as a bytes pattern's IGNORECASE folds them)."""
+    lowered = text.lower()
+    starts: set[int] = set()
+    for word in words:
+        at = lowered.find(word)
+        while at != -1:
+            starts.add(lowered.rfind(b"\n", 0, at) + 1)
+            end = lowered.find(b"\n", at)
+            at = -1 if end == -1 else lowered.find(word, end + 1)
+    return sorted(starts)
 
 
 def _install_prefix(binary: str) -> str:
