@@ -266,6 +266,44 @@ def test_mypy_files_that_the_tree_lacks_are_left_off_its_command_line(
     assert list(typecheck.argv) == ["mypy", "-p", "p"]  # its own targets: as written
 
 
+#: exceptiongroup 1.3.2: native tox in pyproject.toml, its `typing` env outside env_list.
+_TYPING_ENV_TOML = (
+    '[tool.tox]\nenv_list = ["3.11"]\n[tool.tox.env_run_base]\n'
+    'commands = [["python", "-m", "pytest"]]\n[tool.tox.env.typing]\n'
+    'commands = [["pyright", "tests/check_types.py"], ["mypy", "tests/check_types.py"]]\n'
+)
+_TYPING_ENV_INI = (
+    "[tox]\nenvlist = py311\n[testenv]\ncommands = pytest\n"
+    "[testenv:typing]\ncommands = mypy tests/check_types.py\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("tox_file", "tox", "typing_env"),
+    [
+        ("pyproject.toml", _TYPING_ENV_TOML, True),
+        ("tox.ini", _TYPING_ENV_INI, True),
+        ("tox.ini", "[tox]\nenvlist = py311\n[testenv]\ncommands = pytest\n", False),
+    ],
+)
+def test_a_configured_mypy_checks_what_the_projects_own_mypy_command_names(
+    tmp_path: Path, tox_file: str, tox: str, typing_env: bool
+) -> None:
+    """A tox env that runs only when asked is not planned, but its `mypy` command is where
+    the project says what mypy checks ("the code itself isn't type checked in CI"): the
+    configured mypy checks that, not the package. Without one, the package."""
+    mypy = "[tool.mypy]\nwarn_unused_ignores = true\n"
+    files = {"src/eg/__init__.py": "", "tests/check_types.py": "", "pyproject.toml": mypy}
+    files[tox_file] = files.get(tox_file, "") + tox
+    write(tmp_path, files)
+    p = plan_repository(tmp_path)
+    (typecheck,) = [c for c in p.checks if c.tool == "mypy"]
+    targets = ["tests/check_types.py"] if typing_env else ["src"]
+    assert list(typecheck.argv) == ["mypy", *targets]
+    assert ("run as tox env typing (" in (typecheck.reason or "")) == typing_env
+    assert any(d.what == "tox env typing" for d in p.dropped) == typing_env  # never run
+
+
 def test_makefile_only(tmp_path: Path) -> None:
     write(
         tmp_path,

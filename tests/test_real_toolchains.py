@@ -173,6 +173,33 @@ def test_mypy_files_missing_from_the_tree_are_not_a_failure_of_the_code(
         assert_diagnostic(evidence, "tiny.py", 2)
 
 
+@pytest.mark.parametrize(("typed", "verdict"), [("-> int", Verdict.PASS), ("-> str", Verdict.FAIL)])
+def test_a_configured_mypy_checks_what_the_projects_own_mypy_command_names(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, typed: str, verdict: Verdict
+) -> None:
+    """exceptiongroup 1.3.2: `[tool.mypy]`, the package untyped on purpose, and mypy run only
+    on the type tests, by a tox env `env_list` leaves out. The package's type errors are
+    not the project's; the type tests' are."""
+    root = write_dedented(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": (
+                "[tool.mypy]\nwarn_unused_ignores = true\n\n"
+                '[tool.tox]\nenv_list = ["3.11"]\n\n'
+                '[tool.tox.env.typing]\ncommands = [["mypy", "tests/check_types.py"]]\n'
+            ),
+            "src/eg/__init__.py": "def name() -> int:\n    return 'not typed on purpose'\n",
+            "tests/check_types.py": f"def add(a: int, b: int) {typed}:\n    return a + b\n",
+        },
+    )
+    evidence = run(check_named(root, "mypy"), root, tmp_path_factory)
+    assert_verdict(
+        evidence, verdict, Cause.EXIT_ZERO if verdict is Verdict.PASS else Cause.EXIT_NONZERO
+    )
+    if verdict is Verdict.FAIL:
+        assert_diagnostic(evidence, "tests/check_types.py", 2)
+
+
 def test_mypy_printing_only_notes_passes(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

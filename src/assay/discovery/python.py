@@ -11,7 +11,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
@@ -24,6 +24,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.discovery.python_envs import StatedRun, mypy_stated_in_tox
 from assay.discovery.ruff_config_files import config_files, exclusion_patterns
 from assay.discovery.text import line_of, load_ini
 from assay.verdict import Kind
@@ -139,9 +140,10 @@ def tool_candidates(
     root_dirs: set[str],
     code: tuple[str, ...] = (),
     ruff_configs: tuple[str, ...] = (),
+    mypy_in_tox: StatedRun | None = None,
 ) -> list[Candidate]:
     """Native commands for configured tools (`code`: `project_code`'s; `ruff_configs`:
-    `ruff_config_files.config_files`'). Pure."""
+    `ruff_config_files.config_files`'; `mypy_in_tox`: `mypy_stated_in_tox`'s). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -156,6 +158,12 @@ def tool_candidates(
                     config, Kind.LINT, env.python_tool("ruff", *args), subcommand=("check",)
                 )
             )
+        elif config.tool == "mypy" and mypy_in_tox is not None:
+            candidate = _configured(
+                config, Kind.TYPECHECK, env.python_tool("mypy", *mypy_in_tox.args)
+            )
+            why = f"{candidate.reason}, run as {mypy_in_tox.where} runs it"
+            found.append(replace(candidate, reason=why))
         elif config.tool == "mypy":
             targets = _mypy_targets(config, env, root_dirs, code)
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
@@ -395,6 +403,7 @@ CONFIG_FILES = (
     "pyproject.toml",
     "setup.cfg",
     "tox.ini",
+    "tox.toml",
     "pytest.ini",
     "mypy.ini",
     ".mypy.ini",
@@ -426,7 +435,8 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
     ruff = any(c.tool == "ruff" for c in configs)
     ruff_configs = config_files(files, skip=env.venv_dirs) if ruff else ()
-    found = tool_candidates(configs, env, root_dirs, code, ruff_configs)
+    mypy_in_tox = mypy_stated_in_tox(texts) if any(c.tool == "mypy" for c in configs) else None
+    found = tool_candidates(configs, env, root_dirs, code, ruff_configs, mypy_in_tox)
     if not any(c.tool == "pytest" for c in configs):
         found += (
             _unittest(files, env, root_dirs)

@@ -12,7 +12,7 @@ import ast
 import functools
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from assay.discovery.command_lines import (
@@ -147,6 +147,44 @@ def parse_tox(
             else:
                 found.append(candidate)
     return found, dropped, []
+
+
+@dataclass(frozen=True, slots=True)
+class StatedRun:
+    """A tool's arguments as one of the project's own commands gives them."""
+
+    args: tuple[str, ...]
+    where: str
+    """Which command, for the check's reason (`tox env typing (pyproject.toml:118)`)."""
+
+
+def mypy_stated_in_tox(texts: Mapping[str, str]) -> StatedRun | None:
+    """How the project's tox configuration runs mypy in an environment `env_list` leaves
+    out: the first such `mypy` command run in the root, tox's placeholders filled in; None
+    where there is none. Such an environment is not planned (`parse_tox`), but it is where
+    the project says what mypy checks (exceptiongroup's `typing` env: `mypy
+    tests/check_types.py`, the code itself never type-checked), so a configured mypy runs
+    on that, not on a guess. One that runs by default is tox's own candidate, which
+    outranks the configured one. Pure."""
+    path = tox_source(texts)
+    config = read_tox(path, texts[path])[0] if path is not None else None
+    if path is None or config is None:
+        return None
+    for tox_env in config.envs:
+        if not config.opt_in(tox_env) or tox_env.change_dir != "":
+            continue
+        for command in tox_env.commands:
+            line = command.line
+            hits = recognise_line(line) if line and SITE_PACKAGES not in line else []
+            mypy = next((hit for hit in hits if hit.tool == "mypy"), None)
+            if mypy is None:
+                continue
+            header = _section_header(texts[path], tox_env.section)
+            after = header.start() if header else 0
+            at = line_of(texts[path], re.escape(command.raw.strip()[:40]), after=after)
+            name = f"tox env {tox_env.name}" if tox_env.name else "tox"
+            return StatedRun(mypy.args, f"{name} ({path}:{at})" if at else f"{name} ({path})")
+    return None
 
 
 def _stale(candidate: Candidate, newest: tuple[int, int]) -> Candidate:
