@@ -177,7 +177,7 @@ def test_a_commit_of_june_2024_is_verified_with_the_tools_of_then(tmp_path: Path
     assert versions["ruff"].startswith("0.4."), versions
     assert versions["pytest"].startswith("8.2."), versions
     (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
-    assert "as of 2024-06-01" in tools["check"]["reason"]
+    assert "as of the tree's date, 2024-06-01:" in tools["check"]["reason"]
 
 
 def dated_repo(root: Path, files: dict[str, str], day: str) -> Path:
@@ -252,6 +252,92 @@ def test_a_linter_a_make_target_runs_is_held_to_the_trees_date(tmp_path: Path) -
     assert lint["verdict"] == "pass", lint["stdout"]["text"] + lint["stderr"]["text"]
     (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
     assert "black 24." in tools["check"]["reason"], tools["check"]["reason"]
+
+
+def test_a_release_below_a_ceiling_is_the_newest_of_then() -> None:
+    assert newest_release(RELEASES, on("2024-01-01"), Version("3.11.7"), below=Version("1.4")) == (
+        "1.1"
+    )
+    fetch = {PYPI_JSON.format(project="tool"): {"releases": RELEASES}}.__getitem__
+    assert tools_as_of(["tool"], on("2024-01-01"), "3.11.7", fetch=fetch) == {"tool": "1.4"}
+    held_back: set[str] = set()
+    capped = tools_as_of(
+        ["tool"],
+        on("2024-01-01"),
+        "3.11.7",
+        fetch=fetch,
+        below={"tool": "1.1"},
+        held_back=held_back,
+    )
+    assert (capped, held_back) == ({"tool": "1.0"}, {"tool"})
+    # A ceiling above the release of then holds nothing back.
+    held_back.clear()
+    capped = tools_as_of(
+        ["tool"],
+        on("2024-01-01"),
+        "3.11.7",
+        fetch=fetch,
+        below={"tool": "2.0"},
+        held_back=held_back,
+    )
+    assert (capped, held_back) == ({"tool": "1.4"}, set())
+
+
+@pytest.mark.parametrize(
+    ("files", "defaults"),
+    [
+        ({}, True),  # no configuration at all
+        ({"pyproject.toml": "[tool.ruff]\nsrc = ['src']\n[tool.ruff.isort]\nx = 1\n"}, True),
+        ({"pyproject.toml": "[tool.ruff.lint]\nextend-select = ['B']\n"}, True),
+        ({"pyproject.toml": "[tool.ruff]\nselect = ['E', 'F']\n"}, False),
+        ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E4', 'E7', 'E9', 'F']\n"}, False),
+        ({"pyproject.toml": "[tool.ruff]\nextend = '../base.toml'\n"}, False),
+        # ruff reads ruff.toml before pyproject.toml, .ruff.toml before both.
+        (
+            {"ruff.toml": "line-length = 99\n", "pyproject.toml": "[tool.ruff]\nselect=['F']\n"},
+            True,
+        ),
+        ({".ruff.toml": "[lint]\nselect = ['F']\n", "ruff.toml": ""}, False),
+        ({"pyproject.toml": "[project]\nname = 'x'\n", "ruff.toml": "select = ['F']\n"}, False),
+        ({"pyproject.toml": "[tool.ruff\n"}, False),  # unreadable: says nothing
+    ],
+)
+def test_which_trees_leave_the_rule_selection_to_ruff(
+    tmp_path: Path, files: dict[str, str], defaults: bool
+) -> None:
+    from assay.ruff_selection import leaves_selection_to_ruff
+    from assay.tool_era import ceilings
+
+    write(tmp_path, files)
+    assert leaves_selection_to_ruff(tmp_path) is defaults
+    assert ceilings(tmp_path, {"ruff", "mypy"}) == ({"ruff": "0.16.0"} if defaults else {})
+    assert ceilings(tmp_path, {"mypy"}) == {}
+
+
+@pytest.mark.slow
+def test_ruff_is_kept_below_the_release_that_widened_the_default_rules(tmp_path: Path) -> None:
+    """pyproject-hooks 1.3.3 (September 2026): `[tool.ruff]` selects no rules, ruff pinned
+    only by pre-commit hooks its sdist leaves out. The ruff of its date, 0.16.7, found 45
+    findings (I001, RUF022...) in a tree its maintainers' ruff passed: 0.16.0 widened the
+    default selection from 59 rules to 413. Below 0.16 the tree is clean, and a finding of
+    the old defaults is still found."""
+    files = {
+        "pyproject.toml": '[project]\nname = "dated"\nversion = "0.1"\n[tool.ruff]\nsrc = ["."]\n',
+        "dated.py": "import sys\nimport os\n\nPATHS = (sys.path, os.sep)\n",
+    }
+    repo = dated_repo(tmp_path / "repo", files, "2026-09-16")
+    report = installed_and_verified(repo, tmp_path)
+    lint = next(c for c in report["checks"] if c["check"]["kind"] == "lint")
+    assert lint["verdict"] == "pass", lint["stdout"]["text"]
+    assert lint["checker"]["version"].startswith("0.15."), lint["checker"]
+    (tools,) = [s for s in report["extra"]["install"] if s["name"] == "install-python-tools"]
+    assert "ruff below 0.16.0 (whose default rule selection" in tools["check"]["reason"]
+    # An unused import is a finding of the old defaults too.
+    write(repo, {"dated.py": "import sys\nimport os\n\nPATHS = sys.path\n"})
+    commit_all(repo, "unused")
+    report = installed_and_verified(repo, tmp_path / "again")
+    assert report["status"] == "FAILED", report["note"]
+    assert "F401" in report["note"] or "imported but unused" in report["note"], report["note"]
 
 
 @pytest.mark.slow

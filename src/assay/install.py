@@ -179,7 +179,7 @@ class _PlannedTools:
             when, versions = self.as_of
             constraints += [f"{tool}<={version}" for tool, version in sorted(versions.items())]
             listed = ", ".join(f"{tool} {version}" for tool, version in sorted(versions.items()))
-            why += f"; as of {when}, the tree's date: {listed} (where they install)"
+            why += f"; as of the tree's date, {when}: {listed} (where they install)"
             # An old release may lack a wheel for this platform: then none is built.
             only_binary = ("--only-binary=:all:",)
         if self.locked is not None and self.locked[1]:
@@ -356,10 +356,11 @@ def _held(step: Check) -> Check:
 
 
 def _era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]] | None:
-    """The tree's date and the releases of `tools` as of it (`assay.tool_era`); None when
-    it cannot be learnt, or no tool had a release by then."""
+    """The tree's date (with what kept a tool below a release) and the releases of `tools`
+    as of it (`assay.tool_era`); None when it cannot be learnt, or no tool had a release by
+    then."""
     from assay.probe import ProbeCache, ProbeFailure
-    from assay.tool_era import tools_as_of, tree_date
+    from assay.tool_era import ceilings, tools_as_of, tree_date
 
     when = tree_date(root) if tools else None
     if when is None:
@@ -368,8 +369,16 @@ def _era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]] | None:
         python = ProbeCache().get("python").version
     except ProbeFailure:
         return None
-    versions = tools_as_of(sorted(tools), when, python)
-    return (f"{when:%Y-%m-%d}", versions) if versions else None
+    below, held_back = ceilings(root, tools), set[str]()
+    versions = tools_as_of(sorted(tools), when, python, below=below, held_back=held_back)
+    if not versions:
+        return None
+    kept = "".join(
+        f", {tool} below {below[tool]} (whose default rule selection, which the tree's "
+        "configuration relies on, is not the one its maintainers had)"
+        for tool in sorted(held_back)
+    )
+    return f"{when:%Y-%m-%d}{kept}", versions
 
 
 def _tool_words(planned: Sequence[Check]) -> set[str]:

@@ -13,7 +13,10 @@ plan runs, where nothing pins it, at its newest release as of the tree's date:
   may not run at all (pytest 5 on 3.11);
 - release dates come from PyPI's JSON API, each tool's releases filtered as pip would:
   no pre-releases, nothing yanked, nothing whose `Requires-Python` excludes the
-  interpreter.
+  interpreter;
+- below a release that checks an unchanged tree otherwise than every release before it
+  (`ceilings`), where the tree's configuration relies on what that release changed:
+  ruff 0.16.0's default rule selection, for a tree that selects none.
 
 Every failure to learn a date or a release (no network, a private index, a tree with
 neither) leaves the tool uncapped: the newest release, as before.
@@ -131,13 +134,31 @@ def _same_version(text: str, wanted: Version) -> bool:
         return False
 
 
+def ceilings(root: Path, tools: Iterable[str]) -> dict[str, str]:
+    """`tool -> release`: the first release of each of `tools` that would check the tree
+    at `root` otherwise than any before it did, with the tree unchanged: ruff's widened
+    default selection, where the tree leaves the selection to ruff (`assay.ruff_selection`)."""
+    if "ruff" not in tools:
+        return {}
+    from assay.ruff_selection import DEFAULTS_WIDENED, leaves_selection_to_ruff
+
+    return {"ruff": DEFAULTS_WIDENED} if leaves_selection_to_ruff(root) else {}
+
+
 def tools_as_of(
-    tools: Iterable[str], when: datetime.datetime, python: str, *, fetch: Fetch = fetch_json
+    tools: Iterable[str],
+    when: datetime.datetime,
+    python: str,
+    *,
+    fetch: Fetch = fetch_json,
+    below: Mapping[str, str] | None = None,
+    held_back: set[str] | None = None,
 ) -> dict[str, str]:
     """`tool -> version`: each of `tools`' newest final, unyanked release, made by `when`
     (or by the day the `python` version's feature release came out, if later), that
-    supports `python`. A tool whose releases cannot be read, or that had none by then, is
-    left out."""
+    supports `python`, and comes before the release `below` names for it (`ceilings`);
+    the tools that ceiling held back from a release of then are added to `held_back`. A
+    tool whose releases cannot be read, or that had none by then, is left out."""
     from packaging.version import InvalidVersion, Version
 
     try:
@@ -153,6 +174,11 @@ def tools_as_of(
         try:
             releases = fetch(PYPI_JSON.format(project=urllib.parse.quote(tool)))["releases"]
             version = newest_release(releases, when, interpreter)
+            ceiling = (below or {}).get(tool)
+            if version is not None and ceiling and Version(version) >= Version(ceiling):
+                version = newest_release(releases, when, interpreter, below=Version(ceiling))
+                if held_back is not None:
+                    held_back.add(tool)
         except OSError:
             break  # PyPI is out of reach: each further tool would wait out the timeout too
         except (ValueError, AttributeError, TypeError, KeyError):
@@ -163,11 +189,15 @@ def tools_as_of(
 
 
 def newest_release(
-    releases: Mapping[str, list[Mapping[str, Any]]], when: datetime.datetime, python: Version
+    releases: Mapping[str, list[Mapping[str, Any]]],
+    when: datetime.datetime,
+    python: Version,
+    *,
+    below: Version | None = None,
 ) -> str | None:
     """The newest of PyPI's `releases` (version -> files) as pip would pick it on `python`
     at `when`: final, not yanked, first uploaded by then, with a file whose Requires-Python
-    `python` meets."""
+    `python` meets; and older than `below`, if given."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
@@ -179,6 +209,8 @@ def newest_release(
             continue
         live = [f for f in files if not f.get("yanked")]
         if version.is_prerelease or not live or (best is not None and version <= best):
+            continue
+        if below is not None and version >= below:
             continue
         if min(_uploaded(f) for f in live) > when:
             continue
