@@ -764,7 +764,24 @@ def _confirm_with_ci(candidate: Candidate, everything: Iterable[Candidate]) -> C
         return candidate
     env = {**ci[0].env, **candidate.env}
     reason = f"{candidate.reason}; CI runs it too ({ci[0].source})"
-    return replace(candidate, env=env, reason=reason)
+    argv = candidate.argv
+    if _skips_hooks(ci[0].argv) and not _skips_hooks(argv) and tuple(argv[:1]) == ("npm",):
+        # npm/ini's CI: `npm test --ignore-scripts`, so that its `posttest` (lint, then a
+        # template check of the checkout's git metadata) is not part of the tests.
+        end = argv.index("--") if "--" in argv else len(argv)
+        argv = (*argv[:end], _IGNORE_SCRIPTS, *argv[end:])
+        reason += f", with {_IGNORE_SCRIPTS}: its pre and post scripts are not run"
+    return replace(candidate, argv=argv, env=env, reason=reason)
+
+
+#: npm's flag that runs the named script alone, without its `pre` and `post` scripts.
+_IGNORE_SCRIPTS = "--ignore-scripts"
+
+
+def _skips_hooks(argv: Sequence[str]) -> bool:
+    """Whether an npm command runs its script without the `pre` and `post` scripts."""
+    words = tuple(argv[: list(argv).index("--")] if "--" in argv else argv)
+    return words[:1] == ("npm",) and _IGNORE_SCRIPTS in words
 
 
 def _ci_runs(candidate: Candidate, everything: Iterable[Candidate]) -> list[Candidate]:
@@ -919,7 +936,9 @@ def _as_script_runner(check: Check, root: str) -> Check:
     every test, and carrying its canaries under `--protect` (`assay.script_runner`). npm
     only: not every yarn and pnpm hands the words after `--` to the script as npm does."""
     argv = tuple(check.argv)
-    npms = argv[: argv.index("--")] if "--" in argv else argv
+    npms = tuple(
+        w for w in (argv[: argv.index("--")] if "--" in argv else argv) if w != _IGNORE_SCRIPTS
+    )
     if check.tool != "npm-test" or check.kind is not Kind.TEST or npms[:1] != ("npm",):
         return check
     # One script in one package: `--workspaces` would hand every package's run one report.
