@@ -287,6 +287,7 @@ def test_a_release_below_a_ceiling_is_the_newest_of_then() -> None:
     ("files", "defaults"),
     [
         ({}, True),  # no configuration at all
+        ({"pyproject.toml": "[tool.ruff]\n"}, True),
         ({"pyproject.toml": "[tool.ruff]\nsrc = ['src']\n[tool.ruff.isort]\nx = 1\n"}, True),
         ({"pyproject.toml": "[tool.ruff.lint]\nextend-select = ['B']\n"}, True),
         ({"pyproject.toml": "[tool.ruff]\nselect = ['E', 'F']\n"}, False),
@@ -300,16 +301,28 @@ def test_a_release_below_a_ceiling_is_the_newest_of_then() -> None:
         ({".ruff.toml": "[lint]\nselect = ['F']\n", "ruff.toml": ""}, False),
         ({"pyproject.toml": "[project]\nname = 'x'\n", "ruff.toml": "select = ['F']\n"}, False),
         ({"pyproject.toml": "[tool.ruff\n"}, False),  # unreadable: says nothing
+        # Rules only the new defaults run, ignored: written for them (exceptiongroup 1.3.2).
+        (
+            {
+                "pyproject.toml": "[tool.ruff.lint]\nextend-select = ['I', 'UP']\n"
+                "ignore = ['BLE001', 'S102', 'TRY002']\n"
+            },
+            False,
+        ),
+        ({"ruff.toml": "[lint.per-file-ignores]\n'tests/*' = ['S101']\n"}, False),
+        # What the old defaults or the project's own selection run: no such sign.
+        ({"pyproject.toml": "[tool.ruff]\nignore = ['E402', 'F401']\n"}, True),
+        ({"pyproject.toml": "[tool.ruff.lint]\nextend-select = ['B']\nignore = ['B008']\n"}, True),
     ],
 )
 def test_which_trees_leave_the_rule_selection_to_ruff(
     tmp_path: Path, files: dict[str, str], defaults: bool
 ) -> None:
-    from assay.ruff_selection import leaves_selection_to_ruff
+    from assay.ruff_selection import written_for_old_defaults
     from assay.tool_era import ceilings
 
     write(tmp_path, files)
-    assert leaves_selection_to_ruff(tmp_path) is defaults
+    assert written_for_old_defaults(tmp_path) is defaults
     assert ceilings(tmp_path, {"ruff", "mypy"}) == ({"ruff": "0.16.0"} if defaults else {})
     assert ceilings(tmp_path, {"mypy"}) == {}
 

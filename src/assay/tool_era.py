@@ -16,7 +16,7 @@ plan runs, where nothing pins it, at its newest release as of the tree's date:
   interpreter;
 - below a release that checks an unchanged tree otherwise than every release before it
   (`ceilings`), where the tree's configuration relies on what that release changed:
-  ruff 0.16.0's default rule selection, for a tree that selects none.
+  ruff 0.16.0's default rule selection, for a tree written for the one before.
 
 Every failure to learn a date or a release (no network, a private index, a tree with
 neither) leaves the tool uncapped: the newest release, as before.
@@ -137,12 +137,13 @@ def _same_version(text: str, wanted: Version) -> bool:
 def ceilings(root: Path, tools: Iterable[str]) -> dict[str, str]:
     """`tool -> release`: the first release of each of `tools` that would check the tree
     at `root` otherwise than any before it did, with the tree unchanged: ruff's widened
-    default selection, where the tree leaves the selection to ruff (`assay.ruff_selection`)."""
+    default selection, where the tree's configuration was written for the old one
+    (`assay.ruff_selection`)."""
     if "ruff" not in tools:
         return {}
-    from assay.ruff_selection import DEFAULTS_WIDENED, leaves_selection_to_ruff
+    from assay.ruff_selection import DEFAULTS_WIDENED, written_for_old_defaults
 
-    return {"ruff": DEFAULTS_WIDENED} if leaves_selection_to_ruff(root) else {}
+    return {"ruff": DEFAULTS_WIDENED} if written_for_old_defaults(root) else {}
 
 
 def tools_as_of(
