@@ -6,6 +6,7 @@ those runs' own, trimmed where marked."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -693,6 +694,22 @@ def test_node_taps_own_timeout_is_a_hang_not_a_failure() -> None:
     parsed, verdict, cause = _read(_run(NODE_TAP_TIMEOUT, NODE_TAP_TIMEOUT_CWD, 1))
     assert parsed.hung_tests == ("test/index.js",)
     assert parsed.tests is not None and not parsed.tests.any_failed
+    assert (verdict, cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+
+
+def test_node_taps_timeouts_cut_short_by_assays_deadline_are_hangs_not_failures() -> None:
+    """npm/ini with a loop in its decoder: node-tap timed two files out (30 s each), then
+    assay's deadline stopped the run before node-tap's closing plan. Read as plain text,
+    that was "2 of 2 tests failed": FAILED for a hang."""
+    cut_short = NODE_TAP_TIMEOUT.split("\n1..1\n")[0] + "\n"
+    second = cut_short.split("TAP version 13\n", 1)[1].replace("test/index.js", "test/two.js")
+    cut_short += second.replace("not ok 1 - test/two.js", "not ok 2 - test/two.js")
+    result = dataclasses.replace(
+        _run(cut_short, NODE_TAP_TIMEOUT_CWD, 1), exit_code=None, signal=15, timed_out=True
+    )
+    parsed, verdict, cause = _read(result)
+    assert parsed.hung_tests == ("test/index.js", "test/two.js")
+    assert parsed.tests is not None and not parsed.tests.any_failed, parsed.tests
     assert (verdict, cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
 
 

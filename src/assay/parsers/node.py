@@ -295,7 +295,10 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
     if not summary:
         parsed = generic.parse(check, result, report_dir)
         tap = tap_run(text, result.cwd)
-        if tap.tap and tap.plans:
+        # A stream with no plan was cut short, or is not TAP; one with node-tap's own
+        # `timeout!` is node-tap's, cut short by assay's deadline (npm/ini: two files timed
+        # out by node-tap, then killed before its closing plan; read as "2 of 2 failed").
+        if tap.tap and (tap.plans or tap.hung):
             parsed = _with_plain_tap(parsed, tap)
         return _with_printed_failures(parsed, result)
     cases = tap_top_level(text, result.cwd)
