@@ -148,6 +148,30 @@ def test_mocha_failures_are_named_with_their_message_and_place(host_dir: Path) -
     _without_sandbox_or_runner_paths(shown)
 
 
+def _uvu(root: Path) -> Path:
+    suite = (
+        'const { suite } = require("uvu");\nconst assert = require("uvu/assert");\n'
+        'const sum = suite("sum");\n'
+        'sum("adds small numbers", () => {\n  assert.is(1 + 2, 4);\n});\n'
+        'sum("adds zero", () => {\n  assert.is(0 + 0, 0);\n});\nsum.run();\n'
+    )
+    repo = write(root, {"package.json": _package({"test": "uvu test"}), "test/sum.js": suite})
+    _linked(repo, "uvu", "bin.js")
+    return repo
+
+
+@pytest.mark.slow
+def test_uvu_failures_are_named_with_their_message_and_place(host_dir: Path) -> None:
+    """klona's `npm test` runs uvu: "1 of 137 tests failed", with no name, where uvu printed
+    `FAIL  Date  "date"` and the assertion."""
+    shown = _shown(_uvu(host_dir))
+    assert "FAILED sum > adds small numbers" in shown, shown
+    assert "Expected values to be strictly equal:" in shown, shown
+    assert "test/sum.js:5:" in shown, shown
+    assert "adds zero" not in shown
+    _without_sandbox_or_runner_paths(shown)
+
+
 @pytest.mark.slow
 def test_a_node_test_file_that_does_not_load_is_named_with_its_error(host_dir: Path) -> None:
     repo = write(

@@ -358,9 +358,9 @@ def _tap_case(
 
 
 def printed_failures(text: str, cwd: str) -> list[TestCase]:
-    """Failing tests as mocha's, jest's or vitest's default reporter lists them."""
+    """Failing tests as mocha's, jest's, vitest's or uvu's default reporter lists them."""
     lines = text.splitlines()
-    for reader in (_mocha, _jest, _vitest):
+    for reader in (_mocha, _jest, _vitest, _uvu):
         found = [
             TestCase(name=name, outcome="failed", message=message(body, cwd))
             for name, body in itertools.islice(reader(lines), MAX_FAILURES)
@@ -454,6 +454,29 @@ def _vitest(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
             body.append(lines[at])
             at += 1
         yield header["name"], "\n".join(body)
+
+
+#: uvu: `   FAIL  suite  "test"`, then the assertion's message and stack, until the next
+#: suite's progress line (` Date  • ✘   (1 / 2)`) or the closing `  Total:     137`.
+_UVU_HEADER = re.compile(r'^\s+FAIL\s+(?P<suite>\S.*?)\s+"(?P<test>.*)"\s*$')
+_UVU_END = re.compile(r"^ \S.*\(\d+ / \d+\)\s*$|^\s+Total:\s+\d+\s*$")
+
+
+def _uvu(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Each `FAIL  suite  "test"` block, named `suite > test`."""
+    at = 0
+    while at < len(lines):
+        header = _UVU_HEADER.match(lines[at])
+        at += 1
+        if header is None:
+            continue
+        body = []
+        while (
+            at < len(lines) and not _UVU_HEADER.match(lines[at]) and not _UVU_END.match(lines[at])
+        ):
+            body.append(lines[at])
+            at += 1
+        yield f"{header['suite']} > {header['test']}", "\n".join(body)
 
 
 #: borp's line reporter (@jsumners/line-reporter): `failed: /x/test/a.test.js (2,160 ms)` per
