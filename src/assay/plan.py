@@ -58,8 +58,8 @@ class Stage(enum.StrEnum):
     CHECK = "check"
     """Everything else: type checks, linters and tests do not depend on each other."""
     LAST = "last"
-    """Builds the project's CI runs after its other checks: what they write (a bundle at
-    the root) is no input to those checks, and a linter must not see it."""
+    """Builds the project's CI runs after its other checks, or never: what they write (a
+    bundle at the root, `dist/`) is no input to those checks, and a linter must not see it."""
 
 
 STAGE_OF_KIND: dict[Kind, Stage] = {
@@ -243,7 +243,9 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     chosen = [_with_patterns_expanded(c, discovery.root) for c in chosen]
     configured_timeout = config.timeout_s if config else None
     checks = _named([_to_check(c, options, configured_timeout, discovery.env) for c in chosen])
-    after = {(c.kind, str(c.source)) for c in _built_after_the_rest(chosen, candidates)}
+    after = {
+        (c.kind, str(c.source)) for c in _built_after_the_rest(chosen, candidates, discovery.root)
+    }
     last = frozenset(c.name for c in checks if (c.kind, c.source) in after)
     checks = tuple(_screened(c, discovery.root, notes) for c in checks)
     checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
@@ -799,11 +801,14 @@ def _ci_runs(candidate: Candidate, everything: Iterable[Candidate]) -> list[Cand
 
 
 def _built_after_the_rest(
-    chosen: Sequence[Candidate], everything: Sequence[Candidate]
+    chosen: Sequence[Candidate], everything: Sequence[Candidate], root: str
 ) -> list[Candidate]:
     """The builds chosen that the project's CI runs after every other chosen check its job
     runs (prop-types' job lints, tests, then builds `prop-types.js` at the root, which its
-    eslint does not ignore: built first, the lint failed on the bundle)."""
+    eslint does not ignore: built first, the lint failed on the bundle); and the package
+    scripts that build which CI never runs, where it runs the other checks (vercel/ms:
+    `biome format` checks `**/*.ts`, `dist/index.d.ts` included, and CI formats a fresh
+    checkout: built first, the format check failed on the build's output)."""
 
     def step(candidate: Candidate) -> tuple[str, int] | None:
         ci = next((c for c in _ci_runs(candidate, everything) if c.job), None)
@@ -815,9 +820,37 @@ def _built_after_the_rest(
     for build in builds:
         at = step(build)
         before = [line for job, line in others if at is not None and job == at[0]]
-        if at is not None and before and max(before) < at[1]:
+        built_last = at is not None and bool(before) and max(before) < at[1]
+        never_built = bool(others) and not _ci_runs(build, everything)
+        if built_last or (never_built and _unbuilt_in_ci(build, root)):
             after.append(build)
     return after
+
+
+#: The scripts a package manager runs by itself when it installs (`npm ci` runs `prepare`).
+_INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "prepublish", "prepare")
+
+
+def _unbuilt_in_ci(build: Candidate, root: str) -> bool:
+    """Whether `build` is a package script (`pnpm run build`) whose output nothing in CI
+    makes: no script the install runs by itself names it. Where one does (`prepare`:
+    `npm run build`), CI's every job holds the build's output."""
+    if build.ecosystem is not Ecosystem.NODE or len(build.argv) < 3 or build.argv[1] != "run":
+        return False
+    from assay.discovery.files import RepoFiles, UnreadableFile
+    from assay.discovery.node import parse_manifest
+
+    path = os.path.normpath(os.path.join(build.cwd, "package.json"))
+    try:
+        text = RepoFiles(root).read_text(path)
+    except UnreadableFile:
+        return False
+    manifest = parse_manifest(text, path)[0] if text is not None else None
+    if manifest is None or build.argv[2] not in manifest.scripts:
+        return False
+    name, command = build.argv[2], manifest.scripts[build.argv[2]]
+    installing = [manifest.scripts.get(script, "") for script in _INSTALL_SCRIPTS]
+    return not any(name in words.split() or command in words for words in installing)
 
 
 def _to_check(

@@ -13,7 +13,7 @@ from assay.plan import Plan, Stage
 _STAGE_NOTE = {
     Stage.BUILD: "first: later checks read what it makes",
     Stage.CHECK: "skipped if a build failed",
-    Stage.LAST: "after the other checks, as the project's CI builds it",
+    Stage.LAST: "after the other checks: in the project's CI, they never read what it makes",
 }
 
 
