@@ -304,6 +304,39 @@ def test_a_configured_mypy_checks_what_the_projects_own_mypy_command_names(
     assert any(d.what == "tox env typing" for d in p.dropped) == typing_env  # never run
 
 
+_MYPY_MIRROR = (
+    "repos:\n  - repo: https://github.com/pre-commit/mirrors-mypy\n    rev: v2.3.0\n"
+    "    hooks:\n      - id: mypy\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("hook", "options"),
+    [
+        # marko: the mirror's own arguments, the hook setting none.
+        (_MYPY_MIRROR + "        exclude: ^docs/\n", ["--ignore-missing-imports"]),
+        (
+            _MYPY_MIRROR + "        args: [--strict, --config-file, mypy.ini, -p, eg, src/x.py]\n",
+            ["--strict", "--config-file", "mypy.ini"],
+        ),
+        (_MYPY_MIRROR + "        args: []\n", []),
+        ("repos: []\n", []),
+    ],
+)
+def test_a_configured_mypy_takes_the_options_of_the_projects_pre_commit_hook(
+    tmp_path: Path, hook: str, options: list[str]
+) -> None:
+    files = {
+        "pyproject.toml": "[tool.mypy]\nstrict = true\n",
+        "src/eg/__init__.py": "",
+        ".pre-commit-config.yaml": hook,
+    }
+    write(tmp_path, files)
+    (typecheck,) = [c for c in plan_repository(tmp_path).checks if c.tool == "mypy"]
+    assert list(typecheck.argv) == ["mypy", *options, "src"]
+    assert ("its pre-commit hook" in (typecheck.reason or "")) == bool(options)
+
+
 def test_makefile_only(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -200,6 +200,29 @@ def test_a_configured_mypy_checks_what_the_projects_own_mypy_command_names(
         assert_diagnostic(evidence, "tests/check_types.py", 2)
 
 
+@pytest.mark.parametrize(("hooked", "verdict"), [(True, Verdict.PASS), (False, Verdict.UNVERIFIED)])
+def test_a_configured_mypy_runs_with_its_pre_commit_hooks_options(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, hooked: bool, verdict: Verdict
+) -> None:
+    """marko: mypy through pre-commit's mirror, whose `--ignore-missing-imports` lets an
+    optional extra's module (objprint) go unfollowed; run without it, mypy reported the
+    module missing on a pristine tree."""
+    hook = (
+        "repos:\n  - repo: https://github.com/pre-commit/mirrors-mypy\n    rev: v2.3.0\n"
+        "    hooks:\n      - id: mypy\n"
+    )
+    root = write_dedented(
+        tmp_path / "proj",
+        {
+            "pyproject.toml": "[tool.mypy]\n[project.optional-dependencies]\nrepr = ['objprint']\n",
+            "tiny.py": "import objprint\n\n\ndef show(x: int) -> str:\n    return str(x)\n",
+            **({".pre-commit-config.yaml": hook} if hooked else {}),
+        },
+    )
+    evidence = run(check_named(root, "mypy"), root, tmp_path_factory)
+    assert evidence.verdict is verdict, evidence.reason
+
+
 def test_mypy_printing_only_notes_passes(
     py_project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -12,6 +12,7 @@ import shlex
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
@@ -24,6 +25,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.discovery.pre_commit_mypy import mypy_hook_args
 from assay.discovery.python_envs import StatedRun, mypy_stated_in_tox
 from assay.discovery.ruff_config_files import config_files, exclusion_patterns
 from assay.discovery.text import line_of, load_ini
@@ -141,9 +143,11 @@ def tool_candidates(
     code: tuple[str, ...] = (),
     ruff_configs: tuple[str, ...] = (),
     mypy_in_tox: StatedRun | None = None,
+    mypy_hook: tuple[str, ...] | None = None,
 ) -> list[Candidate]:
     """Native commands for configured tools (`code`: `project_code`'s; `ruff_configs`:
-    `ruff_config_files.config_files`'; `mypy_in_tox`: `mypy_stated_in_tox`'s). Pure."""
+    `ruff_config_files.config_files`'; `mypy_in_tox`: `mypy_stated_in_tox`'s; `mypy_hook`:
+    `pre_commit_mypy.mypy_hook_args`'). Pure."""
     found = []
     for config in configs:
         if config.tool == "pytest":
@@ -166,7 +170,12 @@ def tool_candidates(
             found.append(replace(candidate, reason=why))
         elif config.tool == "mypy":
             targets = _mypy_targets(config, env, root_dirs, code)
-            found.append(_configured(config, Kind.TYPECHECK, env.python_tool("mypy", *targets)))
+            argv = env.python_tool("mypy", *(mypy_hook or ()), *targets)
+            candidate = _configured(config, Kind.TYPECHECK, argv)
+            if mypy_hook:
+                hooked = f"{candidate.reason}, with the options its pre-commit hook gives it"
+                candidate = replace(candidate, reason=hooked)
+            found.append(candidate)
         elif config.tool == "pyright":
             found.append(_configured(config, Kind.TYPECHECK, env.python_tool("pyright"), cost=2))
     return found
@@ -435,8 +444,10 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
     ruff = any(c.tool == "ruff" for c in configs)
     ruff_configs = config_files(files, skip=env.venv_dirs) if ruff else ()
-    mypy_in_tox = mypy_stated_in_tox(texts) if any(c.tool == "mypy" for c in configs) else None
-    found = tool_candidates(configs, env, root_dirs, code, ruff_configs, mypy_in_tox)
+    mypy = any(c.tool == "mypy" for c in configs)
+    mypy_in_tox = mypy_stated_in_tox(texts) if mypy else None
+    mypy_hook = mypy_hook_args(Path(files.root)) if mypy and not mypy_in_tox else None
+    found = tool_candidates(configs, env, root_dirs, code, ruff_configs, mypy_in_tox, mypy_hook)
     if not any(c.tool == "pytest" for c in configs):
         found += (
             _unittest(files, env, root_dirs)
