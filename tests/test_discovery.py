@@ -1050,6 +1050,33 @@ def test_env_list_names_are_expanded_lazily_and_bounded() -> None:
     assert len(config.envs) == 1 + MAX_LISTED_ENVS
 
 
+def test_nox_sessions_named_with_underscores_are_read_by_their_names(tmp_path: Path) -> None:
+    """stamina: CI type-checks with nox's `mypy_pkg` (`mypy src tests/typing noxfile.py`);
+    read by `-` alone, the name said no kind, the session was dropped, and a type error in
+    `tests/typing` was VERIFIED."""
+    write_dedented(
+        tmp_path,
+        {
+            "noxfile.py": """
+                import nox
+
+                @nox.session(tags=["typing"])
+                def mypy_pkg(session):
+                    session.install(".", "mypy")
+                    session.run("mypy", "src", "tests/typing")
+
+                @nox.session
+                def coverage_report(session):
+                    session.run("coverage", "report")
+            """,
+            "src/eg/__init__.py": "",
+        },
+    )
+    p = plan_repository(tmp_path)
+    assert check_of(p, Kind.TYPECHECK).argv == ("mypy", "src", "tests/typing")
+    assert all("coverage" not in " ".join(c.argv) for c in p.checks)
+
+
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
@@ -1060,6 +1087,11 @@ def test_env_list_names_are_expanded_lazily_and_bounded() -> None:
         ("py312-tests", Kind.TEST),
         ("pypy3", Kind.TEST),
         ("docs", None),
+        # nox sessions are Python functions: stamina's `mypy_pkg`, `typing_api`, `pre_commit`.
+        ("mypy_pkg", Kind.TYPECHECK),
+        ("typing_api", Kind.TYPECHECK),
+        ("pre_commit", Kind.LINT),
+        ("coverage_report", None),
     ],
 )
 def test_a_factor_that_names_a_check_decides_over_the_interpreter(

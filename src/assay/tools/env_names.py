@@ -63,7 +63,9 @@ _INTERPRETER = re.compile(r"py\d*|py3\d*|pypy3?[\d.]*|\d+\.\d+t?")
 def env_kind(name: str) -> Kind | None:
     """The kind a tox env or nox session named `name` answers, if its name (or, for
     `py311-lint`, one of its factors) says."""
-    name = name.lower()
+    # tox joins factors with `-`; a nox session is a Python function, named with `_`
+    # (stamina's `mypy_pkg`, `pre_commit`).
+    name = name.lower().replace("_", "-")
     parts = (name, *name.split("-"))
     named = [_ENV_KINDS[part] for part in parts if part in _ENV_KINDS]
     # A factor that names a check decides over the interpreter beside it: `py312-mypy`
