@@ -13,7 +13,7 @@ import pytest
 
 from assay.evidence import Check
 from assay.install import INSTALL_TIMEOUT_S, install_steps
-from assay.tools.node import PNPM_STORE
+from assay.tools.node import PNPM_STORE, YARN_CLASSIC_CACHE
 from assay.tools.poetry_groups import poetry_requirement
 from assay.verdict import Kind
 from tests.cli import installed_and_verified
@@ -487,7 +487,8 @@ def test_an_existing_environment_is_used_as_it_is(tmp_path: Path) -> None:
 def test_node_lockfiles_choose_the_package_manager(tmp_path: Path) -> None:
     for lockfile, expected in [
         ("package-lock.json", ("npm", "ci")),
-        ("yarn.lock", ("yarn", "install", "--frozen-lockfile")),
+        # yarn 1's cache with the other package managers', not under the sandbox's HOME.
+        ("yarn.lock", ("yarn", "install", "--frozen-lockfile", *YARN_CLASSIC_CACHE)),
         # pnpm's store under node_modules, given on its command line (`PNPM_STORE`).
         ("pnpm-lock.yaml", ("pnpm", "install", "--frozen-lockfile", *PNPM_STORE)),
         ("bun.lock", ("bun", "install", "--frozen-lockfile")),
@@ -496,6 +497,8 @@ def test_node_lockfiles_choose_the_package_manager(tmp_path: Path) -> None:
         root = write(tmp_path / lockfile, {"package.json": "{}", lockfile: ""})
         assert argvs(root) == [expected]
     assert argvs(write(tmp_path / "nolock", {"package.json": "{}"})) == [("npm", "install")]
+    berry = write(tmp_path / "berry", {"package.json": "{}", "yarn.lock": "\n__metadata:\n"})
+    assert argvs(berry) == [("yarn", "install", "--frozen-lockfile")]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.tools import DEPENDENCY_DIR
 from assay.tools.index import PACKAGE_MANAGER_HOMES
 from assay.tools.instrumented import Instrumented, Request, Rule
 from assay.tools.python import drop_lint_fixes
@@ -417,6 +418,8 @@ def install_steps(root: Path) -> list[Check]:
     for lockfile, pinned in NODE_INSTALLS:
         if (root / lockfile).is_file():
             why = f"{lockfile} pins the dependencies"
+            if lockfile == "yarn.lock" and _yarn_classic(root):
+                pinned = (*pinned, *YARN_CLASSIC_CACHE)
             return [install_step("node", _with_store(pinned), lockfile, why)]
     from assay.package_managers import wanted
 
@@ -432,6 +435,24 @@ def install_steps(root: Path) -> list[Check]:
 #: in `.pnpm-store/v10/index/*.json`. Given on pnpm's command line, not as
 #: `npm_config_store_dir`, which npm 11 warns of on every run ("Unknown env config").
 PNPM_STORE = ("--store-dir", "node_modules/.pnpm-store")
+
+
+#: Where yarn 1 keeps its cache: with the other package managers' (`_dependency_env`), not
+#: under the sandbox's HOME, a tmpfs of 1 GiB: immer's cache (every platform's optional
+#: rollup binary) took 1.6 GB, and its install failed with ENOSPC. On the command line:
+#: yarn 2 and later read `YARN_CACHE_FOLDER` too, with another meaning (a Plug'n'Play
+#: project's own cache).
+YARN_CLASSIC_CACHE = ("--cache-folder", f"{DEPENDENCY_DIR}/yarn")
+#: Largest yarn.lock read to tell yarn 1's from a later one's.
+_LOCKFILE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _yarn_classic(root: Path) -> bool:
+    """Whether the yarn.lock at `root` is yarn 1's: yarn 2 and later write `__metadata`."""
+    from assay.untrusted_files import read_untrusted
+
+    head = read_untrusted(root, "yarn.lock", limit=_LOCKFILE_MAX_BYTES)
+    return isinstance(head, bytes) and b"\n__metadata:" not in head[:4096]
 
 
 def _with_store(argv: tuple[str, ...]) -> tuple[str, ...]:
