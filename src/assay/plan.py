@@ -29,7 +29,7 @@ import enum
 import os
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -837,20 +837,27 @@ def _unbuilt_in_ci(build: Candidate, root: str) -> bool:
     `npm run build`), CI's every job holds the build's output."""
     if build.ecosystem is not Ecosystem.NODE or len(build.argv) < 3 or build.argv[1] != "run":
         return False
+    scripts = _package_scripts(root, build.cwd)
+    if scripts is None or build.argv[2] not in scripts:
+        return False
+    name, command = build.argv[2], scripts[build.argv[2]]
+    installing = [scripts.get(script, "") for script in _INSTALL_SCRIPTS]
+    return not any(name in words.split() or command in words for words in installing)
+
+
+def _package_scripts(root: str, cwd: str) -> Mapping[str, str] | None:
+    """The scripts of the package.json in `cwd` (from the tree at `root`), or None when it
+    cannot be read."""
     from assay.discovery.files import RepoFiles, UnreadableFile
     from assay.discovery.node import parse_manifest
 
-    path = os.path.normpath(os.path.join(build.cwd, "package.json"))
+    path = os.path.normpath(os.path.join(cwd, "package.json"))
     try:
         text = RepoFiles(root).read_text(path)
     except UnreadableFile:
-        return False
+        return None
     manifest = parse_manifest(text, path)[0] if text is not None else None
-    if manifest is None or build.argv[2] not in manifest.scripts:
-        return False
-    name, command = build.argv[2], manifest.scripts[build.argv[2]]
-    installing = [manifest.scripts.get(script, "") for script in _INSTALL_SCRIPTS]
-    return not any(name in words.split() or command in words for words in installing)
+    return manifest.scripts if manifest is not None else None
 
 
 def _to_check(
@@ -977,17 +984,10 @@ def _as_script_runner(check: Check, root: str) -> Check:
     # One script in one package: `--workspaces` would hand every package's run one report.
     if len(npms) < 2 or npms[1:-1] not in ((), ("run",), ("run-script",)):
         return check
-    from assay.discovery.files import RepoFiles, UnreadableFile
-    from assay.discovery.node import parse_manifest
     from assay.script_runner import script_runner
 
-    path = os.path.normpath(os.path.join(check.cwd, "package.json"))
-    try:
-        text = RepoFiles(root).read_text(path)
-    except UnreadableFile:
-        return check
-    manifest = parse_manifest(text, path)[0] if text is not None else None
-    script = manifest.scripts.get(npms[-1]) if manifest is not None else None
+    scripts = _package_scripts(root, check.cwd)
+    script = scripts.get(npms[-1]) if scripts is not None else None
     runner = script_runner(script) if script is not None else None
     if runner is None or not runner.given(argv).reports:
         return check
