@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,18 @@ def _project(root: Path, manifest: dict[str, object], **files: str) -> Path:
     for name, text in files.items():
         (root / name).write_text(text)
     return root
+
+
+def _installed_and_verified(root: Path, cache: Path) -> dict[str, Any]:
+    """`assay verify --install` of `root` under bubblewrap, with its own cache: the report."""
+    done = assay(
+        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
+        env={**os.environ, "ASSAY_CACHE_DIR": str(cache)},
+        timeout=300,
+    )  # fmt: skip
+    no_traceback(done)
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
 
 
 @pytest.mark.parametrize(
@@ -253,13 +266,7 @@ def test_pnpms_store_stays_out_of_the_linters_way(tmp_path: Path) -> None:
     root = _project(
         tmp_path / "repo", manifest, **{"pnpm-lock.yaml": ONE_DEPENDENCY_LOCK, "test.js": test}
     )
-    done = assay(
-        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-        timeout=300,
-    )  # fmt: skip
-    no_traceback(done)
-    report = json.loads(done.stdout)
+    report = _installed_and_verified(root, tmp_path / "cache")
     assert report["status"] == "VERIFIED", report["note"]
     assert {c["name"] for c in report["checks"]} >= {"pnpm-lint", "pnpm-test"}
 
@@ -386,13 +393,7 @@ def test_yarn_1_keeps_its_cache_in_the_workspace_not_the_sandboxs_home(tmp_path:
         "scripts": {"test": "node --test test.js"},
     }
     root = _project(tmp_path / "repo", manifest, **{"yarn.lock": YARN_1_LOCK, "test.js": test})
-    done = assay(
-        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
-        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
-        timeout=300,
-    )  # fmt: skip
-    no_traceback(done)
-    report = json.loads(done.stdout)
+    report = _installed_and_verified(root, tmp_path / "cache")
     assert report["status"] == "VERIFIED", report["note"]
     (step,) = [s for s in report["extra"]["install"] if s["name"] == "install-node"]
     assert step["check"]["argv"][-2:] == ["--cache-folder", ".assay-deps/yarn"], step

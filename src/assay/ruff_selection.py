@@ -43,7 +43,7 @@ def written_for_old_defaults(root: Path) -> bool:
     neither it nor the old defaults select. A configuration that cannot be read says
     nothing: False."""
     table = _configuration(root)
-    if table is _UNREADABLE or "extend" in table:
+    if table is None or "extend" in table:
         return False
     sections = [table, *([lint] if isinstance(lint := table.get("lint"), dict) else [])]
     if any("select" in section for section in sections):
@@ -53,12 +53,8 @@ def written_for_old_defaults(root: Path) -> bool:
     return all(code.startswith(selected) for code in ignored)
 
 
-#: What `_configuration` gives for a configuration it cannot read.
-_UNREADABLE: dict[str, Any] = {"unreadable": True}
-
-
-def _configuration(root: Path) -> dict[str, Any]:
-    """ruff's table at `root` ({} when there is none), or `_UNREADABLE`."""
+def _configuration(root: Path) -> dict[str, Any] | None:
+    """ruff's table at `root`: {} when there is none, None when it cannot be read."""
     from assay.untrusted_files import read_untrusted
 
     for name in _CONFIG_FILES:
@@ -66,16 +62,16 @@ def _configuration(root: Path) -> dict[str, Any]:
         if raw is None:
             continue
         if not isinstance(raw, bytes):
-            return _UNREADABLE
+            return None
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
-            return _UNREADABLE
+            return None
         tools = data.get("tool") if name == "pyproject.toml" else {"ruff": data}
         table = tools.get("ruff") if isinstance(tools, dict) else None
         if table is None:
             continue  # a pyproject.toml without ruff's table: ruff reads none here
-        return table if isinstance(table, dict) else _UNREADABLE
+        return table if isinstance(table, dict) else None
     return {}  # none at all: the defaults of whichever ruff runs
 
 

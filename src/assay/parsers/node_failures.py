@@ -439,21 +439,26 @@ def _vitest(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
     start = next((i for i, line in enumerate(lines) if _VITEST_SECTION.search(line)), None)
     if start is None:
         return
-    at = start + 1
+    for header, body in _blocks(lines[start + 1 :], _VITEST_HEADER, _VITEST_RULE):
+        yield header["name"], body
+
+
+def _blocks(
+    lines: Sequence[str], header: re.Pattern[str], end: re.Pattern[str]
+) -> Iterator[tuple[re.Match[str], str]]:
+    """Each line `header` matches, with the lines after it up to the next such line or one
+    `end` matches."""
+    at = 0
     while at < len(lines):
-        header = _VITEST_HEADER.match(lines[at])
+        found = header.match(lines[at])
         at += 1
-        if header is None:
+        if found is None:
             continue
         body = []
-        while (
-            at < len(lines)
-            and not _VITEST_HEADER.match(lines[at])
-            and not _VITEST_RULE.match(lines[at])
-        ):
+        while at < len(lines) and not header.match(lines[at]) and not end.match(lines[at]):
             body.append(lines[at])
             at += 1
-        yield header["name"], "\n".join(body)
+        yield found, "\n".join(body)
 
 
 #: uvu: `   FAIL  suite  "test"`, then the assertion's message and stack, until the next
@@ -464,19 +469,8 @@ _UVU_END = re.compile(r"^ \S.*\(\d+ / \d+\)\s*$|^\s+Total:\s+\d+\s*$")
 
 def _uvu(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
     """Each `FAIL  suite  "test"` block, named `suite > test`."""
-    at = 0
-    while at < len(lines):
-        header = _UVU_HEADER.match(lines[at])
-        at += 1
-        if header is None:
-            continue
-        body = []
-        while (
-            at < len(lines) and not _UVU_HEADER.match(lines[at]) and not _UVU_END.match(lines[at])
-        ):
-            body.append(lines[at])
-            at += 1
-        yield f"{header['suite']} > {header['test']}", "\n".join(body)
+    for header, body in _blocks(lines, _UVU_HEADER, _UVU_END):
+        yield f"{header['suite']} > {header['test']}", body
 
 
 #: borp's line reporter (@jsumners/line-reporter): `failed: /x/test/a.test.js (2,160 ms)` per
