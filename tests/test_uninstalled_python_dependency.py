@@ -66,6 +66,19 @@ def test_a_declared_module_mypy_cannot_find_is_unverified(tmp_path: Path) -> Non
     assert f"could not find the module {ABSENT}, which pyproject.toml declares" in mypy["note"]
 
 
+def test_after_the_install_steps_the_note_does_not_offer_them(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", declared=True)
+    args = ("verify", "--json", "--no-cache", "--install", "--kind", "typecheck", str(repo))
+    done = assay(*args, timeout=600)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    (mypy,) = [c for c in report["checks"] if c["name"] == "mypy"]
+    assert f"could not find the module {ABSENT}" in mypy["note"]
+    assert "--install`) ran and did not provide it" in mypy["note"]
+    assert "run `assay verify --install`" not in mypy["note"] + report["note"]
+
+
 @pytest.mark.parametrize(
     "case",
     ["undeclared", "another finding"],

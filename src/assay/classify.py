@@ -8,6 +8,7 @@ a timeout or a signal into a pass.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for, project_first
@@ -24,6 +25,16 @@ REASON_MAX_CHARS = 4000
 
 #: Kinds whose tools say "problems found" by exiting non-zero.
 _DIAGNOSING_KINDS = frozenset({Kind.BUILD, Kind.TYPECHECK, Kind.LINT})
+
+#: The last words of a note on something the checks needed and did not find installed:
+#: the way out when the install steps did not run (`after_install` when they did).
+INSTALL_WAY_OUT = " Or run `assay verify --install`, which installs what the project declares."
+
+#: What such a note says instead when the install steps ran and it is still missing.
+_INSTALLED_WITHOUT_IT = (
+    " The install steps (`--install`) ran and did not provide it: they install what the "
+    "project's manifests and lockfiles declare for this platform, and it was not among that."
+)
 
 
 def classify(
@@ -55,6 +66,14 @@ def classify(
         note=_with_refusal(note, parsed.report_refused),
         sandbox=sandbox,
     )
+
+
+def after_install(evidence: Evidence) -> Evidence:
+    """`evidence` of a check run after the install steps: a note that offered them as the
+    way out says they did not install what was missing."""
+    if INSTALL_WAY_OUT not in evidence.note:
+        return evidence
+    return replace(evidence, note=evidence.note.replace(INSTALL_WAY_OUT, _INSTALLED_WITHOUT_IT))
 
 
 def _cause(
@@ -413,8 +432,7 @@ def _note(
         case Cause.TOOLCHAIN_MISSING if parsed.missing_command is not None:
             return (
                 f"{check.name} could not run {parsed.missing_command}: not found where the "
-                "check runs. "
-                "Install it (or run `assay verify --install`), then verify again."
+                "check runs. Install it, then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _own_package_not_installed(check, result, parsed)
@@ -422,7 +440,7 @@ def _note(
             return (
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
-                "install -e .`, or run `assay verify --install`), then verify again."
+                "install -e .`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             submodule := _submodule_not_checked_out(check, result, parsed)
@@ -469,7 +487,7 @@ def _note(
             return (
                 f"{check.name} could not load {package}, which package.json declares: the "
                 "project's dependencies are not installed (node_modules lacks them). Install "
-                "them (`npm ci`, or run `assay verify --install`), then verify again."
+                "them (`npm ci`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             module := _python_dependency_not_installed(check, result, parsed)
@@ -478,8 +496,7 @@ def _note(
                 f"{check.name} could not find the module {module}, which pyproject.toml "
                 "declares (perhaps only for other Python releases or platforms): it is not "
                 "installed where the check runs, so what needs it was not checked. Install "
-                "the project's dependencies (or run `assay verify --install`), then verify "
-                "again."
+                "the project's dependencies, then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             where := _runner_broken_here(check, result, parsed)

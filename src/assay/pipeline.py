@@ -555,6 +555,10 @@ class _Run:
                 prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
+        if installed is not None:
+            from assay.classify import after_install
+
+            evidence = [after_install(e) for e in evidence]
         if self.restore is not None and _locks_protected(session):
             from assay.protected_write import refused_protected_write
 
