@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
+from assay.discovery.pytest_mypy import mypy_only_args
 from assay.tools import LAUNCHERS, command_words, recognise_words, tool_spec
 from assay.tools.spec import ASKS_THE_TOOL, Launch
 from assay.tools.spec import SCRIPT_KINDS as _SCRIPT_KINDS
@@ -178,6 +179,17 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
     if hit is None:
         return None
     match = hit.match
+    if hit.tool == "pytest" and (typecheck := mypy_only_args(match.args)) is not None:
+        return Recognised(
+            Kind.TYPECHECK,
+            "mypy",
+            hit.ecosystem,
+            typecheck,
+            ("mypy", *typecheck),
+            tuple(env),
+            name="mypy",
+            via=shlex.join(argv),
+        )
     return Recognised(
         match.kind,
         hit.tool,

@@ -17,7 +17,7 @@ from assay.discovery.files import RepoFiles
 #: The words that start pytest (`pytest`, `py.test`, `python -m pytest`).
 _RUNNERS = frozenset({"pytest", "py.test"})
 #: pytest's options (its own and common plugins') whose value is the next word.
-_VALUED = frozenset(
+PYTEST_VALUED = frozenset(
     {
         "-k", "-m", "-c", "-p", "-o", "-W", "-n", "-r", "--rootdir", "--ignore",
         "--ignore-glob", "--deselect", "--junitxml", "--junit-xml", "--basetemp",
@@ -83,7 +83,7 @@ def pytest_reach(argv: Sequence[str], cwd: str, files: RepoFiles) -> Reach:
             doctest_modules = True
         elif option == "--doctest-glob" and equals:
             globs.add(value)
-        elif word in _VALUED:
+        elif word in PYTEST_VALUED:
             valued = word
         elif not word.startswith("-"):
             path = posixpath.normpath(posixpath.join(cwd, word.partition("::")[0]))
