@@ -907,6 +907,29 @@ def test_an_es_modules_syntax_error_is_named_at_its_file_in_the_tree(tmp_path: P
     )
 
 
+def test_a_syntax_error_mocha_met_loading_a_test_is_named_at_its_own_file(
+    tmp_path: Path,
+) -> None:
+    """mocha prints node's header after words of its own (`Exception during run:
+    /path/index.js:2`): the place was the test file's `require` (jshttp/mime-types)."""
+    from assay.parsers.crash import crash_diagnostics
+
+    _needs("mocha")
+    write(
+        tmp_path,
+        {
+            "index.js": "exports.a = 1\nfunction ((f (x) {}\n",
+            "test/test.js": "const lib = require('../index.js')\nit('a', () => {})\n",
+        },
+    )
+    ran = _ran(["mocha", "test/test.js"], tmp_path)
+    assert ran.exit_code not in (0, None)
+    assert "Exception during run: " in ran.stderr.text
+    (found,) = crash_diagnostics(ran.stderr.text, str(tmp_path))
+    assert (found.file, found.line) == ("index.js", 2), found
+    assert found.message.startswith("SyntaxError:"), found
+
+
 def test_a_traceback_in_a_passing_run_changes_nothing(tmp_path: Path) -> None:
     # A suite that prints a caught traceback and exits 0 is judged by its exit code and counts.
     (tmp_path / "t.py").write_text(

@@ -28,8 +28,9 @@ _JS_ERROR = r"^(?:Uncaught )?([A-Z]\w*Error(?: \[[A-Z0-9_]+\])?)(?:: (.*))?$"
 _JS_FRAME = r"^\s+at (?:.*\()?([^()\s]+?):(\d+):(\d+)\)?$"
 # node's header above the offending source line: `/path/file.js:3`; an ES module's as a URL,
 # and inside brackets where node prints the error a promise rejected with
-# (`[file:///path/file.mjs:3` ... `SyntaxError: message]`).
-_JS_HEADER = r"^(\[?)(?:file://)?(\S+\.[cm]?[jt]sx?):(\d+)$"
+# (`[file:///path/file.mjs:3` ... `SyntaxError: message]`); mocha puts its own words before
+# it (` Exception during run: /path/file.js:3`).
+_JS_HEADER = r"^(?: ?Exception during run: )?(\[?)(?:file://)?(\S+\.[cm]?[jt]sx?):(\d+)$"
 
 # gcc and clang: `file.c:4:3: error: message`; the driver's `collect2: error: ...`.
 _CC_LOCATED = r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$"
