@@ -4,6 +4,7 @@ every type error."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,7 @@ def test_each_repository_has_its_own_and_a_judged_change_none(typed: Path, tmp_p
 
 PLANTS_IN_EVERY_CACHE = """\
 import os
+import sys
 
 
 def test_plants_in_the_caches_it_can_see():
@@ -117,6 +119,7 @@ def test_only_mypy_may_write_its_cache(typed: Path, tmp_path: Path) -> None:
 #: entries into whatever cache mypy was given, for modules as a later tree will hold them.
 PLANTING_PLUGIN = """\
 import os
+import sys
 
 from mypy.plugin import Plugin
 
@@ -153,6 +156,52 @@ def test_mypy_with_plugins_gets_no_shared_cache(
     planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
     assert planted == []
     checks = make_plan(typed, VerifyOptions()).checks
+    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+
+
+#: An interpreter for mypy to ask for its search path that is a script of the tree: mypy
+#: runs it, in the check that may write the cache.
+PLANTING_INTERPRETER = """\
+#!/bin/sh
+[ -n "$MYPY_CACHE_DIR" ] && echo '{{}}' > "$MYPY_CACHE_DIR/planted"
+exec {python} "$@"
+"""
+
+
+@pytest.mark.parametrize("where", ["pyproject.toml", "mypy.ini", "command"])
+def test_mypy_told_to_run_an_interpreter_gets_no_shared_cache(
+    typed: Path, tmp_path: Path, where: str
+) -> None:
+    files = {"planting.sh": PLANTING_INTERPRETER.format(python=sys.executable)}
+    if where == "pyproject.toml":
+        files[where] = (
+            "[tool.mypy]\nstrict = true\nfiles = ['pkg']\npython_executable = './planting.sh'\n"
+        )
+    elif where == "mypy.ini":
+        files[where] = "[mypy]\nstrict = True\nfiles = pkg\npython_executable = ./planting.sh\n"
+    else:
+        files["assay.toml"] = (
+            '[commands]\ntypecheck = "mypy --python-executable ./planting.sh pkg"\n'
+        )
+    write(typed, files)
+    (typed / "planting.sh").chmod(0o755)
+    state = tmp_path / "state"
+    assert mypy_verdict(typed, state) is Verdict.PASS
+    planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
+    assert planted == []
+    checks = make_plan(typed, VerifyOptions()).checks
+    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+
+
+def test_a_configuration_too_deep_to_read_gets_no_shared_cache(typed: Path, tmp_path: Path) -> None:
+    # Nested past the interpreter's recursion limit: tomllib raises RecursionError, which
+    # had ended the whole run INDETERMINATE ("assay could not finish").
+    deep = "[tool.x]\na = " + "[" * 50_000 + "]" * 50_000 + "\n"
+    write(typed, {"mypy.ini": "[mypy]\nfiles = pkg\n"})
+    checks = [c for c in make_plan(typed, VerifyOptions()).checks if c.tool == "mypy"]
+    write(typed, {"pyproject.toml": deep})
+    assert checks
+    state = tmp_path / "state"
     assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
 
 

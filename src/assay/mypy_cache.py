@@ -24,10 +24,12 @@ Why what is in it cannot decide a verdict wrongly:
   (a mypy plugin, which runs in mypy's process) gives it no power that editing its own
   configuration would not.
 - One directory per repository path, never shared between repositories.
-- Never where mypy loads plugins (`plugins` in its configuration). A plugin is code that
-  runs in mypy's process, where it can write the cache: entries for modules as a later
+- Never where mypy may run code of the project's: plugins (`plugins` in its
+  configuration), which run in mypy's process, or an interpreter it is told to ask for
+  its search path (`python_executable`, `--python-executable`: mypy runs it, and a script
+  of the tree is one). Such code can write the cache: entries for modules as a later
   tree will hold them (mypy believes a module's entry whose content hash matches) would
-  let that later tree, plugin gone, pass the type check unchecked. Without plugins mypy
+  let that later tree, the code gone, pass the type check unchecked. Without them mypy
   runs none of the project's code, and what it writes is its own.
 """
 
@@ -67,8 +69,9 @@ def mypy_cache_for(
 ) -> Path | None:
     """The warm cache directory for the mypy checks of the repository at `root` (made
     now), or None: no mypy check, a run judged against a base, or `none` (which runs in
-    the tree, where mypy's own `.mypy_cache` is already warm), or mypy loads plugins."""
-    if loads_plugins(root, type_checks(checks)):
+    the tree, where mypy's own `.mypy_cache` is already warm), or mypy may run the
+    project's code."""
+    if runs_project_code(root, type_checks(checks)):
         return None
     return MYPY.directory_for(
         root, checks, sandbox=sandbox, judged_against_base=judged_against_base, state_dir=state_dir
@@ -90,11 +93,19 @@ _CONFIG_FILES = (
 )
 
 
-def loads_plugins(root: Path, checks: Sequence[Check]) -> bool:
-    """Whether mypy, as `checks` run it in the repository at `root`, may load plugins:
-    its configuration names some, or cannot be read (then it may)."""
+#: mypy's settings that make it run code other than its own: plugins it imports, and an
+#: interpreter it runs to learn that interpreter's search path.
+_RUNS_CODE = ("plugins", "python_executable")
+
+
+def runs_project_code(root: Path, checks: Sequence[Check]) -> bool:
+    """Whether mypy, as `checks` run it in the repository at `root`, may run code that is
+    not mypy's: a command names an interpreter for it, its configuration names plugins
+    or an interpreter, or cannot be read (then it may)."""
     from assay.discovery.files import RepoFiles, UnreadableFile
 
+    if any(w.split("=")[0] == "--python-executable" for c in checks for w in c.argv):
+        return True
     files = RepoFiles(str(root))
     named = {_config_file(check) for check in checks} - {None}
     places = [(n, "tool.mypy" if n.endswith(".toml") else "mypy") for n in named if n]
@@ -103,7 +114,7 @@ def loads_plugins(root: Path, checks: Sequence[Check]) -> bool:
             text = files.read_text(path)
         except UnreadableFile:
             return True
-        if text is not None and _names_plugins(text, path, section):
+        if text is not None and _names_code(text, path, section):
             return True
     return False
 
@@ -119,22 +130,25 @@ def _config_file(check: Check) -> str | None:
     return None
 
 
-def _names_plugins(text: str, path: str, section: str) -> bool:
-    """Whether the configuration `text` (of `path`) names plugins in `section`, or is not
-    valid (then it may)."""
+def _names_code(text: str, path: str, section: str) -> bool:
+    """Whether the configuration `text` (of `path`) sets one of `_RUNS_CODE` in `section`,
+    or is not valid (then it may)."""
     if path.endswith(".toml"):
         import tomllib
 
         try:
             table = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return True
+        except (tomllib.TOMLDecodeError, RecursionError):
+            return True  # a table nested past the interpreter's depth is not read either
         tool = table.get("tool", {})
         mypy = tool.get("mypy", {}) if isinstance(tool, dict) else None
-        return not isinstance(mypy, dict) or bool(mypy.get("plugins"))
+        return not isinstance(mypy, dict) or any(mypy.get(key) for key in _RUNS_CODE)
     from assay.discovery.text import load_ini
 
     parser, error = load_ini(text, path)
     if error:
         return True
-    return parser.has_option(section, "plugins") and bool(parser.get(section, "plugins").strip())
+    return any(
+        parser.has_option(section, key) and bool(parser.get(section, key).strip())
+        for key in _RUNS_CODE
+    )
