@@ -212,6 +212,54 @@ RUST_BASE = {
     """,
 }
 
+#: A base whose type checker and linter each find a fault its tests do not see.
+_CHECKED_BASE = {
+    "pyproject.toml": """
+        [project]
+        name = "calc"
+        version = "0"
+
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+
+        [tool.mypy]
+        files = ["calc.py"]
+
+        [tool.ruff]
+        line-length = 100
+    """,
+    "calc.py": """
+        def add(a: int, b: int) -> int:
+            return a + b
+
+
+        LABEL: int = "sum"
+
+
+        def unused() -> int:
+            return undefined_name
+    """,
+    "tests/test_calc.py": """
+        from calc import add
+
+
+        def test_add():
+            assert add(2, 2) == 4
+    """,
+}
+#: The same with a type error alone, and with a lint error alone.
+TYPED_BASE = {
+    **_CHECKED_BASE,
+    "calc.py": _CHECKED_BASE["calc.py"].split("\n\n\n        def unused")[0],
+}
+LINTED_BASE = {
+    "pyproject.toml": _CHECKED_BASE["pyproject.toml"].replace(
+        '[tool.mypy]\n        files = ["calc.py"]\n', ""
+    ),
+    "calc.py": _CHECKED_BASE["calc.py"].replace('LABEL: int = "sum"', ""),
+    "tests/test_calc.py": _CHECKED_BASE["tests/test_calc.py"],
+}
+
 ATTACKS: dict[str, Attack] = {
     # ---------------------------------------------------------------- the plan
     "assay-toml-test-command": Attack(
@@ -459,6 +507,29 @@ ATTACKS: dict[str, Attack] = {
         {"calc.py": CALC_REWRITES_A_LATER_TEST},
     ),
     # Locked against the sandbox's uid, the test cannot be rewritten: the install fails.
+    # ---------------------------------------------------------------- the checkers' settings
+    "mypy-ini-ignores-errors": Attack(
+        TYPED_BASE, {"mypy.ini": "[mypy]\nfiles = calc.py\nignore_errors = True\n"}
+    ),
+    "pyproject-mypy-override-ignores-errors": Attack(
+        TYPED_BASE,
+        {
+            "pyproject.toml": TYPED_BASE["pyproject.toml"]
+            + """
+            [[tool.mypy.overrides]]
+            module = "calc"
+            ignore_errors = true
+        """
+        },
+    ),
+    "ruff-toml-excludes-the-code": Attack(
+        LINTED_BASE, {"ruff.toml": 'line-length = 100\nextend-exclude = ["calc.py"]\n'}
+    ),
+    "mypy-turned-off-in-the-file": Attack(
+        TYPED_BASE,
+        {"calc.py": "\n        # mypy: ignore-errors" + TYPED_BASE["calc.py"]},
+        expected=Status.INDETERMINATE,
+    ),
     "install-setup-py-rewrites-tests": Attack(
         UNITTEST_BASE,
         {"setup.py": SETUP_REWRITES_TESTS},

@@ -136,6 +136,14 @@ REACHES = [
     ("src/lib.rs", '#[no_mangle]\npub extern "C" fn write() {}\n', "no_mangle"),
     ("src/lib.rs", '#[path = "platform.txt"]\nmod out;\n', "path ="),
     ("src/lib.rs", 'pub fn f() { unsafe { core::arch::asm!("nop") } }\n', "asm!"),
+    # A checker turned off for a whole file: the configuration is the base's under --protect,
+    # and the type error below it passed.
+    ("calc.py", "# mypy: ignore-errors\nX: int = 'a'\n", "mypy: ignore-errors"),
+    ("calc.py", "# type: ignore\nX: int = 'a'\n", "type: ignore"),
+    ("calc.py", "# ruff: noqa\nimport os\n", "ruff: noqa"),
+    ("lib/calc.ts", "// @ts-nocheck\nexport const x: number = 'a';\n", "@ts-nocheck"),
+    ("lib/calc.js", "/* eslint-disable */\nvar x = y;\n", "eslint-disable"),
+    ("src/lib.rs", "#![allow(warnings)]\n", "allow(warnings)"),
 ]
 
 
@@ -184,6 +192,11 @@ ORDINARY = [
     ("README.md", "Call `os._exit(0)` and read /proc/self/fd.\n"),
     ("lib/calc.js", "import styles from './calc.css';\nconst data = require('./data.json');\n"),
     ("lib/calc.js", "const name = 'caf\\u00e9';\n"),
+    # One line's suppression, with its reason in the code it follows.
+    ("calc.py", "import os  # noqa: F401\nX: int = f()  # type: ignore[assignment]\n"),
+    ("calc.py", "# ruff: noqa: E501\n"),
+    ("lib/calc.js", "// eslint-disable-next-line no-console\nconsole.log(1);\n"),
+    ("src/lib.rs", "#![allow(dead_code)]\n"),
 ]
 
 

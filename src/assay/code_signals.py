@@ -26,6 +26,12 @@ Left out on purpose, because ordinary code does them:
 - whole-line comments (`#`, `//`), except Go's `//go:linkname`, which is code, and those
   holding a `{`: a line of a template literal or an f-string starting so runs its braces.
 
+A directive that turns a type checker or linter off for a whole file (`# mypy:
+ignore-errors`, a bare `# ruff: noqa`, `// @ts-nocheck`, `/* eslint-disable */`,
+`#![allow(warnings)]`) is a signal too, comment though it is: under `--protect` the
+checkers' configuration is the base's, and this is the one way left for a change to
+weaken it. One line's suppression (`# type: ignore` after code, `# noqa: E501`) is not.
+
 A new module at an import root (the root, `src/`) named as one of the standard library's
 or the test runner's is a signal too: imported in their place once the root is on the path,
 it runs before the canaries' guard takes what it compares.
@@ -70,6 +76,8 @@ class Rule:
     """When set and the file matches it anywhere, the rule does not apply (a Go main package)."""
     unless_path: str = ""
     """When set and the file's path matches it, the rule does not apply (a Rust binary)."""
+    comments: bool = False
+    """Whether whole-line comments are matched too: a directive to a checker is one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +112,9 @@ _SUMMARY = (
     r"|--- PASS:|\\?[\"']?\bAction\\?[\"']?\s*:\s*\\?[\"']pass\b|\btest result: ok\b"
     r"|<testsuites?\b|<testcase\b|\bnum(?:Passed|Failed|Total)Tests\b"
 )
+
+#: What a directive that turns a checker off for a whole file is said to do.
+_CHECKER_OFF = "turns a type checker or linter off for the whole file"
 
 #: After an exit's opening parenthesis: not a non-zero number written out (which fails the run).
 _NOT_A_FAILURE = r"(?!\s*-?[1-9]\d*\s*\))"
@@ -184,6 +195,13 @@ PYTHON = Language(
             "watches every call (a trace or profile hook)",
             r"\bsys\.(?:settrace|setprofile|monitoring)\b|\bthreading\.(?:settrace|setprofile)",
         ),
+        Rule(
+            _CHECKER_OFF,
+            r"^#\s*(?:mypy:\s*(?:ignore-errors|disable-error-code)|type:\s*ignore\s*(?:\[[^\]]*\])?\s*$"
+            r"|(?:ruff|flake8):\s*noqa\s*$|pyright:\s*(?:basic|ignore)\b|pylint:\s*skip-file\b"
+            r"|pylint:\s*disable\s*=\s*all\b)",
+            comments=True,
+        ),
         *_SHARED,
     ),
 )
@@ -244,6 +262,11 @@ JAVASCRIPT = Language(
             # node runs whatever it is given as JavaScript, whatever its suffix.
             r"(?:\brequire\s*\(|\bimport\s*\(|\bfrom)\s*['\"`][^'\"`]*\.(?!(?:[cm]?[jt]sx?|json"
             r"|node|css|scss|sass|less|svg|png|jpe?g|gif|webp|ico|woff2?|html?|md)['\"`])\w+['\"`]",
+        ),
+        Rule(
+            _CHECKER_OFF,
+            r"@ts-nocheck\b|/\*\s*eslint-disable\s*\*/|^//\s*eslint-disable\s*$",
+            comments=True,
         ),
         Rule(
             "redefines a built-in matcher",
@@ -317,6 +340,10 @@ RUST = Language(
             r"\bno_mangle\b|\bexport_name\s*=",
         ),
         Rule("runs assembly", r"\b(?:global_)?asm!\s*[({\[]|\bnaked_asm!"),
+        Rule(
+            _CHECKER_OFF,
+            r"#!\[\s*allow\s*\([^)]*\b(?:warnings|clippy::all)\b",
+        ),
         Rule(
             "loads code from a file no scan reads",
             r"#\s*!?\[\s*path\s*=|\binclude!\s*[({\[]",
@@ -632,9 +659,11 @@ def _numbered_matches(
 ) -> Iterator[tuple[int, str, int]]:
     comment = _comment(language)
     for number, piece in _pieces(text):
-        if comment.match(piece) and "{" not in piece:
-            continue  # a `{`: the line may be inside a template literal or an f-string
-        for index, (_, compiled) in enumerate(rules):
+        # A `{`: the line may be inside a template literal or an f-string, and runs.
+        only_directives = comment.match(piece) is not None and "{" not in piece
+        for index, (rule, compiled) in enumerate(rules):
+            if only_directives and not rule.comments:
+                continue
             if compiled.line.search(piece):
                 yield index, piece, number
 

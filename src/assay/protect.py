@@ -1,4 +1,4 @@
-"""Which files a change may not alter if its verdict is to mean anything: tests, test and CI config.
+"""Which files a change may not alter if its verdict is to mean anything: tests, checks and CI config.
 
 Pure: patterns in, matches out. Defaults are per ecosystem, declared with it
 and its tools (`assay.tools`); a project's config can

@@ -315,6 +315,8 @@ TSC = _node_tool(
     tune=_tune_tsc,
     instrument=_tsc,
     parser=("node", "parse_tsc"),
+    # What it checks and how strictly (`strict`, `include`, `skipLibCheck`).
+    config_files=("**/tsconfig*.json", "**/jsconfig*.json"),
 )
 ESLINT = _node_tool(
     "eslint",
@@ -339,6 +341,7 @@ ESLINT = _node_tool(
         Kind.LINT,
         (".",),
     ),
+    config_files=("**/eslint.config.*", "**/.eslintrc*", "**/.eslintignore"),
 )
 PRETTIER = _node_tool(  # a lint only with --check: a failing check fails the lint
     "prettier",
@@ -503,7 +506,17 @@ ECOSYSTEM = EcosystemSpec(
     ),
     config_sections={
         # Every script (one script runs another), and which workspaces the scripts run in.
-        "package.json": ("jest", "vitest", "mocha", "scripts", "workspaces"),
+        "package.json": (
+            "jest",
+            "vitest",
+            "mocha",
+            "scripts",
+            "workspaces",
+            # The linters' settings kept in package.json.
+            "eslintConfig",
+            "eslintIgnore",
+            "prettier",
+        ),
     },
     markers=TamperMarkers(
         test_names=(re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1"),),

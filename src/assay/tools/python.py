@@ -313,6 +313,9 @@ MYPY = ToolSpec(
     # Read as text, as printed: `--output=json` makes mypy exit 1 when it prints only notes
     # (it counts notes by the text format), and a passing run would read as a failing one.
     parser=("python", "parse_mypy"),
+    # What it checks and how strictly: a change that adds `ignore_errors` passes its own
+    # type errors (setup.cfg's and pyproject.toml's sections are protected with the rest).
+    config_files=("**/mypy.ini", "**/.mypy.ini"),
 )
 PYTEST = ToolSpec(
     name="pytest",
@@ -355,6 +358,7 @@ RUFF = ToolSpec(
     tune=drop_lint_fixes,
     instrument=_ruff,
     parser=("python", "parse_ruff"),
+    config_files=("**/ruff.toml", "**/.ruff.toml"),
 )
 PYRIGHT = ToolSpec(
     name="pyright",
@@ -367,6 +371,7 @@ PYRIGHT = ToolSpec(
     launch=Launch.PYTHON_TOOL,
     instrument=_pyright,
     parser=("python", "parse_pyright"),
+    config_files=("**/pyrightconfig.json",),
 )
 
 TY = ToolSpec(
@@ -571,6 +576,11 @@ ECOSYSTEM = EcosystemSpec(
         "setup.cfg",
         "**/tests.py",
         "**/noxfile.py",
+        # flake8's and pylint's own files (their sections of setup.cfg and tox.ini are
+        # protected with those files).
+        "**/.flake8",
+        "**/.pylintrc",
+        "**/pylintrc",
     ),
     config_sections={
         "pyproject.toml": (
@@ -579,6 +589,14 @@ ECOSYSTEM = EcosystemSpec(
             "tool.assay",
             "tool.tox",
             "tool.hatch.envs",
+            # The linters' and type checkers' settings: what they check, and how strictly.
+            "tool.mypy",
+            "tool.ruff",
+            "tool.pyright",
+            "tool.basedpyright",
+            "tool.ty",
+            "tool.pylint",
+            "tool.black",
         )
     },
     markers=TamperMarkers(

@@ -144,6 +144,11 @@ CARGO = ToolSpec(
         "**/.cargo/config.toml",
         "rust-toolchain",
         "rust-toolchain.toml",
+        # What clippy and rustfmt check.
+        "**/clippy.toml",
+        "**/.clippy.toml",
+        "**/rustfmt.toml",
+        "**/.rustfmt.toml",
     ),
 )
 RUSTC = ToolSpec(
@@ -175,6 +180,9 @@ ECOSYSTEM = EcosystemSpec(
             # What the tests' dependencies resolve to: a patched-in copy can assert nothing.
             "patch",
             "replace",
+            # What clippy checks (`[lints.clippy]`, inherited from the workspace's).
+            "lints",
+            "workspace.lints",
         )
     },
     markers=TamperMarkers(

@@ -173,7 +173,8 @@ class ToolSpec:
     """A build whose output nothing later reads (byte-compiling into a scratch prefix):
     it runs beside the type checkers and linters instead of before them."""
     config_files: tuple[str, ...] = ()
-    """Globs of files that decide how the tool finds, runs or reports tests (protected)."""
+    """Globs of files that decide how the tool finds, runs or reports tests, or what it
+    checks and how strictly (protected)."""
     dependency_env: Callable[[Path], Mapping[str, str]] | None = None
     """Where the tool keeps downloaded dependencies, given the workspace's deps directory."""
     root_config: RootConfig | None = None
