@@ -525,6 +525,12 @@ ATTACKS: dict[str, Attack] = {
     "ruff-toml-excludes-the-code": Attack(
         LINTED_BASE, {"ruff.toml": 'line-length = 100\nextend-exclude = ["calc.py"]\n'}
     ),
+    # The base's tests pass; the change adds a module nothing imports, broken. The plan is
+    # the base's, and its compileall had named the base's modules one by one.
+    "new-module-with-a-syntax-error": Attack(
+        {**PY_BASE, "calc.py": "\n        def add(a, b):\n            return a + b\n"},
+        {"util.py": "def broken(:\n    pass\n"},
+    ),
     "mypy-turned-off-in-the-file": Attack(
         TYPED_BASE,
         {"calc.py": "\n        # mypy: ignore-errors" + TYPED_BASE["calc.py"]},

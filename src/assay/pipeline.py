@@ -219,7 +219,24 @@ def base_plan(base: Path, root: Path, options: VerifyOptions, *, installed: Path
         found = make_plan(base, options, installed=installed)
     except VerifyUsageError as exc:
         raise VerifyUsageError(f"at --base {options.base}: {exc}") from None
-    return replace(found, root=str(root))
+    return replace(found, root=str(root), checks=_compiled_as_changed(found, root))
+
+
+def _compiled_as_changed(the_plan: Plan, root: Path) -> tuple[Check, ...]:
+    """The base plan's checks, assay's own compileall (not the project's configuration:
+    what it checks is what the tree holds) checking the change's packages and modules at
+    the root, which include those the change adds."""
+    from assay.discovery.fallback import compile_targets, retargeted_compile
+    from assay.discovery.files import RepoFiles
+
+    if the_plan.env is None or not any(c.tool == "compileall" for c in the_plan.checks):
+        return the_plan.checks
+    targets = compile_targets(RepoFiles(str(root)), the_plan.env)
+    checks = []
+    for check in the_plan.checks:
+        argv = retargeted_compile(check.argv, targets) if check.tool == "compileall" else None
+        checks.append(replace(check, argv=argv) if argv is not None else check)
+    return tuple(checks)
 
 
 def verify(

@@ -7,7 +7,7 @@ kinds and ecosystems nothing else answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
@@ -95,26 +95,46 @@ def python_evidence(root_names: set[str], test_dirs_with_py: list[str]) -> str |
     return test_dirs_with_py[0] if test_dirs_with_py else None
 
 
-def python_defaults(
-    evidence: str,
-    env: ProjectEnv,
-    root_dirs: set[str],
-    test_file: str | None,
-    code: tuple[str, ...] = (),
-) -> list[Candidate]:
-    """compileall (a syntax check of the project's code: `src`, else `code`, its packages
-    and modules at the root, else the whole tree) and, when a test file exists
-    (`test_file`, the first found), pytest. Pure.
+def compile_targets(files: RepoFiles, env: ProjectEnv) -> tuple[str, ...]:
+    """What compileall checks in a tree: `src`, else the project's packages and modules at
+    the root (`project_code`), else the whole tree.
 
     Not the whole tree when the code is known: tests, docs and examples may hold files
     that are not meant to compile (parso's test data is deliberately broken Python), and a
     syntax error in a test is pytest's collection error anyway."""
-    targets = ("src",) if "src" in root_dirs else (code or (".",))
+    root_names = set(files.list_dir("."))
+    if "src" in root_names and files.is_dir("src"):
+        return ("src",)
+    return project_code(files, root_names, env) or (".",)
+
+
+def retargeted_compile(argv: Sequence[str], targets: Sequence[str]) -> tuple[str, ...] | None:
+    """assay's own compileall command `argv` (`python_defaults`'), checking `targets`
+    instead; None for any other command (one a project states is its own)."""
+    words = list(argv)
+    at = words.index("-x") if "-x" in words else -1
+    if at < 2 or words[at - 2 : at] != ["compileall", "-q"] or at + 1 >= len(words):
+        return None
+    if not words[at + 1].startswith(_EXCLUDED_PREFIX):
+        return None
+    return (*words[: at + 2], *targets)
+
+
+#: How the pattern of directories assay's compileall leaves out starts.
+_EXCLUDED_PREFIX = "(^|/)("
+
+
+def python_defaults(
+    evidence: str, env: ProjectEnv, targets: tuple[str, ...], test_file: str | None
+) -> list[Candidate]:
+    """compileall (a syntax check of the project's code, `targets`: `compile_targets`')
+    and, when a test file exists (`test_file`, the first found), pytest. Pure."""
     excluded = "|".join(d.replace(".", r"\.") for d in (*env.venv_dirs, *COMPILE_EXCLUDE))
+    pattern = f"{_EXCLUDED_PREFIX}{excluded})(/|$)"
     found = [
         Candidate(
             kind=Kind.BUILD,
-            argv=env.python_module("compileall", "-q", "-x", f"(^|/)({excluded})(/|$)", *targets),
+            argv=env.python_module("compileall", "-q", "-x", pattern, *targets),
             tool="compileall",
             ecosystem=Ecosystem.PYTHON,
             origin=Origin.FALLBACK,
@@ -215,8 +235,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         tests = test_file_anywhere(files, env.venv_dirs) or (
             f"{test_dirs[0]}/" if test_dirs else None
         )
-        code = project_code(files, root_names, env)
-        found += python_defaults(evidence, env, root_dirs, tests, code)
+        found += python_defaults(evidence, env, compile_targets(files, env), tests)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
     found += go_defaults(root_names)
