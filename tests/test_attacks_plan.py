@@ -473,6 +473,29 @@ ATTACKS: dict[str, Attack] = {
         },
         {"data/add_cases.json": "[[2, 2, 0], [1, 0, 1]]\n"},
     ),
+    "globbed-test-data-edited": Attack(
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            "calc.py": "def add(a, b):\n    return a - b\n",
+            "cases/two.json": "[2, 2, 4]\n",
+            "cases/one.json": "[1, 0, 1]\n",
+            "tests/test_calc.py": """
+                import json
+                import pathlib
+
+                from calc import add
+
+                CASES = (pathlib.Path(__file__).parent.parent / "cases").glob("*.json")
+
+
+                def test_add():
+                    for path in CASES:
+                        a, b, total = json.loads(path.read_text())
+                        assert add(a, b) == total
+            """,
+        },
+        {"cases/two.json": "[2, 2, 0]\n"},
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},

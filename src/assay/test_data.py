@@ -5,7 +5,8 @@ weak as that file: a change that writes the wrong code's answer into it passes. 
 by its usual directory names (`fixtures/`, `testdata/`, `__snapshots__/`) is protected by
 pattern (`assay.protect`); the rest is found here, in the base's own test files, as the
 string literals that name a file of the base's tree (relative to the root or to the test
-file's directory).
+file's directory), or a directory of it that holds data alone, whose files the tests may
+find by a pattern (`(here / "cases").glob("*.json")`).
 
 Only data is taken: a file of a language assay reads as code (the code under test, which
 a test may name) or a manifest (the dependencies a change may add to) stays the change's.
@@ -36,6 +37,8 @@ _MAX_SAME_NAME = 3
 
 #: A quoted relative path to a file with a suffix (`"data/add_cases.json"`, `'cases.csv'`).
 _QUOTED_PATH = re.compile(r"""["']((?:\.{1,2}/)?[\w][\w.+-]*(?:/[\w.+-]+)*\.\w{1,10})["']""")
+#: A quoted relative path without a suffix, that may name a directory (`"cases"`).
+_QUOTED_DIRECTORY = re.compile(r"""["']((?:\.{1,2}/)?[\w][\w+-]*(?:/[\w.+-]+)*)/?["']""")
 
 
 def named_test_data(root: Path, protected: ProtectedSet) -> tuple[str, ...]:
@@ -45,6 +48,9 @@ def named_test_data(root: Path, protected: ProtectedSet) -> tuple[str, ...]:
     by_name: dict[str, list[str]] = {}
     for rel in files:
         by_name.setdefault(posixpath.basename(rel), []).append(rel)
+    data_dirs = _data_directories(files)
+    for directory in data_dirs:
+        by_name.setdefault(posixpath.basename(directory), []).append(directory)
     found: dict[str, None] = {}
     budget = MAX_BYTES
     for rel in sorted(files):
@@ -57,9 +63,11 @@ def named_test_data(root: Path, protected: ProtectedSet) -> tuple[str, ...]:
             continue
         budget -= len(data)
         text = data.decode("utf-8", errors="replace")
-        for named in _named_files(rel, _QUOTED_PATH.findall(text), files, by_name):
-            if not protected.matches(named) and _is_data(named):
-                found.setdefault(named)
+        quoted = [*_QUOTED_PATH.findall(text), *_QUOTED_DIRECTORY.findall(text)]
+        for named in _named_files(rel, quoted, files | data_dirs.keys(), by_name):
+            for data in data_dirs.get(named, (named,)):
+                if not protected.matches(data) and _is_data(data):
+                    found.setdefault(data)
     return tuple(list(found)[:MAX_FILES])
 
 
@@ -79,6 +87,18 @@ def _named_files(
         else:
             if "/" not in path and len(by_name.get(path, ())) <= _MAX_SAME_NAME:
                 yield from by_name.get(path, ())
+
+
+def _data_directories(files: set[str]) -> dict[str, list[str]]:
+    """Each directory of the tree (but the root) with the files below it, where all of
+    them are data (a directory that holds code is the code's, which a change may edit)."""
+    below: dict[str, list[str]] = {}
+    for rel in files:
+        parent = posixpath.dirname(rel)
+        while parent:
+            below.setdefault(parent, []).append(rel)
+            parent = posixpath.dirname(parent)
+    return {d: sorted(held) for d, held in below.items() if all(map(_is_data, held))}
 
 
 def _is_data(rel: str) -> bool:
