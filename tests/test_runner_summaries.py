@@ -25,6 +25,8 @@ DATA = Path(__file__).parent / "data" / "summaries"
 #   FORCE_COLOR=1 tape test/tape.js            FORCE_COLOR=1 jasmine
 # and bun 1.4's (stdout and stderr together; a third test skipped):  FORCE_COLOR=1 bun test,
 # and `bun test` without a terminal or colour, as a check runs it ("(pass) one")
+# and uthash's C test driver through make (its compile lines left out), whose names end
+# in numbers (`test92 failed`, not 92 failed):  make -C tests
 # name: (exit code, passed, failed)
 CAPTURED = {
     "uvu": (0, 2, 0),
@@ -38,6 +40,8 @@ CAPTURED = {
     "bun": (0, 2, 0),
     "bun-fail": (1, 1, 1),
     "bun-plain-fail": (1, 1, 1),
+    "uthash": (0, 102, 0),
+    "uthash-fail": (2, 95, 7),
 }
 
 

@@ -20,8 +20,9 @@ from assay.process import ProcessResult
 from assay.verdict import Kind
 
 # "3 passed, 1 failed" (pytest, the plain closing line), "N passed; M failed" (cargo),
-# "2 tests passed" / "1 test failed" (ava).
-_COUNT = re.compile(r"(\d+) (?:tests? )?(passed|failed|errors?|skipped)\b")
+# "2 tests passed" / "1 test failed" (ava). A number that ends a word is a name's
+# (uthash's `test92 failed`), not a count.
+_COUNT = re.compile(r"(?<![\w.])(\d+) (?:tests? )?(passed|failed|errors?|skipped)\b")
 _KEYS = {"error": "errors", "passing": "passed", "failing": "failed", "pending": "skipped"}
 _KEYS |= {"pass": "passed", "fail": "failed", "skip": "skipped", "todo": "skipped"}
 
@@ -59,6 +60,14 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
             r"^\s*(?:tests? )?(passed|failed|skipped)\s*:\s*(\d+)\s*$", re.MULTILINE | re.IGNORECASE
         ),
         lambda m: _counted(m[1], m[2]),
+    ),
+    # A C test driver's total and its failures: "102 tests conducted, 7 failed." (uthash)
+    (
+        re.compile(
+            r"^\s*(\d+) tests? (?:conducted|run|ran|executed|completed),? (\d+) failed\b",
+            re.MULTILINE | re.IGNORECASE,
+        ),
+        lambda m: _out_of(m[1], m[2]),
     ),
     # uvu: "Total:     2" / "Passed:    1" / "Skipped:   0", one per line
     (
