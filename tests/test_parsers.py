@@ -875,6 +875,28 @@ def test_a_crash_in_a_test_programs_output_is_a_recognised_failure(
         assert parsed.diagnostics[0].file == name, parsed.diagnostics
 
 
+@pytest.mark.parametrize("runner", ["make", "bash"])
+def test_a_test_program_a_recipe_ran_that_crashed_on_a_signal_failed(
+    runner: str, tmp_path: Path
+) -> None:
+    """parson's with a wrong count: its test program dereferenced a bad pointer, and make
+    said only `make: *** [Makefile:2: test] Segmentation fault`: INDETERMINATE before."""
+    _needs("gcc")
+    _needs(runner)
+    (tmp_path / "t.c").write_text(
+        '#include <stdio.h>\nint main(void) {\n  int *p = 0;\n  puts("test 1 ok");\n'
+        "  return *p;\n}\n"
+    )
+    (tmp_path / "Makefile").write_text("test: t\n\t./t\nt: t.c\n\tgcc -o t t.c\n")
+    argv = ["make", "test"] if runner == "make" else ["bash", "-c", "make t && ./t && echo done"]
+    ran = _ran(argv, tmp_path)
+    assert ran.exit_code not in (0, None) and ran.signal is None
+    c = check(runner, tuple(argv), kind=Kind.TEST)
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), ev.note
+    assert any("crashed: Segmentation fault" in d.message for d in ev.diagnostics), ev
+
+
 def test_an_es_modules_syntax_error_is_named_at_its_file_in_the_tree(tmp_path: Path) -> None:
     """node names an ES module by its URL (`file:///.../lib.mjs:2`), and uvu's `-r esm`
     prints the error inside brackets (`[file:///...index.mjs:47` ... `token]`, kleur's):

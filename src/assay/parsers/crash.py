@@ -75,14 +75,43 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 def crash_diagnostics(text: str, cwd: str, tool: str | None = None) -> tuple[Diagnostic, ...]:
     """The errors a crashed program printed: the exception that ended it first (a test
-    program may compile probes that fail on purpose), then a compiler's errors."""
+    program may compile probes that fail on purpose), or the signal that ended a program a
+    recipe or a shell ran, then a compiler's errors."""
     lines = text.splitlines()
     found: list[Diagnostic] = []
-    for read in (_python_traceback, _javascript_error):
+    for read in (_python_traceback, _javascript_error, _crashed_by_signal):
         crash = read(lines, cwd, tool)
         if crash is not None:
             found.append(crash)
     return (*found, *_compiler_errors(lines, cwd, tool))
+
+
+#: What make and the shells say of a program a signal of a crash ended (`make: ***
+#: [Makefile:12: test] Segmentation fault`, bash's `line 1: 4242 Aborted (core dumped)
+#: ./test`). Not `Killed` or `Terminated`: what ends a program at a deadline says so.
+_CRASH_SIGNALS = (
+    r"Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction"
+    r"|Trace/breakpoint trap"
+)
+_SIGNAL_DEATH = (
+    rf"^(?:g?make(?:\[\d+\])?: \*\*\* \[([^\]]*)\] ({_CRASH_SIGNALS})\b"
+    rf"|(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?\d+ ({_CRASH_SIGNALS})\b.*)"
+)
+
+
+def _crashed_by_signal(lines: list[str], cwd: str, tool: str | None) -> Diagnostic | None:
+    """The crash a signal made of a program a make recipe or a shell ran (a test program
+    that dereferenced a bad pointer): the code failed, its output had no words for it."""
+    del cwd  # the line names a target or a job, no file of the tree
+    for line in lines:
+        match = _compiled(_SIGNAL_DEATH).match(line)
+        if match is not None:
+            signal = match.group(2) or match.group(3)
+            where = f" (make [{match.group(1)}])" if match.group(1) else ""
+            return Diagnostic(
+                message=f"a program it ran crashed: {signal}{where}", code=signal, tool=tool
+            )
+    return None
 
 
 def missing_command(text: str, exit_code: int | None) -> str | None:
