@@ -840,6 +840,13 @@ CRASHES = {
         ["node", "t.js"],
         "TypeError [ERR_INVALID_ARG_TYPE]: The",
     ),
+    # Go's compile errors carry no "error:" word (Masterminds/semver's `make test`).
+    "go": (
+        "t.go",
+        "package main\n\nfunc main() {\n\tx := \n}\n",
+        ["go", "run", "t.go"],
+        "syntax error",
+    ),
     "gcc": (
         "t.c",
         '#include <stdio.h>\nint main(void) {\n  int x = 1\n  printf("%d\\n", x);\n}\n',

@@ -4,6 +4,7 @@ and one that exits 0 while its summary counts failures is never a pass."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -179,3 +180,30 @@ def test_jest_run_twice_by_one_script_counts_both_runs(bad: bool, tmp_path: Path
     assert got[:2] == (
         (Verdict.FAIL, Cause.EXIT_NONZERO) if bad else (Verdict.PASS, Cause.EXIT_ZERO)
     )
+
+
+def test_go_test_v_results_are_counted_over_the_whole_output(tmp_path: Path) -> None:
+    """`go test -v` behind a make target is read as text: each test's `--- FAIL:` line
+    counts wherever it is, not only in the last lines (Masterminds/semver: 11 of 84 failed,
+    read as 7 of 77)."""
+    _needs("go")
+    tests = "".join(
+        f'func TestN{i:03d}(t *testing.T) {{\n\tt.Log("line one")\n\tt.Log("line two")\n'
+        f'\tif {i} < 3 {{\n\t\tt.Fatal("wrong")\n\t}}\n}}\n\n'
+        for i in range(120)
+    )
+    (tmp_path / "go.mod").write_text("module example.com/p\n\ngo 1.18\n")
+    (tmp_path / "p_test.go").write_text(f'package p\n\nimport "testing"\n\n{tests}')
+    env = {"GOCACHE": str(tmp_path / ".cache"), "GOFLAGS": "-mod=mod", "HOME": str(tmp_path)}
+    done = subprocess.run(
+        ["go", "test", "-v", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
+    assert len(done.stdout.splitlines()) > 400, done.stdout[-500:]
+    ran = process_result(("make", "test"), cwd=str(tmp_path), exit_code=2, stdout=done.stdout)
+    verdict, cause, passed, failed, _ = _judged(ran)
+    assert (verdict, cause, passed, failed) == (Verdict.FAIL, Cause.EXIT_NONZERO, 117, 3)

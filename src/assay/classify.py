@@ -190,11 +190,12 @@ def _needs_newer_toolchain(
     """The toolchain release a failed check needs and did not have (`toolchain_too_old`)."""
     if result.exit_code in (0, None):
         return None
-    from assay.toolchain_too_old import go_mod_too_new, toolchain_too_old
+    from assay.toolchain_too_old import go_mod_too_new, newer_go_explains, toolchain_too_old
 
-    said = toolchain_too_old(combined(result))
+    output = combined(result)
+    said = toolchain_too_old(output)
     if said is None and check.tool == "go" and checker is not None and result.cwd:
-        return go_mod_too_new(result.cwd, checker.version)
+        return go_mod_too_new(result.cwd, checker.version) if newer_go_explains(output) else None
     return said
 
 

@@ -618,12 +618,16 @@ def _drop_unstated_lints(
 ) -> tuple[list[Candidate], list[Dropped]]:
     """Leave out a lint only a manifest implies (`go vet` for a go.mod) where the project
     states its own checks for that ecosystem (CI, a task runner, its configuration) and
-    none of them lints: the maintainers' gate does not include it, and its findings (an
-    unkeyed literal the tests use on purpose) would fail code they accept."""
+    none of them lints, and a task runner's lint where CI runs checks and none of them
+    lints: the maintainers' gate does not include it, and its findings (an unkeyed literal
+    the tests use on purpose) would fail code they accept."""
     stated: dict[Ecosystem, set[Kind]] = {}
+    in_ci: set[Kind] = set()
     for candidate in everything:
         if candidate.origin < Origin.MANIFEST:
             stated.setdefault(candidate.ecosystem, set()).add(candidate.kind)
+        if candidate.origin is Origin.CI:
+            in_ci.add(candidate.kind)
     kept: list[Candidate] = []
     dropped: list[Dropped] = []
     for candidate in chosen:
@@ -636,6 +640,15 @@ def _drop_unstated_lints(
             )
             dropped.append(Dropped(candidate.command, candidate.source, why))
             continue
+        if candidate.kind is Kind.LINT and candidate.origin is Origin.TASK_RUNNER:
+            if in_ci and Kind.LINT not in in_ci:
+                # jsmn: `make lint` (clang-tidy --checks='*') for its authors; CI `make test`.
+                why = (
+                    "the project's CI runs its checks and none of them lints: a task "
+                    "runner's lint CI never runs is not part of the maintainers' gate"
+                )
+                dropped.append(Dropped(candidate.command, candidate.source, why))
+                continue
         kept.append(candidate)
     return kept, dropped
 

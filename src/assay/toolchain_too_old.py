@@ -3,7 +3,10 @@
 go-cmp's go.mod says `go 1.21`; with Go 1.19 its tests use `time.Time.Compare`, which
 1.19 lacks, and `go test` fails with "note: module requires Go 1.21". That is not the
 code failing: the check could not be made here (`toolchain_missing`, UNVERIFIED), and the
-note says which release to install. Only a failed run is read: the toolchain's own
+note says which release to install. Go 1.19 prints that note after any failed build of such
+a module, though, a syntax error too (Masterminds/semver): it is believed only where every
+compile error above it is one a newer Go would not make (a package, a builtin, a method or
+a form of `range` it added, or a feature its words say needs a later release). Only a failed run is read: the toolchain's own
 words, as it prints them after the errors they explain, or, for `go vet`, which prints
 none, the `go` line of the module's go.mod against the release that ran. For Node.js, what
 the package managers say of a package's `engines` (nanoevents 10 wants Node 22; under Node
@@ -56,6 +59,8 @@ _TOO_OLD = (
 def toolchain_too_old(output: str) -> str | None:
     """The release a failed check's output says the project needs ("Go 1.21"), or None."""
     for pattern in _TOO_OLD:
+        if pattern is _TOO_OLD[0] and not newer_go_explains(output):
+            continue
         for match in pattern.finditer(output):
             found = match.groupdict()
             if found.get("node") is not None:
@@ -85,6 +90,32 @@ def _excludes(node_range: str, current: str) -> bool:
         ]
         floors.append(max(bounds, default=()))
     return bool(floors) and _release(current) < min(floors)
+
+
+#: A compile error as go build, go test and go vet print it: `./version.go:605:3: message`.
+_GO_ERROR = re.compile(r"^(?:vet: )?\S+\.go:\d+(?::\d+)?: (?P<message>.+)$", re.MULTILINE)
+#: Standard-library packages whose names qualify what a newer Go added to them.
+_GO_STD = (
+    r"(?:bufio|bytes|cmp|context|errors|fmt|io|iter|log|maps|math|os|reflect|regexp|runtime"
+    r"|slices|sort|strconv|strings|sync|atomic|testing|time|unicode|utf8|http|json|filepath"
+    r"|fs|slog|rand|big|bits|url|exec|signal|netip|net|path|hash|crypto|tls|x509|unsafe)"
+)
+#: A compile error a newer Go would not make: a package of its standard library, a builtin
+#: (1.21's min, max, clear), a `range` over an integer or a function (1.22, 1.23), a
+#: function, method or field it added to a standard package, or its own words for a
+#: feature of a later release.
+_NEWER_GO = re.compile(
+    r"is not in (?:GOROOT|std)\b|^undefined: (?:min|max|clear)$|^cannot range over "
+    r"|requires go1\.\d+ or later|^too many errors$"
+    rf"|^undefined: {_GO_STD}\.\w+$"
+    rf"|undefined \(type \*?{_GO_STD}\.\w+(?:\[[^\]]*\])? has no field or method"
+)
+
+
+def newer_go_explains(output: str) -> bool:
+    """Whether every Go compile error in `output` is one a newer Go would not make (none
+    at all: nothing says otherwise)."""
+    return all(_NEWER_GO.search(m["message"]) for m in _GO_ERROR.finditer(output))
 
 
 #: go.mod's `go` directive: the least Go release the module is written for.
