@@ -47,10 +47,12 @@ PNPM_ENGINE = (
     [
         ("x.go:3:2: undefined: cmp.Or\nnote: module requires Go 1.21\n", "Go 1.21"),
         (
-            "# p\n./p.go:3:9: undefined: min\n./c.go:4:2: package slices is not in GOROOT "
-            "(/usr/lib/go-1.19/src/slices)\n./t.go:9:7: a.Compare undefined (type time.Time "
-            "has no field or method Compare)\n./r.go:2:17: cannot range over 10 (untyped int "
-            "constant)\nnote: module requires Go 1.22\n",
+            (
+                "# p\n./p.go:3:9: undefined: min\n./c.go:4:2: package slices is not in GOROOT "
+                "(/usr/lib/go-1.19/src/slices)\n./t.go:9:7: a.Compare undefined (type time.Time "
+                "has no field or method Compare)\n./r.go:2:17: cannot range over 10 (untyped int "
+                "constant)\nnote: module requires Go 1.22\n"
+            ),
             "Go 1.22",
         ),
         # An error no later Go would take back: the code's, whatever the note.

@@ -640,15 +640,15 @@ def _drop_unstated_lints(
             )
             dropped.append(Dropped(candidate.command, candidate.source, why))
             continue
-        if candidate.kind is Kind.LINT and candidate.origin is Origin.TASK_RUNNER:
-            if in_ci and Kind.LINT not in in_ci:
-                # jsmn: `make lint` (clang-tidy --checks='*') for its authors; CI `make test`.
-                why = (
-                    "the project's CI runs its checks and none of them lints: a task "
-                    "runner's lint CI never runs is not part of the maintainers' gate"
-                )
-                dropped.append(Dropped(candidate.command, candidate.source, why))
-                continue
+        from_task_runner = candidate.kind is Kind.LINT and candidate.origin is Origin.TASK_RUNNER
+        if from_task_runner and in_ci and Kind.LINT not in in_ci:
+            # jsmn: `make lint` (clang-tidy --checks='*') for its authors; CI `make test`.
+            why = (
+                "the project's CI runs its checks and none of them lints: a task "
+                "runner's lint CI never runs is not part of the maintainers' gate"
+            )
+            dropped.append(Dropped(candidate.command, candidate.source, why))
+            continue
         kept.append(candidate)
     return kept, dropped
 

@@ -65,9 +65,9 @@ def named_test_data(root: Path, protected: ProtectedSet) -> tuple[str, ...]:
         text = data.decode("utf-8", errors="replace")
         quoted = [*_QUOTED_PATH.findall(text), *_QUOTED_DIRECTORY.findall(text)]
         for named in _named_files(rel, quoted, files | data_dirs.keys(), by_name):
-            for data in data_dirs.get(named, (named,)):
-                if not protected.matches(data) and _is_data(data):
-                    found.setdefault(data)
+            for file in data_dirs.get(named, (named,)):
+                if not protected.matches(file) and _is_data(file):
+                    found.setdefault(file)
     return tuple(list(found)[:MAX_FILES])
 
 
