@@ -124,6 +124,22 @@ def test_javascript_a_compiler_transforms_first_is_not_nodes_to_judge(tmp_path: 
     assert syntax_check(root) is not None
 
 
+def test_flow_files_of_a_project_without_a_compiler_are_not_nodes_to_judge(
+    tmp_path: Path,
+) -> None:
+    """tiny-invariant ships Flow's types for its TypeScript beside it: a syntax error in the
+    TypeScript was put on `src/tiny-invariant.flow.js:5`, which never parses as JavaScript."""
+    root = write(
+        tmp_path,
+        {
+            "src/tiny-invariant.flow.js": "// @flow\ndeclare export default function x(): void;\n",
+            "src/typed.js": "/**\n * @flow strict\n */\nexport type N = number;\n",
+            "src/plain.js": 'const note = "@flow";\n',
+        },
+    )
+    assert own_js_files(root) == ["src/plain.js"]
+
+
 ADD = "export function add(a, b) {\n  return a + b;\n}\n\n"
 MOCHA_PROJECT = {
     "package.json": json.dumps({"name": "q", "type": "module", "scripts": {"test": "mocha"}}),

@@ -10,7 +10,9 @@ every check, tells the two apart: a file that does not parse makes the run FAILE
 A file parses if it parses as an ES module or as CommonJS, each asked for by name: node 20's
 module detection let `node --check file.js` pass an ES module with a syntax error. Where a
 compiler transforms the project's JavaScript first (JSX for React, Flow's types for Babel),
-node is not the judge of its syntax, and nothing is checked.
+node is not the judge of its syntax, and nothing is checked; nor is a Flow file of a project
+that declares no compiler (tiny-invariant ships `src/tiny-invariant.flow.js`, Flow's types
+for its TypeScript, beside it): named `*.flow.js`, or headed by Flow's `@flow` pragma.
 """
 
 from __future__ import annotations
@@ -63,10 +65,31 @@ def own_js_files(root: Path) -> list[str]:
         path
         for path in walk_files(root, _NOT_OWN)
         if path.endswith(_SUFFIXES)
-        and not path.endswith((".min.js", ".min.mjs"))
+        and not path.endswith((".min.js", ".min.mjs", ".flow.js"))
         and not any(part.startswith(".") for part in path.split("/"))
     ]
-    return found[:MAX_FILES]
+    return [path for path in found[:MAX_FILES] if not _flow(root, path)]
+
+
+#: Where Flow's pragma is read: the comments that open a file (`// @flow`, `/* @flow */`).
+_HEAD_BYTES = 1024
+_LEADING_COMMENT = re.compile(rb"\s*(//[^\n]*|/\*.*?\*/)", re.DOTALL)
+_FLOW_PRAGMA = re.compile(rb"@flow\b")
+
+
+def _flow(root: Path, path: str) -> bool:
+    """Whether the file at `path` says it is Flow in the comments that open it."""
+    from assay.untrusted_files import read_untrusted
+
+    head = read_untrusted(root, path, limit=_HEAD_BYTES)
+    if not isinstance(head, bytes) or b"@flow" not in head:
+        return False
+    at = 0
+    while (comment := _LEADING_COMMENT.match(head, at)) is not None:
+        if _FLOW_PRAGMA.search(comment[1]):
+            return True
+        at = comment.end()
+    return False
 
 
 def syntax_check(root: Path) -> Check | None:
