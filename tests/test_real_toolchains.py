@@ -755,6 +755,19 @@ def test_rust_syntax_error_fails_build_with_location(
     assert_diagnostic(evidence, "src/lib.rs", 2)
 
 
+def test_rust_unclosed_delimiter_is_placed_where_rustc_points(
+    tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """rustc's JSON gives this error two primary spans, the `}` that closed the function
+    first; its `-->` points at the unclosed `(`, where the edit was (heck: 175, not 180)."""
+    lib = "pub fn double(x: i32) -> i32 {\n    let y = (x * 2;\n    y\n}\n"
+    crate = rust_project(tmp_path, "tiny_unclosed", lib)
+    evidence = run(rust_check(crate, "cargo-check", cargo_target), crate, tmp_path_factory)
+    assert_verdict(evidence, Verdict.FAIL, Cause.EXIT_NONZERO)
+    first = evidence.diagnostics[0]
+    assert (first.file, first.line, first.column) == ("src/lib.rs", 2, 13), first
+
+
 def test_rust_type_error_fails_build_with_code(
     tmp_path: Path, cargo_target: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -15,6 +15,8 @@ from assay.process import ProcessResult
 # error[E0308]: mismatched types      then      --> src/main.rs:2:18
 _RUSTC_HEADER = re.compile(r"^(?P<sev>error|warning)(?:\[(?P<code>[A-Z]\d+)\])?: (?P<msg>.+)$")
 _RUSTC_WHERE = re.compile(r"^\s*--> (?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+)")
+#: The same, in a message's whole `rendered` text.
+_RENDERED_WHERE = re.compile(_RUSTC_WHERE.pattern, re.MULTILINE)
 # test result: ok. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
 _TEST_RESULT = re.compile(
     r"^test result: (?P<status>\w+)\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; "
@@ -46,12 +48,18 @@ def _from_json(message: Any, cwd: str) -> Diagnostic | None:
     if level not in ("error", "warning") or not spans:
         return None  # "aborting due to N errors" and friends carry no location
     span = next((s for s in spans if s.get("is_primary")), spans[0])
+    file, line, column = span.get("file_name"), span.get("line_start"), span.get("column_start")
+    rendered = message.get("rendered")
+    if isinstance(rendered, str) and (shown := _RENDERED_WHERE.search(rendered)) is not None:
+        # Where rustc's own `-->` points, of several primary spans: an unclosed `(`, where
+        # the first in the JSON is the `}` that ended the file (heck: 175, not 180).
+        file, line, column = shown["file"], shown["line"], shown["col"]
     code = message.get("code")
     return Diagnostic(
         message=str(message.get("message", "")),
-        file=relative(span.get("file_name"), cwd),
-        line=to_int(span.get("line_start")),
-        column=to_int(span.get("column_start")),
+        file=relative(file, cwd),
+        line=to_int(line),
+        column=to_int(column),
         code=code.get("code") if isinstance(code, dict) else None,
         severity=_SEVERITY[level],
         tool="rustc",
