@@ -1077,3 +1077,44 @@ def test_each_cargo_manifest_a_planned_check_builds_is_fetched(tmp_path: Path) -
     )
     fetches = [s.argv for s in install_steps(tmp_path) if s.argv[:2] == ("cargo", "fetch")]
     assert fetches == [("cargo", "fetch"), ("cargo", "fetch", "--manifest-path", "fuzz/Cargo.toml")]
+
+
+def _fuzzed_crate(root: Path, *, wrong: bool) -> Path:
+    """shlex's shape: a crate with no dependencies, and a `fuzz/` workspace CI builds whose
+    dependency no index here serves."""
+    crate = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
+    answer = 3 if wrong else 2
+    return write_dedented(
+        root,
+        {
+            "Cargo.toml": crate.format("shlexy"),
+            "src/lib.rs": "pub fn one() -> u8 { 1 }\n\n#[cfg(test)]\nmod tests {\n"
+            f"    #[test]\n    fn adds() {{ assert_eq!(super::one() + 1, {answer}); }}\n}}\n",
+            "fuzz/Cargo.toml": crate.format("fuzz")
+            + '\n[dependencies]\nassay-no-such-crate-q7 = "1"\n\n[workspace]\n',
+            "fuzz/src/lib.rs": "",
+            ".github/workflows/test.yml": """
+                on: push
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - run: cargo test
+                      - run: cargo build --manifest-path fuzz/Cargo.toml
+            """,
+        },
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wrong", [False, True])
+def test_a_fetch_only_some_checks_need_leaves_the_others_to_run(
+    tmp_path: Path, wrong: bool
+) -> None:
+    """For real: the fuzz workspace's fetch fails; the crate's own tests run all the same
+    (shlex with a wrong value was INDETERMINATE under --install: every check skipped)."""
+    report = installed_and_verified(_fuzzed_crate(tmp_path / "repo", wrong=wrong), tmp_path)
+    ran = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert ran.get("cargo-test") == ("fail" if wrong else "pass"), report["note"]
+    assert report["status"] == ("FAILED" if wrong else "INDETERMINATE"), report["note"]
+    assert "the checks that need it were not run (cargo-build)" in report["note"]

@@ -226,6 +226,32 @@ def _other_cargo_manifests(root: Path, planned: Sequence[Check]) -> list[Check]:
     return steps
 
 
+def served_checks(step: Check, planned: Sequence[Check]) -> frozenset[str] | None:
+    """The names of the checks of `planned` that need what the install step `step` fetches,
+    when that is only some of them: a Go module of the tree other than the root's, a cargo
+    manifest other than the root's (shlex's `fuzz/`, whose dependencies crates.io alone
+    serves); None for a step the whole project needs. A step of the first kind that fails
+    keeps those checks from running, not the others."""
+    if step.tool == "go" and tuple(step.argv[:3]) == ("go", "mod", "download"):
+        module = os.path.normpath(step.cwd)
+        if module == ".":
+            return None
+        return frozenset(
+            c.name for c in planned if c.tool == "go" and os.path.normpath(c.cwd) == module
+        )
+    if step.tool == "cargo" and tuple(step.argv[:2]) == ("cargo", "fetch"):
+        manifest = os.path.normpath(os.path.join(step.cwd, _manifest_path(step.argv)))
+        if manifest == "Cargo.toml":
+            return None
+        return frozenset(
+            c.name
+            for c in planned
+            if c.tool == "cargo"
+            and os.path.normpath(os.path.join(c.cwd, _manifest_path(c.argv))) == manifest
+        )
+    return None
+
+
 def _manifest_path(argv: Sequence[str]) -> str:
     """The manifest a cargo command builds: its `--manifest-path`, else `Cargo.toml`."""
     for i, arg in enumerate(argv):

@@ -29,7 +29,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -488,6 +488,8 @@ class _Run:
         installed: tuple[Evidence, ...] | None = None
         tools: InstalledTools | None = None
         rewritten: list[Rewritten] = []
+        unserved: list[Evidence] = []  # failed steps only some checks needed (`served_checks`)
+        left_out: list[str] = []
         if self.options.install:
             rebuilt = _discard_environments(session, protect=self.options.protect)
             from assay.tools import dependency_caches
@@ -506,13 +508,27 @@ class _Run:
                 )
             )
             self._put_back(session, "the install steps", rewritten)
-            if not all(e.passed for e in installed):
+            failed = [e for e in installed if not e.passed]
+            if any(_serves(e, the_plan) is None for e in failed):
                 return self._install_did_not_succeed(session, env, installed, the_plan, rewritten)
             from assay.install import MADE_ENV, MADE_ENV_STEP
 
             if any(e.check.name == MADE_ENV_STEP for e in installed):
                 self.made_env = MADE_ENV
             the_plan = self._plan_again(session)
+            if failed:
+                # What a failed step served cannot run; the rest can, and the step's failure
+                # stands beside theirs: never a pass, FAILED where one of them fails.
+                serves = {e.check.name: _serves(e, the_plan) or frozenset() for e in failed}
+                served = frozenset().union(*serves.values())
+                left_out = [c.name for c in the_plan.checks if c.name in served]
+                kept = tuple(c for c in the_plan.checks if c.name not in served)
+                the_plan = replace(the_plan, checks=kept)
+                root, manager = session.root, self.package_manager
+                unserved = [
+                    _install_failed(e, root, manager, _needing(serves[e.check.name]))
+                    for e in failed
+                ]
         if self.options.protect:
             from assay.environment_proof import protect_environment, uses_python
             from assay.npm_install_proof import hold_npm_install
@@ -529,6 +545,8 @@ class _Run:
         cache, key = _cache_lookup(
             self.root, self.digest, the_plan, self.options, checkers, session
         )
+        if unserved:
+            cache, key = None, None  # a verdict on part of the plan is no answer for it
         alias = None
         if cache is not None and key is not None:
             alias = _still_early_key(self.early, self.root, the_plan, self.options)
@@ -538,8 +556,8 @@ class _Run:
                     _remember_alias(cache, alias, key)
                     _remember_plan(self.root, self.digest, the_plan, self.options, key)
                 return _SessionResult([], [], the_plan, cached=hit)
-        evidence: list[Evidence] = []
-        skipped: list[str] = []
+        evidence: list[Evidence] = list(unserved)
+        skipped: list[str] = list(left_out)
         self._hand_over_caches(session)
         ran = "the tool probes"  # a project's own tool answers its --version in the workspace
         for stage in the_plan.stages:
@@ -816,7 +834,7 @@ def _install(
     (`assay.tool_era`; the workspace's `.git` may not be readable by assay);
     `package_manager`: the project's, from assay's cache, on the steps' PATH;
     `installed_tools` hears of each step that succeeded."""
-    from assay.install import command_steps, install_steps
+    from assay.install import command_steps, install_steps, served_checks
 
     evidence: list[Evidence] = []
     steps = install_steps(session.root, dated_from=dated_from)
@@ -837,7 +855,9 @@ def _install(
             done = replace(done, note=f"{done.note}; {why}" if done.note else why)
         evidence.append(done)
         if not done.passed:
-            break
+            if served_checks(step, ()) is None:
+                break  # the whole project needs what it did not install
+            continue  # only some checks need it (`served_checks`): the rest can run
         if installed_tools is not None:
             installed_tools.after(step.name)
     return evidence
@@ -923,10 +943,30 @@ def _with_package_manager(the_plan: Plan, manager: Provided | None) -> Plan:
     return with_package_manager(the_plan, manager)
 
 
-def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = None) -> Evidence:
-    """A failed install step means the checks could not run: not a verdict on the code,
-    unless the step failed on the code itself, a file of the project (`root`, the workspace)
-    that is not valid Python (a build backend imports the package for its version)."""
+def _needing(checks: Iterable[str]) -> str:
+    """What did not run for want of an install step only `checks` needed."""
+    names = ", ".join(sorted(checks))
+    return f"the checks that need it were not run ({names})" if names else "no check needs it"
+
+
+def _serves(step: Evidence, the_plan: Plan) -> frozenset[str] | None:
+    """The checks of `the_plan` that the install step of `step` alone serves
+    (`install.served_checks`); None when the whole project needs it."""
+    from assay.install import served_checks
+
+    return served_checks(step.check, the_plan.checks)
+
+
+def _install_failed(
+    evidence: Evidence,
+    root: Path,
+    manager: Provided | None = None,
+    unrun: str = "the checks were not run",
+) -> Evidence:
+    """A failed install step means the checks could not run (`unrun` says which): not a
+    verdict on the code, unless the step failed on the code itself, a file of the project
+    (`root`, the workspace) that is not valid Python (a build backend imports the package
+    for its version)."""
     if evidence.passed:
         return evidence
     broken = _syntax_error_in_project(evidence, root)
@@ -956,13 +996,13 @@ def _install_failed(evidence: Evidence, root: Path, manager: Provided | None = N
             else:
                 why = f"the project needs {wanted}, newer than the toolchain here"
         note = (
-            f"install step {evidence.check.name} could not run: {why}; the checks were not "
-            "run. Install it, then verify again."
+            f"install step {evidence.check.name} could not run: {why}; {unrun}. Install it, "
+            "then verify again."
         )
         return replace(evidence, note=note)
     note = (
         f"install step {evidence.check.name} did not succeed ({_how_it_ended(evidence)}); "
-        "the checks were not run. Check the lockfile and the network, or set the environment up yourself."
+        f"{unrun}. Check the lockfile and the network, or set the environment up yourself."
     )
     return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
 
