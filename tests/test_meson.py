@@ -173,6 +173,21 @@ Timeout:            1
 """
 
 
+#: inih's with a wrong value: `--maxfail 1` stopped the test running beside the failure,
+#: and meson's summary counts it as failed too.
+INTERRUPTED = """\
+1/16 test_multi                       FAIL            0.01s   exit status 1
+2/16 test_multi_max_line              INTERRUPT       0.01s   killed by signal 15 SIGTERM
+
+Ok:                 0
+Expected Fail:      0
+Fail:               2
+Unexpected Pass:    0
+Skipped:            0
+Timeout:            0
+"""
+
+
 def _log(*entries: tuple[str, str]) -> str:
     import json
 
@@ -216,6 +231,16 @@ def test_a_test_meson_stopped_at_its_timeout_is_a_hang(tmp_path: Path) -> None:
     assert parsed.hung_tests == ("mul",)
     assert (evidence.verdict.value, evidence.cause.value) == ("inconclusive", "timeout")
     assert "mul" in evidence.note
+
+
+@pytest.mark.parametrize("logged", [True, False])
+def test_a_test_meson_interrupted_at_maxfail_is_not_a_failure(tmp_path: Path, logged: bool) -> None:
+    log = _log(("test_multi", "FAIL"), ("test_multi_max_line", "INTERRUPT")) if logged else None
+    parsed, evidence = _meson_test(INTERRUPTED, 1, log, tmp_path)
+    tests = parsed.tests
+    assert (tests.passed, tests.failed, tests.errors, tests.skipped) == (0, 1, 0, 1)
+    assert (evidence.verdict.value, evidence.cause.value) == ("fail", "exit_nonzero"), evidence.note
+    assert [c.name for c in parsed.test_cases if c.outcome == "failed"] == ["test_multi"]
 
 
 def test_a_log_that_says_ok_against_a_failing_summary_is_not_a_pass(tmp_path: Path) -> None:

@@ -14,7 +14,10 @@ meson writes its log under the build directory unless told a base of its own
 (`--logbase`): assay gives it one in the report directory, read like every report the code
 under test could have replaced (`report_file`). A test meson stopped at its own per-test
 timeout (TIMEOUT) hung: it is named (`ParsedOutput.hung_tests`) and is no failure.
-EXPECTEDFAIL passes; UNEXPECTEDPASS, ERROR and INTERRUPT fail.
+EXPECTEDFAIL passes; UNEXPECTEDPASS and ERROR fail. INTERRUPT is a test meson stopped
+before it ended, once `--maxfail` was reached (or the run was stopped): not run to its end,
+it is counted as skipped, and taken out of the summary's `Fail`, which counts it (inih with
+a wrong value: "3 of 3 tests failed", one failure and one test cut short).
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ _PER_TEST = re.compile(
 )
 _NO_TESTS = re.compile(r"^No tests defined\.", re.MULTILINE)
 _HUNG_MESSAGE = "stopped at meson's per-test timeout: it hung"
+_INTERRUPTED_MESSAGE = (
+    "stopped by meson before it ended (--maxfail was reached, or the run stopped)"
+)
+_MESSAGES = {"TIMEOUT": _HUNG_MESSAGE, "INTERRUPT": _INTERRUPTED_MESSAGE}
 
 _OUTCOMES = {
     "OK": "passed",
@@ -51,7 +58,7 @@ _OUTCOMES = {
     "FAIL": "failed",
     "UNEXPECTEDPASS": "failed",
     "ERROR": "error",
-    "INTERRUPT": "error",
+    "INTERRUPT": "skipped",
     "TIMEOUT": "error",
 }
 
@@ -82,7 +89,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             Reading(
                 "meson's JSON log", failed=sum(c.outcome in ("failed", "error") for c in cases)
             ),
-            Reading("meson's summary", failed=_summary_bad(summary)),
+            Reading("meson's summary", failed=_summary_bad(summary) - _interrupted(cases)),
         )
     return ParsedOutput(
         tests=tests,
@@ -108,7 +115,7 @@ def _logged_cases(text: str) -> tuple[TestCase, ...]:
 
 
 def _case(name: str, status: str, duration_s: float | None = None) -> TestCase:
-    message = _HUNG_MESSAGE if status == "TIMEOUT" else None
+    message = _MESSAGES.get(status)
     return TestCase(name=name, outcome=_OUTCOMES[status], duration_s=duration_s, message=message)
 
 
@@ -120,6 +127,11 @@ def _summary(text: str) -> dict[str, int]:
     return found
 
 
+def _interrupted(cases: tuple[TestCase, ...]) -> int:
+    """How many tests meson stopped before they ended: its summary counts them as failed."""
+    return sum(1 for c in cases if c.message == _INTERRUPTED_MESSAGE)
+
+
 def _summary_bad(summary: dict[str, int]) -> int:
     return sum(summary.get(k, 0) for k in ("Fail", "Unexpected Pass", "Timeout"))
 
@@ -129,7 +141,8 @@ def _counts(cases: tuple[TestCase, ...], source: str, summary: dict[str, int]) -
     failures raised to what the summary says (a log rewritten at exit cannot take back the
     printed line)."""
     listed = count_cases((c for c in cases if c.message != _HUNG_MESSAGE), source)
-    failed = max(listed.failed, summary.get("Fail", 0) + summary.get("Unexpected Pass", 0))
+    said = summary.get("Fail", 0) + summary.get("Unexpected Pass", 0) - _interrupted(cases)
+    failed = max(listed.failed, said)
     # Output kept within a bound may have lost per-test lines: the printed total stands.
     passed = max(listed.passed, summary.get("Ok", 0)) if source == "text" else listed.passed
     return TestCounts(
