@@ -335,3 +335,55 @@ def test_a_wrong_value_fails_under_protect(tmp_path: Path, assay: Assay) -> None
     report = assay.verify(repo, "--timeout", "30", "--base", "HEAD~1", "--protect")
     assert report["status"] == "FAILED", explain(report)
     assert verdicts(report)["ctest"] == ("fail", "exit_nonzero"), explain(report)
+
+
+# --------------------------------------------------------------------------- CI's options
+
+#: cJSON's shape: code built only with an option CI turns on (`-DENABLE_CJSON_UTILS=On`).
+OPTIONED = (
+    CMAKELISTS
+    + """
+    option(ENABLE_EXTRA "Build the extra library." OFF)
+    option(ENABLE_SANITIZERS "Build with AddressSanitizer." OFF)
+    if(ENABLE_EXTRA)
+      add_library(extra extra.c)
+    endif()
+"""
+)
+CI_CONFIGURES = """
+    on: push
+    jobs:
+      test:
+        runs-on: ubuntu-latest
+        steps:
+          - run: mkdir build && cd build && cmake .. -DENABLE_EXTRA=On -DENABLE_SANITIZERS=ON -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug
+          - run: cd build && make && ctest
+"""
+
+
+def test_the_options_ci_configures_with_are_the_projects_own_only(tmp_path: Path) -> None:
+    files = {"CMakeLists.txt": OPTIONED, "extra.c": "int extra(void) { return 1; }\n"}
+    repo = cmake_repo(tmp_path / "repo", **files, **{".github/workflows/ci.yml": CI_CONFIGURES})
+    argv = _names(_planned(repo))["cmake-build"]
+    # Not the compiler CI's machine has, nor a build instrumented for a sanitizer.
+    assert argv[-1] == "-DENABLE_EXTRA=On" and "-DCMAKE_C_COMPILER=clang" not in argv, argv
+    assert not any("SANITIZERS" in word for word in argv), argv
+    bare = cmake_repo(tmp_path / "bare", **files)
+    assert not any(word.startswith("-D") for word in _names(_planned(bare))["cmake-build"])
+
+
+@pytest.mark.parametrize("with_ci", [True, False])
+def test_code_only_an_option_ci_turns_on_builds_is_compiled(
+    tmp_path: Path, assay: Assay, with_ci: bool
+) -> None:
+    files = {"CMakeLists.txt": OPTIONED, "extra.c": "int extra(void) { return 1 }\n"}
+    if with_ci:
+        files[".github/workflows/ci.yml"] = CI_CONFIGURES
+    report = assay.verify(cmake_repo(tmp_path / "repo", **files), "--no-cache")
+    if with_ci:
+        assert report["status"] == "FAILED", explain(report)
+        build = {c["name"]: c for c in report["checks"]}["cmake-build"]
+        assert build["diagnostics"][0]["file"] == "extra.c", build["diagnostics"]
+    else:
+        # What the maintainers' own configure without it builds: the error is not in it.
+        assert report["status"] == "VERIFIED", explain(report)

@@ -9,7 +9,9 @@ Which suite a maintainer means beside a root Makefile, or beside another build s
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from assay.discovery.cmake_options import ci_options
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import DetectorReport, Ecosystem, ProjectEnv, Source, report
 from assay.discovery.native_builds import CMAKE, Step, suite_report
@@ -40,14 +42,18 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     except UnreadableFile as exc:
         return report(NAME, errors=[str(exc)])
     line = declared_suite(text) if text is not None else None
-    if line is None:
+    if text is None or line is None:
         return report(NAME)
+    options = ci_options(Path(files.root), text)
+    why = f"configure and build into {BUILD_DIR}"
+    if options:
+        why += f", with the options CI configures with ({' '.join(options)})"
     return suite_report(
         files,
         CMAKE,
         Source(CMAKELISTS, line),
         f"{CMAKELISTS} declares a CTest suite",
         ecosystem=Ecosystem.CMAKE,
-        build=Step("cmake-build", "cmake", BUILD_ARGV, f"configure and build into {BUILD_DIR}"),
+        build=Step("cmake-build", "cmake", (*BUILD_ARGV, *options), why),
         test=Step("ctest", "ctest", TEST_ARGV, f"ctest runs it from {BUILD_DIR}"),
     )

@@ -18,11 +18,14 @@ _HINT = "install CMake (Debian: `apt-get install cmake`)"
 BUILD_DIR = ".assay-cmake-build"
 
 # Configure from scratch (a tree copied from elsewhere holds a cache naming its old path),
-# then build. "$0" is the probed cmake, "$1" the build directory: nothing is spliced into
-# the script's text.
-BUILD_SCRIPT = 'rm -rf -- "$1" && "$0" -S . -B "$1" && "$0" --build "$1" -j 2'
+# then build. "$0" is the probed cmake, "$1" the build directory, the rest the project's
+# options CI configures with (`assay.discovery.cmake_options`): nothing is spliced into the
+# script's text.
+BUILD_SCRIPT = (
+    'd="$1" && shift && rm -rf -- "$d" && "$0" -S . -B "$d" "$@" && "$0" --build "$d" -j 2'
+)
 
-#: The build check, as planned.
+#: The build check, as planned (then the options, if any).
 BUILD_ARGV = ("sh", "-c", BUILD_SCRIPT, "cmake", BUILD_DIR)
 #: The test check, as planned (`--test-dir` needs CTest 3.20, `--stop-on-failure` 3.18).
 TEST_ARGV = ("ctest", "--test-dir", BUILD_DIR, "--output-on-failure")
