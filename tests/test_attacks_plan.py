@@ -496,6 +496,53 @@ ATTACKS: dict[str, Attack] = {
         },
         {"cases/two.json": "[2, 2, 0]\n"},
     ),
+    # A red team's: a root `hypothesis` of the change's own, whose `@given` gives the test the
+    # one input the broken `add` passes for (the real one, installed, finds the bug).
+    "shadowed-test-dependency": Attack(
+        {
+            **PY_BASE,
+            "pyproject.toml": PY_BASE["pyproject.toml"] + '\n        pythonpath = ["."]\n',
+            "tests/test_calc.py": """
+                from hypothesis import given, strategies as st
+
+                from calc import add
+
+
+                @given(st.integers(), st.integers())
+                def test_add(a, b):
+                    assert add(a, b) == a + b
+            """,
+        },
+        {
+            "hypothesis/__init__.py": """
+                import inspect
+                import os
+                import sys
+
+                __path__ = [os.path.dirname(__file__)] + [
+                    os.path.join(p, "hypothesis") for p in sys.path if p.endswith("site-packages")
+                ]
+
+                from . import core, strategies
+
+
+                def is_hypothesis_test(test):
+                    return False
+
+
+                def given(*strategies, **named):
+                    def wrap(test):
+                        arity = len(inspect.signature(test).parameters)
+                        test.__defaults__ = tuple([7] + [0] * (arity - 1))
+                        return test
+
+                    return wrap
+            """,
+            "hypothesis/strategies.py": "def integers(*args, **kwargs):\n    return None\n",
+            "hypothesis/core.py": "pytest_shows_exceptiongroups = True\nrunning_under_pytest = False\n",
+        },
+        expected=Status.INDETERMINATE,
+    ),
     # ---------------------------------------------------------------- rewrites before the tests
     "build-step-rewrites-tests": Attack(
         {**PY_BASE, "Makefile": "build:\n\tpython3 gen.py\n", "gen.py": "print('generated')\n"},

@@ -227,6 +227,36 @@ def test_a_module_named_as_the_standard_librarys_elsewhere_is_not(
     assert reaches(tmp_path / "again", {"difflib.py": "X = 1\n"}, {"difflib.py": "X = 2\n"}) == []
 
 
+def test_a_new_module_standing_in_for_a_declared_dependency_is_a_signal(tmp_path: Path) -> None:
+    """A red team's: a root `hypothesis/` package whose `@given` fed a broken function only
+    the values it passed for. What the base declares is not the project's to replace."""
+    base = {"pyproject.toml": '[project]\nname = "calc"\ndependencies = ["Hypothesis>=6"]\n'}
+    found = reaches(tmp_path / "declared", base, {"hypothesis/__init__.py": "def given(): ...\n"})
+    assert [s.path for s in found] == ["hypothesis/__init__.py"], found
+    assert "stands in for hypothesis" in found[0].detail
+    # The project's own name, and a module nothing declares, are its own to add.
+    own = reaches(tmp_path / "own", base, {"calc/__init__.py": "", "helpers.py": "X = 1\n"})
+    assert own == []
+
+
+def test_a_new_module_standing_in_for_an_installed_one_is_a_signal(tmp_path: Path) -> None:
+    """The environment the checks run in has it, the base's manifests do not name it."""
+    from assay.discovery.model import ProjectEnv
+    from assay.installed_modules import installed_modules
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    write(site, {"shadowed/__init__.py": "", "tests/__init__.py": "", "single.py": ""})
+    env = ProjectEnv(python=str(venv / "bin" / "python"), python_source="PATH")
+    installed = installed_modules(tmp_path, env)
+    assert {"shadowed", "single"} <= installed and "tests" not in installed, installed
+    write(tmp_path / "base", {"calc.py": "X = 1\n"})
+    write(tmp_path / "change", {"calc.py": "X = 1\n", "shadowed/__init__.py": ""})
+    report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set(), installed)
+    assert [s.path for s in report.signals] == ["shadowed/__init__.py"], report.signals
+
+
 def test_test_code_is_judged_as_a_protected_file_not_scanned_here(tmp_path: Path) -> None:
     change = {
         "tests/test_calc.py": "import pytest\n\n\ndef test_a():\n    pytest.skip('later')\n",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import configparser
 import json
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
@@ -91,6 +92,28 @@ def declared_by_base(repository: Path, ref: str) -> Declared:
             )
     except GitError as exc:
         return Declared(problem=f"the base's manifests could not be read: {exc}")
+    return declared_in(files)
+
+
+def declared_in_tree(root: Path) -> Declared:
+    """The distributions the manifests of the tree at `root` (a base exported to a
+    directory) declare; read as untrusted files, each within a bound."""
+    from assay.untrusted_files import list_untrusted, read_untrusted
+
+    def listed(directory: str) -> list[str]:
+        names = list_untrusted(root, directory)
+        return names if isinstance(names, list) else []
+
+    try:
+        at_root = os.listdir(root)  # the directory itself is assay's own
+    except OSError:
+        return Declared(problem=f"{root} could not be listed")
+    subdirs = {d: listed(d) for d in REQUIREMENT_DIRS}
+    files: dict[str, bytes] = {}
+    for path in _manifest_paths(at_root, subdirs):
+        data = read_untrusted(root, path, limit=MANIFEST_MAX_BYTES)
+        if isinstance(data, bytes):
+            files[path] = data
     return declared_in(files)
 
 

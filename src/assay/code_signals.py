@@ -406,11 +406,17 @@ def language_of(rel: str) -> Language | None:
 
 
 def scan_change(
-    base: Path | None, change: Path, rel: str, budget: Budget
+    base: Path | None,
+    change: Path,
+    rel: str,
+    budget: Budget,
+    dependencies: frozenset[str] = frozenset(),
 ) -> list[Reach | NotInspected]:
     """The reaches that `change`'s version of `rel` adds to `base`'s (None: the file is
-    new). Nothing for a file of no known language, a link (never followed: it is
-    reported, or restored, as a link) or a file whose bytes are the base's."""
+    new); `dependencies`: the distributions the base declares (normalised names), which a
+    new module must not stand in for. Nothing for a file of no known language, a link
+    (never followed: it is reported, or restored, as a link) or a file whose bytes are the
+    base's."""
     if compiled_module(rel) or rel.endswith(_UNREAD_CODE):
         return _compiled_module_signal(base, change, rel)
     language = language_of(rel)
@@ -436,9 +442,10 @@ def scan_change(
     if base is not None:
         before = read_untrusted(base, rel, limit=FILE_MAX_BYTES)
         old = before if isinstance(before, bytes) else b""
+    # A new module shadows by its name alone: an empty `__init__.py` too.
+    shadowing = _shadows(rel, dependencies) if language is PYTHON and base is None else None
     if new == old:
-        return []
-    shadowing = _shadows_stdlib(rel) if language is PYTHON and base is None else None
+        return [shadowing] if shadowing else []
     return [
         *([shadowing] if shadowing else []),
         *_added_reaches(language, rel, _as_run(language, old, rel), _as_run(language, new, rel)),
@@ -538,10 +545,12 @@ _RUNNER_MODULES = frozenset(
 )  # fmt: skip
 
 
-def _shadows_stdlib(rel: str) -> Reach | None:
-    """A new module at an import root named as one of the standard library's or the test
-    runner's: imported in its place by whatever imports it after the root is on the path
-    (pytest's own start-up, a plugin), where it can patch the runner before anything looks."""
+def _shadows(rel: str, dependencies: frozenset[str]) -> Reach | None:
+    """A new module at an import root named as one of the standard library's, the test
+    runner's, or a distribution the base declares (`hypothesis`, whose stand-in's `@given`
+    fed a broken `add` only the values it passed for): imported in its place by whatever
+    imports it after the root is on the path (pytest's own start-up, a plugin, the tests),
+    where it can patch the runner, or the test's own inputs, before anything looks."""
     for root in _IMPORT_ROOTS:
         if not rel.startswith(root):
             continue
@@ -553,7 +562,16 @@ def _shadows_stdlib(rel: str) -> Reach | None:
         if name in sys.stdlib_module_names - _SCRIPT_NAMES:
             what = f"stands in for the standard library's module {name}"
             return Reach(rel, 1, for_terminal(rel), what)
+        if dependencies and _normalised(name) in dependencies:
+            what = f"stands in for {name}, which the base declares or the checks have installed"
+            return Reach(rel, 1, for_terminal(rel), what)
     return None
+
+
+def _normalised(name: str) -> str:
+    from assay.base_requirements import normalise
+
+    return normalise(name)
 
 
 def source_text(rel: str, data: bytes) -> str:

@@ -311,7 +311,7 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
             return aggregate([], plan=the_plan.to_dict(), empty_note=the_plan.empty_note)
         tampering = None
         if base_dir is not None and protected is not None:
-            tampering = _tampering(base_dir, root, protected)
+            tampering = _tampering(base_dir, root, protected, the_plan)
         early = _early_key(root, the_plan, options, digest)
         if early is not None and (hit := _early_hit(early, the_plan, options)) is not None:
             if hit.record.cached is not None and digest == _source_digest(root, options):
@@ -1062,10 +1062,14 @@ def _base_tree(root: Path, base: str | None) -> Iterator[Path | None]:
         yield Path(scratch)
 
 
-def _tampering(base_dir: Path, root: Path, protected: ProtectedSet) -> dict[str, Any]:
+def _tampering(
+    base_dir: Path, root: Path, protected: ProtectedSet, the_plan: Plan
+) -> dict[str, Any]:
+    from assay.installed_modules import installed_modules
     from assay.tamper import detect_tampering
 
-    return detect_tampering(base_dir, root, protected).to_dict()
+    installed = installed_modules(root, the_plan.env) if the_plan.env is not None else frozenset()
+    return detect_tampering(base_dir, root, protected, installed).to_dict()
 
 
 # --------------------------------------------------------------------------- the verdict cache

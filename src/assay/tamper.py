@@ -142,16 +142,22 @@ _IN_FILE_TESTS = {
 
 
 def detect_tampering(
-    base: str | os.PathLike[str], change: str | os.PathLike[str], protected: ProtectedSet
+    base: str | os.PathLike[str],
+    change: str | os.PathLike[str],
+    protected: ProtectedSet,
+    installed: frozenset[str] = frozenset(),
 ) -> TamperReport:
     """Compare the protected files of `change` with those of `base`, and look at the lines
-    it added to every other file for reaches into the test runner."""
+    it added to every other file for reaches into the test runner; `installed`: the
+    top-level modules of the environment the checks will run in, which a new module of the
+    change must not stand in for any more than for a distribution the base declares."""
     base_root, change_root = Path(base), Path(change)
     base_files = set(walk_files(base_root))
     change_files = set(walk_files(change_root))
     signals: list[TamperSignal] = []
     touched: list[str] = []
     budget = Budget()
+    dependencies = _declared_dependencies(base_root) | {_normalised(n) for n in installed}
     vendored: list[str] = []
     for rel in sorted(base_files | change_files):
         in_base, in_change = rel in base_files, rel in change_files
@@ -169,7 +175,9 @@ def detect_tampering(
             signals.extend(_test_support_signal(rel, base_root, change_root))
         if in_change and not protected.matches(rel):
             # Test code is judged above, as a protected file; this is the code it runs.
-            reaches = scan_change(base_root if in_base else None, change_root, rel, budget)
+            reaches = scan_change(
+                base_root if in_base else None, change_root, rel, budget, dependencies
+            )
             signals.extend(_code_signal(reach) for reach in reaches)
         if _may_swap_or_test(rel) and not protected.matches(rel):
             if same_entry(base_root, change_root, rel):
@@ -183,6 +191,21 @@ def detect_tampering(
     if vendored:
         signals.append(_vendored_signal(vendored))
     return TamperReport(signals=tuple(signals), touched=tuple(touched))
+
+
+def _normalised(name: str) -> str:
+    from assay.base_requirements import normalise
+
+    return normalise(name)
+
+
+def _declared_dependencies(base: Path) -> frozenset[str]:
+    """The distributions the base's manifests declare, the project's own names left out
+    (normalised)."""
+    from assay.base_requirements import declared_in_tree
+
+    declared = declared_in_tree(base)
+    return declared.names - declared.projects
 
 
 def _code_signal(found: Reach | NotInspected) -> TamperSignal:
