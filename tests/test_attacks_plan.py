@@ -214,14 +214,8 @@ RUST_BASE = {
 
 #: A base whose type checker and linter each find a fault its tests do not see.
 _CHECKED_BASE = {
-    "pyproject.toml": """
-        [project]
-        name = "calc"
-        version = "0"
-
-        [tool.pytest.ini_options]
-        testpaths = ["tests"]
-
+    "pyproject.toml": PY_BASE["pyproject.toml"]
+    + """
         [tool.mypy]
         files = ["calc.py"]
 

@@ -1053,32 +1053,6 @@ def test_a_developers_list_that_does_not_install_leaves_the_tests_to_run(tmp_pat
     assert step["verdict"] == "pass" and "requirements.txt did not install" in step["note"]
 
 
-def test_each_cargo_manifest_a_planned_check_builds_is_fetched(tmp_path: Path) -> None:
-    """shlex 1.3.1's CI also builds `--manifest-path fuzz/Cargo.toml`, a workspace of its
-    own whose crates the root's `cargo fetch` never fetched: its check could not build."""
-    crate = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
-    write_dedented(
-        tmp_path,
-        {
-            "Cargo.toml": crate.format("shlex"),
-            "src/lib.rs": "pub fn one() -> u8 { 1 }\n",
-            "fuzz/Cargo.toml": crate.format("fuzz") + "[workspace]\n",
-            "fuzz/src/lib.rs": "",
-            ".github/workflows/test.yml": """
-                on: push
-                jobs:
-                  test:
-                    runs-on: ubuntu-latest
-                    steps:
-                      - run: cargo test
-                      - run: RUSTFLAGS=-Dwarnings cargo build --manifest-path fuzz/Cargo.toml --all
-            """,
-        },
-    )
-    fetches = [s.argv for s in install_steps(tmp_path) if s.argv[:2] == ("cargo", "fetch")]
-    assert fetches == [("cargo", "fetch"), ("cargo", "fetch", "--manifest-path", "fuzz/Cargo.toml")]
-
-
 def _fuzzed_crate(root: Path, *, wrong: bool) -> Path:
     """shlex's shape: a crate with no dependencies, and a `fuzz/` workspace CI builds whose
     dependency no index here serves."""
@@ -1104,6 +1078,14 @@ def _fuzzed_crate(root: Path, *, wrong: bool) -> Path:
             """,
         },
     )
+
+
+def test_each_cargo_manifest_a_planned_check_builds_is_fetched(tmp_path: Path) -> None:
+    """shlex 1.3.1's CI also builds `--manifest-path fuzz/Cargo.toml`, a workspace of its
+    own whose crates the root's `cargo fetch` never fetched: its check could not build."""
+    _fuzzed_crate(tmp_path, wrong=False)
+    fetches = [s.argv for s in install_steps(tmp_path) if s.argv[:2] == ("cargo", "fetch")]
+    assert fetches == [("cargo", "fetch"), ("cargo", "fetch", "--manifest-path", "fuzz/Cargo.toml")]
 
 
 @pytest.mark.slow

@@ -133,6 +133,15 @@ def plugin(version):
 """
 
 
+def _no_shared_cache(typed: Path, state: Path) -> None:
+    """mypy passes on `typed`, nothing was planted in a warm cache, and none is given."""
+    assert mypy_verdict(typed, state) is Verdict.PASS
+    planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
+    assert planted == []
+    checks = make_plan(typed, VerifyOptions()).checks
+    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("config", "text"),
     [
@@ -151,12 +160,7 @@ def test_mypy_with_plugins_gets_no_shared_cache(
     if config != "pyproject.toml":
         files["pyproject.toml"] = ""
     write(typed, files)
-    state = tmp_path / "state"
-    assert mypy_verdict(typed, state) is Verdict.PASS
-    planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
-    assert planted == []
-    checks = make_plan(typed, VerifyOptions()).checks
-    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+    _no_shared_cache(typed, tmp_path / "state")
 
 
 #: An interpreter for mypy to ask for its search path that is a script of the tree: mypy
@@ -185,12 +189,7 @@ def test_mypy_told_to_run_an_interpreter_gets_no_shared_cache(
         )
     write(typed, files)
     (typed / "planting.sh").chmod(0o755)
-    state = tmp_path / "state"
-    assert mypy_verdict(typed, state) is Verdict.PASS
-    planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
-    assert planted == []
-    checks = make_plan(typed, VerifyOptions()).checks
-    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+    _no_shared_cache(typed, tmp_path / "state")
 
 
 def test_a_configuration_too_deep_to_read_gets_no_shared_cache(typed: Path, tmp_path: Path) -> None:

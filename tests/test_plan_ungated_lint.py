@@ -12,19 +12,11 @@ import pytest
 
 from assay.plan import plan_repository
 from tests.cli import assay, no_traceback
-from tests.repos import write
+from tests.repos import workflow, write
 
 WORKFLOW = ".github/workflows/ci.yml"
 MAKEFILE = "test:\n\tcc -o t t.c && ./t\n\nlint:\n\tno-such-linter-q7 --checks='*' t.c\n"
 PROGRAM = '#include <stdio.h>\nint main(void) { puts("1 passed"); return 0; }\n'
-
-
-def ci(*steps: str) -> str:
-    runs = "".join(f"      - run: {step}\n" for step in steps)
-    return (
-        "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
-        f"    steps:\n      - uses: actions/checkout@v4\n{runs}"
-    )
 
 
 def project(root: Path, files: dict[str, str]) -> Path:
@@ -34,8 +26,8 @@ def project(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(
     ("files", "kept"),
     [
-        pytest.param({WORKFLOW: ci("make test")}, False, id="ci-tests-only"),
-        pytest.param({WORKFLOW: ci("make test", "make lint")}, True, id="ci-lints-with-it"),
+        pytest.param({WORKFLOW: workflow("make test")}, False, id="ci-tests-only"),
+        pytest.param({WORKFLOW: workflow("make test", "make lint")}, True, id="ci-lints-with-it"),
         pytest.param({}, True, id="no-ci"),
     ],
 )
@@ -52,7 +44,7 @@ def test_a_task_runner_lint_ci_never_runs_is_left_out(
 
 
 def test_its_missing_tool_no_longer_leaves_the_verdict_unverified(tmp_path: Path) -> None:
-    root = project(tmp_path / "repo", {WORKFLOW: ci("make test")})
+    root = project(tmp_path / "repo", {WORKFLOW: workflow("make test")})
     done = assay("verify", "--json", "--no-cache", str(root), timeout=300)
     no_traceback(done)
     report = json.loads(done.stdout)
