@@ -255,6 +255,12 @@ def test_a_new_module_standing_in_for_an_installed_one_is_a_signal(tmp_path: Pat
     write(tmp_path / "change", {"calc.py": "X = 1\n", "shadowed/__init__.py": ""})
     report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set(), installed)
     assert [s.path for s in report.signals] == ["shadowed/__init__.py"], report.signals
+    # The project's own module, installed in its environment, moved into `src/`: no stand-in.
+    write(site, {"calc/__init__.py": ""})
+    installed = installed_modules(tmp_path, env)
+    write(tmp_path / "moved", {"src/calc/__init__.py": "X = 1\n"})
+    report = detect_tampering(tmp_path / "base", tmp_path / "moved", protected_set(), installed)
+    assert not [s for s in report.signals if "stands in" in s.detail], report.signals
 
 
 def test_test_code_is_judged_as_a_protected_file_not_scanned_here(tmp_path: Path) -> None:

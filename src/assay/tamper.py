@@ -157,7 +157,7 @@ def detect_tampering(
     signals: list[TamperSignal] = []
     touched: list[str] = []
     budget = Budget()
-    dependencies = _declared_dependencies(base_root) | {_normalised(n) for n in installed}
+    dependencies = _others_modules(base_root, base_files, installed)
     vendored: list[str] = []
     for rel in sorted(base_files | change_files):
         in_base, in_change = rel in base_files, rel in change_files
@@ -199,13 +199,21 @@ def _normalised(name: str) -> str:
     return normalise(name)
 
 
-def _declared_dependencies(base: Path) -> frozenset[str]:
-    """The distributions the base's manifests declare, the project's own names left out
-    (normalised)."""
+def _others_modules(base: Path, base_files: set[str], installed: frozenset[str]) -> frozenset[str]:
+    """What a module the change adds must not stand in for (normalised names): the
+    distributions the base's manifests declare and the modules `installed`, less the
+    project's own (its names, and its modules at the root or in `src/` at the base, which
+    the checks' environment may hold installed: a layout moved to `src/` is no stand-in)."""
     from assay.base_requirements import declared_in_tree
 
     declared = declared_in_tree(base)
-    return declared.names - declared.projects
+    own = {
+        rel.removeprefix("src/").split("/", 1)[0].removesuffix(".py")
+        for rel in base_files
+        if rel.endswith(".py")
+    }
+    others = declared.names | {_normalised(n) for n in installed}
+    return frozenset(others - declared.projects - {_normalised(n) for n in own})
 
 
 def _code_signal(found: Reach | NotInspected) -> TamperSignal:
