@@ -1088,6 +1088,32 @@ def test_each_cargo_manifest_a_planned_check_builds_is_fetched(tmp_path: Path) -
     assert fetches == [("cargo", "fetch"), ("cargo", "fetch", "--manifest-path", "fuzz/Cargo.toml")]
 
 
+def test_which_checks_a_fetch_below_the_root_serves() -> None:
+    from assay.install import served_checks
+    from assay.tools.go import module_download
+    from assay.tools.spec import install_step
+
+    planned = [
+        Check(name="go-test", kind=Kind.TEST, argv=("go", "test", "./..."), tool="go"),
+        Check(name="go-test-arc", kind=Kind.TEST, argv=("go", "test"), tool="go", cwd="arc"),
+        Check(name="cargo-test", kind=Kind.TEST, argv=("cargo", "test"), tool="cargo"),
+        Check(
+            name="cargo-build",
+            kind=Kind.BUILD,
+            argv=("cargo", "build", "--manifest-path", "fuzz/Cargo.toml"),
+            tool="cargo",
+        ),
+    ]
+    fetch = ("cargo", "fetch", "--manifest-path", "fuzz/Cargo.toml")
+    fuzz = install_step("rust-fuzz", fetch, "fuzz/Cargo.toml", "crate dependencies", tool="cargo")
+    assert served_checks(fuzz, planned) == {"cargo-build"}
+    assert served_checks(module_download("arc"), planned) == {"go-test-arc"}
+    # The root's own fetch and download: the whole project needs them.
+    root_fetch = install_step("rust", ("cargo", "fetch"), "Cargo.toml", "deps", tool="cargo")
+    assert served_checks(root_fetch, planned) is None
+    assert served_checks(module_download("."), planned) is None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("wrong", [False, True])
 def test_a_fetch_only_some_checks_need_leaves_the_others_to_run(
