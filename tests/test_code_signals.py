@@ -248,9 +248,11 @@ def test_a_new_module_standing_in_for_an_installed_one_is_a_signal(tmp_path: Pat
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (site,) = venv.glob("lib/python3*/site-packages")
     write(site, {"shadowed/__init__.py": "", "tests/__init__.py": "", "single.py": ""})
+    write(site, {"_private_plugin.py": "", "extras.pth": "", "x-1.0.dist-info/RECORD": ""})
     env = ProjectEnv(python=str(venv / "bin" / "python"), python_source="PATH")
     installed = installed_modules(tmp_path, env)
-    assert {"shadowed", "single"} <= installed and "tests" not in installed, installed
+    assert {"shadowed", "single", "_private_plugin"} <= installed, installed
+    assert not {"tests", "extras", "x-1"} & installed, installed
     write(tmp_path / "base", {"calc.py": "X = 1\n"})
     write(tmp_path / "change", {"calc.py": "X = 1\n", "shadowed/__init__.py": ""})
     report = detect_tampering(tmp_path / "base", tmp_path / "change", protected_set(), installed)

@@ -54,7 +54,8 @@ def _module_name(entry: os.DirEntry[str]) -> str | None:
     """The module an entry of `site-packages` makes importable: a package directory, a
     module file, an extension (`_cffi_backend.cpython-311-x86_64-linux-gnu.so`)."""
     name = entry.name
-    if name.startswith(("_", ".")) or name.endswith((".dist-info", ".egg-info", ".pth")):
+    # Private modules too: hypothesis's pytest plugin is `_hypothesis_pytestplugin`.
+    if name.startswith(".") or name == "__pycache__" or name.endswith((".dist-info", ".egg-info")):
         return None
     if entry.is_dir(follow_symlinks=False):
         return name if name.isidentifier() else None
