@@ -202,14 +202,8 @@ def test_a_fetched_release_without_the_pinned_digest_is_not_used(tmp_path: Path)
     cache = tmp_path / "cache"
     wrong = bytes(64)
     root = _pnpm_project(tmp_path / "repo", wrong, _node_test(2))
-    done = assay(
-        "verify", "--install", "--sandbox", "bwrap", "--json", str(root),
-        env={**os.environ, "ASSAY_CACHE_DIR": str(cache)},
-        timeout=300,
-    )  # fmt: skip
-    no_traceback(done)
-    report = json.loads(done.stdout)
-    assert report["status"] == "UNVERIFIED", done.stdout
+    report = _installed_and_verified(root, cache)
+    assert report["status"] == "UNVERIFIED", report
     assert "does not have the sha512 packageManager pins" in report["note"]
     notes = report["plan"]["notes"]
     assert any("does not have the sha512 packageManager pins" in n for n in notes), notes
