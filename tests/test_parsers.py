@@ -882,23 +882,33 @@ def test_a_crash_in_a_test_programs_output_is_a_recognised_failure(
         assert parsed.diagnostics[0].file == name, parsed.diagnostics
 
 
-@pytest.mark.parametrize("runner", ["make", "bash"])
+SIGNAL_CRASH_RUNS = {
+    "make": ["make", "test"],
+    "bash": ["bash", "-c", "make t && ./t && echo done"],
+    # dash names the signal alone, with no `sh:` before it
+    "sh": ["sh", "-c", "make t && ./t && echo done"],
+    # a shell that says nothing of it: its exit status, 128 + SIGSEGV, still does
+    "bash, its stderr closed": ["bash", "-c", "make t && exec 2>/dev/null; ./t && echo done"],
+}
+
+
+@pytest.mark.parametrize("runner", SIGNAL_CRASH_RUNS)
 def test_a_test_program_a_recipe_ran_that_crashed_on_a_signal_failed(
     runner: str, tmp_path: Path
 ) -> None:
     """parson's with a wrong count: its test program dereferenced a bad pointer, and make
     said only `make: *** [Makefile:2: test] Segmentation fault`: INDETERMINATE before."""
+    argv = SIGNAL_CRASH_RUNS[runner]
     _needs("gcc")
-    _needs(runner)
+    _needs(argv[0])
     (tmp_path / "t.c").write_text(
         '#include <stdio.h>\nint main(void) {\n  int *p = 0;\n  puts("test 1 ok");\n'
         "  return *p;\n}\n"
     )
     (tmp_path / "Makefile").write_text("test: t\n\t./t\nt: t.c\n\tgcc -o t t.c\n")
-    argv = ["make", "test"] if runner == "make" else ["bash", "-c", "make t && ./t && echo done"]
     ran = _ran(argv, tmp_path)
     assert ran.exit_code not in (0, None) and ran.signal is None
-    c = check(runner, tuple(argv), kind=Kind.TEST)
+    c = check(argv[0], tuple(argv), kind=Kind.TEST)
     ev = classify(c, ran, parse_output(c, ran))
     assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), ev.note
     assert any("crashed: Segmentation fault" in d.message for d in ev.diagnostics), ev

@@ -117,6 +117,37 @@ def _crashed_by_signal(lines: list[str], cwd: str, tool: str | None) -> Diagnost
     return None
 
 
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh"})
+#: The signals of a crash by number, as a shell reports a last command they ended: its
+#: own exit status is 128 plus the signal's.
+_CRASH_SIGNAL_NUMBERS = {
+    4: "Illegal instruction",
+    5: "Trace/breakpoint trap",
+    6: "Aborted",
+    7: "Bus error",
+    8: "Floating point exception",
+    11: "Segmentation fault",
+}
+
+
+def shell_crash(
+    argv: tuple[str, ...], exit_code: int | None, tool: str | None
+) -> Diagnostic | None:
+    """The crash a shell's exit status reports when its output does not: a shell exits 128
+    plus the signal that ended the command it ran last, and does not always print the
+    signal's name (whether it does depends on its version and its options)."""
+    if not argv or os.path.basename(argv[0]) not in _SHELLS or exit_code is None:
+        return None
+    signal = _CRASH_SIGNAL_NUMBERS.get(exit_code - 128)
+    if signal is None:
+        return None
+    return Diagnostic(
+        message=f"a program it ran crashed: {signal} (the shell exited {exit_code})",
+        code=signal,
+        tool=tool,
+    )
+
+
 def missing_command(text: str, exit_code: int | None) -> str | None:
     """The command a make recipe or a shell could not find, when that is why it failed
     (make's `Error 127`, or a shell's own exit 127); None otherwise."""

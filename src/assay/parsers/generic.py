@@ -14,6 +14,7 @@ from assay.parsers.crash import (
     missing_browser,
     missing_command,
     missing_tool_module,
+    shell_crash,
 )
 from assay.parsers.go import timed_out_tests
 from assay.process import ProcessResult
@@ -384,6 +385,9 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             hung = timed_out_tests(text) or ava_timed_out(text)
         if not failed and not hung:
             crashes = crash_diagnostics(text, result.cwd, check.tool)
+            if not crashes:
+                crashed = shell_crash(check.argv, result.exit_code, check.tool)
+                crashes = (crashed,) if crashed is not None else ()
     findings = _stylish_findings(text, result.cwd) if result.exit_code not in (0, None) else []
     linted = result.exit_code not in (0, None) and (
         _lint_errors(text) or any(f.severity == "error" for f in findings)
