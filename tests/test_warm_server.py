@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -221,6 +221,66 @@ def test_a_spare_worker_killed_while_waiting_is_replaced_and_goes_with_the_serve
     following = _wait_for_child(server, other_than=frozenset({spare}))
     assay("server", "stop", env=server_env)
     _wait_gone(following)
+
+
+def test_an_idle_worker_has_the_next_sandboxed_runs_start_done_ahead(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """While it waits, a worker makes the cgroup an `assay run` under bubblewrap needs and
+    starts that run's launch in it (`bwrap.start_ahead`): the run's processes are then the
+    launch itself and what it started, in that very cgroup."""
+    server = int(assay("server", "status", env=server_env).stdout.split("(pid ")[1].split(")")[0])
+    worker = _wait_for_child(server)
+    group, (launch,) = _ahead_group(worker)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [ASSAY, "run", "--sandbox", "bwrap", "--kind", "build", "--", "sleep", "1.5"]
+    client = subprocess.Popen(argv, cwd=work, env=server_env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 15
+    while len(members := _members(group)) < 3 and client.poll() is None:
+        assert time.monotonic() < deadline, "the run never showed in the cgroup made ahead"
+        time.sleep(0.02)
+    out, _ = client.communicate(timeout=60)
+    assert client.returncode == 0, out
+    assert launch in members, (launch, members)
+    assert _counts(server_env) == (1, 0)
+    assert _wait_until(lambda: not group.exists()), "the run's cgroup was left behind"
+
+
+def _ahead_group(worker: int) -> tuple[Path, list[int]]:
+    """The cgroup (its pids or unified hierarchy) `worker` made ahead, once its launch
+    has joined, and that launch."""
+    from assay.sandbox import cgroup
+
+    own = cgroup._own_groups()  # the server's and its workers', as this process's
+    if "" in own and (cgroup.CGROUP_ROOT / "cgroup.controllers").exists():
+        parents = [cgroup.CGROUP_ROOT / own[""].lstrip("/")]
+    else:
+        parents = [cgroup._v1_parent(own, c) for c in ("pids", "memory") if c in own]
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        for parent in parents:
+            for group in parent.glob(f"assay-cgroup-{worker}_*"):
+                if members := _members(group):
+                    return group, members
+        time.sleep(0.05)
+    raise AssertionError(f"worker {worker} made no cgroup ahead")
+
+
+def _members(group: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def _wait_until(condition: Callable[[], bool], within: float = 15) -> bool:
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _wait_for_child(pid: int, other_than: frozenset[int] = frozenset()) -> int:

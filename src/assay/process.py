@@ -91,6 +91,7 @@ def run_process(
     head_bytes: int = HEAD_BYTES,
     tail_bytes: int = TAIL_BYTES,
     shell: bool = False,
+    started: Started | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion or to its deadline and return what happened.
 
@@ -98,80 +99,126 @@ def run_process(
     run once that many seconds pass with nothing on stdout or stderr. `env` is laid over
     the environment `env_policy` builds. `pin_home` points HOME at a fresh scratch
     directory removed afterwards. `shell=True` runs argv[0] as a /bin/sh script
-    and must be asked for explicitly.
+    and must be asked for explicitly. `started`: a process `start_process` started
+    ahead of its run, supervised from now on in place of starting `argv` (the deadline
+    counts from now).
 
     Never raises for anything the child does; raises `InvalidRun` for bad arguments.
     """
     argv, resolved_cwd = _validate(argv, cwd, timeout, no_output_timeout)
     if shell:
         argv = ("/bin/sh", "-c", *argv)
+    scratch_home = _make_scratch_home() if pin_home and started is None else None
+    if started is None:
+        started = _start(argv, resolved_cwd, build_env(env_policy, env, home=scratch_home))
     deadline = None if not timeout else time.monotonic() + timeout
-    marker = os.urandom(16).hex()
-    scratch_home = _make_scratch_home() if pin_home else None
-    child_env = build_env(env_policy, env, home=scratch_home)
-    child_env[reaper.MARKER_VAR] = marker
-    reaper.ensure_subreaper()
     try:
         return _Execution(
-            argv,
-            resolved_cwd,
-            child_env,
-            _Deadlines(deadline, no_output_timeout or None),
-            marker,
-            head_bytes,
-            tail_bytes,
+            started, _Deadlines(deadline, no_output_timeout or None), head_bytes, tail_bytes
         ).run()
     finally:
         if scratch_home is not None:
             _remove_tree(scratch_home)
 
 
+@dataclass(slots=True)
+class Started:
+    """A process started the one way assay starts them, not yet supervised: `run_process`
+    (`started=`) takes it over. Until then it is killed on an interrupt like any run's."""
+
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str]
+    """The environment it was started with, its run's marker left out."""
+    marker: str
+    proc: subprocess.Popen[bytes] | None
+    """None when it could not be started (`failure` says why)."""
+    failure: OSError | None = None
+    since: int | None = None
+    """Its start in clock ticks: the sweeps of its run look at nothing older."""
+
+    def discard(self) -> None:
+        """Kill and reap it, unsupervised (a process started for a run that never came)."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
+            proc.returncode = _reap(proc.pid).returncode
+        _ACTIVE.discard(proc.pid)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def start_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    env_policy: EnvPolicy = EnvPolicy.SCRUB,
+    pass_fds: Sequence[int] = (),
+) -> Started:
+    """Start `argv` as `run_process` would (stdin /dev/null, a session of its own, output
+    piped, a marker in its environment), plus `pass_fds`, and leave it unsupervised: for a
+    process that must wait for what its run gives it. Raises `InvalidRun` for bad
+    arguments; a process that could not start is returned with its failure."""
+    argv, resolved_cwd = _validate(argv, cwd, None)
+    return _start(argv, resolved_cwd, build_env(env_policy, env), pass_fds)
+
+
+def _start(
+    argv: tuple[str, ...], cwd: str, env: dict[str, str], pass_fds: Sequence[int] = ()
+) -> Started:
+    marker = os.urandom(16).hex()
+    reaper.ensure_subreaper()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, reaper.MARKER_VAR: marker},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=tuple(pass_fds),
+        )
+    except OSError as exc:
+        return Started(argv, cwd, env, marker, None, exc)
+    # Read before anything could reap the main process (it is ours to reap), so the pid
+    # is still its own.
+    started = Started(argv, cwd, env, marker, proc, since=reaper.start_ticks(proc.pid))
+    _ACTIVE.add(proc.pid, marker)
+    return started
+
+
 class _Execution:
-    """One process tree from spawn to reap."""
+    """One process tree from its start to its reaping."""
 
     def __init__(
-        self,
-        argv: tuple[str, ...],
-        cwd: str,
-        env: dict[str, str],
-        deadlines: _Deadlines,
-        marker: str,
-        head_bytes: int,
-        tail_bytes: int,
+        self, started: Started, deadlines: _Deadlines, head_bytes: int, tail_bytes: int
     ) -> None:
-        self.argv = argv
-        self.cwd = cwd
-        self.env = env
+        self.started = started
+        self.argv = started.argv
+        self.cwd = started.cwd
         self.deadlines = deadlines
-        self.marker = marker
+        self.marker = started.marker
         self.out = BoundedBuffer(head_bytes, tail_bytes)
         self.err = BoundedBuffer(head_bytes, tail_bytes)
-        self.since: int | None = None
+        self.since = started.since
 
     def run(self) -> ProcessResult:
-        started = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                self.argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            return self._start_failed(exc, time.monotonic() - started)
-        # The run's start: the sweeps look at nothing older. Read before anything could reap
-        # the main process (it is ours to reap), so the pid is still its own.
-        self.since = reaper.start_ticks(proc.pid)
-        _ACTIVE.add(proc.pid, self.marker)
+        begun = time.monotonic()
+        proc = self.started.proc
+        if proc is None:
+            assert self.started.failure is not None
+            return self._start_failed(self.started.failure, time.monotonic() - begun)
         sandbox_init = reaper.SandboxInitClaim(proc.pid)
         try:
             with reaper.waiting_on(proc.pid, self.since):  # its status is ours to read, no sweep's
                 try:
-                    return self._supervise(proc, started, sandbox_init)
+                    return self._supervise(proc, begun, sandbox_init)
                 finally:
                     if proc.returncode is None:
                         # Supervision did not finish: nothing of this run outlives it all the same.

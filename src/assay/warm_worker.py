@@ -10,6 +10,8 @@ writable memory in advance (`MADV_POPULATE_WRITE`, Linux 5.14).
 The server checks a request before handing it over (`hand_over`); the spare then takes
 the client's place: its arguments, directory, environment, umask, resource limits and
 standard streams, and runs the command through the same entry point a cold start does.
+An idle spare also makes what a command in the bubblewrap sandbox first waits for
+(`assay.sandbox.bwrap.start_ahead`): its cgroup, and its launch joined to it.
 """
 
 from __future__ import annotations
@@ -81,17 +83,23 @@ class Spare:
 
 def _serve_one(channel: socket.socket) -> int:
     """In the spare: wait for the request, get ready for it meanwhile, then serve it."""
-    if not select.select([channel], [], [], PREFAULT_AFTER_S)[0]:
-        _prefault()
+    from assay.sandbox import bwrap
+
     try:
-        data, fds, _flags, _addr = socket.recv_fds(channel, MAX_MESSAGE, 4)
-    except OSError:
-        return 0
-    if not data or len(fds) != 4:
-        return 0  # dismissed, or the server is gone
-    channel.close()
-    conn = socket.socket(fileno=fds[0])
-    return work(conn, marshal.loads(data), fds[1:])
+        if not select.select([channel], [], [], PREFAULT_AFTER_S)[0]:
+            _prefault()
+            bwrap.start_ahead()
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(channel, MAX_MESSAGE, 4)
+        except OSError:
+            return 0
+        if not data or len(fds) != 4:
+            return 0  # dismissed, or the server is gone
+        channel.close()
+        conn = socket.socket(fileno=fds[0])
+        return work(conn, marshal.loads(data), fds[1:])
+    finally:
+        bwrap.drop_ahead()
 
 
 def _prefault() -> None:

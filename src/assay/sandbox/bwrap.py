@@ -15,8 +15,9 @@ it is offline), its own PID namespace (everything in it dies with the check), an
 environment of assay's choosing, resource limits, a seccomp filter, and no way to make
 user namespaces of its own.
 
-Nothing the repository supplies reaches a host-side process: the check's variables are
-exported by the innermost shell, right before it execs the check's command.
+Nothing the repository supplies steers a host-side process: the check's command and
+variables reach the innermost shell as values of assay's own variables (see `launch`),
+and only that shell exports the variables, right before it execs the command.
 
 Running as root needs one extra step: the kernel does not enforce RLIMIT_NPROC for uid 0,
 so a fork bomb would not be contained. As root, the command therefore drops to an
@@ -46,11 +47,12 @@ from pathlib import Path
 from assay import probe_bwrap
 from assay.environment import EnvPolicy, build_env
 from assay.process import ProcessResult, StartFailure, run_process
-from assay.sandbox import cgroup, identity, seccomp
+from assay.sandbox import cgroup, identity, launch, seccomp
 from assay.sandbox.base import (
     CleanupError,
     ProvisionError,
     Sandbox,
+    SandboxError,
     SandboxUnavailable,
     Workspace,
     new_run_id,
@@ -163,13 +165,6 @@ _RESOURCE_EXHAUSTED = re.compile(r"Resource temporarily unavailable|Cannot alloc
 _EXEC_FAILED = re.compile(
     r"^sh: (?:line )?(?:\d+: )?exec: (?P<cmd>.+?): "
     r"(?P<why>not found|(?:cannot execute: )?(?:No such file or directory|Permission denied))\s*$"
-)
-#: The innermost shell: makes HOME, exports the check's variables (given as NAME=VALUE
-#: words before `--`), then becomes the check's command. Only here do the repository's
-#: variables enter any environment.
-_INNER_SHELL = (
-    'mkdir -p "$HOME" || exit 125; '
-    'while [ "$1" != -- ]; do export "$1"; shift; done; shift; exec "$@"'
 )
 #: The seccomp program's file descriptor in bwrap.
 _SECCOMP_FD = 9
@@ -332,13 +327,7 @@ class BwrapSandbox(Sandbox):
         ws = Workspace(run_id="probe", path=make_scratch("bwrap-probe", tempfile.gettempdir()))
         try:
             self._hand_over(ws.path)
-            result = run_process(
-                self._argv(ws, ["true"], str(ws.path), {}),
-                cwd=ws.path,
-                env=self._env(),
-                env_policy=EnvPolicy.MINIMAL,
-                timeout=PROBE_TIMEOUT_SECONDS,
-            )
+            result = self._execute(ws, ["true"], str(ws.path), {}, timeout=PROBE_TIMEOUT_SECONDS)
         except BaseException as error:
             discard(ws.path, error)
             raise
@@ -429,6 +418,7 @@ class BwrapSandbox(Sandbox):
             self._cgroups[ws.run_id] = group
         else:
             self._cgroup_notes[ws.run_id] = why_not
+        self._start_spare(ws)
         return ws
 
     def provision_in_place(self, source: str | os.PathLike[str]) -> Workspace:
@@ -445,12 +435,17 @@ class BwrapSandbox(Sandbox):
                 "run from a project directory, or use `--sandbox none`",
                 backend=self.name,
             )
-        group, why_not = self._make_cgroup()
+        ahead = _take_ahead(self) if self.options.whole_run_limits else None
+        group, why_not = (ahead.group, "") if ahead is not None else self._make_cgroup()
         ws = Workspace(run_id=new_run_id(), path=path, owned=False)
         if group is not None:
             self._cgroups[ws.run_id] = group
         else:
             self._cgroup_notes[ws.run_id] = why_not
+        if ahead is not None:
+            launch.SPARES.add(ws.run_id, ahead.launch)
+        else:
+            self._start_spare(ws)
         return ws
 
     def _make_cgroup(self) -> tuple[cgroup.RunCgroup | None, str]:
@@ -480,6 +475,7 @@ class BwrapSandbox(Sandbox):
         self.reclaim(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
+        launch.SPARES.discard(workspace.run_id)
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
         self._roots.pop(workspace.run_id, None)
@@ -539,37 +535,26 @@ class BwrapSandbox(Sandbox):
 
     # -- the command line ----------------------------------------------------------------
 
-    def _argv(
-        self, workspace: Workspace, argv: Sequence[str], cwd: str, overlay: Mapping[str, str]
-    ) -> list[str]:
-        """The host command that runs `argv` in `workspace` with the variables of `overlay`."""
+    def _launch_template(self, workspace: Workspace) -> list[str]:
+        """The first part of a command's start in `workspace` (`assay.sandbox.launch`):
+        all of its confinement, and `--args` for the rest."""
         args = [*self._launcher(workspace), self._binary, "--die-with-parent", "--new-session"]
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.options.network:
             args.append("--unshare-net")
-        # As root in place, the command cannot be handed the user's tree: it runs in a user
-        # namespace as the sandbox's uid mapped to the caller, so it acts on that tree as the
-        # caller would, as an unprivileged caller's command does.
-        dropped = self._as_root and workspace.owned
+        dropped = self._dropped(workspace)
         if not dropped:
             # Unprivileged bwrap needs a user namespace; none may be nested inside it. As
             # root there is none to disable: the seccomp filter refuses new ones instead.
             args += ["--unshare-user", "--disable-userns"]
-        if self._as_root and not dropped:
-            args += ["--uid", str(self.uid), "--gid", str(self.uid)]
         if self._seccomp is not None:
             args += ["--seccomp", str(_SECCOMP_FD)]
-        args += self._root_args(workspace)
-        for cache in self.options.tool_caches:
-            if not _names(overlay, cache):
-                args += ["--ro-bind", cache, cache]
-        args += ["--chdir", cwd]
-        helpers = self._helpers
+        args += ["--args", launch.FD_PLACEHOLDER]
         if dropped:
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
             ids = str(self.uid)
             args += [
-                helpers["setpriv"],
+                self._helpers["setpriv"],
                 f"--reuid={ids}",
                 f"--regid={ids}",
                 "--clear-groups",
@@ -578,10 +563,66 @@ class BwrapSandbox(Sandbox):
             ]
         else:
             args.append("--")
-        args += [helpers["prlimit"], *self._limit_flags(), "--"]
-        exports = [f"{name}={value}" for name, value in overlay.items()]
-        args += ["/bin/sh", "-c", _INNER_SHELL, "sh", *exports, "--", *argv]
-        return args
+        args += [self._helpers["prlimit"], *self._limit_flags(), "--"]
+        return [*args, "/bin/sh", "-c", launch.COMMAND_SHELL, "sh"]
+
+    def _late_args(
+        self, workspace: Workspace, argv: Sequence[str], cwd: str, overlay: Mapping[str, str]
+    ) -> list[str]:
+        """The rest of the start of `argv` in `workspace`, with the variables of `overlay`:
+        the uid, the root, the caches, the directory and the command."""
+        args: list[str] = []
+        if self._as_root and not self._dropped(workspace):
+            args += ["--uid", str(self.uid), "--gid", str(self.uid)]
+        args += self._root_args(workspace)
+        for cache in self.options.tool_caches:
+            if not _names(overlay, cache):
+                args += ["--ro-bind", cache, cache]
+        args += ["--chdir", cwd]
+        return [*args, *launch.late_command(argv, dict(overlay))]
+
+    def _dropped(self, workspace: Workspace) -> bool:
+        """As root in place, the command cannot be handed the user's tree: it runs in a
+        user namespace as the sandbox's uid mapped to the caller, so it acts on that tree
+        as the caller would, as an unprivileged caller's command does. Otherwise, as root,
+        it drops to the sandbox's uid itself."""
+        return self._as_root and workspace.owned
+
+    def _start_spare(self, workspace: Workspace) -> None:
+        """Start the first command's launch now, beside the rest of the provisioning."""
+        if not self._binary:
+            return
+        spare = launch.start(self._launch_template(workspace), self._env(), str(workspace.path))
+        launch.SPARES.add(workspace.run_id, spare)
+
+    def _execute(
+        self,
+        workspace: Workspace,
+        argv: Sequence[str],
+        cwd: str,
+        overlay: Mapping[str, str],
+        *,
+        timeout: float | None,
+        no_output_timeout: float | None = None,
+    ) -> ProcessResult:
+        """Run `argv` in `workspace`: through its spare when it has one, else a launch
+        started now (its cgroup's join primed while the arguments are built)."""
+        template = self._launch_template(workspace)
+        env = self._env()
+        spare = launch.SPARES.take(workspace.run_id, template, env)
+        group = self._cgroups.get(workspace.run_id)
+        primed = group.joins_primed() if group is not None and spare is None else None
+        with primed or contextlib.nullcontext():
+            started = spare or launch.start(template, env, str(workspace.path))
+            late = self._late_args(workspace, argv, cwd, overlay)
+        begun = started.feed(late)
+        return run_process(
+            begun.argv,
+            cwd=begun.cwd,
+            timeout=timeout,
+            no_output_timeout=no_output_timeout,
+            started=begun,
+        )
 
     def _launcher(self, workspace: Workspace) -> list[str]:
         """A host-side shell that puts bwrap in the run's cgroup and hands it the seccomp
@@ -888,18 +929,14 @@ class _BwrapRunner:
     ) -> ProcessResult:
         inner = tuple(argv)
         inside = str(resolve_inside(self.workspace, cwd))
-        group = self.sandbox._cgroups.get(self.workspace.run_id)
-        # Begun before the arguments are built: the launcher's join then finds it done.
-        with group.joins_primed() if group is not None else contextlib.nullcontext():
-            full = self.sandbox._argv(self.workspace, inner, inside, env or {})
-            result = run_process(
-                full,
-                cwd=self.workspace.path,
-                env=self.sandbox._env(),
-                env_policy=EnvPolicy.MINIMAL,
-                timeout=timeout,
-                no_output_timeout=no_output_timeout,
-            )
+        result = self.sandbox._execute(
+            self.workspace,
+            inner,
+            inside,
+            env or {},
+            timeout=timeout,
+            no_output_timeout=no_output_timeout,
+        )
         # Evidence names the command that was checked; the backend is recorded separately.
         return _interpret(dataclasses.replace(result, argv=inner, cwd=inside))
 
@@ -942,6 +979,59 @@ def _signal_of(result: ProcessResult) -> ProcessResult:
     if code is None or not 128 < code < 128 + signal.NSIG:
         return result
     return dataclasses.replace(result, exit_code=None, signal=code - 128)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ahead:
+    """A cgroup made, and a launch started and joined to it, before their command came."""
+
+    limits: Limits
+    group: cgroup.RunCgroup
+    launch: launch.Launch
+
+
+_ahead_lock = threading.Lock()
+_ahead: list[_Ahead] = []
+
+
+def start_ahead() -> None:
+    """Make now what a command run in place under bubblewrap (`assay run`) would first
+    wait for: its cgroup, and its launch joined to it. A warm worker does this while it
+    waits for its request; the session that comes next takes them if its sandbox is the
+    same (`_take_ahead`, then `launch.Spares.take`), and `drop_ahead` ends them if not."""
+    sandbox = BwrapSandbox()
+    try:
+        sandbox.ensure_available()
+    except SandboxError:
+        return  # the request's own session says why
+    group, _ = sandbox._make_cgroup()
+    if group is None:
+        return
+    placeholder = Workspace(run_id=new_run_id(), path=Path("/"), owned=False)
+    sandbox._cgroups[placeholder.run_id] = group
+    started = launch.start(sandbox._launch_template(placeholder), sandbox._env(), "/")
+    with _ahead_lock:
+        _ahead.append(_Ahead(sandbox._limits, group, started))
+
+
+def drop_ahead() -> None:
+    """End what `start_ahead` made and no session took."""
+    with _ahead_lock:
+        left = list(_ahead)
+        _ahead.clear()
+    for ahead in left:
+        ahead.launch.discard()
+        with contextlib.suppress(OSError):
+            ahead.group.remove()
+
+
+def _take_ahead(sandbox: BwrapSandbox) -> _Ahead | None:
+    """What `start_ahead` made, when its cgroup has the limits `sandbox` asks for."""
+    with _ahead_lock:
+        for index, ahead in enumerate(_ahead):
+            if ahead.limits == sandbox._limits:
+                return _ahead.pop(index)
+    return None
 
 
 _seccomp_lock = threading.Lock()

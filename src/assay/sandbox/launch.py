@@ -1,0 +1,173 @@
+"""Starting bubblewrap before its command is known, so that a command waits for less.
+
+A sandboxed command starts as a chain: a host-side shell joins the run's cgroup and execs
+bubblewrap, which builds the sandbox and runs the in-sandbox shell that becomes the
+command. The join is the slow link: every move between cgroups takes the kernel's
+`cgroup_threadgroup_rwsem` for writing, and after a quiet spell that waits out an RCU
+grace period (about 10 ms here, against 5 ms for all of bubblewrap's own work).
+
+So the chain is split where bubblewrap allows it. A *launch* is its first part: the
+shell, bubblewrap, and everything that is the same for every command of a workspace (the
+namespaces, the seccomp filter, `--die-with-parent`, the resource limits, the shell
+inside), with `--args FD`: bubblewrap reads its remaining options from a pipe and waits
+until the pipe is closed. The *late* part (`feed`) is the command's own: the mounts, the
+uid, the working directory, and the command and its variables, handed to the shell
+inside as `--setenv`s. A workspace gets one launch started while it is provisioned (its
+*spare*): the join then happens beside the provisioning, and the first command of the
+workspace only sends its late part.
+
+What comes late cannot weaken what came first, and a late part cut short runs nothing:
+the confinement is all in the launch's own argv, and the shell inside runs the command
+only when the count of its words, sent last, arrived.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from assay.environment import EnvPolicy
+from assay.process import Started, start_process
+
+#: Stands for the pipe's descriptor in a launch's argv until it is started.
+FD_PLACEHOLDER = "{args-fd}"
+#: The lowest descriptor the pipe is given: below it, the launcher's shell opens the
+#: seccomp program as descriptor 9.
+_LOWEST_FD = 10
+#: The variables that carry the command to the shell inside (`COMMAND_SHELL`).
+ARG_VAR = "_ASSAY_ARG_"
+EXPORT_VAR = "_ASSAY_EXPORT_"
+ARGC_VAR = "_ASSAY_ARGC"
+EXPORTS_VAR = "_ASSAY_EXPORTS"
+#: The shell inside the sandbox: makes HOME, rebuilds the command from the variables
+#: `late_command` sets (the count last: without it nothing runs), exports the check's
+#: variables, then becomes the command. The repository's variables enter no
+#: environment before this point, and none of them can be one of these (`late_command`).
+COMMAND_SHELL = (
+    'mkdir -p "$HOME" || exit 125; '
+    f'[ -n "${{{ARGC_VAR}-}}" ] || {{ echo "assay-sandbox: no command arrived" >&2; exit 125; }}; '
+    f'set --; _i=0; while [ "$_i" -lt "${ARGC_VAR}" ]; do '
+    f'eval "set -- \\"\\$@\\" \\"\\${{{ARG_VAR}$_i?}}\\""; unset "{ARG_VAR}$_i"; _i=$((_i+1)); done; '
+    f'_i=0; while [ "$_i" -lt "${EXPORTS_VAR}" ]; do '
+    f'eval "export \\"\\${{{EXPORT_VAR}$_i?}}\\""; unset "{EXPORT_VAR}$_i"; _i=$((_i+1)); done; '
+    f'unset {ARGC_VAR} {EXPORTS_VAR} _i; exec "$@"'
+)
+
+
+def reserved(name: str) -> bool:
+    """Whether a variable of this name would be taken for one of the shell's own."""
+    return name.startswith("_ASSAY_") or name == "_i"
+
+
+def late_command(argv: Sequence[str], exports: dict[str, str]) -> list[str]:
+    """bubblewrap options that hand `argv` and `exports` to `COMMAND_SHELL`, count last."""
+    late: list[str] = []
+    for index, word in enumerate(argv):
+        late += ["--setenv", f"{ARG_VAR}{index}", word]
+    kept = [(name, value) for name, value in exports.items() if not reserved(name)]
+    for index, (name, value) in enumerate(kept):
+        late += ["--setenv", f"{EXPORT_VAR}{index}", f"{name}={value}"]
+    return [*late, "--setenv", EXPORTS_VAR, str(len(kept)), "--setenv", ARGC_VAR, str(len(argv))]
+
+
+@dataclass(slots=True)
+class Launch:
+    """A started launch, waiting for its late part on `args_fd` (the pipe's write end)."""
+
+    template: tuple[str, ...]
+    """The argv it was started with, its descriptor as `FD_PLACEHOLDER`."""
+    env: dict[str, str]
+    """The variables it was started with, laid over the host's allowlist."""
+    started: Started
+    args_fd: int | None
+
+    def feed(self, late: Sequence[str]) -> Started:
+        """Send the late part and close the pipe: bubblewrap goes on. A launch that died
+        before reading it (its join refused) says why in its own output."""
+        fd, self.args_fd = self.args_fd, None
+        if fd is None:
+            return self.started
+        data = b"".join(word.encode() + b"\0" for word in late)
+        try:
+            with contextlib.suppress(BrokenPipeError):
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        return self.started
+
+    def discard(self) -> None:
+        """Kill it unfed: it ran nothing, and bubblewrap built nothing yet."""
+        self.started.discard()  # before its pipe closes: it must never read an empty part
+        if self.args_fd is not None:
+            os.close(self.args_fd)
+            self.args_fd = None
+
+
+def start(template: Sequence[str], env: dict[str, str], cwd: str) -> Launch:
+    """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`) with a pipe for its
+    late part, in the host's allowlisted environment with `env` laid over it."""
+    read_end, write_end = os.pipe()
+    try:
+        inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
+    finally:
+        os.close(read_end)
+    try:
+        with contextlib.suppress(OSError):  # a roomy pipe: the late part is never waited on
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 1024 * 1024)
+        argv = [str(inherited) if word == FD_PLACEHOLDER else word for word in template]
+        started = start_process(
+            argv, cwd=cwd, env=env, env_policy=EnvPolicy.MINIMAL, pass_fds=(inherited,)
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(inherited)
+    if started.proc is None:
+        os.close(write_end)
+        return Launch(tuple(template), dict(env), started, None)
+    return Launch(tuple(template), dict(env), started, write_end)
+
+
+class Spares:
+    """At most one launch started ahead per workspace (by run id), taken by the first
+    command whose launch it is. Kept apart from the sandbox, which is pickled whole."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_run: dict[str, Launch] = {}
+
+    def add(self, run_id: str, launch: Launch) -> None:
+        with self._lock:
+            previous = self._by_run.pop(run_id, None)
+            self._by_run[run_id] = launch
+        if previous is not None:
+            previous.discard()
+
+    def take(self, run_id: str, template: Sequence[str], env: dict[str, str]) -> Launch | None:
+        """The spare of `run_id` when it was started as `template` with `env` would be;
+        None otherwise (one started otherwise is killed: nothing else could use it)."""
+        with self._lock:
+            launch = self._by_run.pop(run_id, None)
+        if launch is None:
+            return None
+        alive = launch.started.proc is not None and launch.started.proc.poll() is None
+        if alive and launch.template == tuple(template) and launch.env == env:
+            return launch
+        launch.discard()
+        return None
+
+    def discard(self, run_id: str) -> None:
+        with self._lock:
+            launch = self._by_run.pop(run_id, None)
+        if launch is not None:
+            launch.discard()
+
+
+SPARES = Spares()

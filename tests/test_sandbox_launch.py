@@ -1,0 +1,184 @@
+"""A command's launch started before the command is known (`assay.sandbox.launch`): with
+real bubblewrap, real cgroups and real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.process import run_process
+from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch
+
+PYTHON = sys.executable
+
+
+@pytest.fixture
+def sandbox(fake_home: Path) -> BwrapSandbox:
+    return BwrapSandbox(BwrapOptions(limits=Limits(processes=256), toolchain_paths=(PYTHON,)))
+
+
+@pytest.fixture
+def workspace(sandbox: BwrapSandbox, source: Path) -> Iterator[Workspace]:
+    with sandbox.workspace(source) as ws:
+        yield ws
+
+
+def _spare_pid(ws: Workspace) -> int:
+    spare = launch.SPARES._by_run.get(ws.run_id)
+    assert spare is not None and spare.started.proc is not None, "no launch was started ahead"
+    return spare.started.proc.pid
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_first_command_finds_its_launch_already_in_the_run_cgroup(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """The slow part of a start, joining the cgroup, is done while the workspace is made."""
+    group = sandbox._cgroups.get(workspace.run_id)
+    if group is None:
+        pytest.fail(f"no cgroup here: {sandbox._cgroup_notes.get(workspace.run_id)}")
+    pid = _spare_pid(workspace)
+    end = time.monotonic() + 5
+    while str(pid) not in (group.directories[0] / "cgroup.procs").read_text().split():
+        assert time.monotonic() < end, "the launch never joined the run's cgroup"
+        time.sleep(0.01)
+    result = sandbox.run(workspace, ["sh", "-c", 'echo "$0|$1|$#"', "a b", "c'd\"e"], timeout=30)
+    assert result.exit_code == 0, result.stderr.text
+    assert result.stdout.text == "a b|c'd\"e|1\n"
+    assert launch.SPARES._by_run.get(workspace.run_id) is None  # taken by that command
+    second = sandbox.run(workspace, ["echo", "again"], timeout=30)  # started afresh
+    assert (second.exit_code, second.stdout.text) == (0, "again\n")
+
+
+def test_the_commands_words_and_variables_arrive_whole_and_assays_own_do_not(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """Words with spaces, quotes, `$`, newlines and `=`; a variable the repository names
+    like the shell's own carriers is dropped rather than let rewrite the command."""
+    words = ["two words", "$HOME", "a\nb", "x=y", "'", "", "--"]
+    script = "import json, os, sys; print(json.dumps([sys.argv[1:], dict(os.environ)]))"
+    overlay = {"PLAIN": "v a l", "_ASSAY_ARGC": "0", "_ASSAY_ARG_0": "/bin/false", "_i": "9"}
+    result = sandbox.run(workspace, [PYTHON, "-c", script, *words], env=overlay, timeout=30)
+    assert result.exit_code == 0, result.stderr.text
+    argv, environ = json.loads(result.stdout.text)
+    assert argv == words
+    assert environ["PLAIN"] == "v a l"
+    assert not [name for name in environ if name.startswith("_ASSAY_") or name == "_i"]
+
+
+def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Workspace) -> None:
+    """The count comes last: a launch that got the rest but not it never runs the command."""
+    marker = workspace.path / "ran"
+    late = sandbox._late_args(workspace, ["touch", str(marker)], str(workspace.path), {})
+    assert late[-2:] == [launch.ARGC_VAR, "2"]
+    started = launch.start(
+        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path)
+    ).feed(late[:-3])
+    result = run_process(started.argv, cwd=started.cwd, timeout=30, started=started)
+    assert result.exit_code == 125
+    assert "no command arrived" in result.stderr.text
+    assert not marker.exists()
+
+
+def test_a_launch_nothing_used_is_gone_with_its_workspace(
+    sandbox: BwrapSandbox, source: Path
+) -> None:
+    with sandbox.workspace(source) as ws:
+        pid = _spare_pid(ws)
+        assert not _gone(pid, within=0.2)
+    assert _gone(pid)
+    assert launch.SPARES._by_run.get(ws.run_id) is None
+
+
+def test_a_launch_made_for_another_sandbox_shape_is_not_used(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """With the network shared, the launch is another one (no `--unshare-net`): the spare
+    is killed, not used for a command it would confine otherwise."""
+    pid = _spare_pid(workspace)
+    online = sandbox.with_network()
+    result = online.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
+    assert result.exit_code == 0, result.stderr.text
+    assert result.stdout.text.strip() == os.readlink("/proc/self/ns/net")  # the host's
+    assert _gone(pid)
+
+
+def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source: Path) -> None:
+    """The maker killed outright while its launch waits: the pipe closes with nothing in
+    it, and the launch ends without running anything."""
+    code = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from assay.sandbox import BwrapOptions, BwrapSandbox, launch
+        sandbox = BwrapSandbox(BwrapOptions())
+        ws = sandbox.provision({str(source)!r})
+        print(launch.SPARES._by_run[ws.run_id].started.proc.pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    maker = subprocess.run(
+        [PYTHON, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert maker.returncode == -9, maker.stderr
+    pid = int(maker.stdout.split()[0])
+    assert _gone(pid), f"launch {pid} outlived its maker"
+
+
+def test_a_launch_started_ahead_serves_the_next_run_in_place(
+    fake_home: Path, tmp_path: Path
+) -> None:
+    """What a warm worker makes while it waits: the next in-place run takes its cgroup,
+    and its command is the launch already joined to it."""
+    from assay.sandbox import bwrap
+
+    bwrap.start_ahead()
+    try:
+        (ahead,) = bwrap._ahead
+        assert ahead.launch.started.proc is not None
+        pid = ahead.launch.started.proc.pid
+        sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
+        ws = sandbox.provision_in_place(tmp_path)
+        try:
+            assert sandbox._cgroups[ws.run_id] is ahead.group
+            assert _spare_pid(ws) == pid
+            result = sandbox.run(ws, ["sh", "-c", "echo in place > made"], timeout=30)
+            assert result.exit_code == 0, result.stderr.text
+            assert (tmp_path / "made").read_text() == "in place\n"
+            assert _gone(pid)  # it was that command's, and ended with it
+        finally:
+            sandbox.cleanup(ws)
+        assert not ahead.group.directories[0].exists()
+    finally:
+        bwrap.drop_ahead()
+
+
+def test_what_was_started_ahead_and_not_taken_is_dropped(fake_home: Path) -> None:
+    from assay.sandbox import bwrap
+
+    bwrap.start_ahead()
+    (ahead,) = bwrap._ahead
+    assert ahead.launch.started.proc is not None
+    bwrap.drop_ahead()
+    assert _gone(ahead.launch.started.proc.pid)
+    assert not ahead.group.directories[0].exists()
+    assert bwrap._ahead == []
