@@ -87,10 +87,10 @@ def test_the_commands_words_and_variables_arrive_whole_and_assays_own_do_not(
 
 
 def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Workspace) -> None:
-    """The count comes last: a launch that got the rest but not it never runs the command."""
+    """A launch that got all but the late part's last word never runs the command."""
     marker = workspace.path / "ran"
-    late = sandbox._late_args(workspace, ["touch", str(marker)], str(workspace.path), {})
-    assert late[-2:] == [launch.ARGC_VAR, "2"]
+    late = sandbox._late_args(workspace, str(workspace.path), {}, ["touch", str(marker)])
+    assert late[-2:] == [launch.DONE_VAR, "1"]
     started = launch.start(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path)
     ).feed(late[:-3])
@@ -182,3 +182,22 @@ def test_what_was_started_ahead_and_not_taken_is_dropped(fake_home: Path) -> Non
     assert _gone(ahead.launch.started.proc.pid)
     assert not ahead.group.directories[0].exists()
     assert bwrap._ahead == []
+
+
+def test_a_long_command_starts_afresh_with_its_words_and_leaves_the_spare(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """Words handed over late are rebuilt one at a time (quadratic in the shell): a long
+    command is started with its words in the launch's argv, and the spare waits on."""
+    pid = _spare_pid(workspace)
+    words = [f"word {i} 'q' \"$x\"" for i in range(launch.MAX_LATE_WORDS * 20)]
+    script = "import json, sys; print(json.dumps(sys.argv[1:]))"
+    started = time.monotonic()
+    result = sandbox.run(workspace, [PYTHON, "-c", script, *words], timeout=60)
+    assert result.exit_code == 0, result.stderr.text
+    assert json.loads(result.stdout.text) == words
+    assert time.monotonic() - started < 10
+    assert _spare_pid(workspace) == pid
+    short = sandbox.run(workspace, ["echo", "short"], timeout=30)
+    assert (short.exit_code, short.stdout.text) == (0, "short\n")
+    assert launch.SPARES._by_run.get(workspace.run_id) is None

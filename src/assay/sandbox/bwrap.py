@@ -567,10 +567,15 @@ class BwrapSandbox(Sandbox):
         return [*args, "/bin/sh", "-c", launch.COMMAND_SHELL, "sh"]
 
     def _late_args(
-        self, workspace: Workspace, argv: Sequence[str], cwd: str, overlay: Mapping[str, str]
+        self,
+        workspace: Workspace,
+        cwd: str,
+        overlay: Mapping[str, str],
+        argv: Sequence[str] | None = None,
     ) -> list[str]:
-        """The rest of the start of `argv` in `workspace`, with the variables of `overlay`:
-        the uid, the root, the caches, the directory and the command."""
+        """The rest of a command's start in `workspace`, with the variables of `overlay`:
+        the uid, the root, the caches, the directory, the variables, and the command's
+        words when the launch was started without them."""
         args: list[str] = []
         if self._as_root and not self._dropped(workspace):
             args += ["--uid", str(self.uid), "--gid", str(self.uid)]
@@ -579,7 +584,7 @@ class BwrapSandbox(Sandbox):
             if not _names(overlay, cache):
                 args += ["--ro-bind", cache, cache]
         args += ["--chdir", cwd]
-        return [*args, *launch.late_command(argv, dict(overlay))]
+        return [*args, *launch.late_variables(overlay, argv)]
 
     def _dropped(self, workspace: Workspace) -> bool:
         """As root in place, the command cannot be handed the user's tree: it runs in a
@@ -605,16 +610,23 @@ class BwrapSandbox(Sandbox):
         timeout: float | None,
         no_output_timeout: float | None = None,
     ) -> ProcessResult:
-        """Run `argv` in `workspace`: through its spare when it has one, else a launch
-        started now (its cgroup's join primed while the arguments are built)."""
+        """Run `argv` in `workspace`: through its spare when it has one and the command is
+        short enough to hand over late, else a launch started now with the command's words
+        (its cgroup's join primed while the rest is built)."""
         template = self._launch_template(workspace)
         env = self._env()
-        spare = launch.SPARES.take(workspace.run_id, template, env)
+        spare = None
+        if len(argv) <= launch.MAX_LATE_WORDS:
+            spare = launch.SPARES.take(workspace.run_id, template, env)
         group = self._cgroups.get(workspace.run_id)
         primed = group.joins_primed() if group is not None and spare is None else None
         with primed or contextlib.nullcontext():
-            started = spare or launch.start(template, env, str(workspace.path))
-            late = self._late_args(workspace, argv, cwd, overlay)
+            started = spare or launch.start(template, env, str(workspace.path), argv)
+            try:
+                late = self._late_args(workspace, cwd, overlay, argv if spare else None)
+            except BaseException:
+                started.discard()
+                raise
         begun = started.feed(late)
         return run_process(
             begun.argv,
@@ -952,7 +964,7 @@ def _interpret(result: ProcessResult) -> ProcessResult:
     first = result.stderr.head.lstrip().splitlines()[0] if result.stderr.head.strip() else ""
     failure: StartFailure | None = None
     if result.exit_code in (1, 125) and first.startswith(
-        ("bwrap: ", "setpriv: ", "prlimit: ", cgroup.JOIN_FAILED)
+        ("bwrap: ", "setpriv: ", "prlimit: ", cgroup.JOIN_FAILED, launch.NO_COMMAND)
     ):
         failure = StartFailure.OS_ERROR
         message = f"sandbox refused to start the command: {first}"

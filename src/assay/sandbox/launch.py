@@ -18,7 +18,7 @@ workspace only sends its late part.
 
 What comes late cannot weaken what came first, and a late part cut short runs nothing:
 the confinement is all in the launch's own argv, and the shell inside runs the command
-only when the count of its words, sent last, arrived.
+only when the last word of the late part arrived.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import contextlib
 import fcntl
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.environment import EnvPolicy
@@ -43,18 +43,28 @@ ARG_VAR = "_ASSAY_ARG_"
 EXPORT_VAR = "_ASSAY_EXPORT_"
 ARGC_VAR = "_ASSAY_ARGC"
 EXPORTS_VAR = "_ASSAY_EXPORTS"
-#: The shell inside the sandbox: makes HOME, rebuilds the command from the variables
-#: `late_command` sets (the count last: without it nothing runs), exports the check's
-#: variables, then becomes the command. The repository's variables enter no
-#: environment before this point, and none of them can be one of these (`late_command`).
+#: Set last, to one character, which a late part cut short cannot hold only part of.
+DONE_VAR = "_ASSAY_DONE"
+#: What the shell inside says when the command's words did not all arrive.
+NO_COMMAND = "assay-sandbox: no command arrived"
+#: The most words a command handed over late may have: the shell inside rebuilds such a
+#: command one word at a time, in time that grows with the square of their number (1,000
+#: words: 50 ms). A longer command is started afresh, its words in the launch's own argv.
+MAX_LATE_WORDS = 64
+#: The shell inside the sandbox: makes HOME; once the late part has arrived whole
+#: (`DONE_VAR`, set last), rebuilds a command handed over late from its variables
+#: (`late_variables`), or runs the words it was started with; exports the check's
+#: variables, then becomes the command. The repository's variables enter no environment
+#: before this point, and none of them can be one of these (`reserved`).
 COMMAND_SHELL = (
     'mkdir -p "$HOME" || exit 125; '
-    f'[ -n "${{{ARGC_VAR}-}}" ] || {{ echo "assay-sandbox: no command arrived" >&2; exit 125; }}; '
-    f'set --; _i=0; while [ "$_i" -lt "${ARGC_VAR}" ]; do '
-    f'eval "set -- \\"\\$@\\" \\"\\${{{ARG_VAR}$_i?}}\\""; unset "{ARG_VAR}$_i"; _i=$((_i+1)); done; '
+    f'[ "${{{DONE_VAR}-}}" = 1 ] || {{ echo "{NO_COMMAND}" >&2; exit 125; }}; '
+    f'if [ -n "${{{ARGC_VAR}-}}" ]; then set --; _i=0; while [ "$_i" -lt "${ARGC_VAR}" ]; do '
+    f'eval "set -- \\"\\$@\\" \\"\\${{{ARG_VAR}$_i?}}\\""; unset "{ARG_VAR}$_i"; _i=$((_i+1)); '
+    "done; fi; "
     f'_i=0; while [ "$_i" -lt "${EXPORTS_VAR}" ]; do '
     f'eval "export \\"\\${{{EXPORT_VAR}$_i?}}\\""; unset "{EXPORT_VAR}$_i"; _i=$((_i+1)); done; '
-    f'unset {ARGC_VAR} {EXPORTS_VAR} _i; exec "$@"'
+    f'unset {ARGC_VAR} {EXPORTS_VAR} {DONE_VAR} _i; exec "$@"'
 )
 
 
@@ -63,15 +73,18 @@ def reserved(name: str) -> bool:
     return name.startswith("_ASSAY_") or name == "_i"
 
 
-def late_command(argv: Sequence[str], exports: dict[str, str]) -> list[str]:
-    """bubblewrap options that hand `argv` and `exports` to `COMMAND_SHELL`, count last."""
+def late_variables(exports: Mapping[str, str], argv: Sequence[str] | None = None) -> list[str]:
+    """bubblewrap options that hand `COMMAND_SHELL` the variables to export and, when the
+    launch was started without them, the command's words; `DONE_VAR` last."""
     late: list[str] = []
-    for index, word in enumerate(argv):
-        late += ["--setenv", f"{ARG_VAR}{index}", word]
+    if argv is not None:
+        for index, word in enumerate(argv):
+            late += ["--setenv", f"{ARG_VAR}{index}", word]
+        late += ["--setenv", ARGC_VAR, str(len(argv))]
     kept = [(name, value) for name, value in exports.items() if not reserved(name)]
     for index, (name, value) in enumerate(kept):
         late += ["--setenv", f"{EXPORT_VAR}{index}", f"{name}={value}"]
-    return [*late, "--setenv", EXPORTS_VAR, str(len(kept)), "--setenv", ARGC_VAR, str(len(argv))]
+    return [*late, "--setenv", EXPORTS_VAR, str(len(kept)), "--setenv", DONE_VAR, "1"]
 
 
 @dataclass(slots=True)
@@ -109,9 +122,12 @@ class Launch:
             self.args_fd = None
 
 
-def start(template: Sequence[str], env: dict[str, str], cwd: str) -> Launch:
-    """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`) with a pipe for its
-    late part, in the host's allowlisted environment with `env` laid over it."""
+def start(
+    template: Sequence[str], env: dict[str, str], cwd: str, words: Sequence[str] = ()
+) -> Launch:
+    """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
+    command's, when it is known), with a pipe for its late part, in the host's allowlisted
+    environment with `env` laid over it."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -121,6 +137,7 @@ def start(template: Sequence[str], env: dict[str, str], cwd: str) -> Launch:
         with contextlib.suppress(OSError):  # a roomy pipe: the late part is never waited on
             fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 1024 * 1024)
         argv = [str(inherited) if word == FD_PLACEHOLDER else word for word in template]
+        argv += words
         started = start_process(
             argv, cwd=cwd, env=env, env_policy=EnvPolicy.MINIMAL, pass_fds=(inherited,)
         )
