@@ -55,3 +55,74 @@ def test_a_module_missing_from_the_tree_still_fails(tmp_path: Path) -> None:
     assert report["status"] == "FAILED", report["note"]
     assert code == 1
     assert _pytest_check(report)["cause"] == "exit_nonzero"
+
+
+def _shadowing_project(root: Path, test_body: str) -> Path:
+    """A src-layout project named as a distribution the checks' environment has installed
+    (defusedxml, one of assay's own): its tree holds a broken copy of the package."""
+    (root / "src" / "defusedxml").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "defusedxml"\nversion = "0"\n')
+    (root / "src" / "defusedxml" / "__init__.py").write_text("def parse(text):\n    return None\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_it.py").write_text(
+        f"import defusedxml\n\n\ndef test_it():\n{test_body}\n"
+    )
+    return root
+
+
+@pytest.mark.parametrize(
+    "test_body",
+    [
+        # passes on the installed copy, fails on the tree's (which has no defuse_stdlib)
+        "    assert callable(defusedxml.defuse_stdlib)",
+        # fails on either: still no word on the tree's code
+        "    assert defusedxml.parse('<a/>') is not None",
+    ],
+    ids=["passing", "failing"],
+)
+def test_tests_that_imported_an_installed_copy_of_the_package_tested_nothing(
+    tmp_path: Path, test_body: str
+) -> None:
+    """iniconfig's sdist: the tests imported pytest's own iniconfig from site-packages, and
+    every change to `src/` was VERIFIED (a wrong value, a hang) or FAILED for nothing."""
+    code, report = _verify(_shadowing_project(tmp_path, test_body))
+    check = _pytest_check(report)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert (code, check["cause"]) == (4, "toolchain_missing")
+    note = str(check["note"])
+    assert "imported defusedxml, the project's own package under src/, from an installed" in note
+    assert "site-packages/defusedxml/__init__.py" in note
+
+
+def test_tests_that_import_the_trees_package_are_judged_on_it(tmp_path: Path) -> None:
+    """The same project with its tree on the import path (pytest's `pythonpath`): the
+    tree's package is what ran, and its failure is the verdict."""
+    root = _shadowing_project(tmp_path, "    assert defusedxml.parse('<a/>') is not None")
+    with (root / "pyproject.toml").open("a") as config:
+        config.write('\n[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    code, report = _verify(root)
+    assert (report["status"], code) == ("FAILED", 1), report["note"]
+    assert _pytest_check(report)["cause"] == "exit_nonzero"
+
+
+def test_only_the_trees_own_packages_from_an_installed_place_count(tmp_path: Path) -> None:
+    from assay.own_package import installed_copies
+
+    (tmp_path / "src" / "calc").mkdir(parents=True)
+    (tmp_path / "src" / "single.py").write_text("")
+    record = "\n".join(
+        [
+            "calc\t/venv/lib/python3.11/site-packages/calc/__init__.py",
+            "single\t/usr/lib/python3/dist-packages/single.py",
+            f"calc\t{tmp_path}/src/calc/__init__.py",  # the tree's: fine
+            "json\t/usr/lib/python3.11/json/__init__.py",  # not the project's
+            "pytest\t/venv/lib/python3.11/site-packages/pytest/__init__.py",
+            "no tab here",
+            "../calc\t/venv/lib/python3.11/site-packages/calc/__init__.py",
+            "calc\t/home/u/my-site-packages-notes/calc.py",  # a name like it, not the place
+        ]
+    )
+    assert installed_copies(record, str(tmp_path)) == [
+        ("calc", "/venv/lib/python3.11/site-packages/calc/__init__.py"),
+        ("single", "/usr/lib/python3/dist-packages/single.py"),
+    ]

@@ -96,7 +96,7 @@ def _cause(
         return Cause.NETWORK_UNAVAILABLE
     if _kept_from_writing(result, parsed) is not None:
         return Cause.SANDBOX_UNAVAILABLE
-    if _own_package_not_installed(check, result, parsed) is not None:
+    if _own_package_not_installed(check, result, parsed) is not None or parsed.installed_copies:
         return Cause.TOOLCHAIN_MISSING
     if _submodule_not_checked_out(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
@@ -442,6 +442,14 @@ def _note(
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
                 "install -e .`), then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if parsed.installed_copies:
+            package, file = parsed.installed_copies[0]
+            return (
+                f"{check.name} imported {package}, the project's own package under src/, from "
+                f"an installed copy ({file}), not from the tree: its tests did not test this "
+                "code. Install the project into the environment the checks use (`pip install "
+                "-e .`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             submodule := _submodule_not_checked_out(check, result, parsed)

@@ -1,4 +1,5 @@
-"""Tests that cannot import the project's own package: a missing set-up step, not a failure.
+"""Tests that cannot import the project's own package, or that import an installed copy of
+it: a missing set-up step, not a failure, and never a pass.
 
 A src-layout project (`src/<name>/`) is importable only once it is installed (`pip install
 -e .`, or `assay verify --install`). Where it is not, every test module fails to collect
@@ -8,6 +9,13 @@ check could not be made (`toolchain_missing`, UNVERIFIED), as when pytest itself
 Only the project's own package, present under `src/`, counts. A module missing from the
 tree (one a change deleted or misspelled) stays a failure: a change can cause that, and no
 set-up step would mend it.
+
+Where a copy of the package is installed in the environment the tests run in (iniconfig,
+which pytest itself depends on), `import <name>` finds that copy instead, and the tests
+pass or fail on code that is not the tree's: whatever the change did to `src/`, they
+test the installed release. `installed_copies` reads where a test session imported each
+top-level module from (`assay.tools.python.IMPORTED_SUFFIX`); the project's own package
+from an installed location (`site-packages`, `dist-packages`) means the tree went untested.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import re
 import stat
 from collections.abc import Callable
 
-__all__ = ["uninstalled_own_package"]
+__all__ = ["installed_copies", "uninstalled_own_package"]
 
 #: Python's message for an import that found no module (the top-level name captured).
 _NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z_]\w*)")
@@ -30,6 +38,21 @@ def uninstalled_own_package(output: str, cwd: str) -> str | None:
     if not names or not all(_in_src(cwd, name) for name in names):
         return None
     return names[0]
+
+
+#: Where installers put packages: a module imported from inside one is an installed copy.
+_INSTALLED_PLACES = frozenset({"site-packages", "dist-packages"})
+
+
+def installed_copies(imported: str, cwd: str) -> list[tuple[str, str]]:
+    """The project's own src-layout packages among `imported` (lines of `name<TAB>file`,
+    as a test session recorded them) that came from an installed copy, each with its file."""
+    found = []
+    for line in imported.splitlines():
+        name, _, file = line.partition("\t")
+        if name.isidentifier() and _INSTALLED_PLACES & set(file.split("/")) and _in_src(cwd, name):
+            found.append((name, file))
+    return found
 
 
 def _in_src(cwd: str, name: str) -> bool:

@@ -60,6 +60,9 @@ class ParsedOutput:
     """Tests the runner itself stopped at its own per-test timeout (ctest's `***Timeout`):
     hangs, which say nothing about the code either way, so they are not failures. For a run
     assay stopped at its deadline, those its report shows started and never ended."""
+    installed_copies: tuple[tuple[str, str], ...] = ()
+    """The project's own packages the tests imported from an installed copy, each with the
+    file it came from (`assay.own_package.installed_copies`): the tree went untested."""
     tool_crashed: str | None = None
     """The tool's own words for crashing in its own code before it finished (mypy's
     `INTERNAL ERROR`): its run says nothing of the code either way."""

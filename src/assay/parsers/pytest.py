@@ -88,6 +88,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             report_found=True,
             readings=_readings(junit[0], text_tests, _has_subtests(combined(result))),
             hung_tests=tuple(c.name for c in hung),
+            installed_copies=_installed_copies(report_dir, check, result.cwd),
         )
     return ParsedOutput(
         tests=text_tests,
@@ -98,6 +99,19 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
 
 #: The longest test id named as the one running when the run was stopped.
 _NODE_ID_MAX = 300
+
+
+def _installed_copies(report_dir: Path, check: Check, cwd: str) -> tuple[tuple[str, str], ...]:
+    """The project's own packages the session imported from an installed copy, as its
+    record says (`assay.tools.python.IMPORTED_SUFFIX`); () without a record."""
+    from assay.own_package import installed_copies
+    from assay.tools.python import IMPORTED_SUFFIX
+
+    path = report_path(report_dir, check, "xml")
+    data = read_report(path.with_name(path.name + IMPORTED_SUFFIX))
+    if not isinstance(data, bytes) or not cwd:
+        return ()
+    return tuple(installed_copies(data.decode("utf-8", "replace"), cwd))
 
 
 def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:

@@ -57,20 +57,32 @@ _UNSHADOWED_IMPORT = (
 UNSHADOWED_MODULE_BOOTSTRAP = _UNSHADOWED_IMPORT + ";runpy._run_module_as_main(m)"
 #: Beside a pytest report: each test's id as it started (`UNSHADOWED_PYTEST_BOOTSTRAP`).
 STARTED_SUFFIX = ".started"
+#: Beside a pytest report: each top-level module the session imported, and its file.
+IMPORTED_SUFFIX = ".imported"
 #: pytest, started as above, with a plugin object of assay's that appends each test's id
 #: as it starts to `<junitxml>.started` (`STARTED_SUFFIX`): a run stopped at assay's
-#: deadline writes no report, and this names the test that hung. An object, not a module:
+#: deadline writes no report, and this names the test that hung; and, as the session
+#: ends, writes where each top-level module it imported came from to `<junitxml>.imported`
+#: (`IMPORTED_SUFFIX`): tests that imported an installed copy of the project's package
+#: did not test the tree (`assay.own_package.installed_copies`). An object, not a module:
 #: nothing is added to the project's import path. A record that cannot be written is none.
 UNSHADOWED_PYTEST_BOOTSTRAP = _UNSHADOWED_IMPORT + (
     "\nclass _Started:\n"
-    "    out = None\n"
+    "    out = xml = None\n"
     "    def pytest_configure(self, config):\n"
-    "        xml = getattr(config.option, 'xmlpath', None)\n"
+    "        self.xml = xml = getattr(config.option, 'xmlpath', None)\n"
     f"        try: self.out = xml and open(xml + '{STARTED_SUFFIX}', 'a', buffering=1)\n"
     "        except OSError: pass\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        try: self.out and self.out.write(nodeid + '\\n')\n"
     "        except (OSError, ValueError): pass\n"
+    "    def pytest_sessionfinish(self, session):\n"
+    "        try:\n"
+    "            files = [(n, vars(m).get('__file__')) for n, m in list(sys.modules.items())]\n"
+    f"            with open(self.xml + '{IMPORTED_SUFFIX}', 'w') as out:\n"
+    "                out.writelines(n + '\\t' + f + '\\n' for n, f in files\n"
+    "                               if '.' not in n and isinstance(f, str))\n"
+    "        except Exception: pass\n"
     "import pytest\n"
     "sys.argv[0] = 'pytest'\n"
     "sys.exit(pytest.main(plugins=[_Started()]))\n"
