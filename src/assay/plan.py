@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, ProjectEnv, discover
 from assay.discovery.command_lines import project_argv, recognise
+from assay.discovery.python_envs import IN_PLACE_BUILD_TOOL
 from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
 from assay.tools import TOOLS, tool_spec
 from assay.verdict import Kind
@@ -305,6 +306,8 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
             left_out.append(_outranked(candidate, winner))
         elif ours is candidate:
             picked.append(candidate)
+        elif candidate.kind is Kind.BUILD and candidate.tool == IN_PLACE_BUILD_TOOL:
+            picked.append(candidate)  # what the tests import: no other build stands for it
         elif ours is not None and _another_build(candidate, ours, variants[candidate.ecosystem]):
             variant = _variant(candidate)
             variants[candidate.ecosystem].add(variant)

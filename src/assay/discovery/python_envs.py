@@ -37,13 +37,16 @@ from assay.discovery.model import (
 )
 from assay.discovery.text import line_at, line_of, one_line
 from assay.tools.env_names import env_kind, runs_no_tests
-from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, read_tox, tox_source
+from assay.tools.tox_config import SITE_PACKAGES, TOX_FILES, ToxEnv, read_tox, tox_source
 from assay.verdict import Kind
 
 NAME = "tox-nox"
 
 #: A command tox or nox states outranks a tool merely configured (`[tool.pytest]`): it is
 #: what the maintainers run, with the environment they run it in.
+#: The tool of a build a tox environment runs before its tests (`_builds_first`): one
+#: whose output the tests import, so it is planned beside any other build.
+IN_PLACE_BUILD_TOOL = "build_ext"
 STATED_COST = 0
 #: Among the test commands an environment states, the suite comes first: a test runner
 #: over documentation files (`pytest README.rst`) or an unrecognised command (`python -m
@@ -146,7 +149,63 @@ def parse_tox(
                 found.append(_stale(candidate, stale))
             else:
                 found.append(candidate)
+            if candidate is not None and kind is Kind.TEST:
+                found += _builds_first(tox_env, text, path, env, stated)
     return found, dropped, []
+
+
+def _builds_first(
+    tox_env: ToxEnv,
+    text: str,
+    path: str,
+    env: ProjectEnv,
+    stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]],
+) -> list[Candidate]:
+    """The C extensions a tox environment whose tests are planned builds in place first
+    (`commands_pre = python setup.py build_ext --inplace`, wcwidth's): its tests import
+    them, and fail without them for want of a build, not for anything in the code. Each is
+    a build, run before the tests as a build stage is."""
+    found = []
+    for command in tox_env.commands_pre:
+        argv = _in_place_build(command.line)
+        seen = (Kind.BUILD, command.line or "", tuple(sorted(tox_env.setenv.items())))
+        if argv is None or tox_env.change_dir is None or seen in stated:
+            continue
+        stated.add(seen)
+        where = tox_env.change_dir or "."
+        argv[0] = from_cwd(env.python, env, where)
+        raw = command.raw.strip()
+        source = Source(path, line_of(text, re.escape(raw[:40])))
+        reason = f"commands_pre of tox env {tox_env.name or 'testenv'}, before its tests: {raw}"
+        found.append(
+            Candidate(
+                Kind.BUILD,
+                tuple(argv),
+                IN_PLACE_BUILD_TOOL,
+                Ecosystem.PYTHON,
+                Origin.PYTHON_CONFIG,
+                source,
+                reason,
+                cwd=where,
+                env=dict(tox_env.setenv),
+                cost=STATED_COST,
+            )
+        )
+    return found
+
+
+def _in_place_build(line: str | None) -> list[str] | None:
+    """`python setup.py build_ext --inplace` (or `-i`) as words; None for anything else."""
+    try:
+        commands = split_commands(line or "")
+    except ValueError:
+        return None
+    if len(commands) != 1:
+        return None
+    words = commands[0]
+    if len(words) < 4 or not is_python(words[0]) or words[1:3] != ["setup.py", "build_ext"]:
+        return None
+    return list(words) if {"--inplace", "-i"} & set(words[3:]) else None
 
 
 @dataclass(frozen=True, slots=True)

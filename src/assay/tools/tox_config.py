@@ -102,6 +102,8 @@ class ToxEnv:
     base_python: str = ""
     """The interpreter tox would make the environment with: `base_python`, else the one its
     name says (`py38` -> `python3.8`); "" when neither says."""
+    commands_pre: tuple[ToxCommand, ...] = ()
+    """What tox runs before `commands` (wcwidth builds its C extension in place there)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,10 +303,13 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         filled = _fill(value.strip(), name, setenv, references)
         if _UNRESOLVED not in filled:
             setenv[var] = filled
-    commands = tuple(
-        command
-        for line in _lines(references.expand(raw("commands")), factors, continued=True)
-        for command in _commands(line, name, setenv, references)
+    commands, commands_pre = (
+        tuple(
+            command
+            for line in _lines(references.expand(raw(key)), factors, continued=True)
+            for command in _commands(line, name, setenv, references)
+        )
+        for key in ("commands", "commands_pre")
     )
     deps = tuple(
         filled
@@ -321,7 +326,9 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         _fill(raw("changedir", "change_dir").strip(), name, setenv, references)
     )
     base_python = _base_python(raw("basepython", "base_python").strip(), name)
-    return ToxEnv(name, section, commands, setenv, deps, extras, change_dir, base_python)
+    return ToxEnv(
+        name, section, commands, setenv, deps, extras, change_dir, base_python, commands_pre
+    )
 
 
 def _commands(
@@ -580,14 +587,10 @@ def _native_env(
             filled = _fill(value, name, setenv, refs)
             if _UNRESOLVED not in filled:
                 setenv[var] = filled
-    commands = []
-    for words in _native_commands(get("commands"), refs):
-        raw = next((w for w in words if isinstance(w, str)), "")
-        line = _native_words(words, name, setenv, refs)
-        if line is None:
-            commands.append(ToxCommand(raw, None, "uses a substitution only tox can fill in"))
-        else:
-            commands.append(ToxCommand(raw, line))
+    commands, commands_pre = (
+        [_native_command(words, name, setenv, refs) for words in _native_commands(get(key), refs)]
+        for key in ("commands", "commands_pre")
+    )
     deps_listed = get("deps")
     deps = tuple(
         d
@@ -603,7 +606,27 @@ def _native_env(
     if isinstance(stated, list):  # tox.toml lists the interpreters to try, first first
         stated = next(iter(stated), "")
     base_python = _base_python(stated if isinstance(stated, str) else "", name)
-    return ToxEnv(name, section, tuple(commands), setenv, deps, extras, change_dir, base_python)
+    return ToxEnv(
+        name,
+        section,
+        tuple(commands),
+        setenv,
+        deps,
+        extras,
+        change_dir,
+        base_python,
+        tuple(commands_pre),
+    )
+
+
+def _native_command(
+    words: list[Any], name: str, setenv: Mapping[str, str], refs: _NativeReferences
+) -> ToxCommand:
+    raw = next((w for w in words if isinstance(w, str)), "")
+    line = _native_words(words, name, setenv, refs)
+    if line is None:
+        return ToxCommand(raw, None, "uses a substitution only tox can fill in")
+    return ToxCommand(raw, line)
 
 
 #: An environment-name factor that names an interpreter tox would use: `py38`, `py312`,
