@@ -384,6 +384,28 @@ def test_a_node_check_without_its_declared_dependencies_is_unverified(
         assert "could not load left-pad" in evidence.note and "npm ci" in evidence.note
 
 
+def test_uvus_loader_missing_a_declared_package_is_unverified(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """clsx's fresh clone: `uvu -r esm` (the global uvu) says `Cannot find module "esm"`,
+    in double quotes, where node says it in single ones: INDETERMINATE before."""
+    project = write_dedented(
+        tmp_path,
+        {
+            "package.json": '{"name": "p", "scripts": {"test": "uvu -r esm test"}, '
+            '"devDependencies": {"esm": "^3.2.25", "uvu": "^0.5.6"}}',
+            "test/index.js": """
+                import { test } from "uvu";
+                test("one", () => {});
+                test.run();
+            """,
+        },
+    )
+    evidence = run(check_named(project, "npm-test"), project, tmp_path_factory)
+    assert_verdict(evidence, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING)
+    assert "could not load esm" in evidence.note
+
+
 @pytest.mark.parametrize(
     ("answer", "verdict", "cause"),
     [("2", Verdict.PASS, Cause.EXIT_ZERO), ("3", Verdict.FAIL, Cause.EXIT_NONZERO)],

@@ -20,8 +20,11 @@ from assay.untrusted_files import read_untrusted
 
 __all__ = ["declared_node_packages", "uninstalled_node_dependency"]
 
-#: node's words for a `require` (CommonJS) or an `import` (ESM) of a package it cannot find.
-_NOT_FOUND = re.compile(r"Cannot find (?:module|package) '((?:@[\w.-]+/)?[\w.-]+)(?:/[^']*)?'")
+#: node's words for a `require` (CommonJS) or an `import` (ESM) of a package it cannot find;
+#: uvu's `-r` loader quotes the name in double quotes (`Cannot find module "esm"`).
+_NOT_FOUND = re.compile(
+    r"Cannot find (?:module|package) (?P<q>['\"])(?P<name>(?:@[\w.-]+/)?[\w.-]+)(?:/[^'\"]*)?(?P=q)"
+)
 _DECLARING = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 MAX_PACKAGE_JSON_BYTES = 1024 * 1024
 
@@ -40,7 +43,7 @@ def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
     refused to run for want of an install (and none was made), "its dependencies"."""
     if _YARN_NOT_INSTALLED.search(output):
         return "its dependencies"
-    names = sorted(set(_NOT_FOUND.findall(output)))
+    names = sorted({found["name"] for found in _NOT_FOUND.finditer(output)})
     if not names:
         return None
     declared = declared_node_packages(cwd)
