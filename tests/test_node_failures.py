@@ -148,11 +148,11 @@ def test_mocha_failures_are_named_with_their_message_and_place(host_dir: Path) -
     _without_sandbox_or_runner_paths(shown)
 
 
-def _uvu(root: Path) -> Path:
+def _uvu(root: Path, *, in_a_suite: bool = True) -> Path:
     suite = (
-        'const { suite } = require("uvu");\nconst assert = require("uvu/assert");\n'
-        'const sum = suite("sum");\n'
-        'sum("adds small numbers", () => {\n  assert.is(1 + 2, 4);\n});\n'
+        'const { suite, test } = require("uvu");\nconst assert = require("uvu/assert");\n'
+        + ('const sum = suite("sum");\n' if in_a_suite else "const sum = test;\n")
+        + 'sum("adds small numbers", () => {\n  assert.is(1 + 2, 4);\n});\n'
         'sum("adds zero", () => {\n  assert.is(0 + 0, 0);\n});\nsum.run();\n'
     )
     repo = write(root, {"package.json": _package({"test": "uvu test"}), "test/sum.js": suite})
@@ -170,6 +170,16 @@ def test_uvu_failures_are_named_with_their_message_and_place(host_dir: Path) -> 
     assert "test/sum.js:5:" in shown, shown
     assert "adds zero" not in shown
     _without_sandbox_or_runner_paths(shown)
+
+
+@pytest.mark.slow
+def test_uvu_failures_outside_a_suite_are_named_too(host_dir: Path) -> None:
+    """clsx (uvu 0.5): `test(...)` of the default suite prints `FAIL  "name"`, with no
+    suite before it: "21 of 32 tests failed" named none of them."""
+    shown = _shown(_uvu(host_dir, in_a_suite=False))
+    assert "FAILED adds small numbers" in shown, shown
+    assert "Expected values to be strictly equal:" in shown, shown
+    assert "adds zero" not in shown
 
 
 @pytest.mark.slow

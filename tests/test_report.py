@@ -102,6 +102,31 @@ def test_a_failure_is_named_by_its_first_error_not_the_warnings_before_it() -> N
     assert note.startswith("npm-lint failed: example/parse.js:3: No magic number: 2"), note
 
 
+def test_failing_tests_not_a_compilers_warning_say_why_a_test_check_failed() -> None:
+    """scopeguard with a wrong value: cargo test's note named rustc's `unused import`
+    warning, not the test that failed; a compile error beside them still leads."""
+    from assay.evidence import TestCase
+
+    warning = Diagnostic(
+        "unused import: `catch_unwind`", file="src/lib.rs", line=497, severity="warning"
+    )
+    failing = TestCase(name="tests::test_only_dropped_by_closure_when_run", outcome="failed")
+    check = Check(name="cargo-test", kind=Kind.TEST, argv=("cargo", "test"))
+    tests = TestCounts(passed=20, failed=1)
+    run = evidence_for(
+        check, Cause.EXIT_NONZERO, diagnostics=(warning,), tests=tests, test_cases=(failing,)
+    )
+    note = aggregate([run]).note
+    assert note.startswith(
+        "cargo-test failed: 1 of 21 tests failed: tests::test_only_dropped_by_closure_when_run"
+    ), note
+    error = Diagnostic("mismatched types", file="src/lib.rs", line=12)
+    broken = evidence_for(
+        check, Cause.EXIT_NONZERO, diagnostics=(warning, error), tests=tests, test_cases=(failing,)
+    )
+    assert aggregate([broken]).note.startswith("cargo-test failed: src/lib.rs:12: mismatched")
+
+
 def test_inconclusive_without_fail_is_indeterminate() -> None:
     report = aggregate([LINT_OK, ev(Kind.TEST, Cause.TIMEOUT)])
     assert report.status is Status.INDETERMINATE and report.exit_code == 3

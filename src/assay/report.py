@@ -341,7 +341,10 @@ def _failure(evidence: Evidence) -> tuple[str | None, str]:
     in an installed package, or its failing tests), else (how it exited, the first line of
     what it printed)."""
     first_diag = project_first(evidence.diagnostics)
-    if first_diag is not None:
+    tests_failed = evidence.tests is not None and evidence.tests.any_failed
+    if first_diag is not None and not (tests_failed and first_diag.severity != "error"):
+        # A compiler's warning beside failing tests (rustc's unused import) is not why
+        # they failed: the tests are.
         where = f"{first_diag.place}: " if first_diag.file else ""
         return None, f"{where}{first_diag.message}"
     if evidence.tests is not None and evidence.tests.any_failed:

@@ -461,16 +461,18 @@ def _blocks(
         yield found, "\n".join(body)
 
 
-#: uvu: `   FAIL  suite  "test"`, then the assertion's message and stack, until the next
-#: suite's progress line (` Date  • ✘   (1 / 2)`) or the closing `  Total:     137`.
-_UVU_HEADER = re.compile(r'^\s+FAIL\s+(?P<suite>\S.*?)\s+"(?P<test>.*)"\s*$')
+#: uvu: `   FAIL  suite  "test"` (uvu 0.5, a test of the default suite: `   FAIL  "test"`),
+#: then the assertion's message and stack, until the next suite's progress line
+#: (` Date  • ✘   (1 / 2)`) or the closing `  Total:     137`.
+_UVU_HEADER = re.compile(r'^\s+FAIL\s+(?:(?P<suite>[^\s"].*?)\s+)?"(?P<test>.*)"\s*$')
 _UVU_END = re.compile(r"^ \S.*\(\d+ / \d+\)\s*$|^\s+Total:\s+\d+\s*$")
 
 
 def _uvu(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
     """Each `FAIL  suite  "test"` block, named `suite > test`."""
     for header, body in _blocks(lines, _UVU_HEADER, _UVU_END):
-        yield f"{header['suite']} > {header['test']}", body
+        suite = header["suite"]
+        yield f"{suite} > {header['test']}" if suite else header["test"], body
 
 
 #: borp's line reporter (@jsumners/line-reporter): `failed: /x/test/a.test.js (2,160 ms)` per
