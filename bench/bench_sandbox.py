@@ -1,7 +1,9 @@
-"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, the primed cgroup join,
-verdict-cache lookups.
+"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, a run's start after an
+idle spell (its cgroup and launch made ahead, its cgroup join primed, neither), verdict-cache
+lookups.
 
-Run: `.venv/bin/python bench/bench_sandbox.py`. Every ratio is measured in the same run.
+Run: `.venv/bin/python bench/bench_sandbox.py [--join-only]`. Every ratio is measured in
+the same run.
 """
 
 from __future__ import annotations
@@ -181,9 +183,12 @@ def bench_bwrap(scratch: Path) -> None:
 
 def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> None:
     """`assay run --sandbox bwrap -- true` in this process (as a warm server's worker runs
-    it) after the machine was idle, as between an agent's calls: with the joins into the
-    run's cgroup primed (`RunCgroup.prime`) and without."""
+    it) after the machine was idle, as between an agent's calls: with the run's cgroup and
+    its command's launch made during the idle spell, as a waiting worker makes them
+    (`bwrap.start_ahead`); with neither, the joins into the cgroup primed
+    (`RunCgroup.prime`); and with neither, unprimed."""
     from assay import cli_run
+    from assay.sandbox import bwrap
 
     src = scratch / "join"
     make_tree(src, 10)
@@ -191,12 +196,14 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
     if parsed is None:
         sys.exit("cgroup join: `assay run` arguments not understood")
     prime = cgroup.RunCgroup.prime
-    times: dict[str, list[float]] = {"primed": [], "unprimed": []}
+    times: dict[str, list[float]] = {"made ahead": [], "primed": [], "unprimed": []}
     try:
         for _ in range(rounds):
             for label, took in times.items():
-                chosen = prime if label == "primed" else _unprimed
+                chosen = _unprimed if label == "unprimed" else prime
                 cgroup.RunCgroup.prime = chosen  # type: ignore[method-assign,assignment]
+                if label == "made ahead":
+                    bwrap.start_ahead()
                 time.sleep(idle_s)
                 started = time.perf_counter()
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.chdir(src):
@@ -204,13 +211,17 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
                 took.append(time.perf_counter() - started)
                 if code != 0:
                     sys.exit(f"cgroup join: `assay run -- true` exited {code}")
+                if bwrap._ahead:
+                    sys.exit("cgroup join: the run did not take what was made ahead for it")
     finally:
         cgroup.RunCgroup.prime = prime  # type: ignore[method-assign]
-    with_prime, without = (statistics.median(times[k]) for k in ("primed", "unprimed"))
+        bwrap.drop_ahead()
+    ahead, with_prime, without = (statistics.median(times[k]) for k in times)
     print(
-        f"assay run --sandbox bwrap -- true after {idle_s}s idle, in process: cgroup joins "
-        f"primed {with_prime * 1000:.1f}ms  unprimed {without * 1000:.1f}ms  "
-        f"ratio {with_prime / without:.3f}"
+        f"assay run --sandbox bwrap -- true after {idle_s}s idle, in process: made ahead "
+        f"{ahead * 1000:.1f}ms  primed {with_prime * 1000:.1f}ms  unprimed "
+        f"{without * 1000:.1f}ms  ratios {ahead / with_prime:.3f} (ahead/primed), "
+        f"{with_prime / without:.3f} (primed/unprimed)"
     )
 
 
@@ -252,11 +263,13 @@ def bench_cache(scratch: Path) -> None:
 def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="assay-bench-", dir=os.environ.get("TMPDIR")))
     try:
-        bench_provision(scratch)
-        bench_verify(scratch)
-        bench_bwrap(scratch)
+        if "--join-only" not in sys.argv:
+            bench_provision(scratch)
+            bench_verify(scratch)
+            bench_bwrap(scratch)
         bench_cgroup_join(scratch)
-        bench_cache(scratch)
+        if "--join-only" not in sys.argv:
+            bench_cache(scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
