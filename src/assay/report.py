@@ -359,10 +359,24 @@ def _failure(evidence: Evidence) -> tuple[str | None, str]:
 def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
     """How many tests failed, which did first, and whether the run stopped there: "1 of 1
     tests failed" alone reads as if the suite held a single test."""
-    from assay.formats.failures import FAIL_FAST_FLAGS, FAILED_OUTCOMES, relative
+    from assay.formats.failures import (
+        COLLECTION_FAILURE,
+        FAIL_FAST_FLAGS,
+        FAILED_OUTCOMES,
+        relative,
+    )
 
+    failed = [c for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES]
+    prefix = f"{COLLECTION_FAILURE}: "
+    if failed and not tests.passed and all((c.message or "").startswith(prefix) for c in failed):
+        # Modules that could not be collected ran no test: "1 of 1 tests failed" said
+        # nothing of why (h11's, termcolor's collection errors).
+        shown = relative(evidence, failed[0].name)
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        why = (failed[0].message or "")[len(prefix) :]
+        return f"{shown} could not be collected{more}: {why}"
     said = f"{tests.failed + tests.errors} of {tests.executed} tests failed"
-    first = next((c.name for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES), None)
+    first = next((c.name for c in failed), None)
     if first is not None:
         shown = relative(evidence, first)
         shown = shown if len(shown) <= 160 else shown[:157] + "..."

@@ -14,6 +14,9 @@ from assay.verdict import Kind, Verdict
 FAIL_FAST_FLAGS = frozenset({"-x", "--exitfirst"})
 #: How runners report a test that did not pass (`TestCase.outcome`).
 FAILED_OUTCOMES = frozenset({"failed", "error", "errors"})
+#: The message pytest's JUnit report gives a module it could not collect (the parser adds
+#: the error that stopped it: `collection failure: ModuleNotFoundError: ...`).
+COLLECTION_FAILURE = "collection failure"
 
 _NOISE = ("=== RUN", "--- FAIL", "=== CONT", "=== PAUSE")
 

@@ -16,6 +16,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.formats.failures import COLLECTION_FAILURE
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, report_path
 from assay.parsers._text import combined, count_cases, relative
@@ -294,6 +295,23 @@ def _listed_failures(data: bytes) -> tuple[int, int]:
     return children.count("failure"), children.count("error")
 
 
+def _error_message(error: Element) -> str:
+    """An `<error>`'s message; for a module pytest could not collect, with the error that
+    stopped it, from its traceback's `E   ` lines (`collection failure: ModuleNotFoundError:
+    No module named 'x'`)."""
+    message = error.get("message") or ""
+    text = error.text or ""
+    if message != COLLECTION_FAILURE:
+        return message or text[:500]
+    said = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    last = (
+        said[-1]
+        if said
+        else next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
+    )
+    return f"{message}: {last[:300]}" if last else message
+
+
 def _case(element: Element) -> TestCase:
     classname = element.get("classname") or ""
     name = element.get("name") or "?"
@@ -303,7 +321,7 @@ def _case(element: Element) -> TestCase:
         if tag == "failure":
             outcome, message = "failed", child.get("message") or (child.text or "")[:500]
         elif tag == "error":
-            outcome, message = "error", child.get("message") or (child.text or "")[:500]
+            outcome, message = "error", _error_message(child)
         elif tag == "skipped" and outcome == "passed":
             expected_failure = child.get("type") == "pytest.xfail"  # as pytest's junitxml marks it
             outcome = "xfailed" if expected_failure else "skipped"
