@@ -114,12 +114,17 @@ def test_a_launch_made_for_another_sandbox_shape_is_not_used(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
     """With the network shared, the launch is another one (no `--unshare-net`): the spare
-    is killed, not used for a command it would confine otherwise."""
+    is not used for a command it would confine otherwise, and waits for one it fits (the
+    checks after an install step)."""
     pid = _spare_pid(workspace)
     online = sandbox.with_network()
     result = online.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text.strip() == os.readlink("/proc/self/ns/net")  # the host's
+    assert _spare_pid(workspace) == pid
+    offline = sandbox.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
+    assert offline.stdout.text.strip() != os.readlink("/proc/self/ns/net")
+    assert launch.SPARES._by_run.get(workspace.run_id) is None  # that one took it
     assert _gone(pid)
 
 

@@ -169,13 +169,14 @@ class Spares:
 
     def take(self, run_id: str, template: Sequence[str], env: dict[str, str]) -> Launch | None:
         """The spare of `run_id` when it was started as `template` with `env` would be;
-        None otherwise (one started otherwise is killed: nothing else could use it)."""
+        None otherwise. One started otherwise waits on for a command it fits (a check
+        after an install step, which has the network), one that died is dropped."""
         with self._lock:
-            launch = self._by_run.pop(run_id, None)
-        if launch is None:
-            return None
-        alive = launch.started.proc is not None and launch.started.proc.poll() is None
-        if alive and launch.template == tuple(template) and launch.env == env:
+            launch = self._by_run.get(run_id)
+            if launch is None or launch.template != tuple(template) or launch.env != env:
+                return None
+            del self._by_run[run_id]
+        if launch.started.proc is not None and launch.started.proc.poll() is None:
             return launch
         launch.discard()
         return None
