@@ -9,13 +9,16 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from assay.process import run_process
+from assay.process import InvalidRun, run_process
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch
+from tests.cli import assay
+from tests.repos import write
 
 PYTHON = sys.executable
 
@@ -206,3 +209,41 @@ def test_a_long_command_starts_afresh_with_its_words_and_leaves_the_spare(
     short = sandbox.run(workspace, ["echo", "short"], timeout=30)
     assert (short.exit_code, short.stdout.text) == (0, "short\n")
     assert launch.SPARES._by_run.get(workspace.run_id) is None
+
+
+def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """bubblewrap splits the late part at each NUL: a variable's value would be options."""
+    spare = launch.start(sandbox._launch_template(workspace), sandbox._env(), str(workspace.path))
+    assert spare.started.proc is not None
+    late = sandbox._late_args(workspace, str(workspace.path), {"FOO": "x\0--share-net"}, ["true"])
+    with pytest.raises(InvalidRun, match="NUL"):
+        spare.feed(late)
+    assert _gone(spare.started.proc.pid)
+
+
+@pytest.mark.slow
+def test_a_ci_variable_holding_nul_bytes_adds_no_sandbox_option(tmp_path: Path) -> None:
+    """A workflow's `env:` value with NUL bytes (YAML's "\\0") was split by bubblewrap into
+    options of their own: the host's root mounted, the host's /tmp writable, the network
+    shared, and the verdict VERIFIED. The variable is refused; the sandbox is whole."""
+    marker = f"assay-nul-escape-{uuid.uuid4().hex}"
+    escape = "x\\0--share-net\\0--ro-bind\\0/\\0/host\\0--bind\\0/tmp\\0/hosttmp"
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n',
+            ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  test:\n"
+            "    runs-on: ubuntu-latest\n"
+            f'    env:\n      FOO: "{escape}"\n'
+            "    steps:\n      - uses: actions/checkout@v4\n      - run: pytest -q\n",
+            "tests/test_a.py": "import os\n\n\ndef test_a():\n"
+            f"    open('/hosttmp/{marker}', 'w').write(str(os.listdir('/host')))\n",
+        },
+    )
+    done = assay("verify", "--json", "--no-cache", str(tmp_path), timeout=180)
+    report = json.loads(done.stdout)
+    assert not Path("/tmp", marker).exists(), "the check wrote into the host's /tmp"
+    assert report["status"] == "FAILED", report["note"]
+    assert "NUL byte" in json.dumps(report), report

@@ -195,6 +195,8 @@ def screen_overlay(
 def _refusal(name: str, value: str, root: str) -> str | None:
     if not _ENV_NAME.fullmatch(name):
         return "not a valid variable name"
+    if "\0" in value:
+        return "its value holds a NUL byte, which no environment can hold"
     upper = name.upper()
     if upper in REFUSED_NAMES or upper.startswith(REFUSED_PREFIXES):
         return "it would make a loader, interpreter, shell or git run code before the check"

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.environment import EnvPolicy
-from assay.process import Started, start_process
+from assay.process import InvalidRun, Started, start_process
 
 #: Stands for the pipe's descriptor in a launch's argv until it is started.
 FD_PLACEHOLDER = "{args-fd}"
@@ -100,7 +100,13 @@ class Launch:
 
     def feed(self, late: Sequence[str]) -> Started:
         """Send the late part and close the pipe: bubblewrap goes on. A launch that died
-        before reading it (its join refused) says why in its own output."""
+        before reading it (its join refused) says why in its own output. Raises
+        `InvalidRun`, the launch killed, for a word holding a NUL byte: bubblewrap splits
+        the part at each one, and a variable's value would become options of its own
+        (`--share-net`, a mount of the host's root)."""
+        if any("\0" in word for word in late):
+            self.discard()
+            raise InvalidRun("a word of the command or of its variables holds a NUL byte")
         fd, self.args_fd = self.args_fd, None
         if fd is None:
             return self.started
