@@ -839,3 +839,22 @@ def test_a_script_named_for_type_checking_is_the_typecheck(tmp_path: Path, name:
     scripts = {"test": "tape test/*.js", name: "tsc --project ./test/tsconfig.json"}
     write(tmp_path, {"package.json": json.dumps({"name": "q", "scripts": scripts})})
     assert argvs(plan_repository(tmp_path))["npm-typecheck"] == ["npm", "run", name]
+
+
+def test_a_command_holding_a_nul_byte_is_left_out_with_why(tmp_path: Path) -> None:
+    """A CI step's YAML `"\\0"` decodes to a NUL byte, which no argv can hold: planning
+    crashed on it (a traceback from `assay plan`, an INDETERMINATE verify)."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n',
+            ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  test:\n"
+            '    runs-on: ubuntu-latest\n    steps:\n      - run: "pytest -q tests\\0x"\n',
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    planned = plan_repository(tmp_path)
+    assert not any("\0" in word for check in planned.checks for word in check.argv)
+    (dropped,) = [d for d in planned.dropped if "NUL byte" in d.reason]
+    assert dropped.what.endswith("pytest -q tests\\0x")
+    assert str(dropped.source).startswith(".github/workflows/ci.yml")

@@ -210,8 +210,8 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     )
     if not base.runnable:
         return base
-    candidates = list(discovery.candidates)
-    dropped: list[Dropped] = [d for r in discovery.reports for d in r.dropped]
+    candidates, unrunnable = _runnable(discovery.candidates)
+    dropped: list[Dropped] = [d for r in discovery.reports for d in r.dropped] + unrunnable
     notes: list[str] = [n for r in discovery.reports for n in r.notes] + list(discovery.env.notes)
     wanted = _wanted_kinds(options, config.skip if config else frozenset())
     chosen: list[Candidate] = []
@@ -274,6 +274,21 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         notes=tuple(notes),
         last=last,
     )
+
+
+def _runnable(candidates: Iterable[Candidate]) -> tuple[list[Candidate], list[Dropped]]:
+    """The candidates a process could be started with, and why the others could not: a
+    word or a variable holding a NUL byte (a YAML `"\\0"` in a CI step) can be in no argv
+    or environment."""
+    kept, dropped = [], []
+    for candidate in candidates:
+        words = (*candidate.argv, *candidate.env, *candidate.env.values(), candidate.cwd)
+        if any("\0" in word for word in words):
+            why = "a word of the command or of its variables holds a NUL byte"
+            dropped.append(Dropped(candidate.command.replace("\0", "\\0"), candidate.source, why))
+        else:
+            kept.append(candidate)
+    return kept, dropped
 
 
 def plan_repository(root: str | os.PathLike[str], options: PlanOptions | None = None) -> Plan:

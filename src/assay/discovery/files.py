@@ -41,7 +41,10 @@ class RepoFiles:
         self._text: dict[str, str | None] = {}
 
     def _inside(self, rel: str) -> str | None:
-        """The real path of `rel` when it stays inside the root, else None."""
+        """The real path of `rel` when it stays inside the root, else None (a name holding
+        a NUL byte, which a configuration can spell and no path can hold, included)."""
+        if "\0" in rel:
+            return None
         full = os.path.join(self.root, rel)
         real = os.path.realpath(full)
         if real != self.root and not real.startswith(self.root + os.sep):
@@ -62,7 +65,7 @@ class RepoFiles:
 
     def lexists(self, rel: str) -> bool:
         """True for anything at `rel`, even a symlink (a venv's `bin/python` points outside)."""
-        return os.path.lexists(os.path.join(self.root, rel))
+        return "\0" not in rel and os.path.lexists(os.path.join(self.root, rel))
 
     def list_dir(self, rel: str = ".") -> list[str]:
         """Sorted entry names of a directory inside the root; [] when absent or unreadable."""
