@@ -16,15 +16,19 @@ from tests.cli import assay
 pytestmark = pytest.mark.slow
 
 
-def _src_project(root: Path, test_imports: str) -> Path:
-    (root / "src" / "calc").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n')
-    (root / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+def _src_layout(root: Path, name: str, package: str, test: str) -> Path:
+    """A src-layout project `name`: its package's `__init__.py`, and one test module."""
+    (root / "src" / name).mkdir(parents=True)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "0"\n')
+    (root / "src" / name / "__init__.py").write_text(package)
     (root / "tests").mkdir()
-    (root / "tests" / "test_calc.py").write_text(
-        f"{test_imports}\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
-    )
+    (root / "tests" / f"test_{name}.py").write_text(test)
     return root
+
+
+def _src_project(root: Path, test_imports: str) -> Path:
+    test = f"{test_imports}\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
+    return _src_layout(root, "calc", "def add(a, b):\n    return a + b\n", test)
 
 
 def _verify(repo: Path) -> tuple[int, dict[str, object]]:
@@ -60,14 +64,8 @@ def test_a_module_missing_from_the_tree_still_fails(tmp_path: Path) -> None:
 def _shadowing_project(root: Path, test_body: str) -> Path:
     """A src-layout project named as a distribution the checks' environment has installed
     (defusedxml, one of assay's own): its tree holds a broken copy of the package."""
-    (root / "src" / "defusedxml").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "defusedxml"\nversion = "0"\n')
-    (root / "src" / "defusedxml" / "__init__.py").write_text("def parse(text):\n    return None\n")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_it.py").write_text(
-        f"import defusedxml\n\n\ndef test_it():\n{test_body}\n"
-    )
-    return root
+    test = f"import defusedxml\n\n\ndef test_it():\n{test_body}\n"
+    return _src_layout(root, "defusedxml", "def parse(text):\n    return None\n", test)
 
 
 @pytest.mark.parametrize(
