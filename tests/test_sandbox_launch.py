@@ -247,3 +247,21 @@ def test_a_ci_variable_holding_nul_bytes_adds_no_sandbox_option(tmp_path: Path) 
     assert not Path("/tmp", marker).exists(), "the check wrote into the host's /tmp"
     assert report["status"] == "FAILED", report["note"]
     assert "NUL byte" in json.dumps(report), report
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "copy"])
+def test_home_is_the_commands_own_and_private(
+    sandbox: BwrapSandbox, source: Path, in_place: bool
+) -> None:
+    """In place bubblewrap makes HOME as the command's uid; a copy's command (as root, it
+    drops to its uid itself) has the shell inside make it. Either way the command owns it."""
+    ws = sandbox.provision_in_place(source) if in_place else sandbox.provision(source)
+    try:
+        probe = 'stat -c "%u %a" "$HOME" && id -u && touch "$HOME/x" && echo written'
+        result = sandbox.run(ws, ["sh", "-c", probe], timeout=30)
+    finally:
+        sandbox.cleanup(ws)
+    assert result.exit_code == 0, result.stderr.text
+    (owner, mode), uid, written = (line.split() for line in result.stdout.text.splitlines())
+    assert (owner, written) == (uid[0], ["written"])
+    assert mode in ("700", "755")

@@ -686,6 +686,11 @@ class BwrapSandbox(Sandbox):
         root.add(["--proc", "/proc"], "/proc", fresh=True)
         for path in PRIVATE_TMPFS:
             root.tmpfs(path, "1777", self._limits.tmpfs_bytes)
+        if not self._dropped(workspace):
+            # Made by bubblewrap, as the command's own uid (its user namespace maps it):
+            # the shell inside then need not start a `mkdir` first. A command that drops
+            # to its uid itself (as root, `setpriv`) makes it, as bubblewrap's would be root's.
+            root.directory(SANDBOX_HOME, "0700")
         if self.options.network and os.path.isdir("/run/systemd/resolve"):
             root.bind(["--ro-bind"], "/run/systemd/resolve")
         if self._identity is not None:
@@ -865,6 +870,12 @@ class _RootLayout:
             self.add(["--perms", "0000", "--tmpfs", path], path, fresh=True)
         else:
             self.add(["--ro-bind", "/dev/null", path], path, fresh=False)
+
+    def directory(self, path: str, perms: str) -> None:
+        """An empty directory made in a fresh filesystem (no mount of its own)."""
+        self._parents(path)
+        self._made.add(path)
+        self.args += ["--perms", perms, "--dir", path]
 
     def add(self, args: list[str], point: str, *, fresh: bool) -> None:
         self._parents(point)
