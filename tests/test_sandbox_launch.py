@@ -265,3 +265,33 @@ def test_home_is_the_commands_own_and_private(
     (owner, mode), uid, written = (line.split() for line in result.stdout.text.splitlines())
     assert (owner, written) == (uid[0], ["written"])
     assert mode in ("700", "755")
+
+
+def test_a_launch_started_ahead_under_other_limits_is_not_taken(
+    fake_home: Path, tmp_path: Path
+) -> None:
+    """A warm worker starts its launch ahead, then takes its client's umask and limits:
+    a launch that inherited the server's is no run of the client's."""
+    import resource
+
+    from assay.sandbox import bwrap
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    bwrap.start_ahead()
+    try:
+        (ahead,) = bwrap._ahead
+        # as the client's differ from the server's: core files of 1024 blocks of 512 bytes
+        changed = 1024 * 512
+        assert soft != changed and (hard == resource.RLIM_INFINITY or hard >= changed)
+        resource.setrlimit(resource.RLIMIT_CORE, (changed, hard))
+        sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
+        ws = sandbox.provision_in_place(tmp_path)
+        try:
+            assert sandbox._cgroups[ws.run_id] is not ahead.group
+            result = sandbox.run(ws, ["sh", "-c", "ulimit -c"], timeout=30)
+            assert (result.exit_code, result.stdout.text) == (0, "1024\n"), result.stderr.text
+        finally:
+            sandbox.cleanup(ws)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
+        bwrap.drop_ahead()

@@ -1009,8 +1009,26 @@ class _Ahead:
     """A cgroup made, and a launch started and joined to it, before their command came."""
 
     limits: Limits
+    inherited: tuple[object, ...]
+    """What the launch inherited from this process (`_inherited`) as it started."""
     group: cgroup.RunCgroup
     launch: launch.Launch
+
+
+def _inherited() -> tuple[object, ...]:
+    """What a process started now inherits from this one besides its environment: the
+    umask and every resource limit (a warm worker takes its client's after it started
+    its launch ahead; a launch that inherited the server's is no run of the client's)."""
+    import resource
+
+    umask = os.umask(0o077)
+    os.umask(umask)
+    limits = sorted(
+        (name, resource.getrlimit(getattr(resource, name)))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_")
+    )
+    return umask, tuple(limits)
 
 
 _ahead_lock = threading.Lock()
@@ -1032,9 +1050,10 @@ def start_ahead() -> None:
         return
     placeholder = Workspace(run_id=new_run_id(), path=Path("/"), owned=False)
     sandbox._cgroups[placeholder.run_id] = group
+    inherited = _inherited()
     started = launch.start(sandbox._launch_template(placeholder), sandbox._env(), "/")
     with _ahead_lock:
-        _ahead.append(_Ahead(sandbox._limits, group, started))
+        _ahead.append(_Ahead(sandbox._limits, inherited, group, started))
 
 
 def drop_ahead() -> None:
@@ -1049,10 +1068,14 @@ def drop_ahead() -> None:
 
 
 def _take_ahead(sandbox: BwrapSandbox) -> _Ahead | None:
-    """What `start_ahead` made, when its cgroup has the limits `sandbox` asks for."""
+    """What `start_ahead` made, when its cgroup has the limits `sandbox` asks for and its
+    launch inherited what a launch started now would."""
     with _ahead_lock:
+        if not _ahead:
+            return None
+        inherited = _inherited()
         for index, ahead in enumerate(_ahead):
-            if ahead.limits == sandbox._limits:
+            if ahead.limits == sandbox._limits and ahead.inherited == inherited:
                 return _ahead.pop(index)
     return None
 
