@@ -35,8 +35,10 @@ def workspace(sandbox: BwrapSandbox, source: Path) -> Iterator[Workspace]:
 
 
 def _spare_pid(ws: Workspace) -> int:
-    spare = launch.SPARES._by_run.get(ws.run_id)
-    assert spare is not None and spare.started.proc is not None, "no launch was started ahead"
+    waiting = launch.SPARES.waiting(ws.run_id)
+    assert len(waiting) == 1, "not one launch was started ahead"
+    (spare,) = waiting
+    assert spare.started.proc is not None
     return spare.started.proc.pid
 
 
@@ -68,7 +70,7 @@ def test_the_first_command_finds_its_launch_already_in_the_run_cgroup(
     result = sandbox.run(workspace, ["sh", "-c", 'echo "$0|$1|$#"', "a b", "c'd\"e"], timeout=30)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text == "a b|c'd\"e|1\n"
-    assert launch.SPARES._by_run.get(workspace.run_id) is None  # taken by that command
+    assert not launch.SPARES.waiting(workspace.run_id)  # taken by that command
     second = sandbox.run(workspace, ["echo", "again"], timeout=30)  # started afresh
     assert (second.exit_code, second.stdout.text) == (0, "again\n")
 
@@ -110,7 +112,7 @@ def test_a_launch_nothing_used_is_gone_with_its_workspace(
         pid = _spare_pid(ws)
         assert not _gone(pid, within=0.2)
     assert _gone(pid)
-    assert launch.SPARES._by_run.get(ws.run_id) is None
+    assert not launch.SPARES.waiting(ws.run_id)
 
 
 def test_a_launch_made_for_another_sandbox_shape_is_not_used(
@@ -127,7 +129,7 @@ def test_a_launch_made_for_another_sandbox_shape_is_not_used(
     assert _spare_pid(workspace) == pid
     offline = sandbox.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
     assert offline.stdout.text.strip() != os.readlink("/proc/self/ns/net")
-    assert launch.SPARES._by_run.get(workspace.run_id) is None  # that one took it
+    assert not launch.SPARES.waiting(workspace.run_id)  # that one took it
     assert _gone(pid)
 
 
@@ -140,7 +142,7 @@ def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source
         from assay.sandbox import BwrapOptions, BwrapSandbox, launch
         sandbox = BwrapSandbox(BwrapOptions())
         ws = sandbox.provision({str(source)!r})
-        print(launch.SPARES._by_run[ws.run_id].started.proc.pid, flush=True)
+        print(launch.SPARES.waiting(ws.run_id)[0].started.proc.pid, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -208,7 +210,7 @@ def test_a_long_command_starts_afresh_with_its_words_and_leaves_the_spare(
     assert _spare_pid(workspace) == pid
     short = sandbox.run(workspace, ["echo", "short"], timeout=30)
     assert (short.exit_code, short.stdout.text) == (0, "short\n")
-    assert launch.SPARES._by_run.get(workspace.run_id) is None
+    assert not launch.SPARES.waiting(workspace.run_id)
 
 
 def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
@@ -295,3 +297,26 @@ def test_a_launch_started_ahead_under_other_limits_is_not_taken(
     finally:
         resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
         bwrap.drop_ahead()
+
+
+def test_the_first_checks_started_together_each_find_a_launch_started_ahead(
+    fake_home: Path, source: Path
+) -> None:
+    """A workspace starts as many launches as checks its first stage starts side by side:
+    each of them joins the cgroup while the workspace is made, and none waits for that."""
+    from assay.evidence import Check
+    from assay.session import open_session
+    from assay.verdict import Kind
+
+    checks = [
+        Check(name=f"c{i}", kind=Kind.BUILD, argv=("sh", "-c", f"echo {i}")) for i in range(3)
+    ]
+    with open_session("bwrap", source, side_by_side=3) as session:
+        assert session.workspace is not None, session.refusal
+        run_id = session.workspace.run_id
+        pids = {s.started.proc.pid for s in launch.SPARES.waiting(run_id) if s.started.proc}
+        assert len(pids) == 3
+        done = session.run(checks)
+        assert [e.verdict.value for e in done] == ["pass"] * 3, [e.note for e in done]
+        assert not launch.SPARES.waiting(run_id)
+    assert all(_gone(pid) for pid in pids)

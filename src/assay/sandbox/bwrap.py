@@ -231,6 +231,9 @@ class BwrapOptions:
     """The bubblewrap binary, looked up on PATH when not absolute."""
     whole_run_limits: bool = True
     """Give each workspace a cgroup capping its memory and processes, where possible."""
+    launches_ahead: int = 1
+    """How many commands' launches a workspace starts while it is provisioned
+    (`assay.sandbox.launch`): as many as the checks that will start side by side first."""
 
 
 class BwrapSandbox(Sandbox):
@@ -594,11 +597,12 @@ class BwrapSandbox(Sandbox):
         return self._as_root and workspace.owned
 
     def _start_spare(self, workspace: Workspace) -> None:
-        """Start the first command's launch now, beside the rest of the provisioning."""
+        """Start the first commands' launches now, beside the rest of the provisioning."""
         if not self._binary:
             return
-        spare = launch.start(self._launch_template(workspace), self._env(), str(workspace.path))
-        launch.SPARES.add(workspace.run_id, spare)
+        template, env = self._launch_template(workspace), self._env()
+        for _ in range(max(1, self.options.launches_ahead)):
+            launch.SPARES.add(workspace.run_id, launch.start(template, env, str(workspace.path)))
 
     def _execute(
         self,

@@ -12,9 +12,9 @@ namespaces, the seccomp filter, `--die-with-parent`, the resource limits, the sh
 inside), with `--args FD`: bubblewrap reads its remaining options from a pipe and waits
 until the pipe is closed. The *late* part (`feed`) is the command's own: the mounts, the
 uid, the working directory, and the command and its variables, handed to the shell
-inside as `--setenv`s. A workspace gets one launch started while it is provisioned (its
-*spare*): the join then happens beside the provisioning, and the first command of the
-workspace only sends its late part.
+inside as `--setenv`s. A workspace gets launches started while it is provisioned (its
+*spares*, one for each check of its first stage): their joins then happen beside the
+provisioning, and those commands only send their late parts.
 
 What comes late cannot weaken what came first, and a late part cut short runs nothing:
 the confinement is all in the launch's own argv, and the shell inside runs the command
@@ -159,38 +159,42 @@ def start(
 
 
 class Spares:
-    """At most one launch started ahead per workspace (by run id), taken by the first
-    command whose launch it is. Kept apart from the sandbox, which is pickled whole."""
+    """Launches started ahead for a workspace (by run id), each taken by the first command
+    whose launch it is. Kept apart from the sandbox, which is pickled whole."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_run: dict[str, Launch] = {}
+        self._by_run: dict[str, list[Launch]] = {}
 
     def add(self, run_id: str, launch: Launch) -> None:
         with self._lock:
-            previous = self._by_run.pop(run_id, None)
-            self._by_run[run_id] = launch
-        if previous is not None:
-            previous.discard()
+            self._by_run.setdefault(run_id, []).append(launch)
 
     def take(self, run_id: str, template: Sequence[str], env: dict[str, str]) -> Launch | None:
-        """The spare of `run_id` when it was started as `template` with `env` would be;
-        None otherwise. One started otherwise waits on for a command it fits (a check
-        after an install step, which has the network), one that died is dropped."""
+        """A spare of `run_id` started as `template` with `env` would be; None when there
+        is none. One started otherwise waits on for a command it fits (a check after an
+        install step, which has the network), one that died is dropped."""
+        while True:
+            with self._lock:
+                waiting = self._by_run.get(run_id, [])
+                fits = [x for x in waiting if x.template == tuple(template) and x.env == env]
+                if not fits:
+                    return None
+                launch = fits[0]
+                waiting.remove(launch)
+            if launch.started.proc is not None and launch.started.proc.poll() is None:
+                return launch
+            launch.discard()
+
+    def waiting(self, run_id: str) -> list[Launch]:
+        """The launches of `run_id` no command took yet."""
         with self._lock:
-            launch = self._by_run.get(run_id)
-            if launch is None or launch.template != tuple(template) or launch.env != env:
-                return None
-            del self._by_run[run_id]
-        if launch.started.proc is not None and launch.started.proc.poll() is None:
-            return launch
-        launch.discard()
-        return None
+            return list(self._by_run.get(run_id, ()))
 
     def discard(self, run_id: str) -> None:
         with self._lock:
-            launch = self._by_run.pop(run_id, None)
-        if launch is not None:
+            left = self._by_run.pop(run_id, [])
+        for launch in left:
             launch.discard()
 
 
