@@ -51,11 +51,11 @@ NO_COMMAND = "assay-sandbox: no command arrived"
 #: command one word at a time, in time that grows with the square of their number (1,000
 #: words: 50 ms). A longer command is started afresh, its words in the launch's own argv.
 MAX_LATE_WORDS = 64
-#: The shell inside the sandbox: makes HOME where bubblewrap did not; once the late part has arrived whole
-#: (`DONE_VAR`, set last), rebuilds a command handed over late from its variables
-#: (`late_variables`), or runs the words it was started with; exports the check's
-#: variables, then becomes the command. The repository's variables enter no environment
-#: before this point, and none of them can be one of these (`reserved`).
+#: The shell inside the sandbox: makes HOME where bubblewrap did not; once the late part
+#: has arrived whole (`DONE_VAR`, set last), rebuilds a command handed over late from its
+#: variables (`late_variables`), or runs the words it was started with; exports the
+#: check's variables, then becomes the command. The repository's variables enter no
+#: environment before this point, and none of them can be one of these (`reserved`).
 COMMAND_SHELL = (
     '[ -d "$HOME" ] || mkdir -p "$HOME" || exit 125; '
     f'[ "${{{DONE_VAR}-}}" = 1 ] || {{ echo "{NO_COMMAND}" >&2; exit 125; }}; '
