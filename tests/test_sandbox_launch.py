@@ -97,7 +97,7 @@ def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Wo
     late = sandbox._late_args(workspace, str(workspace.path), {}, ["touch", str(marker)])
     assert late[-2:] == [launch.DONE_VAR, "1"]
     started = launch.start(
-        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path)
+        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     ).feed(late[:-3])
     result = run_process(started.argv, cwd=started.cwd, timeout=30, started=started)
     assert result.exit_code == 125
@@ -217,7 +217,9 @@ def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
     """bubblewrap splits the late part at each NUL: a variable's value would be options."""
-    spare = launch.start(sandbox._launch_template(workspace), sandbox._env(), str(workspace.path))
+    spare = launch.start(
+        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
+    )
     assert spare.started.proc is not None
     late = sandbox._late_args(workspace, str(workspace.path), {"FOO": "x\0--share-net"}, ["true"])
     with pytest.raises(InvalidRun, match="NUL"):
@@ -320,3 +322,25 @@ def test_the_first_checks_started_together_each_find_a_launch_started_ahead(
         assert [e.verdict.value for e in done] == ["pass"] * 3, [e.note for e in done]
         assert not launch.SPARES.waiting(run_id)
     assert all(_gone(pid) for pid in pids)
+
+
+def test_limits_above_the_callers_hard_limit_are_held_to_it(source: Path) -> None:
+    """The launch's limits are set on it before it reads its late part (no prlimit runs in
+    the sandbox): one above what the caller may grant is held to the caller's hard limit,
+    stricter already, and the command runs under it."""
+    code = textwrap.dedent(
+        f"""
+        import resource
+        from assay.sandbox import BwrapOptions, BwrapSandbox, Limits
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8 * 1024 * 1024, 8 * 1024 * 1024))
+        sandbox = BwrapSandbox(BwrapOptions(limits=Limits(file_size_bytes=1024**3)))
+        with sandbox.workspace({str(source)!r}) as ws:
+            result = sandbox.run(ws, ["sh", "-c", "ulimit -f; ulimit -H -f"], timeout=30)
+        print(result.exit_code, result.stdout.text.split(), result.stderr.text)
+        """
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", code], check=False, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("]")[0] == "0 ['16384', '16384'", done.stdout  # 512-byte blocks

@@ -45,8 +45,8 @@ from assay.toolchains import generic_toolchain, toolchain_for
 EARLY_KEY_SCHEMA = "assay.early-key/1"
 #: The binaries a bubblewrap session runs on the host (`sandbox.bwrap`'s probe finds them).
 SANDBOX_BINARIES: dict[str, tuple[str, ...]] = {
-    "auto": ("bwrap", "prlimit", "setpriv"),
-    "bwrap": ("bwrap", "prlimit", "setpriv"),
+    "auto": ("bwrap", "setpriv"),
+    "bwrap": ("bwrap", "setpriv"),
     "local": (),
     "none": (),
 }

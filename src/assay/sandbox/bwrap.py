@@ -342,7 +342,7 @@ class BwrapSandbox(Sandbox):
         return describe
 
     def _helpers_wanted(self) -> tuple[str, ...]:
-        return ("prlimit", "setpriv") if self._as_root else ("prlimit",)
+        return ("setpriv",) if self._as_root else ()
 
     def _find_helpers(self) -> None:
         for helper in self._helpers_wanted():
@@ -566,7 +566,6 @@ class BwrapSandbox(Sandbox):
             ]
         else:
             args.append("--")
-        args += [self._helpers["prlimit"], *self._limit_flags(), "--"]
         return [*args, "/bin/sh", "-c", launch.COMMAND_SHELL, "sh"]
 
     def _late_args(
@@ -602,7 +601,8 @@ class BwrapSandbox(Sandbox):
             return
         template, env = self._launch_template(workspace), self._env()
         for _ in range(max(1, self.options.launches_ahead)):
-            launch.SPARES.add(workspace.run_id, launch.start(template, env, str(workspace.path)))
+            started = launch.start(template, env, str(workspace.path), self._rlimits())
+            launch.SPARES.add(workspace.run_id, started)
 
     def _execute(
         self,
@@ -621,11 +621,13 @@ class BwrapSandbox(Sandbox):
         env = self._env()
         spare = None
         if len(argv) <= launch.MAX_LATE_WORDS:
-            spare = launch.SPARES.take(workspace.run_id, template, env)
+            spare = launch.SPARES.take(workspace.run_id, template, env, self._rlimits())
         group = self._cgroups.get(workspace.run_id)
         primed = group.joins_primed() if group is not None and spare is None else None
         with primed or contextlib.nullcontext():
-            started = spare or launch.start(template, env, str(workspace.path), argv)
+            started = spare or launch.start(
+                template, env, str(workspace.path), self._rlimits(), argv
+            )
             try:
                 late = self._late_args(workspace, cwd, overlay, argv if spare else None)
             except BaseException:
@@ -737,17 +739,21 @@ class BwrapSandbox(Sandbox):
                 root.tmpfs(os.path.join(held, name), "1777", self._limits.tmpfs_bytes)
         return root
 
-    def _limit_flags(self) -> list[str]:
+    def _rlimits(self) -> tuple[tuple[int, int], ...]:
+        """The per-process limits a launch is given as it starts (`launch.start`): every
+        process of the sandbox inherits them, bubblewrap's children and the command's."""
+        import resource
+
         limits = self._limits
-        flags = []
-        for flag, value in (
-            ("--as", limits.address_space_bytes),
-            ("--nproc", limits.processes),
-            ("--fsize", limits.file_size_bytes),
-        ):
-            if value is not None:
-                flags.append(f"{flag}={value}:{value}")
-        return flags
+        return tuple(
+            (which, value)
+            for which, value in (
+                (resource.RLIMIT_AS, limits.address_space_bytes),
+                (resource.RLIMIT_NPROC, limits.processes),
+                (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+            )
+            if value is not None
+        )
 
     def _toolchain_binds(self, source: str | None = None) -> list[str]:
         """Toolchain directories the root would not show otherwise, to bind back read-only.
@@ -979,7 +985,7 @@ def _interpret(result: ProcessResult) -> ProcessResult:
     first = result.stderr.head.lstrip().splitlines()[0] if result.stderr.head.strip() else ""
     failure: StartFailure | None = None
     if result.exit_code in (1, 125) and first.startswith(
-        ("bwrap: ", "setpriv: ", "prlimit: ", cgroup.JOIN_FAILED, launch.NO_COMMAND)
+        ("bwrap: ", "setpriv: ", cgroup.JOIN_FAILED, launch.NO_COMMAND)
     ):
         failure = StartFailure.OS_ERROR
         message = f"sandbox refused to start the command: {first}"
@@ -1055,7 +1061,8 @@ def start_ahead() -> None:
     placeholder = Workspace(run_id=new_run_id(), path=Path("/"), owned=False)
     sandbox._cgroups[placeholder.run_id] = group
     inherited = _inherited()
-    started = launch.start(sandbox._launch_template(placeholder), sandbox._env(), "/")
+    template, env = sandbox._launch_template(placeholder), sandbox._env()
+    started = launch.start(template, env, "/", sandbox._rlimits())
     with _ahead_lock:
         _ahead.append(_Ahead(sandbox._limits, inherited, group, started))
 

@@ -28,7 +28,7 @@ import fcntl
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from assay.environment import EnvPolicy
 from assay.process import InvalidRun, Started, start_process
@@ -47,6 +47,8 @@ EXPORTS_VAR = "_ASSAY_EXPORTS"
 DONE_VAR = "_ASSAY_DONE"
 #: What the shell inside says when the command's words did not all arrive.
 NO_COMMAND = "assay-sandbox: no command arrived"
+#: How a launch whose resource limits could not be set says it could not start.
+NO_LIMITS = "assay-sandbox: cannot set the resource limits"
 #: The most words a command handed over late may have: the shell inside rebuilds such a
 #: command one word at a time, in time that grows with the square of their number (1,000
 #: words: 50 ms). A longer command is started afresh, its words in the launch's own argv.
@@ -95,6 +97,8 @@ class Launch:
     """The argv it was started with, its descriptor as `FD_PLACEHOLDER`."""
     env: dict[str, str]
     """The variables it was started with, laid over the host's allowlist."""
+    rlimits: tuple[tuple[int, int], ...]
+    """The resource limits set on it (`start`)."""
     started: Started
     args_fd: int | None
 
@@ -129,11 +133,17 @@ class Launch:
 
 
 def start(
-    template: Sequence[str], env: dict[str, str], cwd: str, words: Sequence[str] = ()
+    template: Sequence[str],
+    env: dict[str, str],
+    cwd: str,
+    rlimits: Sequence[tuple[int, int]],
+    words: Sequence[str] = (),
 ) -> Launch:
     """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
     command's, when it is known), with a pipe for its late part, in the host's allowlisted
-    environment with `env` laid over it."""
+    environment with `env` laid over it, and each resource limit of `rlimits` set on it
+    before it reads that part (so on everything the sandbox starts): a launch whose limits
+    could not be set is killed, and says so as a start that failed."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -152,10 +162,37 @@ def start(
         raise
     finally:
         os.close(inherited)
+    made = Launch(tuple(template), dict(env), tuple(rlimits), started, write_end)
     if started.proc is None:
-        os.close(write_end)
-        return Launch(tuple(template), dict(env), started, None)
-    return Launch(tuple(template), dict(env), started, write_end)
+        made.discard()
+        return made
+    try:
+        _limit(started.proc.pid, rlimits)
+    except OSError as exc:
+        made.discard()
+        refused = OSError(exc.errno, f"{NO_LIMITS}: {exc.strerror or exc}")
+        return Launch(
+            made.template,
+            made.env,
+            made.rlimits,
+            replace(started, proc=None, failure=refused),
+            None,
+        )
+    return made
+
+
+def _limit(pid: int, rlimits: Sequence[tuple[int, int]]) -> None:
+    """Set each limit on process `pid`, soft and hard; never above the hard limit it has
+    (a lower one there is already stricter). A process gone already is left to say why."""
+    import resource
+
+    for which, wanted in rlimits:
+        try:
+            _, hard = resource.prlimit(pid, which)
+            value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+            resource.prlimit(pid, which, (value, value))
+        except ProcessLookupError:
+            return
 
 
 class Spares:
@@ -170,14 +207,21 @@ class Spares:
         with self._lock:
             self._by_run.setdefault(run_id, []).append(launch)
 
-    def take(self, run_id: str, template: Sequence[str], env: dict[str, str]) -> Launch | None:
-        """A spare of `run_id` started as `template` with `env` would be; None when there
-        is none. One started otherwise waits on for a command it fits (a check after an
-        install step, which has the network), one that died is dropped."""
+    def take(
+        self,
+        run_id: str,
+        template: Sequence[str],
+        env: dict[str, str],
+        rlimits: Sequence[tuple[int, int]],
+    ) -> Launch | None:
+        """A spare of `run_id` started as `template` with `env` and `rlimits` would be; None
+        when there is none. One started otherwise waits on for a command it fits (a check
+        after an install step, which has the network), one that died is dropped."""
+        shape = (tuple(template), env, tuple(rlimits))
         while True:
             with self._lock:
                 waiting = self._by_run.get(run_id, [])
-                fits = [x for x in waiting if x.template == tuple(template) and x.env == env]
+                fits = [x for x in waiting if (x.template, x.env, x.rlimits) == shape]
                 if not fits:
                     return None
                 launch = fits[0]
