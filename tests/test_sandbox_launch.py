@@ -301,29 +301,6 @@ def test_a_launch_started_ahead_under_other_limits_is_not_taken(
         bwrap.drop_ahead()
 
 
-def test_the_first_checks_started_together_each_find_a_launch_started_ahead(
-    fake_home: Path, source: Path
-) -> None:
-    """A workspace starts as many launches as checks its first stage starts side by side:
-    each of them joins the cgroup while the workspace is made, and none waits for that."""
-    from assay.evidence import Check
-    from assay.session import open_session
-    from assay.verdict import Kind
-
-    checks = [
-        Check(name=f"c{i}", kind=Kind.BUILD, argv=("sh", "-c", f"echo {i}")) for i in range(3)
-    ]
-    with open_session("bwrap", source, side_by_side=3) as session:
-        assert session.workspace is not None, session.refusal
-        run_id = session.workspace.run_id
-        pids = {s.started.proc.pid for s in launch.SPARES.waiting(run_id) if s.started.proc}
-        assert len(pids) == 3
-        done = session.run(checks)
-        assert [e.verdict.value for e in done] == ["pass"] * 3, [e.note for e in done]
-        assert not launch.SPARES.waiting(run_id)
-    assert all(_gone(pid) for pid in pids)
-
-
 def test_limits_above_the_callers_hard_limit_are_held_to_it(source: Path) -> None:
     """The launch's limits are set on it before it reads its late part (no prlimit runs in
     the sandbox): one above what the caller may grant is held to the caller's hard limit,

@@ -58,9 +58,6 @@ class VerifyUsageError(AssayError):
 
 #: The backends `VerifyOptions.sandbox` names (as `--sandbox` spells them).
 SANDBOXES = ("auto", "bwrap", "local", "none")
-#: The most launches a workspace starts ahead for its first stage's checks: each is a
-#: process waiting, and more checks than cores do not start together anyway.
-MAX_LAUNCHES_AHEAD = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,14 +325,8 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         mypy_cache = _mypy_cache(root, the_plan, options)
         go_cache = _go_cache(root, the_plan, options)
         writable = tuple(c for c in (mypy_cache, go_cache) if c is not None)
-        first = the_plan.stages[0].checks if the_plan.stages else ()
         with open_session(
-            options.sandbox,
-            root,
-            tool_paths=tools,
-            restore=restore,
-            writable=writable,
-            side_by_side=min(len(first), MAX_LAUNCHES_AHEAD) or 1,
+            options.sandbox, root, tool_paths=tools, restore=restore, writable=writable
         ) as session:
             run = _Run(
                 root,

@@ -223,7 +223,6 @@ def open_session(
     commit: str | None = None,
     in_place: bool = False,
     writable: Sequence[Path] = (),
-    side_by_side: int = 1,
 ) -> Iterator[Session]:
     """A session of `backend` over a workspace made from `source` (see the module docstring).
 
@@ -233,9 +232,7 @@ def open_session(
     `in_place`: `source` itself is the workspace where the backend can run there
     (`Sandbox.provision_in_place`). `writable`: host directories outside the workspace
     that checks may write besides their reports, each a warm cache of a tool's, which
-    under bubblewrap only the checks whose environment names it may write.
-    `side_by_side`: how many checks will start together first (bubblewrap starts as many
-    launches while it makes the workspace: `assay.sandbox.launch`). Raises
+    under bubblewrap only the checks whose environment names it may write. Raises
     only what making the workspace raises besides refusing (an `OSError` while restoring
     protected files); the workspace is removed in every case.
     """
@@ -243,7 +240,7 @@ def open_session(
 
     with temporary_scratch("reports", dir=_outside(source)) as reports:
         session = Session(Path(reports))
-        sandbox = _select(backend, Path(reports), writable, tool_paths, side_by_side)
+        sandbox = _select(backend, Path(reports), writable, tool_paths)
         session.sandbox = sandbox
         try:
             sandbox.ensure_available()
@@ -301,11 +298,7 @@ def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
 
 
 def _select(
-    backend: str,
-    reports: Path,
-    caches: Sequence[Path],
-    tool_paths: Sequence[str],
-    side_by_side: int = 1,
+    backend: str, reports: Path, caches: Sequence[Path], tool_paths: Sequence[str]
 ) -> Sandbox:
     """The backend for this session: bubblewrap may write only the report directory (and
     each of the tools' `caches` in the checks that name it), and sees the toolchains the
@@ -321,7 +314,6 @@ def _select(
         toolchain_paths=tuple(tool_paths),
         writable_paths=(str(reports), *kept),
         tool_caches=kept,
-        launches_ahead=side_by_side,
     )
     return select_sandbox(backend, bwrap_options=options)
 

@@ -12,9 +12,9 @@ namespaces, the seccomp filter, `--die-with-parent`, the resource limits, the sh
 inside), with `--args FD`: bubblewrap reads its remaining options from a pipe and waits
 until the pipe is closed. The *late* part (`feed`) is the command's own: the mounts, the
 uid, the working directory, and the command and its variables, handed to the shell
-inside as `--setenv`s. A workspace gets launches started while it is provisioned (its
-*spares*, one for each check of its first stage): their joins then happen beside the
-provisioning, and those commands only send their late parts.
+inside as `--setenv`s. A workspace gets a launch started while it is provisioned (its
+*spare*): the join then happens beside the provisioning, and the first command that fits
+only sends its late part.
 
 What comes late cannot weaken what came first, and a late part cut short runs nothing:
 the confinement is all in the launch's own argv, and the shell inside runs the command
