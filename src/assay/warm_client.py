@@ -161,15 +161,8 @@ def start_in_background(path: str, *, idle_timeout: float) -> int | None:
 
 
 def _request(args: list[str]) -> dict[str, object]:
-    import resource
+    from assay.inherited import current_umask, resource_limits
 
-    umask = os.umask(0o077)
-    os.umask(umask)
-    limits = {
-        name: resource.getrlimit(getattr(resource, name))
-        for name in dir(resource)
-        if name.startswith("RLIMIT_")
-    }
     return {
         "op": "run",
         "protocol": PROTOCOL,
@@ -179,8 +172,8 @@ def _request(args: list[str]) -> dict[str, object]:
         "args": list(args),
         "cwd": os.getcwd(),
         "env": dict(os.environ),
-        "umask": umask,
-        "rlimits": limits,
+        "umask": current_umask(),
+        "rlimits": resource_limits(),
         "cgroup": read_or_empty("/proc/self/cgroup"),
         "streams": [_stream_shape(sys.stdin), _stream_shape(sys.stdout), _stream_shape(sys.stderr)],
     }

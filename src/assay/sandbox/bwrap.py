@@ -1027,16 +1027,9 @@ def _inherited() -> tuple[object, ...]:
     """What a process started now inherits from this one besides its environment: the
     umask and every resource limit (a warm worker takes its client's after it started
     its launch ahead; a launch that inherited the server's is no run of the client's)."""
-    import resource
+    from assay.inherited import current_umask, resource_limits
 
-    umask = os.umask(0o077)
-    os.umask(umask)
-    limits = sorted(
-        (name, resource.getrlimit(getattr(resource, name)))
-        for name in dir(resource)
-        if name.startswith("RLIMIT_")
-    )
-    return umask, tuple(limits)
+    return current_umask(), tuple(sorted(resource_limits().items()))
 
 
 _ahead_lock = threading.Lock()
