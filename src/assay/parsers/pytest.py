@@ -102,15 +102,22 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
 _NODE_ID_MAX = 300
 
 
+def _beside_report(report_dir: Path, check: Check, suffix: str) -> bytes | None:
+    """What assay's pytest plugin wrote beside the check's JUnit report (`<xml><suffix>`),
+    read as any report is; None when there is none, or it was refused."""
+    path = report_path(report_dir, check, "xml")
+    data = read_report(path.with_name(path.name + suffix))
+    return data if isinstance(data, bytes) else None
+
+
 def _installed_copies(report_dir: Path, check: Check, cwd: str) -> tuple[tuple[str, str], ...]:
     """The project's own packages the session imported from an installed copy, as its
     record says (`assay.tools.python.IMPORTED_SUFFIX`); () without a record."""
     from assay.own_package import installed_copies
     from assay.tools.python import IMPORTED_SUFFIX
 
-    path = report_path(report_dir, check, "xml")
-    data = read_report(path.with_name(path.name + IMPORTED_SUFFIX))
-    if not isinstance(data, bytes) or not cwd:
+    data = _beside_report(report_dir, check, IMPORTED_SUFFIX)
+    if data is None or not cwd:
         return ()
     return tuple(installed_copies(data.decode("utf-8", "replace"), cwd))
 
@@ -120,9 +127,8 @@ def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:
     recorded it (`assay.tools.python.STARTED_SUFFIX`); () when nothing was recorded."""
     from assay.tools.python import STARTED_SUFFIX
 
-    path = report_path(report_dir, check, "xml")
-    data = read_report(path.with_name(path.name + STARTED_SUFFIX))
-    if not isinstance(data, bytes):
+    data = _beside_report(report_dir, check, STARTED_SUFFIX)
+    if data is None:
         return ()
     lines = data.decode("utf-8", "replace").splitlines()
     last = lines[-1].strip() if lines else ""
