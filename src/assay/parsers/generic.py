@@ -190,6 +190,38 @@ def _stylish_findings(text: str, cwd: str) -> list[Diagnostic]:
     return found[-_MAX_FINDINGS:] if any(f.severity == "error" for f in found) else []
 
 
+#: A finding at a place with a rule's code, as flake8 (and pycodestyle, ruff's concise
+#: form) prints it, `./a.py:3:1: F401 'os' imported but unused`, and as pylint does,
+#: `a/b.py:1:0: C0114: Missing module docstring (missing-module-docstring)` under a
+#: `************* Module a.b` line (wcwidth's pylint failure read as that line alone).
+_CODED_FINDING = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+):? "
+    r"(?P<code>[A-Z]{1,4}\d{2,5})(?P<pylint>:)? (?P<msg>\S.*?)\s*$",
+    re.MULTILINE,
+)
+
+
+def _coded_findings(text: str, cwd: str) -> list[Diagnostic]:
+    """flake8's and pylint's findings (`_CODED_FINDING`), the first `_MAX_FINDINGS`. Read
+    only from a run that failed: each is a reason a linter exits non-zero."""
+    found = []
+    for finding in _CODED_FINDING.finditer(text):
+        found.append(
+            Diagnostic(
+                message=finding["msg"],
+                file=relative(finding["file"], cwd),
+                line=int(finding["line"]),
+                # pylint counts columns from 0, flake8 (as evidence does) from 1.
+                column=int(finding["col"]) + bool(finding["pylint"]),
+                code=finding["code"],
+                tool="pylint" if finding["pylint"] else "flake8",
+            )
+        )
+        if len(found) == _MAX_FINDINGS:
+            break
+    return found
+
+
 def _stylish(finding: re.Match[str], file: str | None) -> Diagnostic:
     rule = finding["rule"]
     return Diagnostic(
@@ -388,7 +420,11 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             if not crashes:
                 crashed = shell_crash(check.argv, result.exit_code, check.tool)
                 crashes = (crashed,) if crashed is not None else ()
-    findings = _stylish_findings(text, result.cwd) if result.exit_code not in (0, None) else []
+    findings: list[Diagnostic] = []
+    if result.exit_code not in (0, None):
+        findings = _stylish_findings(text, result.cwd)
+        if not findings and not failed:  # failing tests say why; a test may print such lines
+            findings = _coded_findings(text, result.cwd)
     linted = result.exit_code not in (0, None) and (
         _lint_errors(text) or any(f.severity == "error" for f in findings)
     )
