@@ -78,8 +78,9 @@ def test_a_checks_variables_never_reach_the_host_side_bubblewrap(
 def test_a_repository_cannot_set_loader_variables_for_its_checks(
     tmp_path: Path, preload_library: Path
 ) -> None:
-    """`[tool.assay]` env with LD_PRELOAD, GIT_*, BASH_ENV and a NODE_OPTIONS preload from
-    outside the tree: refused with a note, at any backend, and nothing runs on the host."""
+    """`[tool.assay]` env with LD_PRELOAD, GIT_*, BASH_ENV, a NODE_OPTIONS preload from
+    outside the tree, and names the sandbox's own shell uses: refused with a note, at any
+    backend, and nothing runs on the host."""
     marker = Path("/var/tmp") / f"assay-preload-{uuid.uuid4().hex}"
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
@@ -93,7 +94,7 @@ def test_a_repository_cannot_set_loader_variables_for_its_checks(
 
             [tool.assay.commands.test]
             command = "{PYTHON} -m pytest -q"
-            env = {{ LD_PRELOAD = "{repo / "planted.so"}", ASSAY_TEST_MARKER_PATH = "{marker}", BASH_ENV = "{repo / "planted.sh"}", GIT_CONFIG_GLOBAL = "{repo / "gitconfig"}", NODE_OPTIONS = "--require /etc/hostile.js", KEPT_SETTING = "yes" }}
+            env = {{ LD_PRELOAD = "{repo / "planted.so"}", ASSAY_TEST_MARKER_PATH = "{marker}", BASH_ENV = "{repo / "planted.sh"}", GIT_CONFIG_GLOBAL = "{repo / "gitconfig"}", NODE_OPTIONS = "--require /etc/hostile.js", _ASSAY_ARGC = "0", _i = "9", KEPT_SETTING = "yes" }}
             """)
     )
     try:
@@ -101,7 +102,15 @@ def test_a_repository_cannot_set_loader_variables_for_its_checks(
             report = verify(repo, VerifyOptions(sandbox=backend, use_cache=False))
             assert not marker.exists(), f"{backend}: {marker.read_text()}"
             notes = " ".join(report.to_dict()["plan"]["notes"])
-            for name in ("LD_PRELOAD", "BASH_ENV", "GIT_CONFIG_GLOBAL", "NODE_OPTIONS"):
+            refused = (
+                "LD_PRELOAD",
+                "BASH_ENV",
+                "GIT_CONFIG_GLOBAL",
+                "NODE_OPTIONS",
+                "_ASSAY_ARGC",
+                "_i",
+            )
+            for name in refused:
                 assert f"environment variable {name} refused" in notes, notes
             checks = report.to_dict()["plan"]["checks"]
             assert all("LD_PRELOAD" not in c["env"] for c in checks)

@@ -192,9 +192,17 @@ def screen_overlay(
     return kept, refused
 
 
+def sandbox_shell_name(name: str) -> bool:
+    """Whether `name` is one the sandbox's own shell uses (`assay.sandbox.launch`'s loop
+    counter and the variables that carry a command's words and exports in)."""
+    return name.startswith("_ASSAY_") or name == "_i"
+
+
 def _refusal(name: str, value: str, root: str) -> str | None:
     if not _ENV_NAME.fullmatch(name):
         return "not a valid variable name"
+    if sandbox_shell_name(name):
+        return "the sandbox's own shell uses the name"
     if "\0" in value:
         return "its value holds a NUL byte, which no environment can hold"
     upper = name.upper()

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from assay.environment import EnvPolicy
+from assay.environment import EnvPolicy, sandbox_shell_name
 from assay.process import InvalidRun, Started, start_process
 
 #: Stands for the pipe's descriptor in a launch's argv until it is started.
@@ -71,8 +71,9 @@ COMMAND_SHELL = (
 
 
 def reserved(name: str) -> bool:
-    """Whether a variable of this name would be taken for one of the shell's own."""
-    return name.startswith("_ASSAY_") or name == "_i"
+    """Whether a variable of this name would be taken for one of the shell's own (the plan
+    refuses them from a repository, with why: this drops any that come another way)."""
+    return sandbox_shell_name(name)
 
 
 def late_variables(exports: Mapping[str, str], argv: Sequence[str] | None = None) -> list[str]:
