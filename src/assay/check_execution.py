@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,6 +83,7 @@ def run_check(
             sandbox=sandbox,
             extra={"candidates": list(getattr(failure, "candidates", ()))},
         )
+    located = _past_pyenv_shim(located, check, root, cwd)
     if canaries is not None:
         # Imported only when a verify planted canaries: a bare run never loads them.
         from assay.canaries import NotPlanted
@@ -135,7 +136,7 @@ def _run(
         return _run_planned(
             check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
         )
-    readied = _prepare(planned.prepare, located.argv0, run, cwd, check)
+    readied = _prepare(planned.prepare, located, run, cwd, check)
     evidence = _run_planned(
         check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
     )
@@ -158,7 +159,7 @@ def _run_planned(
 
     # The argv runs the very binary that was probed, not whatever PATH finds later.
     argv = (*planned.wrapper, located.argv0, *planned.argv[1:])
-    env = dict(planned.env)
+    env = {**planned.env, **located.env}
     planted = None
     if canaries is not None:
         from assay.canaries import Planted
@@ -206,18 +207,18 @@ def _run_planned(
 
 
 def _prepare(
-    step: Preparation, binary: str, run: CommandRunner, cwd: Path, check: Check
+    step: Preparation, located: _Located, run: CommandRunner, cwd: Path, check: Check
 ) -> dict[str, Any]:
     """Run what readies `check` (`Instrumented.prepare`) with the binary the check runs,
     and say how it went, for the record: how it ends is not the check's outcome."""
     from assay.process import InvalidRun
 
-    argv = (*step.wrapper, binary, *step.argv[1:])
+    argv = (*step.wrapper, located.argv0, *step.argv[1:])
     try:
         result = run(
             argv,
             cwd=str(cwd),
-            env=dict(step.env) or None,
+            env={**step.env, **located.env} or None,
             timeout=check.timeout_s,
             no_output_timeout=check.no_output_timeout_s,
         )
@@ -257,6 +258,18 @@ def locate(check: Check, *, root: Path) -> str | None:
         return None
 
 
+def run_binaries(check: Check, *, root: Path) -> tuple[str, ...]:
+    """What `check` will execute, for a sandbox to show: the binary `locate` finds and,
+    past a pyenv shim, the interpreter run in its place (`_past_pyenv_shim`)."""
+    root = Path(root).resolve()
+    try:
+        located = _locate(check, root)
+    except ProbeFailure:
+        return ()
+    run = _past_pyenv_shim(located, check, root, (root / check.cwd).resolve()).argv0
+    return tuple(p for p in dict.fromkeys((located.probe_path, run)) if p and os.path.isabs(p))
+
+
 def identify(check: Check, *, root: Path, probes: ProbeCache) -> CheckerId:
     """The checker `run_check` would use for `check` (probed once per cache); raises
     `ProbeFailure` when the tool is missing or cannot be identified."""
@@ -275,6 +288,8 @@ class _Located:
     module: str | None = None
     cwd: str | None = None
     """Where it runs (a pyenv shim chooses its version by it)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables the run needs beside the check's own (those `pyenv exec` would set)."""
 
 
 def _locate(check: Check, root: Path) -> _Located:
@@ -296,6 +311,24 @@ def _locate(check: Check, root: Path) -> _Located:
     # A launcher (npx, a wrapper script) runs a known tool: identify the tool itself.
     found = _find(known.candidates[0], known, root, cwd, check.env)
     return _Located(tool, pinned, probe_path=found, cwd=str(cwd))
+
+
+def _past_pyenv_shim(located: _Located, check: Check, root: Path, cwd: Path) -> _Located:
+    """`located`, run as a pyenv shim would run it where that is known for sure
+    (`resolve_shim_in_tree`): the interpreter it picks, started directly with the variables
+    `pyenv exec` sets (its version's `bin` first on PATH, `PYENV_VERSION`), rather than
+    the shim's chain of a dozen shell executions (about 40 ms) in every check."""
+    if os.path.basename(os.path.dirname(located.argv0)) != "shims":
+        return located
+    from assay.pyenv_shim import resolve_shim_in_tree
+
+    env = {**os.environ, **check.env}
+    target = resolve_shim_in_tree(located.argv0, tree=str(root), cwd=str(cwd), env=env)
+    if target is None:
+        return located
+    on_path = f"{os.path.dirname(target.binary)}{os.pathsep}{search_path(check.env or None)}"
+    chosen = {"PATH": on_path, "PYENV_VERSION": target.version}
+    return replace(located, argv0=target.binary, env=chosen)
 
 
 def _probe(located: _Located, check: Check, probes: ProbeCache) -> CheckerId:

@@ -46,6 +46,8 @@ class ShimTarget:
     version: str
     selected_by: str
     """`PYENV_VERSION`, or the path of the version file that named the version."""
+    only_version: bool = True
+    """Whether it names no other version after this one (`3.12:3.11` names two)."""
 
 
 def resolve_shim(path: str, *, cwd: str, env: Mapping[str, str]) -> ShimTarget | None:
@@ -83,6 +85,36 @@ def resolve_shim_anywhere(
         return None
 
 
+def resolve_shim_in_tree(
+    path: str, *, tree: str, cwd: str, env: Mapping[str, str]
+) -> ShimTarget | None:
+    """The binary the pyenv shim at `path` would run from `cwd` inside `tree` wherever a
+    sandbox shows the tree (at its own path or another) and nothing of the host's above
+    it: chosen by `PYENV_VERSION`, by a `.python-version` in the tree between `cwd` and
+    its root (a regular file: a link could lead to what the sandbox does not show), or,
+    with no such file above the tree either, by the global version file. One version
+    named, exactly: `pyenv exec` exports them all, and this knows the first only. None
+    otherwise (the shim is left to choose)."""
+    if env.get("PYENV_DIR") and not env.get("PYENV_VERSION"):
+        return None
+
+    def version_file(root: str) -> str | None:
+        inside = _first_version_file(cwd, ceiling=tree)
+        if inside is not None:
+            if os.path.islink(inside):
+                raise _DependsOnPlace
+            return inside
+        if _first_version_file(os.path.dirname(tree)) is not None:
+            raise _DependsOnPlace
+        return _global_version_file(root)
+
+    try:
+        target = _resolve(path, env, version_file)
+    except _DependsOnPlace:
+        return None
+    return target if target is not None and target.only_version else None
+
+
 class _DependsOnPlace(Exception):
     """Which version a shim picks depends on where the tree runs from."""
 
@@ -105,16 +137,16 @@ def _resolve(
     chosen = _chosen_version(root, env, version_file)
     if chosen is None:
         return None
-    version, selected_by = chosen
+    version, selected_by, only = chosen
     binary = os.path.join(root, "versions", version, "bin", os.path.basename(path))
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
         return None  # pyenv would try the next version, a prefix, or fail: not followed
-    return ShimTarget(binary=binary, version=version, selected_by=selected_by)
+    return ShimTarget(binary=binary, version=version, selected_by=selected_by, only_version=only)
 
 
 def _chosen_version(
     root: str, env: Mapping[str, str], version_file: Callable[[str], str | None]
-) -> tuple[str, str] | None:
+) -> tuple[str, str, bool] | None:
     named = env.get("PYENV_VERSION", "")
     if named:
         versions, selected_by = named.split(":"), "PYENV_VERSION"
@@ -129,7 +161,7 @@ def _chosen_version(
     first = versions[0] if versions else "system"
     if first == "system" or not _VERSION_NAME.match(first):
         return None
-    return first, selected_by
+    return first, selected_by, len(versions) == 1
 
 
 def _version_file(root: str, cwd: str, env: Mapping[str, str]) -> str | None:

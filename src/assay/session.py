@@ -289,12 +289,12 @@ def shown_toolchains(checks: Sequence[Check], root: Path) -> tuple[str, ...]:
     (for the sandbox to show toolchains that live outside its system directories). A
     command the repository names that is no known toolchain (`~/.vault-token`, a script)
     is never a reason to show a host directory."""
-    from assay.check_execution import locate
+    from assay.check_execution import run_binaries
     from assay.toolchains import toolchain_for
 
     known = [c for c in checks if c.tool and toolchain_for(c.tool) is not None]
-    found = {locate(check, root=root) for check in known}
-    return tuple(sorted(p for p in found if p))
+    found = {path for check in known for path in run_binaries(check, root=root)}
+    return tuple(sorted(found))
 
 
 def _select(
