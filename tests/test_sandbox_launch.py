@@ -227,6 +227,47 @@ def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
     assert _gone(spare.started.proc.pid)
 
 
+def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """A file name of a tree need not be UTF-8 (`p\\xff`, as Python holds it: `p\\udcff`);
+    encoding it as text raised in the middle of a feed, and the check read as broken."""
+    script = "import os, sys; print(os.fsencode(sys.argv[1]).hex())"
+    result = sandbox.run(workspace, [PYTHON, "-c", script, "p\udcff"], timeout=30)
+    assert result.exit_code == 0, result.stderr.text
+    assert result.stdout.text.strip() == b"p\xff".hex()
+    spare = launch.start(
+        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
+    )
+    assert spare.started.proc is not None
+    late = sandbox._late_args(workspace, str(workspace.path), {}, ["echo", "\ud800"])
+    with pytest.raises(InvalidRun, match="cannot be encoded"):
+        spare.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
+    assert _gone(spare.started.proc.pid)
+
+
+@pytest.mark.slow
+def test_a_package_named_in_no_utf8_is_verified(tmp_path: Path) -> None:
+    """compileall's words name every directory: one named `p\\xff` gave assay's own
+    traceback in the evidence and a FAILED verdict."""
+    repo = tmp_path / "repo"
+    write(
+        repo,
+        {
+            "pyproject.toml": '[project]\nname = "p"\nversion = "0"\n',
+            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+        },
+    )
+    odd = os.path.join(os.fsencode(repo), b"p\xff")
+    os.mkdir(odd)
+    with open(os.path.join(odd, b"__init__.py"), "wb") as init:
+        init.write(b"X = 1\n")
+    done = assay("verify", "--json", "--no-cache", str(repo), timeout=180)
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+
+
 @pytest.mark.slow
 def test_a_ci_variable_holding_nul_bytes_adds_no_sandbox_option(tmp_path: Path) -> None:
     """A workflow's `env:` value with NUL bytes (YAML's "\\0") was split by bubblewrap into

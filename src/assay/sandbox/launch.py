@@ -112,10 +112,15 @@ class Launch:
         if any("\0" in word for word in late):
             self.discard()
             raise InvalidRun("a word of the command or of its variables holds a NUL byte")
+        try:
+            # As the OS names files: a name that is no UTF-8 (`p\xff`) comes back as it was.
+            data = b"".join(os.fsencode(word) + b"\0" for word in late)
+        except UnicodeEncodeError as exc:
+            self.discard()
+            raise InvalidRun(f"a word of the command or of its variables cannot be encoded: {exc}")
         fd, self.args_fd = self.args_fd, None
         if fd is None:
             return self.started
-        data = b"".join(word.encode() + b"\0" for word in late)
         try:
             with contextlib.suppress(BrokenPipeError):
                 view = memoryview(data)
