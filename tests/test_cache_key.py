@@ -225,3 +225,70 @@ def test_a_tree_edited_while_its_workspace_is_made_is_never_cached(
     second = run_verify(python_repo, cache)
     assert second.record.cached is None, "the edited tree was served the old copy's verdict"
     assert second.status is Status.FAILED
+
+
+@pytest.mark.slow
+def test_a_file_made_unreadable_is_a_miss(python_repo: Path, tmp_path: Path) -> None:
+    """A workspace keeps each file's mode, and a test sees it: `chmod 000` on the data a
+    test reads fails it (the check runs as no owner of the file), and a verdict cached from
+    before the change must not answer for it."""
+    cache = tmp_path / "cache"
+    (python_repo / "tests" / "data.txt").write_text("1\n")
+    (python_repo / "tests" / "test_data.py").write_text(
+        "from pathlib import Path\n\n\ndef test_data():\n"
+        "    assert (Path(__file__).parent / 'data.txt').read_text() == '1\\n'\n"
+    )
+    assert_verified_then_hit(python_repo, cache)
+    (python_repo / "tests" / "data.txt").chmod(0)
+    assert_recomputed_and_failed(python_repo, cache)
+
+
+#: A target built from `in.txt` by a recipe that fails: make runs it only once `in.txt` is
+#: newer than `out.txt`.
+STALE_TARGET_MAKEFILE = "test: out.txt\n\tpython3 -m pytest -q\n\nout.txt: in.txt\n\tfalse\n"
+
+
+@pytest.mark.slow
+def test_a_file_touched_so_that_make_rebuilds_is_a_miss(tmp_path: Path) -> None:
+    """The workspace keeps the order of its files' times (make goes by it): after `touch
+    in.txt` make runs the failing recipe, and the verdict from before must not answer."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "Makefile").write_text(STALE_TARGET_MAKEFILE)
+    (repo / "tests" / "test_it.py").write_text("def test_it():\n    assert True\n")
+    (repo / "in.txt").write_text("source\n")
+    (repo / "out.txt").write_text("built\n")
+    now = time.time_ns()
+    os.utime(repo / "in.txt", ns=(now - 10**10, now - 10**10))
+    os.utime(repo / "out.txt", ns=(now - 5 * 10**9, now - 5 * 10**9))
+    cache = tmp_path / "cache"
+    first = run_verify(repo, cache)
+    assert first.status is Status.VERIFIED, first.note
+    assert "cached" in run_verify(repo, cache).extra
+    os.utime(repo / "in.txt", ns=(now, now))  # `touch in.txt`: newer than what it built
+    report = run_verify(repo, cache)
+    assert "cached" not in report.extra, "served from the cache after the change"
+    assert report.status is not Status.VERIFIED, report.note
+
+
+@pytest.mark.slow
+def test_a_sparse_file_is_keyed_and_copied_by_its_data(tmp_path: Path) -> None:
+    """An ignored `truncate -s 10G` file took 30 s of reading zeros to key and 10 GB of
+    the host's disk to copy, all before the run's deadline counted. Now: a hit when
+    nothing changed, a miss when a byte in it did, and well within a 20 s deadline."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_it.py").write_text("def test_it():\n    assert True\n")
+    with open(repo / "big.bin", "wb") as big:
+        big.truncate(10 * 1024**3)
+    cache = tmp_path / "cache"
+    options = VerifyOptions(sandbox="bwrap", cache_dir=str(cache), deadline_s=20)
+    first = verify(repo, options)
+    assert first.status is Status.VERIFIED, first.note
+    assert first.record.workspace is not None
+    assert first.record.workspace["copied_bytes"] < 1024**2
+    assert "cached" in verify(repo, options).extra
+    with open(repo / "big.bin", "r+b") as big:
+        big.seek(7 * 1024**3)
+        big.write(b"x")
+    assert "cached" not in verify(repo, options).extra

@@ -323,7 +323,7 @@ def _installed_key(session: Any, tool_paths: Sequence[str]) -> str | None:
     from assay.probe_record import fingerprint
 
     try:
-        digest = workspace_digest(workspace.path)
+        digest = workspace_digest(workspace.path, times=False)
         tools = {path: fingerprint(path) for path in sorted(tool_paths)}
     except (CacheError, OSError):
         return None
@@ -355,7 +355,7 @@ def _cache_key(
     try:
         # The commit's files (a linked environment is a link there), and a fingerprint of
         # each environment it links, taken where the link leads.
-        digest = workspace_digest(workspace.path)
+        digest = workspace_digest(workspace.path, times=False)
         linked = workspace.provisioned.linked if workspace.provisioned else ()
         environments = {
             rel: environment_fingerprint(source, rel).hex() for rel in linked if rel != ".git"

@@ -34,6 +34,7 @@ identity, so that keying an unchanged repository reads no file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import operator
@@ -92,9 +93,18 @@ class CachedReport:
 # -- the key -------------------------------------------------------------------------------
 
 
-def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None = None) -> str:
+def workspace_digest(
+    root: str | os.PathLike[str], *, memo: VerdictCache | None = None, times: bool = True
+) -> str:
     """Digest of everything a workspace of `root` will hold: every file's path, kind,
-    executable bit and bytes, and a fingerprint of each environment it links.
+    permission bits and bytes, with `times` the order of their modification times, and a
+    fingerprint of each environment it links.
+
+    A workspace keeps each file's mode and its times shifted by one random amount
+    (`provision.workspace_age_ns`): a check sees them, so they count (a test that reads a
+    file `chmod 000` made unreadable; make, which rebuilds what is older than its source,
+    after a `touch`). Not their values: those are the workspace's own. A tree checked out
+    by git for a base has times of no one's choosing: `times=False` leaves them out.
 
     The files are `source_layout.scan_source`'s own listing, so the key and the workspace can
     never disagree about what is in it: ignored files are copied, so they count (a
@@ -120,7 +130,9 @@ def workspace_digest(root: str | os.PathLike[str], *, memo: VerdictCache | None 
         files = remembered[1]  # every entry as it was: not one memo row is read
     else:
         files = _files_digest(root_path, layout, memo, memo_root, listing, settled_before)
-    digest = hashlib.sha256(b"assay-workspace/3\0" + files)
+    digest = hashlib.sha256(b"assay-workspace/4\0" + files)
+    if times:
+        digest.update(_times_digest(layout))
     for rel in layout.linked:
         # `.git` too: every check can read it (a test through a link into it, `git
         # describe` in a version module), so what is in it is part of what decides.
@@ -166,6 +178,16 @@ def _files_digest(
     return files
 
 
+def _times_digest(layout: SourceLayout) -> bytes:
+    """Each file's modification time as its distance from the tree's earliest: what a
+    workspace copy keeps of them. Directories' are left out: an editor's swap file come and
+    gone moves them, and no check was seen to go by them."""
+    files = sorted(layout.files)
+    times = [layout.stats[rel].st_mtime_ns for rel in files]
+    earliest = min(times, default=0)
+    return hashlib.sha256(array("q", [t - earliest for t in times]).tobytes()).digest()
+
+
 def _tree_listing(layout: SourceLayout) -> bytes:
     """A digest of every directory's name and every file's name and stat identity: it
     changes whenever any file's content does (`_stat_identity`). Packed as arrays, not one
@@ -173,7 +195,7 @@ def _tree_listing(layout: SourceLayout) -> bytes:
     dirs = sorted(layout.dirs)
     files = sorted(layout.files)
     stats = [layout.stats[rel] for rel in files]
-    listing = hashlib.sha256(b"assay-listing/2\0%d\0%d\0" % (len(dirs), len(files)))
+    listing = hashlib.sha256(b"assay-listing/3\0%d\0%d\0" % (len(dirs), len(files)))
     listing.update(_encode("\0".join(dirs)) + b"\0")
     listing.update(_encode("\0".join(files)) + b"\0")
     # The fields of `_stat_identity`; times can be negative, the rest cannot.
@@ -235,8 +257,8 @@ _SIGNED_IDENTITY = operator.attrgetter("st_mtime_ns", "st_ctime_ns")
 def _stat_identity(info: os.stat_result) -> str:
     """What changes whenever a file's content does: the change time cannot be set by
     anyone but the kernel, and a file replaced is a new inode."""
-    return (
-        f"{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_size}"
+    return (  # `2:`: a digest remembered before the permission bits counted is not used
+        f"2:{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_size}"
         f":{info.st_mtime_ns}:{info.st_ctime_ns}"
     )
 
@@ -254,7 +276,6 @@ def _entry_digest(root: Path, rel: str) -> tuple[bytes, tuple[str, int] | None]:
             return b"link:" + _encode(found.target), None
         if isinstance(found, Refused):
             raise CacheError(f"the workspace cannot be keyed: {found.reason}")
-        executable = b"x" if found.mode & 0o111 else b"-"
         try:
             before = os.fstat(found.fd)
             file_hash = _hash_open(found)
@@ -263,13 +284,40 @@ def _entry_digest(root: Path, rel: str) -> tuple[bytes, tuple[str, int] | None]:
             raise CacheError(f"the workspace cannot be keyed: {rel}: {exc.strerror}") from exc
         identity = _stat_identity(before)
         steady = identity == _stat_identity(after)
-        return executable + file_hash, (identity, before.st_ctime_ns) if steady else None
+        # The permission bits: set-id bits do not survive the copy's change of owner.
+        permissions = b"%03o:" % (before.st_mode & 0o777)
+        return permissions + file_hash, (identity, before.st_ctime_ns) if steady else None
 
 
 def _hash_open(found: OpenFile) -> bytes:
+    info = os.fstat(found.fd)
+    if info.st_blocks * 512 < info.st_size:
+        return _hash_sparse(found.fd, info.st_size)
     file_hash = hashlib.sha256()
     for chunk in chunks(found):  # streamed: any size of regular file is fine
         file_hash.update(chunk)
+    return file_hash.digest()
+
+
+def _hash_sparse(fd: int, size: int) -> bytes:
+    """A sparse file by its size and each extent of data with its offset (the holes
+    between read as zeros): a `truncate -s 10G` file took 30 s of reading zeros to key.
+    Another layout of the same bytes is another digest: a miss, never a false hit."""
+    file_hash = hashlib.sha256(b"sparse\0%d\0" % size)
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                break  # a hole to the end
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        file_hash.update(b"extent\0%d\0%d\0" % (start, end))
+        while start < end and (chunk := os.pread(fd, min(1 << 20, end - start), start)):
+            file_hash.update(chunk)
+            start += len(chunk)
+        offset = end
     return file_hash.digest()
 
 
