@@ -131,7 +131,8 @@ def test_scan_sorts_the_tree_by_the_rule(project: Path) -> None:
     )
     assert {"src/target/keep.py", "docs/venv/notes.txt", "packages/web/deps"} <= set(layout.files)
     assert not any(f.startswith((".venv", "node_modules", "target/")) for f in layout.files)
-    assert layout.size == sum((project / f).lstat().st_size for f in layout.files)
+    allocated = [(project / f).lstat() for f in layout.files]  # a hole takes nothing
+    assert layout.size == sum(min(s.st_size, s.st_blocks * 512) for s in allocated)
     # Without a read-only link available, .git is copied like any directory.
     assert ".git/config" in scan_source(project, link_git=False).files
 
@@ -249,3 +250,35 @@ def test_clone_falls_back_to_a_copy_where_the_filesystem_cannot_share(tmp_path: 
     provision.copy_entry(src, tmp_path / "b", clone=True)
     assert (tmp_path / "b").read_text() == "content"
     assert (tmp_path / "b").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_sparse_file_is_copied_with_its_holes(tmp_path: Path) -> None:
+    """A tree's `truncate -s 10G` file (ignored by git, copied all the same) was written
+    out whole: 10 GB of zeros onto the host's disk. Its data is copied, its holes stay."""
+    src = tmp_path / "src"
+    src.mkdir()
+    with open(src / "big.bin", "wb") as big:
+        big.seek(5 * 1024**3)
+        big.write(b"middle")
+        big.truncate(10 * 1024**3)
+    assert scan_source(src, link_git=False).size < 1024**2
+    path, _, record = provision_copy(src, commit=None, backend="test", run_id="sparse")
+    try:
+        copy = path / "big.bin"
+        assert copy.stat().st_size == 10 * 1024**3
+        assert copy.stat().st_blocks * 512 < 1024**2, "the holes were written out"
+        with open(copy, "rb") as read:
+            read.seek(5 * 1024**3 - 2)
+            assert read.read(10) == b"\0\0middle\0\0"
+        assert record.copied_bytes is not None and record.copied_bytes < 1024**2
+    finally:
+        remove_tree(path)
+
+
+def test_a_copy_that_would_take_half_of_the_free_space_is_refused(tmp_path: Path) -> None:
+    from assay.sandbox.provision import _check_room
+
+    free = shutil.disk_usage(tmp_path).free
+    _check_room(free // 4, tmp_path)
+    with pytest.raises(CopyFailed, match=r"has [\d,]+ free: remove what"):
+        _check_room(free // 2 + 10**9, tmp_path)

@@ -62,7 +62,7 @@ class SourceLayout:
     skipped: tuple[str, ...]
     """Directories left out."""
     size: int
-    """Bytes in `files`."""
+    """Bytes a copy of `files` takes: a sparse file's holes are none (copied as holes)."""
     stats: Mapping[str, os.stat_result] = field(compare=False, repr=False)
     """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
 
@@ -95,7 +95,7 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
                 info = entry.stat(follow_symlinks=False)
                 files.append(child)
                 stats[child] = info
-                size += info.st_size
+                size += min(info.st_size, info.st_blocks * 512)
             elif name in CACHE_DIRS or (package_root and name in BUILD_OUTPUT_DIRS):
                 skipped.append(child)
             elif package_root and name in ENV_DIRS:

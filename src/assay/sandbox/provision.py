@@ -14,6 +14,7 @@ thousands of files there costs a fraction of what it costs on a journaled disk.
 from __future__ import annotations
 
 import enum
+import errno
 import fcntl
 import os
 import posixpath
@@ -182,7 +183,11 @@ def _copy_regular(
     try:
         fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
-            if not (clone and _clone(fd_in, fd_out)):
+            if clone and _clone(fd_in, fd_out):
+                pass
+            elif info.st_blocks * 512 < info.st_size:
+                _send_extents(fd_in, fd_out, info.st_size)
+            else:
                 _send_all(fd_in, fd_out, info.st_size)
             os.fchmod(fd_out, stat.S_IMODE(info.st_mode))
             os.utime(fd_out, ns=(info.st_atime_ns - age_ns, info.st_mtime_ns - age_ns))
@@ -209,6 +214,28 @@ def _send_all(fd_in: int, fd_out: int, size: int) -> None:
         if sent == 0:
             break  # the file shrank while being copied: what was there is copied
         offset += sent
+
+
+def _send_extents(fd_in: int, fd_out: int, size: int) -> None:
+    """Copy a sparse file's data and leave its holes holes: a tree's `truncate -s 10G` file
+    was written out whole, 10 GB of zeros onto the host's disk, before any deadline ran."""
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(fd_in, offset, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                break  # nothing but a hole to the end
+            raise
+        end = min(os.lseek(fd_in, start, os.SEEK_HOLE), size)
+        os.lseek(fd_out, start, os.SEEK_SET)
+        while start < end:
+            sent = os.sendfile(fd_out, fd_in, start, end - start)
+            if sent == 0:
+                return  # the file shrank while being copied: what was there is copied
+            start += sent
+        offset = end
+    os.ftruncate(fd_out, size)
 
 
 def _clone_works(src: Path, dst: Path, files: tuple[str, ...]) -> bool:
@@ -255,6 +282,21 @@ def scratch_dir(size: int, *, ram_ok: bool = True) -> Scratch:
         if candidate and _tmpfs_with_room(candidate, needed):
             return Scratch(Path(candidate), f"tmpfs with more than {needed} bytes free")
     return Scratch(Path(tempfile.gettempdir()), "system temp dir: no tmpfs with room")
+
+
+def _check_room(size: int, place: Path) -> None:
+    """`CopyFailed` when a copy of `size` bytes would take more than half of what is free
+    at `place`: what a tree holds (ignored files too) must not fill the host's disk."""
+    try:
+        free = shutil.disk_usage(place).free
+    except OSError:
+        return  # the copy itself will say what is wrong with the place
+    if size > free // 2:
+        raise CopyFailed(
+            f"a copy of the tree takes {size:,} bytes and {place} has {free:,} free: remove "
+            f"what the checks do not need (ignored files are copied too), or set "
+            f"${WORKSPACE_DIR_ENV} to a place with room"
+        )
 
 
 def _tmpfs_with_room(path: str, needed: int) -> bool:
@@ -490,6 +532,7 @@ def provision_copy(
     # For a commit too: its environments are the working tree's, and its size is near enough.
     layout = scan_source(root, link_git=link_git and commit is None)
     scratch = scratch_dir(layout.size, ram_ok=ram_ok)
+    _check_room(layout.size, scratch.path)
     path = make_scratch(f"{backend}-{run_id}", dir=scratch.path)
     try:
         if commit is not None:
