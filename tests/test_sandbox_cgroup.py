@@ -113,3 +113,26 @@ def test_groups_whose_maker_died_are_swept_with_what_they_held() -> None:
         live.remove()
         with contextlib.suppress(OSError):
             stale.remove()
+
+
+def test_what_a_member_writes_to_a_tmpfs_counts_against_the_groups_memory(
+    group: cgroup.RunCgroup, tmp_path: Path
+) -> None:
+    """Why workspaces and reports go to a tmpfs where a run's memory is capped: a file
+    written there is memory the group holds (on disk it would be the host's, unbounded).
+    A member writing four times its cap is stopped well short of it."""
+    assert cgroup.can_cap_memory()
+    shm = Path("/dev/shm") / f"assay-test-fill-{os.getpid()}"
+    fill = (
+        "import sys\n"
+        "with open(sys.argv[1], 'wb') as out:\n"
+        "    for _ in range(64):\n"
+        "        out.write(b'x' * 16 * 1024**2)\n"
+        "        out.flush()\n"
+    )
+    try:
+        child = joined(group, sys.executable, "-c", fill, str(shm))
+        assert child.wait(timeout=60) != 0, "it wrote 1 GiB past a 256 MiB cap"
+        assert shm.stat().st_size <= 256 * 1024**2
+    finally:
+        shm.unlink(missing_ok=True)

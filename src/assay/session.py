@@ -238,7 +238,7 @@ def open_session(
     """
     from assay.sandbox import CleanupError, ProvisionError, SandboxError, SandboxUnavailable
 
-    with temporary_scratch("reports", dir=_outside(source)) as reports:
+    with temporary_scratch("reports", dir=_outside(source, backend)) as reports:
         session = Session(Path(reports))
         sandbox = _select(backend, Path(reports), writable, tool_paths)
         session.sandbox = sandbox
@@ -318,13 +318,23 @@ def _select(
     return select_sandbox(backend, bwrap_options=options)
 
 
-def _outside(source: Path) -> str:
-    """Where the run's reports go: the temp dir, unless that lies in `source` (a run in
-    place from /tmp), where reports would be inside the workspace; then another place."""
+def _outside(source: Path, backend: str) -> str:
+    """Where the run's reports go: a place outside `source` (a run in place from /tmp
+    would have them inside the workspace). The checks may write there, as much as they
+    like: under bubblewrap with a memory cap for the run, a tmpfs with room, where what
+    they write counts against that cap (a test filled the host's disk through its report
+    directory on /tmp); else the temp dir, else another place."""
     from assay.scratch import scratch_places
 
     root = source.resolve()
-    for place in (Path(tempfile.gettempdir()), *scratch_places()):
+    places = [Path(tempfile.gettempdir()), *scratch_places()]
+    if backend in ("auto", "bwrap"):
+        from assay.sandbox.cgroup import can_cap_memory
+        from assay.sandbox.provision import scratch_dir
+
+        if can_cap_memory():
+            places.insert(0, scratch_dir(0).path)
+    for place in places:
         if place.resolve() != root and root not in place.resolve().parents:
             return str(place)
     return tempfile.gettempdir()  # every place is in it: run_check says so

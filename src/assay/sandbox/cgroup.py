@@ -165,6 +165,20 @@ def create(name: str, *, memory_bytes: int | None, pids_max: int | None) -> RunC
     raise CgroupUnavailable("no cgroup hierarchy with memory or pids controllers is mounted")
 
 
+def can_cap_memory() -> bool:
+    """Whether a run's group made here could hold a memory limit, as `create` would make
+    it (a v2 parent with the memory controller, or a v1 memory hierarchy, that this process
+    may write): told without making one."""
+    own = _own_groups()
+    if "" in own and (CGROUP_ROOT / "cgroup.controllers").exists():
+        parent = CGROUP_ROOT / own[""].lstrip("/")
+        available = _read(parent / "cgroup.controllers").split()
+        return "memory" in available and os.access(parent, os.W_OK)
+    if "memory" in own:
+        return os.access(_v1_parent(own, "memory"), os.W_OK)
+    return False
+
+
 def sweep_stale(parent: Path) -> list[Path]:
     """Remove the groups in `parent` whose maker is gone (their names say who made them:
     `assay.scratch.tagged_name`), killing what is still in them; returns those removed.
