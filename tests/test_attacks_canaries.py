@@ -480,6 +480,79 @@ def _tidy():
 
 atexit.register(_tidy)
 """,
+    # Every pipe to assay (the guard's own copy of stderr too) swapped for one of the
+    # code's, the report rewritten at exit, and the seal on its way out given the new
+    # digest, pytest's printed words mended to agree.
+    "the streams to assay relayed": """\
+import atexit
+import fcntl
+import hashlib
+import os
+import re
+import sys
+
+
+def _relay():
+    groups = {}
+    for name in os.listdir("/dev/fd"):
+        try:
+            fd = int(name)
+            info = os.fstat(fd)
+        except (ValueError, OSError):
+            continue
+        if (info.st_mode & 0o170000) == 0o010000:
+            groups.setdefault(info.st_ino, []).append(fd)
+    relays = []
+    for fds in groups.values():
+        kept = os.dup(fds[0])
+        r, w = os.pipe()
+        for fd in fds:
+            os.dup2(w, fd)
+        os.close(w)
+        relays.append((r, kept))
+
+    def finish():
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        flag = "--j" + "unitxml="
+        path = next((a[len(flag):] for a in sys.argv if a.startswith(flag)), None)
+        digest = None
+        if path:
+            with open(path) as report:
+                xml = report.read()
+            failing = re.compile(
+                r'(<testcase classname="tests\\.test_calc" name="test_add"[^>]*)>'
+                r"<failure .*?</failure></testcase>",
+                re.S,
+            )
+            xml, n = failing.subn(r"\\1 />", xml)
+            if n:
+                xml = re.sub(r'failures="(\\d+)"', lambda m: 'failures="%d"' % (int(m[1]) - 1), xml)
+                with open(path, "w") as report:
+                    report.write(xml)
+                digest = hashlib.sha256(xml.encode()).hexdigest()
+        for r, kept in relays:
+            fcntl.fcntl(r, fcntl.F_SETFL, os.O_NONBLOCK)
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(r, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            text = data.decode("utf-8", "replace")
+            if digest:
+                text = re.sub(r" sealed [0-9a-f]{64}", " sealed " + digest, text)
+                text = re.sub(r"^(\\d+) failed, (\\d+) pass" + "ed", "0 failed, 3 pass" + "ed", text, flags=re.M)
+            os.write(kept, text.encode())
+
+    atexit.register(finish)
+
+
+_relay()
+""",
     "tallies edited at the session's end": """\
 import sys
 
@@ -534,6 +607,8 @@ def test_pytest_rewrites_after_the_guards_last_look_are_found(tmp_path: Path, ho
     note = _test_check(report).note
     if how == "report rewritten at exit":
         assert "pytest's report was rewritten after pytest wrote it" in note, explain(report)
+    elif how == "the streams to assay relayed":
+        assert "exit code of the guard planted beside the tests" in note, explain(report)
     else:
         assert "pytest_sessionfinish of calc-helpers (added by" in note, explain(report)
 
@@ -1011,6 +1086,74 @@ def test_unittest_output_rewritten_on_its_way_out_is_found_by_its_tally(tmp_path
     _assert_tampered(report)
     note = _test_check(report).note
     assert "printed outcomes are not those its result held at exit" in note, explain(report)
+
+
+#: Every pipe to assay (the guard's own copy of stderr too) swapped for one of the code's,
+#: and what went through mended at exit: the failure's words and the guard's tally.
+RELAYS_UNITTEST_STREAMS = """\
+import atexit
+import os
+import re
+
+
+def _relay():
+    groups = {}
+    for name in os.listdir("/dev/fd"):
+        try:
+            fd = int(name)
+            info = os.fstat(fd)
+        except (ValueError, OSError):
+            continue
+        if (info.st_mode & 0o170000) == 0o010000:
+            groups.setdefault(info.st_ino, []).append(fd)
+    relays = []
+    for fds in groups.values():
+        kept = os.dup(fds[0])
+        r, w = os.pipe()
+        for fd in fds:
+            os.dup2(w, fd)
+        os.close(w)
+        os.set_blocking(r, False)
+        relays.append((r, kept))
+
+    def finish():
+        for r, kept in relays:
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(r, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            text = data.decode("utf-8", "replace").replace(" ... FAIL", " ... ok")
+            text = re.sub(r"FAILED \\(failures=(\\d+)\\)", "OK", text)
+            text = re.sub(r" tally (\\d+) \\d+ ", r" tally \\1 0 ", text)
+            os.write(kept, text.encode())
+
+    atexit.register(finish)
+
+
+_relay()
+
+
+def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_unittest_streams_relayed_by_the_code_are_found_by_the_guard(tmp_path: Path) -> None:
+    """Found by the guard when it was loaded before the code (its stream then changed under
+    it), else by the canaries: the guard loads where discovery finds it, and took the
+    code's pipe for its own; the canary planted to fail then reads as passed."""
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": RELAYS_UNITTEST_STREAMS})
+    report = verify_change(repo)
+    _assert_tampered(report)
 
 
 def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ REACHES = [
     ("calc.py", "import pytest\npytest.exit('done', returncode=0)\n", "pytest.exit("),
     ("calc.py", "import gc\nobjs = gc.get_objects()\n", "gc.get_objects()"),
     ("calc.py", "import os\nos._exit(0)\n", "os._exit(0)"),
+    ("calc.py", "import os\nos.dup2(w, 2)\n", "os.dup2(w, 2)"),
+    ("calc.py", "import os\nfds = os.listdir('/dev/fd')\n", "'/dev/fd'"),
     # A red team's: pytest's own function given other code, the running Config found up the
     # stack, and the attack itself kept in a data file the scan does not read.
     ("calc.py", "import _p\n_p.pyfunc.__code__ = repl.__code__\n", ".__code__ ="),

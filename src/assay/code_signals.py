@@ -153,6 +153,12 @@ PYTHON = Language(
             r"|['\"](?:_?pytest|unittest)['\"]\s+(?:not\s+)?in\s+sys\.modules",
         ),
         Rule("ends the process without cleanup", r"\bos\._exit\s*\(" + _NOT_A_FAILURE),
+        # A red team's: every pipe to assay swapped for one of the code's own (`dup2` over
+        # each descriptor `/dev/fd` lists), what the runner printed rewritten at exit.
+        Rule(
+            "takes over the process's open descriptors",
+            r"\bos\.dup2\s*\(|['\"]/dev/fd\b",
+        ),
         Rule(
             "rewrites code or reaches into its callers' frames",
             r"\.__code__\s*=(?!=)|\bsys\._(?:getframe|current_frames)\b|\.f_(?:locals|globals|back)\b"

@@ -466,6 +466,9 @@ for _name in ("_pytest.junitxml", "_pytest.terminal", "_pytest.runner", "_pytest
 def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys, own=__name__):
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
+    # The pipe its words leave the process by: code under test that swaps it for a pipe of
+    # its own (dup2 over every descriptor) could rewrite the seal on its way out.
+    stream = (_os.fstat(err).st_dev, _os.fstat(err).st_ino)
     owned = ("pytest", "_pytest", "pluggy")
     # Beside them, the module of unittest's assertions (tests pytest runs call them).
     modules = ("unittest.case",)
@@ -669,12 +672,18 @@ $state
         xml = store.get(xml_key, None) if xml_key is not None and store is not None else None
         xml = xml or getattr(config, "_xml", None)
         path = getattr(xml, "logfile", None)
+        if path is None:
+            return  # no report: the parser says so
         try:
             with open(path, "rb") as file:
                 digest = sha256(file.read()).hexdigest()
+            if (_os.fstat(err).st_dev, _os.fstat(err).st_ino) != stream:
+                exit($code)  # its words would leave through the code under test
+            write(err, f"\\n{$mark} sealed {digest}\\n".encode())
         except (OSError, TypeError):
-            return
-        write(err, f"\\n{$mark} sealed {digest}\\n".encode())
+            # A report pytest wrote and the guard cannot read (made unreadable for the
+            # moment), or its own stream closed: the seal could be forged after it.
+            exit($code)
 
     def collect(items):
         collected.extend(items)
@@ -909,6 +918,8 @@ def _unsealed(runner: str, result: ProcessResult, seals: list[str]) -> list[str]
         return [f"{runner}'s report was not sealed by the guard planted beside the tests"]
     if any(seal != hashlib.sha256(data).hexdigest() for seal in seals):
         return [f"{runner}'s report was rewritten after {runner} wrote it"]
+    if len(seals) > 1:  # the guard seals once: another was written by the code under test
+        return [f"{runner}'s report was sealed {len(seals)} times; the guard seals it once"]
     return []
 
 
@@ -973,6 +984,8 @@ import unittest.runner
 
 
 def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys):
+    # The pipe its words leave the process by (see the pytest guard's `stream`).
+    stream = (_os.fstat(err).st_dev, _os.fstat(err).st_ino)
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
     stdlib = (_sysconfig.get_paths()["stdlib"] + _os.sep,)
@@ -1071,6 +1084,8 @@ $state
                 len(failing) + unexpected, len(tests(result.errors) - failing),
                 min(skipped, whole + expected),
             )
+            if (_os.fstat(err).st_dev, _os.fstat(err).st_ino) != stream:
+                exit($code)  # the tally would leave through the code under test
             write(err, f"\\n{$mark} tally {' '.join(map(str, counts))}\\n".encode())
 
     _atexit.register(tally)
