@@ -108,9 +108,15 @@ def _account_file(state: Path, slot: int, name: str, line: str) -> Path:
     except OSError:
         host = ""
     kept = [entry for entry in host.splitlines() if not entry.startswith(f"{ACCOUNT}:")]
+    wanted = "\n".join([*kept, line]) + "\n"
     target = state / f"{slot}.{name}"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        # The slot is ours alone while we hold its lock: as the last run left it, it is
+        # not written again (a write and a rename cost a millisecond each on a disk).
+        if target.read_text(encoding="utf-8") == wanted:
+            return target
     scratch = state / f"{slot}.{name}.new"
-    scratch.write_text("\n".join([*kept, line]) + "\n", encoding="utf-8")
+    scratch.write_text(wanted, encoding="utf-8")
     scratch.chmod(0o644)
     scratch.replace(target)
     return target
