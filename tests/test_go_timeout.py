@@ -9,11 +9,18 @@ and its output does not say why"."""
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from assay.check_execution import default_runner, run_check
+from assay.evidence import Check
+from assay.go_cache_view import GO_CACHE_ENV
+from assay.process import ProcessResult
+from assay.verdict import Cause, Kind
 from tests.repos import write
 from tests.test_go_cache import verify
 
@@ -86,3 +93,33 @@ def test_a_wrong_value_fails_and_a_right_one_passes(tmp_path: Path, runner: dict
     assert check["tests"]["failed"] >= 1, check
     right = verify(module(tmp_path / "right", runner, hangs=False), tmp_path / "s")
     assert right["status"] == "VERIFIED", right["note"]
+
+
+def test_what_readies_a_check_is_part_of_its_time(tmp_path: Path) -> None:
+    """go test's warm-up (its compile, run first with the shared cache writable) and the
+    tests shared nothing of the check's deadline: a slow warm-up (a cold `-race` build)
+    and a hung test outlasted the runner's net, and the hang read as a verifier that
+    never returned (FAILED, "verifier_timeout"). The tests get what the warm-up left."""
+    repo = module(tmp_path / "calc", {}, hangs=True)
+    shared, home = tmp_path / "gocache", tmp_path / "home"
+    shared.mkdir()
+    home.mkdir()
+    check = Check(
+        name="go-test",
+        argv=("go", "test", "./..."),
+        kind=Kind.TEST,
+        tool="go",
+        timeout_s=12,
+        env={GO_CACHE_ENV: str(shared), "HOME": str(home)},
+    )
+
+    def slow_warm_up(argv: Sequence[str], **kwargs: Any) -> ProcessResult:
+        if any(word.startswith("-exec=") for word in argv):
+            time.sleep(7)  # a cold build under load
+        return default_runner(argv, **kwargs)
+
+    started = time.monotonic()
+    evidence = run_check(check, root=repo, runner=slow_warm_up)
+    assert evidence.cause is Cause.TIMEOUT, evidence.note
+    assert evidence.result is not None and evidence.result.duration_s < 7, evidence.result
+    assert time.monotonic() - started < 12 + 5

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,11 +137,24 @@ def _run(
         return _run_planned(
             check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
         )
+    started = time.monotonic()
     readied = _prepare(planned.prepare, located, run, cwd, check)
+    # What readies a check is part of it (go test's warm-up is its compile, split off): the
+    # run gets what is left of the check's time. With the whole of it, a warm-up and a hung
+    # test outlasted the runner's net (the check's time and 15 s), and the hang read as a
+    # verifier that never returned.
+    left = check.timeout_s
+    if left is not None:
+        left = max(left - (time.monotonic() - started), _LEAST_LEFT_S)
     evidence = _run_planned(
-        check, planned, located, checker, cwd, run, report_dir, sandbox, canaries
+        check, planned, located, checker, cwd, run, report_dir, sandbox, canaries, left
     )
     return replace(evidence, extra={**evidence.extra, "prepared": readied})
+
+
+#: The least time a check is given after what readied it took all of its own: enough to
+#: start, so that its end reads as the deadline it is.
+_LEAST_LEFT_S = 0.5
 
 
 def _run_planned(
@@ -153,8 +167,10 @@ def _run_planned(
     report_dir: Path,
     sandbox: str | None,
     canaries: Planted | NotPlanted | None,
+    timeout_s: float | None = None,
 ) -> Evidence:
-    """Run `check` as `planned`, then parse and classify what it did."""
+    """Run `check` as `planned` (within `timeout_s`, else the check's own time), then
+    parse and classify what it did."""
     from assay.process import InvalidRun
 
     # The argv runs the very binary that was probed, not whatever PATH finds later.
@@ -175,7 +191,7 @@ def _run_planned(
             argv,
             cwd=str(cwd),
             env=env or None,
-            timeout=check.timeout_s,
+            timeout=check.timeout_s if timeout_s is None else timeout_s,
             no_output_timeout=check.no_output_timeout_s,
         )
     except (InvalidRun, OSError) as exc:
