@@ -341,5 +341,10 @@ def _case(element: Element) -> TestCase:
         outcome=outcome,
         file=element.get("file"),
         duration_s=duration,
-        message=message,
+        message=None if message is None else _ESCAPED_COLOURS.sub("", message),
     )
+
+
+#: Colour codes as pytest's JUnit report writes them: ESC is no XML character, so it is
+#: written `#x1B` (humanize forces `--color=yes`: `#x1B[0m#x1B[91m- 10,000,000`).
+_ESCAPED_COLOURS = re.compile(r"#x1B\[[0-9;]*m")
