@@ -384,6 +384,39 @@ def test_a_node_check_without_its_declared_dependencies_is_unverified(
         assert "could not load left-pad" in evidence.note and "npm ci" in evidence.note
 
 
+@pytest.mark.parametrize(
+    ("installed", "verdict", "cause"),
+    [
+        # mitt's fresh clone: `tsc --noEmit` ran the host's TypeScript, not its own 4.9.
+        (False, Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING),
+        (True, Verdict.FAIL, Cause.EXIT_NONZERO),
+    ],
+)
+def test_a_script_that_ran_the_hosts_release_of_a_declared_tool_is_unverified(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    installed: bool,
+    verdict: Verdict,
+    cause: Cause,
+) -> None:
+    """The host's tsc, where package.json declares typescript and node_modules lacks it:
+    its failure is that release's word on the project's configuration, not the project's
+    (mitt: "Option 'moduleResolution=node10' has been removed", FAILED)."""
+    files = {
+        "package.json": '{"name": "p", "scripts": {"typecheck": "tsc --noEmit"}, '
+        '"devDependencies": {"typescript": "^4.9.5"}}',
+        "tsconfig.json": '{"compilerOptions": {"strict": true}, "include": ["src"]}',
+        "src/index.ts": "export const n: number = 'not a number';\n",
+    }
+    if installed:  # declared and installed: whatever runs, it is no stand-in
+        files["node_modules/typescript/package.json"] = '{"name": "typescript"}'
+    project = write_dedented(tmp_path, files)
+    evidence = run(check_named(project, "npm-typecheck"), project, tmp_path_factory)
+    assert_verdict(evidence, verdict, cause)
+    if verdict is Verdict.UNVERIFIED:
+        assert "ran the host's tsc, not the project's" in evidence.note, evidence.note
+
+
 def test_uvus_loader_missing_a_declared_package_is_unverified(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -75,3 +75,20 @@ def test_a_stated_command_a_tool_refuses_is_unverified_end_to_end(tmp_path: Path
     report = json.loads(done.stdout)
     assert report["status"] == "UNVERIFIED", report["note"]
     assert "refused the option --frobnicate" in report["note"]
+
+
+def test_an_option_a_missing_pytest_plugin_adds_names_the_plugin(tmp_path: Path) -> None:
+    """installer's nox session runs `pytest -n auto`: the plugin that adds `-n`
+    (pytest-xdist) was missing, and the note blamed pytest's release."""
+    repo = write(
+        tmp_path / "repo",
+        {
+            "tox.ini": "[testenv]\ncommands = pytest -n auto tests\n",
+            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+        },
+    )
+    done = assay("verify", "--json", "--no-cache", str(repo), env=assay_env(), timeout=300)
+    no_traceback(done)
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert "refused the option -n, which the plugin pytest-xdist adds" in report["note"]

@@ -106,6 +106,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _host_tool_for_declared(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _python_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _runner_broken_here(check, result, parsed) is not None:
@@ -251,6 +253,22 @@ def _node_dependency_not_installed(
     from assay.uninstalled_dependency import uninstalled_node_dependency
 
     return uninstalled_node_dependency(combined(result), result.cwd)
+
+
+def _host_tool_for_declared(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> tuple[str, str] | None:
+    """The command and package, when a failed package script ran the host's release of a
+    tool the project declares and has not installed (`host_tool_for_declared`), and no
+    test it ran failed: a test that fails under another release of its runner is still a
+    test of the code; a type checker's or linter's verdict is its release's."""
+    if result.exit_code in (0, None) or not result.cwd:
+        return None
+    if parsed.tests is not None and parsed.tests.any_failed:
+        return None
+    from assay.uninstalled_dependency import host_tool_for_declared
+
+    return host_tool_for_declared(check.argv, result.cwd)
 
 
 def _python_dependency_not_installed(
@@ -477,6 +495,15 @@ def _note(
                 "toolchain here. Install that release (or a newer one), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (option := _refused(result, parsed)) is not None:
+            from assay.refused_option import option_plugin
+
+            if (plugin := option_plugin(check.tool, option)) is not None:
+                return (
+                    f"{check.name}: {check.tool} refused the option {option}, which the "
+                    f"plugin {plugin} adds: it is not installed where the check runs, so "
+                    f"nothing of the code was checked. Install {plugin} (the project's test "
+                    "requirements name it), then verify again." + INSTALL_WAY_OUT
+                )
             release = f" {checker.version}" if checker is not None and checker.version else ""
             return (
                 f"{check.name}: {check.tool or 'the tool'}{release} refused the option "
@@ -497,6 +524,16 @@ def _note(
                 f"{check.name} could not load {package}, which package.json declares: the "
                 "project's dependencies are not installed (node_modules lacks them). Install "
                 "them (`npm ci`), then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            ran := _host_tool_for_declared(check, result, parsed)
+        ) is not None:
+            command, package = ran
+            return (
+                f"{check.name} ran the host's {command}, not the project's: package.json "
+                f"declares {package}, which node_modules lacks, and another release's "
+                "failure says nothing of the code. Install the project's dependencies "
+                "(`npm ci`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             module := _python_dependency_not_installed(check, result, parsed)

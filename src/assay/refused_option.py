@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["refused_option"]
+__all__ = ["option_plugin", "refused_option"]
 
 #: How argument parsers say they do not know an option, the option in group `option`.
 _REFUSALS = (
@@ -46,3 +46,36 @@ def refused_option(output: str, argv: Sequence[str]) -> str | None:
             if any(word == option or word.startswith(option + "=") for word in argv):
                 return option
     return None
+
+
+#: pytest options a plugin adds, by the distribution that has it: refused, the plugin is
+#: missing, not the release of pytest (installer's nox session runs `pytest -n auto`).
+PYTEST_PLUGIN_OPTIONS = {
+    "-n": "pytest-xdist",
+    "--numprocesses": "pytest-xdist",
+    "--dist": "pytest-xdist",
+    "--maxprocesses": "pytest-xdist",
+    "--cov": "pytest-cov",
+    "--cov-report": "pytest-cov",
+    "--cov-fail-under": "pytest-cov",
+    "--cov-config": "pytest-cov",
+    "--no-cov": "pytest-cov",
+    "--timeout": "pytest-timeout",
+    "--reruns": "pytest-rerunfailures",
+    "--only-rerun": "pytest-rerunfailures",
+    "--asyncio-mode": "pytest-asyncio",
+    "--randomly-seed": "pytest-randomly",
+    "--randomly-dont-reorganize": "pytest-randomly",
+    "--benchmark-skip": "pytest-benchmark",
+    "--benchmark-disable": "pytest-benchmark",
+    "--benchmark-only": "pytest-benchmark",
+    "--mypy": "pytest-mypy",
+    "--snapshot-update": "syrupy",
+    "--forked": "pytest-forked",
+    "--doctest-plus": "pytest-doctestplus",
+}
+
+
+def option_plugin(tool: str | None, option: str) -> str | None:
+    """The plugin that adds `option` to `tool`, where one is known; else None."""
+    return PYTEST_PLUGIN_OPTIONS.get(option) if tool == "pytest" else None

@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
+from collections.abc import Sequence
 
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["declared_node_packages", "uninstalled_node_dependency"]
+__all__ = ["declared_node_packages", "host_tool_for_declared", "uninstalled_node_dependency"]
 
 #: node's words for a `require` (CommonJS) or an `import` (ESM) of a package it cannot find;
 #: uvu's `-r` loader quotes the name in double quotes (`Cannot find module "esm"`).
@@ -54,22 +57,78 @@ def uninstalled_node_dependency(output: str, cwd: str) -> str | None:
     return names[0]
 
 
-def declared_node_packages(cwd: str | os.PathLike[str]) -> set[str]:
-    """The packages the package.json at `cwd` declares, in any of its dependency tables;
-    none when it is absent, too large or not JSON."""
+#: Commands a package installs under a name other than its own.
+_BIN_PACKAGES = {
+    "tsc": "typescript",
+    "tsserver": "typescript",
+    "run-p": "npm-run-all",
+    "run-s": "npm-run-all",
+    "biome": "@biomejs/biome",
+    "ng": "@angular/cli",
+}
+#: What separates the commands of a script's line.
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+#: Words before a command that run it: the package manager's own runners.
+_RUNNERS = frozenset({"npx", "exec", "pnpx", "bunx"})
+
+
+def host_tool_for_declared(argv: Sequence[str], cwd: str) -> tuple[str, str] | None:
+    """(command, package) when the package script `argv` runs (`npm run X`, `npm test`,
+    `yarn X`, `pnpm X`) starts a command the host has on its PATH whose package the
+    package.json at `cwd` declares and `cwd/node_modules` lacks: another release than the
+    project's (mitt's `tsc --noEmit` ran the host's TypeScript 7, which refuses the
+    `moduleResolution` its 4.9 took); else None."""
+    from assay.tools.node import script_called
+
+    script = script_called(list(argv[1:]))
+    if script is None:
+        return None
+    scripts = _manifest(cwd).get("scripts")
+    line = scripts.get(script) if isinstance(scripts, dict) else None
+    if not isinstance(line, str):
+        return None
+    declared = declared_node_packages(cwd)
+    for command in _commands(line):
+        package = _BIN_PACKAGES.get(command, command)
+        if (
+            package in declared
+            and not os.path.lexists(os.path.join(cwd, "node_modules", package))
+            and shutil.which(command) is not None
+        ):
+            return command, package
+    return None
+
+
+def _commands(line: str) -> list[str]:
+    """The command of each part of a script's line (after any `VAR=value` and runner)."""
+    try:
+        words = shlex.split(line, comments=False)
+    except ValueError:
+        return []
+    commands, at_start = [], True
+    for word in words:
+        if word in _SEPARATORS:
+            at_start = True
+        elif at_start and not ("=" in word and not word.startswith("=")) and word not in _RUNNERS:
+            commands.append(word)
+            at_start = False
+    return commands
+
+
+def _manifest(cwd: str | os.PathLike[str]) -> dict[str, object]:
     data = read_untrusted(cwd, "package.json", limit=MAX_PACKAGE_JSON_BYTES)
     if not isinstance(data, bytes):
-        return set()
+        return {}
     try:
         manifest = json.loads(data)
     except (ValueError, RecursionError):
-        return set()
-    if not isinstance(manifest, dict):
-        return set()
-    return {
-        name
-        for field in _DECLARING
-        if isinstance(manifest.get(field), dict)
-        for name in manifest[field]
-        if isinstance(name, str)
-    }
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def declared_node_packages(cwd: str | os.PathLike[str]) -> set[str]:
+    """The packages the package.json at `cwd` declares, in any of its dependency tables;
+    none when it is absent, too large or not JSON."""
+    manifest = _manifest(cwd)
+    tables = [table for field in _DECLARING if isinstance(table := manifest.get(field), dict)]
+    return {name for table in tables for name in table if isinstance(name, str)}
