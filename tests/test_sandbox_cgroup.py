@@ -8,6 +8,7 @@ waits out an RCU grace period unless the lock was taken shortly before.)
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 from assay.sandbox import cgroup
 from assay.scratch import tagged_name
+from tests.cli import ASSAY
 
 
 @pytest.fixture
@@ -136,3 +138,24 @@ def test_what_a_member_writes_to_a_tmpfs_counts_against_the_groups_memory(
         assert shm.stat().st_size <= 256 * 1024**2
     finally:
         shm.unlink(missing_ok=True)
+
+
+def test_a_jvm_in_the_sandbox_reads_the_runs_limits_as_its_containers(tmp_path: Path) -> None:
+    """In a cgroup namespace of its own, the host's cgroup mounts read as rooted above the
+    run's group (`/../../..`): the JVM's container support raised a NullPointerException
+    for every system metric, and GraalVM native images at start (path-to-regexp's
+    `recheck`: 13 tests FAILED). Sharing the host's namespace, it finds the run's group."""
+    done = subprocess.run(
+        [ASSAY, "run", "--json", "--sandbox", "bwrap", "--kind", "build", "--"]
+        + ["java", "-XshowSettings:system", "-version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    record = json.loads(done.stdout)
+    said = record["stdout"]["text"] + record["stderr"]["text"]
+    assert record["exit_code"] == 0, said
+    assert "NullPointerException" not in said
+    assert "Provider: cgroupv" in said, said  # the JVM took the sandbox for a container

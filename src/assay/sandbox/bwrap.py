@@ -539,7 +539,11 @@ class BwrapSandbox(Sandbox):
         """The first part of a command's start in `workspace` (`assay.sandbox.launch`):
         all of its confinement, and `--args` for the rest."""
         args = [*self._launcher(workspace), self._binary, "--die-with-parent", "--new-session"]
-        args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        # The host's cgroup namespace, not one of its own: there, the host's cgroup mounts
+        # read as rooted above the run's group (`/../../..`), and a JVM's container support
+        # (GraalVM native images at start) raised on every metric. Shared, a JVM finds the
+        # run's group, and takes its limits as its container's.
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts"]
         if not self.options.network:
             args.append("--unshare-net")
         dropped = self._dropped(workspace)
