@@ -1126,3 +1126,47 @@ def test_a_fetch_only_some_checks_need_leaves_the_others_to_run(
     assert ran.get("cargo-test") == ("fail" if wrong else "pass"), report["note"]
     assert report["status"] == ("FAILED" if wrong else "INDETERMINATE"), report["note"]
     assert "the checks that need it were not run (cargo-build)" in report["note"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("source", "status"),
+    [
+        # path-to-regexp with a paren deleted: its `prepare` builds it with tsc, which stops
+        # on the code's text. INDETERMINATE before ("check the lockfile and the network").
+        ("export const double = (x: number => x * 2;\n", "FAILED"),
+        # A type error can come of dependencies' types resolved today: not the code's alone.
+        ("export const double = (x: number): string => x * 2;\n", "INDETERMINATE"),
+    ],
+    ids=["syntax", "types"],
+)
+def test_an_install_whose_prepare_cannot_parse_the_projects_typescript_failed(
+    tmp_path: Path, source: str, status: str
+) -> None:
+    assert shutil.which("tsc") is not None, "tsc is not installed (.ci/run installs it)"
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "package.json": (
+                '{"name": "x", "version": "1.0.0", "scripts": {"prepare": "tsc -p .",'
+                ' "test": "node --test"}}'
+            ),
+            "tsconfig.json": '{"compilerOptions": {"outDir": "dist"}, "include": ["src"]}',
+            "src/index.ts": source,
+            "test/a.test.js": "require('node:test')('a', () => {})\n",
+        },
+    )
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "assay"), "verify", "--install", "--json", str(repo)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=300,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == status, report["note"]
+    if status == "FAILED":
+        assert report["note"].startswith(
+            "install step install-node failed on the project's own code: src/index.ts:1: "
+        ), report["note"]

@@ -966,7 +966,7 @@ def _install_failed(
     """A failed install step means the checks could not run (`unrun` says which): not a
     verdict on the code, unless the step failed on the code itself, a file of the project
     (`root`, the workspace) that is not valid Python (a build backend imports the package
-    for its version)."""
+    for its version) or TypeScript (npm's `prepare` builds it)."""
     if evidence.passed:
         return evidence
     broken = _syntax_error_in_project(evidence, root)
@@ -1041,9 +1041,12 @@ def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | Non
     from assay.install import MADE_ENV
     from assay.parsers._text import combined
     from assay.parsers.crash import syntax_error_in
+    from assay.parsers.node import ts_syntax_error_in
     from assay.tools import DEPENDENCY_DIR
 
-    return syntax_error_in(combined(evidence.result), str(root), (MADE_ENV, DEPENDENCY_DIR))
+    said, outside = combined(evidence.result), (MADE_ENV, DEPENDENCY_DIR)
+    # A build backend that imports the package; npm's `prepare`, which builds it with tsc.
+    return syntax_error_in(said, str(root), outside) or ts_syntax_error_in(said, str(root), outside)
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,34 @@ def parse_tsc(check: Check, result: ProcessResult, report_dir: Path | None) -> P
 
 
 _TSC_SEVERITY = {"error": "error", "warning": "warning", "message": "note"}
+#: TypeScript's parser's errors (`TS1005: ')' expected`, unterminated literals): the code's
+#: text, whatever its dependencies' types say.
+_TSC_SYNTAX = range(1000, 1166)
+
+
+def ts_syntax_error_in(text: str, root: str, outside: tuple[str, ...] = ()) -> Diagnostic | None:
+    """The first TypeScript syntax error `text` reports in a file of the project at `root`
+    (an install whose `prepare` script built the project with tsc), unless that file lies
+    under one of `outside` (the dependencies)."""
+    for line in text.splitlines():
+        match = _TSC_PLAIN.match(line) or _TSC_PRETTY.match(line)
+        if match is None or match["sev"] != "error" or int(match["code"][2:]) not in _TSC_SYNTAX:
+            continue
+        file = os.path.normpath(os.path.join(root, match["file"]))
+        inside = file.startswith(root.rstrip("/") + "/") and os.path.isfile(file)
+        if not inside or any(file.startswith(os.path.join(root, o) + "/") for o in outside):
+            continue
+        return Diagnostic(
+            message=match["msg"],
+            file=relative(file, root),
+            line=int(match["line"]),
+            column=int(match["col"]),
+            code=match["code"],
+            tool="tsc",
+        )
+    return None
+
+
 _ESLINT_SEVERITY = {2: "error", 1: "warning"}
 
 #: Biome's diagnostic headers (`index.js:2:20 lint/suspicious/noDoubleEquals  FIXABLE  ━━`,
