@@ -1170,3 +1170,26 @@ def test_an_install_whose_prepare_cannot_parse_the_projects_typescript_failed(
         assert report["note"].startswith(
             "install step install-node failed on the project's own code: src/index.ts:1: "
         ), report["note"]
+
+
+#: installer's noxfile: its test session installs the project, then the tests' requirement
+#: file (pytest-xdist, for the `-n auto` it runs with); its docs session is no check.
+NOXFILE_INSTALLS = {
+    "pyproject.toml": '[project]\nname = "p"\nversion = "1"\n',
+    "tests/requirements.txt": "pytest\npytest-xdist\n",
+    "docs/requirements.txt": "sphinx\n",
+    "noxfile.py": (
+        "import nox\n\n\n@nox.session(python=['3.11'])\ndef test(session):\n"
+        "    session.install('.')\n    session.install('-r', 'tests/requirements.txt')\n"
+        "    session.install('coverage[toml]', '-e', '.')\n"
+        "    session.run('pytest', '-n', 'auto')\n\n\n"
+        "@nox.session\ndef docs(session):\n    session.install('-r', 'docs/requirements.txt')\n"
+    ),
+}
+
+
+def test_a_nox_sessions_installs_are_the_tests_requirements(tmp_path: Path) -> None:
+    write(tmp_path, NOXFILE_INSTALLS)
+    (step,) = [s for s in install_steps(tmp_path) if s.name == "install-python-nox"]
+    assert step.argv[-3:] == ("-r", "tests/requirements.txt", "coverage[toml]"), step.argv
+    assert "docs/requirements.txt" not in step.argv and "." not in step.argv

@@ -381,7 +381,7 @@ def parse_noxfile(
     place: dict[str, tuple[str, ...]] = {"__file__": (posixpath.basename(path),)}
     module_values = {**place, **_literal_values(tree.body, place)}
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or not _is_nox_session(node):
+        if not isinstance(node, ast.FunctionDef) or not is_nox_session(node):
             continue
         kind = env_kind(node.name)
         if kind is None:
@@ -407,7 +407,8 @@ def parse_noxfile(
     return found, dropped, []
 
 
-def _is_nox_session(node: ast.FunctionDef) -> bool:
+def is_nox_session(node: ast.FunctionDef) -> bool:
+    """Whether `node` is a function nox runs as a session (`@nox.session`, `@session`)."""
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if isinstance(target, ast.Attribute) and target.attr == "session":

@@ -445,6 +445,7 @@ def install_steps(root: Path) -> list[Check]:
         catch_all_extra,
         declared_groups,
         hatch_requirements,
+        nox_requirements,
         project_extras,
         requirement_file_arguments,
         requirement_files,
@@ -491,6 +492,7 @@ def install_steps(root: Path) -> list[Check]:
     declared_for_tests = (
         ("groups", tests),
         ("tox", tox_requirements(root, set(requirements))),
+        ("nox", nox_requirements(root, set(requirements))),
         ("hatch", hatch_requirements(root)),
         ("tests-require", setup_py_tests_require(root)),
     )

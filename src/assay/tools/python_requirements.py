@@ -340,6 +340,59 @@ def tox_requirements(root: Path, installed: set[str]) -> Declared | None:
     return Declared(f"{config.path} deps", config.path, flat) if flat else None
 
 
+def nox_requirements(root: Path, installed: set[str]) -> Declared | None:
+    """What nox would install for its test, lint and type-check sessions: the literal
+    arguments of each one's `session.install(...)`, requirement files (`-r FILE`) in the
+    tree and requirements, without the project itself and files already in `installed`
+    (installer's test session: `session.install("-r", "tests/requirements.txt")`, which
+    brings pytest-xdist, whose `-n auto` its `session.run` passes). Read, never run."""
+    import ast
+
+    from assay.discovery.python_envs import is_nox_session
+
+    text = _text(root, "noxfile.py")
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    args: dict[tuple[str, ...], None] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not is_nox_session(node):
+            continue
+        if not _is_dev_env(node.name):
+            continue
+        for call in ast.walk(node):
+            for arg in _install_arguments(call):
+                found = _tox_dep(root, arg, installed)
+                if found is not None:
+                    args.setdefault(found)
+    flat = tuple(a for arg in list(args)[:MAX_REQUIREMENTS] for a in arg)
+    return Declared("noxfile.py session.install", "noxfile.py", flat) if flat else None
+
+
+def _install_arguments(call: object) -> list[str]:
+    """The literal words of a `session.install(...)` call, `-r FILE` joined as one, as a
+    tox `deps` line would say it; none for any other call."""
+    import ast
+
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "install"
+    ):
+        return []
+    words = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    joined: list[str] = []
+    for word in words:
+        if joined and joined[-1] in ("-r", "--requirement"):
+            joined[-1] = f"-r {word}"
+        else:
+            joined.append(word)
+    return joined
+
+
 #: hatch's environments for the tests beside the dev-named ones: the default, which
 #: `hatch run` uses, and `hatch test`'s own.
 _HATCH_TEST_ENVS = frozenset({"default", "hatch-test"})
