@@ -49,3 +49,26 @@ def test_its_missing_tool_no_longer_leaves_the_verdict_unverified(tmp_path: Path
     no_traceback(done)
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
+
+
+#: path-to-regexp's: a `lint` script its ts-scripts no longer has, beside the tests CI runs.
+PACKAGE_JSON = (
+    '{"name": "p", "version": "1.0.0", "scripts": '
+    '{"test": "node --test", "lint": "no-such-linter-q7 src"}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "kept"),
+    [
+        pytest.param({WORKFLOW: workflow("npm test")}, False, id="ci-tests-only"),
+        pytest.param({WORKFLOW: workflow("npm test", "npm run lint")}, True, id="ci-lints-too"),
+        pytest.param({}, True, id="no-ci"),
+    ],
+)
+def test_a_package_scripts_lint_ci_never_runs_is_left_out(
+    tmp_path: Path, files: dict[str, str], kept: bool
+) -> None:
+    root = write(tmp_path, {"package.json": PACKAGE_JSON, "test/a.test.js": "", **files})
+    names = [c.name for c in plan_repository(root).checks]
+    assert ("npm-lint" in names) is kept, names

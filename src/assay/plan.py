@@ -636,9 +636,9 @@ def _drop_unstated_lints(
 ) -> tuple[list[Candidate], list[Dropped]]:
     """Leave out a lint only a manifest implies (`go vet` for a go.mod) where the project
     states its own checks for that ecosystem (CI, a task runner, its configuration) and
-    none of them lints, and a task runner's lint where CI runs checks and none of them
-    lints: the maintainers' gate does not include it, and its findings (an unkeyed literal
-    the tests use on purpose) would fail code they accept."""
+    none of them lints, and a task runner's lint (a package script's too) where CI runs
+    checks and none of them lints: the maintainers' gate does not include it, and its
+    findings (an unkeyed literal the tests use on purpose) would fail code they accept."""
     stated: dict[Ecosystem, set[Kind]] = {}
     in_ci: set[Kind] = set()
     for candidate in everything:
@@ -658,9 +658,13 @@ def _drop_unstated_lints(
             )
             dropped.append(Dropped(candidate.command, candidate.source, why))
             continue
-        from_task_runner = candidate.kind is Kind.LINT and candidate.origin is Origin.TASK_RUNNER
+        from_task_runner = candidate.kind is Kind.LINT and candidate.origin in (
+            Origin.TASK_RUNNER,
+            Origin.PACKAGE_JSON,
+        )
         if from_task_runner and in_ci and Kind.LINT not in in_ci:
             # jsmn: `make lint` (clang-tidy --checks='*') for its authors; CI `make test`.
+            # path-to-regexp: a `lint` script its ts-scripts no longer has; CI `npm test`.
             why = (
                 "the project's CI runs its checks and none of them lints: a task "
                 "runner's lint CI never runs is not part of the maintainers' gate"
