@@ -292,3 +292,17 @@ def test_a_sparse_file_is_keyed_and_copied_by_its_data(tmp_path: Path) -> None:
         big.seek(7 * 1024**3)
         big.write(b"x")
     assert "cached" not in verify(repo, options).extra
+
+
+def test_files_times_any_distance_apart_are_keyed(tmp_path: Path) -> None:
+    """Two times 1.1e19 ns apart (a red team's `os.utime`) overflowed a 64-bit array: the
+    run ended "assay could not finish (OverflowError)"."""
+    from assay.cache import workspace_digest
+
+    (tmp_path / "early").write_text("a\n")
+    (tmp_path / "late").write_text("b\n")
+    os.utime(tmp_path / "early", ns=(-2 * 10**18, -2 * 10**18))
+    os.utime(tmp_path / "late", ns=(9 * 10**18, 9 * 10**18))
+    keyed = workspace_digest(tmp_path)
+    os.utime(tmp_path / "late", ns=(9 * 10**18 - 1, 9 * 10**18 - 1))
+    assert workspace_digest(tmp_path) != keyed

@@ -185,7 +185,8 @@ def _times_digest(layout: SourceLayout) -> bytes:
     files = sorted(layout.files)
     times = [layout.stats[rel].st_mtime_ns for rel in files]
     earliest = min(times, default=0)
-    return hashlib.sha256(array("q", [t - earliest for t in times]).tobytes()).digest()
+    # As text: any two times a filesystem holds are farther apart than 64 bits can say.
+    return hashlib.sha256(",".join(str(t - earliest) for t in times).encode()).digest()
 
 
 def _tree_listing(layout: SourceLayout) -> bytes:

@@ -1093,6 +1093,8 @@ def _source_digest(root: Path, options: VerifyOptions) -> str | None:
         return workspace_digest(root, memo=VerdictCache(options.cache_dir))
     except (CacheError, OSError):
         return None
+    except Exception:  # a tree keying cannot take (no cache, then): never the run's end
+        return None
 
 
 def _cache_lookup(
