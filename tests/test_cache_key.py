@@ -306,3 +306,35 @@ def test_files_times_any_distance_apart_are_keyed(tmp_path: Path) -> None:
     keyed = workspace_digest(tmp_path)
     os.utime(tmp_path / "late", ns=(9 * 10**18 - 1, 9 * 10**18 - 1))
     assert workspace_digest(tmp_path) != keyed
+
+
+def test_a_workspace_copied_from_a_tree_that_changed_meanwhile_is_never_keyed(
+    tmp_path: Path,
+) -> None:
+    """A red team's race: two directories swapped after the tree was listed, swapped back
+    once the copy was made. Every file's own stat is as it was, so the digests before and
+    after agreed, and the copy's verdict (the other directory's code) was cached for the
+    tree. What each file was as it was copied must be what was keyed."""
+    from assay.cache import CacheError, workspace_digest
+    from assay.sandbox.provision import copy_layout
+    from assay.source_layout import scan_source
+
+    src = tmp_path / "src"
+    for name, body in (("pkg", "return a - b"), ("alt", "return a + b")):
+        (src / name).mkdir(parents=True)
+        (src / name / "core.py").write_text(f"def add(a, b):\n    {body}\n")
+    _, copied_honestly = copy_layout(
+        src, tmp_path / "honest", scan_source(src, link_git=False)
+    )
+    assert workspace_digest(src, copied_as=copied_honestly) == workspace_digest(src)
+    listed = scan_source(src, link_git=False)
+    (src / "pkg").rename(src / "tmp")
+    (src / "alt").rename(src / "pkg")
+    (src / "tmp").rename(src / "alt")
+    _, copied = copy_layout(src, tmp_path / "raced", listed)
+    assert "a + b" in (tmp_path / "raced" / "pkg" / "core.py").read_text()
+    (src / "pkg").rename(src / "tmp")
+    (src / "alt").rename(src / "pkg")
+    (src / "tmp").rename(src / "alt")
+    with pytest.raises(CacheError, match="changed while its workspace was made"):
+        workspace_digest(src, copied_as=copied)

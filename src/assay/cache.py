@@ -51,7 +51,7 @@ from typing import Any
 from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
-from assay.source_layout import SourceLayout, scan_source
+from assay.source_layout import FileIdentity, SourceLayout, file_identity, scan_source
 from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
 from assay.verdict import VERIFIER_FAULTS, Cause, Status, Verdict
@@ -94,7 +94,11 @@ class CachedReport:
 
 
 def workspace_digest(
-    root: str | os.PathLike[str], *, memo: VerdictCache | None = None, times: bool = True
+    root: str | os.PathLike[str],
+    *,
+    memo: VerdictCache | None = None,
+    times: bool = True,
+    copied_as: Mapping[str, FileIdentity | None] | None = None,
 ) -> str:
     """Digest of everything a workspace of `root` will hold: every file's path, kind,
     permission bits and bytes, with `times` the order of their modification times, and a
@@ -105,6 +109,12 @@ def workspace_digest(
     file `chmod 000` made unreadable; make, which rebuilds what is older than its source,
     after a `touch`). Not their values: those are the workspace's own. A tree checked out
     by git for a base has times of no one's choosing: `times=False` leaves them out.
+
+    `copied_as`: what a workspace copied of `root` found each file to be as it copied it
+    (`provision.copy_layout`). The digest then names that workspace only if it holds the
+    very files keyed, each as listed here, or raises `CacheError`: digests taken before
+    and after the copy agree when a directory renamed during it is renamed back (each
+    file's own stat unchanged), while the copy took the other one's files.
 
     The files are `source_layout.scan_source`'s own listing, so the key and the workspace can
     never disagree about what is in it: ignored files are copied, so they count (a
@@ -122,6 +132,8 @@ def workspace_digest(
         layout = scan_source(root_path, link_git=True)
     except OSError as exc:
         raise CacheError(f"the workspace cannot be keyed: {exc}") from exc
+    if copied_as is not None:
+        _held_as_keyed(layout, copied_as)
     memo_root = str(root_path.resolve())
     settled_before = time.time_ns() - int(RACY_SECONDS * 1e9)
     listing = _tree_listing(layout)
@@ -176,6 +188,14 @@ def _files_digest(
                 memo_root, fresh, previous=known, tree=(listing, files) if whole else None
             )
     return files
+
+
+def _held_as_keyed(layout: SourceLayout, copied_as: Mapping[str, FileIdentity | None]) -> None:
+    """`CacheError` unless the workspace copied exactly the files listed, each as listed."""
+    if set(copied_as) != set(layout.files) or any(
+        copied_as[rel] != file_identity(layout.stats[rel]) for rel in layout.files
+    ):
+        raise CacheError("the tree changed while its workspace was made: nothing is cached")
 
 
 def _times_digest(layout: SourceLayout) -> bytes:

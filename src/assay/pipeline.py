@@ -1111,9 +1111,13 @@ def _cache_lookup(
         return None, None  # a missing tool's verdict is not worth caching
     from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
 
+    workspace = session.workspace
+    copied_as = workspace.provisioned.copied_as if workspace and workspace.provisioned else None
     try:
         cache = VerdictCache(options.cache_dir)
-        digest = workspace_digest(root, memo=cache)
+        # Keyed only if the workspace holds what is keyed: the tree, unchanged, before,
+        # during and after the copy.
+        digest = workspace_digest(root, memo=cache, copied_as=copied_as)
         if digest != digest_before:
             return None, None
         key = cache_key(

@@ -67,6 +67,23 @@ class SourceLayout:
     """Each of `files`' own stat (a link's, not its target's), as the walk saw it."""
 
 
+#: What changes whenever a file's content does: the change time cannot be set by anyone
+#: but the kernel, and a file replaced is a new inode (`file_identity`).
+FileIdentity = tuple[int, int, int, int, int, int]
+
+
+def file_identity(info: os.stat_result) -> FileIdentity:
+    """A file's device, inode, mode, size, modification and change time."""
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_mode,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+
+
 def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayout:
     """Walk `source` once and sort every entry: copy, descend, link or leave out."""
     root = Path(source)

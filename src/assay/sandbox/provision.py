@@ -23,14 +23,15 @@ import shutil
 import stat
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 from assay.scratch import make_scratch
-from assay.source_layout import GIT_DIR, SourceLayout, scan_source
+from assay.source_layout import GIT_DIR, FileIdentity, SourceLayout, file_identity, scan_source
 
 if TYPE_CHECKING:
     from assay.process import ProcessResult
@@ -93,19 +94,29 @@ def copy_tree(
     src = Path(source).resolve()
     if not src.is_dir():
         raise CopyFailed(f"source is not a directory: {src}")
-    return copy_layout(src, Path(dest), scan_source(src, link_git=link_git))
+    return copy_layout(src, Path(dest), scan_source(src, link_git=link_git))[0]
 
 
-def copy_layout(src: Path, dst: Path, layout: SourceLayout, *, age_ns: int = 0) -> CopyMethod:
-    """Create `layout`'s directories, files and links under `dst`; returns how files were made.
-    Every time is kept, made `age_ns` older (see `workspace_age_ns`)."""
+#: What each file copied was as it was copied (`file_identity`); None for one that changed
+#: while it was being copied.
+CopiedAs = dict[str, FileIdentity | None]
+
+
+def copy_layout(
+    src: Path, dst: Path, layout: SourceLayout, *, age_ns: int = 0
+) -> tuple[CopyMethod, CopiedAs]:
+    """Create `layout`'s directories, files and links under `dst`; returns how files were
+    made, and what each was as it was copied (the tree may change meanwhile: the verdict
+    cache keys only a workspace that holds what it keyed). Every time is kept, made
+    `age_ns` older (see `workspace_age_ns`)."""
     dst.mkdir(parents=True, exist_ok=True)
     for rel in layout.dirs:
         (dst / rel).mkdir()
     clone = _clone_works(src, dst, layout.files)
+    copied: CopiedAs = {}
     if len(layout.files) <= SMALL_TREE_FILES:
         # A few files copy faster than a thread pool (and `logging`, which it brings) loads.
-        _copy_files(src, dst, layout.files, clone, age_ns)
+        copied.update(_copy_files(src, dst, layout.files, clone, age_ns))
     else:
         # One chunk per thread, not one task per file: a task costs more than copying a small file.
         chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
@@ -115,9 +126,10 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout, *, age_ns: int = 0) 
 
         with concurrent.futures.ThreadPoolExecutor(COPY_THREADS) as pool:
             # Every result is asked for: the first copy error is raised here, not dropped.
-            results_of(
+            for done in results_of(
                 [pool.submit(_copy_files, src, dst, chunk, clone, age_ns) for chunk in chunks]
-            )
+            ):
+                copied.update(done)
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
     for rel in (*reversed(layout.dirs), "."):
@@ -125,7 +137,7 @@ def copy_layout(src: Path, dst: Path, layout: SourceLayout, *, age_ns: int = 0) 
         if age_ns:
             made = os.stat(dst / rel)
             os.utime(dst / rel, ns=(made.st_atime_ns - age_ns, made.st_mtime_ns - age_ns))
-    return CopyMethod.REFLINK if clone else CopyMethod.PARALLEL
+    return CopyMethod.REFLINK if clone else CopyMethod.PARALLEL, copied
 
 
 def workspace_age_ns() -> int:
@@ -152,14 +164,18 @@ def link_entries(src: Path, dst: Path, linked: tuple[str, ...]) -> tuple[str, ..
     return tuple(made)
 
 
-def _copy_files(src: Path, dst: Path, rels: tuple[str, ...], clone: bool, age_ns: int) -> None:
-    for rel in rels:
-        copy_entry(src / rel, dst / rel, clone=clone, age_ns=age_ns)
+def _copy_files(
+    src: Path, dst: Path, rels: tuple[str, ...], clone: bool, age_ns: int
+) -> list[tuple[str, FileIdentity | None]]:
+    return [(rel, copy_entry(src / rel, dst / rel, clone=clone, age_ns=age_ns)) for rel in rels]
 
 
-def copy_entry(source: Path, target: Path, *, clone: bool = False, age_ns: int = 0) -> None:
+def copy_entry(
+    source: Path, target: Path, *, clone: bool = False, age_ns: int = 0
+) -> FileIdentity | None:
     """Copy one non-directory: a file's bytes (cloned when `clone`), mode and times (made
-    `age_ns` older); a link as a link.
+    `age_ns` older); a link as a link. Returns what the copied file was as it was copied
+    (`file_identity`), None when it changed while being copied.
 
     Owners and extended attributes are not copied. Special files (fifos, sockets) go through
     `shutil.copy2`, which refuses them: a workspace never silently lacks a file.
@@ -170,17 +186,21 @@ def copy_entry(source: Path, target: Path, *, clone: bool = False, age_ns: int =
         times = (info.st_atime_ns - age_ns, info.st_mtime_ns - age_ns)
         os.utime(target, ns=times, follow_symlinks=False)
     elif stat.S_ISREG(info.st_mode):
-        _copy_regular(source, target, info, clone=clone, age_ns=age_ns)
+        return _copy_regular(source, target, clone=clone, age_ns=age_ns)
     else:
         shutil.copy2(source, target, follow_symlinks=False)
+    return file_identity(info)
 
 
 def _copy_regular(
-    source: Path, target: Path, info: os.stat_result, *, clone: bool, age_ns: int = 0
-) -> None:
-    """A regular file's bytes, mode and times, in as few system calls as the kernel allows."""
+    source: Path, target: Path, *, clone: bool, age_ns: int = 0
+) -> FileIdentity | None:
+    """A regular file's bytes, mode and times, in as few system calls as the kernel allows;
+    what it was as it was copied (the file opened, not the path: a directory renamed
+    meanwhile puts another file there), None when it changed meanwhile."""
     fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
     try:
+        info = os.fstat(fd_in)
         fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             if clone and _clone(fd_in, fd_out):
@@ -193,6 +213,8 @@ def _copy_regular(
             os.utime(fd_out, ns=(info.st_atime_ns - age_ns, info.st_mtime_ns - age_ns))
         finally:
             os.close(fd_out)
+        copied = file_identity(info)
+        return copied if file_identity(os.fstat(fd_in)) == copied else None
     finally:
         os.close(fd_in)
 
@@ -497,6 +519,11 @@ class ProvisionRecord:
     """Relative paths that are symlinks to the source's own directories (environments, `.git`)."""
     skipped: tuple[str, ...]
     """Relative paths left out (caches, build output)."""
+    copied_as: Mapping[str, FileIdentity | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """What each file copied was as it was copied (`copy_layout`); for the verdict cache,
+    not the evidence."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -540,8 +567,9 @@ def provision_copy(
             # The commit's tree runs against today's environments, where that tree has a place.
             linked = link_entries(root, path, layout.linked)
             return path, resolved, _record(root, scratch, CopyMethod.GIT_ARCHIVE, linked, None)
-        method = copy_layout(root, path, layout, age_ns=workspace_age_ns())
-        return path, None, _record(root, scratch, method, layout.linked, layout)
+        method, copied_as = copy_layout(root, path, layout, age_ns=workspace_age_ns())
+        record = _record(root, scratch, method, layout.linked, layout)
+        return path, None, replace(record, copied_as=copied_as)
     except BaseException as error:
         discard(path, error)
         raise
