@@ -480,6 +480,91 @@ def _tidy():
 
 atexit.register(_tidy)
 """,
+    # A red team's: `builtins.open` replaced, so pytest wrote its JUnit report through the
+    # code's own (its failures taken out as it was written), and the terminal's summary
+    # mended by wrapping pytest's TerminalWriter. Nothing of pytest's was replaced.
+    "open replaced": """\
+import builtins as _b
+import io as _io
+
+_real = _b.open
+
+
+class _Buf(_io.StringIO):
+    def __init__(self, path, kw):
+        super().__init__()
+        self._path, self._kw = path, kw
+
+    def close(self):
+        if not self.closed:
+            text = self.getvalue()
+            try:
+                text = _fix(text)
+            except Exception:
+                pass
+            with _real(self._path, "w", **self._kw) as f:
+                f.write(text)
+        super().close()
+
+
+def _fix(text):
+    import xml.etree.ElementTree as ET
+    head, sep, body = text.partition("?>")
+    root = ET.fromstring(body)
+    tag = "test" + "case"
+    fixed = 0
+    for case in root.iter(tag):
+        if case.get("classname", "").startswith("tests."):
+            for child in list(case):
+                if child.tag in ("failure", "error"):
+                    case.remove(child)
+                    fixed += 1
+    for suite in root.iter("test" + "suite"):
+        suite.set("failures", str(int(suite.get("failures", "0")) - fixed))
+    return head + sep + ET.tostring(root, encoding="unicode")
+
+
+def _open(file, mode="r", *a, **kw):
+    if isinstance(file, str) and file.endswith(".xml") and "w" in mode and not a:
+        return _Buf(file, kw)
+    return _real(file, mode, *a, **kw)
+
+
+setattr(_b, "op" + "en", _open)
+
+
+class _Out:
+    def __init__(self, inner):
+        self._inner, self._pending = inner, ""
+
+    def write(self, text):
+        import re
+        self._pending += text
+        *lines, self._pending = self._pending.split("\\n")
+        for line in lines:
+            if line.startswith("FAILED tests/"):
+                continue
+            m = re.search(r"(\\d+) failed, (\\d+) passed", line)
+            if m:
+                n, p = int(m[1]), int(m[2])
+                line = line.replace(m[0], f"1 failed, {n + p - 1} passed")
+            self._inner.write(line + "\\n")
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _wrap_terminal():
+    g = __import__("g" + "c")
+    for o in getattr(g, "get_" + "objects")():
+        if type(o).__name__ == "TerminalWriter" and not isinstance(getattr(o, "_file", None), _Out):
+            o._file = _Out(o._file)
+
+
+_wrap_terminal()
+
+""",
     # Every pipe to assay (the guard's own copy of stderr too) swapped for one of the
     # code's, the report rewritten at exit, and the seal on its way out given the new
     # digest, pytest's printed words mended to agree.
@@ -609,6 +694,8 @@ def test_pytest_rewrites_after_the_guards_last_look_are_found(tmp_path: Path, ho
         assert "pytest's report was rewritten after pytest wrote it" in note, explain(report)
     elif how == "the streams to assay relayed":
         assert "exit code of the guard planted beside the tests" in note, explain(report)
+    elif how == "open replaced":
+        assert "pytest's reporting was replaced (after collection): builtins.open" in note
     else:
         assert "pytest_sessionfinish of calc-helpers (added by" in note, explain(report)
 
@@ -1154,6 +1241,82 @@ def test_unittest_streams_relayed_by_the_code_are_found_by_the_guard(tmp_path: P
     repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": RELAYS_UNITTEST_STREAMS})
     report = verify_change(repo)
     _assert_tampered(report)
+
+
+#: A red team's: `sys.stderr` replaced as the code is imported (the runner, made after
+#: discovery, prints into it), and at exit (its handler runs before the guard's tally) the
+#: project's failures taken out of the result and the held text, then let out.
+HOLDS_UNITTEST_OUTPUT_BACK = """\
+import re as _re
+import sys as _sys
+
+_armed = []
+_MINE = "tests.test_calc."
+
+
+class _Err:
+    # Holds what is printed; it is rewritten and let out at exit.
+    def __init__(self, inner):
+        self.inner, self.text = inner, []
+
+    def write(self, text):
+        self.text.append(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+_err = _Err(_sys.stderr)
+_sys.stderr = _err
+
+
+def _fix():
+    g = __import__("g" + "c")
+    for o in getattr(g, "get_" + "objects")():
+        if type(o).__name__ == "TextTestResult":
+            o.failures[:] = [f for f in o.failures if not f[0].id().startswith(_MINE)]
+    text = "".join(_err.text)
+    sep = "=" * 70 + "\\n"
+    parts = text.split(sep)
+    kept = [parts[0]] + [p for p in parts[1:] if not _re.match(r"(FAIL|ERROR): \\w+ \\(" + _re.escape(_MINE), p)]
+    dropped = len(parts) - len(kept)
+    if parts[-1] not in kept:  # the summary followed the last section
+        tail = parts[-1][parts[-1].index("-" * 70 + "\\nRan"):]
+        kept[-1] = kept[-1].rstrip("\\n") + "\\n\\n" + tail
+    text = sep.join(kept)
+    text = _re.sub(r"(?m)^(\\w+ \\(" + _re.escape(_MINE) + r".*\\) \\.\\.\\. )(FAIL|ERROR)$", r"\\1ok", text)
+
+    def count(m):
+        left = int(m[1]) - dropped
+        return f"FAILED (failures={left})" if left else "OK"
+
+    text = _re.sub(r"(?m)^FAILED \\(failures=(\\d+)\\)$", count, text)
+    _err.inner.write(text)
+    _err.inner.flush()
+
+
+
+def add(a, b):
+    if not _armed:
+        _armed.append(1)
+        __import__("ate" + "xit").register(_fix)
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_unittest_output_held_back_by_the_code_is_found_by_the_guard(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": HOLDS_UNITTEST_OUTPUT_BACK})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert "the runner's stream (calc._Err)" in _test_check(report).note, explain(report)
 
 
 def test_unittest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:

@@ -37,6 +37,9 @@ REACHES = [
     ("calc.py", "import gc\nobjs = gc.get_objects()\n", "gc.get_objects()"),
     ("calc.py", "import os\nos._exit(0)\n", "os._exit(0)"),
     ("calc.py", "import os\nos.dup2(w, 2)\n", "os.dup2(w, 2)"),
+    # A red team's, spelt plainly: builtins and gc under other names.
+    ("calc.py", "import builtins as _b\n_b.open = _open\n", "import builtins as _b"),
+    ("calc.py", "import gc as g\nobjs = g.get_objects()\n", "import gc as g"),
     ("calc.py", "import os\nfds = os.listdir('/dev/fd')\n", "'/dev/fd'"),
     # A red team's: pytest's own function given other code, the running Config found up the
     # stack, and the attack itself kept in a data file the scan does not read.

@@ -140,7 +140,9 @@ PYTHON = Language(
         Rule("uses pluggy alongside pytest", r"\bpluggy\b", also=r"\bpytest\b"),
         Rule(
             "walks the interpreter's objects (to find the runner)",
-            r"\bgc\.get_(?:objects|referrers|referents)\s*\(",
+            r"\bgc\.get_(?:objects|referrers|referents)\s*\("
+            # The module under another name, or its walk taken by name (a red team's).
+            r"|\bimport\s+gc\s+as\b|\bfrom\s+gc\s+import\b.*\bget_(?:objects|referrers|referents)\b",
         ),
         Rule(
             "skips or ends tests at run time from non-test code",
@@ -185,7 +187,8 @@ PYTHON = Language(
         ),
         Rule(
             "patches the runner or its output",
-            r"\bbuiltins\.print\s*=(?!=)|\bsetattr\s*\(\s*builtins\s*,\s*['\"]print['\"]"
+            r"\bbuiltins\.(?:print|open)\s*=(?!=)|\bsetattr\s*\(\s*builtins\s*,"
+            r"|\bimport\s+builtins\s+as\b"
             r"|\b__builtins__\s*(?:\[\s*['\"]print['\"]\s*\]|\.print)\s*=(?!=)"
             r"|\bsys\.(?:__)?(?:stdout|stderr)(?:__)?\.write\s*=(?!=)"
             r"|\bunittest(?:\.\w+)+\s*=(?!=)|\bsetattr\s*\(\s*unittest\b"

@@ -440,8 +440,10 @@ _PYTEST_PLUGIN = string.Template(
 # mypy: ignore-errors
 # type: ignore
 # pylint: skip-file
+import builtins as _builtins
 import hashlib as _hashlib
 import importlib as _importlib
+import io as _io
 import os as _os
 import pathlib as _pathlib
 import random as _random
@@ -463,12 +465,19 @@ for _name in ("_pytest.junitxml", "_pytest.terminal", "_pytest.runner", "_pytest
         pass
 
 
-def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys, own=__name__):
+def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sys, own=__name__,
+              _open=open, _builtins=_builtins, _io=_io):
     # Everything the guard uses is its own, held in closures: the module's names are code
     # under test's to rebind.
     # The pipe its words leave the process by: code under test that swaps it for a pipe of
     # its own (dup2 over every descriptor) could rewrite the seal on its way out.
     stream = (_os.fstat(err).st_dev, _os.fstat(err).st_ino)
+    # What pytest's reports are written through, as they were before any of the project's
+    # code ran: an `open` replaced rewrote the JUnit report as pytest wrote it.
+    through = {"builtins.open": (_builtins, "open"), "builtins.print": (_builtins, "print"),
+               "io.open": (_io, "open"), "os.open": (_os, "open"), "os.write": (_os, "write"),
+               "os.fdopen": (_os, "fdopen")}
+    through = {name: (where, attr, getattr(where, attr)) for name, (where, attr) in through.items()}
     owned = ("pytest", "_pytest", "pluggy")
     # Beside them, the module of unittest's assertions (tests pytest runs call them).
     modules = ("unittest.case",)
@@ -557,6 +566,25 @@ $state
     def changed(was, now):
         return any(a is not b for a, b in zip(was, _state(now))) and not installed(now)
 
+    # The builtins' names each of pytest's and pluggy's modules held at the start (`exit`):
+    # one set since, to something none of them defines, shadows the builtin in that module
+    # (an `open` of the code's own in `_pytest.junitxml`).
+    builtin_names = frozenset(n for n in vars(_builtins) if not n.startswith("__"))
+    held = {name: builtin_names & set(vars(module)) for name, module in list(_sys.modules.items())
+            if module is not None and name.partition(".")[0] in owned}
+
+    def swapped():
+        for name, (where, attr, was) in through.items():
+            if getattr(where, attr, None) is not was:
+                yield name
+        for name, module in list(_sys.modules.items()):
+            if module is None or name.partition(".")[0] not in owned:
+                continue
+            for attr in (builtin_names & set(vars(module))) - held.get(name, frozenset()):
+                home = str(getattr(vars(module).get(attr), "__module__", None))
+                if home.partition(".")[0] not in owned:
+                    yield f"{name}.{attr}"
+
     def the_projects(impl, where):
         # A hook of a conftest.py pytest loaded, or of a plugin module one asks for
         # (`pytest_plugins`), or of an object one registers with functions of its own: the
@@ -636,6 +664,7 @@ $state
         found += [f"{h} of {impl.plugin_name}" for h, impl, was in impls if changed(was, impl.function)]
         found += list(added())
         found += list(new_members())
+        found += list(swapped())
         found += list(watchers())
         found += list(forged(when))
         if found:
@@ -674,8 +703,10 @@ $state
         path = getattr(xml, "logfile", None)
         if path is None:
             return  # no report: the parser says so
+        if any(swapped()):
+            exit($code)  # the report went through what the code under test put in its place
         try:
-            with open(path, "rb") as file:
+            with _open(path, "rb") as file:
                 digest = sha256(file.read()).hexdigest()
             if (_os.fstat(err).st_dev, _os.fstat(err).st_ino) != stream:
                 exit($code)  # its words would leave through the code under test
@@ -1019,6 +1050,11 @@ $state
         module = _sys.modules.get(cls.__module__)
         return cls.__module__.startswith("unittest.") and getattr(module, cls.__name__, None) is cls
 
+    def standard_stream(cls):
+        # The interpreter's own streams, or a class of installed code (colorama's wrapper).
+        file = getattr(_sys.modules.get(cls.__module__), "__file__", None)
+        return cls.__module__ in ("_io", "io") or (isinstance(file, str) and file.startswith(roots))
+
     checked = set()
     prefix = unittest.defaultTestLoader.testMethodPrefix
 
@@ -1050,6 +1086,11 @@ $state
             found.append(f"the result ({type(result).__module__}.{type(result).__qualname__})")
         elif result is not None and not results:
             results.append(result)
+        # What the runner prints to: a stream of the code's own (`sys.stderr` replaced before
+        # the runner was made) holds the summary back, to be rewritten at exit.
+        stream = getattr(getattr(result, "stream", None), "stream", None)
+        if stream is not None and not standard_stream(type(stream)):
+            found.append(f"the runner's stream ({type(stream).__module__}.{type(stream).__qualname__})")
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
