@@ -323,9 +323,7 @@ def test_a_workspace_copied_from_a_tree_that_changed_meanwhile_is_never_keyed(
     for name, body in (("pkg", "return a - b"), ("alt", "return a + b")):
         (src / name).mkdir(parents=True)
         (src / name / "core.py").write_text(f"def add(a, b):\n    {body}\n")
-    _, copied_honestly = copy_layout(
-        src, tmp_path / "honest", scan_source(src, link_git=False)
-    )
+    _, copied_honestly = copy_layout(src, tmp_path / "honest", scan_source(src, link_git=False))
     assert workspace_digest(src, copied_as=copied_honestly) == workspace_digest(src)
     listed = scan_source(src, link_git=False)
     (src / "pkg").rename(src / "tmp")
