@@ -452,6 +452,55 @@ _swap()
 }
 
 
+#: Every pipe to assay (the guard's own copy of stderr too) swapped for one of the code's
+#: own, and what went through it let out at exit as `_mend` has it, once `_before` ran
+#: (each attack defines both).
+RELAYS_THE_STREAMS = """\
+import atexit
+import os
+
+
+def _relay():
+    groups = {}
+    for name in os.listdir("/dev/fd"):
+        try:
+            fd = int(name)
+            info = os.fstat(fd)
+        except (ValueError, OSError):
+            continue
+        if (info.st_mode & 0o170000) == 0o010000:
+            groups.setdefault(info.st_ino, []).append(fd)
+    relays = []
+    for fds in groups.values():
+        kept = os.dup(fds[0])
+        r, w = os.pipe()
+        for fd in fds:
+            os.dup2(w, fd)
+        os.close(w)
+        os.set_blocking(r, False)
+        relays.append((r, kept))
+
+    def finish():
+        _before()
+        for r, kept in relays:
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(r, 65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            os.write(kept, _mend(data.decode("utf-8", "replace")).encode())
+
+    atexit.register(finish)
+
+
+_relay()
+"""
+
+
 #: A red team's two rewrites after the guard's last look at the session's end: the JUnit
 #: report rewritten at exit (and the real summary pushed out of sight), and pytest's own
 #: tallies edited by a session-finish hook the code registered, before they are written.
@@ -569,75 +618,43 @@ _wrap_terminal()
     # code's, the report rewritten at exit, and the seal on its way out given the new
     # digest, pytest's printed words mended to agree.
     "the streams to assay relayed": """\
-import atexit
-import fcntl
 import hashlib
-import os
 import re
 import sys
 
-
-def _relay():
-    groups = {}
-    for name in os.listdir("/dev/fd"):
-        try:
-            fd = int(name)
-            info = os.fstat(fd)
-        except (ValueError, OSError):
-            continue
-        if (info.st_mode & 0o170000) == 0o010000:
-            groups.setdefault(info.st_ino, []).append(fd)
-    relays = []
-    for fds in groups.values():
-        kept = os.dup(fds[0])
-        r, w = os.pipe()
-        for fd in fds:
-            os.dup2(w, fd)
-        os.close(w)
-        relays.append((r, kept))
-
-    def finish():
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        flag = "--j" + "unitxml="
-        path = next((a[len(flag):] for a in sys.argv if a.startswith(flag)), None)
-        digest = None
-        if path:
-            with open(path) as report:
-                xml = report.read()
-            failing = re.compile(
-                r'(<testcase classname="tests\\.test_calc" name="test_add"[^>]*)>'
-                r"<failure .*?</failure></testcase>",
-                re.S,
-            )
-            xml, n = failing.subn(r"\\1 />", xml)
-            if n:
-                xml = re.sub(r'failures="(\\d+)"', lambda m: 'failures="%d"' % (int(m[1]) - 1), xml)
-                with open(path, "w") as report:
-                    report.write(xml)
-                digest = hashlib.sha256(xml.encode()).hexdigest()
-        for r, kept in relays:
-            fcntl.fcntl(r, fcntl.F_SETFL, os.O_NONBLOCK)
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(r, 65536)
-                except BlockingIOError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            text = data.decode("utf-8", "replace")
-            if digest:
-                text = re.sub(r" sealed [0-9a-f]{64}", " sealed " + digest, text)
-                text = re.sub(r"^(\\d+) failed, (\\d+) pass" + "ed", "0 failed, 3 pass" + "ed", text, flags=re.M)
-            os.write(kept, text.encode())
-
-    atexit.register(finish)
+_digest = []
 
 
-_relay()
-""",
+def _before():
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    flag = "--j" + "unitxml="
+    path = next((a[len(flag):] for a in sys.argv if a.startswith(flag)), None)
+    if path:
+        with open(path) as report:
+            xml = report.read()
+        failing = re.compile(
+            r'(<testcase classname="tests\\.test_calc" name="test_add"[^>]*)>'
+            r"<failure .*?</failure></testcase>",
+            re.S,
+        )
+        xml, n = failing.subn(r"\\1 />", xml)
+        if n:
+            xml = re.sub(r'failures="(\\d+)"', lambda m: 'failures="%d"' % (int(m[1]) - 1), xml)
+            with open(path, "w") as report:
+                report.write(xml)
+            _digest.append(hashlib.sha256(xml.encode()).hexdigest())
+
+
+def _mend(text):
+    if _digest:
+        text = re.sub(r" sealed [0-9a-f]{64}", " sealed " + _digest[0], text)
+        text = re.sub(r"^(\\d+) failed, (\\d+) pass" + "ed", "0 failed, 3 pass" + "ed", text, flags=re.M)
+    return text
+
+
+"""
+    + RELAYS_THE_STREAMS,
     "tallies edited at the session's end": """\
 import sys
 
@@ -1181,61 +1198,25 @@ def test_unittest_output_rewritten_on_its_way_out_is_found_by_its_tally(tmp_path
 
 #: Every pipe to assay (the guard's own copy of stderr too) swapped for one of the code's,
 #: and what went through mended at exit: the failure's words and the guard's tally.
-RELAYS_UNITTEST_STREAMS = """\
-import atexit
-import os
+RELAYS_UNITTEST_STREAMS = (
+    """\
 import re
 
 
-def _relay():
-    groups = {}
-    for name in os.listdir("/dev/fd"):
-        try:
-            fd = int(name)
-            info = os.fstat(fd)
-        except (ValueError, OSError):
-            continue
-        if (info.st_mode & 0o170000) == 0o010000:
-            groups.setdefault(info.st_ino, []).append(fd)
-    relays = []
-    for fds in groups.values():
-        kept = os.dup(fds[0])
-        r, w = os.pipe()
-        for fd in fds:
-            os.dup2(w, fd)
-        os.close(w)
-        os.set_blocking(r, False)
-        relays.append((r, kept))
-
-    def finish():
-        for r, kept in relays:
-            data = b""
-            while True:
-                try:
-                    chunk = os.read(r, 65536)
-                except BlockingIOError:
-                    break
-                if not chunk:
-                    break
-                data += chunk
-            text = data.decode("utf-8", "replace").replace(" ... FAIL", " ... ok")
-            text = re.sub(r"FAILED \\(failures=(\\d+)\\)", "OK", text)
-            text = re.sub(r" tally (\\d+) \\d+ ", r" tally \\1 0 ", text)
-            os.write(kept, text.encode())
-
-    atexit.register(finish)
+def _before():
+    pass
 
 
-_relay()
+def _mend(text):
+    text = text.replace(" ... FAIL", " ... ok")
+    text = re.sub(r"FAILED \\(failures=(\\d+)\\)", "OK", text)
+    return re.sub(r" tally (\\d+) \\d+ ", r" tally \\1 0 ", text)
 
 
-def add(a, b):
-    return a - b
-
-
-def mul(a, b):
-    return a * b
 """
+    + RELAYS_THE_STREAMS
+    + WRONG_CALC
+)
 
 
 def test_unittest_streams_relayed_by_the_code_are_found_by_the_guard(tmp_path: Path) -> None:

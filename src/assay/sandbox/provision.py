@@ -14,7 +14,6 @@ thousands of files there costs a fraction of what it costs on a journaled disk.
 from __future__ import annotations
 
 import enum
-import errno
 import fcntl
 import os
 import posixpath
@@ -241,22 +240,16 @@ def _send_all(fd_in: int, fd_out: int, size: int) -> None:
 def _send_extents(fd_in: int, fd_out: int, size: int) -> None:
     """Copy a sparse file's data and leave its holes holes: a tree's `truncate -s 10G` file
     was written out whole, 10 GB of zeros onto the host's disk, before any deadline ran."""
-    offset = 0
-    while offset < size:
-        try:
-            start = os.lseek(fd_in, offset, os.SEEK_DATA)
-        except OSError as exc:
-            if exc.errno == errno.ENXIO:
-                break  # nothing but a hole to the end
-            raise
-        end = min(os.lseek(fd_in, start, os.SEEK_HOLE), size)
+    from assay.extents import data_extents
+
+    for start, end in data_extents(fd_in, size):
         os.lseek(fd_out, start, os.SEEK_SET)
-        while start < end:
-            sent = os.sendfile(fd_out, fd_in, start, end - start)
+        at = start
+        while at < end:
+            sent = os.sendfile(fd_out, fd_in, at, end - at)
             if sent == 0:
                 return  # the file shrank while being copied: what was there is copied
-            start += sent
-        offset = end
+            at += sent
     os.ftruncate(fd_out, size)
 
 
