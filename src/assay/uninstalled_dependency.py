@@ -8,6 +8,9 @@ check could not be made (`toolchain_missing`, UNVERIFIED), and `assay verify --i
 Only a package that package.json declares and `node_modules` lacks counts. A module the
 project does not declare (a change that requires a new one, or misspells one) stays a
 failure: no install would mend it. package.json is read as untrusted (no links, bounded).
+
+The same holds of a script that ran the host's own release of a tool the project declares
+and has not installed (`host_tool_for_declared`): the host's tsc is not the project's.
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ def host_tool_for_declared(argv: Sequence[str], cwd: str) -> tuple[str, str] | N
         return None
     declared = declared_node_packages(cwd)
     for command in _commands(line):
+        if "/" in command:
+            continue  # a path, no package's command: never looked up on the host
         package = _BIN_PACKAGES.get(command, command)
         if (
             package in declared
