@@ -575,7 +575,8 @@ $state
 
     def swapped():
         for name, (where, attr, was) in through.items():
-            if getattr(where, attr, None) is not was:
+            now = getattr(where, attr, None)
+            if now is not was and not installed(now):  # eventlet's green `os` is installed
                 yield name
         for name, module in list(_sys.modules.items()):
             if module is None or name.partition(".")[0] not in owned:
