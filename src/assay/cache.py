@@ -198,14 +198,14 @@ def _held_as_keyed(layout: SourceLayout, copied_as: Mapping[str, FileIdentity | 
 
 
 def _times_digest(layout: SourceLayout) -> bytes:
-    """Each file's modification time as its distance from the tree's earliest: what a
-    workspace copy keeps of them. Directories' are left out: an editor's swap file come and
-    gone moves them, and no check was seen to go by them."""
+    """The order of the files' modification times (each file's rank among them, ties
+    kept): what a workspace copy keeps of them, and what make goes by. Not the distances:
+    a file written again as the newest, as it was, is the tree it was. Directories' are
+    left out: an editor's swap file come and gone moves them, and no check goes by them."""
     files = sorted(layout.files)
     times = [layout.stats[rel].st_mtime_ns for rel in files]
-    earliest = min(times, default=0)
-    # As text: any two times a filesystem holds are farther apart than 64 bits can say.
-    return hashlib.sha256(",".join(str(t - earliest) for t in times).encode()).digest()
+    rank = {t: at for at, t in enumerate(sorted(set(times)))}
+    return hashlib.sha256(",".join(str(rank[t]) for t in times).encode()).digest()
 
 
 def _tree_listing(layout: SourceLayout) -> bytes:
