@@ -724,6 +724,62 @@ def test_a_run_without_listing_names_its_failures_from_their_headers(tmp_path: P
     assert t is not None and (t.passed, t.failed) == (3, 1), (t, done.stderr)
 
 
+FAILING = """\
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_wrong_value(self):
+        self.assertEqual({}, {"one": 1})
+
+    def test_chained(self):
+        try:
+            {}["key"]
+        except KeyError:
+            raise ValueError("no key in the table")
+
+    def test_subtests(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                self.assertEqual(i, 5)
+
+    def test_plain(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize("verbose", [True, False])
+def test_unittest_failures_carry_their_file_and_exception(tmp_path: Path, verbose: bool) -> None:
+    """tomli's four failing unittest cases were named with no message: each failure's block
+    in unittest's listing has the test's file and the exception it ended with."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "test_fail.py").write_text(FAILING)
+    argv = [sys.executable, "-m", "unittest", *(["-v"] if verbose else []), "tests.test_fail"]
+    done = subprocess.run(
+        argv, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    c = check("unittest", ("python3", *argv[1:]), kind=Kind.TEST)
+    run = process_result(
+        c.argv, cwd=str(tmp_path), exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr
+    )
+    parsed = parse_output(c, run)
+    cases = {case.name.rsplit(".", 1)[-1]: case for case in parsed.test_cases}
+    wrong, chained, subtests = (
+        cases["test_wrong_value"],
+        cases["test_chained"],
+        cases["test_subtests"],
+    )
+    assert wrong.file == chained.file == "tests/test_fail.py", done.stderr
+    assert wrong.message is not None and wrong.message.startswith(
+        "AssertionError: {} != {'one': 1}\n- {}\n+ {'one': 1}"
+    ), wrong.message
+    assert (chained.outcome, chained.message) == ("error", "ValueError: no key in the table")
+    assert subtests.message == "AssertionError: 0 != 5", subtests.message
+    if verbose:
+        assert cases["test_plain"].message is None
+
+
 # --------------------------------------------------------------------------- the contract
 
 

@@ -3,6 +3,7 @@ formatter; unittest's summary."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -295,6 +296,7 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
             TestCase(name, "failed" if kind == "FAIL" else "error")
             for name, kind in failing.items()
         )
+    cases = _with_failure_details(cases, strip_ansi(result.stderr.text), result.cwd)
     skipped = details.get("skipped", 0)
     if cases and not result.stderr.truncated:
         # The summary counts each skipped subtest, the listing each skipped test: pathspec's
@@ -354,6 +356,64 @@ def _failing_tests(
         return failed, len(failing) - failed, failing
     failures = min(failures, ran)
     return failures, min(errors, ran - failures), failing
+
+
+#: How much of a failure's exception text a test case keeps (as pytest's JUnit report's
+#: failure text is cut).
+_MESSAGE_MAX = 500
+_TRACEBACK_START = "Traceback (most recent call last):"
+_TRACEBACK_FILE = re.compile(r'^  File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _with_failure_details(cases: tuple[TestCase, ...], text: str, cwd: str) -> tuple[TestCase, ...]:
+    """`cases` with each failed or erred test's file and message from unittest's failure
+    listing: where its traceback starts and the exception it ended with. (tomli's four
+    failing tests were named with nothing of why.)"""
+    details = _failure_details(text, cwd)
+    return tuple(
+        dataclasses.replace(case, file=details[case.name][0], message=details[case.name][1])
+        if case.outcome in ("failed", "error") and case.name in details and case.message is None
+        else case
+        for case in cases
+    )
+
+
+def _failure_details(text: str, cwd: str) -> dict[str, tuple[str | None, str | None]]:
+    """Each test's first failure block in unittest's listing (a header, a rule, the
+    traceback) read as (file, message): the file of the traceback's first frame (the test's
+    own: unittest leaves out its own frames), relative to `cwd`, and the last exception's
+    text (after a chained one's traceback), with the diff unittest prints under it."""
+    found: dict[str, tuple[str | None, str | None]] = {}
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        header = _UNITTEST_FAILURE.match(line)
+        if header is None:
+            continue
+        method, where = header["method"], header["where"]
+        name = where if where.endswith("." + method) else f"{where}.{method}"
+        if name in found:
+            continue  # a later subtest of the same test
+        block: list[str] = []
+        for body in lines[at + 2 :]:  # past the header's rule
+            if body in _UNITTEST_RULES:
+                break
+            block.append(body)
+        found[name] = _traceback_details(block, cwd)
+    return found
+
+
+def _traceback_details(block: list[str], cwd: str) -> tuple[str | None, str | None]:
+    file = next((relative(m["file"], cwd) for b in block if (m := _TRACEBACK_FILE.match(b))), None)
+    starts = [i for i, b in enumerate(block) if b == _TRACEBACK_START]
+    if not starts:
+        return file, None
+    rest = block[starts[-1] + 1 :]
+    # The frames are indented; the exception is the first line that is not.
+    exception = next((i for i, b in enumerate(rest) if b and not b.startswith(" ")), None)
+    if exception is None:
+        return file, None
+    message = "\n".join(rest[exception:]).strip()
+    return file, message[:_MESSAGE_MAX] or None
 
 
 # unittest -v:  "test_add (tests.test_calc.CalcTest.test_add) ... ok"; a docstring's first
