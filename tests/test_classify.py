@@ -21,6 +21,7 @@ def result(
     timed_out: bool = False,
     start_failure: StartFailure | None = None,
     out: str = "",
+    err: str = "",
 ) -> ProcessResult:
     return process_result(
         exit_code=exit_code,
@@ -29,6 +30,7 @@ def result(
         start_failure=start_failure,
         start_error="tool: not found" if start_failure else None,
         stdout=out,
+        stderr=err,
     )
 
 
@@ -92,6 +94,18 @@ def test_reason_is_the_head_for_compilers_and_the_tail_for_tests() -> None:
     long = "FIRST " + "x" * (REASON_MAX_CHARS * 2) + " LAST"
     assert classify(check(Kind.BUILD), result(1, out=long)).reason.startswith("FIRST")
     assert classify(check(Kind.TEST), result(1, out=long), FAILED_TESTS).reason.endswith("LAST")
+
+
+def test_a_tests_reason_keeps_the_end_of_both_streams() -> None:
+    """humanize: pytest-benchmark's table of timings on stderr pushed pytest's `FAILED`
+    line, at the end of stdout, out of the reason."""
+    out = "x" * REASON_MAX_CHARS + "\nFAILED tests/test_i18n.py::test_intcomma - assert\n"
+    err = "timings " * REASON_MAX_CHARS + "END OF TABLE"
+    reason = classify(check(Kind.TEST), result(1, out=out, err=err), FAILED_TESTS).reason
+    assert "FAILED tests/test_i18n.py::test_intcomma - assert" in reason
+    assert reason.endswith("END OF TABLE") and len(reason) <= REASON_MAX_CHARS + 10
+    short = classify(check(Kind.TEST), result(1, out="1 failed", err=err), FAILED_TESTS).reason
+    assert short.startswith("1 failed\n...") and len(short) <= REASON_MAX_CHARS + 10
 
 
 def test_start_failure_note_says_what_to_do() -> None:

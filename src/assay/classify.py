@@ -371,13 +371,28 @@ def failure_reason(
         return ""
     if result.start_failure is not None:
         return result.start_error or result.start_failure.value
-    out = result.stdout.text if printed is None else printed
-    text = strip_colours(out.rstrip() + "\n" + result.stderr.text.rstrip()).strip()
+    out = strip_colours(result.stdout.text if printed is None else printed).strip()
+    err = strip_colours(result.stderr.text).strip()
+    text = (out + "\n" + err).strip()
     if len(text) <= REASON_MAX_CHARS:
         return text
     if check.kind is Kind.TEST:
-        return "..." + text[-REASON_MAX_CHARS:]
+        return _tails(out, err)
     return text[:REASON_MAX_CHARS] + "..."
+
+
+def _tails(out: str, err: str) -> str:
+    """The end of each stream, each given at least half of the room: a test runner's
+    summary ends its stdout, and what the tests wrote to stderr (pytest-benchmark's table
+    of timings, a logger's chatter) must not push it out."""
+    half = REASON_MAX_CHARS // 2
+    out_room = max(half, REASON_MAX_CHARS - len(err))
+    err_room = REASON_MAX_CHARS - min(len(out), out_room)
+
+    def tail(text: str, room: int) -> str:
+        return text if len(text) <= room else "..." + text[-room:]
+
+    return (tail(out, out_room) + "\n" + tail(err, err_room)).strip()
 
 
 def _with_refusal(note: str, refused: str | None) -> str:
