@@ -970,6 +970,63 @@ def test_a_test_program_a_recipe_ran_that_crashed_on_a_signal_failed(
     assert any("crashed: Segmentation fault" in d.message for d in ev.diagnostics), ev
 
 
+SANITIZED_BUGS = {
+    "address": (
+        "int main(void) {\n  volatile int a[2] = {0, 0};\n  return a[2];\n}\n",
+        "AddressSanitizer: stack-buffer-overflow",
+        3,
+    ),
+    "thread": (
+        (
+            "#include <pthread.h>\nint n;\nvoid *f(void *a) { n++; return 0; }\n"
+            "int main(void) {\n  pthread_t t;\n  pthread_create(&t, 0, f, 0);\n  n++;\n"
+            "  pthread_join(t, 0);\n  return 0;\n}\n"
+        ),
+        "ThreadSanitizer: data race",
+        None,  # either access may be reported first
+    ),
+    "undefined": (
+        "int main(int c, char **v) {\n  int x = 2147483647;\n  x += c;\n  return x == 0;\n}\n",
+        "runtime error: signed integer overflow",
+        3,
+    ),
+}
+
+
+@pytest.mark.parametrize("sanitizer", SANITIZED_BUGS)
+def test_a_bug_a_sanitizer_caught_is_a_failure_at_its_place(sanitizer: str, tmp_path: Path) -> None:
+    """A C test built with `-fsanitize=...` that a recipe ran: the sanitizer's report is
+    why it failed (`make test` exited 2 "and its output does not say why" before)."""
+    _needs("gcc")
+    _needs("make")
+    code, said, line = SANITIZED_BUGS[sanitizer]
+    (tmp_path / "t.c").write_text(code)
+    (tmp_path / "Makefile").write_text(
+        f"test:\n\tgcc -g -fsanitize={sanitizer} -fno-sanitize-recover=all -o t t.c\n\t./t\n"
+    )
+    ran = _ran(["make", "test"], tmp_path)
+    c = check("make", ("make", "test"), kind=Kind.TEST)
+    ev = classify(c, ran, parse_output(c, ran))
+    assert (ev.verdict, ev.cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), (ev.note, ran.stderr)
+    found = ev.diagnostics[0]
+    assert found.message.startswith(said), found
+    assert found.file == "t.c", found
+    if line is not None:
+        assert found.line == line, found
+
+
+def test_a_sanitizer_that_could_not_start_is_no_bug_of_the_code() -> None:
+    from assay.parsers.crash import crash_diagnostics
+
+    text = (
+        "==6770==ERROR: ThreadSanitizer failed to allocate 0x1c000000000 (1924145348608)"
+        " bytes at address 200000000000 (errno: 12)\n"
+        "==6682==ReserveShadowMemoryRange failed while trying to map 0xdfff0001000 bytes."
+        " Perhaps you're using ulimit -v\n"
+    )
+    assert crash_diagnostics(text, "/src") == ()
+
+
 def test_an_es_modules_syntax_error_is_named_at_its_file_in_the_tree(tmp_path: Path) -> None:
     """node names an ES module by its URL (`file:///.../lib.mjs:2`), and uvu's `-r esm`
     prints the error inside brackets (`[file:///...index.mjs:47` ... `token]`, kleur's):

@@ -1,6 +1,6 @@
 """What a program that died says about why: a Python traceback, a JavaScript error with
-its stack, a C compiler's or tsc's `error:` lines, and a command a make recipe or shell could
-not find (pure, text in, values out).
+its stack, a sanitizer's report, a C compiler's or tsc's `error:` lines, and a command a
+make recipe or shell could not find (pure, text in, values out).
 
 Read only from a run that exited non-zero: a passing suite may print a caught
 traceback or compile probes on purpose, and those are not why anything failed.
@@ -82,11 +82,55 @@ def crash_diagnostics(text: str, cwd: str, tool: str | None = None) -> tuple[Dia
     recipe or a shell ran, then a compiler's errors."""
     lines = text.splitlines()
     found: list[Diagnostic] = []
-    for read in (_python_traceback, _javascript_error, _crashed_by_signal):
+    for read in (_python_traceback, _javascript_error, _sanitizer_report, _crashed_by_signal):
         crash = read(lines, cwd, tool)
         if crash is not None:
             found.append(crash)
     return (*found, *_compiler_errors(lines, cwd, tool))
+
+
+# A sanitizer's report of a bug it caught: ASan's, LSan's, MSan's `==42==ERROR:
+# AddressSanitizer: heap-use-after-free on address ...`, TSan's `WARNING: ThreadSanitizer:
+# data race (pid=42)`, UBSan's `calc.c:3:12: runtime error: signed integer overflow`. Not
+# a sanitizer that could not start (`==42==ERROR: AddressSanitizer failed to allocate`):
+# that says nothing of the code.
+_SANITIZER_BUG = (
+    r"^(?:==\d+==ERROR|WARNING): ((?:Address|Leak|Memory|Thread|HWAddress)Sanitizer): "
+    r"(.+?)(?: on (?:unknown )?address| at pc| \(pid=|$)"
+)
+_UBSAN_BUG = r"^([^\s:][^:]*):(\d+):(\d+): runtime error: (.+)$"
+# A frame of a sanitizer's stack: ASan's `    #0 0x55d1 in main /src/calc_test.c:3:12`,
+# TSan's `    #0 main /src/race.c:4 (race+0x1242)`.
+_SANITIZER_FRAME = r"^\s+#\d+ (?:0x[0-9a-f]+ in )?\S+ (\S+?):(\d+)(?::\d+)?(?: \([^)]*\))?$"
+
+
+def _sanitizer_report(lines: list[str], cwd: str, tool: str | None) -> Diagnostic | None:
+    """The first bug a sanitizer reported, at the first frame of its stack in the tree."""
+    for at, line in enumerate(lines):
+        if match := _compiled(_UBSAN_BUG).match(line):
+            return Diagnostic(
+                message=f"runtime error: {match.group(4)}",
+                file=relative(match.group(1), cwd),
+                line=int(match.group(2)),
+                column=int(match.group(3)),
+                code="UndefinedBehaviorSanitizer",
+                tool=tool,
+            )
+        if match := _compiled(_SANITIZER_BUG).match(line):
+            frames = (_compiled(_SANITIZER_FRAME).match(f) for f in lines[at + 1 : at + 60])
+            place = next((f for f in frames if f is not None and _within(f.group(1), cwd)), None)
+            return Diagnostic(
+                message=f"{match.group(1)}: {match.group(2)}",
+                file=relative(place.group(1), cwd) if place else None,
+                line=int(place.group(2)) if place else None,
+                code=match.group(1),
+                tool=tool,
+            )
+    return None
+
+
+def _within(file: str, cwd: str) -> bool:
+    return not os.path.isabs(file) or (relative(file, cwd) or file) != file
 
 
 #: What make and the shells say of a program a signal of a crash ended (`make: ***

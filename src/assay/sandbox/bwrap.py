@@ -175,9 +175,10 @@ class Limits:
     """Resource limits inside the sandbox (None: no limit)."""
 
     address_space_bytes: int | None = None
-    """RLIMIT_AS per process. Default (None at construction): the machine's physical memory
-    and `_RESERVED_BEYOND_MEMORY`, so no single process can reserve much more than exists;
-    runtimes that reserve large virtual ranges (V8, the JVM) still start."""
+    """RLIMIT_AS per process, when given. Default (None): none where the run's memory is
+    capped as a whole (its cgroup counts what is used); elsewhere the machine's physical
+    memory and `_RESERVED_BEYOND_MEMORY`, so no single process can reserve much more than
+    exists (`address_space_for`)."""
     processes: int | None = 1024
     """The run's processes: `pids.max` of its cgroup where there is one, and RLIMIT_NPROC
     (counted per uid: as root each run has a uid of its own) always."""
@@ -190,17 +191,23 @@ class Limits:
     """The size of each private tmpfs (/tmp, /var/tmp, /run, /dev/shm)."""
 
     def resolved(self) -> Limits:
-        physical = _physical_memory()
-        return dataclasses.replace(
-            self,
-            address_space_bytes=self.address_space_bytes or physical + _RESERVED_BEYOND_MEMORY,
-            memory_bytes=self.memory_bytes or physical // 2,
-        )
+        return dataclasses.replace(self, memory_bytes=self.memory_bytes or _physical_memory() // 2)
+
+    def address_space_for(self, memory_capped: bool) -> int | None:
+        """RLIMIT_AS for a run whose memory is or is not `memory_capped` as a whole. A cap
+        on address space counts what is reserved, not what is used, and the sanitizers
+        reserve terabytes of shadow memory they never touch: under any RLIMIT_AS, Go's
+        race detector fails a test that synchronises enough ("ThreadSanitizer failed to
+        allocate 0x1c000000000 bytes", golang-lru), and ASan's and TSan's binaries abort at
+        start. So where the run's cgroup counts its memory, none is set unless asked for."""
+        if self.address_space_bytes is not None or memory_capped:
+            return self.address_space_bytes
+        return _physical_memory() + _RESERVED_BEYOND_MEMORY
 
 
-#: Address space reserved but never committed: V8 reserves about 10 GiB for each WebAssembly
-#: memory, and vitest's vite instantiates several (it needs 32 to 48 GiB). What a run really
-#: uses is capped by its cgroup's memory limit.
+#: Address space reserved but never committed, where a process's address space is all that
+#: bounds it: V8 reserves about 10 GiB for each WebAssembly memory, and vitest's vite
+#: instantiates several (it needs 32 to 48 GiB).
 _RESERVED_BEYOND_MEMORY = 64 * 1024**3
 
 
@@ -501,7 +508,9 @@ class BwrapSandbox(Sandbox):
         )
         return {
             "per_process": {
-                "address_space_bytes": limits.address_space_bytes,
+                "address_space_bytes": limits.address_space_for(
+                    self._memory_capped(workspace.run_id)
+                ),
                 "processes_per_uid": limits.processes,
                 "file_size_bytes": limits.file_size_bytes,
             },
@@ -603,7 +612,7 @@ class BwrapSandbox(Sandbox):
         if not self._binary:
             return
         template, env = self._launch_template(workspace), self._env()
-        started = launch.start(template, env, str(workspace.path), self._rlimits())
+        started = launch.start(template, env, str(workspace.path), self._rlimits(workspace.run_id))
         launch.SPARES.add(workspace.run_id, started)
 
     def _execute(
@@ -623,12 +632,14 @@ class BwrapSandbox(Sandbox):
         env = self._env()
         spare = None
         if len(argv) <= launch.MAX_LATE_WORDS:
-            spare = launch.SPARES.take(workspace.run_id, template, env, self._rlimits())
+            spare = launch.SPARES.take(
+                workspace.run_id, template, env, self._rlimits(workspace.run_id)
+            )
         group = self._cgroups.get(workspace.run_id)
         primed = group.joins_primed() if group is not None and spare is None else None
         with primed or contextlib.nullcontext():
             started = spare or launch.start(
-                template, env, str(workspace.path), self._rlimits(), argv
+                template, env, str(workspace.path), self._rlimits(workspace.run_id), argv
             )
             try:
                 late = self._late_args(workspace, cwd, overlay, argv if spare else None)
@@ -741,16 +752,20 @@ class BwrapSandbox(Sandbox):
                 root.tmpfs(os.path.join(held, name), "1777", self._limits.tmpfs_bytes)
         return root
 
-    def _rlimits(self) -> tuple[tuple[int, int], ...]:
-        """The per-process limits a launch is given as it starts (`launch.start`): every
-        process of the sandbox inherits them, bubblewrap's children and the command's."""
+    def _memory_capped(self, run_id: str) -> bool:
+        group = self._cgroups.get(run_id)
+        return group is not None and group.memory_bytes is not None
+
+    def _rlimits(self, run_id: str) -> tuple[tuple[int, int], ...]:
+        """The per-process limits a launch of `run_id` is given as it starts (`launch.start`):
+        every process of the sandbox inherits them, bubblewrap's children and the command's."""
         import resource
 
         limits = self._limits
         return tuple(
             (which, value)
             for which, value in (
-                (resource.RLIMIT_AS, limits.address_space_bytes),
+                (resource.RLIMIT_AS, limits.address_space_for(self._memory_capped(run_id))),
                 (resource.RLIMIT_NPROC, limits.processes),
                 (resource.RLIMIT_FSIZE, limits.file_size_bytes),
             )
@@ -1057,7 +1072,7 @@ def start_ahead() -> None:
     sandbox._cgroups[placeholder.run_id] = group
     inherited = _inherited()
     template, env = sandbox._launch_template(placeholder), sandbox._env()
-    started = launch.start(template, env, "/", sandbox._rlimits())
+    started = launch.start(template, env, "/", sandbox._rlimits(placeholder.run_id))
     with _ahead_lock:
         _ahead.append(_Ahead(sandbox._limits, inherited, group, started))
 
