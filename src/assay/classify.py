@@ -15,7 +15,7 @@ from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for,
 from assay.own_package import uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi, strip_colours
-from assay.parsers.crash import no_network, read_only_write
+from assay.parsers.crash import no_network, read_only_write, sanitizer_without_room
 from assay.process import ProcessResult, StartFailure
 from assay.tools import tool_spec
 from assay.verdict import Cause, Kind
@@ -95,6 +95,8 @@ def _cause(
     if result.exit_code != 0 and no_network(combined(result)) is not None:
         return Cause.NETWORK_UNAVAILABLE
     if _kept_from_writing(result, parsed) is not None:
+        return Cause.SANDBOX_UNAVAILABLE
+    if result.exit_code != 0 and sanitizer_without_room(combined(result)) is not None:
         return Cause.SANDBOX_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None or parsed.installed_copies:
         return Cause.TOOLCHAIN_MISSING
@@ -583,6 +585,14 @@ def _note(
                 "the check could not run as it does elsewhere; not the code's failure. "
                 "`assay verify --install` makes node_modules in the workspace, where checks "
                 "may write."
+            )
+        case Cause.SANDBOX_UNAVAILABLE if line := sanitizer_without_room(combined(result)):
+            return (
+                f"{check.name} ran a sanitizer that could not reserve its memory ({line}): "
+                "the sandbox bounds each process's address space where assay cannot cap a "
+                "run's memory with a cgroup, and sanitizers reserve terabytes they never "
+                "use; not the code's failure. Run assay where it may make cgroups with the "
+                "memory controller, then verify again."
             )
         case Cause.NETWORK_UNAVAILABLE:
             return (

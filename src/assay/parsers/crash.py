@@ -286,6 +286,24 @@ def no_network(text: str) -> str | None:
     return None
 
 
+#: A sanitizer that could not reserve its shadow memory: under a limit on a process's address
+#: space, Go's race detector (`ThreadSanitizer failed to allocate 0x1c000000000 bytes`),
+#: ASan (`ReserveShadowMemoryRange failed ... Perhaps you're using ulimit -v`) and TSan's
+#: C runtime (`CHECK failed: sanitizer_allocator_primary64.h`).
+_SANITIZER_WITHOUT_ROOM = (
+    r"\b[A-Za-z]*Sanitizer failed to allocate 0x|ReserveShadowMemoryRange failed"
+    r"|Sanitizer: CHECK failed: sanitizer_allocator"
+)
+
+
+def sanitizer_without_room(text: str) -> str | None:
+    """The line where a sanitizer said it could not reserve its memory, or None."""
+    for line in text.splitlines():
+        if _compiled(_SANITIZER_WITHOUT_ROOM).search(line):
+            return line.strip()[:200]
+    return None
+
+
 #: A write the file system refused as read-only: node's `EROFS: read-only file system,
 #: open '/w/node_modules/x'`, Python's `[Errno 30] Read-only file system: '/w/x'`.
 _READ_ONLY = re.compile(
