@@ -353,9 +353,110 @@ def open_repository(path: str | os.PathLike[str], *, timeout: float) -> Reposito
     # command does: a repository git would refuse lists none.
     vouched = users_safe_directories(deadline)
     plain = Repository(Path(path), deadline, vouched)
+    refuse_foreign_storage(plain)
     listing = plain.output("config", "--list", "--name-only", "-z", limit=CONFIG_LIMIT_BYTES)
     overrides = vouched + tuple(driver_overrides(listing.split(b"\0")))
     return Repository(plain.path, deadline, overrides)
+
+
+#: Bound on what `rev-parse` says of where a repository keeps its objects.
+_LOCATION_LIMIT_BYTES = 3 * 4096 + 16
+#: Bound on a worktree's back-link file (`<gitdir>/gitdir`), a path.
+_BACKLINK_LIMIT_BYTES = 4096
+
+
+def refuse_foreign_storage(repo: Repository) -> None:
+    """`GitError` when the repository of a working tree keeps its objects or refs in
+    another repository of the host that does not vouch for this working tree.
+
+    The working tree's `.git` is the tree's own, and so hostile: a `.git` file naming
+    another repository's directory (`gitdir: /home/u/private/.git`), a `.git` directory
+    whose `commondir` names one, or links inside it into one, each make every git
+    command here read that repository's commits, which `--base HEAD --protect` then
+    writes into the hostile tree's workspace (its test files restored "from the base").
+    A linked worktree and a submodule are the legitimate cases of a git directory
+    outside the tree, and each is vouched for by the repository it lives in: a
+    worktree's `<gitdir>/gitdir` names this tree's `.git`, a submodule's `core.worktree`
+    names this tree. A repository with no working tree (bare) is not checked."""
+    try:
+        out = repo.output(
+            "rev-parse",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            limit=_LOCATION_LIMIT_BYTES,
+        )
+    except GitError:
+        return  # no working tree: nothing of one is checked out here
+    lines = os.fsdecode(out).split("\n")
+    if len(lines) < 3 or not lines[0] or not lines[1] or not lines[2]:
+        raise GitError(f"git rev-parse answered {out[:200]!r} about where objects are kept")
+    top = os.path.realpath(lines[0])
+    gitdir = os.path.realpath(lines[1])
+    common = os.path.realpath(os.path.join(str(repo.path), lines[2]))
+    if not _beneath(gitdir, top) and not _vouched(repo, top, gitdir, common):
+        raise GitError(
+            f"the repository's git directory {gitdir} lies outside its working tree {top} "
+            "and does not name this tree as its worktree: refused, it may be another "
+            "repository's"
+        )
+    if _beneath(gitdir, top) and not _beneath(common, top):
+        raise GitError(
+            f"the git directory {gitdir} takes its objects and refs from {common}, outside "
+            "the working tree (commondir): refused, it may be another repository's"
+        )
+    places = [top] if _beneath(gitdir, top) else [top, gitdir, common]
+    for directory in dict.fromkeys((gitdir, common)):
+        if (leak := _link_out_of(directory, places)) is not None:
+            raise GitError(
+                f"{leak} in the git directory is a link out of the repository: refused, "
+                "it may lead into another repository"
+            )
+
+
+def _beneath(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _vouched(repo: Repository, top: str, gitdir: str, common: str) -> bool:
+    """Whether the git directory outside the tree names the tree back: as a linked
+    worktree's does (`<common>/worktrees/<id>/gitdir` holds the tree's `.git`), or a
+    submodule's (`core.worktree` names the tree)."""
+    if _beneath(gitdir, os.path.join(common, "worktrees")) and gitdir != common:
+        try:
+            fd = os.open(os.path.join(gitdir, "gitdir"), os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                backlink = os.fsdecode(os.read(fd, _BACKLINK_LIMIT_BYTES).strip())
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        return os.path.realpath(backlink) == os.path.realpath(os.path.join(top, ".git"))
+    try:
+        value = repo.output("config", "--get", "core.worktree", limit=_BACKLINK_LIMIT_BYTES)
+    except GitError:
+        return False
+    worktree = os.fsdecode(value).strip()
+    return bool(worktree) and os.path.realpath(os.path.join(gitdir, worktree)) == top
+
+
+def _link_out_of(directory: str, places: Sequence[str]) -> str | None:
+    """The first link beneath `directory` whose target lies in none of `places`."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                listing = list(entries)
+        except OSError:
+            continue
+        for entry in listing:
+            if entry.is_symlink():
+                if not any(_beneath(os.path.realpath(entry.path), p) for p in places):
+                    return entry.path
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return None
 
 
 def users_safe_directories(deadline: float) -> tuple[tuple[str, str], ...]:
