@@ -282,3 +282,53 @@ def test_a_copy_that_would_take_half_of_the_free_space_is_refused(tmp_path: Path
     _check_room(free // 4, tmp_path)
     with pytest.raises(CopyFailed, match=r"has [\d,]+ free: remove what"):
         _check_room(free // 2 + 10**9, tmp_path)
+
+
+@pytest.mark.parametrize("names", [3, 80])  # by this thread, and by the pool
+def test_a_file_with_many_names_takes_its_bytes_once(tmp_path: Path, names: int) -> None:
+    """Hard links in the tree are one file: counted once, copied once, linked again in the
+    workspace. Copied per name, a 20 MB file linked 50 times made 1 GB of workspace in
+    RAM, and more names sent the workspace to disk, where nothing bounds the checks."""
+    from assay.cache import workspace_digest
+    from assay.source_layout import scan_source
+
+    src = tmp_path / "src"
+    (src / "blob").mkdir(parents=True)
+    (src / "blob" / "f0").write_bytes(os.urandom(64 * 1024))
+    for i in range(1, names):
+        os.link(src / "blob" / "f0", src / "blob" / f"f{i}")
+    (src / "other.txt").write_text("x\n")
+    layout = scan_source(src, link_git=False)
+    assert layout.size == 64 * 1024 + 2
+    dst = tmp_path / "dst"
+    _, copied = provision.copy_layout(src, dst, layout)
+    assert set(copied) == set(layout.files) and None not in copied.values()
+    inodes = {os.stat(dst / "blob" / f"f{i}").st_ino for i in range(names)}
+    assert len(inodes) == 1
+    assert (dst / "blob" / f"f{names - 1}").read_bytes() == (src / "blob" / "f0").read_bytes()
+    workspace_digest(src, copied_as=copied)  # the copy holds the very files keyed
+
+
+def test_verify_copies_a_file_with_many_names_once_and_keeps_them_one_file(
+    tmp_path: Path,
+) -> None:
+    """End to end: 1 MB under 31 names is 1 MB of workspace, and a test still sees the names
+    as one file (31 MB before)."""
+    import json
+
+    from tests.cli import assay, assay_env
+
+    tree = tmp_path / "tree"
+    (tree / "data").mkdir(parents=True)
+    (tree / "data" / "f0").write_bytes(os.urandom(1_000_000))
+    for i in range(1, 31):
+        os.link(tree / "data" / "f0", tree / "data" / f"f{i}")
+    (tree / "pyproject.toml").write_text('[project]\nname = "h"\nversion = "0"\n')
+    (tree / "test_names.py").write_text(
+        "import os\n\ndef test_one_file():\n"
+        "    assert os.stat('data/f7').st_ino == os.stat('data/f30').st_ino\n"
+    )
+    done = assay("verify", "--json", "--no-cache", str(tree), env=assay_env(), timeout=300)
+    report = json.loads(done.stdout)
+    assert report["status"] == "VERIFIED", report["note"]
+    assert report["extra"]["workspace"]["copied_bytes"] < 2_000_000, report["extra"]["workspace"]

@@ -22,6 +22,7 @@ about what is in a workspace; and a cache hit keys the tree without loading what
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +94,9 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
     skipped: list[str] = []
     stats: dict[str, os.stat_result] = {}
     size = 0
+    # A file with several names in the tree takes its bytes once in the copy too
+    # (`provision.copy_layout` links its other names to the first one copied).
+    counted: set[tuple[int, int]] = set()
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -112,6 +116,10 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
                 info = entry.stat(follow_symlinks=False)
                 files.append(child)
                 stats[child] = info
+                if info.st_nlink > 1 and stat.S_ISREG(info.st_mode):
+                    if (info.st_dev, info.st_ino) in counted:
+                        continue
+                    counted.add((info.st_dev, info.st_ino))
                 size += min(info.st_size, info.st_blocks * 512)
             elif name in CACHE_DIRS or (package_root and name in BUILD_OUTPUT_DIRS):
                 skipped.append(child)

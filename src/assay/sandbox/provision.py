@@ -113,12 +113,13 @@ def copy_layout(
         (dst / rel).mkdir()
     clone = _clone_works(src, dst, layout.files)
     copied: CopiedAs = {}
-    if len(layout.files) <= SMALL_TREE_FILES:
+    files, names = _other_names(layout)
+    if len(files) <= SMALL_TREE_FILES:
         # A few files copy faster than a thread pool (and `logging`, which it brings) loads.
-        copied.update(_copy_files(src, dst, layout.files, clone, age_ns))
+        copied.update(_copy_files(src, dst, files, clone, age_ns))
     else:
         # One chunk per thread, not one task per file: a task costs more than copying a small file.
-        chunks = [layout.files[i::COPY_THREADS] for i in range(COPY_THREADS)]
+        chunks = [files[i::COPY_THREADS] for i in range(COPY_THREADS)]
         import concurrent.futures  # here: it brings `logging`, which a cache hit never needs
 
         from assay.signal_waits import results_of
@@ -129,6 +130,8 @@ def copy_layout(
                 [pool.submit(_copy_files, src, dst, chunk, clone, age_ns) for chunk in chunks]
             ):
                 copied.update(done)
+    for rel, first in names.items():
+        copied[rel] = _link_name(src, dst, rel, first, copied.get(first), clone, age_ns)
     link_entries(src, dst, layout.linked)
     # Children first: creating an entry changes its parent's times.
     for rel in (*reversed(layout.dirs), "."):
@@ -137,6 +140,48 @@ def copy_layout(
             made = os.stat(dst / rel)
             os.utime(dst / rel, ns=(made.st_atime_ns - age_ns, made.st_mtime_ns - age_ns))
     return CopyMethod.REFLINK if clone else CopyMethod.PARALLEL, copied
+
+
+def _other_names(layout: SourceLayout) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The files to copy, and each other name of a file the tree holds under several
+    (hard links) with the first of its names: copied once and linked, the workspace takes
+    its bytes once, as the tree does. Copied per name, a 20 MB file linked 50 times made
+    1 GB in RAM, and enough names sent the workspace to disk, where nothing bounds what
+    the checks write."""
+    first: dict[tuple[int, int], str] = {}
+    names: dict[str, str] = {}
+    files = []
+    for rel in layout.files:
+        info = layout.stats[rel]
+        if info.st_nlink > 1 and stat.S_ISREG(info.st_mode):
+            inode = (info.st_dev, info.st_ino)
+            if inode in first:
+                names[rel] = first[inode]
+                continue
+            first[inode] = rel
+        files.append(rel)
+    return tuple(files), names
+
+
+def _link_name(
+    src: Path,
+    dst: Path,
+    rel: str,
+    first: str,
+    copied: FileIdentity | None,
+    clone: bool,
+    age_ns: int,
+) -> FileIdentity | None:
+    """`rel` made another name of the copy of `first` when, in the source, it still is the
+    very file copied there; else copied on its own."""
+    try:
+        now = file_identity(os.lstat(src / rel))
+    except OSError:
+        now = None
+    if copied is not None and now == copied:
+        os.link(dst / first, dst / rel, follow_symlinks=False)
+        return copied
+    return copy_entry(src / rel, dst / rel, clone=clone, age_ns=age_ns)
 
 
 def workspace_age_ns() -> int:
