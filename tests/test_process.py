@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assay.environment import EnvPolicy
-from assay.process import InvalidRun, StartFailure, run_process
+from assay.process import InvalidRun, ProcessResult, StartFailure, run_process
 from tests.conftest import PYTHON, pid_alive, read_pids, wait_gone
 
 
@@ -342,3 +342,45 @@ def test_a_process_handling_sigterm_still_gets_its_grace(tmp_path: Path, long_gr
     r = run_process(py(handler), timeout=1.0)
     assert r.timed_out and "ready" in r.stdout.text
     assert done.read_text() == "x"
+
+
+# Writes 1 MiB at a time into the file it is given, forever, from a child of its own.
+FILLS_A_FILE = """
+import subprocess, sys
+subprocess.run([sys.executable, "-c", '''
+import sys, time
+with open(sys.argv[1], "wb") as out:
+    while True:
+        out.write(b"x" * 1024 * 1024)
+        out.flush()
+        time.sleep(0.005)
+''', sys.argv[1]])
+"""
+
+
+def test_a_watch_stops_a_run_at_once_when_it_says_why(tmp_path: Path) -> None:
+    """A run is stopped for what it does, not only for its time: the watch is asked as it
+    goes, and its answer is why the whole tree was killed."""
+    filled = tmp_path / "filled"
+
+    def watch() -> str | None:
+        size = filled.stat().st_size if filled.exists() else 0
+        return f"it wrote {size} bytes" if size > 8 * 1024**2 else None
+
+    started = time.monotonic()
+    r = run_process([PYTHON, "-c", FILLS_A_FILE, str(filled)], timeout=60, watch=watch)
+    assert r.stopped_for is not None and r.stopped_for.startswith("it wrote "), r
+    assert not r.timed_out and r.exit_code is None
+    assert time.monotonic() - started < 10
+    # Nothing of the tree writes on: the file stays as it was when the run ended.
+    stopped_at = filled.stat().st_size
+    time.sleep(0.5)
+    assert filled.stat().st_size == stopped_at < 64 * 1024**2
+    assert ProcessResult.from_dict(r.to_dict()).stopped_for == r.stopped_for
+
+
+def test_a_watch_that_never_answers_changes_nothing() -> None:
+    r = run_process(
+        [PYTHON, "-c", "import time; time.sleep(0.6); print('done')"], watch=lambda: None
+    )
+    assert (r.exit_code, r.stopped_for, r.stdout.text) == (0, None, "done\n")

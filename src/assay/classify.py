@@ -81,6 +81,8 @@ def _cause(
 ) -> Cause:
     if result.start_failure is not None:
         return Cause.START_FAILED
+    if result.stopped_for is not None:
+        return Cause.SANDBOX_UNAVAILABLE  # what the sandbox could not hold: no judgement
     if result.timed_out:
         if check.kind is Kind.TEST and parsed.tests is not None and parsed.tests.any_failed:
             # Tests its runner reported failing before the run hung (mocha's `3 failing`,
@@ -456,6 +458,12 @@ def _note(
             return (
                 f"{check.name} was killed at its deadline{_while_running(parsed)}; raise the "
                 "timeout if it is just slow."
+            )
+        case Cause.SANDBOX_UNAVAILABLE if result.stopped_for is not None:
+            return (
+                f"{check.name} was stopped: {result.stopped_for}. Not a judgement of the "
+                "code; if the check needs that room, make it (or point ASSAY_WORKSPACE_DIR "
+                "at a larger filesystem), then verify again."
             )
         case Cause.SIGNAL:
             return f"{check.name} was killed by signal {result.signal} (out of memory, or a crash)."

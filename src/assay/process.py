@@ -25,7 +25,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -92,6 +92,7 @@ def run_process(
     tail_bytes: int = TAIL_BYTES,
     shell: bool = False,
     started: Started | None = None,
+    watch: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
     """Run `argv` to completion or to its deadline and return what happened.
 
@@ -101,7 +102,8 @@ def run_process(
     directory removed afterwards. `shell=True` runs argv[0] as a /bin/sh script
     and must be asked for explicitly. `started`: a process `start_process` started
     ahead of its run, supervised from now on in place of starting `argv` (the deadline
-    counts from now).
+    counts from now). `watch`, asked every `WATCH_SECONDS` while the run goes on, stops it
+    as a deadline would the moment it answers why (`ProcessResult.stopped_for`).
 
     Never raises for anything the child does; raises `InvalidRun` for bad arguments.
     """
@@ -114,7 +116,11 @@ def run_process(
     deadline = None if not timeout else time.monotonic() + timeout
     try:
         return _Execution(
-            started, _Deadlines(deadline, no_output_timeout or None), head_bytes, tail_bytes
+            started,
+            _Deadlines(deadline, no_output_timeout or None),
+            head_bytes,
+            tail_bytes,
+            watch,
         ).run()
     finally:
         if scratch_home is not None:
@@ -197,9 +203,15 @@ class _Execution:
     """One process tree from its start to its reaping."""
 
     def __init__(
-        self, started: Started, deadlines: _Deadlines, head_bytes: int, tail_bytes: int
+        self,
+        started: Started,
+        deadlines: _Deadlines,
+        head_bytes: int,
+        tail_bytes: int,
+        watch: Callable[[], str | None] | None = None,
     ) -> None:
         self.started = started
+        self.watch = watch
         self.argv = started.argv
         self.cwd = started.cwd
         self.deadlines = deadlines
@@ -263,8 +275,10 @@ class _Execution:
             pipes.watch(exit_fd)
         exited = False
         timed_out = False
+        stopped_for: str | None = None
         deadlines = self.deadlines
         deadlines.heard(time.monotonic())
+        next_watch = time.monotonic() + WATCH_SECONDS
         try:
             # Phase 1: pump output until the main process exits or a deadline passes.
             while not exited:
@@ -272,6 +286,12 @@ class _Execution:
                 if (wait := deadlines.left(now)) is not None and wait <= 0:
                     timed_out = True
                     break
+                if self.watch is not None and now >= next_watch:
+                    if (stopped_for := self.watch()) is not None:
+                        break  # killed with the rest of its run below, at once
+                    next_watch = now + WATCH_SECONDS
+                if self.watch is not None:
+                    wait = max(next_watch - now, 0) if wait is None else min(wait, next_watch - now)
                 if exit_fd is None:
                     wait = _EXIT_POLL_SECONDS if wait is None else min(wait, _EXIT_POLL_SECONDS)
                 if sandbox_init.looking:
@@ -312,6 +332,7 @@ class _Execution:
             peak_rss_bytes=max(status.peak_rss_bytes, swept.max_rss_bytes),
             output_complete=output_complete,
             silent_s=deadlines.silence_that_stopped(timed_out),
+            stopped_for=stopped_for,
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:
@@ -325,6 +346,8 @@ class _Execution:
             pipes.pump(min(_EXIT_POLL_SECONDS / 5, remaining))
 
 
+#: How often a run's `watch` is asked whether it must stop.
+WATCH_SECONDS = 0.25
 #: Without a pidfd, how often to look for the main process's exit.
 _EXIT_POLL_SECONDS = 0.05
 

@@ -54,6 +54,9 @@ class ProcessResult:
     """False when some process kept the pipes open past the drain period."""
     silent_s: float | None = None
     """Set when the kill came from the no-output limit: how long nothing had been printed."""
+    stopped_for: str | None = None
+    """Set when the run was killed for what it did, not for its time: why (it was filling
+    the disk its workspace is on)."""
 
     @property
     def started(self) -> bool:
@@ -73,6 +76,7 @@ class ProcessResult:
             "peak_rss_bytes": self.peak_rss_bytes,
             "output_complete": self.output_complete,
             "silent_s": self.silent_s,
+            "stopped_for": self.stopped_for,
             "stdout": self.stdout.to_dict(),
             "stderr": self.stderr.to_dict(),
         }
@@ -93,6 +97,7 @@ class ProcessResult:
             peak_rss_bytes=data.get("peak_rss_bytes"),
             output_complete=bool(data.get("output_complete", True)),
             silent_s=data.get("silent_s"),
+            stopped_for=data.get("stopped_for"),
             stdout=CapturedOutput.from_dict(data.get("stdout", {})),
             stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )

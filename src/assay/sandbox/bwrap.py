@@ -58,6 +58,7 @@ from assay.sandbox.base import (
     new_run_id,
     resolve_inside,
 )
+from assay.sandbox.disk_watch import disk_watch
 from assay.sandbox.identity import FALLBACK_UID
 from assay.sandbox.provision import (
     discard,
@@ -653,6 +654,7 @@ class BwrapSandbox(Sandbox):
             timeout=timeout,
             no_output_timeout=no_output_timeout,
             started=begun,
+            watch=disk_watch(workspace.path, *self.options.writable_paths),
         )
 
     def _launcher(self, workspace: Workspace) -> list[str]:

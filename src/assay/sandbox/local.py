@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from assay.environment import EnvPolicy
 from assay.process import ProcessResult, run_process
 from assay.sandbox.base import Sandbox, Workspace, resolve_inside
+from assay.sandbox.disk_watch import disk_watch
 
 
 class LocalSandbox(Sandbox):
@@ -71,4 +72,5 @@ class _PinnedRunner:
             no_output_timeout=no_output_timeout,
             env_policy=EnvPolicy.SCRUB,
             pin_home=self.pin_home,
+            watch=disk_watch(self.workspace.path),
         )
