@@ -212,6 +212,10 @@ class Limits:
 _RESERVED_BEYOND_MEMORY = 64 * 1024**3
 
 
+def _raise(error: OSError) -> None:
+    raise error
+
+
 def _physical_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -535,13 +539,19 @@ class BwrapSandbox(Sandbox):
         uid = self.uid
         if uid is None:
             return
-        if recursive:
-            argv = ["chown", "-R", "--no-dereference", f"{uid}:{uid}", str(path)]
-            result = run_process(argv, timeout=PROBE_TIMEOUT_SECONDS * 10)
-            if result.exit_code != 0:
-                raise ProvisionError(f"chown of {path} failed: {_why(result)}", backend=self.name)
-        else:
+        if not recursive:
             os.chown(path, uid, uid)
+            return
+        # In process, not `chown -R`: a small tree's copy is handed over in 0.3 ms, where
+        # starting chown took 2 to 6. Nothing but assay has touched the copy yet, and no
+        # link is followed.
+        try:
+            os.chown(path, uid, uid, follow_symlinks=False)
+            for top, dirs, files in os.walk(path, onerror=_raise):
+                for name in (*dirs, *files):
+                    os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+        except OSError as exc:
+            raise ProvisionError(f"chown of {path} failed: {exc}", backend=self.name) from exc
 
     # -- the command line ----------------------------------------------------------------
 
