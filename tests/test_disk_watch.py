@@ -76,3 +76,41 @@ def test_a_watch_answers_only_once_half_the_free_space_is_gone(small_disk: Path)
     said = watch()
     assert said is not None and "went from 256 MiB to 116 MiB free" in said, said
     assert disk_watch(small_disk / "no such place") is None
+
+
+def test_a_later_command_of_the_same_run_is_held_to_the_runs_floor(small_disk: Path) -> None:
+    # Each command measured from its own start could take half of what the one before it
+    # left: build, lint and test, each under half, filled 7/8 of the disk between them.
+    first = disk_watch(small_disk)
+    assert first is not None and first() is None
+    (small_disk / "a").write_bytes(b"x" * 110 * 1024**2)  # under half of 256 MiB
+    second = disk_watch(small_disk)  # the next check of the same workspace
+    assert second is not None and second() is None
+    (small_disk / "b").write_bytes(b"x" * 60 * 1024**2)  # under half of what was left
+    said = second()
+    assert said is not None and "half of what was free" in said
+
+
+@pytest.fixture
+def few_inodes(tmp_path: Path) -> Iterator[Path]:
+    assert os.geteuid() == 0, "mounting a filesystem of a known size needs root (as CI runs)"
+    disk = tmp_path / "inodes"
+    disk.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256m,nr_inodes=2000", "tmpfs", str(disk)], check=True
+    )
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_run_making_empty_files_by_the_thousand_is_stopped(few_inodes: Path) -> None:
+    # Empty files take no byte: the watch counted bytes only, and a test could leave the
+    # host's filesystem without an inode to make another file with.
+    watch = disk_watch(few_inodes)
+    assert watch is not None and watch() is None
+    for k in range(1200):
+        (few_inodes / str(k)).touch()
+    said = watch()
+    assert said is not None and "inodes" in said

@@ -58,7 +58,7 @@ from assay.sandbox.base import (
     new_run_id,
     resolve_inside,
 )
-from assay.sandbox.disk_watch import disk_watch
+from assay.sandbox.disk_watch import disk_watch, forget
 from assay.sandbox.identity import FALLBACK_UID
 from assay.sandbox.provision import (
     discard,
@@ -496,9 +496,11 @@ class BwrapSandbox(Sandbox):
             if group is not None:
                 group.remove()
         except OSError as exc:
+            forget(workspace.path)
             if workspace.owned:
                 remove_workspace(workspace, backend=self.name)
             raise CleanupError(f"cgroup of {workspace.run_id}: {exc}", backend=self.name) from exc
+        forget(workspace.path)
         if workspace.owned:  # a workspace in place is the user's directory
             remove_workspace(workspace, backend=self.name)
 

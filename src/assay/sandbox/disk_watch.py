@@ -4,40 +4,65 @@ A workspace in RAM under a capped cgroup counts what the checks write against th
 memory. Elsewhere (a tree too large for /dev/shm, no cgroup to cap memory in,
 `ASSAY_WORKSPACE_DIR` on a disk) only RLIMIT_FSIZE bounds what a check writes, and that
 per file: a test writing 4 GiB files in a loop fills the host's disk long before its
-deadline. So a run may fill at most half of what was free on each filesystem it writes to
-when it started, as a workspace's copy may (`provision._check_room`); past that it is
-stopped (`process.run_process`'s `watch`), and its check is inconclusive, saying why.
+deadline. So a run (every check of one workspace) may take at most half of the bytes, and
+half of the inodes, that were free on each filesystem it writes to when its first check
+started, as a workspace's copy may (`provision._check_room`); past that the check is
+stopped (`process.run_process`'s `watch`), and inconclusive, saying why.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 
 #: The share of a filesystem's free space at a run's start that the run may fill.
 SHARE = 0.5
 
 
+#: Per workspace (its path), the floors taken when its first command started: the share
+#: is the run's as a whole, not each command's (`forget` when the workspace goes).
+_RUN_FLOORS: dict[str, dict[int, tuple[str, int, int, int, int]]] = {}
+_RUN_FLOORS_LOCK = threading.Lock()
+
+
 def disk_watch(*paths: str | os.PathLike[str]) -> Callable[[], str | None] | None:
     """A `watch` for a run writing under `paths`: why to stop it, once any of their
-    filesystems has lost more than `SHARE` of what it had free now; None when none of them
-    can be measured."""
-    floors: dict[int, tuple[str, int, int]] = {}
-    for path in paths:
-        try:
-            device = os.stat(path).st_dev
-            free = _free(path)
-        except OSError:
-            continue
-        floors.setdefault(device, (os.fspath(path), free, int(free * (1 - SHARE))))
-    if not floors:
+    filesystems has lost more than `SHARE` of the bytes or of the inodes it had free when
+    the first command of the run (its workspace, `paths[0]`) started; None when none of
+    them can be measured.
+
+    The floors are the run's: each command measured from its own start would let every
+    check of a verification take half of what the one before left (three checks, 7/8
+    of the disk). And inodes count as bytes do: a check making empty files takes no
+    byte, yet leaves the host's filesystem unable to make another file."""
+    if not paths:
         return None
-    watched = tuple(floors.values())
+    with _RUN_FLOORS_LOCK:
+        floors = _RUN_FLOORS.setdefault(os.fspath(paths[0]), {})
+        for path in paths:
+            try:
+                device = os.stat(path).st_dev
+                if device in floors:
+                    continue
+                free, inodes = _free(path)
+            except OSError:
+                continue
+            floors[device] = (
+                os.fspath(path),
+                free,
+                int(free * (1 - SHARE)),
+                inodes,
+                int(inodes * (1 - SHARE)),
+            )
+        if not floors:
+            return None
+        watched = tuple(floors.values())
 
     def watch() -> str | None:
-        for path, at_start, floor in watched:
+        for path, at_start, floor, inodes_at_start, inode_floor in watched:
             try:
-                free = _free(path)
+                free, inodes = _free(path)
             except OSError:
                 continue
             if free < floor:
@@ -46,15 +71,28 @@ def disk_watch(*paths: str | os.PathLike[str]) -> Callable[[], str | None] | Non
                     "free as it ran: it wrote more than half of what was free there, and was "
                     "stopped before the host's disk filled"
                 )
+            if inodes_at_start and inodes < inode_floor:
+                return (
+                    f"the filesystem of {path} went from {inodes_at_start} to {inodes} free "
+                    "inodes as it ran: it made more than half of the files there was room "
+                    "for, and was stopped before the host's filesystem ran out of them"
+                )
         return None
 
     return watch
 
 
-def _free(path: str | os.PathLike[str]) -> int:
-    """Bytes an unprivileged writer may still take: root's reserve is not the run's."""
+def forget(workspace: str | os.PathLike[str]) -> None:
+    """Drop the floors of the run in `workspace` (it is gone)."""
+    with _RUN_FLOORS_LOCK:
+        _RUN_FLOORS.pop(os.fspath(workspace), None)
+
+
+def _free(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """Bytes and inodes an unprivileged writer may still take: root's reserve is not the
+    run's (0 inodes: a filesystem that does not count them)."""
     info = os.statvfs(path)
-    return info.f_bavail * info.f_frsize
+    return info.f_bavail * info.f_frsize, info.f_favail if info.f_files else 0
 
 
 def _size(n: int) -> str:

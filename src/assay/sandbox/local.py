@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from assay.environment import EnvPolicy
 from assay.process import ProcessResult, run_process
 from assay.sandbox.base import Sandbox, Workspace, resolve_inside
-from assay.sandbox.disk_watch import disk_watch
+from assay.sandbox.disk_watch import disk_watch, forget
 
 
 class LocalSandbox(Sandbox):
@@ -45,6 +45,7 @@ class LocalSandbox(Sandbox):
     def cleanup(self, workspace: Workspace) -> None:
         from assay.sandbox.provision import remove_workspace
 
+        forget(workspace.path)
         remove_workspace(workspace, backend=self.name)
 
 
