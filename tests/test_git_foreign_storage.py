@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -113,3 +114,29 @@ def test_verify_against_another_repositorys_base_is_refused_and_reads_nothing_of
     assert done.returncode == 2 and done.stdout == "", done.stdout
     assert "could not read --base 'HEAD'" in done.stderr, done.stderr
     assert "lies outside its working tree" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_alternates_borrowing_another_repositorys_objects_are_refused(
+    tmp_path: Path, victim: Path, relative: bool
+) -> None:
+    # git reads every object of an alternate as the repository's own: a ref (or `--base`)
+    # naming one of the victim's commits read its files, and `--protect` restored them
+    # into the hostile tree's workspace.
+    tree = _tree(tmp_path)
+    git(tree, "init", "-q")
+    objects = victim / ".git" / "objects"
+    named = os.path.relpath(objects, tree / ".git" / "objects") if relative else str(objects)
+    (tree / ".git" / "objects" / "info" / "alternates").write_text(f"{named}\n")
+    git(tree, "update-ref", "refs/heads/base", git(victim, "rev-parse", "HEAD").strip())
+    with pytest.raises(GitError, match="alternates"):
+        open_repository(tree, timeout=30)
+
+
+def test_alternates_within_the_tree_are_still_read(tmp_path: Path) -> None:
+    tree = _tree(tmp_path)
+    git(tree, "init", "-q")
+    inner = tree / ".git" / "more-objects"
+    inner.mkdir()
+    (tree / ".git" / "objects" / "info" / "alternates").write_text("../more-objects\n")
+    open_repository(tree, timeout=30)

@@ -412,6 +412,51 @@ def refuse_foreign_storage(repo: Repository) -> None:
                 f"{leak} in the git directory is a link out of the repository: refused, "
                 "it may lead into another repository"
             )
+    if (borrowed := _alternate_out_of(common, places)) is not None:
+        raise GitError(
+            f"the repository borrows objects from {borrowed} (objects/info/alternates), "
+            "outside its working tree: refused, it may be another repository's"
+        )
+
+
+#: The most of `objects/info/alternates` read: past it, the repository is refused.
+_ALTERNATES_LIMIT_BYTES = 64 * 1024
+
+
+def _alternate_out_of(common: str, places: Sequence[str]) -> str | None:
+    """The first object directory `<common>/objects/info/alternates` borrows from that
+    lies in none of `places` (the file itself unreadable or too long: its path). git reads
+    every object of those directories as the repository's own, so a base named by a
+    commit of another repository of the host would be read, and its files restored into
+    the workspace, as a link or a `commondir` would. Alternates of an alternate are only
+    reached through one outside `places`, which is refused already."""
+    info = os.path.join(common, "objects", "info")
+    path = os.path.join(info, "alternates")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return path
+    try:
+        data = os.read(fd, _ALTERNATES_LIMIT_BYTES + 1)
+    except OSError:
+        return path
+    finally:
+        os.close(fd)
+    if len(data) > _ALTERNATES_LIMIT_BYTES:
+        return path
+    objects = os.path.join(common, "objects")
+    for raw in data.split(b"\n"):
+        line = os.fsdecode(raw).strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"'):
+            return line  # a quoted (C-style) path: not unquoted here, so not trusted
+        target = os.path.realpath(os.path.join(objects, line))
+        if not any(_beneath(target, p) for p in places):
+            return target
+    return None
 
 
 def _beneath(path: str, top: str) -> bool:
