@@ -139,7 +139,10 @@ def _no_shared_cache(typed: Path, state: Path) -> None:
     planted = list((state / MYPY_CACHES).rglob("planted")) if (state / MYPY_CACHES).exists() else []
     assert planted == []
     checks = make_plan(typed, VerifyOptions()).checks
-    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -201,7 +204,10 @@ def test_a_configuration_too_deep_to_read_gets_no_shared_cache(typed: Path, tmp_
     write(typed, {"pyproject.toml": deep})
     assert checks
     state = tmp_path / "state"
-    assert mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state) is None  # fmt: skip
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is None
+    )
 
 
 def test_each_mypy_check_keeps_a_cache_of_its_own(tmp_path: Path, typed: Path) -> None:
@@ -266,3 +272,64 @@ def test_a_crash_of_mypy_is_not_a_failure_of_the_code(typed: Path, tmp_path: Pat
     assert mypy.verdict is Verdict.INCONCLUSIVE, mypy.note
     assert report.status is Status.INDETERMINATE
     assert "crashed in its own code" in (mypy.note or "") and "INTERNAL ERROR" in mypy.note
+
+
+#: A CI step that runs mypy in a subdirectory: mypy reads that directory's configuration.
+SUBDIR_WORKFLOW = """\
+on: push
+jobs:
+  types:
+    runs-on: ubuntu-latest
+    defaults:
+      run:
+        working-directory: sub
+    steps:
+      - uses: actions/checkout@v4
+      - run: mypy lib.py
+"""
+
+
+@pytest.mark.parametrize("config", ["mypy.ini", "setup.cfg", "pyproject.toml"])
+def test_plugins_in_the_configuration_of_a_subdirectory_mypy_runs_in_get_no_shared_cache(
+    typed: Path, tmp_path: Path, config: str
+) -> None:
+    # mypy run in `sub` reads `sub/mypy.ini` first: a plugin named there ran in the check
+    # that may write the cache, and could leave entries a later tree's mypy believes.
+    plugins = (
+        "[tool.mypy]\nplugins = ['plug.py']\n"
+        if config == "pyproject.toml"
+        else "[mypy]\nplugins = plug.py\n"
+    )
+    write(
+        typed,
+        {
+            ".github/workflows/ci.yml": SUBDIR_WORKFLOW,
+            "sub/lib.py": "x = 1\n",
+            f"sub/{config}": plugins,
+            "sub/plug.py": PLANTING_PLUGIN,
+        },
+    )
+    checks = [c for c in make_plan(typed, VerifyOptions()).checks if c.tool == "mypy"]
+    assert any(c.cwd == "sub" for c in checks)
+    state = tmp_path / "state"
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is None
+    )
+
+
+def test_a_subdirectory_without_plugins_keeps_its_warm_cache(typed: Path, tmp_path: Path) -> None:
+    write(
+        typed,
+        {
+            ".github/workflows/ci.yml": SUBDIR_WORKFLOW,
+            "sub/lib.py": "x = 1\n",
+            "sub/mypy.ini": "[mypy]\n",
+        },
+    )
+    checks = [c for c in make_plan(typed, VerifyOptions()).checks if c.tool == "mypy"]
+    state = tmp_path / "state"
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is not None
+    )

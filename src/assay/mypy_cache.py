@@ -36,6 +36,7 @@ Why what is in it cannot decide a verdict wrongly:
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -106,10 +107,26 @@ def runs_project_code(root: Path, checks: Sequence[Check]) -> bool:
 
     if any(w.split("=")[0] == "--python-executable" for c in checks for w in c.argv):
         return True
+    if any(name in check.env for check in checks for name in _CONFIG_STEERING_VARS):
+        return True  # mypy would look for its configuration where the check says
     files = RepoFiles(str(root))
-    named = {_config_file(check) for check in checks} - {None}
-    places = [(n, "tool.mypy" if n.endswith(".toml") else "mypy") for n in named if n]
-    for path, section in places or _CONFIG_FILES:
+    places: dict[str, str] = {}
+    for check in checks:
+        named = _config_file(check)
+        if named is not None:
+            places[named] = "tool.mypy" if named.endswith(".toml") else "mypy"
+            continue
+        # Without `--config-file`, mypy takes the first configuration it finds from its
+        # working directory up (`config_parser._find_config_file`): a check run in a
+        # subdirectory reads that directory's `mypy.ini` before the root's. Every file it
+        # could take is looked at, whichever it would take.
+        directories = _up_to_root(check.cwd)
+        if directories is None:
+            return True  # runs outside the tree: what it reads there is not known
+        for directory in directories:
+            for name, section in _CONFIG_FILES:
+                places.setdefault(posixpath.normpath(posixpath.join(directory, name)), section)
+    for path, section in places.items() or _CONFIG_FILES:
         try:
             text = files.read_text(path)
         except UnreadableFile:
@@ -117,6 +134,25 @@ def runs_project_code(root: Path, checks: Sequence[Check]) -> bool:
         if text is not None and _names_code(text, path, section):
             return True
     return False
+
+
+#: Variables that move where mypy looks for its user configuration (`~/.mypy.ini`,
+#: `$XDG_CONFIG_HOME/mypy/config`): set by a check, they may name a file of the tree.
+_CONFIG_STEERING_VARS = ("HOME", "XDG_CONFIG_HOME")
+
+
+def _up_to_root(cwd: str) -> list[str] | None:
+    """`cwd` (relative to the root) and each directory above it up to the root, or None
+    when `cwd` is not inside the tree."""
+    here = posixpath.normpath(cwd or ".")
+    if posixpath.isabs(here) or here == ".." or here.startswith("../"):
+        return None
+    found = []
+    while True:
+        found.append(here)
+        if here == ".":
+            return found
+        here = posixpath.dirname(here) or "."
 
 
 def _config_file(check: Check) -> str | None:
