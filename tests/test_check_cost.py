@@ -96,3 +96,33 @@ def test_nothing_ran_costs_nothing_known() -> None:
     check = Check(name="missing", kind=Kind.BUILD, argv=("missing",))
     document = Evidence(check, Cause.TOOLCHAIN_MISSING.verdict, Cause.TOOLCHAIN_MISSING).to_dict()
     assert document["cpu_s"] is None and document["peak_rss_bytes"] is None
+
+
+#: A hung check: it spins until it is killed at its deadline (one variant ignores SIGTERM).
+SPIN = "while True:\n    pass\n"
+#: As a test runner does, it takes a moment on SIGTERM to write its summary, then exits.
+SPIN_SUMMING_UP_ON_TERM = (
+    "import signal, sys, time\n"
+    "def summary(*_):\n"
+    "    time.sleep(0.2)\n"
+    "    sys.exit(1)\n"
+    "signal.signal(signal.SIGTERM, summary)\n" + SPIN
+)
+SPIN_IGNORING_TERM = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + SPIN
+
+
+@pytest.mark.parametrize(
+    "program",
+    [SPIN, SPIN_SUMMING_UP_ON_TERM, SPIN_IGNORING_TERM],
+    ids=["term", "sums-up-on-term", "ignores-term"],
+)
+def test_a_sandboxed_check_killed_at_its_deadline_counts_what_it_spun(
+    sandboxed: tuple[BwrapSandbox, Workspace], program: str
+) -> None:
+    """Killed at its deadline, the command below the sandbox's init must be reaped by that
+    init, not by the kernel tearing the namespace down once the init died with the outer bwrap:
+    that reaping adds its cost to no one's (the evidence said 0.008 s for a minute's spin)."""
+    sandbox, ws = sandboxed
+    result = sandbox.run(ws, [sys.executable, "-c", program], timeout=2)
+    assert result.timed_out
+    assert result.cpu_s is not None and result.cpu_s >= 0.5, result.cpu_s

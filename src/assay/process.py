@@ -317,11 +317,22 @@ class _Execution:
         output_complete = not pipes.open
         pipes.close()
         proc.returncode = status.returncode  # we reaped it; keep Popen consistent
+        exit_code, killed_by = status.exit_code, status.signal
+        if (
+            timed_out
+            and killed_by is None
+            and exit_code is not None
+            and exit_code in _KILLED_EXIT_CODES
+        ):
+            # A sandbox's outer bwrap outlived its command, which the deadline's sweep
+            # killed first (`reaper.signal_run`), and passed its fate on as 128 + the signal.
+            killed_by = exit_code - 128
+            exit_code = None
         return ProcessResult(
             argv=self.argv,
             cwd=self.cwd,
-            exit_code=status.exit_code,
-            signal=status.signal,
+            exit_code=exit_code,
+            signal=killed_by,
             timed_out=timed_out,
             start_failure=None,
             start_error=None,
@@ -348,6 +359,8 @@ class _Execution:
 
 #: How often a run's `watch` is asked whether it must stop.
 WATCH_SECONDS = 0.25
+#: How a launcher (bubblewrap, a shell) reports a command a deadline's sweep killed.
+_KILLED_EXIT_CODES = (128 + signal.SIGTERM, 128 + signal.SIGKILL)
 #: Without a pidfd, how often to look for the main process's exit.
 _EXIT_POLL_SECONDS = 0.05
 

@@ -262,14 +262,89 @@ def signal_pids(pids: list[int], sig: int) -> None:
 
 
 def signal_run(pgid: int, marker: str, sig: int, *, since: int | None = None) -> list[int]:
-    """Send `sig` to the run's process group and to every process carrying its marker.
+    """Send `sig` to every process carrying the run's marker outside its process group, then
+    to the group.
+
+    Those outside the group first: a sandboxed command runs in a session of its own below the
+    sandbox's init, which is in the group, as the outer bwrap is. Signalled first, the group's
+    bwrap dies and takes the init with it (`--die-with-parent`); the kernel then reaps what
+    the namespace still holds without adding its cost to anyone's (`_inner_first`).
 
     `since` is the run's start (`start_ticks` of its leader), given only while the leader is
     not reaped (its pid is still its own): nothing older is looked at."""
+    pids = [found.pid for found in _scan(pgid, marker, since) if found.alive and not found.in_group]
+    _inner_first(pids, sig)
+    if sig != signal.SIGKILL and any(
+        _alive(pid) and _sandboxed(pid) and not _namespace_init(pid) for pid in pids
+    ):
+        # A sandboxed process that ignores `sig` lives on: the group's death would take its
+        # init and its cost with it. The caller's SIGKILL sweep (`kill_run`) kills it first.
+        return pids
     signal_group(pgid, sig)
-    pids = [found.pid for found in _scan(pgid, marker, since) if not found.in_group]
+    pids += [
+        found.pid
+        for found in _scan(pgid, marker, since)
+        if not found.in_group and found.pid not in pids
+    ]
     signal_pids(pids, sig)
     return pids
+
+
+#: How long a sweep waits for the run's processes outside its group to be reaped by their own
+#: parent (a sandbox's init) before it signals the group.
+INNER_FIRST_SECONDS = 0.5
+
+
+def _sandboxed(pid: int) -> bool:
+    """Whether `pid` lives in a PID namespace below this process's (a sandbox's)."""
+    own_depth = _own_namespace_depth()
+    depth = _namespace_depth(f"/proc/{pid}/status")
+    return own_depth is not None and depth is not None and depth > own_depth
+
+
+def _namespace_init(pid: int) -> bool:
+    """Whether `pid` is the init (pid 1) of a PID namespace below this process's."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"NSpid:"):
+                    ids = line.split()[1:]
+                    return len(ids) > 1 and ids[-1] == b"1"
+    except OSError:
+        return False
+    return False
+
+
+def _inner_first(pids: list[int], sig: int) -> None:
+    """Signal `pids` (the run's processes outside its group) and wait, up to
+    `INNER_FIRST_SECONDS`, until each is gone, reaped by its parent, or one of ours (a zombie
+    we reap), or, being alive, may not act on `sig` (it ignores it).
+
+    Why: a sandboxed command's parent is the sandbox's PID-namespace init. When that init
+    dies first (killed with the group, or by `--die-with-parent` when the outer bwrap does),
+    the kernel reaps the namespace's processes with SIGCHLD ignored, adding nothing to any
+    process's cost: a hung check killed at its deadline reported the few milliseconds of
+    bwrap's init, not the minute its test runner spun. Killed first, they are reaped by the
+    init, whose wait adds their cost to its own, and the sweep that reaps the init reads it."""
+    pids = [pid for pid in pids if not _namespace_init(pid)]  # the init reaps the others
+    if not pids:
+        return
+    signal_pids(pids, sig)
+    me = os.getpid()
+    end = time.monotonic() + INNER_FIRST_SECONDS
+    while time.monotonic() < end:
+        pending = False
+        for pid in pids:
+            fields = _stat_fields(pid)
+            if fields is None or int(fields[1]) == me:
+                continue  # gone (reaped by its parent), or ours to reap
+            if fields[0] in (b"Z", b"X"):
+                pending = True  # dead, its parent not yet done waiting for it
+            elif sig == signal.SIGKILL or not _ignores(pid, sig):
+                pending = True
+        if not pending:
+            return
+        time.sleep(0.002)
 
 
 def run_alive(pgid: int, marker: str, *, since: int | None = None) -> bool:
@@ -280,7 +355,17 @@ def run_alive(pgid: int, marker: str, *, since: int | None = None) -> bool:
 def awaiting(pgid: int, marker: str, sig: int, *, since: int | None = None) -> bool:
     """Whether a live process of the run may still act on `sig`: one that does not ignore
     it. When every survivor ignores it (SIG_IGN), waiting out a grace period is pointless."""
-    return any(f.alive and not _ignores(f.pid, sig) for f in _scan(pgid, marker, since))
+    found = [f for f in _scan(pgid, marker, since) if f.alive]
+    # A sandboxed command that ignores `sig` holds back the signal to its group and its init
+    # (`signal_run`): they were not sent it, and do not count.
+    held = any(
+        not f.in_group and _sandboxed(f.pid) and not _namespace_init(f.pid) and _ignores(f.pid, sig)
+        for f in found
+    )
+    return any(
+        not _ignores(f.pid, sig) and not (held and (f.in_group or _namespace_init(f.pid)))
+        for f in found
+    )
 
 
 def _ignores(pid: int, sig: int) -> bool:
@@ -328,6 +413,11 @@ def kill_run(pgid: int, marker: str, *, keep: int | None = None, since: int | No
     deadline = time.monotonic() + REAP_WAIT_SECONDS
     seen: set[int] = set()
     usage = Usage()
+    # The processes outside the group first, and reaped by their own parent before the
+    # group dies: a sandbox's init that dies first takes their cost with it (`_inner_first`).
+    _inner_first(
+        [f.pid for f in _scan(pgid, marker, since) if f.alive and not f.in_group], signal.SIGKILL
+    )
     while True:
         signal_group(pgid, signal.SIGKILL)
         found = _scan(pgid, marker, since)
