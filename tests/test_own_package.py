@@ -124,3 +124,53 @@ def test_only_the_trees_own_packages_from_an_installed_place_count(tmp_path: Pat
         ("calc", "/venv/lib/python3.11/site-packages/calc/__init__.py"),
         ("single", "/usr/lib/python3/dist-packages/single.py"),
     ]
+
+
+def _flat_project(root: Path, version_test: str, other_test: str = "") -> Path:
+    """A flat-layout project (importable as it lies) whose test reads its own installed
+    version, as toolz's `test_has_version` does (`importlib.metadata.version("toolz")`)."""
+    (root / "pyproject.toml").write_text('[project]\nname = "flat-calc"\nversion = "1.0"\n')
+    (root / "flat_calc").mkdir()
+    (root / "flat_calc" / "__init__.py").write_text(
+        "def __getattr__(name):\n"
+        "    if name == '__version__':\n"
+        "        from importlib.metadata import version\n"
+        f"        return version({version_test!r})\n"
+        "    raise AttributeError(name)\n\n\n"
+        "def add(a, b):\n    return a + b\n"
+    )
+    (root / "tests").mkdir()
+    (root / "tests" / "test_flat.py").write_text(
+        "import flat_calc\n\n\ndef test_add():\n    assert flat_calc.add(2, 2) == 4\n\n\n"
+        "def test_has_version():\n    assert flat_calc.__version__.startswith('1.')\n" + other_test
+    )
+    return root
+
+
+def test_a_flat_project_not_installed_whose_test_reads_its_metadata_is_unverified(
+    tmp_path: Path,
+) -> None:
+    """toolz 1.1.0 without `pip install -e .`: 245 tests pass, `test_has_version` fails with
+    `PackageNotFoundError: No package metadata was found for toolz`. Its CI installs the
+    project first and passes; the tree is not at fault, a set-up step is missing."""
+    code, report = _verify(_flat_project(tmp_path, "flat_calc"))
+    check = _pytest_check(report)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert code == 4
+    assert check["cause"] == "toolchain_missing"
+    assert "flat-calc, the project itself, is not installed" in str(check["note"])
+
+
+def test_metadata_of_another_distribution_missing_still_fails(tmp_path: Path) -> None:
+    # Not the project's own name: no install of the project would mend it.
+    code, report = _verify(_flat_project(tmp_path, "not-this-project"))
+    assert report["status"] == "FAILED", report["note"]
+    assert code == 1
+
+
+def test_a_real_failure_beside_the_missing_metadata_still_fails(tmp_path: Path) -> None:
+    wrong = "\n\ndef test_zz_wrong():\n    assert flat_calc.add(2, 2) == 5\n"
+    # With --all both failures are seen: one that is not the metadata's keeps it FAILED.
+    repo = _flat_project(tmp_path, "flat_calc", wrong)
+    done = assay("verify", "--json", "--no-cache", "--all", str(repo), timeout=180)
+    assert json.loads(done.stdout)["status"] == "FAILED"

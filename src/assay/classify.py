@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for, project_first
-from assay.own_package import uninstalled_own_package
+from assay.own_package import uninstalled_own_distribution, uninstalled_own_package
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi, strip_colours
 from assay.parsers.crash import no_network, read_only_write, sanitizer_without_room
@@ -102,6 +102,8 @@ def _cause(
         return Cause.SANDBOX_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None or parsed.installed_copies:
         return Cause.TOOLCHAIN_MISSING
+    if _own_distribution_not_installed(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _submodule_not_checked_out(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _needs_newer_toolchain(check, result, checker) is not None:
@@ -188,6 +190,23 @@ def _own_package_not_installed(
     if parsed.tests is not None and parsed.tests.passed:
         return None  # some tests ran: the package was importable
     return uninstalled_own_package(combined(result), result.cwd)
+
+
+def _own_distribution_not_installed(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """The project's own distribution, when every test that failed did so only because its
+    metadata is not installed (`uninstalled_own_distribution`)."""
+    if check.kind is not Kind.TEST or result.exit_code in (0, None) or not result.cwd:
+        return None
+    failing = [c for c in parsed.test_cases if c.outcome not in ("passed", "skipped")]
+    if (
+        not failing
+        or parsed.tests is None
+        or parsed.tests.failed + parsed.tests.errors > len(failing)
+    ):
+        return None  # a failure the report did not name may be another one
+    return uninstalled_own_distribution((c.message or "" for c in failing), result.cwd)
 
 
 def _needs_newer_toolchain(
@@ -484,6 +503,14 @@ def _note(
             return (
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
+                "install -e .`), then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            dist := _own_distribution_not_installed(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} failed only because {dist}, the project itself, is not installed: "
+                f"importlib.metadata found no metadata for it. Install the project (`pip "
                 "install -e .`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if parsed.installed_copies:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-__all__ = ["installed_copies", "uninstalled_own_package"]
+__all__ = ["installed_copies", "uninstalled_own_distribution", "uninstalled_own_package"]
 
 #: Python's message for an import that found no module (the top-level name captured).
 _NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z_]\w*)")
@@ -72,3 +72,55 @@ def _is(path: str, kind: Callable[[int], bool]) -> bool:
     except OSError:
         return False
     return kind(mode)
+
+
+#: importlib.metadata's (and its backport's) word that a distribution is not installed, and
+#: pkg_resources' older one.
+_NO_METADATA = re.compile(
+    r"PackageNotFoundError: (?:No package metadata was found for )?(?P<name>[A-Za-z0-9][\w.-]*)"
+    r"|DistributionNotFound: The '(?P<old>[A-Za-z0-9][\w.-]*)[^']*' distribution was not found"
+)
+
+
+def uninstalled_own_distribution(failures: Iterable[str], cwd: str) -> str | None:
+    """The project's own distribution name when every one of `failures` (the messages of the
+    tests that failed) is importlib.metadata's `PackageNotFoundError` for it: the tree is
+    importable as it lies (a flat layout), but not installed, so its metadata is nowhere
+    (toolz's `test_has_version` reads `importlib.metadata.version("toolz")`). A missing
+    set-up step, as an uninstalled src layout is; None for anything else, or no failure."""
+    own = _declared_name(cwd)
+    if own is None:
+        return None
+    failures = list(failures)
+    if not failures:
+        return None
+    for message in failures:
+        found = _NO_METADATA.search(message or "")
+        if found is None or _normalized(found["name"] or found["old"]) != own:
+            return None
+    return own
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared_name(cwd: str) -> str | None:
+    """The distribution name pyproject.toml's `[project]` or setup.cfg's `[metadata]` gives."""
+    import configparser  # only here: `assay run` loads this module and must stay light
+    import tomllib
+
+    try:
+        with open(os.path.join(cwd, "pyproject.toml"), "rb") as f:
+            name = tomllib.load(f).get("project", {}).get("name")
+        if isinstance(name, str) and name:
+            return _normalized(name)
+    except (OSError, tomllib.TOMLDecodeError, AttributeError, RecursionError):
+        pass
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(os.path.join(cwd, "setup.cfg"), encoding="utf-8")
+        name = parser.get("metadata", "name", fallback=None)
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    return _normalized(name) if name else None
