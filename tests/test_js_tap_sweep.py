@@ -787,3 +787,30 @@ def test_node_tap_output_through_npm_test(
     assert report["status"] == status, report["note"]
     (check,) = report["checks"]
     assert check["cause"] == cause, check
+
+
+# --------------------------------------------------------------------------- F: uvu hang
+
+#: dequal's `npm test` (uvu) with an infinite loop in `dequal()`: the suite `scalars` of
+#: `index.js` began and never closed with its `(n / m)` count when the deadline came.
+UVU_HUNG = (
+    "\n> dequal@2.0.3 test\n> uvu -r esm test\n\n"
+    "\x1b[1m\x1b[4m\x1b[37mindex.js\x1b[22m\x1b[24m\x1b[39m\n"
+    "\x1b[47m\x1b[1m\x1b[30m exports \x1b[39m\x1b[49m\x1b[22m \x1b[90m• \x1b[39m\x1b[32m  (1 / 1)\n"
+    "\x1b[39m\x1b[47m\x1b[1m\x1b[30m scalars \x1b[39m\x1b[49m\x1b[22m "
+)
+
+
+def test_a_uvu_suite_stopped_at_the_deadline_is_named() -> None:
+    result = dataclasses.replace(_run(UVU_HUNG, "/w", 1), exit_code=None, signal=15, timed_out=True)
+    parsed, verdict, cause = _read(result)
+    assert parsed.hung_tests == ("index.js > scalars",)
+    assert (verdict, cause) == (Verdict.INCONCLUSIVE, Cause.TIMEOUT)
+    assert "while running index.js > scalars" in classify(NPM_TEST, result, parsed).note
+
+
+def test_a_finished_uvu_run_names_no_hang() -> None:
+    done = UVU_HUNG + "\x1b[90m• • \x1b[39m\x1b[32m  (2 / 2)\n\n  Total:     3\n"
+    result = dataclasses.replace(_run(done, "/w", 1), exit_code=None, signal=15, timed_out=True)
+    parsed, _, _ = _read(result)
+    assert parsed.hung_tests == ()

@@ -329,6 +329,8 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         # out by node-tap, then killed before its closing plan; read as "2 of 2 failed").
         if tap.tap and (tap.plans or tap.hung):
             parsed = _with_plain_tap(parsed, tap)
+        if result.timed_out and not parsed.hung_tests and (suite := uvu_running(text)):
+            parsed = dataclasses.replace(parsed, hung_tests=(suite,))
         return _with_printed_failures(parsed, result)
     cases = tap_top_level(text, result.cwd)
     if not cases and summary.get("fail"):
@@ -349,6 +351,36 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         failure_recognized=tests.any_failed,
         no_tests_reported=summary.get("tests", tests.executed) == 0 and not blocks,
     )
+
+
+#: uvu's default reporter: a test file's name on a line of its own, then per suite
+#: ` name ` followed by a mark per test as it ends (`•` passed, `✘` failed, `-` skipped) and,
+#: once the suite is done, `  (passed / total)`.
+_UVU_SUITE_DONE = re.compile(r"^ \S.*?\s\(\d+ / \d+\)\s*$")
+_UVU_SUITE_OPEN = re.compile(r"^ (?P<suite>\S(?:.*?\S)?) (?:\s*[•✘-])*\s*$")
+_UVU_STARTED = re.compile(r"^> .*\buvu\b", re.MULTILINE)
+
+
+def uvu_running(text: str) -> str | None:
+    """The uvu suite a run stopped at assay's deadline was in (`file > suite`): its line was
+    begun, never closed with its `(n / m)` count. None where the output is not uvu's (its
+    package script's `> uvu ...` line, or a closed suite's line, says it is)."""
+    lines = text.rstrip("\n").split("\n")
+    if not lines or not (
+        _UVU_STARTED.search(text) or any(_UVU_SUITE_DONE.match(line) for line in lines)
+    ):
+        return None
+    last = _UVU_SUITE_OPEN.match(lines[-1])
+    if last is None or _UVU_SUITE_DONE.match(lines[-1]):
+        return None
+    suite = last["suite"]
+    # The file it belongs to: the nearest line above that is neither a suite's nor blank.
+    for line in reversed(lines[:-1]):
+        if line.strip() and not line.startswith(" ") and not line.startswith(">"):
+            return f"{line.strip()} > {suite}"
+        if line.startswith(">"):
+            break
+    return suite
 
 
 def _with_plain_tap(parsed: ParsedOutput, tap: TapRun) -> ParsedOutput:
