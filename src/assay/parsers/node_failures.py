@@ -358,9 +358,9 @@ def _tap_case(
 
 
 def printed_failures(text: str, cwd: str) -> list[TestCase]:
-    """Failing tests as mocha's, jest's, vitest's or uvu's default reporter lists them."""
+    """Failing tests as mocha's, jest's, vitest's, uvu's or ava's default reporter lists them."""
     lines = text.splitlines()
-    for reader in (_mocha, _jest, _vitest, _uvu):
+    for reader in (_mocha, _jest, _vitest, _uvu, _ava):
         found = [
             TestCase(name=name, outcome="failed", message=message(body, cwd))
             for name, body in itertools.islice(reader(lines), MAX_FAILURES)
@@ -473,6 +473,54 @@ def _uvu(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
     for header, body in _blocks(lines, _UVU_HEADER, _UVU_END):
         suite = header["suite"]
         yield f"{suite} > {header['test']}" if suite else header["test"], body
+
+
+#: ava's default reporter: `  ✘ [fail]: title` as each test ends (`file › title` where there
+#: are several files; a message may follow the title), then, between two `  ─` rules, each
+#: failure again: `  title` on a line of its own, its place (`test.js:66`), the source
+#: around it, the difference, and `› file://test.js:66:4`.
+_AVA_FAIL = re.compile(r"^\s*[✘✖×] \[fail\]: (?P<title>.+?)\s*$")
+_AVA_RULE = re.compile(r"^\s*─\s*$")
+
+
+def _ava(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """Each `✘ [fail]: title`, with the block its recap after the `─` rule gives it."""
+    titles = list(dict.fromkeys(m["title"] for line in lines if (m := _AVA_FAIL.match(line))))
+    if not titles:
+        return
+    details: dict[str, list[str]] = {}
+    rule = next((i for i, line in enumerate(lines) if _AVA_RULE.match(line)), None)
+    if rule is not None:
+        current: list[str] | None = None
+        for line in lines[rule + 1 :]:
+            if _AVA_RULE.match(line):
+                break
+            title = line.strip()
+            # A recap's title is indented by two; its source lines and difference by more.
+            heading = line.startswith("  ") and not line.startswith("   ")
+            named = next(
+                (t for t in titles if heading and (t == title or t.startswith(title + " "))), None
+            )
+            if named is not None and named not in details:
+                current = details[named] = []
+            elif current is not None:
+                current.append(line)
+    for title in titles:
+        yield title, "\n".join(_ava_said(details.get(title, ())))
+
+
+_AVA_SOURCE = re.compile(r"^\s+\d+: |^\s*\S+:\d+\s*$")  # `   65:   t.is(...)`, `  test.js:66`
+_AVA_AT = re.compile(r"^\s*› (?:file://)?(?P<place>\S+:\d+(?::\d+)?)\s*$")
+
+
+def _ava_said(body: Sequence[str]) -> Iterator[str]:
+    """A recap block as `message` reads one: the difference and error, not the source
+    excerpt, and its `› file://test.js:66:4` as a stack frame."""
+    for line in body:
+        if (at := _AVA_AT.match(line)) is not None:
+            yield f"    at {at['place']}"
+        elif not _AVA_SOURCE.match(line):
+            yield line
 
 
 #: borp's line reporter (@jsumners/line-reporter): `failed: /x/test/a.test.js (2,160 ms)` per
