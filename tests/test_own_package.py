@@ -174,3 +174,22 @@ def test_a_real_failure_beside_the_missing_metadata_still_fails(tmp_path: Path) 
     repo = _flat_project(tmp_path, "flat_calc", wrong)
     done = assay("verify", "--json", "--no-cache", "--all", str(repo), timeout=180)
     assert json.loads(done.stdout)["status"] == "FAILED"
+
+
+def test_the_projects_name_is_read_only_from_its_own_files(tmp_path: Path) -> None:
+    """The name is read as discovery reads the tree: a pyproject.toml that is a link out of
+    the tree (a host file, /dev/zero) names nothing, and never hangs the read."""
+    from assay.own_package import uninstalled_own_distribution
+
+    failure = "PackageNotFoundError: No package metadata was found for flat-calc"
+    outside = tmp_path / "outside.toml"
+    outside.write_text('[project]\nname = "flat-calc"\n')
+    for target in (outside, Path("/dev/zero")):
+        tree = tmp_path / f"tree-{target.name}"
+        tree.mkdir()
+        (tree / "pyproject.toml").symlink_to(target)
+        assert uninstalled_own_distribution([failure], str(tree)) is None
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "pyproject.toml").write_text("[build-system]\nrequires = []\n")
+    (tmp_path / "cfg" / "setup.cfg").write_text("[metadata]\nname = Flat_Calc\n")
+    assert uninstalled_own_distribution([failure], str(tmp_path / "cfg")) == "flat-calc"

@@ -106,21 +106,30 @@ def _normalized(name: str) -> str:
 
 
 def _declared_name(cwd: str) -> str | None:
-    """The distribution name pyproject.toml's `[project]` or setup.cfg's `[metadata]` gives."""
-    import configparser  # only here: `assay run` loads this module and must stay light
+    """The distribution name pyproject.toml's `[project]` or setup.cfg's `[metadata]` gives,
+    read as discovery reads the tree's files: confined to it and bounded (a link to a host
+    file, or to /dev/zero, is no name)."""
+    # Only here: `assay run` loads this module and must stay light.
     import tomllib
 
+    from assay.discovery.files import RepoFiles, UnreadableFile
+    from assay.discovery.text import load_ini
+
+    files = RepoFiles(cwd)
     try:
-        with open(os.path.join(cwd, "pyproject.toml"), "rb") as f:
-            name = tomllib.load(f).get("project", {}).get("name")
-        if isinstance(name, str) and name:
-            return _normalized(name)
-    except (OSError, tomllib.TOMLDecodeError, AttributeError, RecursionError):
-        pass
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(os.path.join(cwd, "setup.cfg"), encoding="utf-8")
-        name = parser.get("metadata", "name", fallback=None)
-    except (configparser.Error, UnicodeDecodeError):
+        pyproject = files.read_text("pyproject.toml")
+        if pyproject:
+            try:
+                name = tomllib.loads(pyproject).get("project", {}).get("name")
+            except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
+                name = None
+            if isinstance(name, str) and name:
+                return _normalized(name)
+        setup_cfg = files.read_text("setup.cfg")
+    except UnreadableFile:
         return None
+    if not setup_cfg:
+        return None
+    parser, error = load_ini(setup_cfg, "setup.cfg")
+    name = None if error else parser.get("metadata", "name", fallback=None)
     return _normalized(name) if name else None

@@ -469,7 +469,9 @@ def _vouched(repo: Repository, top: str, gitdir: str, common: str) -> bool:
     submodule's (`core.worktree` names the tree)."""
     if _beneath(gitdir, os.path.join(common, "worktrees")) and gitdir != common:
         try:
-            fd = os.open(os.path.join(gitdir, "gitdir"), os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(
+                os.path.join(gitdir, "gitdir"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+            )
             try:
                 backlink = os.fsdecode(os.read(fd, _BACKLINK_LIMIT_BYTES).strip())
             finally:
