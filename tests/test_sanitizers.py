@@ -18,7 +18,14 @@ from assay.sandbox.cgroup import can_cap_memory
 from tests.repos import write
 from tests.test_go_cache import verify
 
-pytestmark = pytest.mark.skipif(not can_cap_memory(), reason="needs a cgroup to cap memory in")
+
+@pytest.fixture(autouse=True)
+def _toolchains() -> None:
+    # Never a skip: a test that does not run proves nothing, and CI provides all of these.
+    assert can_cap_memory(), "no cgroup with the memory controller to make runs in"
+    for tool in ("go", "gcc", "make"):
+        assert shutil.which(tool), f"{tool} is not installed (.ci/run installs it)"
+
 
 RACE_TEST = """package counter
 
@@ -50,7 +57,6 @@ func TestManyLockedIncrements(t *testing.T) {
 """
 
 
-@pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
 @pytest.mark.parametrize(("step", "status"), [(1, "VERIFIED"), (2, "FAILED")])
 def test_go_tests_under_the_race_detector_run_in_the_sandbox(
     tmp_path: Path, step: int, status: str
@@ -74,7 +80,6 @@ def test_go_tests_under_the_race_detector_run_in_the_sandbox(
     assert report["extra"]["limits"]["per_process"]["address_space_bytes"] is None
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 @pytest.mark.parametrize(("index", "status"), [(1, "VERIFIED"), (2, "FAILED")])
 def test_a_c_test_built_with_address_sanitizer_runs_in_the_sandbox(
     tmp_path: Path, index: int, status: str
