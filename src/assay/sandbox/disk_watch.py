@@ -15,15 +15,25 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from typing import NamedTuple
 
 #: The share of a filesystem's free space at a run's start that the run may fill.
 SHARE = 0.5
 
 
-#: Per workspace (its path), the floors taken when its first command started: the share
-#: is the run's as a whole, not each command's (`forget` when the workspace goes).
-_RUN_FLOORS: dict[str, dict[int, tuple[str, int, int, int, int]]] = {}
-_RUN_FLOORS_LOCK = threading.Lock()
+class _AtStart(NamedTuple):
+    """What a filesystem the run writes to had free when its first command started."""
+
+    path: str
+    free: int
+    inodes: int
+    """0: a filesystem that does not count them."""
+
+
+#: Per workspace (its path), each filesystem's free room when its first command started:
+#: the share is the run's as a whole, not each command's (`forget` when the workspace goes).
+_RUN_STARTS: dict[str, dict[int, _AtStart]] = {}
+_RUN_STARTS_LOCK = threading.Lock()
 
 
 def disk_watch(*paths: str | os.PathLike[str]) -> Callable[[], str | None] | None:
@@ -32,50 +42,42 @@ def disk_watch(*paths: str | os.PathLike[str]) -> Callable[[], str | None] | Non
     the first command of the run (its workspace, `paths[0]`) started; None when none of
     them can be measured.
 
-    The floors are the run's: each command measured from its own start would let every
+    The room is the run's: each command measured from its own start would let every
     check of a verification take half of what the one before left (three checks, 7/8
     of the disk). And inodes count as bytes do: a check making empty files takes no
     byte, yet leaves the host's filesystem unable to make another file."""
     if not paths:
         return None
-    with _RUN_FLOORS_LOCK:
-        floors = _RUN_FLOORS.setdefault(os.fspath(paths[0]), {})
+    with _RUN_STARTS_LOCK:
+        starts = _RUN_STARTS.setdefault(os.fspath(paths[0]), {})
         for path in paths:
             try:
                 device = os.stat(path).st_dev
-                if device in floors:
-                    continue
-                free, inodes = _free(path)
+                if device not in starts:
+                    starts[device] = _AtStart(os.fspath(path), *_free(path))
             except OSError:
                 continue
-            floors[device] = (
-                os.fspath(path),
-                free,
-                int(free * (1 - SHARE)),
-                inodes,
-                int(inodes * (1 - SHARE)),
-            )
-        if not floors:
+        if not starts:
             return None
-        watched = tuple(floors.values())
+        watched = tuple(starts.values())
 
     def watch() -> str | None:
-        for path, at_start, floor, inodes_at_start, inode_floor in watched:
+        for start in watched:
             try:
-                free, inodes = _free(path)
+                free, inodes = _free(start.path)
             except OSError:
                 continue
-            if free < floor:
+            if free < start.free * (1 - SHARE):
                 return (
-                    f"the filesystem of {path} went from {_size(at_start)} to {_size(free)} "
-                    "free as it ran: it wrote more than half of what was free there, and was "
-                    "stopped before the host's disk filled"
+                    f"the filesystem of {start.path} went from {_size(start.free)} to "
+                    f"{_size(free)} free as it ran: it wrote more than half of what was free "
+                    "there, and was stopped before the host's disk filled"
                 )
-            if inodes_at_start and inodes < inode_floor:
+            if inodes < start.inodes * (1 - SHARE):
                 return (
-                    f"the filesystem of {path} went from {inodes_at_start} to {inodes} free "
-                    "inodes as it ran: it made more than half of the files there was room "
-                    "for, and was stopped before the host's filesystem ran out of them"
+                    f"the filesystem of {start.path} went from {start.inodes} to {inodes} "
+                    "free inodes as it ran: it made more than half of the files there was "
+                    "room for, and was stopped before the host's filesystem ran out of them"
                 )
         return None
 
@@ -84,8 +86,8 @@ def disk_watch(*paths: str | os.PathLike[str]) -> Callable[[], str | None] | Non
 
 def forget(workspace: str | os.PathLike[str]) -> None:
     """Drop the floors of the run in `workspace` (it is gone)."""
-    with _RUN_FLOORS_LOCK:
-        _RUN_FLOORS.pop(os.fspath(workspace), None)
+    with _RUN_STARTS_LOCK:
+        _RUN_STARTS.pop(os.fspath(workspace), None)
 
 
 def _free(path: str | os.PathLike[str]) -> tuple[int, int]:
