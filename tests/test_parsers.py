@@ -1015,25 +1015,6 @@ def test_a_bug_a_sanitizer_caught_is_a_failure_at_its_place(sanitizer: str, tmp_
         assert found.line == line, found
 
 
-@pytest.mark.parametrize("sanitizer", ["address", "thread"])
-def test_a_sanitizer_kept_from_its_memory_is_inconclusive(sanitizer: str, tmp_path: Path) -> None:
-    """Where no cgroup caps a run's memory, each process's address space is bounded, and a
-    sanitizer cannot reserve its shadow memory: the sandbox's doing, not the code's."""
-    _needs("gcc")
-    code, _, _ = SANITIZED_BUGS["address"]
-    (tmp_path / "t.c").write_text(code.replace("a[2]", "a[1]"))
-    (tmp_path / "Makefile").write_text(f"test:\n\tgcc -g -fsanitize={sanitizer} -o t t.c\n\t./t\n")
-    argv = ["sh", "-c", f"ulimit -v {64 * 1024 * 1024} && make test"]
-    ran = _ran(argv, tmp_path)
-    c = check("make", tuple(argv), kind=Kind.TEST)
-    ev = classify(c, ran, parse_output(c, ran))
-    assert (ev.verdict, ev.cause) == (Verdict.INCONCLUSIVE, Cause.SANDBOX_UNAVAILABLE), (
-        ev.note,
-        ran.stderr,
-    )
-    assert "could not reserve its memory" in ev.note and "cgroup" in ev.note, ev.note
-
-
 def test_a_sanitizer_that_could_not_start_is_no_bug_of_the_code() -> None:
     from assay.parsers.crash import crash_diagnostics
 

@@ -13,8 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from assay.classify import classify
+from assay.evidence import Check
+from assay.parsers import parse_output
 from assay.sandbox import BwrapOptions, BwrapSandbox
 from assay.sandbox.cgroup import can_cap_memory
+from assay.verdict import Cause, Kind, Verdict
 from tests.repos import write
 from tests.test_go_cache import verify
 
@@ -123,3 +127,53 @@ def test_a_process_is_bounded_by_its_address_space_only_where_nothing_else_bound
     assert capped_limits["whole_run"]["memory_bytes"]
     bound = uncapped_limits["per_process"]["address_space_bytes"]
     assert bound and uncapped_ulimit == str(bound // 1024)
+
+
+def _judged(sandbox: BwrapSandbox, source: Path, argv: list[str]) -> tuple[Verdict, Cause, str]:
+    """`argv` run as a test check in a workspace of `source`, and what assay makes of it."""
+    with sandbox.workspace(source) as ws:
+        ran = sandbox.run(ws, argv, timeout=120)
+    check = Check(name="test", argv=tuple(argv), kind=Kind.TEST)
+    evidence = classify(check, ran, parse_output(check, ran))
+    return evidence.verdict, evidence.cause, evidence.note
+
+
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_a_sanitizer_kept_from_its_memory_by_the_sandbox_is_inconclusive(
+    fake_home: Path, tmp_path: Path, sanitizer: str
+) -> None:
+    """Where no cgroup caps a run's memory, each process's address space is bounded, and a
+    sanitizer cannot reserve its shadow memory: the sandbox's doing, not the code's."""
+    source = write(
+        tmp_path / "src",
+        {
+            "t.c": "int main(void) {\n  return 0;\n}\n",
+            "Makefile": f"test:\n\tgcc -g -fsanitize={sanitizer} -o t t.c\n\t./t\n",
+        },
+    )
+    uncapped = BwrapSandbox(BwrapOptions(whole_run_limits=False))
+    verdict, cause, note = _judged(uncapped, source, ["make", "test"])
+    assert (verdict, cause) == (Verdict.INCONCLUSIVE, Cause.SANDBOX_UNAVAILABLE), note
+    assert "could not reserve its memory" in note and "cgroup" in note, note
+
+
+def test_a_failing_test_printing_a_sanitizers_allocation_failure_still_fails(
+    fake_home: Path, tmp_path: Path
+) -> None:
+    """With no address-space limit on the run, "failed to allocate" is only text the code
+    printed: it cannot turn a failing test into a question about the sandbox."""
+    source = write(
+        tmp_path / "src",
+        {
+            "test_calc.py": (
+                "import sys, unittest\n\n\nclass T(unittest.TestCase):\n"
+                "    def test_add(self):\n"
+                "        print('==7==ERROR: AddressSanitizer failed to allocate 0x10000 bytes'"
+                ", file=sys.stderr)\n"
+                "        self.assertEqual(1 + 1, 3)\n"
+            )
+        },
+    )
+    capped = BwrapSandbox(BwrapOptions())
+    verdict, cause, note = _judged(capped, source, ["python3", "-m", "unittest", "-v"])
+    assert (verdict, cause) == (Verdict.FAIL, Cause.EXIT_NONZERO), note

@@ -98,7 +98,7 @@ def _cause(
         return Cause.NETWORK_UNAVAILABLE
     if _kept_from_writing(result, parsed) is not None:
         return Cause.SANDBOX_UNAVAILABLE
-    if result.exit_code != 0 and sanitizer_without_room(combined(result)) is not None:
+    if _sanitizer_kept_from_memory(result) is not None:
         return Cause.SANDBOX_UNAVAILABLE
     if _own_package_not_installed(check, result, parsed) is not None or parsed.installed_copies:
         return Cause.TOOLCHAIN_MISSING
@@ -160,6 +160,15 @@ def _cause(
     if parsed.failure_recognized or parsed.diagnostics or (tests is not None and tests.any_failed):
         return Cause.EXIT_NONZERO
     return Cause.UNRECOGNIZED_FAILURE
+
+
+def _sanitizer_kept_from_memory(result: ProcessResult) -> str | None:
+    """The line of a failed run saying a sanitizer could not reserve its shadow memory, when
+    the run had an address-space limit that explains it. Without one the line is only text
+    the code printed, and a failing test printing it must stay a failure."""
+    if result.exit_code == 0 or result.address_space_bytes is None:
+        return None
+    return sanitizer_without_room(combined(result))
 
 
 def _kept_from_writing(result: ProcessResult, parsed: ParsedOutput) -> str | None:
@@ -621,7 +630,7 @@ def _note(
                 "`assay verify --install` makes node_modules in the workspace, where checks "
                 "may write."
             )
-        case Cause.SANDBOX_UNAVAILABLE if line := sanitizer_without_room(combined(result)):
+        case Cause.SANDBOX_UNAVAILABLE if line := _sanitizer_kept_from_memory(result):
             return (
                 f"{check.name} ran a sanitizer that could not reserve its memory ({line}): "
                 "the sandbox bounds each process's address space where assay cannot cap a "

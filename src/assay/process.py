@@ -20,6 +20,7 @@ import errno
 import math
 import os
 import re
+import resource
 import selectors
 import signal
 import subprocess
@@ -199,6 +200,16 @@ def _start(
     return started
 
 
+def _address_space_limit(pid: int) -> int | None:
+    """The RLIMIT_AS process `pid` runs under (a sandbox's launch sets its own), or ours,
+    which it inherited, when it has exited already; None for no limit."""
+    try:
+        soft, _ = resource.prlimit(pid, resource.RLIMIT_AS)
+    except OSError:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
 class _Execution:
     """One process tree from its start to its reaping."""
 
@@ -269,6 +280,7 @@ class _Execution:
         self, proc: subprocess.Popen[bytes], started: float, sandbox_init: reaper.SandboxInitClaim
     ) -> ProcessResult:
         assert proc.stdout is not None and proc.stderr is not None
+        address_space = _address_space_limit(proc.pid)
         pipes = _Pipes({proc.stdout.fileno(): self.out, proc.stderr.fileno(): self.err})
         exit_fd = reaper.pidfd(proc.pid)
         if exit_fd is not None:
@@ -344,6 +356,7 @@ class _Execution:
             output_complete=output_complete,
             silent_s=deadlines.silence_that_stopped(timed_out),
             stopped_for=stopped_for,
+            address_space_bytes=address_space,
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:

@@ -57,6 +57,9 @@ class ProcessResult:
     stopped_for: str | None = None
     """Set when the run was killed for what it did, not for its time: why (it was filling
     the disk its workspace is on)."""
+    address_space_bytes: int | None = None
+    """The address-space limit (RLIMIT_AS) the main process ran under; None for none. A
+    sanitizer's "failed to allocate" says something of the sandbox only where one was set."""
 
     @property
     def started(self) -> bool:
@@ -77,6 +80,7 @@ class ProcessResult:
             "output_complete": self.output_complete,
             "silent_s": self.silent_s,
             "stopped_for": self.stopped_for,
+            "address_space_bytes": self.address_space_bytes,
             "stdout": self.stdout.to_dict(),
             "stderr": self.stderr.to_dict(),
         }
@@ -98,6 +102,7 @@ class ProcessResult:
             output_complete=bool(data.get("output_complete", True)),
             silent_s=data.get("silent_s"),
             stopped_for=data.get("stopped_for"),
+            address_space_bytes=data.get("address_space_bytes"),
             stdout=CapturedOutput.from_dict(data.get("stdout", {})),
             stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )
