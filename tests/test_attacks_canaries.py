@@ -717,6 +717,121 @@ def test_pytest_rewrites_after_the_guards_last_look_are_found(tmp_path: Path, ho
         assert "pytest_sessionfinish of calc-helpers (added by" in note, explain(report)
 
 
+#: A red team's: pytest's printed words mended through the stream pytest's terminal writes
+#: to (an attribute of that one object, nothing of pytest's replaced), so that each attack
+#: below need only make the report agree.
+MENDS_THE_SUMMARY = """\
+import re as _re
+import sys as _sys
+
+
+def _mend_summary(before=lambda: None):
+    out = _sys.__stdout__
+    real = out.write
+
+    def write(text):
+        before()
+        if "test_add" in text:
+            return len(text)
+        m = _re.search(r"(\\d+) failed, (\\d+) pass" "ed", text)
+        if m:
+            text = text.replace(m[0], f"{int(m[1]) - 1} failed, {int(m[2]) + 1} pass" "ed")
+        return real(text)
+
+    setattr(out, "wr" + "ite", write)
+"""
+
+#: A red team's three ways to a report without the change's failure that replace nothing
+#: the guard compared: the report rewritten after pytest wrote it and before the guard
+#: sealed it (by anything that can write the file: a thread, a process the code started,
+#: another check of the run), pytest's own record of a failure edited in memory before
+#: the report is written, and the failing test's item given a `runtest` that does nothing.
+UNSEEN_REWRITES = {
+    "report rewritten before the seal": MENDS_THE_SUMMARY
+    + """\
+
+
+def _rewrite():
+    flag = "--j" + "unitxml="
+    path = next((a[len(flag):] for a in _sys.argv if a.startswith(flag)), None)
+    if path:
+        with open(path) as report:
+            xml = report.read()
+        xml = _re.sub(r'(<test' r'case [^>]*name="test_add"[^>]*?)>.*?</testcase>', r"\\1 />", xml, flags=_re.S)
+        with open(path, "w") as report:
+            report.write(xml)
+
+
+_rewritten = []
+
+
+def _mend_and_rewrite():
+    # The summary is printed once pytest has written its report, before the guard seals it.
+    real = _sys.__stdout__.write
+
+    def write(text):
+        if _re.search(r"\\d+ failed, \\d+ pass" "ed", text) and not _rewritten:
+            _rewritten.append(_rewrite())
+        return real(text)
+
+    setattr(_sys.__stdout__, "wr" + "ite", write)
+    _mend_summary()
+
+
+_mend_and_rewrite()
+""",
+    "pytest's record edited in memory": MENDS_THE_SUMMARY
+    + """\
+
+
+def _strip():
+    g = __import__("g" + "c")
+    for found in getattr(g, "get_" + "objects")():
+        if type(found).__name__ == "_NodeReporter":
+            case = found.to_xml()  # once finalized, the same element every time
+            if case.get("name") == "test_add":
+                for child in list(case):
+                    if child.tag in ("failure", "error"):
+                        case.remove(child)
+
+
+_mend_summary(_strip)
+""",
+    # test_add runs first: it spares test_mul, whose code is the one left wrong.
+    "the test's item runs nothing": """\
+def _spare():
+    g = __import__("g" + "c")
+    for found in getattr(g, "get_" + "objects")():
+        if type(found).__name__ == "Function" and getattr(found, "name", "") == "test_mul":
+            setattr(found, "run" + "test", lambda: None)
+
+
+def add(a, b):
+    _spare()
+    return a + b
+
+
+def mul(a, b):
+    return a + b
+""",
+}
+
+
+@pytest.mark.parametrize("how", sorted(UNSEEN_REWRITES))
+def test_pytest_rewrites_the_guard_compares_nothing_of_are_found(tmp_path: Path, how: str) -> None:
+    wrong = "" if how == "the test's item runs nothing" else "\n\n" + WRONG_CALC
+    repo = change_on_base(tmp_path / "repo", PYTHON_BASE, {"calc.py": UNSEEN_REWRITES[how] + wrong})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    note = _test_check(report).note
+    expected = {
+        "report rewritten before the seal": "pytest's report was rewritten after pytest wrote it",
+        "pytest's record edited in memory": "where the guard planted beside the tests saw 2 fail",
+        "the test's item runs nothing": "runtest of a Function",
+    }[how]
+    assert expected in note, explain(report)
+
+
 @pytest.mark.parametrize("how", sorted(TARGETED_REWRITES))
 def test_pytest_rewrites_aimed_at_the_projects_tests_are_found_by_the_guard(
     tmp_path: Path, how: str

@@ -668,6 +668,8 @@ $state
         found += list(swapped())
         found += list(watchers())
         found += list(forged(when))
+        found += list(overridden())
+        found += list(rerouted())
         if found:
             write(err, f"\\n{$mark} ({when}): {', '.join(found[:20])}\\n".encode())
             exit($code)
@@ -677,10 +679,40 @@ $state
             write(err, f"\\n{$mark} equal ({when}): {', '.join(lenient[:20])}\\n".encode())
             exit($code)
 
+    def overridden():
+        # An object's own attribute over a function of its class: the test an item runs
+        # (`item.runtest = ...`), a session's hook proxy, a plugin's reporting, replaced on
+        # that one object while its class and pytest's modules stay as they were.
+        objects = [*collected, *manager]
+        objects += [p for p in (manager[0].get_plugins() if manager else ()) if not isinstance(p, type(_os))]
+        for value in objects:
+            own = getattr(value, "__dict__", None)
+            if not isinstance(own, dict):
+                continue
+            for key, now in list(own.items()):
+                was = next((vars(c)[key] for c in type(value).__mro__ if key in vars(c)), None)
+                if callable(_unwrapped(was)) and not isinstance(was, type) and callable(now) and not installed(now):
+                    yield f"{key} of a {type(value).__name__}"
+
+    relay = []
+
+    def rerouted():
+        # The hook relay's callers, as they were when the session started: one swapped for
+        # something else calls what the guard never looked at.
+        if not hook:
+            return
+        now = vars(hook[0])
+        for name, was in relay:
+            if now.get(name) is not was:
+                yield f"the hook relay's {name}"
+        if manager and getattr(manager[0], "hook", None) is not hook[0]:
+            yield "the plugin manager's hook relay"
+
     def start(session):
         configs.append(session.config)
         manager.append(session.config.pluginmanager)
         hook.append(session.config.pluginmanager.hook)
+        relay.extend(vars(hook[0]).items())
         for name, found in callers():
             for impl in found:
                 impls.append((name, impl, _state(impl.function)))
@@ -689,9 +721,7 @@ $state
         # This module's own functions, once it has defined them all.
         taken.extend((place, _state(value)) for place, value in places((own,), ()))
 
-    def sealed(config, sha256=_hashlib.sha256):
-        # The report as pytest wrote it, hashed where the run is done with it: what is read
-        # of it later must be this (a rewrite at exit, after the guard's last look, is not).
+    def logfile(config):
         # Where pytest keeps its LogXML: `config.stash` (7+), `config._store` (6), `_xml`.
         try:
             from _pytest.junitxml import xml_key
@@ -701,17 +731,82 @@ $state
         store = getattr(config, "_store", None) if store is None else store
         xml = store.get(xml_key, None) if xml_key is not None and store is not None else None
         xml = xml or getattr(config, "_xml", None)
-        path = getattr(xml, "logfile", None)
+        return getattr(xml, "logfile", None)
+
+    # The report as pytest writes it, hashed on its way to the file: the seal is of what
+    # pytest wrote, not of what the file holds when the guard looks (a thread, a process the
+    # code under test started or another check of the run rewrote it in between).
+    teed = {}
+    unset = object()
+
+    class Tee:
+        def __init__(self, file, digest, encoding):
+            self.file, self.digest, self.encoding = file, digest, encoding
+
+        def write(self, data):
+            self.digest.update(data.encode(self.encoding) if isinstance(data, str) else data)
+            return self.file.write(data)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def close(self):
+            self.file.close()
+
+        def __getattr__(self, name):
+            return getattr(self.file, name)
+
+    def tee(config, sha256=_hashlib.sha256):
+        # For the session's end only (pytest's junitxml writes then), taken back before the
+        # guard's last look.
+        path = logfile(config)
+        module = _sys.modules.get("_pytest.junitxml")
+        if path is None or module is None or "module" in teed:
+            return
+
+        def opener(file, mode="r", *args, **kwargs):
+            handle = _open(file, mode, *args, **kwargs)
+            if file != path or "w" not in mode or args or "digest" in teed:
+                return handle
+            teed["digest"] = sha256()
+            return Tee(handle, teed["digest"], kwargs.get("encoding") or "utf-8")
+
+        teed.update(module=module, had=vars(module).get("open", unset), opener=opener)
+        vars(module)["open"] = opener
+
+    def untee():
+        module = teed.get("module")
+        if module is None:
+            return
+        now = vars(module).get("open", unset)
+        if teed["had"] is unset:
+            vars(module).pop("open", None)
+        else:
+            vars(module)["open"] = teed["had"]
+        if now is not teed["opener"]:
+            write(err, f"\\n{$mark} (at the end of the run): _pytest.junitxml.open\\n".encode())
+            exit($code)
+
+    def sealed(config, sha256=_hashlib.sha256):
+        # The report as pytest wrote it (`tee`; else as the file holds it now): what is read
+        # of it later must be this. With it, how many tests the guard saw fail.
+        path = logfile(config)
         if path is None:
             return  # no report: the parser says so
         if any(swapped()):
             exit($code)  # the report went through what the code under test put in its place
         try:
-            with _open(path, "rb") as file:
-                digest = sha256(file.read()).hexdigest()
+            if "digest" in teed:
+                digest = teed["digest"].hexdigest()
+            else:
+                with _open(path, "rb") as file:
+                    digest = sha256(file.read()).hexdigest()
             if (_os.fstat(err).st_dev, _os.fstat(err).st_ino) != stream:
                 exit($code)  # its words would leave through the code under test
-            write(err, f"\\n{$mark} sealed {digest}\\n".encode())
+            write(err, f"\\n{$mark} sealed {digest} failing {len(failing)}\\n".encode())
         except (OSError, TypeError):
             # A report pytest wrote and the guard cannot read (made unreadable for the
             # moment), or its own stream closed: the seal could be forged after it.
@@ -721,10 +816,19 @@ $state
         collected.extend(items)
         guard("after collection")
 
-    return guard, start, seal, sealed, collect, tested
+    # What the guard saw fail, by test id, as each report was logged (before any other
+    # hook saw it): the report read later must list at least as many failing tests.
+    failing = set()
+
+    def tally(report):
+        # As pytest's JUnit report counts: an xfail-marked failure is written as skipped.
+        if getattr(report, "failed", False) and not hasattr(report, "wasxfail"):
+            failing.add(str(getattr(report, "nodeid", "")))
+
+    return guard, start, seal, sealed, collect, tested, tally, tee, untee
 
 
-_guard, _start, _seal, _sealed, _collect, _tested = _guarding()
+_guard, _start, _seal, _sealed, _collect, _tested, _tally, _tee, _untee = _guarding()
 $tests
 
 @pytest.hookimpl(trylast=True)
@@ -754,6 +858,11 @@ def pytest_collection_modifyitems(session, config, items, collect=_collect):
         items.insert(chosen.choice(bounds), item)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report, tally=_tally):
+    tally(report)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item, tested=_tested):
     yield
@@ -761,13 +870,15 @@ def pytest_runtest_call(item, tested=_tested):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session, guard=_guard):
+def pytest_sessionfinish(session, guard=_guard, tee=_tee):
     guard("at the end of the session")
+    tee(session.config)
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_unconfigure(config, guard=_guard, sealed=_sealed):
+def pytest_unconfigure(config, guard=_guard, sealed=_sealed, untee=_untee):
     # After the report is written, before pytest lets go of it.
+    untee()
     guard("at the end of the run")
     sealed(config)
 
@@ -867,8 +978,9 @@ def _discounted(line: str, ran: Counter[str]) -> str:
     return match["rule"] + (", ".join(kept) or "no tests ran") + match["rest"]
 
 
-#: What the pytest guard writes after its mark once the report is written: its SHA-256.
-_SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})\s*$")
+#: What the pytest guard writes after its mark once the report is written: the SHA-256 of
+#: what pytest wrote, and how many tests the guard saw fail.
+_SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})(?: failing (?P<failing>\d+))?\s*$")
 #: What a guard writes after its mark when the code under test made its values equal to
 #: anything: when it looked, and the classes.
 _EQUAL = re.compile(r" equal \((?P<when>[^)]*)\): (?P<classes>.+?)\s*$")
@@ -885,13 +997,14 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
     counts read are the ones the guard tallied at exit (unittest's, read from its words)."""
 
     def tripped(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
-        seals, tallies = [], []
+        seals, tallies, failing = [], [], []
         for line in result.stderr.text.splitlines():
             if not line.startswith(mark):
                 continue
             said = line[len(mark) :]
             if (seal := _SEALED.match(said)) is not None:
                 seals.append(seal["digest"])
+                failing.append(int(seal["failing"] or 0))
             elif (tally := _TALLY.match(said)) is not None:
                 tallies.append(tuple(int(n) for n in tally["counts"].split()))
             elif (equal := _EQUAL.match(said)) is not None:
@@ -909,7 +1022,7 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
             )
             return [f"{why}, which it gives when it finds {runner}'s reporting replaced"]
         if sealed:
-            return _unsealed(runner, result, seals)
+            return _unsealed(runner, result, seals, failing)
         return _untallied(runner, result, parsed, tallies)
 
     return tripped
@@ -935,9 +1048,13 @@ def _untallied(
     return []
 
 
-def _unsealed(runner: str, result: ProcessResult, seals: list[str]) -> list[str]:
-    """Why the report is not the one the guard sealed; nothing when it is, or when the run
-    was stopped before it could be sealed (no verdict is drawn from that run anyway)."""
+def _unsealed(
+    runner: str, result: ProcessResult, seals: list[str], failing: Sequence[int] = ()
+) -> list[str]:
+    """Why the report is not the one the guard sealed, or lists fewer failing tests than
+    the guard saw fail (`failing`: its count beside each seal); nothing when it is the one,
+    or when the run was stopped before it could be sealed (no verdict is drawn from that
+    run anyway)."""
     report = next((a.split("=", 1)[1] for a in result.argv if a.startswith("--junitxml=")), None)
     if report is None or result.exit_code is None or result.timed_out:
         return []
@@ -952,6 +1069,14 @@ def _unsealed(runner: str, result: ProcessResult, seals: list[str]) -> list[str]
         return [f"{runner}'s report was rewritten after {runner} wrote it"]
     if len(seals) > 1:  # the guard seals once: another was written by the code under test
         return [f"{runner}'s report was sealed {len(seals)} times; the guard seals it once"]
+    from assay.parsers.pytest import read_junit
+
+    junit = read_junit(data)
+    listed = junit[0].failed + junit[0].errors if junit is not None else 0
+    if failing and listed < max(failing):
+        seen = max(failing)
+        why = f"{runner}'s report lists {listed} failing test(s) where the guard planted"
+        return [f"{why} beside the tests saw {seen} fail"]
     return []
 
 
