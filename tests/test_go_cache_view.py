@@ -42,6 +42,16 @@ def go(*argv: str, **env: str) -> Check:
         # The module's own packages keyed apart from the workspace's path.
         (go("build", "-trimpath", "./..."), False),
         (go("vet", GOFLAGS="-mod=mod -trimpath"), False),
+        # A red team's: a settings file go reads GOFLAGS=-toolexec from (named, or found
+        # under XDG_CONFIG_HOME), a toolchain switch or cache program, and gcc's own lookup
+        # of the assembler and linker cgo has it run.
+        (go("build", "./...", GOENV="goenv"), False),
+        (go("build", "./...", XDG_CONFIG_HOME="conf"), False),
+        (go("build", "./...", GOTOOLCHAIN="go1.99.0+path"), False),
+        (go("build", "./...", GOCACHEPROG="./cacheprog"), False),
+        (go("build", "./...", COMPILER_PATH="bin"), False),
+        (go("build", "./...", GCC_EXEC_PREFIX="bin/"), False),
+        (go("build", "./...", CI="true", GOOS="linux", GOPROXY="off", LC_ALL="C"), True),
         (Check(name="gofmt", kind=Kind.LINT, argv=("gofmt", "-l", "."), tool="go"), False),
     ],
 )
@@ -72,6 +82,7 @@ def test_the_warm_up_is_the_test_command_running_nothing() -> None:
         go("test", "./...", CC="./cc"),
         go("test", "./...", GOFLAGS="-exec=./runner"),
         go("test", "-trimpath", "./..."),
+        go("test", "./...", GOENV="goenv"),
         go("build", "./..."),
     ],
 )

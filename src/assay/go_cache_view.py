@@ -56,9 +56,52 @@ _COMPILE_ONLY = frozenset(
 _NOT_FOR_THE_SHARED_CACHE = frozenset(
     {"exec", "toolexec", "vettool", "ldflags", "gccgoflags", "trimpath"}
 )
-#: Variables that name a program go runs (cgo's compilers, pkg-config, the toolchain
-#: itself) or flags for one; `CGO_*` besides `CGO_ENABLED` are the C compiler's flags.
-_PROGRAM_VARIABLES = frozenset({"CC", "CXX", "FC", "AR", "PKG_CONFIG", "PATH", "GOROOT"})
+#: The only variables a check may set and still write the shared cache: none names a
+#: program go or the C compiler cgo starts would run, a file go reads more settings from, or
+#: a directory either looks programs up in (GOFLAGS is read for its flags). Every other name
+#: keeps the check to a view: go's own (`GOENV`, whose file sets GOFLAGS=-toolexec and CC
+#: where no variable shows them; `GOTOOLCHAIN`, which starts another go; `GOCACHEPROG`;
+#: `GOROOT`), the C toolchain's (`CC`, `CGO_CFLAGS`, and gcc's `COMPILER_PATH` and
+#: `GCC_EXEC_PREFIX`, where it finds the assembler and linker it runs), the system's (`PATH`,
+#: `XDG_CONFIG_HOME`, under which go finds its settings file), and any a later release of
+#: any of them learns to read.
+_HARMLESS_VARIABLES = frozenset(
+    {
+        "CI",
+        "CGO_ENABLED",
+        "GO111MODULE",
+        "GOOS",
+        "GOARCH",
+        "GOAMD64",
+        "GOARM",
+        "GOARM64",
+        "GO386",
+        "GOMIPS",
+        "GOMIPS64",
+        "GOPPC64",
+        "GORISCV64",
+        "GOWASM",
+        "GOEXPERIMENT",
+        "GODEBUG",
+        "GOPROXY",
+        "GOPRIVATE",
+        "GONOPROXY",
+        "GONOSUMDB",
+        "GOSUMDB",
+        "GOINSECURE",
+        "GOVCS",
+        "GOMAXPROCS",
+        "GOGC",
+        "GOMEMLIMIT",
+        "GOTRACEBACK",
+        "GORACE",
+        "TZ",
+        "LANG",
+        "TERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+    }
+)
 
 #: Where the system keeps a program that runs nothing, for the warm-up's `go test -exec`
 #: (never one found on a PATH the project may have a hand in).
@@ -143,12 +186,13 @@ def _flags(words: Sequence[str]) -> set[str]:
 def _may_write(argv: Sequence[str], env: Mapping[str, str]) -> bool:
     """Whether go, run as `argv` with the check's `env`, may write the shared cache: no
     flag of it, in its command or GOFLAGS, and no variable, names a program go would run
-    or keeps its compilations apart from the workspace's path."""
+    or keeps its compilations apart from the workspace's path, and every variable it sets
+    is one known to do neither (`_HARMLESS_VARIABLES`)."""
     # GOFLAGS reaches the sandbox from the caller's environment too.
     goflags = env.get("GOFLAGS", os.environ.get("GOFLAGS", "")).split()
     if (_flags(argv[2:]) | _flags(goflags)) & _NOT_FOR_THE_SHARED_CACHE:
         return False
-    return not any(
-        name in _PROGRAM_VARIABLES or (name.startswith("CGO_") and name != "CGO_ENABLED")
+    return all(
+        name in _HARMLESS_VARIABLES or name in (GO_CACHE_ENV, "GOFLAGS") or name.startswith("LC_")
         for name in env
     )
