@@ -1193,3 +1193,22 @@ def test_a_nox_sessions_installs_are_the_tests_requirements(tmp_path: Path) -> N
     (step,) = [s for s in install_steps(tmp_path) if s.name == "install-python-nox"]
     assert step.argv[-3:] == ("-r", "tests/requirements.txt", "coverage[toml]"), step.argv
     assert "docs/requirements.txt" not in step.argv and "." not in step.argv
+
+
+def test_a_fifo_for_the_environments_pyvenv_cfg_is_not_waited_on(tmp_path: Path) -> None:
+    """A red team's: the note for a tool missing from the tree's `.venv` read its
+    pyvenv.cfg on the host with a plain read, which waited forever on a fifo (and would
+    read a link to /dev/zero until memory ran out). It is read as the tree's files are."""
+    import threading
+
+    from assay.install import _pip
+
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    os.mkfifo(tmp_path / ".venv" / "pyvenv.cfg")
+    said: list[str] = []
+    worker = threading.Thread(target=lambda: said.append(_pip(".venv", tmp_path)), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # let it go before failing
+        os.close(os.open(tmp_path / ".venv" / "pyvenv.cfg", os.O_WRONLY | os.O_NONBLOCK))
+    assert said == [".venv/bin/python -m pip"]

@@ -332,3 +332,47 @@ def test_verify_copies_a_file_with_many_names_once_and_keeps_them_one_file(
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
     assert report["extra"]["workspace"]["copied_bytes"] < 2_000_000, report["extra"]["workspace"]
+
+
+# A red team's: the tree is hostile, and a checkout shared with a container whose root has
+# the default CAP_MKNOD can hold device nodes. Copying one opened it on the host and copied
+# the device's bytes (a disk, memory; an endless /dev/zero) into the workspace, for the
+# checks to read; a fifo put in a file's place after it was looked at held the copy forever.
+
+
+def test_a_device_node_of_the_tree_is_refused_without_being_read(tmp_path: Path) -> None:
+    from assay.sandbox.provision import copy_entry
+
+    # Never a skip: a test that does not run proves nothing, and CI runs as root.
+    assert os.geteuid() == 0, "making a device node takes root"
+
+    node = tmp_path / "disk.bin"
+    os.mknod(node, 0o666 | 0o020000, os.makedev(1, 3))  # /dev/null here; any device alike
+    with pytest.raises(shutil.SpecialFileError, match="is a device"):
+        copy_entry(node, tmp_path / "copy")
+    assert not os.path.lexists(tmp_path / "copy")
+
+
+def test_a_fifo_in_a_files_place_is_refused_without_waiting(tmp_path: Path) -> None:
+    import threading
+
+    from assay.sandbox.provision import _copy_regular
+
+    fifo = tmp_path / "data.txt"
+    os.mkfifo(fifo)
+    said: list[BaseException | None] = []
+
+    def copy() -> None:
+        try:
+            _copy_regular(fifo, tmp_path / "copy", clone=False)
+            said.append(None)
+        except BaseException as exc:  # what the copy raised is the finding
+            said.append(exc)
+
+    worker = threading.Thread(target=copy, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # let it go before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert not worker.is_alive(), "the copy waited on a fifo"
+    assert isinstance(said[0], shutil.SpecialFileError), said

@@ -547,8 +547,10 @@ def _pip(venv: str, root: Path) -> str:
     """How to run pip for `venv`: its own, uv's for a uv-made one (which has no pip)."""
     if (root / venv / "bin" / "pip").exists():
         return f"{venv}/bin/pip"
-    try:
-        made_by_uv = "uv =" in (root / venv / "pyvenv.cfg").read_text(errors="replace")[:4096]
-    except OSError:
-        made_by_uv = False
+    from assay.probe_record import PYVENV_CFG_MAX_BYTES
+    from assay.untrusted_files import read_untrusted
+
+    # The tree's file, read as one: not through a link, not a fifo or a device, within a bound.
+    cfg = read_untrusted(root / venv, "pyvenv.cfg", limit=PYVENV_CFG_MAX_BYTES)
+    made_by_uv = isinstance(cfg, bytes) and b"uv =" in cfg
     return f"uv pip --python {venv}" if made_by_uv else f"{venv}/bin/python -m pip"

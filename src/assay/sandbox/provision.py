@@ -221,8 +221,10 @@ def copy_entry(
     `age_ns` older); a link as a link. Returns what the copied file was as it was copied
     (`file_identity`), None when it changed while being copied.
 
-    Owners and extended attributes are not copied. Special files (fifos, sockets) go through
-    `shutil.copy2`, which refuses them: a workspace never silently lacks a file.
+    Owners and extended attributes are not copied. Special files (fifos, sockets, devices)
+    are refused (`shutil.SpecialFileError`) without being opened: a workspace never silently
+    lacks a file, and the host never reads what a device node of the tree stands for (a
+    disk, memory, an endless `/dev/zero`) nor waits on a fifo.
     """
     info = os.lstat(source)
     if stat.S_ISLNK(info.st_mode):
@@ -232,8 +234,18 @@ def copy_entry(
     elif stat.S_ISREG(info.st_mode):
         return _copy_regular(source, target, clone=clone, age_ns=age_ns)
     else:
-        shutil.copy2(source, target, follow_symlinks=False)
+        raise shutil.SpecialFileError(f"{source} is {_special(info.st_mode)}, not a regular file")
     return file_identity(info)
+
+
+def _special(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def _copy_regular(
@@ -242,9 +254,14 @@ def _copy_regular(
     """A regular file's bytes, mode and times, in as few system calls as the kernel allows;
     what it was as it was copied (the file opened, not the path: a directory renamed
     meanwhile puts another file there), None when it changed meanwhile."""
-    fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    # Without blocking: a fifo put in the file's place since it was looked at is not waited on.
+    fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     try:
         info = os.fstat(fd_in)
+        if not stat.S_ISREG(info.st_mode):
+            raise shutil.SpecialFileError(
+                f"{source} is {_special(info.st_mode)}, not a regular file"
+            )
         fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             if clone and _clone(fd_in, fd_out):
