@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from assay.evidence import Check
 from assay.mypy_cache import MYPY_CACHES, mypy_cache_for
 from assay.pipeline import VerifyOptions, make_plan, verify
-from assay.verdict import Status, Verdict
+from assay.verdict import Kind, Status, Verdict
 from tests.cli import path_with_venv
 from tests.repos import write
 
@@ -329,6 +330,43 @@ def test_a_subdirectory_without_plugins_keeps_its_warm_cache(typed: Path, tmp_pa
     )
     checks = [c for c in make_plan(typed, VerifyOptions()).checks if c.tool == "mypy"]
     state = tmp_path / "state"
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is not None
+    )
+
+
+def _mypy_check(**env: str) -> Check:
+    return Check(name="mypy", kind=Kind.TYPECHECK, argv=("mypy", "pkg"), tool="mypy", env=env)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        # A red team's: a sitecustomize.py on PYTHONPATH ran in mypy's process, the cache
+        # writable, and added `--config-file` for a plugin to mypy's own arguments; the
+        # plugin's entries made a later tree's type error pass, the plugin gone.
+        {"PYTHONPATH": "evil"},
+        {"PYTHONUSERBASE": "evil"},
+        {"PYTHONWARNINGS": "ignore::evil.Warning"},
+        {"HOME": "home"},
+        {"XDG_CONFIG_HOME": "conf"},
+    ],
+)
+def test_a_check_whose_variables_may_run_the_trees_code_gets_no_shared_cache(
+    typed: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    state = tmp_path / "state"
+    checks = [_mypy_check(**env)]
+    assert (
+        mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
+        is None
+    )
+
+
+def test_a_check_with_harmless_variables_keeps_its_warm_cache(typed: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    checks = [_mypy_check(CI="true", MYPYPATH="stubs", FORCE_COLOR="1", LC_ALL="C.UTF-8")]
     assert (
         mypy_cache_for(typed, checks, sandbox="auto", judged_against_base=False, state_dir=state)
         is not None

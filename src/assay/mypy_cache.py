@@ -107,8 +107,13 @@ def runs_project_code(root: Path, checks: Sequence[Check]) -> bool:
 
     if any(w.split("=")[0] == "--python-executable" for c in checks for w in c.argv):
         return True
-    if any(name in check.env for check in checks for name in _CONFIG_STEERING_VARS):
-        return True  # mypy would look for its configuration where the check says
+    if any(not _harmless(name) for check in checks for name in check.env):
+        # mypy would look for its configuration where the check says (HOME,
+        # XDG_CONFIG_HOME), or its interpreter would run code of the tree before mypy does
+        # (a sitecustomize.py or a `.pth` on PYTHONPATH or PYTHONUSERBASE, a warning
+        # category PYTHONWARNINGS imports): code that could add `--config-file` for a plugin
+        # to the very command, with the cache writable.
+        return True
     files = RepoFiles(str(root))
     places: dict[str, str] = {}
     for check in checks:
@@ -136,9 +141,34 @@ def runs_project_code(root: Path, checks: Sequence[Check]) -> bool:
     return False
 
 
-#: Variables that move where mypy looks for its user configuration (`~/.mypy.ini`,
-#: `$XDG_CONFIG_HOME/mypy/config`): set by a check, they may name a file of the tree.
-_CONFIG_STEERING_VARS = ("HOME", "XDG_CONFIG_HOME")
+#: The only variables a mypy check may set and keep the warm cache: none moves where mypy
+#: or its interpreter looks for configuration or code (MYPYPATH names stubs, which mypy
+#: reads and never runs). Any other may: HOME and XDG_CONFIG_HOME move mypy's user
+#: configuration (`~/.mypy.ini`, `$XDG_CONFIG_HOME/mypy/config`) into the tree; PYTHONPATH
+#: and PYTHONUSERBASE put its `sitecustomize.py` and `.pth` files on the interpreter's path.
+_HARMLESS_VARS = frozenset(
+    {
+        "CI",
+        "MYPYPATH",
+        MYPY_CACHE_ENV,
+        "MYPY_FORCE_COLOR",
+        "MYPY_FORCE_TERMINAL_WIDTH",
+        "FORCE_COLOR",
+        "NO_COLOR",
+        "TERM",
+        "COLUMNS",
+        "LANG",
+        "TZ",
+        "PYTHONUTF8",
+        "PYTHONIOENCODING",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+    }
+)
+
+
+def _harmless(name: str) -> bool:
+    return name in _HARMLESS_VARS or name.startswith("LC_")
 
 
 def _up_to_root(cwd: str) -> list[str] | None:
