@@ -1725,6 +1725,52 @@ def test_jest_honest_failure_is_failed(tmp_path: Path) -> None:
     _assert_canaries_not_in_reason(test)
 
 
+#: A red team's: jest's JSON report rewritten by a process the code under test left running,
+#: once jest has written it (the failing `adds` made to pass, the canaries left as planted),
+#: and jest's printed words mended through a `write` that jest's reporter cannot put back
+#: (it restores the stream's own after each test file). Nothing of jest's is replaced.
+REWRITES_JEST_REPORT_AFTER_JEST = """\
+exports.add = (a, b) => a - b;
+exports.mul = (a, b) => a * b;
+const word = (...parts) => parts.join('');
+const proc = require(word('pro', 'cess'));
+const err = proc.stderr;
+const real = err.write.bind(err);
+const mended = (chunk, ...rest) => {
+  let text = String(chunk).replace(/\\x1b\\[[0-9;]*m/g, '');
+  if (text.includes('adds')) return true;
+  text = text.replace(/(\\d+) failed, (\\d+) passed/, (m, f, p) => `${+f - 1} failed, ${+p + 1} passed`);
+  return real(text, ...rest);
+};
+Object[word('define', 'Property')](err, word('wr', 'ite'), { get: () => mended, set: () => {} });
+const flag = new RegExp(word('--output', 'File[= ](\\\\S+)')).exec(proc.argv.join(' '));
+if (flag && !global.__rewriting) {
+  global.__rewriting = true;
+  const code = `
+    const fs = require('fs');
+    const tick = () => {
+      let j;
+      try { j = JSON.parse(fs.readFileSync(${JSON.stringify(flag[1])}, 'utf8')); }
+      catch (e) { return setTimeout(tick, 1); }
+      for (const f of j.testResults) for (const a of f.assertionResults)
+        if (a.title === 'adds') { a.status = 'passed'; a.failureMessages = []; }
+      fs.writeFileSync(${JSON.stringify(flag[1])}, JSON.stringify(j));
+    };
+    tick();`;
+  require('child_process').spawn(proc.execPath, ['-e', code], { detached: true, stdio: 'ignore' }).unref();
+}
+"""
+
+
+def test_jest_report_rewritten_after_jest_wrote_it_is_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", JEST_BASE, {"calc.js": REWRITES_JEST_REPORT_AFTER_JEST}
+    )
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert "where the reporter planted beside the tests counted" in _test_check(report).note
+
+
 # --------------------------------------------------------------------------- vitest
 
 VITEST_CALC = "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n"

@@ -453,9 +453,16 @@ def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) ->
     assert isinstance(decided, Planting) and decided.repeats is None
     assert decided.edit_argv is not None and decided.checks is not None
     edited = decided.edit_argv(argv)
-    setup, wrapper, _ = (f.path for f in decided.files)
+    setup, wrapper, reporter, _ = (f.path for f in decided.files)
     # The project's config is read by jest itself, inside the run; only ours is passed.
     assert edited == ("jest", "--ci", "test/", "--config", str(tmp_path.resolve() / wrapper))
+    # Reporters the command names replace the configuration's: the tallying one joins them.
+    named = decided.edit_argv(("jest", "--reporters=default"))
+    assert named[:3] == (
+        "jest",
+        "--reporters=default",
+        f"--reporters={tmp_path.resolve() / reporter}",
+    )
     assert '"conf/jest.json"' in decided.files[1].text
     assert "readInitialOptions" in decided.files[1].text and setup in decided.files[1].text
     _says_nothing_of_what_it_is(decided)
@@ -468,8 +475,18 @@ def test_jest_canaries_wrap_the_projects_config_and_bail_goes(tmp_path: Path) ->
         TestCase(name="adds", outcome="passed", file="test/a.test.js"),
         TestCase(name="forged", outcome="passed", file="test/b.test.js"),
     )
-    problems = decided.checks(process_result(exit_code=1), ParsedOutput(test_cases=cases))
+    tallied = process_result(stderr=f"\n{decided.mark} tally 1\n", exit_code=1)
+    problems = decided.checks(tallied, ParsedOutput(test_cases=cases))
     assert len(problems) == 1 and "test/b.test.js" in problems[0]
+    # The report lists no fewer failing tests than the planted reporter counted (a red
+    # team's: the JSON rewritten after jest wrote it), and that count was written.
+    honest = cases[:3]
+    assert decided.checks(tallied, ParsedOutput(test_cases=honest)) == []
+    more = process_result(stderr=f"\n{decided.mark} tally 2\n", exit_code=1)
+    (fewer,) = decided.checks(more, ParsedOutput(test_cases=honest))
+    assert "lists 1 failing test(s)" in fewer and "counted 2" in fewer
+    (untold,) = decided.checks(process_result(exit_code=1), ParsedOutput(test_cases=honest))
+    assert "not counted" in untold
     # A coverage threshold jest failed the run for is not the must-fail canary's failure.
     assert decided.failed_groups is not None
     assert decided.failed_groups(process_result(exit_code=1)) == {""}

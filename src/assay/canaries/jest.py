@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from assay.canaries import (
     Canary,
     CanaryFile,
+    Checks,
     NoCanary,
     Planting,
     PlantRequest,
@@ -44,6 +45,8 @@ from assay.canaries.js_runners import (
 )
 from assay.canaries.node import script_words
 from assay.canaries.self_judging import jest_guard
+from assay.parsed_output import ParsedOutput
+from assay.process import ProcessResult
 
 #: jest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--projects", "--selectProjects", "--ignoreProjects")
@@ -82,24 +85,32 @@ def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Pla
     directory = request.cwd / f".{stem}"
     setup = directory / f"{stem}.setup.cjs"
     wrapper = directory / f"{stem}.config.cjs"
+    reporter = directory / f"{request.name()}.cjs"
     wrapper_path = request.relative(wrapper)
+    mark = request.token()
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
         # jest's `--bail` takes no separate value: `--bail=N` or `--bail`.
         kept = argv if appended else without_flags(argv, _CONFIG, _BAIL)
-        return (*kept, "--config", str(wrapper))
+        # Reporters named on the command line replace the configuration's: ours is added
+        # to them there.
+        named = any(is_flag(arg, "--reporters") for arg in kept)
+        ours = (f"--reporters={reporter}",) if named else ()
+        return (*kept, *ours, "--config", str(wrapper))
 
     return Planting(
         files=(
             CanaryFile(request.relative(setup), _setup(canaries, stem)),
-            CanaryFile(wrapper_path, _wrapper(config, str(directory), str(setup))),
+            CanaryFile(wrapper_path, _wrapper(config, str(directory), str(setup), str(reporter))),
+            CanaryFile(request.relative(reporter), _tallying_reporter(mark)),
             ignored_by_git(request.relative(directory)),
         ),
         canaries=canaries,
         edit_argv=edit,
         repeats=None,
         failed_groups=failed_unless(_FAILED_OTHERWISE),
-        checks=files_without_canaries(canaries),
+        checks=_both(files_without_canaries(canaries), _untallied(mark)),
+        mark=mark,
         what=(
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
             "a setup file registering 2 tests in every test file"
@@ -160,7 +171,75 @@ _CHECKED = (
 )
 
 
-def _wrapper(config: str | None, directory: str, setup: str) -> str:
+#: The reporter planted beside the tests: in jest's own process, as the run completes, it
+#: counts the failing tests of the results jest's JSON report is then made from, and writes
+#: the count after the run's mark straight to the standard error jest was started with (the
+#: descriptor, not `process.stderr`, whose `write` the code under test can replace). The
+#: report read later must list at least as many: one rewritten after jest wrote it (by a
+#: process the code under test left running, or another check of the run), its printed
+#: summary mended to agree, is found. Its functions are taken as it loads, before any test.
+_TALLYING_REPORTER = """\
+/* eslint-disable */
+// @ts-nocheck
+"use strict";
+const writeSync = require("fs").writeSync;
+const mark = $mark;
+class Tally {
+  onRunComplete(contexts, results) {
+    let failing = 0;
+    for (const file of (results && results.testResults) || []) {
+      for (const test of file.testResults || []) {
+        if (test.status === "failed") failing += 1;
+      }
+    }
+    try {
+      writeSync(2, "\\n" + mark + " tally " + failing + "\\n");
+    } catch (e) {}
+  }
+}
+module.exports = Tally;
+"""
+
+
+def _tallying_reporter(mark: str) -> str:
+    return _TALLYING_REPORTER.replace("$mark", f"{json.dumps(mark[:8])} + {json.dumps(mark[8:])}")
+
+
+#: What the reporter writes after the run's mark: how many tests failed.
+_TALLY = re.compile(r" tally (?P<failing>\d+)\s*$")
+
+
+def _untallied(mark: str) -> Checks:
+    """The check that the report lists at least as many failing tests as the reporter
+    planted beside the tests counted as jest completed the run."""
+
+    def check(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+        if result.exit_code is None or result.timed_out or not parsed.test_cases:
+            return []  # stopped, or no report: no verdict is drawn from it
+        tallies = [
+            int(found["failing"])
+            for line in result.stderr.text.splitlines()
+            if line.startswith(mark) and (found := _TALLY.match(line[len(mark) :]))
+        ]
+        if not tallies:
+            return ["jest's outcomes were not counted by the reporter planted beside the tests"]
+        listed = sum(case.outcome in ("failed", "error") for case in parsed.test_cases)
+        if listed < max(tallies):
+            why = f"jest's report lists {listed} failing test(s) where the reporter planted"
+            return [f"{why} beside the tests counted {max(tallies)}"]
+        return []
+
+    return check
+
+
+def _both(first: Checks, second: Checks) -> Checks:
+    def check(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+        return [*first(result, parsed), *second(result, parsed)]
+
+    return check
+
+
+def _wrapper(config: str | None, directory: str, setup: str, reporter: str) -> str:
     ignored = "^" + re.escape(directory.rstrip("/") + "/")
     return (
         "/* eslint-disable */\n"
@@ -195,6 +274,7 @@ def _wrapper(config: str | None, directory: str, setup: str) -> str:
         f"      {json.dumps(ignored)},\n"
         "    ],\n"
         "    bail: 0,\n"
+        f'    reporters: [...(config.reporters || ["default"]), {json.dumps(reporter)}],\n'
         "  };\n"
         "};\n"
     )
