@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from assay.discovery.model import Candidate, Ecosystem, Origin, ProjectEnv, Source
 from assay.discovery.pytest_mypy import mypy_only_args
 from assay.tools import LAUNCHERS, command_words, recognise_words, tool_spec
+from assay.tools.index import SHELL
 from assay.tools.spec import ASKS_THE_TOOL, Launch
 from assay.tools.spec import SCRIPT_KINDS as _SCRIPT_KINDS
 from assay.verdict import Kind
@@ -177,7 +178,7 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
         return None  # `yarn tsc --version` in a CI step checks nothing (redux-thunk)
     hit = recognise_words(_basename(core[0]), core[1:])
     if hit is None:
-        return None
+        return _tests_module(words, core, env)
     match = hit.match
     if hit.tool == "pytest" and (typecheck := mypy_only_args(match.args)) is not None:
         return Recognised(
@@ -199,6 +200,32 @@ def recognise(words: list[str] | tuple[str, ...]) -> Recognised | None:
         tuple(env),
         name=match.name or hit.tool,
     )
+
+
+#: A module path component that says the module runs the project's tests.
+_TEST_PACKAGES = frozenset({"test", "tests"})
+_MODULE_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _tests_module(
+    words: list[str], core: list[str], env: list[tuple[str, str]]
+) -> Recognised | None:
+    """`python -m PKG.tests[.RUNNER] ARGS`: the project's own test runner, a module of its
+    test package (simplejson's CI: `python -m simplejson.tests._cibw_runner .`, a unittest
+    suite that runs every test twice, with the C speedups and without). Run as written and
+    read generically; left out, the plan fell back to pytest's discovery, which runs
+    neither the second pass nor the doctests its suite adds, and VERIFIED a change those
+    fail. None for any other command assay does not know."""
+    if len(words) < 3 or not is_python(_basename(words[0])) or not core:
+        return None
+    module = core[0]
+    if not _MODULE_PATH.fullmatch(module) or not _TEST_PACKAGES & set(module.split(".")):
+        return None
+    if words[len(words) - len(core) - 1 : len(words) - len(core)] != ["-m"] and not words[
+        len(words) - len(core)
+    ].startswith("-m"):
+        return None  # reached through a runner (`coverage run -m`), not as `python -m`
+    return Recognised(Kind.TEST, SHELL, Ecosystem.PYTHON, tuple(core[1:]), tuple(words), tuple(env))
 
 
 def core_command(words: Sequence[str]) -> list[str]:
@@ -381,6 +408,13 @@ def project_argv(hit: Recognised, env: ProjectEnv) -> tuple[str, ...]:
     if launch is Launch.NODE_BIN and hit.argv:
         return (env.node_tool(_tool_word(hit)), *hit.args)
     argv = hit.argv
+    if (
+        hit.tool == SHELL
+        and hit.ecosystem is Ecosystem.PYTHON
+        and argv
+        and is_python(_basename(argv[0]))
+    ):
+        return (env.python, *argv[1:])  # `_tests_module`: the project's interpreter runs it
     if hit.ecosystem is Ecosystem.PYTHON and managed_run(argv):
         # sqlparse's CI `hatch run flake8`: hatch, offline, cannot make its environment.
         argv = tuple(core_command(argv)) or argv
