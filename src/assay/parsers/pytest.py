@@ -124,15 +124,32 @@ def _installed_copies(report_dir: Path, check: Check, cwd: str) -> tuple[tuple[s
 
 def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:
     """The test that had started last when assay stopped the run, as pytest's start
-    recorded it (`assay.tools.python.STARTED_SUFFIX`); () when nothing was recorded."""
-    from assay.tools.python import STARTED_SUFFIX
+    recorded it (`assay.tools.python.STARTED_SUFFIX`); () when nothing was recorded.
+    Before any test started, the collector whose collection had begun and not ended (a
+    test module whose import hung: simplejson's `test_raw_json.py` calls `dumps` as it is
+    imported), as "the collection of NODE"."""
+    from assay.tools.python import COLLECTED, COLLECTING, STARTED_SUFFIX
 
     data = _beside_report(report_dir, check, STARTED_SUFFIX)
     if data is None:
         return ()
-    lines = data.decode("utf-8", "replace").splitlines()
-    last = lines[-1].strip() if lines else ""
-    return (last[:_NODE_ID_MAX],) if last else ()
+    lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines()]
+    tests = [line for line in lines if line and not line.startswith("\x00")]
+    if tests:
+        return (tests[-1][:_NODE_ID_MAX],)
+    collecting = COLLECTING.strip()
+    collected = COLLECTED.strip()
+    open_collectors: list[str] = []
+    for line in lines:
+        marker, _, node = line.partition(" ")
+        if marker == collecting:
+            open_collectors.append(node)
+        elif marker == collected and node in open_collectors:
+            open_collectors.remove(node)
+    named = [node for node in open_collectors if node]
+    if named:
+        return (f"the collection of {named[-1][:_NODE_ID_MAX]} (before any test started)",)
+    return ()
 
 
 def _broken_conftest(text: str, cwd: str | None) -> Diagnostic | None:

@@ -57,11 +57,17 @@ _UNSHADOWED_IMPORT = (
 UNSHADOWED_MODULE_BOOTSTRAP = _UNSHADOWED_IMPORT + ";runpy._run_module_as_main(m)"
 #: Beside a pytest report: each test's id as it started (`UNSHADOWED_PYTEST_BOOTSTRAP`).
 STARTED_SUFFIX = ".started"
+#: In that record, before a collector's id: pytest began collecting it (importing a test
+#: module), and when it was done. No node id holds a NUL, so neither can be a test's; in
+#: the bootstrap they are written as escapes (an argument cannot hold a NUL).
+COLLECTING = "\x00c "
+COLLECTED = "\x00r "
 #: Beside a pytest report: each top-level module the session imported, and its file.
 IMPORTED_SUFFIX = ".imported"
 #: pytest, started as above, with a plugin object of assay's that appends each test's id
 #: as it starts to `<junitxml>.started` (`STARTED_SUFFIX`): a run stopped at assay's
-#: deadline writes no report, and this names the test that hung; and, as the session
+#: deadline writes no report, and this names the test that hung (or, before any test
+#: started, the module whose collection hung: `COLLECTING`); and, as the session
 #: ends, writes where each top-level module it imported came from to `<junitxml>.imported`
 #: (`IMPORTED_SUFFIX`): tests that imported an installed copy of the project's package
 #: did not test the tree (`assay.own_package.installed_copies`). An object, not a module:
@@ -75,6 +81,12 @@ UNSHADOWED_PYTEST_BOOTSTRAP = _UNSHADOWED_IMPORT + (
     "        except OSError: pass\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        try: self.out and self.out.write(nodeid + '\\n')\n"
+    "        except (OSError, ValueError): pass\n"
+    "    def pytest_collectstart(self, collector):\n"
+    f"        try: self.out and self.out.write({COLLECTING!r} + collector.nodeid + '\\n')\n"
+    "        except (OSError, ValueError): pass\n"
+    "    def pytest_collectreport(self, report):\n"
+    f"        try: self.out and self.out.write({COLLECTED!r} + report.nodeid + '\\n')\n"
     "        except (OSError, ValueError): pass\n"
     "    def pytest_sessionfinish(self, session):\n"
     "        try:\n"
