@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from assay.evidence import Check, Diagnostic, TestCounts
+from assay.evidence import Check, Diagnostic, TestCase, TestCounts
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, relative, strip_ansi
 from assay.parsers.crash import (
@@ -104,6 +104,10 @@ _SUMMARIES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], dict[str, int
         lambda m: _unittest_counts(int(m[1]), m[2] or ""),
     ),
 )
+
+
+#: unittest's closing count, which a run read generically may end with.
+_UNITTEST_RAN = re.compile(r"^Ran \d+ tests? in [\d.]+s$", re.MULTILINE)
 
 
 def _unittest_counts(ran: int, details: str) -> dict[str, int]:
@@ -428,9 +432,16 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     linted = result.exit_code not in (0, None) and (
         _lint_errors(text) or any(f.severity == "error" for f in findings)
     )
+    cases: tuple[TestCase, ...] = ()
+    if failed and check.kind is Kind.TEST and _UNITTEST_RAN.search(text):
+        # unittest's summary counted the failures; its listing names them.
+        from assay.parsers.python import unittest_failures
+
+        cases = unittest_failures(text, result.cwd or "")
     return ParsedOutput(
         diagnostics=(*crashes, *findings),
         tests=tests,
+        test_cases=cases,
         failure_recognized=failed or bool(crashes) or linted,
         missing_command=missing,
         hung_tests=hung,

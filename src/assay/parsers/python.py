@@ -358,6 +358,18 @@ def _failing_tests(
     return failures, min(errors, ran - failures), failing
 
 
+def unittest_failures(text: str, cwd: str) -> tuple[TestCase, ...]:
+    """The tests unittest's failure listing in `text` names (`FAIL: test_x (mod.Class.test_x)`),
+    each once, with its file and message: for a run read generically (a make target, a
+    project's own runner module), whose closing `FAILED (failures=N)` counts what failed and
+    names nothing."""
+    _, _, failing = _failing_tests(text, 0, 0, 0)
+    cases = tuple(
+        TestCase(name, "failed" if kind == "FAIL" else "error") for name, kind in failing.items()
+    )
+    return _with_failure_details(cases, strip_ansi(text), cwd)
+
+
 #: How much of a failure's exception text a test case keeps (as pytest's JUnit report's
 #: failure text is cut).
 _MESSAGE_MAX = 500
