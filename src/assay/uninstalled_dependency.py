@@ -10,7 +10,12 @@ project does not declare (a change that requires a new one, or misspells one) st
 failure: no install would mend it. package.json is read as untrusted (no links, bounded).
 
 The same holds of a script that ran the host's own release of a tool the project declares
-and has not installed (`host_tool_for_declared`): the host's tsc is not the project's.
+and has not installed (`host_tool_for_declared`): the host's tsc is not the project's. The
+script may reach the tool through another of its scripts (ini's `lint` is `npm run eslint`),
+and the project may declare the tool through its shared configuration or a plugin of it
+(`@npmcli/eslint-config`, `eslint-plugin-x`: each needs the tool beside it, as a peer), not
+by name: the host's ESLint 10 then stops at ini's `.eslintrc.js` ("ESLint couldn't find an
+eslint.config.* file", exit 2), and its clean tree read as FAILED.
 """
 
 from __future__ import annotations
@@ -87,37 +92,80 @@ def host_tool_for_declared(argv: Sequence[str], cwd: str) -> tuple[str, str] | N
     if script is None:
         return None
     scripts = _manifest(cwd).get("scripts")
-    line = scripts.get(script) if isinstance(scripts, dict) else None
-    if not isinstance(line, str):
+    if not isinstance(scripts, dict):
         return None
     declared = declared_node_packages(cwd)
-    for command in _commands(line):
+    for command in _script_commands(scripts, script):
         if "/" in command:
             continue  # a path, no package's command: never looked up on the host
         package = _BIN_PACKAGES.get(command, command)
+        declaring = _declaring(declared, package)
         if (
-            package in declared
+            declaring is not None
             and not os.path.lexists(os.path.join(cwd, "node_modules", package))
             and shutil.which(command) is not None
         ):
-            return command, package
+            return command, declaring
     return None
 
 
-def _commands(line: str) -> list[str]:
-    """The command of each part of a script's line (after any `VAR=value` and runner)."""
+#: How deep `_script_commands` follows scripts that run other scripts.
+_MAX_SCRIPT_DEPTH = 4
+#: Package managers whose `X run NAME` (npm's `npm test` too) runs the script NAME.
+_SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+
+
+def _script_commands(scripts: dict[object, object], name: str, depth: int = 0) -> list[str]:
+    """The commands the script `name` runs, through the scripts it runs in turn (`npm run
+    eslint`, `yarn lint`), to `_MAX_SCRIPT_DEPTH`."""
+    from assay.tools.node import script_called
+
+    line = scripts.get(name)
+    if not isinstance(line, str):
+        return []
+    commands: list[str] = []
+    for words in _parts(line):
+        called = script_called(words[1:]) if words[0] in _SCRIPT_RUNNERS else None
+        if called is not None and called != name and depth < _MAX_SCRIPT_DEPTH:
+            commands.extend(_script_commands(scripts, called, depth + 1))
+        else:
+            commands.append(words[0])
+    return commands
+
+
+def _declaring(declared: set[str], package: str) -> str | None:
+    """The package of `declared` that brings `package`: itself, else a shared configuration
+    or plugin of it (`@npmcli/eslint-config`, `eslint-config-x`, `eslint-plugin-x`), which
+    needs it installed beside it; None when the project declares neither."""
+    if package in declared:
+        return package
+    for name in sorted(declared):
+        last = name.rpartition("/")[2]
+        if last in (f"{package}-config", f"{package}-plugin") or last.startswith(
+            (f"{package}-config-", f"{package}-plugin-")
+        ):
+            return name
+    return None
+
+
+def _parts(line: str) -> list[list[str]]:
+    """The words of each part of a script's line, from its command on (after any
+    `VAR=value` and runner)."""
     try:
         words = shlex.split(line, comments=False)
     except ValueError:
         return []
-    commands, at_start = [], True
+    parts: list[list[str]] = []
+    at_start = True
     for word in words:
         if word in _SEPARATORS:
             at_start = True
         elif at_start and not ("=" in word and not word.startswith("=")) and word not in _RUNNERS:
-            commands.append(word)
+            parts.append([word])
             at_start = False
-    return commands
+        elif not at_start:
+            parts[-1].append(word)
+    return parts
 
 
 def _manifest(cwd: str | os.PathLike[str]) -> dict[str, object]:
