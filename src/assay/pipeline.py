@@ -1045,8 +1045,16 @@ def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | Non
     from assay.tools import DEPENDENCY_DIR
 
     said, outside = combined(evidence.result), (MADE_ENV, DEPENDENCY_DIR)
-    # A build backend that imports the package; npm's `prepare`, which builds it with tsc.
-    return syntax_error_in(said, str(root), outside) or ts_syntax_error_in(said, str(root), outside)
+    # A build backend that imports the package; npm's `prepare`, which builds it with tsc:
+    # from a lockfile (`npm ci`, `--frozen-lockfile`) a type error in the project's own file
+    # is the code's (content-type's `prepare` stopped at src/index.ts(105,9) TS2322, and the
+    # run was INDETERMINATE, "fatal: not a git repository"); from ranges, today's types of a
+    # dependency may be what broke it.
+    argv = evidence.check.argv
+    locked = argv[1:2] == ("ci",) or "--frozen-lockfile" in argv or "--immutable" in argv
+    return syntax_error_in(said, str(root), outside) or ts_syntax_error_in(
+        said, str(root), outside, type_errors=locked
+    )
 
 
 @contextlib.contextmanager

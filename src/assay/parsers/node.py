@@ -78,14 +78,26 @@ _TSC_SEVERITY = {"error": "error", "warning": "warning", "message": "note"}
 _TSC_SYNTAX = range(1000, 1166)
 
 
-def ts_syntax_error_in(text: str, root: str, outside: tuple[str, ...] = ()) -> Diagnostic | None:
+#: TypeScript source files, where a type error is the code's (not tsconfig.json's options).
+_TS_SOURCES = (".ts", ".tsx", ".mts", ".cts")
+
+
+def ts_syntax_error_in(
+    text: str, root: str, outside: tuple[str, ...] = (), *, type_errors: bool = False
+) -> Diagnostic | None:
     """The first TypeScript syntax error `text` reports in a file of the project at `root`
     (an install whose `prepare` script built the project with tsc), unless that file lies
-    under one of `outside` (the dependencies)."""
+    under one of `outside` (the dependencies); with `type_errors`, any error of tsc's in
+    such a TypeScript source (the install took the lockfile's releases: the types are the
+    ones the project was written against)."""
     for line in text.splitlines():
         match = _TSC_PLAIN.match(line) or _TSC_PRETTY.match(line)
-        if match is None or match["sev"] != "error" or int(match["code"][2:]) not in _TSC_SYNTAX:
+        if match is None or match["sev"] != "error":
             continue
+        if int(match["code"][2:]) not in _TSC_SYNTAX and not (
+            type_errors and match["file"].endswith(_TS_SOURCES)
+        ):
+            continue  # a type error of a configuration (tsconfig.json) may be the release's
         file = os.path.normpath(os.path.join(root, match["file"]))
         inside = file.startswith(root.rstrip("/") + "/") and os.path.isfile(file)
         if not inside or any(file.startswith(os.path.join(root, o) + "/") for o in outside):
