@@ -409,23 +409,40 @@ _JEST_RECAP = "Summary of all failing tests"
 _JEST_END = re.compile(rf"^(?:Test Suites:|Tests:|{_JEST_RECAP})")
 
 
+#: jest's line for a test file with a failure (`FAIL test/a.spec.ts`), before its blocks.
+_JEST_SUITE = re.compile(r"^\s*FAIL\s+(?P<file>\S+)")
+#: jest's block for a test file that could not be run at all (its import or a transform
+#: such as ts-jest's type check failed): it names no test, the file does.
+_JEST_SUITE_FAILED = "Test suite failed to run"
+
+
 def _jest(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """`  ● suite › test`, then the message, a code excerpt and the stack."""
+    """`  ● suite › test`, then the message, a code excerpt and the stack. A file that
+    failed to run is named by its path (`FAIL test/a.spec.ts`): tiny-invariant's three
+    test files under a type error were each "Test suite failed to run"."""
     at = 0
+    suite: str | None = None
     while at < len(lines):
         if lines[at].startswith(_JEST_RECAP):
             return  # the failures again, in short
+        if found := _JEST_SUITE.match(lines[at]):
+            suite = found["file"]
         header = _JEST_HEADER.match(lines[at])
         at += 1
         if header is None or header["name"] == "Console":
             continue
+        name = header["name"]
+        if name == _JEST_SUITE_FAILED and suite is not None:
+            name = f"{suite} ({_JEST_SUITE_FAILED.lower()})"
         body = []
         while (
             at < len(lines) and not _JEST_HEADER.match(lines[at]) and not _JEST_END.match(lines[at])
         ):
+            if found := _JEST_SUITE.match(lines[at]):
+                suite = found["file"]
             body.append(lines[at])
             at += 1
-        yield header["name"], "\n".join(body)
+        yield name, "\n".join(body)
 
 
 _VITEST_SECTION = re.compile(r"Failed (?:Tests|Suites) \d+")
