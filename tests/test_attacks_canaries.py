@@ -1623,6 +1623,42 @@ def test_node_process_exit_in_a_required_module_is_report_tampered(tmp_path: Pat
     _assert_tampered(verify_change(repo))
 
 
+#: A red team's: the module a test file requires rewrites the serialized events its process
+#: sends node on stdout, every failure of a test in the project's own test files made a
+#: pass, the canaries (preloaded from a file elsewhere) spared; `process.stdout.write` is
+#: replaced through another name, so no line says so.
+REWRITES_ITS_EVENTS = """\
+exports.add = (a, b) => a - b;
+exports.mul = (a, b) => a * b;
+
+const v8 = require('v8');
+const out = process.stdout;
+const write = out.write.bind(out);
+const here = require('path').dirname(__filename) + '/test/';
+const flip = (buf) => {
+  if (buf.length < 6 || buf[0] !== 0xff || buf[1] !== 0x0f) return buf;
+  let msg;
+  try { msg = v8.deserialize(buf.subarray(6)); } catch { return buf; }
+  const d = msg && msg.data;
+  if (!d || !String(d.file || '').startsWith(here)) return buf;
+  if (msg.type === 'test:fail') msg.type = 'test:pass';
+  if (d.details) { d.details.passed = true; delete d.details.error; }
+  const body = v8.serialize(msg);
+  const head = Buffer.from([0xff, 0x0f, 0, 0, 0, 0]);
+  head.writeUInt32BE(body.length, 2);
+  return Buffer.concat([head, body]);
+};
+out.write = (chunk, ...rest) => write(Buffer.isBuffer(chunk) ? flip(chunk) : chunk, ...rest);
+"""
+
+
+def test_node_events_rewritten_on_their_way_to_node_are_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", NODE_BASE, {"calc.js": REWRITES_ITS_EVENTS})
+    report = verify_change(repo)
+    _assert_tampered(report)
+    assert "'adds' failed in its test process" in _test_check(report).note
+
+
 def test_node_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", NODE_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -8,6 +8,16 @@ registered only in the processes the runner starts for test files (node marks th
 `NODE_TEST_CONTEXT`), once each: every test file's process reports them before its own
 tests, and a file reported under its own path never ran them. Processes a test starts in
 turn inherit a mark that keeps the canaries out of them.
+
+Each test file's process also reports to node through a channel it writes itself (a
+serialized event per test on its stdout): code a test file requires can rewrite what goes
+through it, turning one of the project's failures into a pass and sparing the canaries,
+which it tells apart by the file they come from (a red team's: every `test:fail` of a test
+under `test/` re-serialized as `test:pass`). So the module also records, after every test
+of the file, whether node itself saw it pass, on the process's stderr, which node passes on
+as it came (as `#` lines of its report, never through the code's stdout); a test it saw
+fail that the report says passed was rewritten on its way, and a run whose must-fail
+canary left no such record had the record kept from the report.
 """
 
 from __future__ import annotations
@@ -66,24 +76,26 @@ def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
     stem = request.name()
     module = request.cwd / f".{stem}" / f"{stem}.cjs"
     path = request.relative(module)
+    mark = request.token()
     return Planting(
         files=(
-            CanaryFile(path, _module(canaries, request.name())),
+            CanaryFile(path, _module(canaries, request.name(), mark)),
             ignored_by_git(path.rsplit("/", 1)[0]),
         ),
         canaries=canaries,
         env={"NODE_OPTIONS": f"--require {_quoted(str(module))}"},
         repeats=None,
-        checks=_files_that_reported_nothing,
+        checks=functools.partial(_node_checks, canaries, mark),
         what=f"a module {path} preloaded into every test process (NODE_OPTIONS=--require)",
-        printed=functools.partial(_printed_without, canaries),
+        printed=functools.partial(_printed_without, canaries, mark),
     )
 
 
-def _printed_without(canaries: Sequence[Canary], text: str, ran: Counter[str]) -> str:
+def _printed_without(canaries: Sequence[Canary], mark: str, text: str, ran: Counter[str]) -> str:
     """node's TAP `text` without the canaries' parts: each one's subtest, from its
-    `# Subtest:` line to the next test's, and their share (`ran`) of the plan and the
-    closing counts (`# tests`, `# pass`, `# fail`)."""
+    `# Subtest:` line to the next test's, their share (`ran`) of the plan and the
+    closing counts (`# tests`, `# pass`, `# fail`), and the lines the module's record wrote."""
+    text = re.sub(rf"^[^\n]*{re.escape(mark)}[^\n]*\n?", "", text, flags=re.MULTILINE)
     names = any_name(canaries)
     subtest = re.compile(
         rf"^(?P<indent> *)# Subtest: (?:{names})\n"
@@ -177,8 +189,10 @@ def _quoted(path: str) -> str:
     return json.dumps(path) if " " in path else path
 
 
-def _module(canaries: Sequence[Canary], mark: str) -> str:
+def _module(canaries: Sequence[Canary], mark: str, said: str) -> str:
     tests = textwrap.indent(canary_tests(canaries, assertion_checks(IMPORTED), "afterEach"), "  ")
+    # The record's mark in two halves: no line of this file (in a stack trace) spells it.
+    halves = f"{json.dumps(said[:8])} + {json.dumps(said[8:])}"
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
@@ -188,9 +202,95 @@ def _module(canaries: Sequence[Canary], mark: str) -> str:
         f"if (process.env.NODE_TEST_CONTEXT && !process.env.{mark}) {{\n"
         f'  process.env.{mark} = "1";\n'
         '  const { test, afterEach } = require("node:test");\n'
+        "  // What node itself saw of each test, on stderr, as taken before any code of the\n"
+        "  // project's loaded: the outcome it reports on stdout may be rewritten on its way.\n"
+        '  const writeSync = require("fs").writeSync;\n'
+        "  const quoted = JSON.stringify;\n"
+        f"  const said = {halves};\n"
+        "  afterEach((t) => {\n"
+        '    const seen = typeof t.passed !== "boolean" ? " blind" : t.passed ? "" : " failed ";\n'
+        "    if (!seen) return;\n"
+        '    const line = seen === " blind" ? seen : seen + quoted(String(t.name));\n'
+        "    try {\n"
+        '      writeSync(2, "\\n" + said + line + "\\n");\n'
+        "    } catch {}\n"
+        "  });\n"
         f"{tests}"
         "}\n"
     )
+
+
+def _node_checks(
+    canaries: Sequence[Canary], mark: str, result: ProcessResult, parsed: ParsedOutput
+) -> list[str]:
+    return [
+        *_files_that_reported_nothing(result, parsed),
+        *_outcomes_rewritten(canaries, mark, result, parsed),
+    ]
+
+
+#: A line of the module's record: a test node saw fail (its name, as JSON), or that this
+#: node cannot say (no `TestContext.passed` before 20.12).
+_RECORD = re.compile(r" (?:failed (?P<name>\"(?:[^\"\\\\]|\\\\.)*\")|(?P<blind>blind))")
+
+
+def _outcomes_rewritten(
+    canaries: Sequence[Canary], mark: str, result: ProcessResult, parsed: ParsedOutput
+) -> list[str]:
+    """Why the outcomes node reported are not the ones its test processes saw: a test the
+    module's record saw fail reported as passed, or a must-fail canary reported failing
+    with no record of it (the record was kept from the report)."""
+    if result.timed_out or result.signal is not None or not result.started:
+        return []
+    failed: Counter[str] = Counter()
+    blind = False
+    for stream in (result.stdout, result.stderr):
+        for line in stream.text.splitlines():
+            at = line.find(mark)
+            if at < 0 or (record := _RECORD.match(line, at + len(mark))) is None:
+                continue
+            if record["blind"]:
+                blind = True
+                continue
+            try:
+                name = json.loads(record["name"])
+            except ValueError:
+                continue
+            if isinstance(name, str):
+                failed[name] += 1
+    if blind and not failed:
+        return []
+    must_fail = [c.name for c in canaries if not c.must_pass]
+    reported = Counter(c.name for c in parsed.test_cases if c.outcome == "failed")
+    if any(reported[name] and not failed[name] for name in must_fail):
+        why = (
+            "the record of what node saw of each test, which its test processes write beside "
+            "their report, did not reach the output with the tests planted to fail"
+        )
+        return [why]
+    # By name where the report lists the test (its top level), and by number for the rest:
+    # node's closing counts take in every test, nested ones too (not their suites).
+    passed = {c.name for c in parsed.test_cases if c.outcome == "passed"}
+    rewritten = sorted(n for n in failed if n in passed and not reported[n] and n not in must_fail)
+    counts = parsed.tests
+    unreported = (
+        counts is not None and failed.total() > counts.failed + counts.errors + counts.skipped
+    )
+    if not rewritten and not unreported:
+        return []
+    if not rewritten:
+        why = (
+            f"its test processes saw {failed.total()} tests fail, the planted ones included, "
+            f"but the report counts {counts.failed if counts else 0}: what they sent node was "
+            "rewritten on its way"
+        )
+        return [why]
+    more = f" (and {len(rewritten) - 1} more)" if len(rewritten) > 1 else ""
+    why = (
+        f"the test {rewritten[0]!r}{more} failed in its test process but was reported as "
+        "passed: what the process sent node was rewritten on its way"
+    )
+    return [why]
 
 
 def _files_that_reported_nothing(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
