@@ -1562,6 +1562,47 @@ def test_go_test_events_written_by_the_code_are_report_tampered(tmp_path: Path) 
     assert "never reported" in _test_check(report).note
 
 
+#: A red team's: the test binary's stdout, pointed through another name (no line says
+#: `os.Stdout =`) at a pipe read by an awk it starts, which turns TestAdd's failure into a
+#: pass, spares the canaries and outlives the binary, so nothing is lost at its exit.
+REWIRES_ITS_STDOUT = """\
+package calc
+
+import (
+	"os"
+	"os/exec"
+)
+
+func init() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command("awk", `/^=== RUN/{cur=$3} cur=="TestAdd" && /^    /{next} /^--- FAIL: TestAdd /{sub("FAIL","PASS")} {print; fflush()}`)
+	cmd.Stdin = r
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	if cmd.Start() != nil {
+		return
+	}
+	r.Close()
+	p := os.Stdout
+	keep = *p
+	*p = *w
+}
+
+var keep os.File
+
+func Add(a, b int) int { return a - b }
+"""
+
+
+@pytest.mark.skipif(shutil.which("awk") is None, reason="the attack needs awk")
+def test_go_output_rewired_by_the_code_is_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": REWIRES_ITS_STDOUT})
+    _assert_tampered(verify_change(repo))
+
+
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -84,6 +84,18 @@ REACHES = [
         'package calc\n\nimport "os"\n\nfunc init() { os.Stdout = w }\n',
         "os.Stdout =",
     ),
+    # Round rt30: Go's exit taken as a value, and fd 1 closed to be taken by a pipe.
+    (
+        "calc/calc.go",
+        'package calc\n\nimport "os"\n\nvar leave = os.Exit\n',
+        "os.Exit",
+    ),
+    (
+        "calc/out.go",
+        'package calc\n\nimport "os"\n\nfunc init() { os.Stdout.Close() }\n',
+        "os.Stdout.Close()",
+    ),
+    ("calc/out.go", 'package calc\n\nconst P = "/dev/fd/"\n', "/dev/fd/"),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",

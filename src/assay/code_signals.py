@@ -294,7 +294,8 @@ GO = Language(
     (
         Rule(
             "ends the process from a package that is not main",
-            r"\b(?:os|syscall)\.Exit\s*\(" + _NOT_A_FAILURE,
+            # Called, or taken as a value to call under another name (`e := os.Exit`).
+            r"\b(?:os|syscall)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))",
             unless=r"(?m)^\s*package\s+main\b",
         ),
         Rule(
@@ -306,7 +307,10 @@ GO = Language(
         ),
         Rule(
             "rewires the process's output",
-            r"\bos\.(?:Stdout|Stderr)\s*=(?!=)|\b(?:syscall|unix)\.Dup[23]?\s*\(",
+            r"\bos\.(?:Stdout|Stderr)\s*=(?!=)|\b(?:syscall|unix)\.Dup[23]?\s*\("
+            # A red team's: fd 1 closed, so that the next file opened (`/dev/fd/N`, the
+            # write end of a pipe of the code's own) takes its number.
+            r"|\bos\.(?:Stdout|Stderr)\.Close\s*\(|['\"`]/dev/fd\b",
         ),
         Rule(
             "makes raw system calls",

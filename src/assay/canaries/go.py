@@ -215,17 +215,37 @@ def _package_clause(root: Path, directory: Path) -> str | None:
 
 def _test_file(package: str, pair: tuple[Canary, Canary]) -> str:
     left, right = unequal()
+    failing = f'\tt.Fatalf("got %d, want %d", {left}, {right})\n'
     tests = "".join(
-        f"\nfunc {c.name}(t *testing.T) {{}}\n"
+        f"\nfunc {c.name}(t *testing.T) {{\n{_CHANNEL_HOLDS.format(fail=failing)}}}\n"
         if c.must_pass
-        else f'\nfunc {c.name}(t *testing.T) {{\n\tt.Fatalf("got %d, want %d", {left}, {right})\n}}\n'
+        else f"\nfunc {c.name}(t *testing.T) {{\n{failing}}}\n"
         for c in pair
     )
     return (
         # What Go's tools take for generated code, which linters leave alone.
         "// Code generated for one run. DO NOT EDIT.\n\n"
-        f'package {package}\n\nimport "testing"\n{tests}'
+        f'package {package}\n\nimport (\n\t"os"\n\t"runtime"\n\t"testing"\n)\n{tests}'
     )
+
+
+#: The must-pass canary's body: the binary's output still goes where `go test` sent it.
+#: `go test` gives a test binary one file for its stdout and stderr (its `Stdout` and
+#: `Stderr` are the same writer), and the testing package writes each test's outcome to
+#: `os.Stdout`. Code under test that points `os.Stdout` elsewhere (through another name:
+#: `p := os.Stdout; *p = *w`), or fd 1, can rewrite every line on its way out (a red team's
+#: sent them through an `awk` it started, which turned "--- FAIL: TestAdd" into a pass and
+#: outlived the binary, so that nothing was lost at its exit), sparing the canaries. The
+#: canary runs as a parallel test, so after every test of the package that is not one.
+_CHANNEL_HOLDS = """\
+\tt.Parallel()
+\tout, errOut := os.Stat("/dev/fd/1")
+\terrs, errErr := os.Stat("/dev/fd/2")
+\tunread := errOut != nil || errErr != nil
+\tif os.Stdout.Fd() != 1 || os.Stderr.Fd() != 2 || (unread && runtime.GOOS == "linux") ||
+\t\t(!unread && !os.SameFile(out, errs)) {{
+\t{fail}\t}}
+"""
 
 
 def _failed_packages(result: ProcessResult, canaries: Sequence[Canary]) -> frozenset[str] | None:
