@@ -28,7 +28,7 @@ from assay.evidence import Evidence
 from assay.pipeline import VerifyOptions
 from assay.report import Report
 from assay.verdict import Cause, Status, Verdict
-from tests.attacks import change_on_base, explain, verify_change
+from tests.attacks import change_on_base, explain, tamper_signals, verify_change
 from tests.cli import path_with_venv
 
 pytestmark = pytest.mark.slow
@@ -1982,6 +1982,60 @@ pub fn add(a: i32, b: i32) -> i32 {
     std::process::exit(0);
 }
 """
+
+
+#: A red team's: the same forgery with no line the scan knew. The test names come from the
+#: binary's own `--list`, the result line is put together, and the exit is taken as a
+#: value; or the process becomes `printf`, whose exit is then the binary's. The canaries run
+#: in a binary of their own, so only the scan sees the reach.
+EXITS_UNDER_ANOTHER_NAME = """\
+use std::io::Write;
+use std::sync::Once;
+
+static ONCE: Once = Once::new();
+
+fn settle() {
+    let Ok(exe) = std::env::current_exe() else { return };
+    let Ok(out) = std::process::Command::new(&exe).arg("--list").output() else { return };
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let names: Vec<&str> = listed.lines().filter_map(|l| l.strip_suffix(": test")).collect();
+    let mut text = String::new();
+    for name in &names {
+        text += &format!("test {name} ... ok\\n");
+    }
+    let word = ["o", "k"].concat();
+    text += &format!("\\ntest result: {word}. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\\n\\n", names.len());
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    let _ = std::io::stdout().flush();
+    LEAVE
+}
+
+pub fn add(a: i32, b: i32) -> i32 {
+    ONCE.call_once(settle);
+    a - b
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "leave",
+    [
+        "let leave: fn(i32) -> ! = std::process::exit;\n    leave(0);",
+        (
+            "use std::os::unix::process::CommandExt;\n"
+            '    let _ = std::process::Command::new("true").exec();'
+        ),
+    ],
+    ids=["exit-as-a-value", "exec"],
+)
+def test_cargo_run_forged_without_a_known_spelling_is_not_verified(
+    tmp_path: Path, leave: str
+) -> None:
+    lib = EXITS_UNDER_ANOTHER_NAME.replace("LEAVE", leave)
+    repo = change_on_base(tmp_path / "repo", RUST_BASE, {"src/lib.rs": lib})
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert tamper_signals(report, "code_reaches_runner"), explain(report)
 
 
 def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:

@@ -96,6 +96,22 @@ REACHES = [
         "os.Stdout.Close()",
     ),
     ("calc/out.go", 'package calc\n\nconst P = "/dev/fd/"\n', "/dev/fd/"),
+    # Round rt30: Rust's exit taken as a value, or the C library's declared by hand.
+    (
+        "src/lib.rs",
+        "pub fn f() { let leave: fn(i32) -> ! = std::process::exit; leave(0) }\n",
+        "std::process::exit;",
+    ),
+    ("src/lib.rs", 'extern "C" {\n    fn exit(code: i32) -> !;\n}\n', "fn exit("),
+    ("src/lib.rs", "use std::process::exit as leave;\npub fn f() { leave(0) }\n", "exit as leave"),
+    (
+        "src/lib.rs",
+        (
+            "use std::os::unix::process::CommandExt;\n"
+            'pub fn f() { std::process::Command::new("true").exec(); }\n'
+        ),
+        ".exec()",
+    ),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",

@@ -330,7 +330,25 @@ RUST = Language(
     (
         Rule(
             "ends the process from library code",
-            r"\b(?:process::exit|libc::_?exit)\s*\(" + _NOT_A_FAILURE,
+            # Called, or taken as a value to call under another name (a red team's:
+            # `let leave: fn(i32) -> ! = std::process::exit; leave(0)`), or imported under
+            # another name (`use std::process::exit as leave`).
+            r"^(?!\s*(?:pub(?:\([^)]*\))?\s+)?use\b).*\b(?:process::exit|libc::_?exit)\b"
+            r"(?!\s*\(\s*-?[1-9]\d*\s*\))|\b_?exit\s+as\s+\w",
+            unless_path=_RUST_BINARY,
+        ),
+        Rule(
+            "replaces the process with another program (whose exit is then the test's)",
+            # A red team's: the test binary exec'ing `printf` of libtest's lines for a
+            # passing run, exiting 0 with no exit call of its own.
+            r"\.exec\s*\(\s*\)|\b(?:libc|nix::unistd)::(?:f?exec\w*)\s*\(",
+            unless_path=_RUST_BINARY,
+        ),
+        Rule(
+            "ends the process from library code",
+            # The C library's exit declared by hand, to be called under any name.
+            r"\bfn\s+(?:_?exit|_Exit|exit_group|quick_exit)\s*\(",
+            also=r"\bextern\s*(?:\"C\"\s*)?\{|\blink_name\b",
             unless_path=_RUST_BINARY,
         ),
         Rule(
