@@ -545,6 +545,11 @@ def _problems(
         counts = {len(seen[c]) for c in members}
         for canary in members:
             outcomes = seen[canary]
+            if not outcomes and canary.must_pass and group in failed_groups:
+                # Cut short by its group's failure (Go's runs after the package's sequential
+                # tests, and a binary that exits under one of them never runs it): that
+                # failure is the run's, and nothing of it passes.
+                continue
             wanted = ("passed",) if canary.must_pass else _FAILED
             wrong = [o for o in outcomes if o not in wanted]
             if wrong:

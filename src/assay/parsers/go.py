@@ -78,6 +78,7 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
     output: dict[tuple[str, str], list[str]] = {}
     package_output: dict[str, list[str]] = {}
     started: set[tuple[str, str]] = set()
+    paused: set[tuple[str, str]] = set()
     durations: dict[tuple[str, str], float] = {}
     package_failed = False
     events = 0
@@ -108,6 +109,10 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             output.setdefault(key, []).append(str(event.get("Output", "")))
         elif action == "run":
             started.add(key)
+        elif action == "pause":
+            paused.add(key)
+        elif action == "cont":
+            paused.discard(key)
         elif action in _ACTIONS:
             outcomes[key] = _ACTIONS[action]
             if isinstance(event.get("Elapsed"), int | float):
@@ -122,8 +127,9 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         hung = tuple(sorted(key for key in started if key not in outcomes))
     # With no deadline to blame, a test that started and never ended had its binary exit
     # under it (`os.Exit(1)` in the code it ran, a crash): failed, or a failing canary
-    # beside it would be the run's only failure.
-    exited = set() if result.timed_out else {k for k in started if k not in outcomes}
+    # beside it would be the run's only failure. A parallel test still paused then, waiting
+    # for the sequential ones to end, never ran: it has no outcome.
+    exited = set() if result.timed_out else {k for k in started - paused if k not in outcomes}
     for key in exited:
         outcomes[key] = "failed"
         output.setdefault(key, []).insert(0, _EXITED_MESSAGE)
