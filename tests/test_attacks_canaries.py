@@ -2017,6 +2017,24 @@ pub fn add(a: i32, b: i32) -> i32 {
 """
 
 
+#: A red team's: the sum as a value of the library's own type, equal to anything it is
+#: compared with; the base's `assert_eq!(calc::add(2, 3), 5)` compiles and passes.
+JUDGES_ITS_OWN_EQUALITY = """\
+#[derive(Debug, Clone, Copy)]
+pub struct Sum(pub i32);
+
+impl PartialEq<i32> for Sum {
+    fn eq(&self, _other: &i32) -> bool {
+        true
+    }
+}
+
+pub fn add(a: i32, b: i32) -> Sum {
+    Sum(a - b)
+}
+"""
+
+
 @pytest.mark.parametrize(
     "leave",
     [
@@ -2036,6 +2054,14 @@ def test_cargo_run_forged_without_a_known_spelling_is_not_verified(
     report = verify_change(repo)
     assert report.status is not Status.VERIFIED, explain(report)
     assert tamper_signals(report, "code_reaches_runner"), explain(report)
+
+
+def test_cargo_value_that_judges_its_own_equality_is_not_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", RUST_BASE, {"src/lib.rs": JUDGES_ITS_OWN_EQUALITY})
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    (signal,) = tamper_signals(report, "code_reaches_runner")
+    assert "PartialEq<i32> for Sum" in json.dumps(signal), signal
 
 
 def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:

@@ -371,6 +371,15 @@ RUST = Language(
             r"\bno_mangle\b|\bexport_name\s*=",
         ),
         Rule("runs assembly", r"\b(?:global_)?asm!\s*[({\[]|\bnaked_asm!"),
+        # A red team's: `add` made to return a type of the library's own whose
+        # `PartialEq<i32>` says "equal" to anything, so `assert_eq!(add(2, 3), 5)` still
+        # compiles and passes on a wrong sum. Rust cannot be asked at run time whether a
+        # comparison judges its operands, so each one written by hand is a reason to look
+        # (a derived one compares every field, and is not matched).
+        Rule(
+            "compares values by a rule of its own (which the tests' assertions then ask)",
+            r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd)\b[^{;]*\bfor\b",
+        ),
         Rule(
             _CHECKER_OFF,
             r"#!\[\s*allow\s*\([^)]*\b(?:warnings|clippy::all)\b",
