@@ -1780,6 +1780,32 @@ def test_jest_report_written_by_the_code_is_report_tampered(tmp_path: Path) -> N
     _assert_tampered(verify_change(repo))
 
 
+#: A red team's: the running test's entry in jest-circus's state (found among the global's
+#: symbols, no line the scan knows) gets an `errors` that is always a fresh empty array, so
+#: its failure is pushed into nothing and jest reports it passed in every channel; the
+#: canaries, which never call `add`, are left alone.
+EMPTIES_ITS_ERRORS = """\
+const key = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === 'JEST_STATE_SYMBOL');
+const state = key && globalThis[key];
+
+exports.add = (a, b) => {
+  const running = state && state.currentlyRunningTest;
+  if (running) {
+    Object.defineProperty(running, 'errors', { get: () => [], set() {} });
+  }
+  return a - b;
+};
+exports.mul = (a, b) => a * b;
+"""
+
+
+def test_jest_failures_taken_from_its_state_are_not_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", JEST_BASE, {"calc.js": EMPTIES_ITS_ERRORS})
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert "taken from jest's record" in explain(report), explain(report)
+
+
 def test_jest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", JEST_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -159,8 +159,64 @@ def _setup(canaries: Sequence[Canary], mark: str) -> str:
         "// Where the project turns jest's globals off (`injectGlobals: false`).\n"
         'const { test, afterEach } = globalThis.test ? globalThis : require("@jest/globals");\n'
         f"{jest_guard(mark)}"
+        f"{_ERRORS_HELD}"
         f"{canary_tests(canaries, assertion_checks(*_CHECKED, 'guarded'), 'afterEach')}"
     )
+
+
+#: jest-circus keeps each test's failures in an `errors` array on the test's entry in its
+#: state, which it leaves on the test file's global (under a symbol that code under test
+#: finds among the global's own). A red team's: code a test called redefined the running
+#: test's `errors` as a getter of a fresh empty array, so that the failure was pushed into
+#: nothing and jest itself reported the test passed, in every channel, the canaries
+#: untouched. So each test's array is held from before it runs: the entry must still have
+#: it as a plain value when the test ends, and an array no shorter when the file's tests are
+#: done; else the file fails outside its tests (circus's `unhandledErrors`, which jest
+#: reports as the file failing to run).
+_ERRORS_HELD = """\
+{
+  // By test: a test retried (`jest.retryTimes`) is held again, its errors emptied by circus.
+  const held = new Map();
+  const key = Object.getOwnPropertySymbols(globalThis).find(
+    (s) => s.description === "JEST_STATE_SYMBOL",
+  );
+  const circus = key === undefined ? undefined : globalThis[key];
+  const hooks = globalThis.beforeEach ? globalThis : require("@jest/globals");
+  const described = Object.getOwnPropertyDescriptor;
+  // Once a test is done, circus maps its errors into a new array (formatNodeAssertErrors):
+  // the same array is asked for until then, a plain value as long as it was after.
+  const kept = (entry, seen) => {
+    const now = described(entry, "errors");
+    return !!now && "value" in now && Array.isArray(now.value) && now.value.length >= seen;
+  };
+  const refuse = (count) => {
+    circus.unhandledErrors.push(
+      new Error(
+        `the failures of ${count} test(s) of this file were taken from jest's record of ` +
+          "them while it ran (their errors redefined or emptied): the file cannot be believed",
+      ),
+    );
+  };
+  if (circus && Array.isArray(circus.unhandledErrors)) {
+    hooks.beforeEach(() => {
+      const entry = circus.currentlyRunningTest;
+      if (entry && Array.isArray(entry.errors)) held.set(entry, { errors: entry.errors, seen: 0 });
+    });
+    hooks.afterEach(() => {
+      const entry = circus.currentlyRunningTest;
+      const last = entry && held.get(entry);
+      if (!last) return;
+      last.ended = kept(entry, 0) && entry.errors === last.errors;
+      last.seen = last.errors.length;
+    });
+    hooks.afterAll(() => {
+      let taken = 0;
+      for (const [entry, h] of held) if (h.ended === false || !kept(entry, h.seen)) taken += 1;
+      if (taken) refuse(taken);
+    });
+  }
+}
+"""
 
 
 #: jest's own `expect` (a project may turn the globals off, or bind another library's
