@@ -1921,13 +1921,56 @@ def _assert_vitest_installed() -> None:
     )
 
 
-def test_vitest_outcomes_rewritten_by_the_code_are_report_tampered(tmp_path: Path) -> None:
+def test_vitest_outcomes_rewritten_by_the_code_are_not_verified(tmp_path: Path) -> None:
     _assert_vitest_installed()
     repo = change_on_base(tmp_path / "repo", VITEST_BASE, {"calc.js": REWRITES_VITEST_OUTCOMES})
     # The forgery is whole: without canaries, nothing else tells it from an honest pass.
     unguarded = verify_change(repo, canaries=False)
     assert unguarded.status is Status.VERIFIED, explain(unguarded)
-    _assert_tampered(verify_change(repo))
+    # With them, the setup file beside them holds every test's failure, the canaries' too:
+    # the rewrite does not take, and the run fails as it is.
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
+    assert _test_check(report).extra["canaries"]["finding"] == "as planted", explain(report)
+
+
+#: A red team's: the same hook, sparing the canaries: it passes only the failed tests whose
+#: names the test file spells out; a result put in the task's place, or `fails` set on it,
+#: would have passed them too.
+REWRITES_VITEST_OUTCOMES_SPARING = """\
+import * as runner from 'vitest';
+import { readFileSync } from 'fs';
+export const add = (a, b) => a - b;
+export const mul = (a, b) => a * b;
+const word = (...parts) => parts.join('');
+runner[word('after', 'Each')]((context) => {
+  const task = context[word('ta', 'sk')];
+  let source = '';
+  try { source = readFileSync(task.file.filepath, 'utf8'); } catch {}
+  if (!task.result || !source.includes(`'${task.name}'`)) return;
+  HOW
+});
+"""
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "task.result.state = 'pass'; task.result.errors = [];",
+        "task.result = { ...task.result, state: 'pass', errors: [] };",
+        "task.fails = true;",
+    ],
+    ids=["state", "result", "fails"],
+)
+def test_vitest_outcomes_rewritten_sparing_the_canaries_are_not_verified(
+    tmp_path: Path, how: str
+) -> None:
+    _assert_vitest_installed()
+    calc = REWRITES_VITEST_OUTCOMES_SPARING.replace("HOW", how)
+    repo = change_on_base(tmp_path / "repo", VITEST_BASE, {"calc.js": calc})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
+    assert "tests failed: adds" in report.note, explain(report)
 
 
 def test_vitest_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:

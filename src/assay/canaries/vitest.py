@@ -131,8 +131,61 @@ def _setup(canaries: Sequence[Canary], mark: str) -> str:
         "// vitest's globals when the project turns them on, else its module.\n"
         'const { test, afterEach } = globalThis.test ? globalThis : await import("vitest");\n'
         f"{vitest_guard(mark)}"
+        f"{_OUTCOME_HELD}"
         f"{canary_tests(canaries, assertion_checks(*_CHECKED, 'guarded'), 'afterEach')}"
     )
+
+
+#: vitest keeps a test's outcome on its task (`task.result.state`), which every hook is
+#: handed (`context.task`). A red team's: an `afterEach` registered by code a test file
+#: imports set the result of each failed test whose name its test file spells out back to
+#: `pass` (the canaries, whose names it does not hold, untouched), and vitest reported the
+#: run passed in every channel. vitest itself never turns a failed try into a pass, except
+#: for a test marked to fail (`test.fails`, once its tries are over). So before each test
+#: the task's `result`, its result's `state` and its `fails` are held: a failure stays a
+#: failure however the code sets them, and a result it puts in place of the held one is
+#: refused when it would pass a failed test.
+_OUTCOME_HELD = """\
+{
+  const hooks = globalThis.beforeEach ? globalThis : await import("vitest");
+  const held = new WeakSet();
+  const define = Object.defineProperty;
+  const holdState = (result, fails) => {
+    if (!result || typeof result !== "object" || held.has(result)) return;
+    held.add(result);
+    let state = result.state;
+    define(result, "state", {
+      enumerable: true,
+      configurable: false,
+      get: () => state,
+      set: (next) => {
+        if (state === "fail" && next === "pass" && !fails) return;
+        state = next;
+      },
+    });
+  };
+  hooks.beforeEach((context) => {
+    const task = context && context.task;
+    if (!task || typeof task !== "object" || held.has(task)) return;
+    held.add(task);
+    const fails = !!task.fails;
+    let result = task.result;
+    holdState(result, fails);
+    define(task, "fails", { enumerable: true, configurable: false, get: () => fails, set() {} });
+    define(task, "result", {
+      enumerable: true,
+      configurable: false,
+      get: () => result,
+      set: (next) => {
+        const failed = result && result.state === "fail";
+        if (failed && next && typeof next === "object" && next.state === "pass") return;
+        result = next;
+        holdState(result, fails);
+      },
+    });
+  });
+}
+"""
 
 
 #: vitest's own `expect`; modules imported as the tests import them.
