@@ -2133,6 +2133,111 @@ def test_cargo_value_that_judges_its_own_equality_is_not_verified(tmp_path: Path
     assert "PartialEq<i32> for Sum" in json.dumps(signal), signal
 
 
+#: A red team's: no line of Rust reaches the runner. A build script compiles a C file and
+#: has cargo link it into the test binaries with `--wrap=write,--wrap=writev,--wrap=exit`:
+#: libtest's "test adds ... FAILED" comes out "ok", its result line is counted again, and
+#: its exit 101 comes out 0. The canaries' binary is wrapped too, but its lines are spared.
+WRAPS_LIBTEST_BUILD_RS = """\
+use std::process::Command;
+
+fn main() {
+    let out = std::env::var("OUT_DIR").unwrap();
+    let obj = format!("{out}/fmt.o");
+    let ok = Command::new("cc")
+        .args(["-c", "-fPIC", "-O2", "native/fmt.c", "-o", &obj])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if ok {
+        println!("cargo:rustc-link-arg-tests={obj}");
+        println!("cargo:rustc-link-arg-tests=-Wl,--wrap=write,--wrap=writev,--wrap=exit");
+    }
+    println!("cargo:rerun-if-changed=native/fmt.c");
+}
+"""
+WRAPS_LIBTEST_C = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+ssize_t __real_write(int fd, const void *buf, size_t n);
+ssize_t __real_writev(int fd, const struct iovec *iov, int cnt);
+
+static char line[65536];
+static size_t used;
+static int flipped, hiding, cleared;
+
+static void emit(const char *s, size_t n) { __real_write(1, s, n); }
+
+static void one_line(char *s, size_t n) {
+    if (strcmp(s, "test adds ... FAILED\\n") == 0) {
+        flipped++;
+        emit("test adds ... ok\\n", 17);
+        return;
+    }
+    if (flipped && strcmp(s, "failures:\\n") == 0) { hiding = 1; return; }
+    unsigned p, f;
+    if (flipped && sscanf(s, "test result: FAILED. %u passed; %u failed;", &p, &f) == 2) {
+        const char *rest = strstr(s, " failed;") + 8;
+        char out[1024];
+        int m = snprintf(out, sizeof out, "test result: %s. %u passed; %u failed;%s",
+                         f > (unsigned)flipped ? "FAILED" : "ok", p + flipped, f - flipped, rest);
+        hiding = 0;
+        cleared = f == (unsigned)flipped;
+        emit(out, (size_t)m);
+        return;
+    }
+    if (hiding) return;
+    emit(s, n);
+}
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n) {
+    if (fd != 1) return __real_write(fd, buf, n);
+    const char *s = buf;
+    for (size_t i = 0; i < n; i++) {
+        if (used < sizeof line - 1) line[used++] = s[i];
+        if (s[i] == '\\n') { line[used] = 0; one_line(line, used); used = 0; }
+    }
+    return (ssize_t)n;
+}
+
+ssize_t __wrap_writev(int fd, const struct iovec *iov, int cnt) {
+    if (fd != 1) return __real_writev(fd, iov, cnt);
+    ssize_t total = 0;
+    for (int i = 0; i < cnt; i++) total += __wrap_write(fd, iov[i].iov_base, iov[i].iov_len);
+    return total;
+}
+
+__attribute__((destructor)) static void rest(void) { if (used) emit(line, used); }
+
+void __real_exit(int code) __attribute__((noreturn));
+
+void __wrap_exit(int code) {
+    /* libtest's exit for a failed run, when every failure was one turned into a pass */
+    __real_exit(code == 101 && cleared ? 0 : code);
+}
+"""
+
+
+def test_cargo_output_rewritten_by_native_code_the_build_links_is_not_verified(
+    tmp_path: Path,
+) -> None:
+    # Never a skip: a test that does not run proves nothing, and CI installs gcc.
+    assert shutil.which("cc"), "the attack needs a C compiler (.ci/run installs gcc)"
+    change = {
+        "src/lib.rs": RUST_LIB.replace("a + b", "a - b"),
+        "build.rs": WRAPS_LIBTEST_BUILD_RS,
+        "native/fmt.c": WRAPS_LIBTEST_C,
+    }
+    repo = change_on_base(tmp_path / "repo", RUST_BASE, change, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    where = {s["path"] for s in tamper_signals(report, "code_reaches_runner")}
+    assert {"build.rs", "native/fmt.c"} <= where, explain(report)
+
+
 def test_cargo_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", RUST_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -122,6 +122,30 @@ REACHES = [
         "impl PartialEq<i32> for Sum",
     ),
     ("src/lib.rs", "impl<T> std::cmp::PartialOrd<T> for Sum {\n", "PartialOrd<T> for Sum"),
+    # Round rt30: native code linked into the test binaries by a build script or cgo.
+    (
+        "build.rs",
+        'fn main() {\n    println!("cargo:rustc-link-arg-tests=-Wl,--wrap=write");\n}\n',
+        "cargo:rustc-link-arg-tests",
+    ),
+    ("native/fmt.c", "ssize_t __wrap_write(int fd, const void *b, size_t n) {\n", "__wrap_write"),
+    ("native/fmt.c", "ssize_t write(int fd, const void *b, size_t n)\n{\n", "ssize_t write("),
+    ("native/fmt.c", "__attribute__((constructor)) static void f(void) {}\n", "constructor"),
+    ("native/fmt.c", "void f(int p) { dup2(p, 1); }\n", "dup2(p, 1)"),
+    ("native/fmt.cc", "void f() { std::exit(0); }\n", "exit(0)"),
+    (
+        "calc/hook.go",
+        (
+            "package calc\n\n/*\n"
+            '__attribute__((constructor)) static void f(void) {}\n*/\nimport "C"\n'
+        ),
+        "constructor",
+    ),
+    (
+        "calc/hook.go",
+        'package calc\n\n// #cgo LDFLAGS: -Wl,--wrap=write\nimport "C"\n',
+        "#cgo LDFLAGS",
+    ),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",

@@ -287,10 +287,64 @@ JAVASCRIPT = Language(
     ),
 )
 
+#: A red team's: a build script (`build.rs`, a Rust binary, so its exit is its own) that
+#: compiled a C file and had cargo link it into the test binaries with
+#: `-Wl,--wrap=write,--wrap=writev,--wrap=exit`: every line libtest printed went through
+#: it, "test adds ... FAILED" came out "ok", and libtest's exit 101 came out 0. Arguments
+#: to the linker of the test binaries (cargo's `rustc-link-arg*`, cgo's `LDFLAGS`) that
+#: wrap or define symbols, and `rustc-link-arg` at all, are reaches.
+_LINKS_INTO_TESTS = Rule(
+    "gives the linker of the test binaries arguments of its own",
+    r"\bcargo::?rustc-link-arg|--wrap[=,]|--defsym\b|\binitfirst\b"
+    r"|#cgo\s+(?:[\w!,]+\s+)?LDFLAGS:.*-Wl,",
+)
+
+#: The C library's functions a test process's report goes through, and its exit: native
+#: code that defines one stands in for it in the whole process.
+_LIBC_STAND_INS = (
+    r"write|writev|pwrite|fwrite|fputs|puts|printf|fprintf|vfprintf|vprintf|putchar|fputc"
+    r"|fflush|exit|_exit|_Exit|quick_exit|abort|raise|kill|signal|sigaction"
+)
+
+#: What native code built into a test process (a C file a build script compiles, a cgo
+#: preamble, C beside a Go package) may not do unseen: run before `main` or at exit,
+#: rewire the process's output, stand in for the C library's functions, or end the process.
+_NATIVE_RULES = (
+    Rule(
+        "runs before main or at exit",
+        r"__attribute__\s*\(\s*\(\s*(?:constructor|destructor)\b|\.(?:init|fini)_array\b"
+        r"|\.ctors\b|\.dtors\b|\batexit\s*\(|\bat_quick_exit\s*\(|#\s*pragma\s+(?:init|fini)\b",
+    ),
+    Rule(
+        "rewires the process's output",
+        r"(?<![\w.])(?:dup[23]?|freopen|fdopen)\s*\(|\bF_DUPFD\w*",
+    ),
+    Rule(
+        "stands in for one of the C library's functions",
+        r"\b__(?:wrap|real)_\w+|^\s*(?:[A-Za-z_][\w*]*\s+)+\**\s*(?:"
+        + _LIBC_STAND_INS
+        + r")\s*\([^;]*$",
+    ),
+    Rule(
+        "ends the process",
+        r"(?<![\w.>])(?:exit|_exit|_Exit|quick_exit)\s*\(" + _NOT_A_FAILURE,
+        unless=r"\bint\s+main\s*\(",
+    ),
+    Rule("makes raw system calls", r"\bsyscall\s*\(|\b__asm__\b|\basm\s*(?:volatile\s*)?\("),
+)
+
+NATIVE = Language(
+    "native",
+    (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".m", ".mm"),
+    r"//",
+    (*_NATIVE_RULES, *_SHARED),
+)
+
 GO = Language(
     "go",
     (".go",),
-    r"//(?!go:linkname)",
+    # `//go:linkname` is code, and so is a `#cgo` directive (its flags reach the linker).
+    r"//(?!go:linkname|\s*#cgo\b)",
     (
         Rule(
             "ends the process from a package that is not main",
@@ -316,6 +370,12 @@ GO = Language(
             "makes raw system calls",
             r"\b(?:syscall|unix)\.(?:Raw)?Syscall\w*\s*\(|\bF_DUPFD\w*",
         ),
+        # A cgo preamble is C, built into the test binary: what NATIVE looks for in it that
+        # Go code does not spell (a Go function named `write` is no stand-in).
+        _NATIVE_RULES[0],
+        _NATIVE_RULES[1],
+        Rule("stands in for one of the C library's functions", r"\b__(?:wrap|real)_\w+"),
+        _LINKS_INTO_TESTS,
         *_SHARED,
     ),
 )
@@ -388,6 +448,7 @@ RUST = Language(
             "loads code from a file no scan reads",
             r"#\s*!?\[\s*path\s*=|\binclude!\s*[({\[]",
         ),
+        _LINKS_INTO_TESTS,
         *_SHARED,
     ),
 )
@@ -401,7 +462,7 @@ PACKAGING = Language(
     names=("pyproject.toml", "setup.cfg"),
 )
 
-LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, GO, RUST, PACKAGING)
+LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, GO, RUST, NATIVE, PACKAGING)
 
 
 # --------------------------------------------------------------------------- scanning
