@@ -343,6 +343,8 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
             parsed = _with_plain_tap(parsed, tap)
         if result.timed_out and not parsed.hung_tests and (suite := uvu_running(text)):
             parsed = dataclasses.replace(parsed, hung_tests=(suite,))
+        if result.timed_out and not parsed.hung_tests and (block := tape_running(text)):
+            parsed = dataclasses.replace(parsed, hung_tests=(block,))
         return _with_printed_failures(parsed, result)
     cases = tap_top_level(text, result.cwd)
     if not cases and summary.get("fail"):
@@ -393,6 +395,29 @@ def uvu_running(text: str) -> str | None:
         if line.startswith(">"):
             break
     return suite
+
+
+#: tape run by a package script (`> c8 tape test/*.js`), and each test's `# name` line, which
+#: tape prints as the test starts, before its assertions' `ok N` lines.
+_TAPE_STARTED = re.compile(r"^> (?:.*[\s/])?tape(?:\s|$)", re.MULTILINE)
+_TAPE_BLOCK = re.compile(r"^# (?P<name>\S.*?)\s*$")
+_TAPE_TOTALS = re.compile(r"^# (?:tests|pass|fail|ok|todo|skip)\b")
+
+
+def tape_running(text: str) -> str | None:
+    """The tape test a run stopped at assay's deadline was in: the last `# name` line tape
+    printed as it started a test, in a run that never reached its closing `# tests N`
+    (fastify/deepmerge with a loop in `cloneArray`: "npm-test was killed at its deadline",
+    the test unnamed, where its last line was `# should replace objects with arrays`).
+    None where the output is not tape's (its package script's `> ... tape ...` line)."""
+    if not _TAPE_STARTED.search(text):
+        return None
+    for line in reversed(text.splitlines()):
+        if _TAPE_TOTALS.match(line):
+            return None  # it ended
+        if found := _TAPE_BLOCK.match(line):
+            return found["name"]
+    return None
 
 
 def _with_plain_tap(parsed: ParsedOutput, tap: TapRun) -> ParsedOutput:
