@@ -38,8 +38,8 @@ Tests:       1 failed, 2 passed, 3 total
 def test_each_file_that_failed_to_run_is_named() -> None:
     names = [c.name for c in printed_failures(OUTPUT, CWD)]
     assert names == [
-        "test/message-behaviour.spec.ts (test suite failed to run)",
-        "test/throw-behaviour.spec.ts (test suite failed to run)",
+        "test/message-behaviour.spec.ts: test suite failed to run",
+        "test/throw-behaviour.spec.ts: test suite failed to run",
         "invariant › throws when falsy",
     ], names
 

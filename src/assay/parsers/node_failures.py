@@ -433,7 +433,7 @@ def _jest(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
             continue
         name = header["name"]
         if name == _JEST_SUITE_FAILED and suite is not None:
-            name = f"{suite} ({_JEST_SUITE_FAILED.lower()})"
+            name = f"{suite}: {_JEST_SUITE_FAILED.lower()}"
         body = []
         while (
             at < len(lines) and not _JEST_HEADER.match(lines[at]) and not _JEST_END.match(lines[at])
