@@ -354,10 +354,11 @@ def _unless_regular(mode: int, what: str) -> Refused | None:
         return None
     if stat.S_ISLNK(mode):
         return Refused(f"{what} is a symbolic link; refused")
-    return Refused(f"{what} is {_kind(mode)}, not a regular file; refused")
+    return Refused(f"{what} is {file_kind(mode)}, not a regular file; refused")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file of `mode` that is no regular file is, in words (`a FIFO`, `a device`)."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):

@@ -31,6 +31,7 @@ from assay.errors import AssayError
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 from assay.scratch import make_scratch
 from assay.source_layout import GIT_DIR, FileIdentity, SourceLayout, file_identity, scan_source
+from assay.untrusted_files import file_kind
 
 if TYPE_CHECKING:
     from assay.process import ProcessResult
@@ -234,18 +235,8 @@ def copy_entry(
     elif stat.S_ISREG(info.st_mode):
         return _copy_regular(source, target, clone=clone, age_ns=age_ns)
     else:
-        raise shutil.SpecialFileError(f"{source} is {_special(info.st_mode)}, not a regular file")
+        raise shutil.SpecialFileError(f"{source} is {file_kind(info.st_mode)}, not a regular file")
     return file_identity(info)
-
-
-def _special(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
 
 
 def _copy_regular(
@@ -260,7 +251,7 @@ def _copy_regular(
         info = os.fstat(fd_in)
         if not stat.S_ISREG(info.st_mode):
             raise shutil.SpecialFileError(
-                f"{source} is {_special(info.st_mode)}, not a regular file"
+                f"{source} is {file_kind(info.st_mode)}, not a regular file"
             )
         fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
