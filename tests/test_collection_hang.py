@@ -1,6 +1,6 @@
 """A pytest run that hangs before any test starts names what it was collecting.
 
-Sweep 26: simplejson's `tests/test_raw_json.py` calls `json.dumps` as it is imported; with
+Measured on real projects: simplejson's `tests/test_raw_json.py` calls `json.dumps` as it is imported; with
 `dumps` looping, pytest hung in collection and the note said only "pytest was killed at its
 deadline", where a hung test is named. Real pytest in real bubblewrap.
 """

@@ -1,6 +1,6 @@
 """A package script that reaches the host's release of a tool through another script, or
 whose project declares the tool through its shared configuration, ran no tool of the
-project's (sweep 26: npm/ini's fresh clone, `lint` = `npm run eslint`, its ESLint from
+project's (measured on npm/ini's fresh clone, `lint` = `npm run eslint`, its ESLint from
 `@npmcli/eslint-config`; the host's ESLint 10 stopped at `.eslintrc.js`, exit 2, FAILED)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A tape run stopped at assay's deadline names the test it was in.
 
-Sweep 26: fastify/deepmerge (`c8 tape test/*.js`) with an endless loop in `cloneArray`:
+Measured on real projects: fastify/deepmerge (`c8 tape test/*.js`) with an endless loop in `cloneArray`:
 "npm-test was killed at its deadline", though tape had printed the test it had started
 (`# should replace objects with arrays`), as uvu's open suite is named.
 """
