@@ -1,8 +1,8 @@
 """A pytest run that hangs before any test starts names what it was collecting.
 
-Measured on real projects: simplejson's `tests/test_raw_json.py` calls `json.dumps` as it is imported; with
-`dumps` looping, pytest hung in collection and the note said only "pytest was killed at its
-deadline", where a hung test is named. Real pytest in real bubblewrap.
+Measured on real projects: simplejson's `tests/test_raw_json.py` calls `json.dumps` as it is
+imported; with `dumps` looping, pytest hung in collection and the note said only "pytest was
+killed at its deadline", where a hung test is named. Real pytest in real bubblewrap.
 """
 
 from __future__ import annotations

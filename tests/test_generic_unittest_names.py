@@ -1,9 +1,10 @@
 """A unittest run read generically names its failing tests.
 
-Measured on real projects: simplejson's own runner module (`python -m simplejson.tests._cibw_runner .`) and
-any make target that runs unittest are read by the generic reader, which counted
-"37 of 373 tests failed" from unittest's summary and named none of them, though unittest's
-listing names each (`FAIL: test_x (mod.Class.test_x)`), as the unittest reader reads it.
+Measured on real projects: simplejson's own runner module (`python -m
+simplejson.tests._cibw_runner .`) and any make target that runs unittest are read by the
+generic reader, which counted "37 of 373 tests failed" from unittest's summary and named
+none of them, though unittest's listing names each (`FAIL: test_x (mod.Class.test_x)`), as
+the unittest reader reads it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """An install from a lockfile whose `prepare` stops at a type error in the project's own
 TypeScript failed on the code: FAILED, with the file and line.
 
-Measured on real projects: jshttp/content-type with a type error in src/index.ts. `npm ci` runs its
-`prepare` (`ts-scripts install && npm run build`), tsc stops at `src/index.ts(105,9): error
-TS2322`; assay said INDETERMINATE, "install step install-node did not succeed (exited 1:
-fatal: not a git repository ...)". The maintainers' CI (`npm install`, then `npm test`) is
-red on it. Without a lockfile a type error stays INDETERMINATE (today's types of a
-dependency may be what broke it: `tests/test_install.py`).
+Measured on real projects: jshttp/content-type with a type error in src/index.ts. `npm ci`
+runs its `prepare` (`ts-scripts install && npm run build`), tsc stops at
+`src/index.ts(105,9): error TS2322`; assay said INDETERMINATE, "install step install-node
+did not succeed (exited 1: fatal: not a git repository ...)". The maintainers' CI (`npm
+install`, then `npm test`) is red on it. Without a lockfile a type error stays INDETERMINATE
+(today's types of a dependency may be what broke it: `tests/test_install.py`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A jest test file that failed to run is named by its path, not "Test suite failed to run".
 
-Measured on real projects: tiny-invariant with a type error in its source (ts-jest type-checks each test
-file's imports): "yarn-test failed: 3 of 5 tests failed, the first Test suite failed to run",
-three test cases all called "Test suite failed to run", none with a file.
+Measured on real projects: tiny-invariant with a type error in its source (ts-jest type-
+checks each test file's imports): "yarn-test failed: 3 of 5 tests failed, the first Test
+suite failed to run", three test cases all called "Test suite failed to run", none with a
+file.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A tape run stopped at assay's deadline names the test it was in.
 
-Measured on real projects: fastify/deepmerge (`c8 tape test/*.js`) with an endless loop in `cloneArray`:
-"npm-test was killed at its deadline", though tape had printed the test it had started
-(`# should replace objects with arrays`), as uvu's open suite is named.
+Measured on real projects: fastify/deepmerge (`c8 tape test/*.js`) with an endless loop in
+`cloneArray`: "npm-test was killed at its deadline", though tape had printed the test it had
+started (`# should replace objects with arrays`), as uvu's open suite is named.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """A CI step that runs the project's own test runner module (`python -m PKG.tests.RUNNER`)
 is the test check, not pytest's default discovery.
 
-Measured on real projects: simplejson's CI runs `python -m simplejson.tests._cibw_runner .`, a unittest
-suite that runs every test a second time without the C speedups and adds doctests. assay
-did not recognise the step, fell back to pytest's discovery, which runs neither, and, with
-`--install` (the speedups built), VERIFIED a change to the pure-Python encoder that the
-project's runner fails 37 times.
+Measured on real projects: simplejson's CI runs `python -m simplejson.tests._cibw_runner .`,
+a unittest suite that runs every test a second time without the C speedups and adds
+doctests. assay did not recognise the step, fell back to pytest's discovery, which runs
+neither, and, with `--install` (the speedups built), VERIFIED a change to the pure-Python
+encoder that the project's runner fails 37 times.
 """
 
 from __future__ import annotations
