@@ -823,3 +823,45 @@ def test_the_canaries_are_left_out_of_pytests_printed_output() -> None:
     )
     only = _pytest_printed_without(canaries, "1 failed, 1 passed in 0.02s\n", ran)
     assert only == "no tests ran in 0.02s\n"
+
+
+def _go_run(decided: Planting, events: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """`events` as `go test -json` printed them (exit 1), read against `decided`'s canaries."""
+    from assay.canaries import Planted
+    from assay.parsers.go import parse_test_json
+
+    stdout = "\n".join(json.dumps({"Package": "m", **e}) for e in events)
+    result = process_result(("go", "test", "-json", "./..."), stdout=stdout, exit_code=1)
+    check = Check(name="go-test", kind=Kind.TEST, argv=result.argv, tool="go")
+    return Planted(decided, Path("."), ()).read(result, parse_test_json(check, result, None))
+
+
+def test_a_go_must_pass_canary_cut_short_is_excused_only_by_a_failure_of_the_projects(
+    tmp_path: Path,
+) -> None:
+    """The must-pass Go canary runs in parallel, after the package's sequential tests, and
+    looks at the output channel then. A binary that exits under a test of the project's
+    never runs it: that test failed, and the run fails. One that exits after its tests
+    ended "passing" (their failures rewritten on the way out) kept the look from running:
+    the report cannot be believed."""
+    write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
+    decided = plant_go_test(_request(tmp_path, ("go", "test", "-json", "./..."), "go"))
+    assert isinstance(decided, Planting)
+    must_fail = next(c for c in decided.canaries if not c.must_pass)
+    must_pass = next(c for c in decided.canaries if c.must_pass)
+    before = [
+        {"Action": "run", "Test": must_pass.name},
+        {"Action": "pause", "Test": must_pass.name},
+        {"Action": "run", "Test": must_fail.name},
+        {"Action": "fail", "Test": must_fail.name},
+        {"Action": "run", "Test": "TestAdd"},
+    ]
+    exits_under_the_test = _go_run(decided, [*before, {"Action": "fail"}])
+    assert not exits_under_the_test.problems, exits_under_the_test.problems
+    assert exits_under_the_test.parsed.failure_recognized
+    exits_after_the_tests = _go_run(
+        decided, [*before, {"Action": "pass", "Test": "TestAdd"}, {"Action": "fail"}]
+    )
+    assert exits_after_the_tests.problems == (
+        f"{must_pass.name}, planted to pass, was never reported",
+    )

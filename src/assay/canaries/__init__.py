@@ -429,13 +429,13 @@ def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Re
     unexplained = failed_groups is None
     if failed_groups is None:
         failed_groups = frozenset(c.group for c in planting.canaries)
-    problems, unreached = _problems(planting, seen, failed_groups)
+    stripped = _without(parsed, seen)
+    problems, unreached = _problems(planting, seen, failed_groups, failing=_failed(stripped))
     problems.extend(_found(reported))
     if result.exit_code == 0:
         problems.insert(0, "it exited 0 although a test planted to fail was part of it")
     if planting.checks is not None:
         problems.extend(planting.checks(result, parsed))
-    stripped = _without(parsed, seen)
     if not problems:
         problems.extend(_counts_left_out(parsed, seen))
     exit_code = result.exit_code
@@ -522,13 +522,20 @@ _FAILED = ("failed", "error")
 
 
 def _problems(
-    planting: Planting, seen: Mapping[Canary, list[str]], failed_groups: frozenset[str]
+    planting: Planting,
+    seen: Mapping[Canary, list[str]],
+    failed_groups: frozenset[str],
+    *,
+    failing: bool = False,
 ) -> tuple[list[str], list[str]]:
     """Every way the report contradicts the canaries, and the groups it never reached.
 
     A group none of whose canaries was reported is unreached, which only a process that
     failed as a whole (a package that did not build, a run cut short by a failure) may be:
-    a group that passed without its canaries did not run them."""
+    a group that passed without its canaries did not run them. A must-pass canary alone
+    unreported is cut short only where a test of the project's failed (`failing`): Go's
+    runs after the package's sequential tests, and a binary that exits under one of them
+    never runs it; with no such failure, its look at the channel was kept from running."""
     problems: list[str] = []
     unreached: list[str] = []
     groups: dict[str, list[Canary]] = {}
@@ -545,11 +552,8 @@ def _problems(
         counts = {len(seen[c]) for c in members}
         for canary in members:
             outcomes = seen[canary]
-            if not outcomes and canary.must_pass and group in failed_groups:
-                # Cut short by its group's failure (Go's runs after the package's sequential
-                # tests, and a binary that exits under one of them never runs it): that
-                # failure is the run's, and nothing of it passes.
-                continue
+            if not outcomes and canary.must_pass and failing and group in failed_groups:
+                continue  # cut short by a failure of the project's: nothing of it passes
             wanted = ("passed",) if canary.must_pass else _FAILED
             wrong = [o for o in outcomes if o not in wanted]
             if wrong:
