@@ -1603,6 +1603,104 @@ def test_go_output_rewired_by_the_code_is_report_tampered(tmp_path: Path) -> Non
     _assert_tampered(verify_change(repo))
 
 
+#: The same, from C: a constructor in a cgo preamble, run before Go starts, puts one pipe
+#: of its own on both fd 1 and fd 2 (so `os.Stdout` is fd 1, and fd 1 and 2 one file),
+#: read by an awk it starts that turns TestAdd's failure into a pass.
+REWIRES_ITS_STDOUT_FROM_C = """\
+package calc
+
+/*
+#include <stdlib.h>
+#include <unistd.h>
+static void __attribute__((constructor)) hook(void) {
+    int p[2];
+    if (pipe(p)) return;
+    int out = dup(1);
+    if (fork() == 0) {
+        dup2(p[0], 0); dup2(out, 1); close(p[1]);
+        execlp("awk", "awk", "/^--- FAIL: TestAdd /{sub(\\"FAIL\\",\\"PASS\\")} {print; fflush()}", (char*)0);
+        _exit(1);
+    }
+    dup2(p[1], 1); dup2(p[1], 2); close(p[0]); close(p[1]); close(out);
+}
+*/
+import "C"
+
+func Add(a, b int) int { return a - b }
+"""
+
+
+def test_go_output_rewired_from_a_cgo_constructor_is_report_tampered(tmp_path: Path) -> None:
+    # Never a skip: a test that does not run proves nothing, and CI installs both.
+    assert shutil.which("awk") and shutil.which("cc"), "the attack needs awk and a C compiler"
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": REWIRES_ITS_STDOUT_FROM_C})
+    _assert_tampered(verify_change(repo))
+
+
+#: A red team's, against the canaries' look at the channel: `os.Stdout` rewired through an
+#: alias only while TestAdd runs (its failure printed as a pass by a goroutine), and put
+#: back in the next test, before any canary looks. Only the scan can see it.
+REWIRES_ITS_STDOUT_FOR_A_MOMENT = """\
+package calc
+
+import (
+	"bufio"
+	"os"
+	"strings"
+)
+
+var (
+	calls int
+	orig  os.File
+	pw    *os.File
+	done  chan struct{}
+)
+
+func Add(a, b int) int {
+	calls++
+	p := os.Stdout
+	switch calls {
+	case 1:
+		r, w, err := os.Pipe()
+		if err != nil {
+			break
+		}
+		orig, pw, done = *p, w, make(chan struct{})
+		keep := orig
+		go func() {
+			s := bufio.NewScanner(r)
+			for s.Scan() {
+				line := s.Text()
+				if strings.HasPrefix(line, "--- FAIL: TestAdd ") {
+					line = "--- " + "PA" + "SS" + line[len("--- FAIL"):]
+				} else if strings.HasPrefix(line, "    calc_test.go") {
+					continue
+				}
+				keep.WriteString(line + "\\n")
+			}
+			close(done)
+		}()
+		*p = *w
+	case 2:
+		if pw != nil {
+			*p = orig
+			pw.Close()
+			<-done
+		}
+	}
+	return a - b
+}
+"""
+
+
+def test_go_output_rewired_for_a_moment_is_not_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": REWIRES_ITS_STDOUT_FOR_A_MOMENT})
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    quoted = [s["detail"] for s in tamper_signals(report, "code_reaches_runner")]
+    assert any("*p = *w" in q for q in quoted), explain(report)
+
+
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

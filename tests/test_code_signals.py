@@ -146,6 +146,25 @@ REACHES = [
         'package calc\n\n// #cgo LDFLAGS: -Wl,--wrap=write\nimport "C"\n',
         "#cgo LDFLAGS",
     ),
+    # Round rt30, second pass: os.Stdout rewired for a moment through an alias, its address,
+    # unsafe, or fd 1 taken away.
+    ("calc/out.go", "package calc\n\nfunc swap(p, w *F) {\n\t*p = *w\n}\n", "*p = *w"),
+    (
+        "calc/out.go",
+        'package calc\n\nimport "os"\n\nvar v = reflect.ValueOf(&os.Stdout)\n',
+        "&os.Stdout",
+    ),
+    (
+        "calc/out.go",
+        'package calc\n\nimport "os"\n\nvar o = os.Stdout\nvar q = (*T)(unsafe.Pointer(o))\n',
+        "unsafe.Pointer",
+    ),
+    ("calc/out.go", 'package calc\n\nimport "syscall"\n\nvar e = syscall.Close(1)\n', "Close(1)"),
+    (
+        "calc/out.go",
+        'package calc\n\nimport "os"\n\nvar f = os.NewFile(uintptr(1), "out")\n',
+        "os.NewFile(uintptr(1)",
+    ),
     ("calc.py", "open('/proc/self/fd/1', 'w').write('x')\n", "/proc/self/fd/1"),
     (
         "calc.py",

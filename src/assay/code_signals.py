@@ -364,7 +364,22 @@ GO = Language(
             r"\bos\.(?:Stdout|Stderr)\s*=(?!=)|\b(?:syscall|unix)\.Dup[23]?\s*\("
             # A red team's: fd 1 closed, so that the next file opened (`/dev/fd/N`, the
             # write end of a pipe of the code's own) takes its number.
-            r"|\bos\.(?:Stdout|Stderr)\.Close\s*\(|['\"`]/dev/fd\b",
+            r"|\bos\.(?:Stdout|Stderr)\.Close\s*\(|['\"`]/dev/fd\b"
+            # A red team's: `p := os.Stdout; *p = *w` while the failing test ran, `*p = orig`
+            # before the canaries looked. What the testing package writes through is the
+            # variable `os.Stdout` and the file it points to; short of naming it, either is
+            # reached by its address (`&os.Stdout`, for reflect or unsafe), by a store
+            # through a pointer of another's whole value (`*p = *w`; not `*p = v`, which
+            # ordinary code writes all the time), by unsafe, or by
+            # taking fd 1 or 2 away (closed, or held by a second file that closes it).
+            r"|&\s*os\.(?:Stdout|Stderr)\b|^\s*\*\s*\w+\s*=(?!=)\s*(?:\*\s*\w|os\.File\s*\{)"
+            r"|\b(?:syscall|unix)\.Close\s*\(\s*[12]\s*\)"
+            r"|\bos\.NewFile\s*\(\s*(?:uintptr\s*\(\s*)?[12]\s*\)?\s*,",
+        ),
+        Rule(
+            "reaches the process's output through unsafe",
+            r"\bunsafe\.Pointer\b",
+            also=r"\bos\.(?:Stdout|Stderr)\b",
         ),
         Rule(
             "makes raw system calls",
