@@ -143,6 +143,15 @@ FailedGroups = Callable[[ProcessResult], "frozenset[str] | None"]
 Checks = Callable[[ProcessResult, ParsedOutput], Sequence[str]]
 
 
+def all_checks(*checks: Checks) -> Checks:
+    """The check that runs each of `checks` and says every problem they find."""
+
+    def check(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
+        return [problem for each in checks for problem in each(result, parsed)]
+
+    return check
+
+
 @dataclass(frozen=True, slots=True)
 class Planting:
     """What a tool's planter decided for one run."""

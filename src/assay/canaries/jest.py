@@ -30,6 +30,7 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    all_checks,
     any_name,
     failed_unless,
     ignored_by_git,
@@ -40,6 +41,7 @@ from assay.canaries.js_runners import (
     files_without_canaries,
     flag_value,
     is_flag,
+    split_mark,
     too_old,
     without_flags,
 )
@@ -109,7 +111,7 @@ def _plant(request: PlantRequest, argv: Sequence[str], *, appended: bool) -> Pla
         edit_argv=edit,
         repeats=None,
         failed_groups=failed_unless(_FAILED_OTHERWISE),
-        checks=_both(files_without_canaries(canaries), _untallied(mark)),
+        checks=all_checks(files_without_canaries(canaries), _untallied(mark)),
         mark=mark,
         what=(
             f"a jest configuration {wrapper_path} that loads the project's own and adds "
@@ -258,7 +260,7 @@ module.exports = Tally;
 
 
 def _tallying_reporter(mark: str) -> str:
-    return _TALLYING_REPORTER.replace("$mark", f"{json.dumps(mark[:8])} + {json.dumps(mark[8:])}")
+    return _TALLYING_REPORTER.replace("$mark", split_mark(mark))
 
 
 #: What the reporter writes after the run's mark: how many tests failed.
@@ -284,13 +286,6 @@ def _untallied(mark: str) -> Checks:
             why = f"jest's report lists {listed} failing test(s) where the reporter planted"
             return [f"{why} beside the tests counted {max(tallies)}"]
         return []
-
-    return check
-
-
-def _both(first: Checks, second: Checks) -> Checks:
-    def check(result: ProcessResult, parsed: ParsedOutput) -> list[str]:
-        return [*first(result, parsed), *second(result, parsed)]
 
     return check
 

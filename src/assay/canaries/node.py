@@ -37,10 +37,11 @@ from assay.canaries import (
     NoCanary,
     Planting,
     PlantRequest,
+    all_checks,
     any_name,
     ignored_by_git,
 )
-from assay.canaries.js_runners import IMPORTED, assertion_checks, canary_tests
+from assay.canaries.js_runners import IMPORTED, assertion_checks, canary_tests, split_mark
 from assay.parsed_output import ParsedOutput
 from assay.process import ProcessResult
 from assay.script_runner import ScriptRunner, script_runner
@@ -85,7 +86,9 @@ def _plant(request: PlantRequest, argv: Sequence[str]) -> Planting | NoCanary:
         canaries=canaries,
         env={"NODE_OPTIONS": f"--require {_quoted(str(module))}"},
         repeats=None,
-        checks=functools.partial(_node_checks, canaries, mark),
+        checks=all_checks(
+            _files_that_reported_nothing, functools.partial(_outcomes_rewritten, canaries, mark)
+        ),
         what=f"a module {path} preloaded into every test process (NODE_OPTIONS=--require)",
         printed=functools.partial(_printed_without, canaries, mark),
     )
@@ -191,8 +194,6 @@ def _quoted(path: str) -> str:
 
 def _module(canaries: Sequence[Canary], mark: str, said: str) -> str:
     tests = textwrap.indent(canary_tests(canaries, assertion_checks(IMPORTED), "afterEach"), "  ")
-    # The record's mark in two halves: no line of this file (in a stack trace) spells it.
-    halves = f"{json.dumps(said[:8])} + {json.dumps(said[8:])}"
     return (
         "/* eslint-disable */\n"
         "// @ts-nocheck\n"
@@ -206,7 +207,7 @@ def _module(canaries: Sequence[Canary], mark: str, said: str) -> str:
         "  // project's loaded: the outcome it reports on stdout may be rewritten on its way.\n"
         '  const writeSync = require("fs").writeSync;\n'
         "  const quoted = JSON.stringify;\n"
-        f"  const said = {halves};\n"
+        f"  const said = {split_mark(said)};\n"
         "  afterEach((t) => {\n"
         '    const seen = typeof t.passed !== "boolean" ? " blind" : t.passed ? "" : " failed ";\n'
         "    if (!seen) return;\n"
@@ -218,15 +219,6 @@ def _module(canaries: Sequence[Canary], mark: str, said: str) -> str:
         f"{tests}"
         "}\n"
     )
-
-
-def _node_checks(
-    canaries: Sequence[Canary], mark: str, result: ProcessResult, parsed: ParsedOutput
-) -> list[str]:
-    return [
-        *_files_that_reported_nothing(result, parsed),
-        *_outcomes_rewritten(canaries, mark, result, parsed),
-    ]
 
 
 #: A line of the module's record: a test node saw fail (its name, as JSON), or that this
