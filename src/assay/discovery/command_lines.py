@@ -221,9 +221,8 @@ def _tests_module(
     module = core[0]
     if not _MODULE_PATH.fullmatch(module) or not _TEST_PACKAGES & set(module.split(".")):
         return None
-    if words[len(words) - len(core) - 1 : len(words) - len(core)] != ["-m"] and not words[
-        len(words) - len(core)
-    ].startswith("-m"):
+    at = len(words) - len(core)  # what the launchers leave is the end of `words`
+    if words[at - 1 : at] != ["-m"] and words[at] != f"-m{module}":
         return None  # reached through a runner (`coverage run -m`), not as `python -m`
     return Recognised(Kind.TEST, SHELL, Ecosystem.PYTHON, tuple(core[1:]), tuple(words), tuple(env))
 
