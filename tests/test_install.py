@@ -1130,32 +1130,41 @@ def test_a_fetch_only_some_checks_need_leaves_the_others_to_run(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("source", "status"),
+    ("source", "locked", "status"),
     [
         # path-to-regexp with a paren deleted: its `prepare` builds it with tsc, which stops
         # on the code's text. INDETERMINATE before ("check the lockfile and the network").
-        ("export const double = (x: number => x * 2;\n", "FAILED"),
+        ("export const double = (x: number => x * 2;\n", False, "FAILED"),
         # A type error can come of dependencies' types resolved today: not the code's alone.
-        ("export const double = (x: number): string => x * 2;\n", "INDETERMINATE"),
+        ("export const double = (x: number): string => x * 2;\n", False, "INDETERMINATE"),
+        # From a lockfile the types are the ones the project was written against
+        # (content-type's `prepare` under `npm ci`: INDETERMINATE before, "not a git
+        # repository").
+        ("export const double = (x: number): string => x * 2;\n", True, "FAILED"),
+        ("export const double = (x: number): number => x * 2;\n", True, "VERIFIED"),
     ],
-    ids=["syntax", "types"],
+    ids=["syntax", "types", "types-locked", "clean-locked"],
 )
-def test_an_install_whose_prepare_cannot_parse_the_projects_typescript_failed(
-    tmp_path: Path, source: str, status: str
+def test_an_install_whose_prepare_stops_on_the_projects_typescript(
+    tmp_path: Path, source: str, locked: bool, status: str
 ) -> None:
     assert shutil.which("tsc") is not None, "tsc is not installed (.ci/run installs it)"
-    repo = write_dedented(
-        tmp_path / "repo",
-        {
-            "package.json": (
-                '{"name": "x", "version": "1.0.0", "scripts": {"prepare": "tsc -p .",'
-                ' "test": "node --test"}}'
-            ),
-            "tsconfig.json": '{"compilerOptions": {"outDir": "dist"}, "include": ["src"]}',
-            "src/index.ts": source,
-            "test/a.test.js": "require('node:test')('a', () => {})\n",
-        },
-    )
+    package = {"name": "x", "version": "1.0.0"}
+    lock = {**package, "lockfileVersion": 3, "requires": True, "packages": {"": package}}
+    files = {
+        "package.json": json.dumps(
+            {**package, "scripts": {"prepare": "tsc -p .", "test": "node --test"}}
+        ),
+        # rootDir: TypeScript 6 on refuses a configuration that leaves it out (TS5011).
+        "tsconfig.json": (
+            '{"compilerOptions": {"outDir": "dist", "rootDir": "src"}, "include": ["src"]}'
+        ),
+        "src/index.ts": source,
+        "test/a.test.js": "require('node:test')('a', () => {})\n",
+    }
+    if locked:
+        files["package-lock.json"] = json.dumps(lock)
+    repo = write_dedented(tmp_path / "repo", files)
     done = subprocess.run(
         [str(Path(sys.executable).parent / "assay"), "verify", "--install", "--json", str(repo)],
         capture_output=True,
