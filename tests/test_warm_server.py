@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -468,3 +469,24 @@ def _wait_stopped(env: dict[str, str], within: float = 15) -> None:
             return
         time.sleep(0.2)
     raise AssertionError("the server is still running")
+
+
+def test_a_worker_lets_go_of_its_clients_streams_before_it_ends_its_own_work() -> None:
+    """A caller reading a client's output until it closes waits for the client only: a
+    worker lets go of the streams it took before ending what it made ahead (a launch, a
+    standby), which would otherwise hold the caller's pipe open."""
+    code = (
+        "import time; from assay.warm_worker import _release_streams;"
+        "print('said', flush=True); _release_streams(); time.sleep(30)"
+    )
+    started = time.monotonic()
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert worker.stdout is not None
+        said = worker.stdout.read()  # to the end: when every holder let go
+        waited = time.monotonic() - started
+    finally:
+        worker.kill()
+        worker.wait()
+    assert said == b"said\n"
+    assert waited < 15, f"the output stayed open {waited:.1f} s, until the worker ended"

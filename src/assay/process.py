@@ -165,17 +165,23 @@ def start_process(
     env: Mapping[str, str] | None = None,
     env_policy: EnvPolicy = EnvPolicy.SCRUB,
     pass_fds: Sequence[int] = (),
+    stdin: int | None = None,
 ) -> Started:
     """Start `argv` as `run_process` would (stdin /dev/null, a session of its own, output
     piped, a marker in its environment), plus `pass_fds`, and leave it unsupervised: for a
-    process that must wait for what its run gives it. Raises `InvalidRun` for bad
-    arguments; a process that could not start is returned with its failure."""
+    process that must wait for what its run gives it. `stdin`: a descriptor to read in
+    place of /dev/null (a pipe its run writes to). Raises `InvalidRun` for bad arguments; a
+    process that could not start is returned with its failure."""
     argv, resolved_cwd = _validate(argv, cwd, None)
-    return _start(argv, resolved_cwd, build_env(env_policy, env), pass_fds)
+    return _start(argv, resolved_cwd, build_env(env_policy, env), pass_fds, stdin)
 
 
 def _start(
-    argv: tuple[str, ...], cwd: str, env: dict[str, str], pass_fds: Sequence[int] = ()
+    argv: tuple[str, ...],
+    cwd: str,
+    env: dict[str, str],
+    pass_fds: Sequence[int] = (),
+    stdin: int | None = None,
 ) -> Started:
     marker = os.urandom(16).hex()
     reaper.ensure_subreaper()
@@ -184,7 +190,7 @@ def _start(
             argv,
             cwd=cwd,
             env={**env, reaper.MARKER_VAR: marker},
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,

@@ -62,10 +62,45 @@ def make_scratch(purpose: str, dir: str | os.PathLike[str] | None = None) -> Pat
     owner is gone."""
     if not _PURPOSE.fullmatch(purpose):
         raise ValueError(f"scratch purpose must be lowercase words joined by '-': {purpose!r}")
+    if _made_ahead and dir is not None:
+        ahead = _made_ahead.pop((purpose, os.fspath(dir)), None)
+        if ahead is not None:
+            try:
+                if not any(os.scandir(ahead)):
+                    return ahead
+                remove_scratch(ahead)  # not as it was made: not to be trusted
+            except OSError:
+                pass
     tag = _owner_tag()
     # Without a readable /proc the owner cannot be recorded: such a name is never swept.
     prefix = f"assay-{purpose}-{tag}-" if tag else f"assay-{purpose}-untracked-"
     return Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
+
+
+#: Scratch directories made before their run came (`make_like`), by purpose and place.
+_made_ahead: dict[tuple[str, str], Path] = {}
+
+
+def make_like(path: str) -> str | None:
+    """A new scratch directory of this process's with the purpose and place of `path`
+    (another's, gone), which this process's next `make_scratch` of them returns: a sandbox
+    built before its run (`assay.sandbox.standby`) mounts it as that run will. None when
+    `path` has no scratch directory's name."""
+    match = _NAME.fullmatch(os.path.basename(path))
+    if match is None:
+        return None
+    place = os.path.dirname(path)
+    made = make_scratch(match["purpose"], place)
+    _made_ahead[(match["purpose"], place)] = made
+    return str(made)
+
+
+def drop_made_ahead() -> None:
+    """Remove what `make_like` made that no run took."""
+    while _made_ahead:
+        _, path = _made_ahead.popitem()
+        with contextlib.suppress(OSError):
+            remove_scratch(path)
 
 
 def tagged_name(purpose: str) -> str | None:

@@ -126,15 +126,26 @@ class _Server:
         self.workers: set[int] = set()
         self.spare: Spare | None = None
         self.last_work = time.monotonic()
+        self.working: list[Spare] = []
+        """The workers handed a request, until their standby hint comes (`_pass_on`)."""
+        self.hint: bytes | None = None
+        """The last standby hint a worker sent, for each spare until another comes."""
 
     def keep_a_spare(self) -> None:
         """Fork the next request's worker now, unless one is waiting already."""
         if self.spare is None:
-            self.spare = Spare.fork(closed_in_child=[self.listener.sock])
+            self.spare = Spare.fork(closed_in_child=[self.listener.sock, *self.channels()])
+            if self.hint is not None:
+                self.spare.pass_on(self.hint)
+
+    def channels(self) -> list[socket.socket]:
+        return [worker.channel for worker in self.working]
 
     def close(self) -> None:
         if self.spare is not None:
             self.spare.dismiss()
+        for worker in self.working:
+            worker.dismiss()
         self.listener.close()
 
     def wait_for_work(self, idle_timeout: float) -> bool:
@@ -149,9 +160,26 @@ class _Server:
             remaining = idle_timeout - (time.monotonic() - self.last_work)
             if remaining <= 0 or not self.listener.still_ours():
                 return False
-            ready, _, _ = select.select([self.listener.sock], [], [], min(remaining, 1.0))
-            if ready:
+            waited = [self.listener.sock, *self.channels()]
+            ready, _, _ = select.select(waited, [], [], min(remaining, 1.0))
+            for worker in [w for w in self.working if w.channel in ready]:
+                self._pass_on(worker)
+            if self.listener.sock in ready:
                 return True
+
+    def _pass_on(self, worker: Spare) -> None:
+        """Read a worker's standby hint, and pass it on to the spare; a worker's channel
+        is done with after one message, or when it closes."""
+        self.working.remove(worker)
+        try:
+            hint = worker.channel.recv(MAX_MESSAGE)
+        except OSError:
+            hint = b""
+        worker.dismiss()
+        if hint:
+            self.hint = hint
+            if self.spare is not None:
+                self.spare.pass_on(hint)
 
     def answer_next(self) -> bool:
         """Answer one connection; False when the server is to stop."""
@@ -199,6 +227,7 @@ class _Server:
                 spare = Spare.fork(closed_in_child=[self.listener.sock])
             self.workers.add(spare.pid)  # reaped with the workers, used or not
             if spare.hand_over(conn, request, fds):
+                self.working.append(spare)
                 return True
         return False
 

@@ -67,14 +67,21 @@ class Spare:
 
     def hand_over(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> bool:
         """Give the spare its client (the connection and the client's standard streams);
-        False when it is gone. Either way the spare is this one's no longer."""
+        False when it is gone (its channel then closed). A worker sends one message back
+        on its channel as it ends: its standby hint (`pass_on`)."""
         try:
             socket.send_fds(self.channel, [marshal.dumps(request)], [conn.fileno(), *fds])
             return True
         except OSError:
-            return False
-        finally:
             self.channel.close()
+            return False
+
+    def pass_on(self, hint: bytes) -> None:
+        """Tell the spare where the last run in place ran (`assay.sandbox.bwrap.stand_by`)."""
+        try:
+            self.channel.send(hint)
+        except OSError:
+            pass  # gone: the server forks another
 
     def dismiss(self) -> None:
         """The spare sees its channel close, and exits."""
@@ -82,24 +89,50 @@ class Spare:
 
 
 def _serve_one(channel: socket.socket) -> int:
-    """In the spare: wait for the request, get ready for it meanwhile, then serve it."""
+    """In the spare: wait for the request, get ready for it meanwhile (the prefault, the
+    launch made ahead, and a standby where the server passed on a hint), then serve it."""
     from assay.sandbox import bwrap
 
+    ready = False
+    hint: dict[str, Any] | None = None
     try:
-        if not select.select([channel], [], [], PREFAULT_AFTER_S)[0]:
-            _prefault()
-            bwrap.start_ahead()
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(channel, MAX_MESSAGE, 4)
-        except OSError:
-            return 0
-        if not data or len(fds) != 4:
-            return 0  # dismissed, or the server is gone
-        channel.close()
-        conn = socket.socket(fileno=fds[0])
-        return work(conn, marshal.loads(data), fds[1:])
+        while True:
+            waiting = not ready or hint is not None
+            if waiting and not select.select([channel], [], [], PREFAULT_AFTER_S)[0]:
+                if not ready:
+                    _prefault()
+                    bwrap.start_ahead()
+                    ready = True
+                if hint is not None:
+                    bwrap.stand_by(hint)
+                    hint = None
+                continue
+            try:
+                data, fds, _flags, _addr = socket.recv_fds(channel, MAX_MESSAGE, 4)
+            except OSError:
+                return 0
+            if data and not fds:
+                hint = _hint(data)
+                continue
+            if not data or len(fds) != 4:
+                for fd in fds:
+                    os.close(fd)
+                return 0  # dismissed, or the server is gone
+            conn = socket.socket(fileno=fds[0])
+            return work(conn, marshal.loads(data), fds[1:], channel)
     finally:
         bwrap.drop_ahead()
+
+
+def _hint(data: bytes) -> dict[str, Any] | None:
+    """The standby hint in a message from the server, or None when it holds none."""
+    try:
+        message = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if isinstance(message, tuple) and len(message) == 2 and message[0] == "standby":
+        return message[1] if isinstance(message[1], dict) else None
+    return None
 
 
 def _prefault() -> None:
@@ -120,8 +153,15 @@ def _prefault() -> None:
             madvise(start, end - start, _MADV_POPULATE_WRITE)
 
 
-def work(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
-    """In the worker: become the client's twin, run its command, report."""
+def work(
+    conn: socket.socket,
+    request: dict[str, Any],
+    fds: list[int],
+    server: socket.socket | None = None,
+) -> int:
+    """In the worker: become the client's twin, run its command, report; then tell the
+    `server` what the sandbox of its last command in place was made of, if it ran one
+    (for the next worker to build ahead)."""
     try:
         _become_client(request, fds)
     except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -141,14 +181,40 @@ def work(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> int:
 
         traceback.print_exc()
         code = 1
+    _release_streams()
+    if server is not None:  # first: once the client has its exit code, it leaves (`watch`)
+        _send_hint(server)
+    send(conn, ("exit", code))
+    return 0
+
+
+def _release_streams() -> None:
+    """Flush the client's standard streams and let go of them: what the worker does after
+    its run (ending what it made ahead and no run took) must not keep a caller that reads
+    the client's output until it closes waiting."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except (OSError, ValueError):
             pass
-    send(conn, ("exit", code))
-    return 0
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+
+
+def _send_hint(server: socket.socket) -> None:
+    bwrap = sys.modules.get("assay.sandbox.bwrap")
+    hint = bwrap.standby_hint() if bwrap is not None else None
+    if hint is not None:
+        try:
+            server.send(marshal.dumps(("standby", hint)))
+        except (OSError, ValueError):
+            pass  # the next run starts as it would have
 
 
 def send(conn: socket.socket, message: tuple[Any, ...]) -> None:

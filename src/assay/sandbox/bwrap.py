@@ -46,8 +46,8 @@ from pathlib import Path
 
 from assay import probe_bwrap
 from assay.environment import EnvPolicy, build_env
-from assay.process import ProcessResult, StartFailure, run_process
-from assay.sandbox import cgroup, identity, launch, seccomp
+from assay.process import ProcessResult, Started, StartFailure, run_process
+from assay.sandbox import cgroup, identity, launch, seccomp, standby
 from assay.sandbox.base import (
     CleanupError,
     ProvisionError,
@@ -65,7 +65,7 @@ from assay.sandbox.provision import (
     provision_workspace,
     remove_workspace,
 )
-from assay.scratch import make_scratch, tagged_name
+from assay.scratch import drop_made_ahead, make_like, make_scratch, tagged_name
 from assay.source_layout import ENV_WRITABLE_CACHES
 from assay.tools.index import PACKAGE_MANAGER_HOMES
 
@@ -384,6 +384,9 @@ class BwrapSandbox(Sandbox):
         """As root: a uid of this sandbox's own, so process limits are not shared."""
         if not self._as_root or self._identity is not None:
             return
+        self._identity = _ahead_identity()
+        if self._identity is not None:
+            return
         try:
             self._identity = identity.allocate()
         except identity.IdentityUnavailable as exc:
@@ -456,6 +459,8 @@ class BwrapSandbox(Sandbox):
             self._cgroup_notes[ws.run_id] = why_not
         if ahead is not None:
             launch.SPARES.add(ws.run_id, ahead.launch)
+            if ahead.standby is not None:
+                standby.STANDBYS.add(ws.run_id, ahead.standby)
         else:
             self._start_spare(ws)
         return ws
@@ -488,6 +493,7 @@ class BwrapSandbox(Sandbox):
 
     def cleanup(self, workspace: Workspace) -> None:
         launch.SPARES.discard(workspace.run_id)
+        standby.STANDBYS.discard(workspace.run_id)
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
         self._roots.pop(workspace.run_id, None)
@@ -599,8 +605,16 @@ class BwrapSandbox(Sandbox):
         argv: Sequence[str] | None = None,
     ) -> list[str]:
         """The rest of a command's start in `workspace`, with the variables of `overlay`:
-        the uid, the root, the caches, the directory, the variables, and the command's
-        words when the launch was started without them."""
+        its sandbox (`_sandbox_args`), the variables, and the command's words when the
+        launch was started without them."""
+        sandbox = self._sandbox_args(workspace, cwd, overlay)
+        return [*sandbox, *launch.late_variables(overlay, argv)]
+
+    def _sandbox_args(
+        self, workspace: Workspace, cwd: str, overlay: Mapping[str, str]
+    ) -> list[str]:
+        """What of a command's late part builds its sandbox: the uid, the root, the caches
+        and the directory (all but the command and its variables)."""
         args: list[str] = []
         if self._as_root and not self._dropped(workspace):
             args += ["--uid", str(self.uid), "--gid", str(self.uid)]
@@ -608,8 +622,7 @@ class BwrapSandbox(Sandbox):
         for cache in self.options.tool_caches:
             if not _names(overlay, cache):
                 args += ["--ro-bind", cache, cache]
-        args += ["--chdir", cwd]
-        return [*args, *launch.late_variables(overlay, argv)]
+        return [*args, "--chdir", cwd]
 
     def _dropped(self, workspace: Workspace) -> bool:
         """As root in place, the command cannot be handed the user's tree: it runs in a
@@ -638,11 +651,36 @@ class BwrapSandbox(Sandbox):
         timeout: float | None,
         no_output_timeout: float | None = None,
     ) -> ProcessResult:
-        """Run `argv` in `workspace`: through its spare when it has one and the command is
-        short enough to hand over late, else a launch started now with the command's words
-        (its cgroup's join primed while the rest is built)."""
+        """Run `argv` in `workspace`: in place, in its standby when one fits; else as
+        `_launched` starts it."""
         template = self._launch_template(workspace)
         env = self._env()
+        begun = None
+        if not workspace.owned:
+            begun = self._standing_by(workspace, template, env, cwd, overlay, argv)
+        if begun is None:
+            begun = self._launched(workspace, template, env, cwd, overlay, argv)
+        return run_process(
+            begun.argv,
+            cwd=begun.cwd,
+            timeout=timeout,
+            no_output_timeout=no_output_timeout,
+            started=begun,
+            watch=disk_watch(workspace.path, *self.options.writable_paths),
+        )
+
+    def _launched(
+        self,
+        workspace: Workspace,
+        template: Sequence[str],
+        env: dict[str, str],
+        cwd: str,
+        overlay: Mapping[str, str],
+        argv: Sequence[str],
+    ) -> Started:
+        """`argv` started through the workspace's spare launch when it has one and the
+        command is short enough to hand over late, else through a launch started now with
+        the command's words (its cgroup's join primed while the rest is built)."""
         spare = None
         if len(argv) <= launch.MAX_LATE_WORDS:
             spare = launch.SPARES.take(
@@ -659,15 +697,32 @@ class BwrapSandbox(Sandbox):
             except BaseException:
                 started.discard()
                 raise
-        begun = started.feed(late)
-        return run_process(
-            begun.argv,
-            cwd=begun.cwd,
-            timeout=timeout,
-            no_output_timeout=no_output_timeout,
-            started=begun,
-            watch=disk_watch(workspace.path, *self.options.writable_paths),
-        )
+        return started.feed(late)
+
+    def _standing_by(
+        self,
+        workspace: Workspace,
+        template: Sequence[str],
+        env: dict[str, str],
+        cwd: str,
+        overlay: Mapping[str, str],
+        argv: Sequence[str],
+    ) -> Started | None:
+        """For a command in place: `argv` started in the workspace's standby when one fits
+        it (`assay.sandbox.standby`), else None. What its sandbox is made of is kept
+        either way, for the next run's standby (`standby_hint`)."""
+        global _last_in_place
+        sandbox = self._sandbox_args(workspace, cwd, overlay)
+        _last_in_place = {
+            "late": list(sandbox),
+            "account": _account(self._identity),
+            "writable": list(self.options.writable_paths),
+        }
+        if not standby.STANDBYS.has(workspace.run_id):
+            return None
+        rlimits = self._rlimits(workspace.run_id)
+        waiting = standby.STANDBYS.take(workspace.run_id, template, env, rlimits, sandbox)
+        return waiting.command(cwd, overlay, argv) if waiting is not None else None
 
     def _launcher(self, workspace: Workspace) -> list[str]:
         """A host-side shell that puts bwrap in the run's cgroup and hands it the seccomp
@@ -1022,6 +1077,9 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         message = f"sandbox refused to start the command: {first}"
         if _RESOURCE_EXHAUSTED.search(first):
             message += f" ({_LIMIT_FIX})"
+    elif first == standby.NO_DIRECTORY and result.exit_code == 125:
+        failure = StartFailure.OS_ERROR
+        message = f"sandbox refused to start the command: cannot enter {result.cwd}"
     elif (own := _EXEC_FAILED.match(first)) is None or own["cmd"] != result.argv[0]:
         pass  # not the sandbox's shell failing to become the command
     elif result.exit_code == 127 and own["why"] != "Permission denied":
@@ -1045,15 +1103,20 @@ def _signal_of(result: ProcessResult) -> ProcessResult:
     return dataclasses.replace(result, exit_code=None, signal=code - 128)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Ahead:
-    """A cgroup made, and a launch started and joined to it, before their command came."""
+    """A cgroup made, and a launch started and joined to it, before their command came;
+    and a standby (`stand_by`) when the last run in place said what its sandbox was."""
 
     limits: Limits
     inherited: tuple[object, ...]
     """What the launch inherited from this process (`_inherited`) as it started."""
     group: cgroup.RunCgroup
     launch: launch.Launch
+    sandbox: BwrapSandbox
+    standby: standby.Standby | None = None
+    identity: identity.SandboxIdentity | None = None
+    """The uid slot the standby runs as, until a sandbox takes it (`_ahead_identity`)."""
 
 
 def _inherited() -> tuple[object, ...]:
@@ -1067,6 +1130,8 @@ def _inherited() -> tuple[object, ...]:
 
 _ahead_lock = threading.Lock()
 _ahead: list[_Ahead] = []
+#: What the sandbox of this process's last command in place was made of (`standby_hint`).
+_last_in_place: dict[str, object] | None = None
 
 
 def start_ahead() -> None:
@@ -1088,7 +1153,59 @@ def start_ahead() -> None:
     template, env = sandbox._launch_template(placeholder), sandbox._env()
     started = launch.start(template, env, "/", sandbox._rlimits(placeholder.run_id))
     with _ahead_lock:
-        _ahead.append(_Ahead(sandbox._limits, inherited, group, started))
+        _ahead.append(_Ahead(sandbox._limits, inherited, group, started, sandbox))
+
+
+def standby_hint() -> dict[str, object] | None:
+    """What the sandbox of this process's last command in place was made of, for the next
+    warm worker to build ahead (`stand_by`); None when it ran none."""
+    return _last_in_place
+
+
+def stand_by(hint: Mapping[str, object]) -> None:
+    """Build the sandbox `hint` (`standby_hint`) describes beside what `start_ahead` made,
+    with this process's own uid and scratch directories in place of the last run's: the
+    next run in the same place then finds it built (`assay.sandbox.standby`). One only:
+    a hint that comes after it was built is not followed."""
+    late, writable = _words(hint.get("late")), _words(hint.get("writable"))
+    account = _words(hint.get("account"))
+    if late is None or writable is None or (account is None and hint.get("account")):
+        return
+    with _ahead_lock:
+        ahead = _ahead[0] if _ahead and _ahead[0].standby is None else None
+    if ahead is None:
+        return
+    sandbox = ahead.sandbox
+    own = _account(sandbox._identity)
+    if (account is None) != (own is None):
+        return  # not the same kind of run (as root with a uid of its own, or not)
+    renamed = dict(zip(account or (), own or (), strict=True))
+    for path in writable:
+        # The last run's own directories (its reports), made anew for the next one.
+        made = make_like(path)
+        if made is not None:
+            renamed[path] = made
+    placeholder = Workspace(run_id=new_run_id(), path=Path("/"), owned=False)
+    sandbox._cgroups[placeholder.run_id] = ahead.group
+    template, env = sandbox._launch_template(placeholder), sandbox._env()
+    rlimits = sandbox._rlimits(placeholder.run_id)
+    late = [renamed.get(word, word) for word in late]
+    ahead.standby = standby.start(template, env, "/", rlimits, late)
+    ahead.identity = sandbox._identity
+
+
+def _words(value: object) -> list[str] | None:
+    """`value` when it is a list of strings (as a hint gives them), else None."""
+    if isinstance(value, list) and all(isinstance(word, str) for word in value):
+        return value
+    return None
+
+
+def _account(held: identity.SandboxIdentity | None) -> list[str] | None:
+    """The words a late part names a uid slot by: the uid, its passwd and group files."""
+    if held is None:
+        return None
+    return [str(held.uid), str(held.passwd), str(held.group)]
 
 
 def drop_ahead() -> None:
@@ -1098,8 +1215,11 @@ def drop_ahead() -> None:
         _ahead.clear()
     for ahead in left:
         ahead.launch.discard()
+        if ahead.standby is not None:
+            ahead.standby.discard()
         with contextlib.suppress(OSError):
             ahead.group.remove()
+    drop_made_ahead()
 
 
 def _take_ahead(sandbox: BwrapSandbox) -> _Ahead | None:
@@ -1112,6 +1232,17 @@ def _take_ahead(sandbox: BwrapSandbox) -> _Ahead | None:
         for index, ahead in enumerate(_ahead):
             if ahead.limits == sandbox._limits and ahead.inherited == inherited:
                 return _ahead.pop(index)
+    return None
+
+
+def _ahead_identity() -> identity.SandboxIdentity | None:
+    """The uid slot a standby made ahead runs as, for the sandbox made next: its commands
+    can then take that standby (the uid is in its late part)."""
+    with _ahead_lock:
+        for ahead in _ahead:
+            if ahead.identity is not None:
+                held, ahead.identity = ahead.identity, None
+                return held
     return None
 
 

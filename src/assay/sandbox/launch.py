@@ -144,12 +144,15 @@ def start(
     cwd: str,
     rlimits: Sequence[tuple[int, int]],
     words: Sequence[str] = (),
+    *,
+    stdin: int | None = None,
 ) -> Launch:
     """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
     command's, when it is known), with a pipe for its late part, in the host's allowlisted
     environment with `env` laid over it, and each resource limit of `rlimits` set on it
     before it reads that part (so on everything the sandbox starts): a launch whose limits
-    could not be set is killed, and says so as a start that failed."""
+    could not be set is killed, and says so as a start that failed. `stdin`: what it reads
+    in place of /dev/null (`assay.sandbox.standby`)."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -161,7 +164,12 @@ def start(
         argv = [str(inherited) if word == FD_PLACEHOLDER else word for word in template]
         argv += words
         started = start_process(
-            argv, cwd=cwd, env=env, env_policy=EnvPolicy.MINIMAL, pass_fds=(inherited,)
+            argv,
+            cwd=cwd,
+            env=env,
+            env_policy=EnvPolicy.MINIMAL,
+            pass_fds=(inherited,),
+            stdin=stdin,
         )
     except BaseException:
         os.close(write_end)

@@ -1,0 +1,249 @@
+"""A sandbox built before its command comes (`assay.sandbox.standby`): with real
+bubblewrap, real cgroups and real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.process import InvalidRun, run_process
+from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, standby
+from tests.cli import ASSAY, assay_env
+
+PYTHON = sys.executable
+
+
+def _sandbox() -> BwrapSandbox:
+    return BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
+
+
+def _hint_of_a_run_in(directory: Path) -> dict[str, object]:
+    """What a run in place in `directory` leaves for the next one (`standby_hint`)."""
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(directory)
+    try:
+        assert sandbox.run(ws, ["true"], timeout=30).exit_code == 0
+    finally:
+        sandbox.cleanup(ws)
+    hint = bwrap.standby_hint()
+    assert hint is not None
+    return hint
+
+
+@pytest.fixture
+def ahead(fake_home: Path, tmp_path: Path) -> Iterator[Path]:
+    """A directory a run in place ran in, and a standby built for the next run there."""
+    place = tmp_path / "place"
+    place.mkdir()
+    hint = _hint_of_a_run_in(place)
+    bwrap.start_ahead()
+    bwrap.stand_by(hint)
+    try:
+        (made,) = bwrap._ahead
+        assert made.standby is not None, "no standby was built"
+        yield place
+    finally:
+        bwrap.drop_ahead()
+
+
+def _standby_pid() -> int:
+    (made,) = bwrap._ahead
+    assert made.standby is not None and made.standby.launch.started.proc is not None
+    return made.standby.launch.started.proc.pid
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_next_run_in_the_same_place_is_the_standby_and_gets_its_words_whole(
+    ahead: Path,
+) -> None:
+    """The command becomes the standby's process, in the directory, with its words and
+    variables as a fresh start gives them (spaces, quotes, `$`, newlines, `=`, empty),
+    and none of the shell's own carriers."""
+    pid = _standby_pid()
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(ahead)
+    try:
+        words = ["two words", "$HOME", "a\nb", "x=y", "'", "", "--", "it's"]
+        script = (
+            "import json, os, sys; open('made', 'w').write('here');"
+            "print(json.dumps([sys.argv[1:], dict(os.environ), os.getcwd()]))"
+        )
+        overlay = {"PLAIN": "v a l", "QUOTED": "a'b\"c\nd", "_ASSAY_DONE": "0"}
+        result = sandbox.run(ws, [PYTHON, "-c", script, *words], env=overlay, timeout=30)
+        assert result.exit_code == 0, result.stderr.text
+        assert _gone(pid), "the standby was not the command's process"
+    finally:
+        sandbox.cleanup(ws)
+    argv, environ, cwd = json.loads(result.stdout.text)
+    assert argv == words
+    assert (environ["PLAIN"], environ["QUOTED"]) == ("v a l", "a'b\"c\nd")
+    assert not [name for name in environ if name.startswith("_ASSAY_")]
+    assert cwd == str(ahead)
+    assert (ahead / "made").read_text() == "here"
+
+
+def test_a_directory_made_again_at_the_same_path_is_not_shown_as_it_was(ahead: Path) -> None:
+    """The standby mounted the directory that was there; one removed and made again at
+    the same path since is another, and the command must see it: the standby is
+    discarded and the command starts afresh."""
+    pid = _standby_pid()
+    shutil.rmtree(ahead)
+    ahead.mkdir()
+    (ahead / "new").write_text("the new tree\n")
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(ahead)
+    try:
+        result = sandbox.run(ws, ["cat", "new"], timeout=30)
+    finally:
+        sandbox.cleanup(ws)
+    assert result.exit_code == 0, result.stderr.text
+    assert result.stdout.text == "the new tree\n"
+    assert _gone(pid), "the standby outlived the workspace it did not fit"
+
+
+def test_a_run_elsewhere_starts_afresh_and_the_standby_is_discarded(
+    ahead: Path, tmp_path: Path
+) -> None:
+    pid = _standby_pid()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(elsewhere)
+    try:
+        result = sandbox.run(ws, ["sh", "-c", "pwd; touch made"], timeout=30)
+        assert result.exit_code == 0, result.stderr.text
+        assert _gone(pid), "a standby that fitted no command was left waiting"
+    finally:
+        sandbox.cleanup(ws)
+    assert result.stdout.text == f"{elsewhere}\n"
+    assert (elsewhere / "made").exists()
+    assert not (ahead / "made").exists()
+
+
+def test_a_script_cut_short_runs_nothing(ahead: Path) -> None:
+    """The script is one brace group: cut anywhere, it is a syntax error, not a command."""
+    marker = ahead / "ran"
+    script = standby.command_script(str(ahead), {"A": "1"}, ["touch", str(marker)])
+    (made,) = bwrap._ahead
+    waiting = made.standby
+    assert waiting is not None and waiting.script_fd is not None
+    os.write(waiting.script_fd, script[: script.index(b"touch") + 5])
+    os.close(waiting.script_fd)
+    waiting.script_fd = None
+    started = waiting.launch.started
+    result = run_process(started.argv, cwd=started.cwd, timeout=30, started=started)
+    assert result.exit_code != 0
+    assert "Syntax error" in result.stderr.text, result.stderr.text
+    assert not marker.exists()
+
+
+def test_a_standby_no_script_reaches_runs_nothing_and_says_so(ahead: Path) -> None:
+    (made,) = bwrap._ahead
+    waiting = made.standby
+    assert waiting is not None and waiting.script_fd is not None
+    os.close(waiting.script_fd)
+    waiting.script_fd = None
+    started = waiting.launch.started
+    result = run_process(started.argv, cwd=started.cwd, timeout=30, started=started)
+    assert result.exit_code == 125
+    assert "no command arrived" in result.stderr.text
+
+
+def test_a_word_holding_a_nul_byte_is_refused_and_the_standby_discarded(ahead: Path) -> None:
+    pid = _standby_pid()
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(ahead)
+    try:
+        with pytest.raises(InvalidRun, match="NUL"):
+            sandbox.run(ws, ["echo", "a\0b"], timeout=30)
+    finally:
+        sandbox.cleanup(ws)
+    assert _gone(pid)
+
+
+def test_a_directory_the_command_cannot_enter_is_the_sandboxs_refusal(ahead: Path) -> None:
+    """`cd` failing in the standby's shell is a start that failed, never the command's
+    own exit code."""
+    sandbox = _sandbox()
+    ws = sandbox.provision_in_place(ahead)
+    try:
+        assert bwrap._ahead == [], "the workspace did not take what was made ahead"
+        waiting = standby.STANDBYS._by_run.get(ws.run_id)
+        assert waiting is not None, "the workspace did not take the standby"
+        started = waiting.command(str(ahead / "missing"), {}, ["true"])
+        raw = run_process(started.argv, cwd=str(ahead), timeout=30, started=started)
+    finally:
+        sandbox.cleanup(ws)
+    result = bwrap._interpret(raw)
+    assert result.exit_code is None and result.start_error is not None, raw.stderr.text
+    assert "cannot enter" in result.start_error
+
+
+def test_a_warm_runs_sandbox_is_built_before_its_client_starts(
+    fake_home: Path, tmp_path: Path
+) -> None:
+    """Through `assay server`: after a run in a directory, the next run there finds its
+    sandbox built. Its init (pid 1 inside) started before the client did; the first run's,
+    built once its command came, after; and so did the run's after the directory was
+    removed and made again at the same path (a standby of the old one does not fit)."""
+    state, work = tmp_path / "state", tmp_path / "work"
+    work.mkdir()
+    env = assay_env(ASSAY_CACHE_DIR=str(state))
+    env.pop("ASSAY_NO_SERVER", None)
+    subprocess.run([ASSAY, "server", "start"], env=env, cwd=work, check=True, capture_output=True)
+    try:
+        time.sleep(0.6)  # the waiting worker makes its launch ahead
+        first = _init_started_before_client(env, work)
+        time.sleep(1.0)  # the worker after it builds the sandbox the first run had
+        second = _init_started_before_client(env, work)
+        time.sleep(1.0)  # built again, for the same directory...
+        shutil.rmtree(work)  # ...which is then made anew at its path: not the one it shows
+        work.mkdir()
+        replaced = _init_started_before_client(env, work)
+        status = subprocess.run(
+            [ASSAY, "server", "status"],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        subprocess.run(
+            [ASSAY, "server", "stop"], env=env, cwd=work, capture_output=True, check=False
+        )
+    assert " 3 served" in status.stdout, status.stdout
+    assert (first, second, replaced) == (False, True, False)
+
+
+def _init_started_before_client(env: dict[str, str], work: Path) -> bool:
+    """Run `assay run --sandbox bwrap` in `work`, its command printing when the sandbox's
+    init started (clock ticks since boot); whether that was before the client started."""
+    argv = [ASSAY, "run", "--sandbox", "bwrap", "--kind", "build", "--json", "--"]
+    command = ["sh", "-c", "cut -d' ' -f22 /proc/1/stat"]
+    client = subprocess.Popen([*argv, *command], env=env, cwd=work, stdout=subprocess.PIPE)
+    client_start = int(Path(f"/proc/{client.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    out, _ = client.communicate(timeout=60)
+    assert client.returncode == 0, out
+    init_start = int(json.loads(out)["stdout"]["text"])
+    return init_start < client_start
