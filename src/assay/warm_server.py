@@ -32,9 +32,10 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from assay.source_watch import SourceWatch
 from assay.warm_client import (
     DEFAULT_IDLE_TIMEOUT_S,
     MAX_MESSAGE,
@@ -118,7 +119,7 @@ class _Server:
 
     def __init__(self, listener: _Listener) -> None:
         self.listener = listener
-        self.stamp = _source_stamp()
+        self.sources = SourceWatch(identity()[1])
         self.start_env = _start_up_env(os.environ)
         self.cgroup = read_or_empty("/proc/self/cgroup")
         self.started = time.time()
@@ -146,6 +147,7 @@ class _Server:
             self.spare.dismiss()
         for worker in self.working:
             worker.dismiss()
+        self.sources.close()
         self.listener.close()
 
     def wait_for_work(self, idle_timeout: float) -> bool:
@@ -204,7 +206,7 @@ class _Server:
         if reason is None and op == "status":
             send(conn, ("status", os.getpid(), self.started, self.served, self.refused))
             return True
-        if reason is None and _source_stamp() != self.stamp:
+        if reason is None and self.sources.changed():
             send(conn, ("refused", "assay's files changed since the server started"))
             return False
         if reason is not None or op != "run" or request is None:
@@ -368,24 +370,6 @@ def _preload() -> None:
             importlib.import_module(module.name)
     dataclass_bytecode.save()
     pattern_code.save()
-
-
-def _source_stamp() -> tuple[tuple[str, int, int], ...]:
-    """Each of the package's source files, with its size and modification time."""
-    return tuple(sorted(_stamps(identity()[1])))
-
-
-def _stamps(top: str) -> Iterator[tuple[str, int, int]]:
-    for directory, subdirs, files in os.walk(top):
-        subdirs[:] = [name for name in subdirs if name != "__pycache__"]
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                try:
-                    info = os.stat(path)
-                except OSError:
-                    continue
-                yield path, info.st_size, info.st_mtime_ns
 
 
 def main(argv: list[str]) -> int:
