@@ -144,13 +144,19 @@ class Started:
     since: int | None = None
     """Its start in clock ticks: the sweeps of its run look at nothing older."""
 
-    def discard(self) -> None:
-        """Kill and reap it, unsupervised (a process started for a run that never came)."""
+    def discard(self, *, alone: bool = False) -> None:
+        """Kill and reap it, unsupervised (a process started for a run that never came).
+        `alone`: it was given nothing to run, so it started nothing: its process group is
+        all there is to kill, without a search for the run's other processes."""
         proc = self.proc
         if proc is None:
             return
         if proc.returncode is None:
-            reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
+            if alone:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                reaper.kill_run(proc.pid, self.marker, keep=proc.pid, since=self.since)
             proc.returncode = _reap(proc.pid).returncode
         _ACTIVE.discard(proc.pid)
         for pipe in (proc.stdout, proc.stderr):

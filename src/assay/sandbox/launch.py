@@ -131,8 +131,10 @@ class Launch:
         return self.started
 
     def discard(self) -> None:
-        """Kill it unfed: it ran nothing, and bubblewrap built nothing yet."""
-        self.started.discard()  # before its pipe closes: it must never read an empty part
+        """Kill it. Unfed, it ran nothing, and bubblewrap built nothing yet: bubblewrap,
+        waiting for its late part, is all there is (its process group)."""
+        # Before its pipe closes: it must never read an empty part.
+        self.started.discard(alone=self.args_fd is not None)
         if self.args_fd is not None:
             os.close(self.args_fd)
             self.args_fd = None
