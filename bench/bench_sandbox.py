@@ -1,6 +1,6 @@
 """Sandbox benchmarks: workspace provisioning, bubblewrap overhead, a run's start after an
-idle spell (its cgroup and launch made ahead, its cgroup join primed, neither), verdict-cache
-lookups.
+idle spell (its sandbox built ahead, its cgroup and launch made ahead, its cgroup join
+primed, neither), verdict-cache lookups.
 
 Run: `.venv/bin/python bench/bench_sandbox.py [--join-only]`. Every ratio is measured in
 the same run.
@@ -183,9 +183,10 @@ def bench_bwrap(scratch: Path) -> None:
 
 def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> None:
     """`assay run --sandbox bwrap -- true` in this process (as a warm server's worker runs
-    it) after the machine was idle, as between an agent's calls: with the run's cgroup and
-    its command's launch made during the idle spell, as a waiting worker makes them
-    (`bwrap.start_ahead`); with neither, the joins into the cgroup primed
+    it) after the machine was idle, as between an agent's calls: with its sandbox built
+    during the idle spell from the last run's (`bwrap.stand_by`, `assay.sandbox.standby`);
+    with the run's cgroup and its command's launch made then, as a waiting worker makes
+    them (`bwrap.start_ahead`); with neither, the joins into the cgroup primed
     (`RunCgroup.prime`); and with neither, unprimed."""
     from assay import cli_run
     from assay.sandbox import bwrap
@@ -196,14 +197,30 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
     if parsed is None:
         sys.exit("cgroup join: `assay run` arguments not understood")
     prime = cgroup.RunCgroup.prime
-    times: dict[str, list[float]] = {"made ahead": [], "primed": [], "unprimed": []}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.chdir(src):
+        cli_run.run(parsed)  # the run whose sandbox the next is built like
+    hint = bwrap.standby_hint()
+    if hint is None:
+        sys.exit("cgroup join: the run in place left no hint of its sandbox")
+    times: dict[str, list[float]] = {
+        "built ahead": [],
+        "made ahead": [],
+        "primed": [],
+        "unprimed": [],
+    }
     try:
         for _ in range(rounds):
             for label, took in times.items():
                 chosen = _unprimed if label == "unprimed" else prime
                 cgroup.RunCgroup.prime = chosen  # type: ignore[method-assign,assignment]
-                if label == "made ahead":
+                built = None
+                if label in ("built ahead", "made ahead"):
                     bwrap.start_ahead()
+                if label == "built ahead":
+                    bwrap.stand_by(hint)
+                    built = bwrap._ahead[0].standby if bwrap._ahead else None
+                    if built is None:
+                        sys.exit("cgroup join: no sandbox was built ahead")
                 time.sleep(idle_s)
                 started = time.perf_counter()
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.chdir(src):
@@ -213,15 +230,19 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
                     sys.exit(f"cgroup join: `assay run -- true` exited {code}")
                 if bwrap._ahead:
                     sys.exit("cgroup join: the run did not take what was made ahead for it")
+                proc = built.launch.started.proc if built is not None else None
+                if built is not None and (proc is None or proc.returncode != 0):
+                    sys.exit("cgroup join: the run did not run in the sandbox built for it")
     finally:
         cgroup.RunCgroup.prime = prime  # type: ignore[method-assign]
         bwrap.drop_ahead()
-    ahead, with_prime, without = (statistics.median(times[k]) for k in times)
+    built_ahead, ahead, with_prime, without = (statistics.median(times[k]) for k in times)
     print(
-        f"assay run --sandbox bwrap -- true after {idle_s}s idle, in process: made ahead "
-        f"{ahead * 1000:.1f}ms  primed {with_prime * 1000:.1f}ms  unprimed "
-        f"{without * 1000:.1f}ms  ratios {ahead / with_prime:.3f} (ahead/primed), "
-        f"{with_prime / without:.3f} (primed/unprimed)"
+        f"assay run --sandbox bwrap -- true after {idle_s}s idle, in process: sandbox built "
+        f"ahead {built_ahead * 1000:.1f}ms  made ahead {ahead * 1000:.1f}ms  primed "
+        f"{with_prime * 1000:.1f}ms  unprimed {without * 1000:.1f}ms  ratios "
+        f"{built_ahead / ahead:.3f} (built/made ahead), {ahead / with_prime:.3f} "
+        f"(ahead/primed), {with_prime / without:.3f} (primed/unprimed)"
     )
 
 
