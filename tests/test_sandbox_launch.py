@@ -18,6 +18,7 @@ import pytest
 from assay.process import InvalidRun, run_process
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch
 from tests.cli import assay
+from tests.processes import gone
 from tests.repos import write
 
 PYTHON = sys.executable
@@ -40,19 +41,6 @@ def _spare_pid(ws: Workspace) -> int:
     (spare,) = waiting
     assert spare.started.proc is not None
     return spare.started.proc.pid
-
-
-def _gone(pid: int, within: float = 5.0) -> bool:
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_the_first_command_finds_its_launch_already_in_the_run_cgroup(
@@ -110,8 +98,8 @@ def test_a_launch_nothing_used_is_gone_with_its_workspace(
 ) -> None:
     with sandbox.workspace(source) as ws:
         pid = _spare_pid(ws)
-        assert not _gone(pid, within=0.2)
-    assert _gone(pid)
+        assert not gone(pid, within=0.2)
+    assert gone(pid)
     assert not launch.SPARES.waiting(ws.run_id)
 
 
@@ -130,7 +118,7 @@ def test_a_launch_made_for_another_sandbox_shape_is_not_used(
     offline = sandbox.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
     assert offline.stdout.text.strip() != os.readlink("/proc/self/ns/net")
     assert not launch.SPARES.waiting(workspace.run_id)  # that one took it
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source: Path) -> None:
@@ -151,7 +139,7 @@ def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source
     )
     assert maker.returncode == -9, maker.stderr
     pid = int(maker.stdout.split()[0])
-    assert _gone(pid), f"launch {pid} outlived its maker"
+    assert gone(pid), f"launch {pid} outlived its maker"
 
 
 def test_a_launch_started_ahead_serves_the_next_run_in_place(
@@ -174,7 +162,7 @@ def test_a_launch_started_ahead_serves_the_next_run_in_place(
             result = sandbox.run(ws, ["sh", "-c", "echo in place > made"], timeout=30)
             assert result.exit_code == 0, result.stderr.text
             assert (tmp_path / "made").read_text() == "in place\n"
-            assert _gone(pid)  # it was that command's, and ended with it
+            assert gone(pid)  # it was that command's, and ended with it
         finally:
             sandbox.cleanup(ws)
         assert not ahead.group.directories[0].exists()
@@ -189,7 +177,7 @@ def test_what_was_started_ahead_and_not_taken_is_dropped(fake_home: Path) -> Non
     (ahead,) = bwrap._ahead
     assert ahead.launch.started.proc is not None
     bwrap.drop_ahead()
-    assert _gone(ahead.launch.started.proc.pid)
+    assert gone(ahead.launch.started.proc.pid)
     assert not ahead.group.directories[0].exists()
     assert bwrap._ahead == []
 
@@ -224,7 +212,7 @@ def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
     late = sandbox._late_args(workspace, str(workspace.path), {"FOO": "x\0--share-net"}, ["true"])
     with pytest.raises(InvalidRun, match="NUL"):
         spare.feed(late)
-    assert _gone(spare.started.proc.pid)
+    assert gone(spare.started.proc.pid)
 
 
 def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
@@ -243,7 +231,7 @@ def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
     late = sandbox._late_args(workspace, str(workspace.path), {}, ["echo", "\ud800"])
     with pytest.raises(InvalidRun, match="cannot be encoded"):
         spare.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
-    assert _gone(spare.started.proc.pid)
+    assert gone(spare.started.proc.pid)
 
 
 @pytest.mark.slow

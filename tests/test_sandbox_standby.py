@@ -17,6 +17,7 @@ import pytest
 from assay.process import InvalidRun, run_process
 from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, standby
 from tests.cli import ASSAY, assay_env
+from tests.processes import gone
 
 PYTHON = sys.executable
 
@@ -60,19 +61,6 @@ def _standby_pid() -> int:
     return made.standby.launch.started.proc.pid
 
 
-def _gone(pid: int, within: float = 5.0) -> bool:
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def test_the_next_run_in_the_same_place_is_the_standby_and_gets_its_words_whole(
     ahead: Path,
 ) -> None:
@@ -91,7 +79,7 @@ def test_the_next_run_in_the_same_place_is_the_standby_and_gets_its_words_whole(
         overlay = {"PLAIN": "v a l", "QUOTED": "a'b\"c\nd", "_ASSAY_DONE": "0"}
         result = sandbox.run(ws, [PYTHON, "-c", script, *words], env=overlay, timeout=30)
         assert result.exit_code == 0, result.stderr.text
-        assert _gone(pid), "the standby was not the command's process"
+        assert gone(pid), "the standby was not the command's process"
     finally:
         sandbox.cleanup(ws)
     argv, environ, cwd = json.loads(result.stdout.text)
@@ -118,7 +106,7 @@ def test_a_directory_made_again_at_the_same_path_is_not_shown_as_it_was(ahead: P
         sandbox.cleanup(ws)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text == "the new tree\n"
-    assert _gone(pid), "the standby outlived the workspace it did not fit"
+    assert gone(pid), "the standby outlived the workspace it did not fit"
 
 
 def test_a_run_elsewhere_starts_afresh_and_the_standby_is_discarded(
@@ -132,7 +120,7 @@ def test_a_run_elsewhere_starts_afresh_and_the_standby_is_discarded(
     try:
         result = sandbox.run(ws, ["sh", "-c", "pwd; touch made"], timeout=30)
         assert result.exit_code == 0, result.stderr.text
-        assert _gone(pid), "a standby that fitted no command was left waiting"
+        assert gone(pid), "a standby that fitted no command was left waiting"
     finally:
         sandbox.cleanup(ws)
     assert result.stdout.text == f"{elsewhere}\n"
@@ -178,7 +166,7 @@ def test_a_word_holding_a_nul_byte_is_refused_and_the_standby_discarded(ahead: P
             sandbox.run(ws, ["echo", "a\0b"], timeout=30)
     finally:
         sandbox.cleanup(ws)
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_directory_the_command_cannot_enter_is_the_sandboxs_refusal(ahead: Path) -> None:
