@@ -226,7 +226,7 @@ class _Server:
         for _ in range(2):
             spare, self.spare = self.spare, None
             if spare is None:
-                spare = Spare.fork(closed_in_child=[self.listener.sock])
+                spare = Spare.fork(closed_in_child=[self.listener.sock, *self.channels()])
             self.workers.add(spare.pid)  # reaped with the workers, used or not
             if spare.hand_over(conn, request, fds):
                 self.working.append(spare)
