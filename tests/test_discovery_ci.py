@@ -3,6 +3,8 @@ Woodpecker, Buildkite, Drone), and the make targets CI runs (`make all`, `make`,
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from pathlib import Path
 
@@ -536,3 +538,86 @@ def test_matrix_expansion_keeps_what_it_cannot_spell_out() -> None:
     assert (
         len(ci.matrix_expanded("x ${{ matrix.a }} ${{ matrix.b }}", many)) == ci.MAX_MATRIX_SCRIPTS
     )
+
+
+#: parson's layout: `all` is the tests and two variants of them, and CI runs `make all`.
+VARIANTS_MAKEFILE = """\
+all: test testcpp
+
+.PHONY: test testcpp
+test: tests.c lib.c
+\tgcc -Wall -o $@ tests.c lib.c
+\t./$@
+
+testcpp: tests.c lib.c
+\tg++ -Wall -o $@ tests.c lib.c
+\t./$@
+"""
+MAKE_ALL_IN_CI = "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make all\n"
+
+
+def test_a_target_ci_runs_over_the_tests_and_their_variants_is_planned_in_their_place(
+    tmp_path: Path,
+) -> None:
+    write_dedented(
+        tmp_path, {"Makefile": VARIANTS_MAKEFILE, ".github/workflows/ci.yml": MAKE_ALL_IN_CI}
+    )
+    made = plan_repository(tmp_path)
+    tests = [c for c in made.checks if c.kind is Kind.TEST]
+    assert [c.argv for c in tests] == [("make", "all")]
+    assert "variants" in tests[0].reason
+    dropped = {d.what: d.reason for d in made.dropped if d.source.file == "Makefile"}
+    assert "runs it and variants of it, as CI does" in dropped["make test"]
+
+
+@pytest.mark.parametrize(
+    ("makefile", "ci_step"),
+    [
+        (VARIANTS_MAKEFILE, "make test"),  # CI runs the one test target: so does assay
+        (
+            VARIANTS_MAKEFILE.replace("all: test testcpp", "all: test docs\ndocs:\n\ttrue"),
+            "make all",
+        ),
+        (
+            VARIANTS_MAKEFILE.replace("all: test testcpp", "all: test testcpp\n\t./extra"),
+            "make all",
+        ),
+    ],
+    ids=["ci-runs-test", "not-only-tests", "a-recipe-of-its-own"],
+)
+def test_a_wider_target_is_not_planned_unless_ci_runs_it_and_it_is_only_test_variants(
+    tmp_path: Path, makefile: str, ci_step: str
+) -> None:
+    write_dedented(
+        tmp_path,
+        {
+            "Makefile": makefile,
+            ".github/workflows/ci.yml": MAKE_ALL_IN_CI.replace("make all", ci_step),
+        },
+    )
+    tests = [c for c in plan_repository(tmp_path).checks if c.kind is Kind.TEST]
+    assert [c.argv for c in tests] == [("make", "test")]
+
+
+def test_a_change_only_a_variant_ci_runs_rejects_is_failed(tmp_path: Path) -> None:
+    """Valid C, invalid C++ (`malloc`'s `void *` assigned without a cast): `make test`
+    passes, the maintainers' `make all` fails, and so must the verdict."""
+    from tests.test_go_cache import verify
+
+    assert shutil.which("g++"), "g++ is not installed (.ci/run installs it)"
+    repo = tmp_path / "repo"
+    write_dedented(
+        repo,
+        {
+            "Makefile": VARIANTS_MAKEFILE,
+            ".github/workflows/ci.yml": MAKE_ALL_IN_CI,
+            "lib.c": "#include <stdlib.h>\nint *make(void) { int *p = malloc(sizeof *p); *p = 2; return p; }\n",
+            "tests.c": "#include <stdio.h>\nint *make(void);\nint main(void) { int ok = *make() == 2;"
+            ' printf("%s\\n", ok ? "ok" : "FAIL"); return !ok; }\n',
+        },
+    )
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == "FAILED", report
+    (check,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert check["argv"][1:] == ["all"]
+    assert "testcpp" in json.dumps(check), "the C++ variant's failure is not what failed it"

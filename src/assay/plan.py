@@ -303,6 +303,9 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
     )  # stable: discovery order breaks ties
     if not ranked:
         return [], []
+    wider = _widened_in_ci(ranked[0], ranked)
+    if wider is not None:
+        ranked = [_widening(wider, ranked[0]), *(c for c in ranked if c is not wider)]
     winner = ranked[0]
     if winner.origin is Origin.ASSAY_CONFIG:
         why = "assay configuration names this kind's command"
@@ -616,6 +619,22 @@ def _formats(argv: Sequence[str]) -> bool:
     )
 
 
+def _widened_in_ci(winner: Candidate, ranked: Sequence[Candidate]) -> Candidate | None:
+    """The target of `winner`'s task runner that runs it with variants of it
+    (`Candidate.widens`), where CI runs that target; None when there is none. A change
+    valid in C but not as C++ fails parson's CI (`make all`) and passes its `make test`."""
+    for wider in ranked:
+        in_ci = any(c.origin is Origin.CI and c.argv == wider.argv for c in ranked)
+        if winner.argv in wider.widens and wider.origin is winner.origin and in_ci:
+            return wider
+    return None
+
+
+def _widening(wider: Candidate, winner: Candidate) -> Candidate:
+    why = f"{wider.reason}; it runs `{winner.command}` and variants of it, as CI does"
+    return replace(wider, reason=why)
+
+
 def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
     # A command assay composed from a configuration is named by what it is: it may yet be
     # run as the project states it (`_as_stated`), perhaps in the very words dropped here.
@@ -623,7 +642,9 @@ def _outranked(candidate: Candidate, by: Candidate) -> Dropped:
         winner = f"{by.check_name} as configured in {by.source}"
     else:
         winner = f"{by.command} from {by.source}"
-    if by.origin < candidate.origin:
+    if candidate.argv in by.widens:
+        why = f"{winner} runs it and variants of it, as CI does"
+    elif by.origin < candidate.origin:
         ranks = f"{by.origin.label} ranks above {candidate.origin.label}"
         why = f"outranked by {winner} ({ranks})"
     else:

@@ -392,9 +392,27 @@ def target_candidates(
                 cost=0 if target.name in SCRIPT_KINDS else 1,
                 runs=frozenset(r.name for r in runs.hits),
                 stated=tuple(stated_words(r) for r in runs.hits),
+                widens=tuple((runner, name) for name in _test_variants(target, makefile)),
             )
         )
     return found, dropped
+
+
+def _test_variants(target: Target, makefile: Makefile) -> tuple[str, ...]:
+    """The test targets `target` runs together with variants of them: where it has no
+    recipe of its own and is two or more targets, each of them named for tests
+    (`all: test testcpp test_hash_collisions`), those named as the test target outright
+    (`test`); else none."""
+    names = [makefile.expand(name) for name in target.prerequisites]
+    if target.recipe or len(names) < 2:
+        return ()
+    if not all(makefile.target(name) is not None and _TEST_NAMED.search(name) for name in names):
+        return ()
+    return tuple(name for name in names if SCRIPT_KINDS.get(name) is Kind.TEST)
+
+
+#: A target named for tests: `test`, `testcpp`, `test_hash_collisions`, `unittests`, `check-asan`.
+_TEST_NAMED = re.compile(r"test|check", re.IGNORECASE)
 
 
 def describe(target: Target, runs: TargetRuns) -> str:

@@ -109,6 +109,10 @@ class Candidate:
     patterns: frozenset[str] = frozenset()
     """Words of `argv` the project's shell would expand (`tests/*.py` unquoted in a CI
     step): the plan gives the tree's matches in their place (`shell_globs`)."""
+    widens: tuple[tuple[str, ...], ...] = ()
+    """Commands this one runs together with variants of them (parson's `make all`: `make
+    test`, `testcpp`, `test_hash_collisions`): where CI runs this one, it is planned in
+    their place, for a change can fail only a variant (`plan.choose`)."""
 
     @property
     def check_name(self) -> str:
