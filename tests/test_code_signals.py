@@ -122,6 +122,12 @@ REACHES = [
         "impl PartialEq<i32> for Sum",
     ),
     ("src/lib.rs", "impl<T> std::cmp::PartialOrd<T> for Sum {\n", "PartialOrd<T> for Sum"),
+    # The same in Go: go-cmp asks a type's own `Equal` method.
+    (
+        "calc/sum.go",
+        "package calc\n\ntype Sum int\n\nfunc (Sum) Equal(Sum) bool { return true }\n",
+        "func (Sum) Equal(Sum) bool",
+    ),
     # Round rt30: native code linked into the test binaries by a build script or cgo.
     (
         "build.rs",
@@ -283,6 +289,8 @@ ORDINARY = [
     ("calc.py", "# ruff: noqa: E501\n"),
     ("lib/calc.js", "// eslint-disable-next-line no-console\nconsole.log(1);\n"),
     ("src/lib.rs", "#![allow(dead_code)]\n"),
+    ("calc/sum.go", "package calc\n\nfunc Equal(a, b int) bool { return a == b }\n"),
+    ("calc/sum.go", "package calc\n\nfunc (s Set) Contains(x int) bool { return s[x] }\n"),
 ]
 
 

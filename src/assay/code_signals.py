@@ -381,6 +381,13 @@ GO = Language(
             r"\bunsafe\.Pointer\b",
             also=r"\bos\.(?:Stdout|Stderr)\b",
         ),
+        # As Rust's `PartialEq` below: go-cmp's `cmp.Equal` and `cmp.Diff` ask a type's own
+        # `Equal` method, so a result type whose `Equal` says "equal" to anything passes a
+        # test's `cmp.Diff(want, got)` on a wrong value.
+        Rule(
+            "compares values by a rule of its own (which the tests' assertions then ask)",
+            r"^\s*func\s*\([^)]*\)\s*Equal\s*\(",
+        ),
         Rule(
             "makes raw system calls",
             r"\b(?:syscall|unix)\.(?:Raw)?Syscall\w*\s*\(|\bF_DUPFD\w*",
