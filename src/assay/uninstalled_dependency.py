@@ -15,7 +15,10 @@ script may reach the tool through another of its scripts (ini's `lint` is `npm r
 and the project may declare the tool through its shared configuration or a plugin of it
 (`@npmcli/eslint-config`, `eslint-plugin-x`: each needs the tool beside it, as a peer), not
 by name: the host's ESLint 10 then stops at ini's `.eslintrc.js` ("ESLint couldn't find an
-eslint.config.* file", exit 2), and its clean tree read as FAILED.
+eslint.config.* file", exit 2), and its clean tree read as FAILED. npm runs a script's
+`pre` hook before it (minimist's `test` starts with `pretest`, `npm run lint`): the host's
+ESLint stopped there, the tests never ran, and the run read as "exited 2 and its output
+does not say why".
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ def host_tool_for_declared(argv: Sequence[str], cwd: str) -> tuple[str, str] | N
     if not isinstance(scripts, dict):
         return None
     declared = declared_node_packages(cwd)
-    for command in _script_commands(scripts, script):
+    hooked = os.path.basename(argv[0]) in _HOOK_RUNNERS
+    for command in _script_commands(scripts, script, hooked=hooked):
         if "/" in command:
             continue  # a path, no package's command: never looked up on the host
         package = _BIN_PACKAGES.get(command, command)
@@ -113,21 +117,32 @@ def host_tool_for_declared(argv: Sequence[str], cwd: str) -> tuple[str, str] | N
 _MAX_SCRIPT_DEPTH = 4
 #: Package managers whose `X run NAME` (npm's `npm test` too) runs the script NAME.
 _SCRIPT_RUNNERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+#: Package managers that run a script's `preNAME` hook before it, whatever NAME is: npm
+#: (pnpm and yarn 2 and later do not by default, and which yarn runs a script is not known
+#: here).
+_HOOK_RUNNERS = frozenset({"npm"})
 
 
-def _script_commands(scripts: dict[object, object], name: str, depth: int = 0) -> list[str]:
+def _script_commands(
+    scripts: dict[object, object], name: str, depth: int = 0, *, hooked: bool = False
+) -> list[str]:
     """The commands the script `name` runs, through the scripts it runs in turn (`npm run
-    eslint`, `yarn lint`), to `_MAX_SCRIPT_DEPTH`."""
+    eslint`, `yarn lint`), to `_MAX_SCRIPT_DEPTH`; where npm runs it (`hooked`), its
+    `preNAME` hook's first, which runs before it and whose failure stops it. Its `postNAME`
+    hook runs only after it passed, so it is not among a failed script's commands."""
     from assay.tools.node import script_called
 
     line = scripts.get(name)
     if not isinstance(line, str):
         return []
     commands: list[str] = []
+    if hooked and depth < _MAX_SCRIPT_DEPTH:  # a hook has no hook of its own
+        commands.extend(_script_commands(scripts, f"pre{name}", depth + 1))
     for words in _parts(line):
         called = script_called(words[1:]) if words[0] in _SCRIPT_RUNNERS else None
         if called is not None and called != name and depth < _MAX_SCRIPT_DEPTH:
-            commands.extend(_script_commands(scripts, called, depth + 1))
+            runs_hooks = words[0] in _HOOK_RUNNERS
+            commands.extend(_script_commands(scripts, called, depth + 1, hooked=runs_hooks))
         else:
             commands.append(words[0])
     return commands
