@@ -447,14 +447,54 @@ def _finding(check: Check, cause: Cause, parsed: ParsedOutput, checker: CheckerI
     return f"{check.name} failed: {where}{first.message} ({checker.tool} {checker.version} ran)."
 
 
-def _while_running(parsed: ParsedOutput) -> str:
+def _while_running(parsed: ParsedOutput, result: ProcessResult, check: Check) -> str:
     """`, while running TestAll`: the tests a run stopped at assay's deadline had started and
-    not ended, as its runner's report tells (`go test -json`)."""
+    not ended, as its runner's report tells (`go test -json`); where it tells none, the
+    project's files a test run's processes were still running then (`_files_running`)."""
     if not parsed.hung_tests:
-        return ""
+        files = _files_running(result) if check.kind is Kind.TEST else []
+        if not files:
+            return ""
+        return f", while running {', '.join(files)} (its process was still running then)"
     named = ", ".join(parsed.hung_tests[:5])
     more = f" and {len(parsed.hung_tests) - 5} more" if len(parsed.hung_tests) > 5 else ""
     return f", while running {named}{more}"
+
+
+#: Folders of installed code, whose files are no test of the project's.
+_INSTALLED_DIRS = frozenset({"node_modules", ".venv", "venv", "site-packages", "dist-packages"})
+#: A file's name, as a script a process runs is named (`index.test.js`, `run.py`).
+_SCRIPT_NAME = re.compile(r"[^/\s]+\.[A-Za-z][A-Za-z0-9]*")
+#: How many running files a note names.
+_MAX_FILES_RUNNING = 3
+
+
+def _files_running(result: ProcessResult) -> list[str]:
+    """The project's files the run's processes were running when its deadline stopped it
+    (`ProcessResult.running_at_deadline`), relative to its directory: a `node --test` file
+    that hangs prints nothing until it ends (@fastify/error with a loop in `toString`: "npm-
+    test was killed at its deadline", the file unnamed, where `node test/index.test.js`
+    still ran). Only the first file each process names, none under installed packages."""
+    root = result.cwd.rstrip("/") + "/"
+    files: list[str] = []
+    for argv in result.running_at_deadline:
+        for word in argv:
+            if word.startswith("-") or (word.startswith("/") and not word.startswith(root)):
+                continue  # an option, or a file outside the project (`/usr/bin/node`)
+            rel = word.removeprefix(root)
+            parts = [p for p in rel.split("/") if p not in ("", ".")]
+            if (
+                not parts
+                or ".." in parts
+                or _INSTALLED_DIRS.intersection(parts)
+                or not _SCRIPT_NAME.fullmatch(parts[-1])
+            ):
+                continue
+            name = strip_colours("/".join(parts))[:200]
+            if name not in files:
+                files.append(name)
+            break
+    return files[:_MAX_FILES_RUNNING]
 
 
 def _note(
@@ -479,12 +519,12 @@ def _note(
         case Cause.TIMEOUT if result.silent_s is not None:
             return (
                 f"{check.name} printed nothing for {result.silent_s:g} s and was stopped "
-                f"(a hang{_while_running(parsed)}); if a step of it is just that slow, give it "
+                f"(a hang{_while_running(parsed, result, check)}); if a step of it is just that slow, give it "
                 "a fixed deadline with --timeout."
             )
         case Cause.TIMEOUT:
             return (
-                f"{check.name} was killed at its deadline{_while_running(parsed)}; raise the "
+                f"{check.name} was killed at its deadline{_while_running(parsed, result, check)}; raise the "
                 "timeout if it is just slow."
             )
         case Cause.SANDBOX_UNAVAILABLE if result.stopped_for is not None:

@@ -328,7 +328,9 @@ class _Execution:
         finally:
             if exit_fd is not None:
                 pipes.unwatch(exit_fd)
+        running: tuple[tuple[str, ...], ...] = ()
         if timed_out:
+            running = tuple(reaper.leaf_commands(proc.pid, self.marker, since=self.since))
             self._terminate(proc.pid, pipes)
         # Phase 2: the main process is done, or about to be killed. It is not reaped yet, so
         # its process group id cannot be reused: everything it left behind dies first.
@@ -369,6 +371,7 @@ class _Execution:
             silent_s=deadlines.silence_that_stopped(timed_out),
             stopped_for=stopped_for,
             address_space_bytes=address_space,
+            running_at_deadline=running,
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:

@@ -60,6 +60,9 @@ class ProcessResult:
     address_space_bytes: int | None = None
     """The address-space limit (RLIMIT_AS) the main process ran under; None for none. A
     sanitizer's "failed to allocate" says something of the sandbox only where one was set."""
+    running_at_deadline: tuple[tuple[str, ...], ...] = ()
+    """When a deadline stopped the run: the argv of each of its processes that had no child
+    of its own then (`reaper.leaf_commands`), what it was still running."""
 
     @property
     def started(self) -> bool:
@@ -81,6 +84,7 @@ class ProcessResult:
             "silent_s": self.silent_s,
             "stopped_for": self.stopped_for,
             "address_space_bytes": self.address_space_bytes,
+            "running_at_deadline": [list(argv) for argv in self.running_at_deadline],
             "stdout": self.stdout.to_dict(),
             "stderr": self.stderr.to_dict(),
         }
@@ -103,6 +107,11 @@ class ProcessResult:
             silent_s=data.get("silent_s"),
             stopped_for=data.get("stopped_for"),
             address_space_bytes=data.get("address_space_bytes"),
+            running_at_deadline=tuple(
+                tuple(str(word) for word in argv)
+                for argv in data.get("running_at_deadline") or ()
+                if isinstance(argv, list)
+            ),
             stdout=CapturedOutput.from_dict(data.get("stdout", {})),
             stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )

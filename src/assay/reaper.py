@@ -246,6 +246,38 @@ def _environ(pid: int) -> bytes | None:
         return None
 
 
+#: How many of a run's commands `leaf_commands` reads, and how much of each.
+MAX_LEAF_COMMANDS = 16
+MAX_COMMAND_BYTES = 4096
+
+
+def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[tuple[str, ...]]:
+    """The argv of each live process of the run that has no live child in it: what the run
+    was doing when it was looked at (a hung `node --test` waits on `node test/a.test.js`,
+    which prints nothing of its tests until the file ends). Read from /proc, bounded; the
+    sandbox's own processes (bwrap, its init) are never leaves while the command lives."""
+    found = [f for f in _scan(pgid, marker, since) if f.alive]
+    alive = {f.pid for f in found}
+    parents: set[int] = set()
+    for pid in alive:
+        fields = _stat_fields(pid)
+        if fields is not None and fields[1].isdigit():
+            parents.add(int(fields[1]))
+    commands: list[tuple[str, ...]] = []
+    for pid in sorted(alive - parents):
+        if len(commands) >= MAX_LEAF_COMMANDS:
+            break
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                raw = f.read(MAX_COMMAND_BYTES)
+        except OSError:
+            continue
+        argv = tuple(w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0"))
+        if argv and argv[0]:
+            commands.append(argv)
+    return commands
+
+
 def signal_group(pgid: int, sig: int) -> None:
     try:
         os.killpg(pgid, sig)
