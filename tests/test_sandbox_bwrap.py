@@ -15,7 +15,7 @@ import textwrap
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -512,6 +512,34 @@ def test_a_file_beside_a_toolchain_is_masked_when_it_sets_a_secret(
     (tmp_path / "Cargo.lock").write_text("")
     masked = {Path(p).name for p in _credentials_in(str(tmp_path))}
     assert masked == ({"config", "credentials.toml"} if secret else {"credentials.toml"})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # The same size and modification time as the file it replaced: its change time,
+        # which nothing can set back, still tells it from the file read before.
+        lambda config, was: (
+            config.write_text("token = t\n"),
+            os.utime(config, ns=(was.st_atime_ns, was.st_mtime_ns)),
+        ),
+        lambda config, was: config.write_text("[auth]\ntoken = secret\n"),
+        lambda config, was: (config.unlink(), config.write_text("token = t\n")),
+    ],
+    ids=["same-size-and-time", "rewritten", "made-anew"],
+)
+def test_a_file_that_gains_a_secret_after_it_was_read_is_masked(
+    tmp_path: Path, change: Callable[[Path, os.stat_result], object]
+) -> None:
+    """What a file held is kept, not read again while it is unchanged: a changed one is."""
+    from assay.sandbox.bwrap import _credentials_in
+
+    config = tmp_path / "config"
+    config.write_text("jobs = 4\n\n")
+    assert _credentials_in(str(tmp_path)) == []
+    time.sleep(0.01)  # past the file system's time resolution
+    change(config, config.stat())
+    assert _credentials_in(str(tmp_path)) == [str(config)]
 
 
 _NAME_PIECES = [
