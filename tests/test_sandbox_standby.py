@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -235,3 +235,93 @@ def _init_started_before_client(env: dict[str, str], work: Path) -> bool:
     assert client.returncode == 0, out
     init_start = int(json.loads(out)["stdout"]["text"])
     return init_start < client_start
+
+
+def _mounted_in_standby(point: str, within: float = 15) -> None:
+    """Wait until the standby's sandbox shows a mount at `point` (it is built)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        pending, seen = [_standby_pid()], set()
+        while pending:
+            pid = pending.pop()
+            seen.add(pid)
+            try:
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+                if f" {point} " in Path(f"/proc/{pid}/mountinfo").read_text():
+                    return
+            except OSError:
+                continue
+            pending += [int(child) for child in children if int(child) not in seen]
+        time.sleep(0.02)
+    raise AssertionError(f"the standby's sandbox never showed {point}")
+
+
+def _renamed_over(path: Path) -> None:
+    written = path.with_name(".written")
+    written.write_text("token = 'the new secret'\n")
+    os.rename(written, path)
+
+
+def _removed_and_written_again(path: Path) -> None:
+    path.unlink()
+    path.write_text("token = 'the new secret'\n")
+
+
+def _linked_again(path: Path) -> None:
+    kept = path.with_name(".kept")
+    os.link(path, kept)
+    path.unlink()
+    os.link(kept, path)
+    kept.unlink()
+
+
+@pytest.mark.parametrize("replace", [_renamed_over, _removed_and_written_again, _linked_again])
+def test_a_credential_beside_a_toolchain_replaced_since_is_masked_as_a_fresh_start_masks_it(
+    fake_home: Path, tmp_path: Path, replace: Callable[[Path], None]
+) -> None:
+    """The standby masked the credential file that was there; one put at its path since
+    (a token written anew, as tools refresh them) is no longer under that mask, and a
+    fresh start would mask it: the command must not read it."""
+    cargo = fake_home / ".cargo"
+    cargo.mkdir()
+    secret = cargo / "credentials.toml"
+    secret.write_text("token = 'the old secret'\n")
+    place = tmp_path / "place"
+    place.mkdir()
+    hint = _hint_of_a_run_in(place)
+    bwrap.start_ahead()
+    try:
+        bwrap.stand_by(hint)
+        _mounted_in_standby(str(secret))
+        replace(secret)
+        sandbox = _sandbox()
+        ws = sandbox.provision_in_place(place)
+        try:
+            result = sandbox.run(ws, ["cat", str(secret)], timeout=30)
+        finally:
+            sandbox.cleanup(ws)
+    finally:
+        bwrap.drop_ahead()
+    assert "secret" not in result.stdout.text
+    assert result.exit_code != 0, "the credential was readable"
+
+
+def test_the_command_in_a_standby_gets_the_variables_a_fresh_start_gives_it(ahead: Path) -> None:
+    """Entering the directory is the standby's own doing, and leaves no trace in the
+    command's environment (a shell's `cd` sets OLDPWD): the same variables as when its
+    sandbox is built for it."""
+    pid = _standby_pid()
+    script = "import json, os; print(json.dumps(sorted(os.environ)))"
+    seen = []
+    for _ in range(2):  # in the standby, then afresh
+        sandbox = _sandbox()
+        ws = sandbox.provision_in_place(ahead)
+        try:
+            result = sandbox.run(ws, [PYTHON, "-c", script], timeout=30)
+        finally:
+            sandbox.cleanup(ws)
+        assert result.exit_code == 0, result.stderr.text
+        seen.append(json.loads(result.stdout.text))
+        assert gone(pid), "the first run was not the standby's"
+    in_standby, fresh = seen
+    assert in_standby == fresh

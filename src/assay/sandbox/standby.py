@@ -10,9 +10,14 @@ enter, the variables to export, and the words to become.
 
 A standby is used only by a command whose own start would have been the same one: the
 same launch (argv, variables, limits), the same late part word for word, and each path it
-mounts still the file or directory it mounted (by device and inode: a tree removed and made
-again at the same path since would be shown as it was). Anything else discards it, and
-the command starts as it would have without it.
+names still the file or directory it named (by device and inode: a tree removed and made
+again at the same path since would be shown as it was). That is every path, not only what
+it mounts: a mount is made *at* a path too, and one made over a file that was replaced
+since (a credential beside a toolchain, masked, then written anew and renamed into place)
+is no longer there, where a fresh start masks the new file. The standby holds each path
+open while it waits, so that no other file or directory is given its number; a file's
+change time is compared too, as a link made again to the same file is a path the mount is
+not on. Anything else discards it, and the command starts as it would have without it.
 
 The script is one brace group, so a script cut short is a syntax error and runs nothing,
 and the command reads /dev/null, as every sandboxed command does.
@@ -20,8 +25,8 @@ and the command reads /dev/null, as every sandboxed command does.
 
 from __future__ import annotations
 
-import itertools
 import os
+import stat
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,10 +44,6 @@ STANDBY_SHELL = (
 )
 #: What the shell inside says when the command's directory cannot be entered.
 NO_DIRECTORY = "assay-sandbox: cannot enter the working directory"
-#: bubblewrap's options that mount a host path (the word after each).
-_MOUNT_OPTIONS = frozenset(
-    {"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try", "--dev-bind-try"}
-)
 
 
 def standby_form(template: Sequence[str]) -> tuple[str, ...]:
@@ -59,7 +60,9 @@ def command_script(cwd: str, exports: Mapping[str, str], argv: Sequence[str]) ->
     `InvalidRun` for a word that holds a NUL byte or cannot be encoded."""
     kept = [f"{name}={value}" for name, value in exports.items() if not launch.reserved(name)]
     entered = f' 2>/dev/null || {{ echo "{NO_DIRECTORY}" >&2; exit 125; }}'.encode()
-    lines = [b"{ cd -- " + _quoted(cwd) + entered]
+    # `cd` leaves OLDPWD behind, which no fresh start gives a command (its variables are
+    # bubblewrap's and the command's own): unset, before the command's own are exported.
+    lines = [b"{ cd -- " + _quoted(cwd) + entered, b"unset OLDPWD"]
     if kept:
         lines.append(b"export " + b" ".join(_quoted(word) for word in kept))
     lines.append(b"exec " + b" ".join(_quoted(word) for word in argv) + b" </dev/null")
@@ -78,19 +81,57 @@ def _quoted(word: str) -> bytes:
     return b"'" + raw.replace(b"'", b"'\\''") + b"'"
 
 
-def mounted(late: Sequence[str]) -> tuple[tuple[str, int, int] | tuple[str], ...]:
-    """Each host path the late part `late` mounts, with the device and inode it names now
-    (the path alone when it names nothing)."""
-    found: list[tuple[str, int, int] | tuple[str]] = []
-    for option, path in itertools.pairwise(late):
-        if option in _MOUNT_OPTIONS:
+#: What a path a standby names was: its device and inode (and a file's change time), or
+#: the path alone when it named nothing.
+Identity = tuple[str, int, int] | tuple[str, int, int, int] | tuple[str]
+
+
+def named(late: Sequence[str]) -> tuple[str, ...]:
+    """Each host path the late part `late` names: what it mounts, where it mounts it, the
+    directories it makes, the directory it enters (every absolute word, once)."""
+    return tuple(dict.fromkeys(word for word in late if os.path.isabs(word)))
+
+
+def _identity(path: str, info: os.stat_result) -> Identity:
+    if stat.S_ISDIR(info.st_mode):
+        return (path, info.st_dev, info.st_ino)
+    return (path, info.st_dev, info.st_ino, info.st_ctime_ns)
+
+
+def mounted(late: Sequence[str]) -> tuple[Identity, ...]:
+    """What each host path the late part `late` names (`named`) is now."""
+    found: list[Identity] = []
+    for path in named(late):
+        try:
+            found.append(_identity(path, os.stat(path)))
+        except OSError:
+            found.append((path,))
+    return tuple(found)
+
+
+def pinned(late: Sequence[str]) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
+    """`mounted(late)`, and a descriptor holding each path that named something: while it
+    is held, no file or directory made since can have the number of the one it named."""
+    found: list[Identity] = []
+    held: list[int] = []
+    try:
+        for path in named(late):
             try:
-                info = os.stat(path)
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 found.append((path,))
                 continue
-            found.append((path, info.st_dev, info.st_ino))
-    return tuple(found)
+            held.append(fd)
+            found.append(_identity(path, os.fstat(fd)))
+    except BaseException:
+        _close(held)
+        raise
+    return tuple(found), tuple(held)
+
+
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 @dataclass(slots=True)
@@ -100,9 +141,11 @@ class Standby:
     launch: launch.Launch
     late: tuple[str, ...]
     """The late part it was fed."""
-    mounts: tuple[tuple[str, int, int] | tuple[str], ...]
-    """What each host path it mounts named as it was fed (`mounted`)."""
+    mounts: tuple[Identity, ...]
+    """What each host path it names was as it was fed (`pinned`)."""
     script_fd: int | None
+    pins: tuple[int, ...] = ()
+    """A descriptor holding each of those paths, until it is taken or discarded."""
 
     def fits(
         self,
@@ -132,6 +175,7 @@ class Standby:
         except InvalidRun:
             self.discard()
             raise
+        self._unpin()
         fd, self.script_fd = self.script_fd, None
         if fd is not None:
             try:
@@ -147,9 +191,14 @@ class Standby:
     def discard(self) -> None:
         """Kill it: it ran nothing."""
         self.launch.discard()
+        self._unpin()
         if self.script_fd is not None:
             os.close(self.script_fd)
             self.script_fd = None
+
+    def _unpin(self) -> None:
+        pins, self.pins = self.pins, ()
+        _close(pins)
 
 
 def start(
@@ -172,9 +221,9 @@ def start(
     if made.started.proc is None:
         os.close(write_end)
         return None
-    mounts = mounted(late)
+    mounts, pins = pinned(late)  # before bubblewrap mounts: a change between is seen
     made.feed([*late, "--setenv", launch.DONE_VAR, "1"])
-    return Standby(made, tuple(late), mounts, write_end)
+    return Standby(made, tuple(late), mounts, write_end, pins)
 
 
 class Standbys:
