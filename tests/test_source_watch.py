@@ -59,3 +59,32 @@ def test_bytecode_written_beside_the_sources_is_no_change(
     assert not watch.changed()
     (package / "sub" / "mod.py").write_text("X = 3\n")
     assert watch.changed(), "the events drained before did not hide the later change"
+
+
+def _put_back_as_a_copy(top: Path) -> Path:
+    """`sub` replaced by a copy of itself (same names, sizes and times: the same stamp)."""
+    import shutil
+
+    shutil.copytree(top / "sub", top / "sub.new", copy_function=shutil.copy2)
+    shutil.rmtree(top / "sub")
+    (top / "sub.new").rename(top / "sub")
+    return top / "sub" / "mod.py"
+
+
+def _made_then_filled(top: Path) -> Path:
+    """A new subpackage's directory, made before its first file is written."""
+    (top / "sub2").mkdir()
+    return top / "sub2" / "m.py"
+
+
+@pytest.mark.parametrize("made", [_put_back_as_a_copy, _made_then_filled])
+def test_a_change_in_a_directory_made_since_the_watch_began_is_seen(
+    watch: SourceWatch, package: Path, made
+) -> None:
+    """A request between a directory's making and a change to a file in it sees nothing
+    changed (right: nothing did yet); the change after must still be seen, though the
+    directory was not there to be watched when the watch began."""
+    path = made(package)
+    assert not watch.changed()
+    path.write_text("X = 'changed'\n")
+    assert watch.changed(), "a change in a directory made since the watch began went unseen"

@@ -5,7 +5,9 @@ A stamp of every source file (path, size, modification time) answers it, but sta
 the package's three hundred files takes 1.5 ms, on the path of every warm run. An
 inotify watch on each of the package's directories answers with one poll instead: the
 stamp is taken again only once an event has come (which may be one that changes nothing
-the stamp covers). Where inotify cannot be had (no libc through ctypes, the watch limit
+the stamp covers). A directory made since (a new subpackage, or one put in the place of
+another) is watched from the next event on: every directory is watched again before that
+stamp is taken. Where inotify cannot be had (no libc through ctypes, the watch limit
 reached), every question takes the stamp, as without it.
 """
 
@@ -40,6 +42,10 @@ class SourceWatch:
             if not select.select([self._fd], [], [], 0)[0]:
                 return False
             _drain(self._fd)  # before the stamp: a change while it is taken comes again
+            # A directory made since was not watched: files written there later would
+            # bring no event. Watched now, before the stamp, every later change comes.
+            if not _add_watches(self._fd, self.top):
+                self.close()
         self._changed = stamp(self.top) != self.stamp
         return self._changed
 
@@ -79,12 +85,26 @@ def _watch(top: str) -> int | None:
         return None
     if fd < 0:
         return None
+    if not _add_watches(int(fd), top):
+        os.close(fd)
+        return None
+    return int(fd)
+
+
+def _add_watches(fd: int, top: str) -> bool:
+    """Watch every directory under `top` on `fd` (one watched already keeps its watch);
+    False when any of them cannot be watched."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
     for directory, subdirs, _files in os.walk(top):
         subdirs[:] = [name for name in subdirs if name != _SKIPPED]
         if libc.inotify_add_watch(fd, os.fsencode(directory), _EVENTS) < 0:
-            os.close(fd)
-            return None
-    return int(fd)
+            return False
+    return True
 
 
 def _drain(fd: int) -> None:
