@@ -325,3 +325,42 @@ def test_the_command_in_a_standby_gets_the_variables_a_fresh_start_gives_it(ahea
         assert gone(pid), "the first run was not the standby's"
     in_standby, fresh = seen
     assert in_standby == fresh
+
+
+def test_warm_runs_leave_no_scratch_directory_behind(fake_home: Path, tmp_path: Path) -> None:
+    """A worker's own ending (the standby, the launch and report directory made ahead and
+    not taken) is not cut short when its client leaves with its answer: nothing of it is
+    left for a later run's sweep."""
+    from assay.scratch import owner_gone_by_name, scratch_places
+
+    def left_by_the_dead() -> set[Path]:
+        return {
+            entry
+            for place in scratch_places()
+            for entry in place.glob("assay-*")
+            if owner_gone_by_name(entry.name)
+        }
+
+    before = left_by_the_dead()
+    work = tmp_path / "work"
+    work.mkdir()
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    env.pop("ASSAY_NO_SERVER", None)
+    subprocess.run([ASSAY, "server", "start"], env=env, cwd=work, check=True, capture_output=True)
+    try:
+        for sandbox in ("bwrap", "none") * 6:
+            time.sleep(0.6)  # the waiting worker builds what the next run would take
+            done = subprocess.run(
+                [ASSAY, "run", "--sandbox", sandbox, "--kind", "build", "--", "true"],
+                env=env,
+                cwd=work,
+                capture_output=True,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr
+    finally:
+        subprocess.run(
+            [ASSAY, "server", "stop"], env=env, cwd=work, capture_output=True, check=False
+        )
+    time.sleep(1.0)  # the last workers end
+    assert left_by_the_dead() - before == set()

@@ -182,7 +182,11 @@ def work(
         traceback.print_exc()
         code = 1
     _release_streams()
-    if server is not None:  # first: once the client has its exit code, it leaves (`watch`)
+    # What is left once the client has its answer is the worker's own ending (what it made
+    # ahead and no run took): the client leaving (`watch`'s SIGTERM) must not cut it short,
+    # or its scratch directories and cgroups are left to a later run's sweep.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if server is not None:
         _send_hint(server)
     send(conn, ("exit", code))
     return 0
