@@ -5,19 +5,14 @@ project's (measured on npm/ini's fresh clone, `lint` = `npm run eslint`, its ESL
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from assay.check_execution import run_check
-from assay.plan import plan_repository
-from assay.probe import ProbeCache
 from assay.uninstalled_dependency import host_tool_for_declared
 from assay.verdict import Cause, Verdict
+from tests.planned import run_planned
 from tests.repos import write_dedented
 
 ESLINTRC_ONLY = {
@@ -99,13 +94,7 @@ def test_inis_fresh_clone_is_unverified_not_failed(
         '{"lint": "npm run eslint", "eslint": "eslint \\"**/*.js\\""}',
         '{"@npmcli/eslint-config": "^7.0.0"}',
     )
-    by_name = {c.name: c for c in plan_repository(root).checks}
-    assert "npm-lint" in by_name, sorted(by_name)
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    check = dataclasses.replace(by_name["npm-lint"], env={"PATH": path})
-    evidence = run_check(
-        check, root=root, probes=ProbeCache(), report_dir=tmp_path_factory.mktemp("reports")
-    )
+    evidence = run_planned(root, "npm-lint", tmp_path_factory.mktemp("reports"))
     detail = f"{evidence.verdict}/{evidence.cause}: {evidence.reason[-1500:]} {evidence.note}"
     assert (evidence.verdict, evidence.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING), (
         detail

@@ -6,19 +6,14 @@ INDETERMINATE, "npm-test exited 2 and its output does not say why")."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from assay.check_execution import run_check
-from assay.plan import plan_repository
-from assay.probe import ProbeCache
 from assay.uninstalled_dependency import host_tool_for_declared
 from assay.verdict import Cause, Verdict
+from tests.planned import run_planned
 from tests.repos import write_dedented
 
 ESLINTRC_ONLY = {
@@ -98,13 +93,7 @@ def test_a_test_script_stopped_by_its_pre_hook_is_unverified(
         tmp_path,
         '{"pretest": "npm run lint", "lint": "eslint .", "test": "node test/index.js"}',
     )
-    by_name = {c.name: c for c in plan_repository(root).checks}
-    assert "npm-test" in by_name, sorted(by_name)
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    check = dataclasses.replace(by_name["npm-test"], env={"PATH": path})
-    evidence = run_check(
-        check, root=root, probes=ProbeCache(), report_dir=tmp_path_factory.mktemp("reports")
-    )
+    evidence = run_planned(root, "npm-test", tmp_path_factory.mktemp("reports"))
     detail = f"{evidence.verdict}/{evidence.cause}: {evidence.reason[-1500:]} {evidence.note}"
     assert (evidence.verdict, evidence.cause) == (Verdict.UNVERIFIED, Cause.TOOLCHAIN_MISSING), (
         detail
