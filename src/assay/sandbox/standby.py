@@ -2,7 +2,8 @@
 
 A launch (`assay.sandbox.launch`) starts bubblewrap before its command, but bubblewrap
 still makes its namespaces and mounts, and starts the shell inside, once the command has
-come: about 7 ms of a warm `assay run -- true`'s 45. A *standby* is a launch fed its late
+come (in process, `run -- true` took 16.2 ms so, 9.5 ms with its sandbox built ahead:
+`bench_sandbox.py --join-only`). A *standby* is a launch fed its late
 part ahead, the one the last run in the same place was fed (a warm server's worker passes
 it on to the next, `assay.warm_worker`): its sandbox is built, and the shell inside waits
 for a script on its standard input. The command comes as that script: the directory to
