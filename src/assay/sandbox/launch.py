@@ -148,13 +148,15 @@ def start(
     words: Sequence[str] = (),
     *,
     stdin: int | None = None,
+    keep_fds: Sequence[int] = (),
 ) -> Launch:
     """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
     command's, when it is known), with a pipe for its late part, in the host's allowlisted
     environment with `env` laid over it, and each resource limit of `rlimits` set on it
     before it reads that part (so on everything the sandbox starts): a launch whose limits
     could not be set is killed, and says so as a start that failed. `stdin`: what it reads
-    in place of /dev/null (`assay.sandbox.standby`)."""
+    in place of /dev/null (`assay.sandbox.standby`); `keep_fds`: descriptors it inherits
+    besides the pipe (a standby's bind sources, `--ro-bind-fd`)."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -170,7 +172,7 @@ def start(
             cwd=cwd,
             env=env,
             env_policy=EnvPolicy.MINIMAL,
-            pass_fds=(inherited,),
+            pass_fds=(inherited, *keep_fds),
             stdin=stdin,
         )
     except BaseException:

@@ -19,6 +19,10 @@ is no longer there, where a fresh start masks the new file. The standby holds ea
 open while it waits, so that no other file or directory is given its number; a file's
 change time is compared too, as a link made again to the same file is a path the mount is
 not on. Anything else discards it, and the command starts as it would have without it.
+Each bind's source is handed to bubblewrap as the descriptor that holds it
+(`--ro-bind-fd`), never as its path: bubblewrap would resolve a path as it mounts it,
+after the pin, and a path swapped for a link and back in between (by a run in place that
+can write beside it) would show the link's target under a path that still compares equal.
 
 The script is one brace group, so a script cut short is a syntax error and runs nothing,
 and the command reads /dev/null, as every sandboxed command does.
@@ -26,6 +30,7 @@ and the command reads /dev/null, as every sandboxed command does.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import threading
@@ -211,20 +216,80 @@ def start(
 ) -> Standby | None:
     """A standby for commands started as `template`, `env`, `rlimits` and fed `late`; None
     when its launch could not start."""
-    read_end, write_end = os.pipe()
+    # Pinned before bubblewrap starts, and each bind's source handed to it as the pinned
+    # descriptor (`by_pins`): a path bubblewrap resolved itself as it mounted could have
+    # been swapped for a link and back in between (by a run in place that can write
+    # there), and the sandbox would show the link's target where the path, compared again
+    # when a command comes, names what was pinned.
+    mounts, pins = pinned(late)
     try:
-        made = launch.start(standby_form(template), env, cwd, rlimits, stdin=read_end)
+        fed, passed = by_pins(late, mounts, pins)
+    except BaseException:
+        _close(pins)
+        raise
+    try:
+        read_end, write_end = os.pipe()
+    except BaseException:
+        _close([*pins, *passed])
+        raise
+    try:
+        made = launch.start(
+            standby_form(template), env, cwd, rlimits, stdin=read_end, keep_fds=passed
+        )
     except BaseException:
         os.close(write_end)
+        _close(pins)
         raise
     finally:
         os.close(read_end)
+        _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
     if made.started.proc is None:
         os.close(write_end)
+        _close(pins)
         return None
-    mounts, pins = pinned(late)  # before bubblewrap mounts: a change between is seen
-    made.feed([*late, "--setenv", launch.DONE_VAR, "1"])
+    made.feed([*fed, "--setenv", launch.DONE_VAR, "1"])
     return Standby(made, tuple(late), mounts, write_end, pins)
+
+
+#: bubblewrap's bind options, and each one's form that takes an open descriptor.
+_BY_DESCRIPTOR = {"--bind": "--bind-fd", "--ro-bind": "--ro-bind-fd"}
+#: The lowest descriptor a bind's source is handed over as: below it, the launcher's
+#: shell opens the seccomp program (`launch._LOWEST_FD`).
+_LOWEST_FD = 10
+
+
+def by_pins(
+    late: Sequence[str], mounts: Sequence[Identity], pins: Sequence[int]
+) -> tuple[list[str], list[int]]:
+    """`late` with each bind whose source was pinned (`pinned`: `mounts` and `pins`) made
+    a bind of a copy of its descriptor, and those copies, to be inherited by bubblewrap
+    (which mounts what the descriptor holds, checks that the mount is that, and closes
+    it). A source that named nothing stays a path, as a fresh start gives it."""
+    held = dict(zip((found[0] for found in mounts if len(found) > 1), pins, strict=True))
+    fed: list[str] = []
+    passed: list[int] = []
+    words = iter(late)
+    try:
+        for word in words:
+            option = _BY_DESCRIPTOR.get(word)
+            if option is None:
+                fed.append(word)
+                continue
+            source, dest = next(words), next(words)
+            pin = held.get(source)
+            if pin is None:
+                fed += [word, source, dest]
+                continue
+            # One copy for each bind: bubblewrap closes each once it has mounted it.
+            passed.append(fcntl.fcntl(pin, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD))
+            fed += [option, str(passed[-1]), dest]
+    except StopIteration:
+        _close(passed)
+        raise ValueError("a bind of the late part lacks its source or its destination")
+    except BaseException:
+        _close(passed)
+        raise
+    return fed, passed
 
 
 class Standbys:
