@@ -438,3 +438,33 @@ def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_sho
         seen.append(result.stdout.text)
         assert "secret" not in result.stdout.text, f"attempt {len(seen)} read the link's target"
     assert set(seen) == {"the tools\n"}
+
+
+def test_a_bind_is_found_by_its_place_among_options_not_by_a_word_that_reads_like_one(
+    tmp_path: Path,
+) -> None:
+    """A link's target may be any text, `--ro-bind` too: only a bind in an option's place
+    is handed over as its descriptor; a late part with an option unknown here builds no
+    standby."""
+    source = tmp_path / "tools"
+    source.mkdir()
+    late = ["--symlink", "--ro-bind", "/x", "--ro-bind", str(source), "/t", "--chdir", "/"]
+    mounts, pins = standby.pinned(late)
+    try:
+        handed = standby.by_pins(late, mounts, pins)
+        assert handed is not None
+        fed, passed = handed
+        try:
+            (fd,) = passed
+            assert fed == ["--symlink", "--ro-bind", "/x", "--ro-bind-fd", str(fd), "/t"] + [
+                "--chdir",
+                "/",
+            ]
+        finally:
+            for held in passed:
+                os.close(held)
+        assert standby.by_pins(["--overlay-src", str(source)], mounts, pins) is None
+        assert standby.by_pins(["--ro-bind", str(source)], mounts, pins) is None
+    finally:
+        for held in pins:
+            os.close(held)

@@ -215,7 +215,7 @@ def start(
     late: Sequence[str],
 ) -> Standby | None:
     """A standby for commands started as `template`, `env`, `rlimits` and fed `late`; None
-    when its launch could not start."""
+    when its launch could not start, or `late` is not a sandbox's late part as it knows one."""
     # Pinned before bubblewrap starts, and each bind's source handed to it as the pinned
     # descriptor (`by_pins`): a path bubblewrap resolved itself as it mounted could have
     # been swapped for a link and back in between (by a run in place that can write
@@ -223,10 +223,14 @@ def start(
     # when a command comes, names what was pinned.
     mounts, pins = pinned(late)
     try:
-        fed, passed = by_pins(late, mounts, pins)
+        handed = by_pins(late, mounts, pins)
     except BaseException:
         _close(pins)
         raise
+    if handed is None:
+        _close(pins)
+        return None
+    fed, passed = handed
     try:
         read_end, write_end = os.pipe()
     except BaseException:
@@ -253,6 +257,24 @@ def start(
 
 #: bubblewrap's bind options, and each one's form that takes an open descriptor.
 _BY_DESCRIPTOR = {"--bind": "--bind-fd", "--ro-bind": "--ro-bind-fd"}
+#: How many words follow each option a sandbox's late part holds (`_sandbox_args`): a bind
+#: is found by its place among options, never by a word that only reads like one (a link's
+#: target may be any text).
+_ARITY = {
+    "--bind": 2,
+    "--ro-bind": 2,
+    "--symlink": 2,
+    "--uid": 1,
+    "--gid": 1,
+    "--dev": 1,
+    "--proc": 1,
+    "--tmpfs": 1,
+    "--dir": 1,
+    "--perms": 1,
+    "--size": 1,
+    "--remount-ro": 1,
+    "--chdir": 1,
+}
 #: The lowest descriptor a bind's source is handed over as: below it, the launcher's
 #: shell opens the seccomp program (`launch._LOWEST_FD`).
 _LOWEST_FD = 10
@@ -260,32 +282,32 @@ _LOWEST_FD = 10
 
 def by_pins(
     late: Sequence[str], mounts: Sequence[Identity], pins: Sequence[int]
-) -> tuple[list[str], list[int]]:
+) -> tuple[list[str], list[int]] | None:
     """`late` with each bind whose source was pinned (`pinned`: `mounts` and `pins`) made
     a bind of a copy of its descriptor, and those copies, to be inherited by bubblewrap
     (which mounts what the descriptor holds, checks that the mount is that, and closes
-    it). A source that named nothing stays a path, as a fresh start gives it."""
+    it). A source that named nothing stays a path, as a fresh start gives it. None when
+    `late` holds an option this does not know the words of (no standby is built)."""
     held = dict(zip((found[0] for found in mounts if len(found) > 1), pins, strict=True))
     fed: list[str] = []
     passed: list[int] = []
-    words = iter(late)
+    at = 0
     try:
-        for word in words:
-            option = _BY_DESCRIPTOR.get(word)
-            if option is None:
-                fed.append(word)
-                continue
-            source, dest = next(words), next(words)
-            pin = held.get(source)
+        while at < len(late):
+            option = late[at]
+            arity = _ARITY.get(option)
+            if arity is None or at + arity >= len(late):
+                _close(passed)
+                return None
+            words = list(late[at + 1 : at + 1 + arity])
+            at += 1 + arity
+            pin = held.get(words[0]) if option in _BY_DESCRIPTOR else None
             if pin is None:
-                fed += [word, source, dest]
+                fed += [option, *words]
                 continue
             # One copy for each bind: bubblewrap closes each once it has mounted it.
             passed.append(fcntl.fcntl(pin, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD))
-            fed += [option, str(passed[-1]), dest]
-    except StopIteration:
-        _close(passed)
-        raise ValueError("a bind of the late part lacks its source or its destination")
+            fed += [_BY_DESCRIPTOR[option], str(passed[-1]), words[1]]
     except BaseException:
         _close(passed)
         raise
