@@ -26,9 +26,12 @@ def _sandbox() -> BwrapSandbox:
     return BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
 
 
-def _hint_of_a_run_in(directory: Path) -> dict[str, object]:
-    """What a run in place in `directory` leaves for the next one (`standby_hint`)."""
-    sandbox = _sandbox()
+def _hint_of_a_run_in(
+    directory: Path, made: Callable[[], BwrapSandbox] = _sandbox
+) -> dict[str, object]:
+    """What a run in place in `directory`, in a sandbox `made`, leaves for the next one
+    (`standby_hint`)."""
+    sandbox = made()
     ws = sandbox.provision_in_place(directory)
     try:
         assert sandbox.run(ws, ["true"], timeout=30).exit_code == 0
@@ -403,14 +406,8 @@ def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_sho
     def sandbox() -> BwrapSandbox:
         return BwrapSandbox(BwrapOptions(toolchain_paths=(str(tool),)))
 
-    first = sandbox()
-    ws = first.provision_in_place(place)
-    try:
-        assert first.run(ws, ["true"], timeout=30).exit_code == 0
-    finally:
-        first.cleanup(ws)
-    hint = bwrap.standby_hint()
-    assert hint is not None and str(tools) in hint["late"]  # type: ignore[operator]
+    hint = _hint_of_a_run_in(place, sandbox)
+    assert str(tools) in hint["late"]  # type: ignore[operator]
     seen = []
     for _ in range(30):
         swapper = subprocess.Popen(

@@ -657,10 +657,12 @@ class BwrapSandbox(Sandbox):
         template = self._launch_template(workspace)
         env = self._env()
         begun = None
-        if not workspace.owned:
+        if not workspace.owned and standby.STANDBYS.has(workspace.run_id):
             begun = self._standing_by(workspace, template, env, cwd, overlay, argv)
         if begun is None:
             begun = self._launched(workspace, template, env, cwd, overlay, argv)
+        if not workspace.owned:
+            self._keep_for_the_next(workspace, cwd, overlay)
         return run_process(
             begun.argv,
             cwd=begun.cwd,
@@ -710,20 +712,23 @@ class BwrapSandbox(Sandbox):
         argv: Sequence[str],
     ) -> Started | None:
         """For a command in place: `argv` started in the workspace's standby when one fits
-        it (`assay.sandbox.standby`), else None. What its sandbox is made of is kept
-        either way, for the next run's standby (`standby_hint`)."""
-        global _last_in_place
+        it (`assay.sandbox.standby`), else None."""
         sandbox = self._sandbox_args(workspace, cwd, overlay)
-        _last_in_place = {
-            "late": list(sandbox),
-            "account": _account(self._identity),
-            "writable": list(self.options.writable_paths),
-        }
-        if not standby.STANDBYS.has(workspace.run_id):
-            return None
         rlimits = self._rlimits(workspace.run_id)
         waiting = standby.STANDBYS.take(workspace.run_id, template, env, rlimits, sandbox)
         return waiting.command(cwd, overlay, argv) if waiting is not None else None
+
+    def _keep_for_the_next(
+        self, workspace: Workspace, cwd: str, overlay: Mapping[str, str]
+    ) -> None:
+        """Keep what the sandbox of a command in place was made of, for the next run's
+        standby (`standby_hint`); once the command started, its root is built already."""
+        global _last_in_place
+        _last_in_place = {
+            "late": self._sandbox_args(workspace, cwd, overlay),
+            "account": _account(self._identity),
+            "writable": list(self.options.writable_paths),
+        }
 
     def _launcher(self, workspace: Workspace) -> list[str]:
         """A host-side shell that puts bwrap in the run's cgroup and hands it the seccomp
