@@ -556,11 +556,17 @@ testcpp: tests.c lib.c
 MAKE_ALL_IN_CI = "on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: make all\n"
 
 
+@pytest.mark.parametrize("ci_step", ["make all", "make", "make -j2", "make -j2 all"])
 def test_a_target_ci_runs_over_the_tests_and_their_variants_is_planned_in_their_place(
-    tmp_path: Path,
+    tmp_path: Path, ci_step: str
 ) -> None:
+    """CI's `make` builds the default goal, `all` here: the same target as `make all`."""
     write_dedented(
-        tmp_path, {"Makefile": VARIANTS_MAKEFILE, ".github/workflows/ci.yml": MAKE_ALL_IN_CI}
+        tmp_path,
+        {
+            "Makefile": VARIANTS_MAKEFILE,
+            ".github/workflows/ci.yml": MAKE_ALL_IN_CI.replace("make all", ci_step),
+        },
     )
     made = plan_repository(tmp_path)
     tests = [c for c in made.checks if c.kind is Kind.TEST]
@@ -582,8 +588,9 @@ def test_a_target_ci_runs_over_the_tests_and_their_variants_is_planned_in_their_
             VARIANTS_MAKEFILE.replace("all: test testcpp", "all: test testcpp\n\t./extra"),
             "make all",
         ),
+        (".DEFAULT_GOAL := test\n" + VARIANTS_MAKEFILE, "make"),  # the default goal is `test`
     ],
-    ids=["ci-runs-test", "not-only-tests", "a-recipe-of-its-own"],
+    ids=["ci-runs-test", "not-only-tests", "a-recipe-of-its-own", "default-goal-test"],
 )
 def test_a_wider_target_is_not_planned_unless_ci_runs_it_and_it_is_only_test_variants(
     tmp_path: Path, makefile: str, ci_step: str

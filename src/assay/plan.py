@@ -624,10 +624,17 @@ def _widened_in_ci(winner: Candidate, ranked: Sequence[Candidate]) -> Candidate 
     (`Candidate.widens`), where CI runs that target; None when there is none. A change
     valid in C but not as C++ fails parson's CI (`make all`) and passes its `make test`."""
     for wider in ranked:
-        in_ci = any(c.origin is Origin.CI and c.argv == wider.argv for c in ranked)
+        in_ci = any(c.origin is Origin.CI and _builds_the_same(c, wider) for c in ranked)
         if winner.argv in wider.widens and wider.origin is winner.origin and in_ci:
             return wider
     return None
+
+
+def _builds_the_same(ci: Candidate, target: Candidate) -> bool:
+    """Whether CI's command runs `target`: in its words, or as make commands building the
+    same goals (`make`, `make -j2 all` and the task runner's `make all` where `all` is the
+    default goal)."""
+    return ci.argv == target.argv or bool(target.goals) and ci.goals == target.goals
 
 
 def _widening(wider: Candidate, winner: Candidate) -> Candidate:

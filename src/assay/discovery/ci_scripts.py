@@ -200,6 +200,7 @@ def script_candidates(
                     candidate,
                     runs=frozenset(h.name for h in runs.hits),
                     stated=tuple(stated_words(h) for h in runs.hits),
+                    goals=runs.goals,
                 )
             found.append(candidate)
     return found, dropped
@@ -404,6 +405,7 @@ def _make_hit(words: list[str], makefile: Makefile) -> tuple[Recognised, TargetR
         + tuple(k for r in runs for k in r.named),
         lines=tuple(line for r in runs for line in r.lines),
         masking=next((r.masking for r in runs if r.masking is not None), None),
+        goals=targets,
     )
     kind = merged.kind
     if kind is None:

@@ -114,6 +114,8 @@ class TargetRuns:
     """A followed recipe line that runs a check and ignores its failure."""
     packaging: str | None = None
     """A followed recipe line that builds or publishes a distribution (`python -m build`)."""
+    goals: tuple[str, ...] = ()
+    """The targets the make command builds: those it names, else the default goal."""
 
     @property
     def kinds(self) -> frozenset[Kind]:
@@ -393,6 +395,7 @@ def target_candidates(
                 runs=frozenset(r.name for r in runs.hits),
                 stated=tuple(stated_words(r) for r in runs.hits),
                 widens=tuple((runner, name) for name in _test_variants(target, makefile)),
+                goals=(target.name,) if runner == "make" else (),
             )
         )
     return found, dropped

@@ -113,6 +113,9 @@ class Candidate:
     """Commands this one runs together with variants of them (parson's `make all`: `make
     test`, `testcpp`, `test_hash_collisions`): where CI runs this one, it is planned in
     their place, for a change can fail only a variant (`plan.choose`)."""
+    goals: tuple[str, ...] = ()
+    """For a make command, the targets it builds: those it names, else the Makefile's
+    default goal (CI's bare `make` and the task runner's `make all` build the same)."""
 
     @property
     def check_name(self) -> str:
