@@ -2232,6 +2232,67 @@ def test_cargo_value_that_judges_its_own_equality_is_not_verified(tmp_path: Path
     assert "PartialEq<i32> for Sum" in json.dumps(signal), signal
 
 
+#: go-cmp as Debian packages it (golang-github-google-go-cmp-dev, which `.ci/run` installs):
+#: vendored, as a module with no network reaches it.
+GO_CMP_SOURCE = Path("/usr/share/gocode/src/github.com/google/go-cmp/cmp")
+GO_CMP_PACKAGES = ("", "/internal/diff", "/internal/flags", "/internal/function", "/internal/value")
+GO_CMP_BASE = {
+    "go.mod": "module calc\n\ngo 1.19\n\nrequire github.com/google/go-cmp v0.5.9\n",
+    "vendor/modules.txt": "# github.com/google/go-cmp v0.5.9\n## explicit; go 1.13\n"
+    + "".join(f"github.com/google/go-cmp/cmp{p}\n" for p in GO_CMP_PACKAGES),
+    "calc.go": "package calc\n\ntype Sum struct{ V int }\n\nfunc Add(a, b int) Sum { return Sum{a + b} }\n",
+    "calc_test.go": """\
+package calc
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAdd(t *testing.T) {
+	if diff := cmp.Diff(Sum{5}, Add(2, 3)); diff != "" {
+		t.Fatal(diff)
+	}
+}
+""",
+}
+#: The Go form of the Rust one above: a wrong sum, of a type whose own `Equal` method,
+#: which go-cmp asks before comparing fields, says "equal" to anything.
+GO_JUDGES_ITS_OWN_EQUALITY = """\
+package calc
+
+type Sum struct{ V int }
+
+func (Sum) Equal(Sum) bool { return true }
+
+func Add(a, b int) Sum { return Sum{a - b} }
+"""
+
+
+def _vendored_go_cmp() -> dict[str, str]:
+    assert GO_CMP_SOURCE.is_dir(), f"{GO_CMP_SOURCE} is missing (.ci/run installs go-cmp)"
+    return {
+        f"vendor/github.com/google/go-cmp/cmp{package}/{source.name}": source.read_text()
+        for package in GO_CMP_PACKAGES
+        for source in (GO_CMP_SOURCE.parent / f"cmp{package}").glob("*.go")
+        if not source.name.endswith("_test.go")
+    }
+
+
+def test_go_value_that_judges_its_own_equality_is_not_verified(tmp_path: Path) -> None:
+    base = {**GO_CMP_BASE, **_vendored_go_cmp()}
+    pristine = change_on_base(tmp_path / "pristine", base, {"README.md": "calc\n"}, dedent=False)
+    assert verify_change(pristine).status is Status.VERIFIED  # go-cmp builds, offline
+    repo = change_on_base(
+        tmp_path / "repo", base, {"calc.go": GO_JUDGES_ITS_OWN_EQUALITY}, dedent=False
+    )
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    (signal,) = tamper_signals(report, "code_reaches_runner")
+    assert "func (Sum) Equal(Sum) bool" in json.dumps(signal), signal
+
+
 #: A red team's: no line of Rust reaches the runner. A build script compiles a C file and
 #: has cargo link it into the test binaries with `--wrap=write,--wrap=writev,--wrap=exit`:
 #: libtest's "test adds ... FAILED" comes out "ok", its result line is counted again, and
