@@ -72,8 +72,9 @@ def mypy_cache_for(
     now), or None: no mypy check, a run judged against a base, or `none` (which runs in
     the tree, where mypy's own `.mypy_cache` is already warm), or mypy may run the
     project's code."""
-    if runs_project_code(root, type_checks(checks)):
-        return None
+    typed = type_checks(checks)
+    if not typed or runs_project_code(root, typed):
+        return None  # no mypy check (its configuration is not even read), or one may run code
     return MYPY.directory_for(
         root, checks, sandbox=sandbox, judged_against_base=judged_against_base, state_dir=state_dir
     )
