@@ -11,7 +11,7 @@ import pytest
 
 from assay import testing
 from assay._verifier_workers import shutdown_workers
-from assay.evidence import Check, evidence_for
+from assay.evidence import Check, Evidence, evidence_for
 from assay.runner import Isolation, Outcome, VerifierContext, run_verifiers
 from assay.verdict import VERIFIER_FAULTS, Cause, Kind, Verdict
 from tests.conftest import read_pids, wait_gone
@@ -192,3 +192,20 @@ def test_a_signal_another_thread_takes_still_interrupts_the_join() -> None:
         check=True,
     )
     assert float(done.stdout) < 5, done.stdout + done.stderr
+
+
+def test_a_stage_starts_its_tests_first_and_answers_in_plan_order() -> None:
+    """The longest checks start first (tests, then type checks); the evidence comes back
+    in the plan's order whatever order the checks started and ended in."""
+    from assay.check_verifiers import run_checks, start_order
+
+    kinds = [Kind.BUILD, Kind.LINT, Kind.TYPECHECK, Kind.TEST, Kind.LINT, Kind.TEST]
+    checks = [Check(name=f"c{i}", kind=kind, argv=("true",)) for i, kind in enumerate(kinds)]
+    assert start_order(checks) == [3, 5, 2, 0, 1, 4]
+
+    def execute(check: Check) -> Evidence:
+        time.sleep(0.05 if check.kind is Kind.TEST else 0.0)  # tests end last
+        return evidence_for(check, Cause.EXIT_ZERO)
+
+    done = run_checks(checks, execute, workdir=".")
+    assert [e.check.name for e in done] == [c.name for c in checks]

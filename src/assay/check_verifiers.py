@@ -51,9 +51,21 @@ def run_checks(checks: Sequence[Check], execute: CheckExecutor, *, workdir: str)
         return []
     longest = max((c.timeout_s or 0.0) for c in checks)
     deadline = longest + RUNNER_SLACK_SECONDS if longest else None
-    verifiers = [CommandVerifier(check, execute) for check in checks]
+    order = start_order(checks)
+    verifiers = [CommandVerifier(checks[i], execute) for i in order]
     outcomes = run_verifiers(verifiers, VerifierContext(workdir=workdir), deadline=deadline)
-    return [outcome.evidence for outcome in outcomes]
+    by_index = dict(zip(order, (outcome.evidence for outcome in outcomes), strict=True))
+    return [by_index[index] for index in range(len(checks))]
+
+
+def start_order(checks: Sequence[Check]) -> list[int]:
+    """The indexes of `checks` in the order they are started: tests, then type checks, then
+    the rest, each in plan order. Longest first: with few cores, a test run started after
+    the quick lints and builds ends after them by the time their start took."""
+    return sorted(range(len(checks)), key=lambda i: _START_RANK.get(checks[i].kind, 2))
+
+
+_START_RANK = {Kind.TEST: 0, Kind.TYPECHECK: 1}
 
 
 def run_one(
