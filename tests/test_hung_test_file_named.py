@@ -1,5 +1,6 @@
 """A test run stopped at assay's deadline names the project's file its processes were still
-running, where the runner printed nothing of it.
+running, where the runner printed nothing of it; a Rust test binary, the tests its threads
+were running.
 
 Measured on @fastify/error 4.3.0 (`"test:unit": "c8 --100 node --test"`) with an endless
 loop in `toString`: node's runner runs each test file in a process of its own and reports
@@ -32,10 +33,14 @@ SUITE = {
 }
 
 
-def _verify(repo: Path) -> tuple[Status, Cause | None, str, ProcessResult | None]:
+def _verify(
+    repo: Path, timeout_s: float = 8.0
+) -> tuple[Status, Cause | None, str, ProcessResult | None]:
     report = verify(
         repo,
-        VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), timeout_s=8.0),
+        VerifyOptions(
+            sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), timeout_s=timeout_s
+        ),
     )
     (check,) = report.checks
     return report.status, check.cause, check.note, check.result
@@ -60,3 +65,45 @@ def test_a_run_that_ends_names_nothing_running(tmp_path: Path) -> None:
     status, _, note, process = _verify(write(tmp_path, done))
     assert status is Status.VERIFIED, note
     assert process is not None and process.running_at_deadline == (), process
+
+
+#: A crate whose test binaries hang: an integration test's and a unit test's, whose
+#: thread name (`tests::spins_forever`) the kernel keeps 15 bytes of.
+RUST_SUITE = {
+    "Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n',
+    "src/lib.rs": (
+        "pub fn spin() -> i32 { loop { std::hint::spin_loop() } }\n\n"
+        "#[cfg(test)]\nmod tests {\n    #[test]\n"
+        "    fn spins_forever() { assert_eq!(super::spin(), 1); }\n}\n"
+    ),
+    "tests/more.rs": (
+        "#[test]\nfn quick() {}\n\n#[test]\nfn hangs() { assert_eq!(calc::spin(), 1); }\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("only", "named"),
+    [
+        ("--test more", "hangs in tests/more.rs"),
+        ("--lib", "tests::spins_fo... in src/lib.rs"),
+    ],
+    ids=["integration-test", "unit-test"],
+)
+def test_a_hung_rust_test_is_named_by_its_thread(tmp_path: Path, only: str, named: str) -> None:
+    """libtest prints a test's line once it ends, and nothing of one still running: its
+    thread, which libtest names for the test, says which it is."""
+    if shutil.which("cargo") is None:
+        pytest.fail("cargo must be on PATH: .ci/run installs it")
+    suite = {
+        **RUST_SUITE,
+        ".github/workflows/ci.yml": (
+            f"on: push\njobs:\n  t:\n    runs-on: x\n    steps:\n      - run: cargo test {only}\n"
+        ),
+    }
+    status, cause, note, process = _verify(write(tmp_path, suite), timeout_s=30.0)
+    assert (status, cause) == (Status.INDETERMINATE, Cause.TIMEOUT), note
+    assert f"while running {named} (its test thread was still running then)" in note, note
+    assert process is not None
+    stored = ProcessResult.from_dict(process.to_dict())
+    assert stored.threads_at_deadline == process.threads_at_deadline != (), stored

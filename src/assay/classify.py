@@ -7,6 +7,7 @@ a timeout or a signal into a pass.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 
@@ -452,10 +453,13 @@ def _while_running(parsed: ParsedOutput, result: ProcessResult, check: Check) ->
     not ended, as its runner's report tells (`go test -json`); where it tells none, the
     project's files a test run's processes were still running then (`_files_running`)."""
     if not parsed.hung_tests:
-        files = _files_running(result) if check.kind is Kind.TEST else []
-        if not files:
+        if check.kind is not Kind.TEST:
             return ""
-        return f", while running {', '.join(files)} (its process was still running then)"
+        if threads := _rust_tests_running(result):
+            return f", while running {', '.join(threads)} (its test thread was still running then)"
+        if files := _files_running(result):
+            return f", while running {', '.join(files)} (its process was still running then)"
+        return ""
     named = ", ".join(parsed.hung_tests[:5])
     more = f" and {len(parsed.hung_tests) - 5} more" if len(parsed.hung_tests) > 5 else ""
     return f", while running {named}{more}"
@@ -495,6 +499,45 @@ def _files_running(result: ProcessResult) -> list[str]:
                 files.append(name)
             break
     return files[:_MAX_FILES_RUNNING]
+
+
+#: A test binary cargo built: `target/debug/deps/more-610f748fa03030a4`.
+_RUST_TEST_BINARY = re.compile(
+    r"(?:^|/)target/(?:[^/]+/)*deps/(?P<name>[A-Za-z0-9_]+)-[0-9a-f]{16}$"
+)
+#: Where cargo says which source a test binary is built from, before it runs it.
+_CARGO_RUNNING = re.compile(
+    r"^\s*Running (?:unittests )?(?P<source>\S+) \((?P<binary>[^)\s]+)\)$", re.MULTILINE
+)
+#: How many bytes of a thread's name the kernel keeps.
+_THREAD_NAME_BYTES = 15
+
+
+def _rust_tests_running(result: ProcessResult) -> list[str]:
+    """The tests a Rust test binary was running when the run's deadline stopped it, by the
+    names libtest gives their threads (`spins_forever in tests/more.rs`): libtest prints a
+    test's line only once it ends, so a hung one is named nowhere else. A name the kernel
+    cut short ends in "...". The source is the one cargo said it ran the binary for."""
+    sources = {
+        os.path.basename(m["binary"]): m["source"]
+        for m in _CARGO_RUNNING.finditer(result.stderr.text + result.stdout.text)
+    }
+    running: list[str] = []
+    for argv, threads in zip(result.running_at_deadline, result.threads_at_deadline, strict=False):
+        binary = _RUST_TEST_BINARY.search(argv[0]) if argv else None
+        if binary is None:
+            continue
+        source = sources.get(os.path.basename(argv[0]), f"the test binary {binary['name']}")
+        for thread in threads:
+            cut = "..." if len(thread.encode()) >= _THREAD_NAME_BYTES else ""
+            running.append(f"{_printable(thread)}{cut} in {_printable(source)[:200]}")
+    return running[:_MAX_FILES_RUNNING]
+
+
+def _printable(text: str) -> str:
+    """`text` as one line of a note: a name the code under test chose may hold escapes and
+    line breaks."""
+    return "".join(c if c.isprintable() else "?" for c in strip_colours(text))
 
 
 def _note(

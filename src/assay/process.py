@@ -328,9 +328,9 @@ class _Execution:
         finally:
             if exit_fd is not None:
                 pipes.unwatch(exit_fd)
-        running: tuple[tuple[str, ...], ...] = ()
+        leaves: list[reaper.Leaf] = []
         if timed_out:
-            running = tuple(reaper.leaf_commands(proc.pid, self.marker, since=self.since))
+            leaves = reaper.leaf_commands(proc.pid, self.marker, since=self.since)
             self._terminate(proc.pid, pipes)
         # Phase 2: the main process is done, or about to be killed. It is not reaped yet, so
         # its process group id cannot be reused: everything it left behind dies first.
@@ -371,7 +371,8 @@ class _Execution:
             silent_s=deadlines.silence_that_stopped(timed_out),
             stopped_for=stopped_for,
             address_space_bytes=address_space,
-            running_at_deadline=running,
+            running_at_deadline=tuple(leaf.argv for leaf in leaves),
+            threads_at_deadline=tuple(leaf.threads for leaf in leaves),
         )
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:

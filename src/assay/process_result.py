@@ -63,6 +63,9 @@ class ProcessResult:
     running_at_deadline: tuple[tuple[str, ...], ...] = ()
     """When a deadline stopped the run: the argv of each of its processes that had no child
     of its own then (`reaper.leaf_commands`), what it was still running."""
+    threads_at_deadline: tuple[tuple[str, ...], ...] = ()
+    """Beside each of `running_at_deadline`: the names of its threads but the first (a Rust
+    test binary's are its running tests)."""
 
     @property
     def started(self) -> bool:
@@ -85,6 +88,7 @@ class ProcessResult:
             "stopped_for": self.stopped_for,
             "address_space_bytes": self.address_space_bytes,
             "running_at_deadline": [list(argv) for argv in self.running_at_deadline],
+            "threads_at_deadline": [list(names) for names in self.threads_at_deadline],
             "stdout": self.stdout.to_dict(),
             "stderr": self.stderr.to_dict(),
         }
@@ -107,11 +111,15 @@ class ProcessResult:
             silent_s=data.get("silent_s"),
             stopped_for=data.get("stopped_for"),
             address_space_bytes=data.get("address_space_bytes"),
-            running_at_deadline=tuple(
-                tuple(str(word) for word in argv)
-                for argv in data.get("running_at_deadline") or ()
-                if isinstance(argv, list)
-            ),
+            running_at_deadline=_words_each(data.get("running_at_deadline")),
+            threads_at_deadline=_words_each(data.get("threads_at_deadline")),
             stdout=CapturedOutput.from_dict(data.get("stdout", {})),
             stderr=CapturedOutput.from_dict(data.get("stderr", {})),
         )
+
+
+def _words_each(lists: object) -> tuple[tuple[str, ...], ...]:
+    """A stored list of lists of words, as tuples; what is not a list is dropped."""
+    if not isinstance(lists, list):
+        return ()
+    return tuple(tuple(str(word) for word in words) for words in lists if isinstance(words, list))

@@ -246,16 +246,29 @@ def _environ(pid: int) -> bytes | None:
         return None
 
 
-#: How many of a run's commands `leaf_commands` reads, and how much of each.
+#: How many of a run's commands `leaf_commands` reads, and how much of each; how many
+#: thread names of each.
 MAX_LEAF_COMMANDS = 16
 MAX_COMMAND_BYTES = 4096
+MAX_LEAF_THREADS = 32
 
 
-def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[tuple[str, ...]]:
-    """The argv of each live process of the run that has no live child in it: what the run
-    was doing when it was looked at (a hung `node --test` waits on `node test/a.test.js`,
-    which prints nothing of its tests until the file ends). Read from /proc, bounded; the
-    sandbox's own processes (bwrap, its init) are never leaves while the command lives."""
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """A process of the run with no live child of its own, as it was looked at."""
+
+    argv: tuple[str, ...]
+    threads: tuple[str, ...] = ()
+    """The names of its threads but the first, each once: Rust's libtest runs each test in a
+    thread named for it (the kernel keeps 15 bytes of a name)."""
+
+
+def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[Leaf]:
+    """Each live process of the run that has no live child in it: what the run was doing
+    when it was looked at (a hung `node --test` waits on `node test/a.test.js`, which
+    prints nothing of its tests until the file ends; a hung `cargo test` on a test binary
+    whose thread is named for the test). Read from /proc, bounded; the sandbox's own
+    processes (bwrap, its init) are never leaves while the command lives."""
     found = [f for f in _scan(pgid, marker, since) if f.alive]
     alive = {f.pid for f in found}
     parents: set[int] = set()
@@ -263,9 +276,9 @@ def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[t
         fields = _stat_fields(pid)
         if fields is not None and fields[1].isdigit():
             parents.add(int(fields[1]))
-    commands: list[tuple[str, ...]] = []
+    leaves: list[Leaf] = []
     for pid in sorted(alive - parents):
-        if len(commands) >= MAX_LEAF_COMMANDS:
+        if len(leaves) >= MAX_LEAF_COMMANDS:
             break
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -274,8 +287,27 @@ def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[t
             continue
         argv = tuple(w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0"))
         if argv and argv[0]:
-            commands.append(argv)
-    return commands
+            leaves.append(Leaf(argv, _thread_names(pid)))
+    return leaves
+
+
+def _thread_names(pid: int) -> tuple[str, ...]:
+    try:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if t.isdigit())
+    except OSError:
+        return ()
+    names: list[str] = []
+    for tid in tids[:MAX_LEAF_THREADS]:
+        if tid == pid:
+            continue  # the main thread, named for the program
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm", "rb") as f:
+                name = f.read(64).rstrip(b"\n").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if name and name not in names:
+            names.append(name)
+    return tuple(names)
 
 
 def signal_group(pgid: int, sig: int) -> None:
