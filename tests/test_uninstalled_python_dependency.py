@@ -166,3 +166,52 @@ def test_an_undeclared_import_or_a_failing_test_beside_it_still_fails(
     assert "Traceback" not in done.stderr, done.stderr  # the tests' own is in stdout
     report = json.loads(done.stdout)
     assert report["status"] == "FAILED", report["note"]
+
+
+def _filter_repo(root: Path, module: str) -> Path:
+    """humanize 4.11.0's shape: pytest turns warnings into errors and then ignores one of a
+    dependency's categories, which names its module."""
+    return write(
+        root,
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\nversion = "1"\n\n'
+            "[tool.pytest.ini_options]\n"
+            f'filterwarnings = ["error", "ignore::{module}.SomeWarning"]\n',
+            "pkg/__init__.py": "def double(x):\n    return x * 2\n",
+            "tests/test_pkg.py": "from pkg import double\n\n\n"
+            "def test_double():\n    assert double(2) == 4\n",
+        },
+    )
+
+
+def test_a_warning_filter_naming_a_module_not_installed_is_unverified(tmp_path: Path) -> None:
+    repo = _filter_repo(tmp_path / "repo", f"{ABSENT}.warnings")
+    done = assay("verify", "--json", "--no-cache", "--kind", "test", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr  # pytest's own is in stdout
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    (test,) = [c for c in report["checks"] if c["kind"] == "test"]
+    assert (test["verdict"], test["cause"]) == ("unverified", "toolchain_missing"), test
+    assert f"`filterwarnings` names a warning of the module {ABSENT}," in test["note"]
+
+
+def test_a_warning_filter_module_is_read_from_pytests_words(tmp_path: Path) -> None:
+    from assay.uninstalled_python_dependency import uninstalled_filter_module
+
+    def output(module: str, found: str) -> str:
+        return (
+            f"ModuleNotFoundError: No module named '{found}'\n"
+            f"pytest.PytestConfigWarning: Failed to import filter module '{module}': "
+            f"ignore::{module}.W\n"
+        )
+
+    write(tmp_path, {"pkg/__init__.py": "", "src/lib.py": ""})
+    assert uninstalled_filter_module(output("coverage", "coverage"), str(tmp_path)) == "coverage"
+    dotted = output("coverage.exceptions", "coverage")
+    assert uninstalled_filter_module(dotted, str(tmp_path)) == "coverage.exceptions"
+    # Found, but broken on import: the module's failure, not a missing install.
+    assert uninstalled_filter_module(output("coverage", "other"), str(tmp_path)) is None
+    # The tree's own modules, at the root or in src/: a change may have broken them.
+    assert uninstalled_filter_module(output("pkg.gone", "pkg.gone"), str(tmp_path)) is None
+    assert uninstalled_filter_module(output("lib.gone", "lib.gone"), str(tmp_path)) is None
+    assert uninstalled_filter_module("no filter here", str(tmp_path)) is None

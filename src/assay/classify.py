@@ -117,6 +117,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _python_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _warning_filter_module_not_installed(check, result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _runner_broken_here(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code not in (0, None) and _installed_code_only(check, parsed) is not None:
@@ -326,6 +328,20 @@ def _python_dependency_not_installed(
     if any(case.outcome == "failed" for case in parsed.test_cases):
         return None
     return uninstalled_test_import(combined(result), result.cwd)
+
+
+def _warning_filter_module_not_installed(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> str | None:
+    """The module a pytest run's `filterwarnings` names, when pytest stopped at start-up for
+    want of it (no test ran or failed)."""
+    if check.tool != "pytest" or result.exit_code in (0, None) or not result.cwd:
+        return None
+    if parsed.tests is not None and (parsed.tests.passed or parsed.tests.failed):
+        return None
+    from assay.uninstalled_python_dependency import uninstalled_filter_module
+
+    return uninstalled_filter_module(combined(result), result.cwd)
 
 
 #: Python's test runners, whose collection stops at a test module's failed import.
@@ -687,6 +703,15 @@ def _note(
                 "declares (perhaps only for other Python releases or platforms): it is not "
                 "installed where the check runs, so what needs it was not checked. Install "
                 "the project's dependencies, then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            module := _warning_filter_module_not_installed(check, result, parsed)
+        ) is not None:
+            return (
+                f"{check.name} stopped before any test: its configuration's "
+                f"`filterwarnings` names a warning of the module {module}, which is not "
+                "installed where the check runs, so nothing of the code was checked. "
+                "Install the project's test dependencies, then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             where := _runner_broken_here(check, result, parsed)

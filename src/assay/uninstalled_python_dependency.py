@@ -15,10 +15,17 @@ Poetry's tables, as `base_requirements.declared_in` reads them), by the name the
 imported under, and not the project's own package; a module nothing declares (a change
 that imports a new one, or misspells one) stays a failure, as does any other finding beside
 them. pyproject.toml is read as untrusted (no links, bounded).
+
+pytest's own configuration may name a module too: a `filterwarnings` entry whose category is
+a dependency's (humanize 4.11.0's `ignore:...:coverage.exceptions.CoverageWarning`, after an
+`error` entry). Without that module installed pytest stops at start-up and runs no test. That
+module is the configuration's, not the code's, and it need not be declared by its own name
+(coverage comes with pytest-cov): one not found, and not in the tree, is not installed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -26,7 +33,11 @@ from assay.base_requirements import MANIFEST_MAX_BYTES, declared_in, normalise
 from assay.evidence import Diagnostic
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["uninstalled_python_dependency", "uninstalled_test_import"]
+__all__ = [
+    "uninstalled_filter_module",
+    "uninstalled_python_dependency",
+    "uninstalled_test_import",
+]
 
 #: mypy's and pyright's words for an import they found no module for (the name captured).
 _UNRESOLVED = (
@@ -64,6 +75,30 @@ def uninstalled_test_import(output: str, cwd: str) -> str | None:
     if not all(normalise(name.split(".")[0]) in declared for name in names):
         return None
     return names[0]
+
+
+#: pytest's words for a `filterwarnings` category whose module it could not import.
+_FILTER_MODULE = re.compile(r"Failed to import filter module '([\w.]+)'")
+
+
+def uninstalled_filter_module(output: str, cwd: str) -> str | None:
+    """The first module pytest's warning filters name that `output` says could not be
+    imported because no such module was found, when none of them is in the tree at `cwd`
+    (a module of the project's that a change broke stays its failure); else None."""
+    names = sorted(set(_FILTER_MODULE.findall(output)))
+    not_found = {name.split(".")[0] for name in _NOT_FOUND.findall(output)}
+    if not names or not all(name.split(".")[0] in not_found for name in names):
+        return None
+    if any(_in_tree(cwd, name.split(".")[0]) for name in names):
+        return None
+    return names[0]
+
+
+def _in_tree(cwd: str, name: str) -> bool:
+    """A package or module of that name at the root or under `src/` (or anything else there
+    by that name: the tree's, not an installed one)."""
+    places = (os.path.join(cwd, *parts) for parts in ((name,), ("src", name)))
+    return any(os.path.lexists(p) or os.path.lexists(p + ".py") for p in places)
 
 
 def _unresolved(message: str) -> str | None:
