@@ -9,6 +9,7 @@ test with "Failed: Timeout (>10.0s) from pytest-timeout."; its thread method pri
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from xml.etree.ElementTree import Element
@@ -78,7 +79,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
                 hung_tests=stopped,
             )
         tests = _not_kinder_than_the_summary(junit[0], _listed_failures(data), combined(result))
-        cases = junit[1]
+        cases = _with_optional_imports(junit[1], result.cwd)
         hung = tuple(c for c in cases if c.message and _TIMED_OUT.match(c.message))
         tests = _without_hung(tests, hung)
         return ParsedOutput(
@@ -95,6 +96,22 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         tests=text_tests,
         failure_recognized=text_tests is not None and text_tests.any_failed,
         no_tests_reported=no_tests,
+    )
+
+
+def _with_optional_imports(cases: tuple[TestCase, ...], cwd: str | None) -> tuple[TestCase, ...]:
+    """`cases`, each module that could not be collected on a NameError for a name it imports
+    only where an optional module is installed saying so (`with_optional_import`)."""
+    from assay.optional_import import with_optional_import
+
+    return tuple(
+        dataclasses.replace(
+            case,
+            message=with_optional_import(case.message, cwd, case.name.replace(".", "/") + ".py"),
+        )
+        if case.outcome == "error" and case.message and case.message.startswith(COLLECTION_FAILURE)
+        else case
+        for case in cases
     )
 
 
