@@ -407,3 +407,8 @@ def test_the_proof_reads_a_linked_environment_where_the_workspace_links_to(
         workspace, (PYTEST,), DECLARED, source=tmp_path, linked=(".venv",)
     )
     assert not elsewhere.proven
+
+
+def test_a_setup_py_deeper_than_the_parser_goes_declares_nothing() -> None:
+    deep = {"setup.py": ("x = " + "-" * 100_000 + "1\n").encode()}
+    assert declared_in(deep).names == frozenset()

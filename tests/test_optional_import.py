@@ -48,6 +48,9 @@ def test_a_name_only_a_guarded_import_binds_names_its_modules(tmp_path: Path) ->
         # Not imported in a try at all.
         "def test_a():\n    settings\n",
         "def broken(:\n",
+        # Deeper than the parser goes (a file of the code's: it may be written to stop it).
+        "x = " + "-" * 100_000 + "1\n",
+        "x = x" + ".a" * 200_000 + "\n",
     ],
 )
 def test_any_other_shape_leaves_the_message(tmp_path: Path, source: str) -> None:

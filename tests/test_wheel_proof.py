@@ -86,3 +86,8 @@ def test_an_entry_script_that_does_more_or_starts_elsewhere_is_named(tmp_path: P
     assert "does not start the environment's Python" in (
         entry_script_problem(root, f"{VENV}/bin/tool", "pkg:main", VENV) or ""
     )
+    # Deeper than the parser goes: named, not an error out of assay.
+    tool.write_text(f"#!{root}/{VENV}/bin/python3\nx = " + "-" * 100_000 + "1\n")
+    assert "not the script an installer writes" in (
+        entry_script_problem(root, f"{VENV}/bin/tool", "pkg:main", VENV) or ""
+    )

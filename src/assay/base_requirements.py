@@ -266,7 +266,7 @@ def _setup_py(text: str, projects: list[str], entry_points: set[EntryPoint]) -> 
     a literal list, or a name assigned a literal list at module level."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     assigned: dict[str, ast.expr] = {}
     for node in tree.body:

@@ -39,7 +39,7 @@ def with_optional_import(message: str, cwd: str | None, module_path: str) -> str
         return message
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # deeper than the parser goes
         return message
     modules = _guarding_imports(tree, match.group(1))
     if not modules:

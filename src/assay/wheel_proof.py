@@ -145,7 +145,7 @@ def entry_script_problem(root: Path, path: str, entry: str, venv: str) -> str | 
     expected = _ENTRY_SCRIPT.format(module=module.strip(), name=attr.split(".")[0], call=attr)
     try:
         same = ast.dump(ast.parse(body)) == ast.dump(ast.parse(expected))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         same = False
     return None if same else f"{path}: not the script an installer writes for {entry}"
 
