@@ -122,6 +122,20 @@ REACHES = [
         "impl PartialEq<i32> for Sum",
     ),
     ("src/lib.rs", "impl<T> std::cmp::PartialOrd<T> for Sum {\n", "PartialOrd<T> for Sum"),
+    # Round rt33: the trait named through an alias, or by a macro's parameter.
+    (
+        "src/lib.rs",
+        (
+            "use std::cmp::PartialEq as Same;\npub struct Sum(i32);\nimpl Same<i32> for Sum {\n"
+            "    fn eq(&self, _: &i32) -> bool { true }\n}\n"
+        ),
+        "fn eq(",
+    ),
+    (
+        "src/lib.rs",
+        "macro_rules! same {\n    ($t:path) => { impl $t for Sum { fn ne(&self, _: &i32) -> bool",
+        "fn ne(",
+    ),
     # The same in Go: go-cmp asks a type's own `Equal` method.
     (
         "calc/sum.go",
@@ -289,6 +303,7 @@ ORDINARY = [
     ("calc.py", "# ruff: noqa: E501\n"),
     ("lib/calc.js", "// eslint-disable-next-line no-console\nconsole.log(1);\n"),
     ("src/lib.rs", "#![allow(dead_code)]\n"),
+    ("src/lib.rs", "pub fn equal<T: PartialEq>(a: &T, b: &T) -> bool { a == b }\n"),
     ("calc/sum.go", "package calc\n\nfunc Equal(a, b int) bool { return a == b }\n"),
     ("calc/sum.go", "package calc\n\nfunc (s Set) Contains(x int) bool { return s[x] }\n"),
 ]

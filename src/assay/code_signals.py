@@ -457,10 +457,13 @@ RUST = Language(
         # `PartialEq<i32>` says "equal" to anything, so `assert_eq!(add(2, 3), 5)` still
         # compiles and passes on a wrong sum. Rust cannot be asked at run time whether a
         # comparison judges its operands, so each one written by hand is a reason to look
-        # (a derived one compares every field, and is not matched).
+        # (a derived one compares every field, and is not matched). The trait can be named
+        # otherwise (`use std::cmp::PartialEq as Same`, a macro's `impl $t for`), its
+        # methods cannot: `assert_eq!` calls `eq`, `assert_ne!` `ne`, `<` `lt`.
         Rule(
             "compares values by a rule of its own (which the tests' assertions then ask)",
-            r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd)\b[^{;]*\bfor\b",
+            r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd)\b[^{;]*\bfor\b"
+            r"|\bfn\s+(?:eq|ne|partial_cmp|lt|le|gt|ge)\s*[<(]",
         ),
         Rule(
             _CHECKER_OFF,
