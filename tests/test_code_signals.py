@@ -142,6 +142,16 @@ REACHES = [
         "package calc\n\ntype Sum int\n\nfunc (Sum) Equal(Sum) bool { return true }\n",
         "func (Sum) Equal(Sum) bool",
     ),
+    # Round rt33: the receiver in parentheses, errors.Is and errors.As asking the error.
+    ("calc/sum.go", "package calc\n\nfunc (s (Sum)) Equal(Sum) bool { return true }\n", "Equal("),
+    ("calc/sum.go", "package calc\n\nfunc (\n\ts Sum,\n) Equal(Sum) bool {\n", ") Equal("),
+    ("calc/err.go", "package calc\n\nfunc (failure) Is(error) bool { return true }\n", "Is(error)"),
+    ("calc/err.go", "package calc\n\nfunc (f *failure) As(any) bool { return true }\n", "As(any)"),
+    (
+        "calc/err.go",
+        "package calc\n\nfunc (f failure) Unwrap() []error { return all }\n",
+        "[]error",
+    ),
     # Round rt30: native code linked into the test binaries by a build script or cgo.
     (
         "build.rs",
@@ -306,6 +316,9 @@ ORDINARY = [
     ("src/lib.rs", "pub fn equal<T: PartialEq>(a: &T, b: &T) -> bool { a == b }\n"),
     ("calc/sum.go", "package calc\n\nfunc Equal(a, b int) bool { return a == b }\n"),
     ("calc/sum.go", "package calc\n\nfunc (s Set) Contains(x int) bool { return s[x] }\n"),
+    ("calc/err.go", "package calc\n\nfunc (e *wrapped) Unwrap() error { return e.err }\n"),
+    ("calc/err.go", "package calc\n\nfunc Is(err, target error) bool { return err == target }\n"),
+    ("calc/err.go", "package calc\n\nvar ok = errors.Is(err, ErrX) || f(x).Equal(y)\n"),
 ]
 
 

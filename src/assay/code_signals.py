@@ -383,10 +383,14 @@ GO = Language(
         ),
         # As Rust's `PartialEq` below: go-cmp's `cmp.Equal` and `cmp.Diff` ask a type's own
         # `Equal` method, so a result type whose `Equal` says "equal" to anything passes a
-        # test's `cmp.Diff(want, got)` on a wrong value.
+        # test's `cmp.Diff(want, got)` on a wrong value. So do `errors.Is` and `errors.As`
+        # a wrong error's `Is` and `As`, and its `Unwrap() []error`, which can name every
+        # error a test expects. A receiver may hold parentheses (`func (s (Sum)) Equal`) or
+        # end a line of its own (`) Equal(`).
         Rule(
             "compares values by a rule of its own (which the tests' assertions then ask)",
-            r"^\s*func\s*\([^)]*\)\s*Equal\s*\(",
+            r"^\s*(?:func\s*\(.*)?\)\s*(?:/\*.*?\*/\s*)*(?:Equal|Is|As)\s*\("
+            r"|\bUnwrap\s*\(\s*\)\s*\[\s*\]\s*error\b",
         ),
         Rule(
             "makes raw system calls",
