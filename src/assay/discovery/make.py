@@ -34,6 +34,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.substitution import bounded_sub
 from assay.verdict import Kind
 
 NAME = "task-runner"
@@ -92,10 +93,14 @@ class Makefile:
         return next((t for t in self.targets if t.name == name), None)
 
     def expand(self, line: str) -> str:
-        """`line` with the Makefile's plain variables substituted (others are left as written)."""
+        """`line` with the Makefile's plain variables substituted (others are left as written),
+        as far as the result stays within `MAX_FILLED_CHARS`: `V = $(V)$(V)...` of 4 KiB
+        filled in to 4 GB in three passes."""
         for _ in range(_EXPANSION_PASSES):
-            expanded = _REFERENCE.sub(lambda m: self.variables.get(m.group(1), m.group(0)), line)
-            if expanded == line:
+            expanded = bounded_sub(
+                _REFERENCE, lambda m: self.variables.get(m.group(1), m.group(0)), line
+            )
+            if expanded is None or expanded == line:
                 break
             line = expanded
         return line

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.substitution import MAX_FILLED_CHARS, bounded_sub
+
 #: Where tox looks for its configuration, in the order it looks.
 TOX_FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
 
@@ -54,6 +56,8 @@ _PLAIN = {
     ":": ":",
 }
 _UNRESOLVED = "\x00"
+#: What a placeholder too long to fill in is named as (`substitution.MAX_FILLED_CHARS`).
+_TOO_LONG = "a value longer than assay fills in"
 #: What `{env_site_packages_dir}/` in a command becomes: a mark the detector, which sees
 #: the tree, replaces with the directory that holds the package (`python_envs`).
 SITE_PACKAGES = "\x01site-packages/"
@@ -364,8 +368,16 @@ class _References:
 
     def __init__(self, parser: configparser.ConfigParser) -> None:
         self.parser = parser
+        # Each reference at each depth is spliced once: a section whose lines each name it
+        # again was 60 ** MAX_REFERENCE_DEPTH splices, a plan that never ended.
+        self.spliced: dict[tuple[str, int], str | None] = {}
 
     def get(self, reference: str, depth: int = 0) -> str | None:
+        if (reference, depth) not in self.spliced:
+            self.spliced[(reference, depth)] = self._get(reference, depth)
+        return self.spliced[(reference, depth)]
+
+    def _get(self, reference: str, depth: int) -> str | None:
         match = re.fullmatch(r"\[([^\]]+)\]\s*(\S+)", reference)
         if match is None or depth >= MAX_REFERENCE_DEPTH:
             return None
@@ -375,16 +387,21 @@ class _References:
         return self.expand(self.parser.get(section, key), depth + 1)
 
     def expand(self, value: str, depth: int = 0) -> str:
-        """`value` with whole-line `{[section]key}` references replaced by their lines."""
+        """`value` with whole-line `{[section]key}` references replaced by their lines, as
+        far as it stays within `MAX_FILLED_CHARS` (a section of lines that each name it
+        again grows as a power of the depth)."""
         lines = []
+        size = 0
         for line in value.splitlines():
             stripped = line.strip()
-            if stripped.startswith("{[") and stripped.endswith("}"):
+            if stripped.startswith("{[") and stripped.endswith("}") and size < MAX_FILLED_CHARS:
                 spliced = self.get(stripped[1:-1], depth)
-                if spliced is not None:
+                if spliced is not None and size + len(spliced) <= MAX_FILLED_CHARS:
                     lines.append(spliced)
+                    size += len(spliced) + 1
                     continue
             lines.append(line)
+            size += len(line) + 1
         return "\n".join(lines)
 
 
@@ -485,7 +502,9 @@ def _fill(
         return f"{_UNRESOLVED}{key}{_UNRESOLVED}"
 
     for _ in range(MAX_REFERENCE_DEPTH):
-        filled = _BRACE.sub(one, value)
+        filled = bounded_sub(_BRACE, one, value)
+        if filled is None:  # a value naming another many times over: tox's alone to fill
+            return f"{_UNRESOLVED}{_TOO_LONG}{_UNRESOLVED}"
         if filled == value:
             break
         value = filled
