@@ -18,6 +18,7 @@ from assay.process import InvalidRun, run_process
 from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, standby
 from tests.cli import ASSAY, assay_env
 from tests.processes import gone
+from tests.swapping import swapping, tools_and_secret
 
 PYTHON = sys.executable
 
@@ -369,23 +370,6 @@ def test_warm_runs_leave_no_scratch_directory_behind(fake_home: Path, tmp_path: 
     assert left_by_the_dead() - before == set()
 
 
-_SWAPPER = """
-import os, signal, sys, time
-tools, secret = sys.argv[1], sys.argv[2]
-aside = tools + ".real"
-stop = []
-signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-print("ready", flush=True)
-while not stop:
-    os.rename(tools, aside)
-    os.symlink(secret, tools)
-    time.sleep(0.0004)
-    os.unlink(tools)
-    os.rename(aside, tools)
-    time.sleep(0.0004)
-"""
-
-
 def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_shows(
     fake_home: Path, tmp_path: Path
 ) -> None:
@@ -394,14 +378,9 @@ def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_sho
     it cannot see while a standby is built, and back: each path is then what it was when
     the standby pinned it, but bubblewrap, which resolves a path as it mounts it, may have
     mounted the link's target. The standby must show only what it pinned."""
-    tools, secret, place = tmp_path / "tools", tmp_path / "secret", tmp_path / "place"
-    for made in (tools / "bin", secret / "bin", place):
-        made.mkdir(parents=True)
-    tool = tools / "bin" / "tool"
-    tool.write_text("#!/bin/sh\n")
-    tool.chmod(0o755)
-    (tools / "marker").write_text("the tools\n")
-    (secret / "marker").write_text("the secret\n")
+    tools, secret, tool = tools_and_secret(tmp_path)
+    place = tmp_path / "place"
+    place.mkdir()
 
     def sandbox() -> BwrapSandbox:
         return BwrapSandbox(BwrapOptions(toolchain_paths=(str(tool),)))
@@ -410,17 +389,11 @@ def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_sho
     assert str(tools) in hint["late"]  # type: ignore[operator]
     seen = []
     for _ in range(30):
-        swapper = subprocess.Popen(
-            [PYTHON, "-c", _SWAPPER, str(tools), str(secret)], stdout=subprocess.PIPE
-        )
         bwrap.start_ahead()
         try:
-            assert swapper.stdout is not None and swapper.stdout.readline() == b"ready\n"
-            bwrap.stand_by(hint)
-            time.sleep(0.05)  # bubblewrap has mounted what it mounts
-            swapper.terminate()
-            assert swapper.wait(timeout=10) == 0
-            assert tools.is_dir() and not tools.is_symlink()
+            with swapping(tools, secret):
+                bwrap.stand_by(hint)
+                time.sleep(0.05)  # bubblewrap has mounted what it mounts
             used = sandbox()
             ws = used.provision_in_place(place)
             try:
@@ -428,9 +401,6 @@ def test_a_bound_directory_swapped_while_the_standby_is_built_is_not_what_it_sho
             finally:
                 used.cleanup(ws)
         finally:
-            if swapper.poll() is None:
-                swapper.kill()
-                swapper.wait()
             bwrap.drop_ahead()
         seen.append(result.stdout.text)
         assert "secret" not in result.stdout.text, f"attempt {len(seen)} read the link's target"
