@@ -579,6 +579,7 @@ def test_checks_started_together_build_the_root_once(
         return build(self, ws)
 
     monkeypatch.setattr(BwrapSandbox, "_root", slow_build)
+    sandbox._roots.clear()  # built for the launch started with the workspace: built again
     results = []
     threads = [
         threading.Thread(

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from assay.process import InvalidRun, run_process
+from assay.process import InvalidRun, ProcessResult, run_process
 from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch
 from tests.cli import assay
 from tests.processes import gone
 from tests.repos import write
+from tests.swapping import swapping, tools_and_secret
 
 PYTHON = sys.executable
 
@@ -41,6 +42,14 @@ def _spare_pid(ws: Workspace) -> int:
     (spare,) = waiting
     assert spare.started.proc is not None
     return spare.started.proc.pid
+
+
+def _late(
+    sandbox: BwrapSandbox, workspace: Workspace, overlay: dict[str, str], argv: list[str]
+) -> list[str]:
+    """A late part for `argv` in `workspace`, each mount's source by its path."""
+    mounts = sandbox._sandbox_args(workspace, str(workspace.path), overlay)
+    return [*mounts, *launch.late_variables(overlay, argv)]
 
 
 def test_the_first_command_finds_its_launch_already_in_the_run_cgroup(
@@ -82,7 +91,7 @@ def test_the_commands_words_and_variables_arrive_whole_and_assays_own_do_not(
 def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Workspace) -> None:
     """A launch that got all but the late part's last word never runs the command."""
     marker = workspace.path / "ran"
-    late = sandbox._late_args(workspace, str(workspace.path), {}, ["touch", str(marker)])
+    late = _late(sandbox, workspace, {}, ["touch", str(marker)])
     assert late[-2:] == [launch.DONE_VAR, "1"]
     started = launch.start(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
@@ -142,11 +151,13 @@ def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source
     assert gone(pid), f"launch {pid} outlived its maker"
 
 
-def test_a_launch_started_ahead_serves_the_next_run_in_place(
+def test_the_next_run_in_place_takes_the_cgroup_made_ahead_but_not_its_launch(
     fake_home: Path, tmp_path: Path
 ) -> None:
-    """What a warm worker makes while it waits: the next in-place run takes its cgroup,
-    and its command is the launch already joined to it."""
+    """What a warm worker makes while it waits: the next in-place run takes its cgroup.
+    Its launch, started before the sandbox was known, holds none of the binds' sources
+    (each is handed to bubblewrap as a descriptor it inherited): it is ended, and the
+    run's command is a launch started for its own mounts."""
     from assay.sandbox import bwrap
 
     bwrap.start_ahead()
@@ -158,11 +169,11 @@ def test_a_launch_started_ahead_serves_the_next_run_in_place(
         ws = sandbox.provision_in_place(tmp_path)
         try:
             assert sandbox._cgroups[ws.run_id] is ahead.group
-            assert _spare_pid(ws) == pid
+            assert gone(pid)
+            assert _spare_pid(ws) != pid
             result = sandbox.run(ws, ["sh", "-c", "echo in place > made"], timeout=30)
             assert result.exit_code == 0, result.stderr.text
             assert (tmp_path / "made").read_text() == "in place\n"
-            assert gone(pid)  # it was that command's, and ended with it
         finally:
             sandbox.cleanup(ws)
         assert not ahead.group.directories[0].exists()
@@ -209,7 +220,7 @@ def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
     assert spare.started.proc is not None
-    late = sandbox._late_args(workspace, str(workspace.path), {"FOO": "x\0--share-net"}, ["true"])
+    late = _late(sandbox, workspace, {"FOO": "x\0--share-net"}, ["true"])
     with pytest.raises(InvalidRun, match="NUL"):
         spare.feed(late)
     assert gone(spare.started.proc.pid)
@@ -228,7 +239,7 @@ def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
     assert spare.started.proc is not None
-    late = sandbox._late_args(workspace, str(workspace.path), {}, ["echo", "\ud800"])
+    late = _late(sandbox, workspace, {}, ["echo", "\ud800"])
     with pytest.raises(InvalidRun, match="cannot be encoded"):
         spare.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
     assert gone(spare.started.proc.pid)
@@ -350,3 +361,46 @@ def test_limits_above_the_callers_hard_limit_are_held_to_it(source: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("]")[0] == "0 ['16384', '16384'", done.stdout  # 512-byte blocks
+
+
+def test_a_bound_directory_swapped_while_a_fresh_sandbox_is_built_is_not_what_it_shows(
+    fake_home: Path, tmp_path: Path
+) -> None:
+    """A run in place can write where another's toolchain lies, and swap that directory
+    for a link to one no sandbox shows, and back, in a tight loop: bubblewrap, were it
+    handed the path, would resolve it as it mounts it, and might mount the link's target.
+    Each sandbox of a workspace must show what its root was built from, whether its
+    command takes the launch started ahead or starts one of its own; bubblewrap, which
+    checks a mount made from a descriptor, may refuse to start instead (caught mid-swap),
+    which is no run of the command."""
+    tools, secret, tool = tools_and_secret(tmp_path)
+    place = tmp_path / "place"
+    place.mkdir()
+    results: list[ProcessResult] = []
+    for _ in range(20):
+        sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(str(tool),)))
+        ws = sandbox.provision_in_place(place)
+        try:
+            with swapping(tools, secret):
+                for _ in range(2):  # the spare, then a launch of its own
+                    results.append(sandbox.run(ws, ["cat", str(tools / "marker")], timeout=30))
+        finally:
+            sandbox.cleanup(ws)
+    leaked = sum("secret" in result.stdout.text for result in results)
+    assert leaked == 0, f"{leaked} of {len(results)} runs read the link's target"
+    ran = [result for result in results if result.started]
+    assert ran, "no run started"
+    assert {(result.exit_code, result.stdout.text) for result in ran} == {(0, "the tools\n")}
+
+
+def test_a_command_inherits_none_of_the_descriptors_its_mounts_were_made_from(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """Each bind's source reaches bubblewrap as a descriptor, which it closes once it has
+    mounted it: one left open would be a way out of the sandbox (`openat(fd, "..")`), in
+    the launch started ahead as in one started for the command."""
+    listing = [PYTHON, "-c", "import os; print(sorted(os.listdir('/proc/self/fd')))"]
+    for _ in range(2):  # the spare, then a launch of its own
+        result = sandbox.run(workspace, listing, timeout=30)
+        assert result.exit_code == 0, result.stderr.text
+        assert result.stdout.text == "['0', '1', '2', '3']\n"

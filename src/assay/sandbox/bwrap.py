@@ -217,6 +217,11 @@ def _raise(error: OSError) -> None:
     raise error
 
 
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 def _physical_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -263,8 +268,11 @@ class BwrapSandbox(Sandbox):
         self._identity_note = ""
         self._seccomp: int | None = None
         self._seccomp_note = ""
-        self._roots: dict[str, tuple[tuple[str, ...], list[str]]] = {}
-        """Per workspace, the directories held when its root was built, and the root."""
+        self._roots: dict[str, tuple[tuple[str, ...], list[str], dict[str, int]]] = {}
+        """Per workspace, the directories held when its root was built, the root, and a
+        descriptor holding each of its binds' sources as it was built (`_built_root`)."""
+        self._pins: dict[str, list[int]] = {}
+        """Per workspace, every descriptor its roots hold, closed when it is cleaned up."""
         self._held: dict[str, tuple[str, ...]] = {}
         """Per workspace, the directories shown read-only (`hold`)."""
         self._cgroups: dict[str, cgroup.RunCgroup] = {}
@@ -282,8 +290,12 @@ class BwrapSandbox(Sandbox):
         self._identity, self._identity_note = other._identity, other._identity_note
         self._seccomp, self._seccomp_note = other._seccomp, other._seccomp_note
         self._cgroups, self._cgroup_notes = other._cgroups, other._cgroup_notes
-        self._held = other._held
+        self._held, self._pins = other._held, other._pins
         self._binary = other._binary
+
+    def __getstate__(self) -> dict[str, object]:
+        # Descriptors are this process's: elsewhere the same numbers hold other files.
+        return {**self.__dict__, "_roots": {}, "_pins": {}}
 
     @property
     def uid(self) -> int | None:
@@ -459,9 +471,13 @@ class BwrapSandbox(Sandbox):
         else:
             self._cgroup_notes[ws.run_id] = why_not
         if ahead is not None:
-            launch.SPARES.add(ws.run_id, ahead.launch)
-            if ahead.standby is not None:
-                standby.STANDBYS.add(ws.run_id, ahead.standby)
+            # Started before its sandbox was known, it holds none of its binds' sources
+            # (`_launched`): no command could take it.
+            ahead.launch.discard()
+        if ahead is not None and ahead.standby is not None:
+            # The run's sandbox is most likely built already: a spare started now would
+            # only be in its way (a root to build, a process to start and join).
+            standby.STANDBYS.add(ws.run_id, ahead.standby)
         else:
             self._start_spare(ws)
         return ws
@@ -497,7 +513,11 @@ class BwrapSandbox(Sandbox):
         standby.STANDBYS.discard(workspace.run_id)
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
-        self._roots.pop(workspace.run_id, None)
+        with _roots_lock:
+            self._roots.pop(workspace.run_id, None)
+            pins = self._pins.pop(workspace.run_id, [])
+        for pin in pins:
+            os.close(pin)
         self._held.pop(workspace.run_id, None)
         try:
             if group is not None:
@@ -598,32 +618,39 @@ class BwrapSandbox(Sandbox):
             args.append("--")
         return [*args, "/bin/sh", "-c", launch.COMMAND_SHELL, "sh"]
 
-    def _late_args(
-        self,
-        workspace: Workspace,
-        cwd: str,
-        overlay: Mapping[str, str],
-        argv: Sequence[str] | None = None,
-    ) -> list[str]:
-        """The rest of a command's start in `workspace`, with the variables of `overlay`:
-        its sandbox (`_sandbox_args`), the variables, and the command's words when the
-        launch was started without them."""
-        sandbox = self._sandbox_args(workspace, cwd, overlay)
-        return [*sandbox, *launch.late_variables(overlay, argv)]
-
     def _sandbox_args(
         self, workspace: Workspace, cwd: str, overlay: Mapping[str, str]
     ) -> list[str]:
-        """What of a command's late part builds its sandbox: the uid, the root, the caches
-        and the directory (all but the command and its variables)."""
+        """What of a command's late part builds its sandbox, each path by its name: the
+        uid, the root, the caches and the directory (all but the command and its
+        variables)."""
+        mounts, _ = self._mounts(workspace, overlay)
+        return [*mounts, "--chdir", cwd]
+
+    def _mounts(
+        self, workspace: Workspace, overlay: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, int]]:
+        """The uid, the root and the caches of a command's sandbox, each path by its name,
+        and a descriptor holding each bind's source as the root was built."""
         args: list[str] = []
         if self._as_root and not self._dropped(workspace):
             args += ["--uid", str(self.uid), "--gid", str(self.uid)]
-        args += self._root_args(workspace)
+        root, pins = self._built_root(workspace)
+        args += root
         for cache in self.options.tool_caches:
             if not _names(overlay, cache):
                 args += ["--ro-bind", cache, cache]
-        return [*args, "--chdir", cwd]
+        return args, pins
+
+    def _by_descriptors(
+        self, mounts: Sequence[str], pins: Mapping[str, int]
+    ) -> tuple[list[str], list[int]]:
+        """`mounts` with each bind's source the copy of its pin that bubblewrap is to
+        inherit, and those copies (`standby.by_descriptors`)."""
+        handed = standby.by_descriptors(mounts, pins)
+        if handed is None:
+            raise SandboxError("a sandbox's mount option is not known here", backend=self.name)
+        return handed
 
     def _dropped(self, workspace: Workspace) -> bool:
         """As root in place, the command cannot be handed the user's tree: it runs in a
@@ -639,7 +666,24 @@ class BwrapSandbox(Sandbox):
         if not self._binary:
             return
         template, env = self._launch_template(workspace), self._env()
-        started = launch.start(template, env, str(workspace.path), self._rlimits(workspace.run_id))
+        # For a command whose variables name no tool cache: one that does is shown the
+        # cache writable, and starts a launch of its own (`_launched`).
+        try:
+            mounts, pins = self._mounts(workspace, {})
+            fed, passed = self._by_descriptors(mounts, pins)
+        except SandboxError:
+            return  # the command's own start says why
+        try:
+            started = launch.start(
+                template,
+                env,
+                str(workspace.path),
+                self._rlimits(workspace.run_id),
+                keep_fds=passed,
+                mounts=(mounts, fed),
+            )
+        finally:
+            _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
         launch.SPARES.add(workspace.run_id, started)
 
     def _execute(
@@ -681,26 +725,33 @@ class BwrapSandbox(Sandbox):
         overlay: Mapping[str, str],
         argv: Sequence[str],
     ) -> Started:
-        """`argv` started through the workspace's spare launch when it has one and the
-        command is short enough to hand over late, else through a launch started now with
-        the command's words (its cgroup's join primed while the rest is built)."""
+        """`argv` started through the workspace's spare launch when it has one for these
+        mounts and the command is short enough to hand over late, else through a launch
+        started now with the command's words (its cgroup's join primed).
+
+        Each bind's source is handed to bubblewrap as a descriptor the launch inherited,
+        opened when the workspace's root was built, never as its path: bubblewrap would
+        resolve a path as it mounts it, and a run in place that can write beside it could
+        swap it for a link and back in between, and show this sandbox the link's target."""
+        mounts, pins = self._mounts(workspace, overlay)
+        rlimits = self._rlimits(workspace.run_id)
         spare = None
         if len(argv) <= launch.MAX_LATE_WORDS:
-            spare = launch.SPARES.take(
-                workspace.run_id, template, env, self._rlimits(workspace.run_id)
-            )
+            spare = launch.SPARES.take(workspace.run_id, template, env, rlimits, mounts)
+        if spare is not None:
+            late = [*spare.mounts_fed, "--chdir", cwd, *launch.late_variables(overlay, argv)]
+            return spare.feed(late)
+        fed, passed = self._by_descriptors(mounts, pins)
         group = self._cgroups.get(workspace.run_id)
-        primed = group.joins_primed() if group is not None and spare is None else None
-        with primed or contextlib.nullcontext():
-            started = spare or launch.start(
-                template, env, str(workspace.path), self._rlimits(workspace.run_id), argv
-            )
-            try:
-                late = self._late_args(workspace, cwd, overlay, argv if spare else None)
-            except BaseException:
-                started.discard()
-                raise
-        return started.feed(late)
+        primed = group.joins_primed() if group is not None else None
+        try:
+            with primed or contextlib.nullcontext():
+                started = launch.start(
+                    template, env, str(workspace.path), rlimits, argv, keep_fds=passed
+                )
+        finally:
+            _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
+        return started.feed([*fed, "--chdir", cwd, *launch.late_variables(overlay)])
 
     def _standing_by(
         self,
@@ -748,16 +799,31 @@ class BwrapSandbox(Sandbox):
             script += 'exec "$@"'
         return ["/bin/sh", "-c", script, "sh", *procs, "--"]
 
-    def _root_args(self, workspace: Workspace) -> list[str]:
+    def _built_root(self, workspace: Workspace) -> tuple[list[str], dict[str, int]]:
         """`_root`'s arguments, built once per workspace: what it shows cannot change.
         Checks start side by side; the first builds them while the others wait, rather
-        than each scanning the same toolchain directories at once."""
+        than each scanning the same toolchain directories at once. With them, a
+        descriptor holding what each bind's source named as they were built, held until
+        the workspace is cleaned up: every sandbox of the workspace mounts that."""
         with _roots_lock:
             held = self._held.get(workspace.run_id, ())
             built = self._roots.get(workspace.run_id)
             if built is None or built[0] != held:
-                built = self._roots[workspace.run_id] = (held, self._root(workspace).args)
-            return built[1]
+                args = self._root(workspace).args
+                try:
+                    pins = standby.pinned_sources(args)
+                except OSError as exc:
+                    # Gone since the root was built, or swapped: never left to bubblewrap
+                    # to resolve later, as whatever is there then.
+                    raise SandboxError(
+                        f"a directory the sandbox shows changed as it was built: {exc}",
+                        backend=self.name,
+                    ) from exc
+                if pins is None:
+                    raise SandboxError("a root's mount option is not known here", backend=self.name)
+                self._pins.setdefault(workspace.run_id, []).extend(pins.values())
+                built = self._roots[workspace.run_id] = (held, args, pins)
+            return built[1], built[2]
 
     def hold(self, workspace: Workspace, directories: Sequence[str]) -> bool:
         # Each is bound read-only whole, its caches mounted over directories made for them
@@ -1256,7 +1322,7 @@ def _ahead_identity() -> identity.SandboxIdentity | None:
 
 
 _seccomp_lock = threading.Lock()
-#: Held while a root is built (`BwrapSandbox._root_args`). The module's, not a sandbox's:
+#: Held while a root is built (`BwrapSandbox._built_root`). The module's, not a sandbox's:
 #: a sandbox is pickled to run on another machine (`assay eval --executor ray`).
 _roots_lock = threading.Lock()
 _seccomp_fd: dict[int, int] = {}

@@ -19,6 +19,12 @@ only sends its late part.
 What comes late cannot weaken what came first, and a late part cut short runs nothing:
 the confinement is all in the launch's own argv, and the shell inside runs the command
 only when the last word of the late part arrived.
+
+A late part names no bind's source by its path: bubblewrap resolves a path as it mounts
+it, and a run in place that can write beside a directory could swap it for a link and
+back in between. Each source is a descriptor the launch inherited (`--ro-bind-fd`), so a
+launch is started for the mounts it will be fed (`Launch.mounts`): a spare for those of
+its workspace's root, and a command whose mounts differ starts one of its own.
 """
 
 from __future__ import annotations
@@ -102,6 +108,12 @@ class Launch:
     """The resource limits set on it (`start`)."""
     started: Started
     args_fd: int | None
+    mounts: tuple[str, ...] = ()
+    """The mounts of the late part it was started for, each source by its path: a bind's
+    source it inherited as a descriptor (`start`) is mounted only as that."""
+    mounts_fed: tuple[str, ...] = ()
+    """Those mounts as it is to be fed them: each such bind by its descriptor. Fed
+    anything else, it would leave the descriptors to the command."""
 
     def feed(self, late: Sequence[str]) -> Started:
         """Send the late part and close the pipe: bubblewrap goes on. A launch that died
@@ -149,6 +161,7 @@ def start(
     *,
     stdin: int | None = None,
     keep_fds: Sequence[int] = (),
+    mounts: tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> Launch:
     """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
     command's, when it is known), with a pipe for its late part, in the host's allowlisted
@@ -156,7 +169,8 @@ def start(
     before it reads that part (so on everything the sandbox starts): a launch whose limits
     could not be set is killed, and says so as a start that failed. `stdin`: what it reads
     in place of /dev/null (`assay.sandbox.standby`); `keep_fds`: descriptors it inherits
-    besides the pipe (a standby's bind sources, `--ro-bind-fd`)."""
+    besides the pipe (its binds' sources, `--ro-bind-fd`); `mounts`: the mounts of the
+    late part those are for, by path and as it is to be fed them (`Launch.mounts`)."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -180,7 +194,8 @@ def start(
         raise
     finally:
         os.close(inherited)
-    made = Launch(tuple(template), dict(env), tuple(rlimits), started, write_end)
+    named, fed = (tuple(words) for words in mounts)
+    made = Launch(tuple(template), dict(env), tuple(rlimits), started, write_end, named, fed)
     if started.proc is None:
         made.discard()
         return made
@@ -195,6 +210,8 @@ def start(
             made.rlimits,
             replace(started, proc=None, failure=refused),
             None,
+            made.mounts,
+            made.mounts_fed,
         )
     return made
 
@@ -231,15 +248,17 @@ class Spares:
         template: Sequence[str],
         env: dict[str, str],
         rlimits: Sequence[tuple[int, int]],
+        mounts: Sequence[str] = (),
     ) -> Launch | None:
-        """A spare of `run_id` started as `template` with `env` and `rlimits` would be; None
-        when there is none. One started otherwise waits on for a command it fits (a check
-        after an install step, which has the network), one that died is dropped."""
-        shape = (tuple(template), env, tuple(rlimits))
+        """A spare of `run_id` started as `template` with `env` and `rlimits` would be, for
+        `mounts` (`Launch.mounts`); None when there is none. One started otherwise waits on
+        for a command it fits (a check after an install step, which has the network), one
+        that died is dropped."""
+        shape = (tuple(template), env, tuple(rlimits), tuple(mounts))
         while True:
             with self._lock:
                 waiting = self._by_run.get(run_id, [])
-                fits = [x for x in waiting if (x.template, x.env, x.rlimits) == shape]
+                fits = [x for x in waiting if (x.template, x.env, x.rlimits, x.mounts) == shape]
                 if not fits:
                     return None
                 launch = fits[0]

@@ -135,6 +135,23 @@ def pinned(late: Sequence[str]) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
     return tuple(found), tuple(held)
 
 
+def pinned_sources(late: Sequence[str]) -> dict[str, int] | None:
+    """A descriptor holding what each bind's source in `late` names now, by path; None
+    when `late` holds an option this does not know the words of. Raises `OSError` for a
+    source that names nothing: bubblewrap would be handed its path, to resolve later."""
+    sources = bind_sources(late)
+    if sources is None:
+        return None
+    held: dict[str, int] = {}
+    try:
+        for path in dict.fromkeys(sources):
+            held[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except BaseException:
+        _close(list(held.values()))
+        raise
+    return held
+
+
 def _close(fds: Sequence[int]) -> None:
     for fd in fds:
         os.close(fd)
@@ -284,11 +301,20 @@ def by_pins(
     late: Sequence[str], mounts: Sequence[Identity], pins: Sequence[int]
 ) -> tuple[list[str], list[int]] | None:
     """`late` with each bind whose source was pinned (`pinned`: `mounts` and `pins`) made
-    a bind of a copy of its descriptor, and those copies, to be inherited by bubblewrap
-    (which mounts what the descriptor holds, checks that the mount is that, and closes
-    it). A source that named nothing stays a path, as a fresh start gives it. None when
+    a bind of a copy of its descriptor, and those copies (`by_descriptors`). None when
     `late` holds an option this does not know the words of (no standby is built)."""
     held = dict(zip((found[0] for found in mounts if len(found) > 1), pins, strict=True))
+    return by_descriptors(late, held)
+
+
+def by_descriptors(
+    late: Sequence[str], held: Mapping[str, int]
+) -> tuple[list[str], list[int]] | None:
+    """`late` with each bind whose source `held` holds (by path) made a bind of a copy of
+    its descriptor, and those copies, to be inherited by bubblewrap (which mounts what the
+    descriptor holds, checks that the mount is that, and closes it: each copy must be
+    mounted, or the command would inherit it). A source `held` lacks stays a path. None
+    when `late` holds an option this does not know the words of."""
     fed: list[str] = []
     passed: list[int] = []
     at = 0
@@ -312,6 +338,21 @@ def by_pins(
         _close(passed)
         raise
     return fed, passed
+
+
+def bind_sources(late: Sequence[str]) -> list[str] | None:
+    """The source of each bind of `late`, in order; None when `late` holds an option this
+    does not know the words of."""
+    sources: list[str] = []
+    at = 0
+    while at < len(late):
+        arity = _ARITY.get(late[at])
+        if arity is None or at + arity >= len(late):
+            return None
+        if late[at] in _BY_DESCRIPTOR:
+            sources.append(late[at + 1])
+        at += 1 + arity
+    return sources
 
 
 class Standbys:
