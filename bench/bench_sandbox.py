@@ -1,6 +1,6 @@
 """Sandbox benchmarks: workspace provisioning, bubblewrap overhead, a run's start after an
-idle spell (its sandbox built ahead, its cgroup and launch made ahead, its cgroup join
-primed, neither), verdict-cache lookups.
+idle spell (its sandbox built ahead, its cgroup made ahead, its cgroup join primed,
+neither), verdict-cache lookups.
 
 Run: `.venv/bin/python bench/bench_sandbox.py [--join-only]`. Every ratio is measured in
 the same run.
@@ -185,8 +185,8 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
     """`assay run --sandbox bwrap -- true` in this process (as a warm server's worker runs
     it) after the machine was idle, as between an agent's calls: with its sandbox built
     during the idle spell from the last run's (`bwrap.stand_by`, `assay.sandbox.standby`);
-    with the run's cgroup and its command's launch made then, as a waiting worker makes
-    them (`bwrap.start_ahead`); with neither, the joins into the cgroup primed
+    with the run's cgroup made then, as a waiting worker makes it (`bwrap.start_ahead`);
+    with neither, the joins into the cgroup primed
     (`RunCgroup.prime`); and with neither, unprimed."""
     from assay import cli_run
     from assay.sandbox import bwrap
@@ -204,7 +204,7 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
         sys.exit("cgroup join: the run in place left no hint of its sandbox")
     times: dict[str, list[float]] = {
         "built ahead": [],
-        "made ahead": [],
+        "cgroup made ahead": [],
         "primed": [],
         "unprimed": [],
     }
@@ -214,7 +214,7 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
                 chosen = _unprimed if label == "unprimed" else prime
                 cgroup.RunCgroup.prime = chosen  # type: ignore[method-assign,assignment]
                 built = None
-                if label in ("built ahead", "made ahead"):
+                if label in ("built ahead", "cgroup made ahead"):
                     bwrap.start_ahead()
                 if label == "built ahead":
                     bwrap.stand_by(hint)
@@ -239,9 +239,9 @@ def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> N
     built_ahead, ahead, with_prime, without = (statistics.median(times[k]) for k in times)
     print(
         f"assay run --sandbox bwrap -- true after {idle_s}s idle, in process: sandbox built "
-        f"ahead {built_ahead * 1000:.1f}ms  made ahead {ahead * 1000:.1f}ms  primed "
+        f"ahead {built_ahead * 1000:.1f}ms  cgroup made ahead {ahead * 1000:.1f}ms  primed "
         f"{with_prime * 1000:.1f}ms  unprimed {without * 1000:.1f}ms  ratios "
-        f"{built_ahead / ahead:.3f} (built/made ahead), {ahead / with_prime:.3f} "
+        f"{built_ahead / ahead:.3f} (built/cgroup ahead), {ahead / with_prime:.3f} "
         f"(ahead/primed), {with_prime / without:.3f} (primed/unprimed)"
     )
 

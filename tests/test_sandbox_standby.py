@@ -332,7 +332,7 @@ def test_the_command_in_a_standby_gets_the_variables_a_fresh_start_gives_it(ahea
 
 
 def test_warm_runs_leave_no_scratch_directory_behind(fake_home: Path, tmp_path: Path) -> None:
-    """A worker's own ending (the standby, the launch and report directory made ahead and
+    """A worker's own ending (the standby, the cgroup and report directory made ahead and
     not taken) is not cut short when its client leaves with its answer: nothing of it is
     left for a later run's sweep."""
     from assay.scratch import owner_gone_by_name, scratch_places

@@ -227,31 +227,30 @@ def test_a_spare_worker_killed_while_waiting_is_replaced_and_goes_with_the_serve
 def test_an_idle_worker_has_the_next_sandboxed_runs_start_done_ahead(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """While it waits, a worker makes the cgroup an `assay run` under bubblewrap needs and
-    starts a launch in it (`bwrap.start_ahead`): the run's processes are then in that very
-    cgroup. The launch, started before the run's mounts were known, holds none of their
-    sources (`BwrapSandbox._launched`): it is ended, and no process of the run."""
+    """While it waits, a worker makes the cgroup an `assay run` under bubblewrap needs
+    (`bwrap.start_ahead`): the run's processes are then in that very cgroup. It starts no
+    launch there: one started before the run's mounts were known would hold none of their
+    sources (`BwrapSandbox._launched`)."""
     server = int(assay("server", "status", env=server_env).stdout.split("(pid ")[1].split(")")[0])
     worker = _wait_for_child(server)
-    group, (launch,) = _ahead_group(worker)
+    group = _ahead_group(worker)
+    assert _members(group) == []
     work = tmp_path / "work"
     work.mkdir()
     argv = [ASSAY, "run", "--sandbox", "bwrap", "--kind", "build", "--", "sleep", "1.5"]
     client = subprocess.Popen(argv, cwd=work, env=server_env, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 15
-    while len(members := _members(group)) < 3 and client.poll() is None:
+    while len(_members(group)) < 3 and client.poll() is None:
         assert time.monotonic() < deadline, "the run never showed in the cgroup made ahead"
         time.sleep(0.02)
     out, _ = client.communicate(timeout=60)
     assert client.returncode == 0, out
-    assert launch not in members, (launch, members)
     assert _counts(server_env) == (1, 0)
     assert _wait_until(lambda: not group.exists()), "the run's cgroup was left behind"
 
 
-def _ahead_group(worker: int) -> tuple[Path, list[int]]:
-    """The cgroup (its pids or unified hierarchy) `worker` made ahead, once its launch
-    has joined, and that launch."""
+def _ahead_group(worker: int) -> Path:
+    """The cgroup (its pids or unified hierarchy) `worker` made ahead."""
     from assay.sandbox import cgroup
 
     own = cgroup._own_groups()  # the server's and its workers', as this process's
@@ -263,8 +262,7 @@ def _ahead_group(worker: int) -> tuple[Path, list[int]]:
     while time.monotonic() < deadline:
         for parent in parents:
             for group in parent.glob(f"assay-cgroup-{worker}_*"):
-                if members := _members(group):
-                    return group, members
+                return group
         time.sleep(0.05)
     raise AssertionError(f"worker {worker} made no cgroup ahead")
 
@@ -474,7 +472,7 @@ def _wait_stopped(env: dict[str, str], within: float = 15) -> None:
 
 def test_a_worker_lets_go_of_its_clients_streams_before_it_ends_its_own_work() -> None:
     """A caller reading a client's output until it closes waits for the client only: a
-    worker lets go of the streams it took before ending what it made ahead (a launch, a
+    worker lets go of the streams it took before ending what it made ahead (a cgroup, a
     standby), which would otherwise hold the caller's pipe open."""
     code = (
         "import time; from assay.warm_worker import _release_streams;"

@@ -90,7 +90,7 @@ class Spare:
 
 def _serve_one(channel: socket.socket) -> int:
     """In the spare: wait for the request, get ready for it meanwhile (the prefault, the
-    launch made ahead, and a standby where the server passed on a hint), then serve it."""
+    cgroup made ahead, and a standby where the server passed on a hint), then serve it."""
     from assay.sandbox import bwrap
 
     ready = False

@@ -470,10 +470,6 @@ class BwrapSandbox(Sandbox):
             self._cgroups[ws.run_id] = group
         else:
             self._cgroup_notes[ws.run_id] = why_not
-        if ahead is not None:
-            # Started before its sandbox was known, it holds none of its binds' sources
-            # (`_launched`): no command could take it.
-            ahead.launch.discard()
         if ahead is not None and ahead.standby is not None:
             # The run's sandbox is most likely built already: a spare started now would
             # only be in its way (a root to build, a process to start and join).
@@ -1177,14 +1173,15 @@ def _signal_of(result: ProcessResult) -> ProcessResult:
 
 @dataclass(slots=True)
 class _Ahead:
-    """A cgroup made, and a launch started and joined to it, before their command came;
-    and a standby (`stand_by`) when the last run in place said what its sandbox was."""
+    """A cgroup made before its command came, and a standby (`stand_by`) when the last run
+    in place said what its sandbox was. No launch: one started before its sandbox is known
+    holds none of its binds' sources (`BwrapSandbox._launched`), and no command could
+    take it."""
 
     limits: Limits
     inherited: tuple[object, ...]
-    """What the launch inherited from this process (`_inherited`) as it started."""
+    """What this process would hand a process it starts (`_inherited`) when it was made."""
     group: cgroup.RunCgroup
-    launch: launch.Launch
     sandbox: BwrapSandbox
     standby: standby.Standby | None = None
     identity: identity.SandboxIdentity | None = None
@@ -1193,8 +1190,9 @@ class _Ahead:
 
 def _inherited() -> tuple[object, ...]:
     """What a process started now inherits from this one besides its environment: the
-    umask and every resource limit (a warm worker takes its client's after it started
-    its launch ahead; a launch that inherited the server's is no run of the client's)."""
+    umask and every resource limit (a warm worker takes its client's after it made its
+    cgroup and standby ahead; a standby that inherited the server's is no run of the
+    client's)."""
     from assay.inherited import current_umask, resource_limits
 
     return current_umask(), tuple(sorted(resource_limits().items()))
@@ -1208,9 +1206,9 @@ _last_in_place: dict[str, object] | None = None
 
 def start_ahead() -> None:
     """Make now what a command run in place under bubblewrap (`assay run`) would first
-    wait for: its cgroup, and its launch joined to it. A warm worker does this while it
-    waits for its request; the session that comes next takes them if its sandbox is the
-    same (`_take_ahead`, then `launch.Spares.take`), and `drop_ahead` ends them if not."""
+    wait for: its cgroup. A warm worker does this while it waits for its request; the
+    session that comes next takes it if its limits are the same (`_take_ahead`), and
+    `drop_ahead` removes it if not."""
     sandbox = BwrapSandbox()
     try:
         sandbox.ensure_available()
@@ -1219,13 +1217,8 @@ def start_ahead() -> None:
     group, _ = sandbox._make_cgroup()
     if group is None:
         return
-    placeholder = Workspace(run_id=new_run_id(), path=Path("/"), owned=False)
-    sandbox._cgroups[placeholder.run_id] = group
-    inherited = _inherited()
-    template, env = sandbox._launch_template(placeholder), sandbox._env()
-    started = launch.start(template, env, "/", sandbox._rlimits(placeholder.run_id))
     with _ahead_lock:
-        _ahead.append(_Ahead(sandbox._limits, inherited, group, started, sandbox))
+        _ahead.append(_Ahead(sandbox._limits, _inherited(), group, sandbox))
 
 
 def standby_hint() -> dict[str, object] | None:
@@ -1289,7 +1282,6 @@ def drop_ahead() -> None:
         left = list(_ahead)
         _ahead.clear()
     for ahead in left:
-        ahead.launch.discard()
         if ahead.standby is not None:
             ahead.standby.discard()
         with contextlib.suppress(OSError):
