@@ -217,11 +217,6 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _close(fds: Sequence[int]) -> None:
-    for fd in fds:
-        os.close(fd)
-
-
 def _physical_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -512,8 +507,7 @@ class BwrapSandbox(Sandbox):
         with _roots_lock:
             self._roots.pop(workspace.run_id, None)
             pins = self._pins.pop(workspace.run_id, [])
-        for pin in pins:
-            os.close(pin)
+        standby.close_all(pins)
         self._held.pop(workspace.run_id, None)
         try:
             if group is not None:
@@ -679,7 +673,9 @@ class BwrapSandbox(Sandbox):
                 mounts=(mounts, fed),
             )
         finally:
-            _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
+            standby.close_all(
+                passed
+            )  # bubblewrap has its own, and closes each once it has mounted it
         launch.SPARES.add(workspace.run_id, started)
 
     def _execute(
@@ -746,7 +742,9 @@ class BwrapSandbox(Sandbox):
                     template, env, str(workspace.path), rlimits, argv, keep_fds=passed
                 )
         finally:
-            _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
+            standby.close_all(
+                passed
+            )  # bubblewrap has its own, and closes each once it has mounted it
         return started.feed([*fed, "--chdir", cwd, *launch.late_variables(overlay)])
 
     def _standing_by(

@@ -130,7 +130,7 @@ def pinned(late: Sequence[str]) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
             held.append(fd)
             found.append(_identity(path, os.fstat(fd)))
     except BaseException:
-        _close(held)
+        close_all(held)
         raise
     return tuple(found), tuple(held)
 
@@ -147,12 +147,13 @@ def pinned_sources(late: Sequence[str]) -> dict[str, int] | None:
         for path in dict.fromkeys(sources):
             held[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except BaseException:
-        _close(list(held.values()))
+        close_all(list(held.values()))
         raise
     return held
 
 
-def _close(fds: Sequence[int]) -> None:
+def close_all(fds: Sequence[int]) -> None:
+    """Close each of `fds` (descriptors this process holds)."""
     for fd in fds:
         os.close(fd)
 
@@ -221,7 +222,7 @@ class Standby:
 
     def _unpin(self) -> None:
         pins, self.pins = self.pins, ()
-        _close(pins)
+        close_all(pins)
 
 
 def start(
@@ -242,16 +243,16 @@ def start(
     try:
         handed = by_pins(late, mounts, pins)
     except BaseException:
-        _close(pins)
+        close_all(pins)
         raise
     if handed is None:
-        _close(pins)
+        close_all(pins)
         return None
     fed, passed = handed
     try:
         read_end, write_end = os.pipe()
     except BaseException:
-        _close([*pins, *passed])
+        close_all([*pins, *passed])
         raise
     try:
         made = launch.start(
@@ -259,14 +260,14 @@ def start(
         )
     except BaseException:
         os.close(write_end)
-        _close(pins)
+        close_all(pins)
         raise
     finally:
         os.close(read_end)
-        _close(passed)  # bubblewrap has its own, and closes each once it has mounted it
+        close_all(passed)  # bubblewrap has its own, and closes each once it has mounted it
     if made.started.proc is None:
         os.close(write_end)
-        _close(pins)
+        close_all(pins)
         return None
     made.feed([*fed, "--setenv", launch.DONE_VAR, "1"])
     return Standby(made, tuple(late), mounts, write_end, pins)
@@ -323,7 +324,7 @@ def by_descriptors(
             option = late[at]
             arity = _ARITY.get(option)
             if arity is None or at + arity >= len(late):
-                _close(passed)
+                close_all(passed)
                 return None
             words = list(late[at + 1 : at + 1 + arity])
             at += 1 + arity
@@ -335,7 +336,7 @@ def by_descriptors(
             passed.append(fcntl.fcntl(pin, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD))
             fed += [_BY_DESCRIPTOR[option], str(passed[-1]), words[1]]
     except BaseException:
-        _close(passed)
+        close_all(passed)
         raise
     return fed, passed
 
