@@ -551,6 +551,13 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
                 "    assert os.path.samefile(os.environ['VIRTUAL_ENV'], sys.prefix)\n"
                 "    assert os.path.samefile(shutil.which('pytest'), sys.prefix + '/bin/pytest')\n"
             ),
+            # The environment's pip is its own, by module and by script (`python_venv`).
+            "tests/test_pip.py": (
+                "import subprocess, sys\n\n\ndef test_the_environments_pip_runs():\n"
+                "    for pip in ([sys.executable, '-m', 'pip'], [sys.prefix + '/bin/pip']):\n"
+                "        out = subprocess.run([*pip, '--version'], capture_output=True, text=True)\n"
+                "        assert sys.prefix + '/lib/' in out.stdout, out.stderr\n"
+            ),
         },
     )
     done = subprocess.run(
@@ -581,6 +588,7 @@ def test_fresh_clone_is_installed_then_verified_with_its_own_environment(
         "install-python",
     ]
     assert all(step["verdict"] == "pass" for step in steps)
+    assert steps[0]["process"]["argv"][1:3] == ["-I", "-c"]  # the interpreter's pip copied in
     pytest_check = next(c for c in report["checks"] if c["name"] == "pytest")
     assert pytest_check["argv"][0] == ".venv/bin/python"  # the environment the install made
     assert not (repo / ".venv").exists(), (
