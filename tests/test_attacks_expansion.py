@@ -9,7 +9,7 @@ import re
 
 from assay.discovery.make import read_makefile
 from assay.substitution import MAX_FILLED_CHARS, bounded_sub
-from assay.tools.tox_config import read_tox
+from assay.tools.tox_config import MAX_SETTING_LINES, read_tox
 
 
 def test_a_make_variable_naming_itself_many_times_fills_in_within_the_bound() -> None:
@@ -39,6 +39,23 @@ def test_a_tox_value_naming_itself_many_times_is_left_to_tox() -> None:
 def test_a_tox_section_of_lines_naming_it_again_splices_within_the_bound() -> None:
     text = "[vars]\na =" + "\n    {[vars]a}" * 12 + "\n\n[testenv]\ncommands =\n    {[vars]a}\n"
     assert _commands_chars(text) <= 2 * MAX_FILLED_CHARS
+
+
+def test_a_tox_section_spliced_into_thousands_of_commands_is_left_to_tox() -> None:
+    text = "[vars]\na =" + "\n    {[vars]a}" * 60 + "\n\n[testenv]\ncommands =\n    {[vars]a}\n"
+    config, _ = read_tox("tox.ini", text)
+    assert config is not None
+    (command,) = [c for env in config.envs for c in env.commands]
+    assert command.line is None and "only tox can run them" in command.problem
+
+
+def test_an_environment_of_many_commands_is_still_read_whole() -> None:
+    lines = "".join(f"\n    python -c 'print({n})'" for n in range(MAX_SETTING_LINES))
+    config, _ = read_tox("tox.ini", f"[testenv]\ncommands ={lines}\n")
+    assert config is not None
+    commands = [c.line for env in config.envs for c in env.commands]
+    assert commands[-1] == f"python -c 'print({MAX_SETTING_LINES - 1})'"
+    assert len(commands) == MAX_SETTING_LINES
 
 
 def test_tox_references_are_still_spliced() -> None:

@@ -33,6 +33,9 @@ TOX_FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
 
 #: How deep `{[section]key}` references are followed.
 MAX_REFERENCE_DEPTH = 5
+#: Lines of one environment's commands or deps read; a section whose lines each name it
+#: again, spliced up to the bound, was thousands of commands each filled in: 2-6 s to plan.
+MAX_SETTING_LINES = 256
 #: Most environments taken from `[tox] env_list` (generative names multiply).
 MAX_LISTED_ENVS = 64
 
@@ -308,16 +311,14 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
         if _UNRESOLVED not in filled:
             setenv[var] = filled
     commands, commands_pre = (
-        tuple(
-            command
-            for line in _lines(references.expand(raw(key)), factors, continued=True)
-            for command in _commands(line, name, setenv, references)
+        _env_commands(
+            _lines(references.expand(raw(key)), factors, continued=True), name, setenv, references
         )
         for key in ("commands", "commands_pre")
     )
     deps = tuple(
         filled
-        for line in _lines(references.expand(raw("deps")), factors)
+        for line in _lines(references.expand(raw("deps")), factors)[:MAX_SETTING_LINES]
         if _UNRESOLVED not in (filled := _fill(line, name, setenv, references))
     )
     extras = tuple(
@@ -333,6 +334,17 @@ def _ini_env(parser: configparser.ConfigParser, section: str, name: str) -> ToxE
     return ToxEnv(
         name, section, commands, setenv, deps, extras, change_dir, base_python, commands_pre
     )
+
+
+def _env_commands(
+    lines: list[str], name: str, setenv: Mapping[str, str], references: _References
+) -> tuple[ToxCommand, ...]:
+    """The commands of an environment's `lines`; past `MAX_SETTING_LINES`, one that only
+    tox can run, for no project's environment states that many."""
+    if len(lines) > MAX_SETTING_LINES:
+        problem = f"states {len(lines)} commands, more than assay reads: only tox can run them"
+        return (ToxCommand(lines[0], None, problem),)
+    return tuple(command for line in lines for command in _commands(line, name, setenv, references))
 
 
 def _commands(
