@@ -22,10 +22,15 @@ from collections.abc import Sequence
 
 #: Replaces `python3 -m venv DIR`: its one argument is `DIR`. Standard library only; it
 #: runs in the sandbox, under whatever Python `python3` is there.
-VENV_WITH_OWN_PIP = r"""import base64, csv, ensurepip, hashlib, os, re, shutil, sys, sysconfig, venv, zipfile
+VENV_WITH_OWN_PIP = r"""import base64, csv, hashlib, os, re, shutil, sys, sysconfig, venv, zipfile
 from importlib.util import source_from_cache
 site = sysconfig.get_path("purelib")
-bundled = os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")
+try:
+    import ensurepip
+    bundled = os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")
+    wheels = sorted(w for w in os.listdir(bundled) if w.endswith(".whl"))
+except (ImportError, OSError):  # venv then says what to install (Debian: python3-venv)
+    wheels = []
 BIN = "../../../bin/"
 def digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -38,6 +43,11 @@ def read(path):
 def installed(wheel):
     # (name, version, the record's rows, the files whose content comes from the wheel), or
     # None when the distribution at the wheel's version is not there to copy.
+    try:
+        return copied(wheel)
+    except Exception:  # anything unforeseen: ensurepip's way, which is always right
+        return None
+def copied(wheel):
     m = re.match(r"([^-]+)-([^-]+)-.*[.]whl$", wheel)
     if not m:
         return None
@@ -62,7 +72,7 @@ def installed(wheel):
                 return None
             pristine[path] = data
     return name, version, rows, pristine
-found = [installed(w) for w in sorted(os.listdir(bundled))] if os.path.isdir(bundled) else []
+found = [installed(w) for w in wheels]
 own = bool(found) and None not in found
 SCRIPT = '''#!%s
 # -*- coding: utf-8 -*-
