@@ -63,6 +63,8 @@ REACHES = [
     ("lib/calc.js", "expect.extend({ toBe: () => ({ pass: true }) });\n", "expect.extend("),
     ("lib/calc.js", "expect.extend({\n  toEqual(received) {\n", "toEqual(received)"),
     ("lib/calc.js", "globalThis.expect = Object.assign(lenient, s);\n", "globalThis.expect ="),
+    # An error of several built-in kinds at once, which each pytest.raises of them accepts.
+    ("calc.py", "class Failure(KeyError, ValueError):\n    pass\n", "class Failure(KeyError"),
     # Round three: pytest's hook dispatcher found through the stack, unittest's per-test
     # equality table, code kept in a file of another suffix, node's assertion patched
     # through Object/Reflect, Rust knowing it is tested at compile time or rewiring its
@@ -298,6 +300,7 @@ ORDINARY = [
     ("lib/calc.js", "res.ok = res.status < 300;\nthis.fail = onFailure;\n"),
     ("calc.py", "conn.assert_hostname = False\n"),
     ("lib/calc.js", "// process.exit(0) would be wrong here\n"),
+    ("calc.py", "class Missing(LookupError, KeyError):\n    pass\n"),
     ("cmd/tool/main.go", 'package main\n\nimport "os"\n\nfunc main() { os.Exit(run()) }\n'),
     ("src/main.rs", "fn main() { std::process::exit(run()) }\n"),
     ("src/bin/tool.rs", "fn main() { std::process::exit(run()) }\n"),

@@ -576,10 +576,32 @@ def scan_change(
     shadowing = _shadows(rel, dependencies) if language is PYTHON and base is None else None
     if new == old:
         return [shadowing] if shadowing else []
+    old_text, new_text = _as_run(language, old, rel), _as_run(language, new, rel)
     return [
         *([shadowing] if shadowing else []),
-        *_added_reaches(language, rel, _as_run(language, old, rel), _as_run(language, new, rel)),
+        *_added_reaches(language, rel, old_text, new_text),
+        *(_error_hybrids(rel, old_text, new_text) if language is PYTHON else []),
     ]
+
+
+def _error_hybrids(rel: str, old: str, new: str) -> list[Reach]:
+    """A class the change defines on several unrelated built-in errors, quoted."""
+    from assay.error_hybrids import WHAT, added_error_hybrids
+
+    # Lines as Python counts them (a lone `\r` ends one too), for the class statement's.
+    lines = _PYTHON_LINE_END.split(new)
+    return [
+        Reach(rel, line, _excerpt(_line(lines, line), _ANYTHING), WHAT.format(kinds=kinds))
+        for line, kinds in added_error_hybrids(old, new)
+    ]
+
+
+def _line(lines: list[str], number: int) -> str:
+    return lines[number - 1].strip() if 0 < number <= len(lines) else ""
+
+
+_PYTHON_LINE_END = re.compile(r"\r\n?|\n")
+_ANYTHING = re.compile("")
 
 
 def _link_signal(
