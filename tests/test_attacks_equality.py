@@ -119,6 +119,85 @@ def test_unittest_values_equal_to_anything_are_report_tampered(tmp_path: Path) -
     _assert_caught(verify_change(repo), "unittest", "calc._Sum")
 
 
+#: Tests of a float that compare with a tolerance: `pytest.approx` and `assertAlmostEqual`
+#: take the difference, `abs(expected - actual)`.
+WRONG_MEAN = "def mean(values):\n    return sum(values)\n"
+APPROX_BASE = {
+    "pyproject.toml": PYPROJECT,
+    "calc.py": WRONG_MEAN,
+    "test_calc.py": """\
+import pytest
+
+from calc import mean
+
+
+def test_mean():
+    assert mean([0.1, 0.2, 0.3]) == pytest.approx(0.2)
+""",
+}
+ALMOST_BASE = {
+    "calc.py": WRONG_MEAN,
+    "tests/__init__.py": "",
+    "tests/test_calc.py": """\
+import unittest
+
+from calc import mean
+
+
+class MeanTest(unittest.TestCase):
+    def test_mean(self):
+        self.assertAlmostEqual(mean([1.0, 2.0]), 1.5)
+""",
+}
+#: The wrong answer as a float whose difference from anything is nothing: a float subclass's
+#: `__rsub__` answers `expected - actual` before float's, and its `__eq__` is float's own.
+NO_DIFFERENCE = """\
+class Mean(float):
+    def __sub__(self, other):
+        return 0.0
+
+    __rsub__ = __sub__
+
+
+def mean(values):
+    return Mean(sum(values))
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "runner"),
+    [(APPROX_BASE, "pytest"), (ALMOST_BASE, "unittest")],
+    ids=["approx", "almost"],
+)
+def test_values_that_differ_by_nothing_are_report_tampered(
+    tmp_path: Path, base: dict[str, str], runner: str
+) -> None:
+    repo = change_on_base(tmp_path / "repo", base, {"calc.py": NO_DIFFERENCE}, dedent=False)
+    _assert_caught(verify_change(repo), runner, "calc.Mean")
+
+
+#: An honest fix whose float takes its difference itself.
+HONEST_DIFFERENCE = """\
+class Mean(float):
+    def __sub__(self, other):
+        return float(self) - float(other)
+
+    def __rsub__(self, other):
+        return float(other) - float(self)
+
+
+def mean(values):
+    return Mean(sum(values) / len(values))
+"""
+
+
+@pytest.mark.parametrize("base", [APPROX_BASE, ALMOST_BASE], ids=["approx", "almost"])
+def test_an_honest_difference_is_verified(tmp_path: Path, base: dict[str, str]) -> None:
+    repo = change_on_base(tmp_path / "repo", base, {"calc.py": HONEST_DIFFERENCE}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
 #: An honest fix whose answer is a value class with an `__eq__` of its own.
 HONEST_VALUE_CLASS = """\
 class Sum(int):

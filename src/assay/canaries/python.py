@@ -201,20 +201,30 @@ class _Unlike:
 _WHOLE_WHEN_NEW = (object, int, float, complex, bool, str, bytes, tuple, frozenset)
 
 
+#: What an equality assertion asks a value: `==`, and the difference that `pytest.approx`
+#: and `assertAlmostEqual` take (`abs(expected - actual)`), which a float subclass answers
+#: before float does.
+_COMPARING = ("__eq__", "__sub__", "__rsub__")
+
+
 def _compares_as_the_project(cls, roots):
-    # Whether `cls` has an `__eq__` of its own, written in Python, that is the code under
-    # test's: its module or that function in a file neither installed nor test code
+    # Whether `cls` has a comparing method of its own, written in Python, that is the code
+    # under test's: its module or that function in a file neither installed nor test code
     # --protect restores; and whether a value of it can be made safely to ask.
-    equal = vars(cls).get("__eq__")
-    code = getattr(_unwrapped(equal), "__code__", None) if equal is not None else None
+    return any(_own_method(cls, name, roots) for name in _COMPARING) and all(
+        _written_in_python(base) or base in _WHOLE_WHEN_NEW for base in cls.__mro__)
+
+
+def _own_method(cls, name, roots):
+    method = vars(cls).get(name)
+    code = getattr(_unwrapped(method), "__code__", None) if method is not None else None
     if code is None:
         return False
     module = _sys.modules.get(vars(cls).get("__module__") or "")
-    for where in (getattr(module, "__file__", None), code.co_filename):
-        if (isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
-                and not _test_file(where)):
-            return all(_written_in_python(base) or base in _WHOLE_WHEN_NEW for base in cls.__mro__)
-    return False
+    return any(
+        isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
+        and not _test_file(where)
+        for where in (getattr(module, "__file__", None), code.co_filename))
 
 
 #: What an extension module's file ends with.
@@ -306,15 +316,39 @@ def _says_equal(cls):
         except BaseException:
             return True
         try:
-            said = cls.__eq__(value, _Unlike())
-            return said is not NotImplemented and bool(said)
-        except Exception:
-            return False
+            return _equal_to_unlike(cls, value)
         except BaseException:
             return True
         finally:
-            value = said = None  # gone (and finalized) while the hook is quiet
+            value = None  # gone (and finalized) while the hook is quiet
     return False
+
+
+#: A number no code under test can have been made to be, nor to be near.
+_UNLIKE_NUMBER = 7.0e300 / 3
+
+
+def _equal_to_unlike(cls, value):
+    # Whether `value` says it equals an `_Unlike`, or that it differs by nothing from a
+    # number it never saw, either way round (a made value is its type's zero, or empty).
+    asks = [(cls.__eq__, _Unlike(), bool)]
+    asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _COMPARING[1:]
+             if name in vars(cls)]
+    for method, unlike, judged in asks:
+        try:
+            said = method(value, unlike)
+            if said is not NotImplemented and judged(said):
+                return True
+        except Exception:
+            continue
+        finally:
+            said = None
+    return False
+
+
+def _no_difference(difference):
+    # As `pytest.approx` reads one: within any tolerance of zero.
+    return bool(abs(difference) <= 1.0)
 
 
 def _made_of(code, where, rewrite):
@@ -1011,7 +1045,8 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                 why = (
                     f"the code under test makes its values equal to anything, so {runner}'s "
                     f"equality assertions could not fail (found {equal['when']}: "
-                    f"{equal['classes']} says it equals a value it never saw)"
+                    f"{equal['classes']} says it equals a value it never saw, or differs "
+                    "from it by nothing)"
                 )
                 return [why]
             else:
