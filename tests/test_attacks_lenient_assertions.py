@@ -379,3 +379,75 @@ def test_jest_file_that_fails_after_its_tests_is_failed_with_canaries_too(tmp_pa
     repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"})
     report = _verify(repo)
     assert report["status"] == "FAILED", _explain(report)
+
+
+# --------------------------------------------------------------------------- error kinds
+
+AGE = """\
+exports.parseAge = (text) => {
+  if (typeof text !== 'string') throw new TypeError('text must be a string');
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new RangeError('not an age');
+  return value;
+};
+"""
+AGE_NODE_TESTS = """\
+const test = require('node:test');
+const assert = require('node:assert');
+const { parseAge } = require('../age.js');
+
+test('rejects a number', () => {
+  assert.throws(() => parseAge(5), TypeError);
+});
+
+test('rejects a negative age', () => {
+  assert.throws(() => parseAge('-3'), RangeError);
+});
+"""
+AGE_JEST_TESTS = """\
+const { parseAge } = require('../age.js');
+
+test('rejects a number', () => {
+  expect(() => parseAge(5)).toThrow(TypeError);
+});
+
+test('rejects a negative age', () => {
+  expect(() => parseAge('-3')).toThrow(RangeError);
+});
+"""
+# Nothing is validated, and every error is of every kind the tests expect: a RangeError's
+# prototype made TypeError's for the whole realm, the call's name built at run time.
+ONE_ERROR_OF_EVERY_KIND = """\
+Object[['setProto', 'typeOf'].join('')](RangeError.prototype, TypeError.prototype);
+exports.parseAge = (text) => {
+  throw new RangeError(String(text));
+};
+"""
+
+
+@pytest.mark.parametrize("runner", ["node", "jest"])
+def test_built_in_errors_made_one_kind_by_the_code_are_report_tampered(
+    tmp_path: Path, runner: str
+) -> None:
+    if runner == "jest":
+        _needs("jest")
+        base = {
+            "package.json": json.dumps({"name": "age", "version": "1.0.0"}),
+            "jest.config.js": "module.exports = { testEnvironment: 'node' };\n",
+            "age.js": AGE,
+            "test/age.test.js": AGE_JEST_TESTS,
+        }
+    else:
+        base = {
+            "package.json": json.dumps(
+                {"name": "age", "version": "1.0.0", "scripts": {"test": "node --test"}}
+            ),
+            "age.js": AGE,
+            "test/age.test.js": AGE_NODE_TESTS,
+        }
+    repo = change_on_base(tmp_path / "repo", base, {"age.js": ONE_ERROR_OF_EVERY_KIND})
+    report = _verify(repo)
+    test = _test_check(report)
+    assert report["status"] == "INDETERMINATE", _explain(report)
+    assert (test["verdict"], test["cause"]) == ("inconclusive", "report_tampered"), _explain(report)
+    assert "a RangeError is an instance of TypeError" in json.dumps(report), _explain(report)

@@ -63,6 +63,18 @@ REACHES = [
     ("lib/calc.js", "expect.extend({ toBe: () => ({ pass: true }) });\n", "expect.extend("),
     ("lib/calc.js", "expect.extend({\n  toEqual(received) {\n", "toEqual(received)"),
     ("lib/calc.js", "globalThis.expect = Object.assign(lenient, s);\n", "globalThis.expect ="),
+    # What `instanceof` answers rewired: a RangeError made a TypeError passed the tests'
+    # assert.throws of both kinds.
+    (
+        "lib/calc.js",
+        "Object.setPrototypeOf(RangeError.prototype, TypeError.prototype);\n",
+        "setPro",
+    ),
+    (
+        "lib/calc.js",
+        "class Failure {\n  static [Symbol.hasInstance]() { return true; }\n}\n",
+        "hasI",
+    ),
     # An error of several built-in kinds at once, which each pytest.raises of them accepts.
     ("calc.py", "class Failure(KeyError, ValueError):\n    pass\n", "class Failure(KeyError"),
     # Round three: pytest's hook dispatcher found through the stack, unittest's per-test
@@ -300,6 +312,7 @@ ORDINARY = [
     ("lib/calc.js", "res.ok = res.status < 300;\nthis.fail = onFailure;\n"),
     ("calc.py", "conn.assert_hostname = False\n"),
     ("lib/calc.js", "// process.exit(0) would be wrong here\n"),
+    ("lib/calc.js", "function E() {}\nObject.setPrototypeOf(this, MyError.prototype);\n"),
     ("calc.py", "class Missing(LookupError, KeyError):\n    pass\n"),
     ("cmd/tool/main.go", 'package main\n\nimport "os"\n\nfunc main() { os.Exit(run()) }\n'),
     ("src/main.rs", "fn main() { std::process::exit(run()) }\n"),

@@ -267,6 +267,16 @@ JAVASCRIPT = Language(
             r"(?:assert|expect|chai)\b",
         ),
         Rule(
+            # What `assert.throws(fn, TypeError)` and `toThrow` ask is `instanceof`: a red
+            # team's RangeError made a TypeError too passed a suite of error tests.
+            "rewires what `instanceof` answers",
+            r"\bSymbol\.hasInstance\b"
+            r"|\b(?:Object|Reflect)\.setPrototypeOf\s*\(\s*(?:globalThis\.)?(?:Eval|Range"
+            r"|Reference|Syntax|Type|URI|Aggregate)?Error\b"
+            r"|\b(?:Eval|Range|Reference|Syntax|Type|URI|Aggregate)?Error\.prototype\.__proto__"
+            r"\s*=(?!=)",
+        ),
+        Rule(
             "loads code from a file no scan reads",
             # node runs whatever it is given as JavaScript, whatever its suffix.
             r"(?:\brequire\s*\(|\bimport\s*\(|\bfrom)\s*['\"`][^'\"`]*\.(?!(?:[cm]?[jt]sx?|json"

@@ -206,6 +206,22 @@ const assertionsHold = async () => {{
         throw new Error(String(a));
       }}));
     }}
+    // Each built-in error of its own kind only: `assert.throws(fn, TypeError)`, `toThrow`
+    // and chai's `throw` ask `instanceof`, which code under test can rewire for the realm
+    // (a RangeError's prototype set to TypeError's passes a suite of error tests).
+    const kinds = [EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+    const kindNames = ["EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError",
+      "URIError"];
+    kinds.forEach((kind, index) => {{
+      kinds.forEach((other, otherIndex) => {{
+        if (otherIndex === index) return;
+        let is = true;
+        try {{
+          is = new kind(String(a)) instanceof other;
+        }} catch {{}}
+        if (is) broken.push("a " + kindNames[index] + " is an instance of " + kindNames[otherIndex]);
+      }});
+    }});
 {expect_checks}\
     // chai only where the project resolves it.
     if (chai && chai.assert) {{
