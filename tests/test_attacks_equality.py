@@ -176,6 +176,59 @@ def test_values_that_differ_by_nothing_are_report_tampered(
     _assert_caught(verify_change(repo), runner, "calc.Mean")
 
 
+#: Tests that bound a float: `0.19 < mean < 0.21` asks the float subclass's `__gt__` and
+#: `__lt__` before float's.
+BOUNDS_BASE = {
+    "pyproject.toml": PYPROJECT,
+    "calc.py": WRONG_MEAN,
+    "test_calc.py": """\
+from calc import mean
+
+
+def test_mean():
+    assert 0.19 < mean([0.1, 0.2, 0.3]) < 0.21
+""",
+}
+#: The wrong answer as a float that is below and above anything.
+BOTH_SIDES = """\
+class Mean(float):
+    def __lt__(self, other):
+        return True
+
+    __gt__ = __lt__
+
+
+def mean(values):
+    return Mean(sum(values))
+"""
+
+
+def test_values_on_both_sides_of_anything_are_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", BOUNDS_BASE, {"calc.py": BOTH_SIDES}, dedent=False)
+    _assert_caught(verify_change(repo), "pytest", "calc.Mean")
+
+
+#: An honest fix whose float orders itself.
+HONEST_ORDER = """\
+class Mean(float):
+    def __lt__(self, other):
+        return float(self) < float(other)
+
+    def __gt__(self, other):
+        return float(self) > float(other)
+
+
+def mean(values):
+    return Mean(sum(values) / len(values))
+"""
+
+
+def test_an_honest_order_is_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", BOUNDS_BASE, {"calc.py": HONEST_ORDER}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
 #: An honest fix whose float takes its difference itself.
 HONEST_DIFFERENCE = """\
 class Mean(float):

@@ -202,9 +202,13 @@ _WHOLE_WHEN_NEW = (object, int, float, complex, bool, str, bytes, tuple, frozens
 
 
 #: What an equality assertion asks a value: `==`, and the difference that `pytest.approx`
-#: and `assertAlmostEqual` take (`abs(expected - actual)`), which a float subclass answers
-#: before float does.
-_COMPARING = ("__eq__", "__sub__", "__rsub__")
+#: and `assertAlmostEqual` take (`abs(expected - actual)`), or the order a bound takes
+#: (`0.19 < mean < 0.21`), which a float subclass answers before float does.
+_DIFFERENCE = ("__sub__", "__rsub__")
+_ORDER = ("__lt__", "__gt__", "__le__", "__ge__")
+_COMPARING = ("__eq__", *_DIFFERENCE, *_ORDER)
+#: Two answers of the order no value gives for one number: below it and above it (or not).
+_CONTRADICTING = (("__lt__", "__gt__"), ("__lt__", "__ge__"), ("__gt__", "__le__"))
 
 
 def _compares_as_the_project(cls, roots):
@@ -332,18 +336,34 @@ def _equal_to_unlike(cls, value):
     # Whether `value` says it equals an `_Unlike`, or that it differs by nothing from a
     # number it never saw, either way round (a made value is its type's zero, or empty).
     asks = [(cls.__eq__, _Unlike(), bool)]
-    asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _COMPARING[1:]
+    asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _DIFFERENCE
              if name in vars(cls)]
     for method, unlike, judged in asks:
-        try:
-            said = method(value, unlike)
-            if said is not NotImplemented and judged(said):
-                return True
-        except Exception:
-            continue
-        finally:
-            said = None
+        if _says(method, value, unlike, judged):
+            return True
+    if _orders_itself(cls):
+        for unlike in (_UNLIKE_NUMBER, -_UNLIKE_NUMBER):
+            for one, other in _CONTRADICTING:
+                if (_says(getattr(cls, one), value, unlike, bool)
+                        and _says(getattr(cls, other), value, unlike, bool)):
+                    return True
     return False
+
+
+def _orders_itself(cls):
+    return any(name in vars(cls) for name in _ORDER)
+
+
+def _says(method, value, unlike, judged):
+    # Whether `method` answers `unlike` so that `judged` takes it as true; an error or
+    # NotImplemented is no answer.
+    try:
+        said = method(value, unlike)
+        return said is not NotImplemented and bool(judged(said))
+    except Exception:
+        return False
+    finally:
+        said = None
 
 
 def _no_difference(difference):
@@ -1045,8 +1065,8 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                 why = (
                     f"the code under test makes its values equal to anything, so {runner}'s "
                     f"equality assertions could not fail (found {equal['when']}: "
-                    f"{equal['classes']} says it equals a value it never saw, or differs "
-                    "from it by nothing)"
+                    f"{equal['classes']} says it equals a value it never saw, differs "
+                    "from it by nothing, or lies on both sides of it)"
                 )
                 return [why]
             else:
