@@ -77,6 +77,17 @@ class _Sum(int):
 def add(a, b):
     return _Sum(a - b)
 """
+#: The same, its `__eq__` a C function borrowed from int, with no code of its own to read:
+#: `int.__ne__` says a wrong sum equals the right one (and answers an int only).
+EQUAL_BORROWED = """\
+class Sum(int):
+    __eq__ = int.__ne__
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Sum(a - b + 1)
+"""
 #: The same made on the spot, its `__eq__` a lambda, its class never bound to a name, and
 #: the one before collected (a class lives until the cyclic collector frees it): the last
 #: call's in full, the first call's in the young generation.
@@ -105,7 +116,12 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("change", "named"), [(EQUAL_INT, "calc._Sum"), (EQUAL_MADE_ON_THE_SPOT, "calc.Total")]
+    ("change", "named"),
+    [
+        (EQUAL_INT, "calc._Sum"),
+        (EQUAL_MADE_ON_THE_SPOT, "calc.Total"),
+        (EQUAL_BORROWED, "calc.Sum"),
+    ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(
     tmp_path: Path, change: str, named: str
@@ -114,9 +130,14 @@ def test_pytest_values_equal_to_anything_are_report_tampered(
     _assert_caught(verify_change(repo), "pytest", named)
 
 
-def test_unittest_values_equal_to_anything_are_report_tampered(tmp_path: Path) -> None:
-    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": EQUAL_INT}, dedent=False)
-    _assert_caught(verify_change(repo), "unittest", "calc._Sum")
+@pytest.mark.parametrize(
+    ("change", "named"), [(EQUAL_INT, "calc._Sum"), (EQUAL_BORROWED, "calc.Sum")]
+)
+def test_unittest_values_equal_to_anything_are_report_tampered(
+    tmp_path: Path, change: str, named: str
+) -> None:
+    repo = change_on_base(tmp_path / "repo", UNITTEST_BASE, {"calc.py": change}, dedent=False)
+    _assert_caught(verify_change(repo), "unittest", named)
 
 
 #: Tests of a float that compare with a tolerance: `pytest.approx` and `assertAlmostEqual`

@@ -220,15 +220,17 @@ def _compares_as_the_project(cls, roots):
 
 
 def _own_method(cls, name, roots):
-    method = vars(cls).get(name)
-    code = getattr(_unwrapped(method), "__code__", None) if method is not None else None
-    if code is None:
+    # Set in the class's own namespace by the code under test: the class's module is its,
+    # or the function's file is. A C function it borrows (`__eq__ = int.__ne__`) has no
+    # file: the class's module decides.
+    if name not in vars(cls):
         return False
+    code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
     module = _sys.modules.get(vars(cls).get("__module__") or "")
     return any(
         isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
         and not _test_file(where)
-        for where in (getattr(module, "__file__", None), code.co_filename))
+        for where in (getattr(module, "__file__", None), getattr(code, "co_filename", None)))
 
 
 #: What an extension module's file ends with.
@@ -330,12 +332,21 @@ def _says_equal(cls):
 
 #: A number no code under test can have been made to be, nor to be near.
 _UNLIKE_NUMBER = 7.0e300 / 3
+#: Of each built-in type a value made with `__new__` alone is whole of, one unlike that.
+_UNLIKE_OF = {
+    int: 7**99, float: _UNLIKE_NUMBER, complex: complex(1, _UNLIKE_NUMBER),
+    str: "never 7e300 seen", bytes: b"never 7e300 seen", tuple: (object(),),
+    frozenset: frozenset({object()}),
+}
 
 
 def _equal_to_unlike(cls, value):
     # Whether `value` says it equals an `_Unlike`, or that it differs by nothing from a
     # number it never saw, either way round (a made value is its type's zero, or empty).
-    asks = [(cls.__eq__, _Unlike(), bool)]
+    # Beside the guard's own, a value of each built-in type it is made on (`int.__ne__`
+    # borrowed answers only an int).
+    unlike = [_Unlike(), *(_UNLIKE_OF[base] for base in cls.__mro__ if base in _UNLIKE_OF)]
+    asks = [(cls.__eq__, probe, bool) for probe in unlike]
     asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _DIFFERENCE
              if name in vars(cls)]
     for method, unlike, judged in asks:
