@@ -250,6 +250,31 @@ def test_an_honest_order_is_verified(tmp_path: Path) -> None:
     assert report.status is Status.VERIFIED, explain(report)
 
 
+#: The wrong answer as a test library's value that equals anything: no class of the code
+#: under test's is asked, so the change's reach for it is what is seen.
+MOCK_ANY = "from unittest.mock import ANY\n\n\ndef add(a, b):\n    return ANY\n"
+MOCK_TOLD_EQUAL = """\
+from unittest import mock
+
+
+def add(a, b):
+    total = mock.MagicMock()
+    total.__eq__.return_value = True
+    return total
+"""
+
+
+@pytest.mark.parametrize("change", [MOCK_ANY, MOCK_TOLD_EQUAL], ids=["ANY", "MagicMock"])
+def test_a_test_librarys_value_equal_to_anything_is_never_verified(
+    tmp_path: Path, change: str
+) -> None:
+    repo = change_on_base(tmp_path / "repo", PYTEST_BASE, {"calc.py": change}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.INDETERMINATE, explain(report)
+    signals = (report.record.tampering or {}).get("signals") or []
+    assert any("from a test library" in s["detail"] for s in signals), explain(report)
+
+
 #: An honest fix whose float takes its difference itself.
 HONEST_DIFFERENCE = """\
 class Mean(float):

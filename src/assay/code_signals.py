@@ -154,6 +154,14 @@ PYTHON = Language(
             r"\bPYTEST_(?:CURRENT_TEST|XDIST_\w+|ADDOPTS)\b"
             r"|['\"](?:_?pytest|unittest)['\"]\s+(?:not\s+)?in\s+sys\.modules",
         ),
+        # A red team's: `return mock.ANY` passed `assert add(2, 3) == 5`. The guard asks
+        # only the code under test's classes whether they equal anything; the test
+        # libraries' own match-anything values (ANY, a MagicMock told its `__eq__`) are not.
+        Rule(
+            "takes a value from a test library, which can equal anything",
+            r"\bunittest\.mock\b|\bfrom\s+unittest\s+import\b.*\bmock\b"
+            r"|^(?:import|from)\s+mock\b|\b(?:NonCallable|Async)?MagicMock\b|\bdirty_equals\b",
+        ),
         Rule("ends the process without cleanup", r"\bos\._exit\s*\(" + _NOT_A_FAILURE),
         # A red team's: every pipe to assay swapped for one of the code's own (`dup2` over
         # each descriptor `/dev/fd` lists), what the runner printed rewritten at exit.
