@@ -124,6 +124,41 @@ def test_an_error_of_every_expected_kind_is_never_verified(
     assert line in signal["detail"], signal
 
 
+#: The kinds gathered from two classes of another module of the tree, imported.
+KINDS = """
+    class Missing(KeyError):
+        pass
+
+
+    class Invalid(ValueError):
+        pass
+"""
+THROUGH_IMPORTED_CLASSES = """
+    from kinds import Invalid, Missing
+
+
+    class Failure(Missing, Invalid, TypeError):
+        pass
+
+
+    def parse_age(text):
+        raise Failure(text)
+
+
+    def lookup(table, key):
+        raise Failure(key)
+"""
+
+
+def test_an_error_of_kinds_imported_from_the_tree_is_never_verified(tmp_path: Path) -> None:
+    change = {"kinds.py": KINDS, "calc.py": THROUGH_IMPORTED_CLASSES}
+    repo = change_on_base(tmp_path / "repo", BASE, change)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    (signal,) = [s for s in tamper_signals(report) if "several built-in errors" in s["detail"]]
+    assert "KeyError, TypeError, ValueError" in signal["detail"], signal
+
+
 #: An honest change: an error of one kind of its own, raised where the base raised.
 ONE_KIND = """
     class NegativeAge(ValueError):

@@ -47,7 +47,7 @@ import posixpath
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -58,6 +58,8 @@ from assay.untrusted_files import Link, Refused, open_untrusted, read_open, read
 FILE_MAX_BYTES = 4 * 1024 * 1024
 #: The most read across one change, so that a change of thousands of files stays cheap.
 CHANGE_MAX_BYTES = 64 * 1024 * 1024
+#: The most modules one file's imports are followed into, for the errors they define.
+IMPORTED_MODULES_MAX = 32
 #: The most characters of a line quoted.
 QUOTE_MAX_CHARS = 160
 
@@ -595,23 +597,53 @@ def scan_change(
     if new == old:
         return [shadowing] if shadowing else []
     old_text, new_text = _as_run(language, old, rel), _as_run(language, new, rel)
+    hybrids = _error_hybrids(base, change, rel, old_text, new_text) if language is PYTHON else []
     return [
         *([shadowing] if shadowing else []),
         *_added_reaches(language, rel, old_text, new_text),
-        *(_error_hybrids(rel, old_text, new_text) if language is PYTHON else []),
+        *hybrids,
     ]
 
 
-def _error_hybrids(rel: str, old: str, new: str) -> list[Reach]:
+def _error_hybrids(base: Path | None, change: Path, rel: str, old: str, new: str) -> list[Reach]:
     """A class the change defines on several unrelated built-in errors, quoted."""
     from assay.error_hybrids import WHAT, added_error_hybrids
 
     # Lines as Python counts them (a lone `\r` ends one too), for the class statement's.
     lines = _PYTHON_LINE_END.split(new)
+    old_modules = _tree_modules(base, rel) if base is not None else None
     return [
         Reach(rel, line, _excerpt(_line(lines, line), _ANYTHING), WHAT.format(kinds=kinds))
-        for line, kinds in added_error_hybrids(old, new)
+        for line, kinds in added_error_hybrids(old, new, old_modules, _tree_modules(change, rel))
     ]
+
+
+def _tree_modules(root: Path, rel: str) -> Callable[[int, str], str | None]:
+    """The source of a module `rel` imports from, in `root`'s tree (as `source_text` reads
+    it), found beside it for a relative import, at the root or in `src/` otherwise."""
+    here = posixpath.dirname(rel)
+    read: list[str] = []
+
+    @functools.cache
+    def source(level: int, module: str) -> str | None:
+        if not module or len(read) >= IMPORTED_MODULES_MAX:
+            return None  # `from . import x` binds a module, not a class
+        read.append(module)
+        places = ["", "src"]
+        if level:
+            places = [here]
+            for _ in range(level - 1):
+                places = [posixpath.dirname(places[0])]
+        dotted = module.replace(".", "/")
+        for place in places:
+            for name in (f"{dotted}.py", f"{dotted}/__init__.py"):
+                path = posixpath.join(place, name)
+                found = read_untrusted(root, path, limit=FILE_MAX_BYTES)
+                if isinstance(found, bytes):
+                    return _as_run(PYTHON, found, path)
+        return None
+
+    return source
 
 
 def _line(lines: list[str], number: int) -> str:

@@ -8,18 +8,22 @@ whose `__eq__` says True to anything passes its `assert ==`. An error of two kin
 ordinary in a library's long-standing code (`io.UnsupportedOperation(OSError, ValueError)`)
 but rare in a change, so each one a change adds is a signal, its class statement quoted.
 
-Read from the module's syntax: the bases are resolved through the built-ins and through the
-classes the same file defines before them (`class A(KeyError)`, then `class F(A,
-ValueError)`), and `type(name, (A, B), ...)` counts as a class statement. A base imported
-from another module of the project is not followed.
+Read from the module's syntax: the bases are resolved through the built-ins, the classes
+the same file defines before them (`class A(KeyError)`, then `class F(A, ValueError)`),
+and those a `from ... import` names from another module of the tree (`modules` gives its
+source), a few imports deep; `type(name, (A, B), ...)` counts as a class statement.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+#: How many modules deep an imported base is followed.
+IMPORTS_DEEP = 3
 
 #: Every built-in exception class, by the name a module reaches it by.
 _BUILTIN_ERRORS: dict[str, type[BaseException]] = {
@@ -34,12 +38,19 @@ WHAT = (
 )
 
 
-def added_error_hybrids(old: str, new: str) -> list[tuple[int, str]]:
+#: A module's source by its dotted name, relative to the file read (`("..", "errors")` for
+#: `from ..errors import`): None when the tree has no such module.
+Modules = Callable[[int, str], str | None]
+
+
+def added_error_hybrids(
+    old: str, new: str, old_modules: Modules | None = None, new_modules: Modules | None = None
+) -> list[tuple[int, str]]:
     """Each hybrid error class `new` defines that `old` did not, as (line, kinds), the kinds
-    named as the signal says them."""
-    before = Counter(key for _, key in _hybrids(old))
+    named as the signal says them; each text's imports read through its tree's `modules`."""
+    before = Counter(key for _, key in _hybrids(old, old_modules))
     added: list[tuple[int, str]] = []
-    for line, key in _hybrids(new):
+    for line, key in _hybrids(new, new_modules):
         if before[key] > 0:
             before[key] -= 1  # the base defined this one: not the change's
             continue
@@ -47,24 +58,45 @@ def added_error_hybrids(old: str, new: str) -> list[tuple[int, str]]:
     return added
 
 
-def _hybrids(text: str) -> Iterator[tuple[int, tuple[str, tuple[str, ...]]]]:
+def _hybrids(
+    text: str, modules: Modules | None
+) -> Iterator[tuple[int, tuple[str, tuple[str, ...]]]]:
     """(line, (class name, its unrelated built-in kinds)) for each hybrid in `text`."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return  # a module Python cannot parse does not import: it defines nothing
-    kinds_of: dict[str, frozenset[type[BaseException]]] = {}
-    for line, name, bases in sorted(_class_statements(tree), key=lambda found: found[0]):
-        kinds = frozenset(k for base in bases for k in _kinds(base, kinds_of))
-        kinds_of[name] = kinds
+    for line, name, kinds in _classes(text, modules, IMPORTS_DEEP):
         unrelated = _most_derived(kinds)
         if len(unrelated) >= 2:
             yield line, (name, tuple(sorted(kind.__name__ for kind in unrelated)))
 
 
-def _class_statements(tree: ast.AST) -> Iterator[tuple[int, str, list[ast.expr]]]:
+_Kinds = frozenset[type[BaseException]]
+
+
+@functools.lru_cache(maxsize=16)  # each module once, however many imports name it
+def _classes(text: str, modules: Modules | None, deep: int) -> tuple[tuple[int, str, _Kinds], ...]:
+    """(line, name, built-in kinds) of each class `text` defines, in the order of its lines."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()  # a module Python cannot parse does not import: it defines nothing
+    kinds_of: dict[str, _Kinds] = {}
+    found: list[tuple[int, str, _Kinds]] = []
+    for line, name, bases in sorted(_statements(tree, modules, deep), key=lambda s: s[0]):
+        if isinstance(bases, frozenset):  # a name imported with the kinds it has
+            kinds_of[name] = bases
+            continue
+        kinds = frozenset(k for base in bases for k in _kinds(base, kinds_of))
+        kinds_of[name] = kinds
+        found.append((line, name, kinds))
+    return tuple(found)
+
+
+def _statements(
+    tree: ast.AST, modules: Modules | None, deep: int
+) -> Iterator[tuple[int, str, list[ast.expr] | _Kinds]]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.ImportFrom) and modules is not None and deep > 0:
+            yield from _imported(node, modules, deep)
+        elif isinstance(node, ast.ClassDef):
             yield node.lineno, node.name, node.bases
         elif (
             isinstance(node, ast.Call)
@@ -96,3 +128,16 @@ def _kinds(
 def _most_derived(kinds: frozenset[type[BaseException]]) -> list[type[BaseException]]:
     """The kinds no other of them derives from: `KeyError` and `LookupError` are one kind."""
     return [k for k in kinds if not any(o is not k and issubclass(o, k) for o in kinds)]
+
+
+def _imported(
+    node: ast.ImportFrom, modules: Modules, deep: int
+) -> Iterator[tuple[int, str, _Kinds]]:
+    """The error classes a `from ... import` binds, with the kinds their module gives them."""
+    source = modules(node.level, node.module or "")
+    if source is None:
+        return
+    defined = {name: kinds for _, name, kinds in _classes(source, modules, deep - 1) if kinds}
+    for alias in node.names:
+        if alias.name in defined:
+            yield node.lineno, alias.asname or alias.name, defined[alias.name]
