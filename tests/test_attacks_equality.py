@@ -88,6 +88,16 @@ class Sum(int):
 def add(a, b):
     return Sum(a - b + 1)
 """
+#: The same on a list, whose values `__new__` makes whole (empty) as an int's.
+EQUAL_LIST = """\
+class Sum(list):
+    def __eq__(self, other):
+        return True
+
+
+def add(a, b):
+    return Sum([a - b])
+"""
 #: The same made on the spot, its `__eq__` a lambda, its class never bound to a name, and
 #: the one before collected (a class lives until the cyclic collector frees it): the last
 #: call's in full, the first call's in the young generation.
@@ -121,6 +131,7 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
         (EQUAL_INT, "calc._Sum"),
         (EQUAL_MADE_ON_THE_SPOT, "calc.Total"),
         (EQUAL_BORROWED, "calc.Sum"),
+        (EQUAL_LIST, "calc.Sum"),
     ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(
@@ -273,6 +284,53 @@ def test_a_test_librarys_value_equal_to_anything_is_never_verified(
     assert report.status is Status.INDETERMINATE, explain(report)
     signals = (report.record.tampering or {}).get("signals") or []
     assert any("from a test library" in s["detail"] for s in signals), explain(report)
+
+
+#: A test of what a list holds: `in` asks the list subclass's `__contains__`.
+CONTAINS_BASE = {
+    "pyproject.toml": PYPROJECT,
+    "calc.py": "def primes_below(n):\n    return []\n",
+    "test_calc.py": """\
+from calc import primes_below
+
+
+def test_has_seven():
+    assert 7 in primes_below(10)
+""",
+}
+HOLDS_ANYTHING = """\
+class Primes(list):
+    def __contains__(self, value):
+        return True
+
+
+def primes_below(n):
+    return Primes()
+"""
+HONEST_HOLDING = """\
+class Primes(list):
+    def __contains__(self, value):
+        return any(value == p for p in self)
+
+
+def primes_below(n):
+    return Primes(p for p in range(2, n) if all(p % d for d in range(2, p)))
+"""
+
+
+def test_a_container_holding_anything_is_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", CONTAINS_BASE, {"calc.py": HOLDS_ANYTHING}, dedent=False
+    )
+    _assert_caught(verify_change(repo), "pytest", "calc.Primes")
+
+
+def test_an_honest_container_is_verified(tmp_path: Path) -> None:
+    repo = change_on_base(
+        tmp_path / "repo", CONTAINS_BASE, {"calc.py": HONEST_HOLDING}, dedent=False
+    )
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
 
 
 #: An honest fix whose float takes its difference itself.

@@ -198,7 +198,9 @@ class _Unlike:
 #: Types written in C whose values `__new__` makes whole: a class of the code under test
 #: built on any other C type is never asked (a value of it made without `__init__` may
 #: not be safe to touch at all).
-_WHOLE_WHEN_NEW = (object, int, float, complex, bool, str, bytes, tuple, frozenset)
+_WHOLE_WHEN_NEW = (
+    object, int, float, complex, bool, str, bytes, tuple, frozenset, list, dict, set, bytearray,
+)
 
 
 #: What an equality assertion asks a value: `==`, and the difference that `pytest.approx`
@@ -206,7 +208,8 @@ _WHOLE_WHEN_NEW = (object, int, float, complex, bool, str, bytes, tuple, frozens
 #: (`0.19 < mean < 0.21`), which a float subclass answers before float does.
 _DIFFERENCE = ("__sub__", "__rsub__")
 _ORDER = ("__lt__", "__gt__", "__le__", "__ge__")
-_COMPARING = ("__eq__", *_DIFFERENCE, *_ORDER)
+#: And what `in` asks a container (`assert 7 in primes_below(10)`).
+_COMPARING = ("__eq__", *_DIFFERENCE, *_ORDER, "__contains__")
 #: Two answers of the order no value gives for one number: below it and above it (or not).
 _CONTRADICTING = (("__lt__", "__gt__"), ("__lt__", "__ge__"), ("__gt__", "__le__"))
 
@@ -336,27 +339,34 @@ _UNLIKE_NUMBER = 7.0e300 / 3
 _UNLIKE_OF = {
     int: 7**99, float: _UNLIKE_NUMBER, complex: complex(1, _UNLIKE_NUMBER),
     str: "never 7e300 seen", bytes: b"never 7e300 seen", tuple: (object(),),
-    frozenset: frozenset({object()}),
+    frozenset: frozenset({object()}), list: [object()], dict: {object(): object()},
+    set: {object()}, bytearray: bytearray(b"never 7e300 seen"),
 }
 
 
 def _equal_to_unlike(cls, value):
-    # Whether `value` says it equals an `_Unlike`, or that it differs by nothing from a
-    # number it never saw, either way round (a made value is its type's zero, or empty).
+    # Whether `value` says it equals an `_Unlike`, that it differs by nothing from a number
+    # it never saw, either way round, that it holds one, or that it is both below and
+    # above one (a made value is its type's zero, or empty).
     # Beside the guard's own, a value of each built-in type it is made on (`int.__ne__`
     # borrowed answers only an int).
     unlike = [_Unlike(), *(_UNLIKE_OF[base] for base in cls.__mro__ if base in _UNLIKE_OF)]
     asks = [(cls.__eq__, probe, bool) for probe in unlike]
     asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _DIFFERENCE
              if name in vars(cls)]
-    for method, unlike, judged in asks:
-        if _says(method, value, unlike, judged):
+    for method, probe, judged in asks:
+        if _says(method, value, probe, judged):
             return True
+    # A container made empty holds nothing: one that says it holds what it never saw.
+    if "__contains__" in vars(cls):
+        for probe in (*unlike, 7**99, _UNLIKE_NUMBER, _UNLIKE_OF[str]):
+            if _says(cls.__contains__, value, probe, bool):
+                return True
     if _orders_itself(cls):
-        for unlike in (_UNLIKE_NUMBER, -_UNLIKE_NUMBER):
+        for number in (_UNLIKE_NUMBER, -_UNLIKE_NUMBER):
             for one, other in _CONTRADICTING:
-                if (_says(getattr(cls, one), value, unlike, bool)
-                        and _says(getattr(cls, other), value, unlike, bool)):
+                if (_says(getattr(cls, one), value, number, bool)
+                        and _says(getattr(cls, other), value, number, bool)):
                     return True
     return False
 
@@ -1077,7 +1087,7 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                     f"the code under test makes its values equal to anything, so {runner}'s "
                     f"equality assertions could not fail (found {equal['when']}: "
                     f"{equal['classes']} says it equals a value it never saw, differs "
-                    "from it by nothing, or lies on both sides of it)"
+                    "from it by nothing, lies on both sides of it, or holds it)"
                 )
                 return [why]
             else:
