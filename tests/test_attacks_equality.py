@@ -333,6 +333,37 @@ def test_an_honest_container_is_verified(tmp_path: Path) -> None:
     assert report.status is Status.VERIFIED, explain(report)
 
 
+#: unittest's `assertDictEqual` asks `!=`: a dict subclass never unequal to anything.
+NE_BASE = {
+    "calc.py": "def counts(text):\n    return {}\n",
+    "tests/__init__.py": "",
+    "tests/test_calc.py": """\
+import unittest
+
+from calc import counts
+
+
+class CountsTest(unittest.TestCase):
+    def test_counts(self):
+        self.assertDictEqual(counts("a b a"), {"a": 2, "b": 1})
+""",
+}
+NEVER_UNEQUAL = """\
+class Counts(dict):
+    def __ne__(self, other):
+        return False
+
+
+def counts(text):
+    return Counts()
+"""
+
+
+def test_a_value_never_unequal_is_report_tampered(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", NE_BASE, {"calc.py": NEVER_UNEQUAL}, dedent=False)
+    _assert_caught(verify_change(repo), "unittest", "calc.Counts")
+
+
 #: An honest fix whose float takes its difference itself.
 HONEST_DIFFERENCE = """\
 class Mean(float):

@@ -209,7 +209,8 @@ _WHOLE_WHEN_NEW = (
 _DIFFERENCE = ("__sub__", "__rsub__")
 _ORDER = ("__lt__", "__gt__", "__le__", "__ge__")
 #: And what `in` asks a container (`assert 7 in primes_below(10)`).
-_COMPARING = ("__eq__", *_DIFFERENCE, *_ORDER, "__contains__")
+#: `!=` too, which `assertDictEqual` and `assertMultiLineEqual` ask.
+_COMPARING = ("__eq__", "__ne__", *_DIFFERENCE, *_ORDER, "__contains__")
 #: Two answers of the order no value gives for one number: below it and above it (or not).
 _CONTRADICTING = (("__lt__", "__gt__"), ("__lt__", "__ge__"), ("__gt__", "__le__"))
 
@@ -352,6 +353,8 @@ def _equal_to_unlike(cls, value):
     # borrowed answers only an int).
     unlike = [_Unlike(), *(_UNLIKE_OF[base] for base in cls.__mro__ if base in _UNLIKE_OF)]
     asks = [(cls.__eq__, probe, bool) for probe in unlike]
+    if "__ne__" in vars(cls):
+        asks += [(cls.__ne__, probe, _not) for probe in unlike]
     asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _DIFFERENCE
              if name in vars(cls)]
     for method, probe, judged in asks:
@@ -385,6 +388,10 @@ def _says(method, value, unlike, judged):
         return False
     finally:
         said = None
+
+
+def _not(said):
+    return not said
 
 
 def _no_difference(difference):
