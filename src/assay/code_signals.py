@@ -597,7 +597,9 @@ def scan_change(
     if new == old:
         return [shadowing] if shadowing else []
     old_text, new_text = _as_run(language, old, rel), _as_run(language, new, rel)
-    hybrids = _error_hybrids(base, change, rel, old_text, new_text) if language is PYTHON else []
+    hybrids = (
+        _error_hybrids(base, change, rel, old_text, new_text, budget) if language is PYTHON else []
+    )
     return [
         *([shadowing] if shadowing else []),
         *_added_reaches(language, rel, old_text, new_text),
@@ -605,22 +607,28 @@ def scan_change(
     ]
 
 
-def _error_hybrids(base: Path | None, change: Path, rel: str, old: str, new: str) -> list[Reach]:
-    """A class the change defines on several unrelated built-in errors, quoted."""
+def _error_hybrids(
+    base: Path | None, change: Path, rel: str, old: str, new: str, budget: Budget
+) -> list[Reach]:
+    """A class the change defines on several unrelated built-in errors, quoted; the modules
+    its imports are followed into are read within the change's `budget`."""
     from assay.error_hybrids import WHAT, added_error_hybrids
 
     # Lines as Python counts them (a lone `\r` ends one too), for the class statement's.
     lines = _PYTHON_LINE_END.split(new)
-    old_modules = _tree_modules(base, rel) if base is not None else None
+    old_modules = _tree_modules(base, rel, budget) if base is not None else None
+    new_modules = _tree_modules(change, rel, budget)
     return [
         Reach(rel, line, _excerpt(_line(lines, line), _ANYTHING), WHAT.format(kinds=kinds))
-        for line, kinds in added_error_hybrids(old, new, old_modules, _tree_modules(change, rel))
+        for line, kinds in added_error_hybrids(old, new, old_modules, new_modules)
     ]
 
 
-def _tree_modules(root: Path, rel: str) -> Callable[[int, str], str | None]:
+def _tree_modules(root: Path, rel: str, budget: Budget) -> Callable[[int, str], str | None]:
     """The source of a module `rel` imports from, in `root`'s tree (as `source_text` reads
-    it), found beside it for a relative import, at the root or in `src/` otherwise."""
+    it), found beside it for a relative import, at the root or in `src/` otherwise; none
+    once the change's `budget` is spent (a change of many files, each importing large
+    modules, would otherwise read them again for each)."""
     here = posixpath.dirname(rel)
     read: list[str] = []
 
@@ -638,8 +646,9 @@ def _tree_modules(root: Path, rel: str) -> Callable[[int, str], str | None]:
         for place in places:
             for name in (f"{dotted}.py", f"{dotted}/__init__.py"):
                 path = posixpath.join(place, name)
-                found = read_untrusted(root, path, limit=FILE_MAX_BYTES)
+                found = read_untrusted(root, path, limit=min(FILE_MAX_BYTES, budget.left))
                 if isinstance(found, bytes):
+                    budget.left -= len(found)
                     return _as_run(PYTHON, found, path)
         return None
 
