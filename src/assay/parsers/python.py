@@ -447,6 +447,15 @@ _UNITTEST_OUTCOMES = {
 _UNITTEST_RULES = ("=" * 70, "-" * 70)
 
 
+#: A test whose name is not `method (module.Class)`: a doctest file (its path, then
+#: `Doctest: tutorial.rst ... ok`), a FunctionTestCase, a case with its own __str__.
+_UNITTEST_OTHER = re.compile(
+    r"^(?P<desc>\S.*?) \.\.\. "
+    r"(?P<outcome>ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)"
+    r"(?: \([\d.]+s\))?$"
+)
+
+
 #: A subtest's line under its test's (Python 3.11+): indented, with its own outcome, or
 #: with it on the next line when the test has a docstring (shown there).
 _UNITTEST_SUBTEST = re.compile(r"^  (?P<method>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
@@ -485,6 +494,14 @@ def unittest_listing(text: str) -> tuple[TestCase, ...]:
                 subtests.append(_UNITTEST_OUTCOMES.get(word, word))
             if sub or found is not None:
                 continue
+        other = None if _UNITTEST_CASE.match(line) else _UNITTEST_OTHER.match(line)
+        if other is not None and (name is None or subtests):
+            # No test is open (one with subtests has ended): this line is a whole test.
+            settle()
+            word = "skipped" if other["outcome"].startswith("skipped") else other["outcome"]
+            cases.append(TestCase(name=other["desc"], outcome=_UNITTEST_OUTCOMES.get(word, word)))
+            name, subtests = None, []
+            continue
         if match := _UNITTEST_CASE.match(line):
             settle()
             method, where = match["method"], match["where"]
