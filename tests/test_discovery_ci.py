@@ -426,8 +426,9 @@ def test_a_scripts_arguments_and_only_plain_variables_are_given(tmp_path: Path) 
     )
     found = by_argv(tmp_path)
     assert "python3 -m pytest -k fast tests" in found, list(found)
-    assert "mypy $TARGETS" in found, list(found)
-    assert "ruff check $PLAIN $PLAIN" in found, list(found)
+    # A computed variable is not handed to mypy as the word `$TARGETS`.
+    assert not any("TARGETS" in argv for argv in found), list(found)
+    assert "ruff check $PLAIN pkg" in found, list(found)
 
 
 def test_a_script_after_another_command_is_read_or_its_leaving_out_said(tmp_path: Path) -> None:

@@ -123,7 +123,8 @@ def script_candidates(
             break
         if not line or line.startswith("#") or _assigns(line, assigned):
             continue
-        written, line = line, _expanded(line, assigned, arguments)
+        # CI's own env: values are the words' too, as its shell would give them.
+        written, line = line, _expanded(line, {**ci_env, **assigned}, arguments)
         said = where
         if (stand_in := golangci_stand_in(only_command(line) or [], env)) is not None:
             line, said = stand_in, f"{where} (golangci-lint; {GO_VET_STANDS_IN})"
@@ -176,6 +177,12 @@ def script_candidates(
         for directory, (hit, runs) in placed:
             if directory is None:
                 why = "runs after a `cd` to a directory assay cannot tell"
+                dropped.append(Dropped(" ".join(hit.argv), source, why))
+                continue
+            if (unset := _unresolved(hit.argv, line)) is not None:
+                # CI sets it (a Travis env matrix, the runner's own): run as a literal word,
+                # `cargo test --features ${FEATURES}` failed on a feature of that name.
+                why = f"uses ${unset}, a variable CI sets that assay cannot tell"
                 dropped.append(Dropped(" ".join(hit.argv), source, why))
                 continue
             if runs is not None and runs.masking is not None:
@@ -298,12 +305,9 @@ def _assigns(line: str, assigned: dict[str, str]) -> bool:
 
 def _expanded(line: str, assigned: Mapping[str, str], arguments: tuple[str, ...] | None) -> str:
     """`line` with the variables `assigned` knows given their values, and a called
-    script's `$@` its arguments; untouched where a single quote could make any of it
-    literal."""
-    if "$" not in line or "'" in line:
+    script's `$@` its arguments; what single quotes hold is left as written."""
+    if "$" not in line:
         return line
-    if arguments is not None:  # `"$@"`: each argument one word, and none without any
-        line = _QUOTED_ARGUMENTS.sub(lambda _: shlex.join(arguments), line)
 
     def value(match: re.Match[str]) -> str:
         name = match["braced"] or match["plain"]
@@ -311,7 +315,30 @@ def _expanded(line: str, assigned: Mapping[str, str], arguments: tuple[str, ...]
             return shlex.join(arguments)
         return assigned.get(name, match.group(0))
 
-    return _REFERENCE.sub(value, line)
+    def unquoted(piece: str) -> str:
+        if arguments is not None:  # `"$@"`: each argument one word, and none without any
+            piece = _QUOTED_ARGUMENTS.sub(lambda _: shlex.join(arguments), piece)
+        return _REFERENCE.sub(value, piece)
+
+    pieces = _SINGLE_QUOTED_SPLIT.split(line)
+    return "".join(p if p.startswith("'") else unquoted(p) for p in pieces)
+
+
+def _unresolved(argv: Iterable[str], line: str) -> str | None:
+    """The first variable a command's words still name, where `line` names it outside
+    single quotes (there `$NAME` is the word the shell passes too)."""
+    unquoted = {
+        m["braced"] or m["plain"] for m in _REFERENCE.finditer(_SINGLE_QUOTED.sub("", line))
+    }
+    for word in argv:
+        for match in _REFERENCE.finditer(word):
+            if (name := match["braced"] or match["plain"]) in unquoted - {"@", "*"}:
+                return name
+    return None
+
+
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
+_SINGLE_QUOTED_SPLIT = re.compile(r"('[^']*')")
 
 
 #: `"$@"` and `"${@}"`: the arguments, each a word of its own.

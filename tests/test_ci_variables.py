@@ -1,0 +1,70 @@
+"""A CI command's variables: the values CI's own env gives them, and a command whose
+variable CI sets where assay cannot read it (a Travis env matrix, the runner's own) is
+not run with `${NAME}` as a literal word.
+
+Measured on a real project: either 1.6.1's .travis.yml runs `cargo build --features
+"${FEATURES}"` over `env: matrix: [FEATURES="", FEATURES="serde"]`; cargo was handed the
+word `${FEATURES}` and the pristine crate was FAILED ("does not have the feature
+`${FEATURES}`"). Real cargo in real bubblewrap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.pipeline import VerifyOptions, verify
+from assay.plan import plan_repository
+from assay.verdict import Status
+from tests.cli import path_with_venv
+from tests.repos import write
+
+CRATE = {
+    "Cargo.toml": (
+        '[package]\nname = "feat"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        "[features]\ndefault = []\nextra = []\n"
+    ),
+    "src/lib.rs": (
+        "pub fn two() -> i32 {\n    2\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn two() {\n"
+        "        assert_eq!(super::two(), 2);\n    }\n}\n"
+    ),
+}
+
+TRAVIS = (
+    "language: rust\nscript:\n  - |\n"
+    '      cargo build --features "${FEATURES}" &&\n'
+    '      cargo test --features "${FEATURES}"\n'
+    "env:\n  matrix:\n"
+    '    - FEATURES=""\n'
+    '    - FEATURES="extra"\n'
+)
+
+WORKFLOW = (
+    "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    "    env:\n      FEATURES: extra\n"
+    "    steps:\n      - run: cargo test --features $FEATURES\n"
+)
+
+
+def test_a_variable_ci_env_sets_is_given_its_value(tmp_path: Path) -> None:
+    repo = write(tmp_path, {**CRATE, ".github/workflows/ci.yml": WORKFLOW})
+    argvs = [c.argv for c in plan_repository(repo).checks]
+    assert ("cargo", "test", "--features", "extra") in argvs, argvs
+
+
+def test_a_variable_ci_sets_out_of_reach_is_no_literal_word(tmp_path: Path) -> None:
+    repo = write(tmp_path, {**CRATE, ".travis.yml": TRAVIS})
+    argvs = [c.argv for c in plan_repository(repo).checks]
+    assert not any("${FEATURES}" in word for argv in argvs for word in argv), argvs
+
+
+@pytest.mark.slow
+def test_a_travis_env_matrix_crate_is_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", path_with_venv())
+    repo = write(tmp_path, {**CRATE, ".travis.yml": TRAVIS})
+    report = verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False, timeout_s=300.0))
+    assert report.status == Status.VERIFIED, [c.note for c in report.checks]
