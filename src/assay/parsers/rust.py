@@ -88,9 +88,10 @@ def _from_text(text: str, cwd: str) -> list[Diagnostic]:
     return diagnostics
 
 
-# libtest's word, once a test has run for a minute, that it still runs.
+# libtest's word, once a test has run for a minute, that it still runs; a doc-test's name
+# has spaces (`src/lib.rs - Either<L,R>::is_left (line 114)`).
 _STILL_RUNNING = re.compile(
-    r"^test (?P<name>\S+) has been running for over \d+ seconds$", re.MULTILINE
+    r"^test (?P<name>.+?) has been running for over \d+ seconds$", re.MULTILINE
 )
 
 
