@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from assay.discovery.ci_scripts import _expanded
 from assay.pipeline import VerifyOptions, verify
 from assay.plan import plan_repository
 from assay.verdict import Status
@@ -68,3 +69,11 @@ def test_a_travis_env_matrix_crate_is_verified(
     repo = write(tmp_path, {**CRATE, ".travis.yml": TRAVIS})
     report = verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False, timeout_s=300.0))
     assert report.status == Status.VERIFIED, [c.note for c in report.checks]
+
+
+def test_a_long_value_named_many_times_is_left_named_within_the_bound(tmp_path: Path) -> None:
+    # 64 KiB named 200 times would be 13 MB of one command: it stays `$BIG`, and the
+    # command is left out as one naming what assay cannot tell.
+    big = "x" * (64 * 1024)
+    line = "pytest " + " ".join(["$BIG"] * 200)
+    assert _expanded(line, {"BIG": big}, None) == line

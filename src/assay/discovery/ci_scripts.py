@@ -41,6 +41,7 @@ from assay.discovery.make import (
 )
 from assay.discovery.model import Candidate, Dropped, Ecosystem, Origin, ProjectEnv, Source
 from assay.discovery.workflow_actions import GO_VET_STANDS_IN, golangci_stand_in
+from assay.substitution import bounded_sub
 from assay.tools.node import PACKAGE_MANAGERS, script_called
 
 #: What a CI file's parser returns: candidates, dropped commands, problems with the file.
@@ -318,7 +319,10 @@ def _expanded(line: str, assigned: Mapping[str, str], arguments: tuple[str, ...]
     def unquoted(piece: str) -> str:
         if arguments is not None:  # `"$@"`: each argument one word, and none without any
             piece = _QUOTED_ARGUMENTS.sub(lambda _: shlex.join(arguments), piece)
-        return _REFERENCE.sub(value, piece)
+        # Within the bound: a long value named many times over is left named (and the
+        # command then left out, as one naming what assay cannot tell).
+        filled = bounded_sub(_REFERENCE, value, piece)
+        return piece if filled is None else filled
 
     pieces = _SINGLE_QUOTED_SPLIT.split(line)
     return "".join(p if p.startswith("'") else unquoted(p) for p in pieces)
