@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from assay.process import InvalidRun, run_process
-from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, standby
+from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, nofollow, standby
 from tests.cli import ASSAY, assay_env
 from tests.processes import gone
 from tests.swapping import swapping, tools_and_secret
@@ -416,7 +416,7 @@ def test_a_bind_is_found_by_its_place_among_options_not_by_a_word_that_reads_lik
     source = tmp_path / "tools"
     source.mkdir()
     late = ["--symlink", "--ro-bind", "/x", "--ro-bind", str(source), "/t", "--chdir", "/"]
-    mounts, pins = standby.pinned(late)
+    mounts, pins = standby.pinned(late, nofollow.trusted([]))
     try:
         handed = standby.by_pins(late, mounts, pins)
         assert handed is not None

@@ -15,6 +15,12 @@ it is offline), its own PID namespace (everything in it dies with the check), an
 environment of assay's choosing, resource limits, a seccomp filter, and no way to make
 user namespaces of its own.
 
+Each directory the root shows is reached name by name, following only links no run can
+have made (`nofollow`), held open as it is reached, scanned for credentials through that
+descriptor and mounted from it: a directory a run can write (a project's toolchain beside
+another run's), swapped for a link and back as the root is built, is not shown, never the
+link's target.
+
 Nothing the repository supplies steers a host-side process: the check's command and
 variables reach the innermost shell as values of assay's own variables (see `launch`),
 and only that shell exports the variables, right before it execs the command.
@@ -48,7 +54,7 @@ from pathlib import Path
 from assay import probe_bwrap
 from assay.environment import EnvPolicy, build_env
 from assay.process import ProcessResult, Started, StartFailure, run_process
-from assay.sandbox import cgroup, identity, launch, seccomp, standby
+from assay.sandbox import cgroup, identity, launch, nofollow, seccomp, standby
 from assay.sandbox.base import (
     CleanupError,
     ProvisionError,
@@ -803,9 +809,10 @@ class BwrapSandbox(Sandbox):
             held = self._held.get(workspace.run_id, ())
             built = self._roots.get(workspace.run_id)
             if built is None or built[0] != held:
-                args = self._root(workspace).args
+                root = self._root(workspace)
+                args = root.args
                 try:
-                    pins = standby.pinned_sources(args)
+                    pins = standby.pinned_sources(args, root.trust, root.pins)
                 except OSError as exc:
                     # Gone since the root was built, or swapped: never left to bubblewrap
                     # to resolve later, as whatever is there then.
@@ -832,8 +839,10 @@ class BwrapSandbox(Sandbox):
         return True
 
     def _root(self, workspace: Workspace) -> _RootLayout:
-        """The sandbox's filesystem, mount by mount (the module docstring says what is in it)."""
-        root = _RootLayout()
+        """The sandbox's filesystem, mount by mount (the module docstring says what is in
+        it), each directory reached following only the links its `trust` follows."""
+        env = self._env()  # read once: it looks up homes and package managers' places
+        root = _RootLayout(self._trust(env))
         for path in SYSTEM_DIRS:
             root.system(path)
         root.add(["--dev", "/dev"], "/dev", fresh=True)
@@ -857,10 +866,12 @@ class BwrapSandbox(Sandbox):
         for home in _real_homes():
             root.tmpfs(home, "0555", 1024**2)  # shown empty, so tools that stat it still work
         source = _source_of(workspace)
-        for path in self._toolchain_binds(source):
+        for path, fd in self._toolchain_binds(root.trust, env, source):
+            # Scanned through the descriptor that is mounted: the very directory shown.
+            root.pins[path] = fd
             root.bind(["--ro-bind"], path)
-            for secret in _credentials_in(path):
-                root.mask(secret)
+            for secret in _credentials_in(path, fd):
+                root.mask(secret, directory=_is_directory_in(fd, os.path.basename(secret)))
         for writable in self.options.writable_paths:
             root.bind(["--bind"], writable)
         if source is not None:
@@ -877,7 +888,7 @@ class BwrapSandbox(Sandbox):
                 caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
                 if caches:
                     root.with_private_caches(os.path.join(source, rel), caches, self._limits)
-            for host, seen in _relative_homes(self._env(), source, str(workspace.path)):
+            for host, seen in _relative_homes(env, source, str(workspace.path)):
                 root.mirror(host, seen)
         root.bind(["--bind"], str(workspace.path))
         for rel in self._held.get(workspace.run_id, ()):
@@ -907,8 +918,26 @@ class BwrapSandbox(Sandbox):
             if value is not None
         )
 
-    def _toolchain_binds(self, source: str | None = None) -> list[str]:
-        """Toolchain directories the root would not show otherwise, to bind back read-only.
+    def _trust(self, env: Mapping[str, str] | None = None) -> nofollow.Trust:
+        """Where a link on the way to what a root shows is followed (`nofollow`): the
+        system's directories, a home's toolchain directories and the toolchain homes the
+        sandbox's variables name, none of which a run can write; never in what a sandbox
+        may write. A project's own environment (`VIRTUAL_ENV`) is the project's to write."""
+        from assay.tools import home_toolchain_dirs
+
+        places = [*SYSTEM_DIRS]
+        places += [os.path.join(h, rel) for h in _real_homes() for rel in home_toolchain_dirs()]
+        env = self._env() if env is None else env
+        for var in TOOLCHAIN_HOME_VARS:
+            if var != "VIRTUAL_ENV":
+                places += env.get(var, "").split(os.pathsep)
+        return nofollow.trusted(places, self.options.writable_paths)
+
+    def _toolchain_binds(
+        self, trust: nofollow.Trust, env: Mapping[str, str], source: str | None = None
+    ) -> list[tuple[str, int]]:
+        """Toolchain directories the root would not show otherwise, to bind back read-only
+        (`env`: the sandbox's own variables, `_env`).
 
         The toolchain parts of a home that the tool declarations name (`~/.cargo/bin`,
         `~/.rustup`, `~/.local/share/pipx/venvs` ...), the toolchain homes the sandbox's own
@@ -918,30 +947,53 @@ class BwrapSandbox(Sandbox):
         A toolchain found in the `source` tree (`.venv/bin/ruff`) is the tree's word: a
         link in it may lead out of the tree only to a file where host toolchains live (the
         system's, those named above, a directory on assay's own PATH), or through links
-        that end there; a link to anything else is no reason to show that place."""
+        that end there; a link to anything else is no reason to show that place.
+
+        Each is resolved and opened following only the links `trust` follows, and comes
+        with the descriptor that holds it (the caller's to close): a directory a run can
+        write, swapped for a link and back as the root is built, is not shown at all,
+        rather than the link's target chosen, scanned or mounted in its place."""
         from assay.tools import home_toolchain_dirs
 
         homes = _real_homes()
         declared = [os.path.join(home, rel) for home in homes for rel in home_toolchain_dirs()]
         binds = list(declared)
-        env = self._env()
         for var in TOOLCHAIN_HOME_VARS:
             binds += [p for p in env.get(var, "").split(os.pathsep) if os.path.isabs(p)]
-        tree = os.path.realpath(source) if source is not None else ""
+        # A tree reached through a link no longer is refused as the root is pinned; until
+        # then, its path as recorded still bounds where its links may lead.
+        tree = (nofollow.resolved(source, trust) or source) if source is not None else ""
         host_places = _host_toolchain_places(binds, homes)
         for path in self.options.toolchain_paths:
-            chain = _link_chain(path)
+            chain = _link_chain(path, trust)
+            if not chain:
+                continue  # reached through a link a run could have made: not shown
             from_tree = bool(tree) and _within(chain[0], tree)
             # A chain that ends in a host toolchain may pass through links anywhere (a
             # venv's python -> an unmanaged Python's link under the home -> /usr/bin).
-            ends_in_toolchain = _in_any(os.path.realpath(path), host_places)
+            ends_in_toolchain = _in_any(chain[-1], host_places)
             for hop in chain:
                 leaves_tree = from_tree and not _within(hop, tree)
                 if leaves_tree and not (ends_in_toolchain or _in_any(hop, host_places)):
                     continue
                 binds.extend(_toolchain_dirs(hop, [*SYSTEM_DIRS, *declared]))
         shown = [os.path.normpath(p) for p in binds]
-        return [p for p in dict.fromkeys(shown) if os.path.exists(p) and _may_show(p, homes)]
+        opened: list[tuple[str, int]] = []
+        try:
+            # Looked up by path first only to skip what is not there at all (most named
+            # places, cheaply): what is shown is what the walk below reaches.
+            for path in (p for p in dict.fromkeys(shown) if os.path.exists(p)):
+                if not _may_show(path, homes):
+                    continue
+                try:
+                    _, fd = nofollow.open_directory(path, trust)
+                except OSError:
+                    continue  # nothing there, or reached through a link a run could make
+                opened.append((path, fd))
+        except BaseException:
+            standby.close_all([fd for _, fd in opened])
+            raise
+        return opened
 
     def _env(self) -> dict[str, str]:
         """What bwrap itself starts with: an allowlist, HOME pinned inside. Never anything
@@ -966,11 +1018,15 @@ class _RootLayout:
     it to the sandbox's uid; parents inside a fresh filesystem are made 0755 here first
     (they are empty apart from the mount, so that shows nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, trust: nofollow.Trust) -> None:
+        self.trust = trust
+        """Which links are followed on the way to what it shows (`nofollow`)."""
         self.args: list[str] = []
         self._mounts: list[tuple[str, bool]] = [("/", True)]
         """Mount points so far, each with whether it is a fresh (empty) filesystem."""
         self._made: set[str] = set()
+        self.pins: dict[str, int] = {}
+        """A descriptor holding each bind's source opened as it was chosen, by path."""
 
     def system(self, path: str) -> None:
         if os.path.islink(path):
@@ -1026,9 +1082,12 @@ class _RootLayout:
             return
         self.add(["--ro-bind", host, inside], inside, fresh=False)
 
-    def mask(self, path: str) -> None:
-        """Hide a file or directory inside something bound: an empty one in its place."""
-        if os.path.isdir(path) and not os.path.islink(path):
+    def mask(self, path: str, *, directory: bool | None = None) -> None:
+        """Hide a file or directory inside something bound: an empty one in its place.
+        Whether it is a directory is looked up by its path unless `directory` says."""
+        if directory is None:
+            directory = os.path.isdir(path) and not os.path.islink(path)
+        if directory:
             self.add(["--perms", "0000", "--tmpfs", path], path, fresh=True)
         else:
             self.add(["--ro-bind", "/dev/null", path], path, fresh=False)
@@ -1253,11 +1312,19 @@ def stand_by(hint: Mapping[str, object]) -> None:
     template, env = sandbox._launch_template(placeholder), sandbox._env()
     rlimits = sandbox._rlimits(placeholder.run_id)
     late = [renamed.get(word, word) for word in late]
-    ahead.standby = standby.start(template, env, "/", rlimits, late)
+    trust = sandbox._trust()
+    ahead.standby = standby.start(template, env, "/", rlimits, late, trust)
     ahead.identity = sandbox._identity
     for option, path in itertools.pairwise(late):
-        if option == "--ro-bind" and os.path.isdir(path):
-            _credentials_in(path)  # read now, what the next run's root will look for
+        if option == "--ro-bind":
+            try:
+                _, fd = nofollow.open_directory(path, trust)
+            except OSError:
+                continue
+            try:
+                _credentials_in(path, fd)  # read now, what the next run's root will look for
+            finally:
+                os.close(fd)
 
 
 def _words(value: object) -> list[str] | None:
@@ -1366,37 +1433,47 @@ def _toolchain_dirs(binary: str, shown: Sequence[str]) -> list[str]:
     return [_install_prefix(binary)]
 
 
-def _link_chain(path: str, limit: int = 40) -> list[str]:
+def _link_chain(path: str, trust: nofollow.Trust, limit: int = 40) -> list[str]:
     """`path` and every link it goes through on the way to its file, each absolute: a
     `.venv/bin/python` that links to a uv-managed interpreter that links on to /usr/bin
-    needs every hop to exist inside."""
-    chain = [_parent_resolved(os.path.abspath(path))]
+    needs every hop to exist inside. Each hop's directory is resolved following only the
+    links `trust` follows, and each link read from the directory so reached: the chain
+    ends before a hop reached through any other link (a run may have made it)."""
+    chain: list[str] = []
+    hop = os.path.abspath(path)
     for _ in range(limit):
+        head, name = os.path.split(hop)
         try:
-            target = os.readlink(chain[-1])
+            where, fd = nofollow.open_directory(head, trust)
         except OSError:
-            break
-        chain.append(_parent_resolved(os.path.join(os.path.dirname(chain[-1]), target)))
-    return list(dict.fromkeys([*chain, os.path.realpath(path)]))
+            break  # a link to nothing, or through one a run could make: not followed
+        try:
+            if name in ("", ".", ".."):
+                chain.append(os.path.normpath(os.path.join(where, name)))
+                break
+            chain.append(os.path.join(where, name))
+            try:
+                target = os.readlink(name, dir_fd=fd)
+            except OSError:
+                break
+        finally:
+            os.close(fd)
+        hop = os.path.join(where, target)
+    return list(dict.fromkeys(chain))
 
 
-def _parent_resolved(path: str) -> str:
-    """`path` with its directory resolved as the kernel resolves it, the last name kept (it
-    may be the next link of a chain). Never lexically: `s/../x`, with `s` a link to a
-    deeper directory, is not `x` (a tree's link chain that read as /work/x by its words
-    led, in fact, to a file of the tree)."""
-    head, name = os.path.split(path)
-    if name in ("", ".", ".."):
-        return os.path.realpath(path)
-    return os.path.join(os.path.realpath(head), name)
+def _is_directory_in(fd: int, name: str) -> bool:
+    """Whether `name` in the directory `fd` holds is a directory (a link is not)."""
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _may_show(path: str, homes: Sequence[str]) -> bool:
     """Never the root or a home itself (a file named in a home as a "tool" shows nothing),
     nor anything through a credential name."""
-    if path == "/" or path in homes or _names_credential(path, "/"):
-        return False
-    return os.path.isdir(path)
+    return not (path == "/" or path in homes or _names_credential(path, "/"))
 
 
 def _names_credential(path: str, below: str) -> bool:
@@ -1444,14 +1521,27 @@ def _names(overlay: Mapping[str, str], cache: str) -> bool:
     )
 
 
-def _credentials_in(directory: str) -> list[str]:
+def _credentials_in(directory: str, fd: int | None = None) -> list[str]:
     """What directly inside `directory` holds a secret, to be masked: credential names, and
-    configuration files that set a token or a password."""
+    configuration files that set a token or a password. Read through `fd` when given (a
+    descriptor of it, `O_PATH` will do): what is read is then what that holds, whatever the
+    path names now."""
     try:
-        with os.scandir(directory) as entries:
-            return sorted(e.path for e in entries if _is_credential(e.name) or _holds_secret(e))
+        listed = os.open(
+            "." if fd is not None else directory,
+            os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC,
+            dir_fd=fd,
+        )
     except OSError:
         return []
+    try:
+        with os.scandir(listed) as entries:
+            found = [e.name for e in entries if _is_credential(e.name) or _holds_secret(e, listed)]
+    except OSError:
+        return []
+    finally:
+        os.close(listed)
+    return sorted(os.path.join(directory, name) for name in found)
 
 
 #: What `_sets_secret` found in each file read, by device and inode, with the size and
@@ -1462,8 +1552,9 @@ _secret_settings: dict[tuple[int, int], tuple[int, int, int, bool]] = {}
 _SECRET_SETTINGS_KEPT = 4096
 
 
-def _holds_secret(entry: os.DirEntry[str]) -> bool:
-    """Whether `entry` is a regular file that assigns a secret-looking setting."""
+def _holds_secret(entry: os.DirEntry[str], directory: int) -> bool:
+    """Whether `entry` (listed from the descriptor `directory`) is a regular file that
+    assigns a secret-looking setting."""
     if not entry.is_file(follow_symlinks=False):
         return False
     try:
@@ -1474,17 +1565,19 @@ def _holds_secret(entry: os.DirEntry[str]) -> bool:
     known = _secret_settings.get(key)
     if known is not None and known[:3] == now:
         return known[3]
-    found = _sets_secret(entry.path)
+    found = _sets_secret(entry.name, directory)
     if len(_secret_settings) >= _SECRET_SETTINGS_KEPT:
         _secret_settings.clear()
     _secret_settings[key] = (*now, found)
     return found
 
 
-def _sets_secret(path: str) -> bool:
-    """Whether the start of the regular file at `path` assigns a secret-looking setting."""
+def _sets_secret(name: str, directory: int) -> bool:
+    """Whether the start of the regular file `name` in the descriptor `directory` assigns
+    a secret-looking setting."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=directory)
     except OSError:
         return False
     try:

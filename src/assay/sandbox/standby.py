@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.process import InvalidRun, Started
-from assay.sandbox import launch
+from assay.sandbox import launch, nofollow
 
 #: The shell inside a standby: once its late part arrived whole, it reads the command's
 #: script from its standard input and runs it; a script that did not `exec` (none came)
@@ -115,15 +115,18 @@ def mounted(late: Sequence[str]) -> tuple[Identity, ...]:
     return tuple(found)
 
 
-def pinned(late: Sequence[str]) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
+def pinned(
+    late: Sequence[str], trust: nofollow.Trust
+) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
     """`mounted(late)`, and a descriptor holding each path that named something: while it
-    is held, no file or directory made since can have the number of the one it named."""
+    is held, no file or directory made since can have the number of the one it named. A
+    path reached through a link `trust` does not follow names nothing here (`nofollow`)."""
     found: list[Identity] = []
     held: list[int] = []
     try:
         for path in named(late):
             try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                _, fd = nofollow.open_path(path, trust)
             except OSError:
                 found.append((path,))
                 continue
@@ -135,21 +138,31 @@ def pinned(late: Sequence[str]) -> tuple[tuple[Identity, ...], tuple[int, ...]]:
     return tuple(found), tuple(held)
 
 
-def pinned_sources(late: Sequence[str]) -> dict[str, int] | None:
-    """A descriptor holding what each bind's source in `late` names now, by path; None
-    when `late` holds an option this does not know the words of. Raises `OSError` for a
-    source that names nothing: bubblewrap would be handed its path, to resolve later."""
+def pinned_sources(
+    late: Sequence[str], trust: nofollow.Trust, held: Mapping[str, int] | None = None
+) -> dict[str, int] | None:
+    """A descriptor holding what each bind's source in `late` names now, by path: the one
+    `held` has for it (opened as the source was chosen), else one opened now following
+    only the links `trust` follows (`nofollow`); None when `late` holds an option this does
+    not know the words of. Raises `OSError` for a source that names nothing, or is reached
+    through a link a project could have made: bubblewrap would be handed its path, to
+    resolve later, or the link's target. Each of `held` not returned is closed."""
+    held = dict(held or {})
     sources = bind_sources(late)
     if sources is None:
+        close_all(list(held.values()))
         return None
-    held: dict[str, int] = {}
+    pins: dict[str, int] = {}
     try:
         for path in dict.fromkeys(sources):
-            held[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            pin = held.pop(path, None)
+            pins[path] = pin if pin is not None else nofollow.open_path(path, trust)[1]
     except BaseException:
-        close_all(list(held.values()))
+        close_all(list(pins.values()))
         raise
-    return held
+    finally:
+        close_all(list(held.values()))
+    return pins
 
 
 def close_all(fds: Sequence[int]) -> None:
@@ -231,6 +244,7 @@ def start(
     cwd: str,
     rlimits: Sequence[tuple[int, int]],
     late: Sequence[str],
+    trust: nofollow.Trust,
 ) -> Standby | None:
     """A standby for commands started as `template`, `env`, `rlimits` and fed `late`; None
     when its launch could not start, or `late` is not a sandbox's late part as it knows one."""
@@ -239,7 +253,7 @@ def start(
     # been swapped for a link and back in between (by a run in place that can write
     # there), and the sandbox would show the link's target where the path, compared again
     # when a command comes, names what was pinned.
-    mounts, pins = pinned(late)
+    mounts, pins = pinned(late, trust)
     try:
         handed = by_pins(late, mounts, pins)
     except BaseException:
