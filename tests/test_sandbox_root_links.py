@@ -114,3 +114,43 @@ def _src(tmp_path: Path) -> Path:
     src.mkdir()
     (src / "x.txt").write_text("x\n")
     return src
+
+
+@pytest.mark.slow
+def test_an_environment_linked_from_the_tree_is_not_shown_and_the_verdict_says_why(
+    tmp_path: Path,
+) -> None:
+    """A repository's `.venv` that is a link to an environment elsewhere names a host
+    directory the sandbox would show: it is not followed. The tools in it are then not
+    there, which is UNVERIFIED, and the output names the link and what to do."""
+    import json
+    import subprocess
+    import sys
+
+    elsewhere = tmp_path / "elsewhere"
+    base_python = str(Path(sys.base_prefix) / "bin" / "python3")
+    subprocess.run(
+        [base_python, "-m", "venv", "--without-pip", "--system-site-packages", str(elsewhere)],
+        check=True,
+    )
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "lv"\nversion = "0.1"\n[tool.pytest.ini_options]\npythonpath = ["."]\n'
+    )
+    (repo / "lv.py").write_text("def f():\n    return 1\n")
+    (repo / "tests" / "test_lv.py").write_text(
+        "from lv import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    )
+    (repo / ".venv").symlink_to(elsewhere)
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "verify", "--json", "--no-cache", str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert f".venv is a link, to {str(elsewhere)!r}" in done.stdout

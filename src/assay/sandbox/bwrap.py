@@ -1209,13 +1209,36 @@ def _interpret(result: ProcessResult) -> ProcessResult:
         pass  # not the sandbox's shell failing to become the command
     elif result.exit_code == 127 and own["why"] != "Permission denied":
         failure = StartFailure.NOT_FOUND
-        message = f"{result.argv[0]}: not found in the sandbox"
+        message = f"{result.argv[0]}: not found in the sandbox" + _through_a_link(result)
     elif result.exit_code == 126 and own["why"].endswith("Permission denied"):
         failure = StartFailure.PERMISSION_DENIED
         message = f"{result.argv[0]}: permission denied in the sandbox"
     if failure is None:
         return _signal_of(result)
     return dataclasses.replace(result, exit_code=None, start_failure=failure, start_error=message)
+
+
+def _through_a_link(result: ProcessResult) -> str:
+    """Why a command of the tree's is not there, when a directory on its way from the
+    command's directory is a link (a `.venv` linked to an environment elsewhere): a
+    sandbox follows none a run could have made, so what it names is not shown."""
+    command, cwd = result.argv[0], result.cwd or ""
+    if not cwd or not command.startswith(cwd.rstrip("/") + "/"):
+        return ""
+    rel = command[len(cwd.rstrip("/")) + 1 :]
+    parts = rel.split("/")
+    for end in range(1, len(parts)):
+        name = "/".join(parts[:end])
+        try:
+            target = os.readlink(os.path.join(cwd, name))
+        except OSError:
+            continue
+        return (
+            f" ({name} is a link, to {target[:160]!r}: a sandbox shows nothing a link in the"
+            " tree names, which could be any of the host's directories; make it a real"
+            " directory there, or verify with --sandbox local)"
+        )
+    return ""
 
 
 def _signal_of(result: ProcessResult) -> ProcessResult:
