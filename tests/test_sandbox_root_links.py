@@ -3,12 +3,16 @@ real bubblewrap and a real swapping process (`tests.swapping`)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from assay.sandbox import BwrapOptions, BwrapSandbox, SandboxError, nofollow, standby
+from tests.cli import assay
 from tests.swapping import swapping, tools_and_secret
 
 ATTEMPTS = 40
@@ -123,10 +127,6 @@ def test_an_environment_linked_from_the_tree_is_not_shown_and_the_verdict_says_w
     """A repository's `.venv` that is a link to an environment elsewhere names a host
     directory the sandbox would show: it is not followed. The tools in it are then not
     there, which is UNVERIFIED, and the output names the link and what to do."""
-    import json
-    import subprocess
-    import sys
-
     elsewhere = tmp_path / "elsewhere"
     base_python = str(Path(sys.base_prefix) / "bin" / "python3")
     subprocess.run(
@@ -143,12 +143,12 @@ def test_an_environment_linked_from_the_tree_is_not_shown_and_the_verdict_says_w
         "from lv import f\n\n\ndef test_f():\n    assert f() == 1\n"
     )
     (repo / ".venv").symlink_to(elsewhere)
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "verify", "--json", "--no-cache", str(repo)],
-        capture_output=True,
-        text=True,
+    done = assay(
+        "verify",
+        "--json",
+        "--no-cache",
+        str(repo),
         timeout=300,
-        check=False,
         env={**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")},
     )
     report = json.loads(done.stdout)
