@@ -82,6 +82,9 @@ class ProbeError(ProbeFailure):
         self.detail = detail
         self.result = result
         self.install_hint = f"check that {path} is a working {tool}"
+        if result is not None and result.start_failure is not None and result.start_error:
+            # It never started: what the sandbox said (not there, and why where it knows).
+            self.install_hint = result.start_error
         super().__init__(f"could not identify {tool} at {path}: {detail}")
 
 

@@ -1234,9 +1234,9 @@ def _through_a_link(result: ProcessResult) -> str:
         except OSError:
             continue
         return (
-            f" ({name} is a link, to {target[:160]!r}: a sandbox shows nothing a link in the"
-            " tree names, which could be any of the host's directories; make it a real"
-            " directory there, or verify with --sandbox local)"
+            f": {name} is a link, to {target[:160]!r}, and a sandbox shows nothing a link in"
+            " the tree names, which could be any of the host's directories; make it a real"
+            " directory there, or verify with --sandbox local"
         )
     return ""
 
