@@ -13,21 +13,35 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: Files that make a directory a project assay knows how to check.
+#: Files that make a directory a project assay knows how to check: every root file a
+#: detector or an ecosystem's manifest reads (a Maven module inside a larger git
+#: repository is its own project, not the repository around it).
 PROJECT_FILES = (
     "assay.toml",
     "pyproject.toml",
     "setup.py",
     "setup.cfg",
     "tox.ini",
+    "noxfile.py",
+    "Pipfile",
     "package.json",
     "go.mod",
     "Cargo.toml",
+    "pom.xml",
+    "build.gradle.kts",
+    "build.gradle",
+    "settings.gradle.kts",
+    "settings.gradle",
     "Makefile",
     "makefile",
     "GNUmakefile",
+    "justfile",
+    "Justfile",
+    ".justfile",
     "CMakeLists.txt",
     "meson.build",
+    "configure.ac",
+    "configure.in",
 )
 
 #: Seconds git may take to name the top of the repository.
