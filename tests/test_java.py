@@ -410,3 +410,39 @@ def test_real_maven_hanging_test_is_indeterminate(tmp_path: Path) -> None:
     test = check_named(report, "maven-test")
     assert (report["status"], code) == ("INDETERMINATE", 3), test
     assert (test["verdict"], test["cause"]) == ("inconclusive", "timeout")
+
+
+#: A plugin version and a dependency version Debian's repository does not carry.
+_ABSENT_PLUGIN = """\
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.0.0-absent</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("pom", "artifact"),
+    [
+        (POM.replace("</project>\n", _ABSENT_PLUGIN), "maven-compiler-plugin:jar:3.0.0-absent"),
+        (POM.replace("<version>4.x</version>", "<version>4.0-absent</version>"), "4.0-absent"),
+    ],
+    ids=["plugin", "dependency"],
+)
+def test_an_artifact_not_in_the_offline_repository_is_unverified_naming_it(
+    tmp_path: Path, pom: str, artifact: str
+) -> None:
+    repo = maven_project(tmp_path / "repo")
+    (repo / "pom.xml").write_text(pom)
+    code, report = verify(repo, tmp_path)
+    test = check_named(report, "maven-test")
+    assert (report["status"], code) == ("UNVERIFIED", 4), test
+    assert test["cause"] == "toolchain_missing"
+    assert artifact in str(test["note"]) and DEBIAN_MAVEN_REPO in str(test["note"]), test["note"]

@@ -95,6 +95,8 @@ def _cause(
     tests = parsed.tests
     if result.exit_code != 0 and parsed.missing_command is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _missing_offline_artifact(check, result) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if result.exit_code != 0 and no_network(combined(result)) is not None:
         return Cause.NETWORK_UNAVAILABLE
     if _kept_from_writing(result, parsed) is not None:
@@ -234,6 +236,16 @@ def _needs_newer_toolchain(
     if said is None and check.tool == "go" and checker is not None and result.cwd:
         return go_mod_too_new(result.cwd, checker.version) if newer_go_explains(output) else None
     return said
+
+
+def _missing_offline_artifact(check: Check, result: ProcessResult) -> str | None:
+    """The artifact a failed Maven build could not have offline (`offline_artifacts`):
+    what the machine lacks, not what the code does."""
+    if result.exit_code in (0, None) or check.tool != "maven":
+        return None
+    from assay.offline_artifacts import missing_offline_artifact
+
+    return missing_offline_artifact(combined(result))
 
 
 def _refused(result: ProcessResult, parsed: ParsedOutput) -> str | None:
@@ -604,6 +616,18 @@ def _note(
             return (
                 f"{check.name} could not run {parsed.missing_command}: not found where the "
                 "check runs. Install it, then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if (
+            artifact := _missing_offline_artifact(check, result)
+        ) is not None:
+            from assay.tools.java import maven_repository
+
+            return (
+                f"{check.name} could not start: {artifact}, which the build needs, is not in "
+                f"the repository it runs offline against ({maven_repository() or 'its own'}), "
+                "and checks have no network; nothing of the code was built. Put it there "
+                "(Debian packages many plugins as lib*-java) or point ASSAY_MAVEN_REPO at a "
+                "repository that has it, then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _own_package_not_installed(check, result, parsed)
