@@ -18,9 +18,12 @@ from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, count_cases, json_lines, relative
 from assay.process import ProcessResult
 
-# ./main.go:5:2: undefined: x      (go build, go vet; column optional)
+# ./main.go:5:2: undefined: x      (go build, go vet; column optional); and the cover tool,
+# which `go test -cover` ran on each file before compiling it before Go 1.20, behind a date
+# and the file's name: `2024/01/02 15:04:05 cover: /w/main.go: /w/main.go:5:9: expected ';'`
 _GO_DIAG = re.compile(
-    r"^(?:vet: )?(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$"
+    r"^(?:vet: |(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d )?cover: [^:]+\.go: )?"
+    r"(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$"
 )
 
 
