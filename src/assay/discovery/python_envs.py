@@ -383,8 +383,8 @@ def parse_noxfile(
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not is_nox_session(node):
             continue
-        kind = env_kind(node.name)
-        if kind is None:
+        named = env_kind(node.name)
+        if named is None:
             why = "its name says no kind of check (tests, lint, typing) assay runs"
             dropped.append(Dropped(f"nox session {node.name}", Source(path, node.lineno), why))
             continue
@@ -399,6 +399,9 @@ def parse_noxfile(
                 dropped.append(Dropped(words.shown, source, why))
                 continue
             line = " ".join(words)
+            # A `lint` session's `mypy src tests` type-checks (resolvelib's), as a tox env's.
+            own = _checking_kind(line)
+            kind = own if own and named in _STATIC_KINDS else named
             candidate = _from_line(line, kind, env, source, f"nox session {node.name!r}", {})
             if candidate is None:
                 dropped.append(Dropped(line, source, f"not a {kind.value} command"))
