@@ -345,6 +345,8 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
             parsed = dataclasses.replace(parsed, hung_tests=(suite,))
         if result.timed_out and not parsed.hung_tests and (block := tape_running(text)):
             parsed = dataclasses.replace(parsed, hung_tests=(block,))
+        if result.timed_out and not parsed.hung_tests and (test := mocha_running(text)):
+            parsed = dataclasses.replace(parsed, hung_tests=(test,))
         return _with_printed_failures(parsed, result)
     cases = tap_top_level(text, result.cwd)
     if not cases and summary.get("fail"):
@@ -418,6 +420,47 @@ def tape_running(text: str) -> str | None:
         if found := _TAPE_BLOCK.match(line):
             return found["name"]
     return None
+
+
+#: mocha run by a package script (`> mocha --check-leaks --reporter spec`); its spec
+#: reporter's closing count; and a test's line, printed as it ends: passed (`✔ name (12ms)`),
+#: failed (`1) name`) or pending (`- name`). Any other indented line is a suite's title,
+#: printed as the suite begins, two spaces deeper per level.
+_MOCHA_STARTED = re.compile(r"^> (?:.*[\s/])?mocha(?:\s|$)", re.MULTILINE)
+_MOCHA_ENDED = re.compile(r"^\s+\d+ (?:passing|failing|pending)\b", re.MULTILINE)
+_MOCHA_TEST = re.compile(r"^(?:[✔✓√]|\d+\)|-) (?P<name>.+?)(?: \(\d+ms\))?$")
+
+
+def mocha_running(text: str) -> str | None:
+    """Where a mocha run stopped at assay's deadline was: its open suites, and the test
+    after the last one it printed (a test's line comes only as it ends, so the one that
+    hung is never printed). bytes.js with an endless loop in `format`: "npm-test printed
+    nothing for 60 s", where mocha had begun `Test byte format function` and ended no test
+    in it. None where the output is not mocha's, or the run reached its closing counts."""
+    started = list(_MOCHA_STARTED.finditer(text))
+    if not started or _MOCHA_ENDED.search(text, started[-1].end()):
+        return None
+    suites: list[tuple[int, str]] = []
+    last: tuple[int, str] | None = None
+    for line in text[started[-1].end() :].splitlines():
+        title = line.strip()
+        depth = len(line) - len(line.lstrip(" "))
+        if not title or depth < 2:
+            continue  # the test's own printing, at the margin
+        # A line closes every suite as deep as it or deeper: a test's is its suite's child.
+        while suites and suites[-1][0] >= depth:
+            suites.pop()
+        if test := _MOCHA_TEST.match(title):
+            last = (depth, test["name"])
+            continue
+        suites.append((depth, title))
+        last = None
+    if not suites:
+        return None
+    path = " > ".join(title for _, title in suites)
+    if last is not None and last[0] > suites[-1][0]:
+        return f"{path} > the test after '{last[1]}'"
+    return f"{path} > its first test"
 
 
 def _with_plain_tap(parsed: ParsedOutput, tap: TapRun) -> ParsedOutput:
