@@ -446,3 +446,19 @@ def test_an_artifact_not_in_the_offline_repository_is_unverified_naming_it(
     assert (report["status"], code) == ("UNVERIFIED", 4), test
     assert test["cause"] == "toolchain_missing"
     assert artifact in str(test["note"]) and DEBIAN_MAVEN_REPO in str(test["note"]), test["note"]
+
+
+@pytest.mark.slow
+def test_a_failing_test_that_prints_mavens_offline_words_still_fails(tmp_path: Path) -> None:
+    """A test that fails after printing what Maven says of an artifact it cannot have
+    offline: its tests ran, so the failure is the code's, not the machine's lack."""
+    says = (
+        "in offline mode and the artifact org.example:absent:jar:1.0 has not been"
+        " downloaded from it before"
+    )
+    wrong = WRONG.replace(
+        "assertEquals(", f'System.out.println("{says}");\n        assertEquals(', 1
+    )
+    code, report = verify(maven_project(tmp_path / "repo", more_tests=wrong), tmp_path)
+    test = check_named(report, "maven-test")
+    assert (report["status"], code) == ("FAILED", 1), test

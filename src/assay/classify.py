@@ -95,7 +95,8 @@ def _cause(
     tests = parsed.tests
     if result.exit_code != 0 and parsed.missing_command is not None:
         return Cause.TOOLCHAIN_MISSING
-    if _missing_offline_artifact(check, result) is not None:
+    if tests is None and _missing_offline_artifact(check, result) is not None:
+        # Only where no test ran: a failing test that prints Maven's words is a failure.
         return Cause.TOOLCHAIN_MISSING
     if result.exit_code != 0 and no_network(combined(result)) is not None:
         return Cause.NETWORK_UNAVAILABLE
