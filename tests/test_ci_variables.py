@@ -77,3 +77,51 @@ def test_a_long_value_named_many_times_is_left_named_within_the_bound(tmp_path: 
     big = "x" * (64 * 1024)
     line = "pytest " + " ".join(["$BIG"] * 200)
     assert _expanded(line, {"BIG": big}, None) == line
+
+
+#: The code is wrong; CI runs every test, and only a command assay reads otherwise than CI
+#: runs it (fewer tests) could pass it.
+BROKEN = {
+    "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1"\n',
+    "calc/__init__.py": "def add(a, b):\n    return a - b\n",
+    "tests/test_calc.py": (
+        "from calc import add\n\n\ndef test_trivial():\n    assert True\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n"
+    ),
+}
+#: CI's shell hands pytest `tests" -k "trivial` as one word; written into the command its
+#: quotes would be syntax, and only test_trivial run.
+QUOTED_VALUE = (
+    "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    "    env:\n      SELECT: 'tests\" -k \"trivial'\n"
+    '    steps:\n      - run: python -m pytest "$SELECT"\n'
+)
+#: The job's value is the matrix's, which replaces the workflow's: not test_trivial alone.
+OVERRIDDEN_VALUE = (
+    "on: push\nenv:\n  SELECT: test_trivial\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    '    strategy:\n      matrix:\n        select: ["test_trivial or test_add"]\n'
+    "    env:\n      SELECT: ${{ matrix.select }}\n"
+    '    steps:\n      - run: python -m pytest tests -k "$SELECT"\n'
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workflow", [QUOTED_VALUE, OVERRIDDEN_VALUE], ids=["quoted", "override"])
+def test_a_value_ci_would_not_run_as_written_selects_no_fewer_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workflow: str
+) -> None:
+    monkeypatch.setenv("PATH", path_with_venv())
+    repo = write(tmp_path, {**BROKEN, ".github/workflows/ci.yml": workflow})
+    argvs = [c.argv for c in plan_repository(repo).checks]
+    assert not any("test_trivial" in w or "trivial" == w for a in argvs for w in a), argvs
+    report = verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False, timeout_s=300.0))
+    assert report.status == Status.FAILED, [c.note for c in report.checks]
+
+
+def test_a_value_of_shell_syntax_is_left_named() -> None:
+    # `;`, `#`, `&&` and quotes in a value are its characters in CI, not syntax.
+    for value in ("a; true", "x #", "a && b", 'a" "b', "`id`", "a|b", "*.py"):
+        assert _expanded("pytest $V", {"V": value}, None) == "pytest $V", value
+    assert _expanded("pytest $V", {"V": "-k not_slow tests/a.py"}, None) == (
+        "pytest -k not_slow tests/a.py"
+    )

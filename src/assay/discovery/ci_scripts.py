@@ -60,6 +60,8 @@ def plain_env(*layers: Any) -> dict[str, str]:
             text = str(value).lower() if isinstance(value, bool) else str(value)
             if "${{" not in text and "$" not in text:
                 merged[name] = text
+            else:  # CI's value (a matrix's, a secret's) replaces any outer one: not known
+                merged.pop(name, None)
     return merged
 
 
@@ -314,7 +316,12 @@ def _expanded(line: str, assigned: Mapping[str, str], arguments: tuple[str, ...]
         name = match["braced"] or match["plain"]
         if name in ("@", "*") and arguments is not None:
             return shlex.join(arguments)
-        return assigned.get(name, match.group(0))
+        known = assigned.get(name)
+        # A value the shell would pass as words only: written into the line, a quote, `;`,
+        # `#` or `&&` of it would be syntax, and the command another than CI runs.
+        if known is None or not _PLAIN_VALUE.fullmatch(known):
+            return match.group(0)
+        return known
 
     def unquoted(piece: str) -> str:
         if arguments is not None:  # `"$@"`: each argument one word, and none without any
@@ -342,6 +349,8 @@ def _unresolved(argv: Iterable[str], line: str) -> str | None:
 
 
 _SINGLE_QUOTED = re.compile(r"'[^']*'")
+#: A value that means the same written into a command as expanded there: words only.
+_PLAIN_VALUE = re.compile(r"[\w@%+=:,./ -]*")
 _SINGLE_QUOTED_SPLIT = re.compile(r"('[^']*')")
 
 
