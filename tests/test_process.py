@@ -302,6 +302,21 @@ def test_a_runners_still_running_lines_are_no_output() -> None:
     assert "has been running for over 60 seconds" in r.stdout.text
 
 
+# A line of "test " many times over, with the still-running words and no number: each
+# "test " a still-running line could begin at.
+PRINTS_ALMOST_STILL_RUNNING = """
+import os
+os.write(1, b"test " * 52_000 + b"has been running for over")
+"""
+
+
+def test_output_almost_a_still_running_line_is_read_in_a_time_its_size_allows() -> None:
+    # Each "test " was tried against the rest of its line: 256 KiB held the reader 2 minutes.
+    r = run_process([PYTHON, "-c", PRINTS_ALMOST_STILL_RUNNING], timeout=20, no_output_timeout=10)
+    assert r.exit_code == 0 and not r.timed_out, (r.exit_code, r.timed_out)
+    assert r.duration_s < 5, r.duration_s
+
+
 def test_the_fixed_deadline_holds_while_a_run_keeps_printing() -> None:
     r = run_process([PYTHON, "-c", PRINTS_THEN_GOES_QUIET, "30"], timeout=1.5, no_output_timeout=1)
     assert r.timed_out and r.silent_s is None  # the deadline, not the silence, stopped it

@@ -511,8 +511,9 @@ class _Pipes:
 
 #: A test runner's own word that a test is still running: no sign of progress. libtest
 #: prints it once a test has run 60 s, the same as the no-output limit, and a hung test
-#: then took twice the limit to be stopped. A doc-test's name has spaces.
-_HEARTBEAT = re.compile(rb"test [^\n]+? has been running for over \d+ seconds\r?\n?")
+#: then took twice the limit to be stopped. A doc-test's name has spaces. Only a line's
+#: start begins one: tried from each "test " of a line, a line of them took minutes to read.
+_HEARTBEAT = re.compile(rb"(?m)^test [^\n]+? has been running for over \d+ seconds\r?\n?")
 
 
 def _only_heartbeats(chunk: bytes) -> bool:
