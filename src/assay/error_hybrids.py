@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -62,40 +61,84 @@ def _hybrids(
     text: str, modules: Modules | None
 ) -> Iterator[tuple[int, tuple[str, tuple[str, ...]]]]:
     """(line, (class name, its unrelated built-in kinds)) for each hybrid in `text`."""
-    for line, name, kinds in _classes(text, modules, IMPORTS_DEEP):
+    for line, name, kinds in _Reader(modules).classes(text, IMPORTS_DEEP):
         unrelated = _most_derived(kinds)
         if len(unrelated) >= 2:
             yield line, (name, tuple(sorted(kind.__name__ for kind in unrelated)))
 
 
 _Kinds = frozenset[type[BaseException]]
+_Classes = tuple[tuple[int, str, _Kinds], ...]
+#: A module's class statements (line, name, bases) and `from ... import`s, in walk order.
+_Statement = tuple[int, str, list[ast.expr]] | ast.ImportFrom
 
 
-@functools.lru_cache(maxsize=16)  # each module once, however many imports name it
-def _classes(text: str, modules: Modules | None, deep: int) -> tuple[tuple[int, str, _Kinds], ...]:
-    """(line, name, built-in kinds) of each class `text` defines, in the order of its lines."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()  # a module Python cannot parse does not import: it defines nothing
-    kinds_of: dict[str, _Kinds] = {}
-    found: list[tuple[int, str, _Kinds]] = []
-    for line, name, bases in sorted(_statements(tree, modules, deep), key=lambda s: s[0]):
-        if isinstance(bases, frozenset):  # a name imported with the kinds it has
-            kinds_of[name] = bases
-            continue
-        kinds = frozenset(k for base in bases for k in _kinds(base, kinds_of))
-        kinds_of[name] = kinds
-        found.append((line, name, kinds))
-    return tuple(found)
+class _Reader:
+    """The classes of the texts one tree's `modules` give, each text parsed once and each
+    module's classes found once at each depth: a file naming the same modules hundreds of
+    times over, more of them than a bounded cache held, took 8 minutes to read."""
+
+    def __init__(self, modules: Modules | None) -> None:
+        self.modules = modules
+        self._parsed: dict[str, list[_Statement]] = {}
+        self._classes: dict[tuple[str, int], _Classes] = {}
+        self._defined: dict[tuple[str, int], dict[str, _Kinds]] = {}
+
+    def classes(self, text: str, deep: int) -> _Classes:
+        """(line, name, built-in kinds) of each class `text` defines, in its lines' order."""
+        if (text, deep) not in self._classes:
+            self._classes[text, deep] = self._read(text, deep)
+        return self._classes[text, deep]
+
+    def _read(self, text: str, deep: int) -> _Classes:
+        kinds_of: dict[str, _Kinds] = {}
+        found: list[tuple[int, str, _Kinds]] = []
+        named: list[tuple[int, str, list[ast.expr] | _Kinds]] = []
+        for statement in self._statements(text):
+            if not isinstance(statement, ast.ImportFrom):
+                named.append(statement)
+            elif self.modules is not None and deep > 0:
+                named += self._imported(statement, self.modules, deep)
+        for line, name, bases in sorted(named, key=lambda s: s[0]):
+            if isinstance(bases, frozenset):  # a name imported with the kinds it has
+                kinds_of[name] = bases
+                continue
+            kinds = frozenset(k for base in bases for k in _kinds(base, kinds_of))
+            kinds_of[name] = kinds
+            found.append((line, name, kinds))
+        return tuple(found)
+
+    def _statements(self, text: str) -> list[_Statement]:
+        if text not in self._parsed:
+            try:
+                tree: ast.AST | None = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None  # a module Python cannot parse does not import: it defines nothing
+            self._parsed[text] = list(_statements(tree)) if tree is not None else []
+        return self._parsed[text]
+
+    def _imported(
+        self, node: ast.ImportFrom, modules: Modules, deep: int
+    ) -> list[tuple[int, str, _Kinds]]:
+        """The error classes a `from ... import` binds, with the kinds their module gives."""
+        source = modules(node.level, node.module or "")
+        if source is None:
+            return []
+        if (source, deep) not in self._defined:
+            classes = self.classes(source, deep - 1)
+            self._defined[source, deep] = {name: kinds for _, name, kinds in classes if kinds}
+        defined = self._defined[source, deep]
+        return [
+            (node.lineno, alias.asname or alias.name, defined[alias.name])
+            for alias in node.names
+            if alias.name in defined
+        ]
 
 
-def _statements(
-    tree: ast.AST, modules: Modules | None, deep: int
-) -> Iterator[tuple[int, str, list[ast.expr] | _Kinds]]:
+def _statements(tree: ast.AST) -> Iterator[_Statement]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and modules is not None and deep > 0:
-            yield from _imported(node, modules, deep)
+        if isinstance(node, ast.ImportFrom):
+            yield node
         elif isinstance(node, ast.ClassDef):
             yield node.lineno, node.name, node.bases
         elif (
@@ -128,16 +171,3 @@ def _kinds(
 def _most_derived(kinds: frozenset[type[BaseException]]) -> list[type[BaseException]]:
     """The kinds no other of them derives from: `KeyError` and `LookupError` are one kind."""
     return [k for k in kinds if not any(o is not k and issubclass(o, k) for o in kinds)]
-
-
-def _imported(
-    node: ast.ImportFrom, modules: Modules, deep: int
-) -> Iterator[tuple[int, str, _Kinds]]:
-    """The error classes a `from ... import` binds, with the kinds their module gives them."""
-    source = modules(node.level, node.module or "")
-    if source is None:
-        return
-    defined = {name: kinds for _, name, kinds in _classes(source, modules, deep - 1) if kinds}
-    for alias in node.names:
-        if alias.name in defined:
-            yield node.lineno, alias.asname or alias.name, defined[alias.name]
