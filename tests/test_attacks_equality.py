@@ -475,3 +475,47 @@ def test_duck_typed_equality_is_not_taken_for_equal_to_anything(tmp_path: Path) 
     )
     report = verify_change(repo)
     assert report.status is Status.VERIFIED, explain(report)
+
+
+#: Made only with its total: a value of it made with `__new__` alone raised, and was never
+#: asked what it equals.
+EQUAL_MADE_WITH_ITS_TOTAL = """\
+class Sum(int):
+    def __new__(cls, total):
+        return super().__new__(cls, total)
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Sum(a - b)
+"""
+#: Equal to any number of an ordinary size: a number no test names it was not equal to.
+EQUAL_TO_ORDINARY_NUMBERS = """\
+class Sum(int):
+    def __eq__(self, other):
+        return isinstance(other, int) and abs(other) < 10**9
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Sum(a - b)
+"""
+#: The same, below 100 but for 0 (a made value): a fixed small number it would not equal.
+EQUAL_TO_SMALL_NUMBERS = EQUAL_TO_ORDINARY_NUMBERS.replace(
+    "abs(other) < 10**9", "0 < abs(other) < 100"
+)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [EQUAL_MADE_WITH_ITS_TOTAL, EQUAL_TO_ORDINARY_NUMBERS, EQUAL_TO_SMALL_NUMBERS],
+    ids=["new", "ordinary", "small"],
+)
+def test_values_equal_to_what_tests_name_are_report_tampered(tmp_path: Path, change: str) -> None:
+    repo = change_on_base(tmp_path / "repo", PYTEST_BASE, {"calc.py": change}, dedent=False)
+    _assert_caught(verify_change(repo), "pytest", "calc.Sum")

@@ -318,7 +318,10 @@ def _holds_equal(cls):
 def _says_equal(cls):
     # Making or asking a value that ends the process instead (`SystemExit` from `__eq__`)
     # is no honest comparison: taken as "equal", so the run is never believed.
-    for make in (cls.__new__, object.__new__):
+    # The built-in type's own `__new__` too: a class whose own wants arguments (its total)
+    # is still made, as that type's zero or empty value.
+    whole = next((b.__new__ for b in cls.__mro__ if b in _WHOLE_WHEN_NEW), object.__new__)
+    for make in (cls.__new__, whole, object.__new__):
         try:
             value = make(cls)
         except Exception:
@@ -343,6 +346,12 @@ _UNLIKE_OF = {
     frozenset: frozenset({object()}), list: [object()], dict: {object(): object()},
     set: {object()}, bytearray: bytearray(b"never 7e300 seen"),
 }
+#: And one of an ordinary size, as tests name: a made value (its type's zero, or empty) is
+#: not it, nor within 1 of it. A value equal to anything a test could name is asked too.
+_ORDINARY_OF = {
+    int: 100, float: 100.5, complex: complex(0, 100), str: "a", bytes: b"a", tuple: (1,),
+    frozenset: frozenset({1}), list: [1], dict: {1: 1}, set: {1}, bytearray: bytearray(b"a"),
+}
 
 
 def _equal_to_unlike(cls, value):
@@ -351,27 +360,36 @@ def _equal_to_unlike(cls, value):
     # above one (a made value is its type's zero, or empty).
     # Beside the guard's own, a value of each built-in type it is made on (`int.__ne__`
     # borrowed answers only an int).
-    unlike = [_Unlike(), *(_UNLIKE_OF[base] for base in cls.__mro__ if base in _UNLIKE_OF)]
+    whole = [base for base in cls.__mro__ if base in _UNLIKE_OF]
+    unlike = [_Unlike(), *(of[base] for of in (_UNLIKE_OF, _ORDINARY_OF) for base in whole)]
+    unlike += [_SMALL] if any(base in (int, float, complex) for base in whole) else []
     asks = [(cls.__eq__, probe, bool) for probe in unlike]
     if "__ne__" in vars(cls):
         asks += [(cls.__ne__, probe, _not) for probe in unlike]
-    asks += [(getattr(cls, name), _UNLIKE_NUMBER, _no_difference) for name in _DIFFERENCE
-             if name in vars(cls)]
+    asks += [(getattr(cls, name), number, _no_difference) for name in _DIFFERENCE
+             if name in vars(cls) for number in _NUMBERS]
     for method, probe, judged in asks:
         if _says(method, value, probe, judged):
             return True
     # A container made empty holds nothing: one that says it holds what it never saw.
     if "__contains__" in vars(cls):
-        for probe in (*unlike, 7**99, _UNLIKE_NUMBER, _UNLIKE_OF[str]):
+        for probe in (*unlike, 7**99, _UNLIKE_NUMBER, _UNLIKE_OF[str], 100, "a"):
             if _says(cls.__contains__, value, probe, bool):
                 return True
     if _orders_itself(cls):
-        for number in (_UNLIKE_NUMBER, -_UNLIKE_NUMBER):
+        for number in (*_NUMBERS, *(-n for n in _NUMBERS)):
             for one, other in _CONTRADICTING:
                 if (_says(getattr(cls, one), value, number, bool)
                         and _says(getattr(cls, other), value, number, bool)):
                     return True
     return False
+
+
+#: A small number drawn for the run: no value can be made equal to every ordinary number
+#: but the few a guard would name (`0 < abs(other) < 100`).
+_SMALL = 2 + int.from_bytes(_os.urandom(1), "big") % 98
+#: The numbers a difference or an order is asked about: one never seen, ordinary ones.
+_NUMBERS = (_UNLIKE_NUMBER, _ORDINARY_OF[float], _SMALL + 0.5)
 
 
 def _orders_itself(cls):
