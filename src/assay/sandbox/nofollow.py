@@ -19,13 +19,16 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assay.errors import AssayError
+
 #: How many links one path may go through, as the kernel allows.
 _MAX_LINKS = 40
 _FLAGS = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class PlantedLink(OSError):
-    """A link where the project could have made it: it is not followed."""
+class PlantedLink(AssayError, OSError):
+    """A link where the project could have made it: it is not followed (an `OSError`, as
+    every other reason a path cannot be reached is)."""
 
 
 @dataclass(frozen=True, slots=True)
