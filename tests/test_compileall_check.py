@@ -29,11 +29,14 @@ def compileall_check(tree: Path) -> Check:
     return Check(name="compileall", kind=Kind.BUILD, argv=argv, cwd=str(tree), tool="compileall")
 
 
-def run(tree: Path, reports: Path, *, verbose: bool = False) -> tuple[Check, ProcessResult]:
+def run(
+    tree: Path, reports: Path, *, verbose: bool = False, env: dict[str, str] | None = None
+) -> tuple[Check, ProcessResult]:
     check = compileall_check(tree)
     planned = instrument(check, None, reports)
-    env = {**planned.env, **({"PYTHONVERBOSE": "1"} if verbose else {})}
-    return check, run_process(planned.argv, cwd=tree, env=env, timeout=60)
+    # `-v`, not PYTHONVERBOSE: the check's interpreter takes no PYTHON* variable.
+    argv = (planned.argv[0], "-v", *planned.argv[1:]) if verbose else planned.argv
+    return check, run_process(argv, cwd=tree, env={**planned.env, **(env or {})}, timeout=60)
 
 
 def make_tree(tmp_path: Path) -> Path:
@@ -93,3 +96,66 @@ def test_the_projects_code_is_compiled_not_its_deliberately_broken_test_data(
     assert verify(tree, options).status is Status.VERIFIED
     (tree / "pkg" / "mod.py").write_text("def f(:\n    pass\n")
     assert verify(tree, options).status is Status.FAILED
+
+
+def shadowing_compileall(directory: Path) -> None:
+    """A `compileall` (and a `re`) that says every file compiled."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "compileall.py").write_text("import sys\ndef main():\n    return True\n")
+    (directory / "re.py").write_text("raise SystemExit(0)\n")
+
+
+def test_a_compileall_of_the_trees_own_does_not_answer_for_the_check(tmp_path: Path) -> None:
+    """Neither the working directory nor a `PYTHONPATH` into the tree puts the tree's own
+    `compileall` in the standard library's place."""
+    tree = make_tree(tmp_path)
+    (tree / "pkg" / "broken.py").write_text("x = (\n")
+    shadowing_compileall(tree)
+    shadowing_compileall(tree / "src")
+    for env in ({}, {"PYTHONPATH": str(tree / "src")}):
+        check, result = run(tree, tmp_path / "reports", env=env)
+        assert result.exit_code == 1, (env, result.stdout.text, result.stderr.text)
+        parsed = parse_compileall(check, result, None)
+        assert [(d.file, d.line) for d in parsed.diagnostics] == [("pkg/broken.py", 1)]
+
+
+def test_a_pth_file_in_the_trees_environment_does_not_run(tmp_path: Path) -> None:
+    """A `.venv` of the tree's, its interpreter the check's: a `.pth` file in its
+    site-packages, which `site` runs at start-up, would end the check with success."""
+    tree = make_tree(tmp_path)
+    (tree / "pkg" / "broken.py").write_text("x = (\n")
+    venv = tree / ".venv"
+    run_process((sys.executable, "-m", "venv", "--without-pip", str(venv)), timeout=60)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "hook.pth").write_text("import os; os._exit(0)\n")
+    check = Check(
+        name="compileall",
+        kind=Kind.BUILD,
+        argv=(str(venv / "bin" / "python"), "-m", "compileall", "-q", "pkg"),
+        cwd=str(tree),
+        tool="compileall",
+    )
+    planned = instrument(check, None, tmp_path / "reports")
+    result = run_process(planned.argv, cwd=tree, env=planned.env, timeout=60)
+    assert result.exit_code == 1, (result.stdout.text, result.stderr.text)
+
+
+def test_a_shadowing_compileall_in_the_tree_fails_verify_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, `compileall.py` at the top of the tree was imported in the standard
+    library's place and said every file compiled: VERIFIED with a syntax error."""
+    from assay.pipeline import VerifyOptions, verify
+    from assay.verdict import Status
+    from tests.cli import path_with_venv
+
+    monkeypatch.setenv("PATH", path_with_venv())
+    tree = make_tree(tmp_path)
+    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
+    shadowing_compileall(tree)
+    options = VerifyOptions(sandbox="bwrap", use_cache=False, kinds=frozenset({"build"}))
+    assert verify(tree, options).status is Status.VERIFIED
+    (tree / "pkg" / "broken.py").write_text("x = (\n")
+    report = verify(tree, options)
+    assert report.status is Status.FAILED, report.note
+    assert "pkg/broken.py" in report.note

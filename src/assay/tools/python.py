@@ -194,11 +194,17 @@ def _pyright(request: Request) -> Instrumented:
 #: whole interpreter (`PYTHONPYCACHEPREFIX`) it would ignore the standard library's own
 #: byte-code and compile each module it imports from source, on every run. (The imports
 #: listed are those compileall makes lazily: argparse's locale, py_compile's shutil.)
+#: Only the standard library is imported: the working directory leaves the search path
+#: first, and the interpreter starts without `site` or the environment's `PYTHON*`
+#: variables (`_COMPILEALL_FLAGS`), so a `compileall.py` or `re.py` in the tree, a
+#: `PYTHONPATH` into it, or a `.pth` file in its `.venv` cannot answer for the check.
 _COMPILEALL_INTO = (
-    "import argparse, compileall, locale, py_compile, re, shutil, sys; "
+    "import sys; sys.path[:1] == [''] and sys.path.pop(0); "
+    "import argparse, compileall, locale, py_compile, re, shutil; "
     "sys.pycache_prefix = sys.argv.pop(1); sys.argv[0] = 'compileall'; "
     "sys.exit(not compileall.main())"
 )
+_COMPILEALL_FLAGS = ("-E", "-S")
 
 
 def _compileall(request: Request) -> Instrumented:
@@ -207,7 +213,8 @@ def _compileall(request: Request) -> Instrumented:
     argv = request.argv
     if argv[1:3] == ("-m", "compileall"):
         return Instrumented(
-            (argv[0], "-c", _COMPILEALL_INTO, prefix, *argv[3:]), dict(request.check.env)
+            (argv[0], *_COMPILEALL_FLAGS, "-c", _COMPILEALL_INTO, prefix, *argv[3:]),
+            dict(request.check.env),
         )
     # Another spelling (a wrapper, options before -m): the prefix for the whole interpreter.
     return Instrumented(argv, {"PYTHONPYCACHEPREFIX": prefix, **request.check.env})
