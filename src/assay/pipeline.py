@@ -559,6 +559,7 @@ class _Run:
         evidence: list[Evidence] = list(unserved)
         skipped: list[str] = list(left_out)
         self._hand_over_caches(session)
+        compile_after = self._place_bytecode(session, the_plan, checkers)
         ran = "the tool probes"  # a project's own tool answers its --version in the workspace
         for stage in the_plan.stages:
             if any(e.verdict is Verdict.FAIL for e in evidence):
@@ -590,6 +591,7 @@ class _Run:
                 prepare=lambda checks: self._prepared(session, checks),
             )
             ran = "the reruns of failing tests"
+        compile_after()
         if installed is not None:
             from assay.classify import after_install
 
@@ -713,6 +715,31 @@ class _Run:
                 hand_over(self.go_cache, uid)
             except OSError:
                 self.go_cache = None
+
+    def _place_bytecode(
+        self, session: Session, the_plan: Plan, checkers: Sequence[CheckerId | None]
+    ) -> Callable[[], object]:
+        """Put the kept byte-code of the workspace's modules in place
+        (`assay.bytecode_store`); return what compiles, once the checks have run, the
+        modules that had none."""
+        workspace = session.workspace
+        if workspace is None or workspace.provisioned is None or not workspace.owned:
+            return lambda: None
+        from assay.bytecode_store import store_for
+        from assay.protected_workspace import sandbox_uid
+
+        store = store_for(
+            the_plan.checks,
+            [c.path if c is not None else None for c in checkers],
+            sandbox=self.options.sandbox,
+            judged_against_base=self.options.base is not None or self.options.protect,
+            state_dir=self.options.cache_dir,
+        )
+        if store is None:
+            return lambda: None
+        copied = workspace.provisioned.copied_as
+        missing = store.place(workspace.path, copied, sandbox_uid(session.sandbox))
+        return lambda: store.keep(missing)
 
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
         """`checks` as this session runs them: told of the warm caches, and inside the

@@ -102,6 +102,31 @@ def read_untrusted(
         return found
 
 
+@contextlib.contextmanager
+def directory_untrusted(root: str | os.PathLike[str], rel: str) -> Iterator[int | None]:
+    """A descriptor (`O_PATH`) for the directory at `rel` beneath `root` ("" for `root`
+    itself), reached following no link, for reading several files in it
+    (`read_untrusted_at`); None when it cannot be reached so."""
+    directory = _descend(root, rel.split("/") if rel else [], rel or ".")
+    try:
+        yield directory if isinstance(directory, int) else None
+    finally:
+        if isinstance(directory, int):
+            os.close(directory)
+
+
+def read_untrusted_at(directory: int, name: str, *, limit: int) -> bytes | Refused | None:
+    """`read_untrusted` for the file `name` in a directory reached by
+    `directory_untrusted`; a file with other names is read too."""
+    found = _open_in(directory, name, name, single_link=False)
+    if not isinstance(found, OpenFile):
+        return Refused(f"{name} is a symbolic link; refused") if isinstance(found, Link) else found
+    try:
+        return read_open(found, limit=limit)
+    finally:
+        os.close(found.fd)
+
+
 #: The most names listed from one directory: a report directory holds one file per suite.
 LIST_MAX_NAMES = 10_000
 

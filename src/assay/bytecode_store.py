@@ -1,0 +1,311 @@
+"""Byte-code for a workspace's modules, compiled by assay itself and kept across runs.
+
+A workspace is a fresh copy without `__pycache__` (caches are never copied), so every
+test run compiled every module of the project it imported, on every run: for a package of
+a few hundred modules, a second or more of each verify, where the same commands by hand
+read the byte-code their last run wrote. The tree's own byte-code cannot be carried in (a
+`.pyc` decides what runs, and the tree writes it), nor what a run writes (the project's
+code runs there, and a `.pyc` planted for a later tree's content would be believed).
+
+So assay compiles the modules itself, on the host, in its own process: `compile` parses
+a module's text and runs none of it. Each result is kept under its source's SHA-256 in a
+directory of assay's state that no sandbox is shown. Before a later run's checks start,
+every module of the workspace whose bytes have a kept result gets it in its `__pycache__`,
+as the interpreter would have written it. What makes that safe and exact:
+
+- Each file is a checked-hash `.pyc` (PEP 552): the interpreter compares the hash it holds
+  with the source's bytes whenever it loads it, and gives the code the source's own path;
+  nothing depends on the workspace's path or its shifted times. A file is placed only for
+  a source whose bytes hash to its key and to the hash it holds.
+- Only for checks whose interpreter is the very binary assay runs on (the same build: the
+  same magic number, the same code), and only what that interpreter would compile the same
+  way: a module whose compiling warned (a `SyntaxWarning`, which `-W error` makes an error)
+  or failed is not kept, and its check compiles it and says what it says.
+- Test modules (`test_*.py`, `*_test.py`, `conftest.py`) are left to pytest, whose
+  rewritten byte-code is its own to produce.
+- Never for a run judged against a base (`--base`, `--protect`), nor for `--sandbox none`,
+  which runs in the tree, whose own `__pycache__` is already warm.
+
+What a run did not find is compiled after its checks, within `COMPILE_BUDGET_S`, so a
+large tree's first runs fill the store in turns; what is unused longest goes first past
+`MAX_STORE_BYTES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import sys
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from assay.untrusted_files import directory_untrusted, read_untrusted_at
+
+__all__ = ["BytecodeStore", "Source", "store_for"]
+
+#: The tools whose checks import the project's modules in this interpreter.
+PYTHON_TEST_TOOLS = frozenset({"pytest", "unittest"})
+#: A source larger than this is compiled by its check, as before.
+MAX_SOURCE_BYTES = 1024 * 1024
+#: Compiling a run's new sources after its checks stops past this many seconds.
+COMPILE_BUDGET_S = 0.25
+#: Past this size, the least recently used entries are removed.
+MAX_STORE_BYTES = 256 * 1024 * 1024
+#: The store is measured at most once in this many seconds.
+PRUNE_INTERVAL_S = 3600
+#: Where under assay's state directory the store lives.
+STORE_SUBDIR = "bytecode"
+_TAG = sys.implementation.cache_tag
+_PYC_SUFFIX = f".{_TAG}.pyc" if _TAG else ""
+_CHECKED_HASH = b"\x03\x00\x00\x00"  # PEP 552 flags: hash-based, checked on every load
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A module of the workspace with no byte-code kept yet."""
+
+    rel: str
+    key: str
+    data: bytes
+
+
+class BytecodeStore:
+    """The kept byte-code of this interpreter (`directory`, one file per source)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def place(self, workspace: Path, files: Iterable[str], uid: int | None) -> list[Source]:
+        """Put the kept byte-code of each of `files` (the workspace's copied files, by
+        relative path) beside it; return the modules that had none. Each directory is
+        reached once, by name, following no link: what ran in the workspace (the tools'
+        probes) may have made one."""
+        missing: list[Source] = []
+        for rel_dir, names in _modules_by_directory(files).items():
+            with directory_untrusted(workspace, rel_dir) as directory:
+                if directory is None:
+                    continue
+                cache: int | None = None
+                try:
+                    for name in names:
+                        rel = f"{rel_dir}/{name}" if rel_dir else name
+                        data = read_untrusted_at(directory, name, limit=MAX_SOURCE_BYTES)
+                        if not isinstance(data, bytes):
+                            continue  # a link, something too large or gone: compiled there
+                        key = hashlib.sha256(data).hexdigest()
+                        pyc = self._kept(key, data)
+                        if pyc is None:
+                            missing.append(Source(rel, key, data))
+                            continue
+                        if cache is None:
+                            cache = _pycache_in(directory, uid)
+                        if cache is not None:
+                            _write_new(cache, name[: -len(".py")] + _PYC_SUFFIX, pyc)
+                finally:
+                    if cache is not None:
+                        os.close(cache)
+        return missing
+
+    def keep(self, sources: Sequence[Source], budget_s: float = COMPILE_BUDGET_S) -> int:
+        """Compile `sources` and keep each result, until `budget_s` has passed; return how
+        many were kept."""
+        if not sources:
+            return 0
+        stop = time.monotonic() + budget_s
+        kept = 0
+        for source in sources:
+            if time.monotonic() > stop:
+                break
+            pyc = compiled(source.data, source.rel)
+            if pyc is not None and self._put(source.key, pyc):
+                kept += 1
+        self._prune_now_and_then()
+        return kept
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.pyc"
+
+    def _kept(self, key: str, data: bytes) -> bytes | None:
+        entry = os.path.join(self.directory, key[:2], f"{key}.pyc")
+        try:
+            with open(entry, "rb") as kept:
+                pyc = kept.read(MAX_SOURCE_BYTES * 8)
+        except OSError:
+            return None
+        if pyc[:8] != importlib.util.MAGIC_NUMBER + _CHECKED_HASH:
+            return None
+        if pyc[8:16] != importlib.util.source_hash(data):
+            return None
+        try:
+            os.utime(entry)  # recently used: the last to be pruned
+        except OSError:
+            pass
+        return pyc
+
+    def _put(self, key: str, pyc: bytes) -> bool:
+        entry = self._entry(key)
+        partial = entry.with_name(f".{entry.name}.{os.getpid()}")
+        try:
+            entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            partial.write_bytes(pyc)
+            os.replace(partial, entry)  # whole or not at all, for a reader beside
+        except OSError:
+            partial.unlink(missing_ok=True)
+            return False
+        return True
+
+    def _prune_now_and_then(self) -> None:
+        stamp = self.directory / ".pruned"
+        try:
+            if time.time() - stamp.stat().st_mtime < PRUNE_INTERVAL_S:
+                return
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+        try:
+            stamp.touch()
+            prune(self.directory, MAX_STORE_BYTES)
+        except OSError:
+            pass  # kept as it is: the next prune tries again
+
+
+def prune(directory: Path, max_bytes: int) -> int:
+    """Remove the least recently used entries under `directory` until it holds no more
+    than three quarters of `max_bytes`, once it holds more; return how many went."""
+    entries: list[tuple[float, int, str]] = []
+    for shard in os.scandir(directory):
+        if not shard.is_dir(follow_symlinks=False):
+            continue
+        for entry in os.scandir(shard.path):
+            info = entry.stat(follow_symlinks=False)
+            entries.append((info.st_mtime, info.st_size, entry.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= max_bytes:
+        return 0
+    removed = 0
+    for _, size, path in sorted(entries):
+        if total <= max_bytes * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
+def compiled(data: bytes, rel: str) -> bytes | None:
+    """`data` compiled as the interpreter's import would, as a checked-hash `.pyc` (laid
+    out as `py_compile` lays one out); None when compiling it failed or warned (its check
+    compiles it and says so itself)."""
+    import marshal
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            code = compile(data, rel, "exec", dont_inherit=True, optimize=0)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+    if caught:
+        return None
+    header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH + importlib.util.source_hash(data)
+    return header + marshal.dumps(code)
+
+
+def store_for(
+    checks: Sequence[object],
+    interpreters: Sequence[str | None],
+    *,
+    sandbox: str,
+    judged_against_base: bool,
+    state_dir: str | os.PathLike[str] | None = None,
+) -> BytecodeStore | None:
+    """The store for this run, or None: no test check runs in this very interpreter (each
+    of `interpreters` is the binary of the check beside it in `checks`), the run is judged
+    against a base, or it runs in the tree."""
+    if judged_against_base or sandbox == "none" or not _PYC_SUFFIX:
+        return None
+    ours = _identity(getattr(sys, "_base_executable", None) or sys.executable)
+    if ours is None or not any(
+        getattr(check, "tool", None) in PYTHON_TEST_TOOLS and _identity(binary) == ours
+        for check, binary in zip(checks, interpreters, strict=True)
+    ):
+        return None
+    from assay.state_dir import default_cache_dir
+
+    top = Path(state_dir) if state_dir is not None else default_cache_dir()
+    return BytecodeStore(top / STORE_SUBDIR / _TAG)
+
+
+def _identity(binary: str | None) -> tuple[int, int] | None:
+    if not binary:
+        return None
+    try:
+        info = os.stat(binary)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _modules_by_directory(files: Iterable[str]) -> dict[str, list[str]]:
+    """The modules the interpreter imports among `files`, by directory; not test modules
+    or conftest files, which pytest rewrites."""
+    grouped: dict[str, list[str]] = {}
+    for rel in files:
+        rel_dir, _, name = rel.rpartition("/")
+        if not name.endswith(".py") or name == "conftest.py":
+            continue
+        if name.startswith("test_") or name.endswith("_test.py"):
+            continue
+        grouped.setdefault(rel_dir, []).append(name)
+    return grouped
+
+
+def _pycache_in(directory: int, uid: int | None) -> int | None:
+    """`__pycache__` in `directory`, made (the sandbox's, `uid`) unless there; None when
+    what is there is not a directory of its own (a link, a file)."""
+    try:
+        os.mkdir("__pycache__", 0o755, dir_fd=directory)
+        if uid is not None:
+            os.chown("__pycache__", uid, uid, dir_fd=directory, follow_symlinks=False)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        return os.open("__pycache__", _DIR_FLAGS, dir_fd=directory)
+    except OSError:
+        return None
+
+
+def _write_new(directory: int, name: str, data: bytes) -> None:
+    """`data` as the new file `name` in `directory`, whole or not at all (a `.pyc` cut
+    short would fail the import that read it, where a missing one is compiled), and
+    never over a file already there; nothing at all when it cannot be."""
+    partial = f".{name}.{os.getpid()}"
+    try:
+        fd = os.open(partial, _NEW_FILE, 0o644, dir_fd=directory)
+    except OSError:
+        return
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.link(partial, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False)
+    except OSError:
+        pass  # not placed: the check compiles the module, as before
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(partial, dir_fd=directory)

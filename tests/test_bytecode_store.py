@@ -1,0 +1,200 @@
+"""Byte-code compiled by assay itself, kept across runs and placed in each workspace
+(`assay.bytecode_store`): what is placed is exactly what the interpreter would compile,
+only for the source it was compiled from, and only where nothing can be led astray."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.bytecode_store import BytecodeStore, Source, compiled, prune, store_for
+from assay.evidence import Check
+from assay.verdict import Kind
+
+TAG = sys.implementation.cache_tag
+
+
+def store(tmp_path: Path) -> BytecodeStore:
+    return BytecodeStore(tmp_path / "store")
+
+
+def workspace(tmp_path: Path) -> Path:
+    tree = tmp_path / "ws"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "mod.py").write_text("def f():\n    return 41 + 1\n")
+    (tree / "tests" / "test_mod.py").write_text("def test_f():\n    assert True\n")
+    (tree / "tests" / "conftest.py").write_text("")
+    return tree
+
+
+FILES = ("pkg/__init__.py", "pkg/mod.py", "tests/test_mod.py", "tests/conftest.py")
+
+
+def test_compiled_is_a_checked_hash_pyc_the_interpreter_loads(tmp_path: Path) -> None:
+    data = b"VALUE = 6 * 7\n"
+    pyc = compiled(data, "pkg/mod.py")
+    assert pyc is not None
+    assert pyc[:4] == importlib.util.MAGIC_NUMBER and pyc[4:8] == b"\x03\x00\x00\x00"
+    assert pyc[8:16] == importlib.util.source_hash(data)
+    (tmp_path / "mod.py").write_bytes(data)
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / f"mod.{TAG}.pyc").write_bytes(pyc)
+    done = subprocess.run(
+        [sys.executable, "-B", "-v", "-c", "import mod; print(mod.VALUE, mod.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["42", str(tmp_path / "mod.py")]
+    assert f"matches {tmp_path / 'mod.py'}" in done.stderr  # read, not compiled
+
+
+def test_what_does_not_compile_or_warns_is_not_kept() -> None:
+    assert compiled(b"x = (\n", "bad.py") is None
+    assert compiled(b"x = '\\d'\n", "escape.py") is None  # a SyntaxWarning: -W error fails it
+    assert compiled(b"assert (1, 'always true')\n", "tuple.py") is None
+    assert compiled(b"\x00", "nul.py") is None
+
+
+def test_kept_byte_code_is_placed_for_its_source_only(tmp_path: Path) -> None:
+    kept, tree = store(tmp_path), workspace(tmp_path)
+    missing = kept.place(tree, FILES, None)
+    # Test modules and conftest files are pytest's to rewrite: never placed, never kept.
+    assert sorted(s.rel for s in missing) == ["pkg/__init__.py", "pkg/mod.py"]
+    assert not list(tree.rglob("__pycache__"))
+    assert kept.keep(missing) == 2
+    assert kept.place(tree, FILES, None) == []
+    placed = tree / "pkg" / "__pycache__" / f"mod.{TAG}.pyc"
+    assert placed.read_bytes() == compiled((tree / "pkg" / "mod.py").read_bytes(), "pkg/mod.py")
+    # Another source at the same path is a miss, and what is already there stays.
+    (tree / "pkg" / "mod.py").write_text("def f():\n    return 41\n")
+    assert [s.rel for s in kept.place(tree, FILES, None)] == ["pkg/mod.py"]
+    assert placed.read_bytes()[8:16] != importlib.util.source_hash(b"def f():\n    return 41\n")
+
+
+def test_an_entry_that_does_not_hash_to_its_source_is_not_believed(tmp_path: Path) -> None:
+    """An entry stored under a source's key but compiled from another text (a store made
+    some other way, a write gone wrong) is never placed."""
+    kept, tree = store(tmp_path), workspace(tmp_path)
+    (missing_mod,) = [s for s in kept.place(tree, FILES, None) if s.rel == "pkg/mod.py"]
+    other = compiled(b"def f():\n    return 0\n", "pkg/mod.py")
+    assert other is not None
+    entry = kept.directory / missing_mod.key[:2] / f"{missing_mod.key}.pyc"
+    entry.parent.mkdir(parents=True)
+    entry.write_bytes(other)
+    assert "pkg/mod.py" in [s.rel for s in kept.place(tree, FILES, None)]
+    assert not (tree / "pkg" / "__pycache__" / f"mod.{TAG}.pyc").exists()
+
+
+def test_nothing_is_written_through_a_link_in_the_workspace(tmp_path: Path) -> None:
+    """What ran in the workspace may have turned a directory into a link elsewhere: the
+    host writes nothing there."""
+    kept, tree = store(tmp_path), workspace(tmp_path)
+    kept.keep(kept.place(tree, FILES, None))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("def f():\n    return 41 + 1\n")
+    (tree / "pkg" / "mod.py").unlink()
+    (tree / "pkg" / "mod.py").symlink_to(outside / "mod.py")
+    (tree / "lib").symlink_to(outside)
+    (outside / "__pycache__").mkdir()
+    (tree / "pkg2").mkdir()
+    (tree / "pkg2" / "mod.py").write_text("def f():\n    return 41 + 1\n")
+    (tree / "pkg2" / "__pycache__").symlink_to(outside / "__pycache__")
+    kept.place(tree, ("pkg/mod.py", "lib/mod.py", "pkg2/mod.py"), None)
+    assert list(outside.rglob("*.pyc")) == []
+    assert not (tree / "pkg" / "__pycache__" / f"mod.{TAG}.pyc").exists()
+
+
+def test_the_least_recently_used_entries_go_past_the_bound(tmp_path: Path) -> None:
+    kept = store(tmp_path)
+    sources = [Source(f"m{i}.py", f"{i:02d}" + "0" * 62, b"x = %d\n" % i) for i in range(8)]
+    assert kept.keep(sources) == 8
+    entries = sorted(kept.directory.rglob("*.pyc"))
+    for age, entry in enumerate(entries):
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    size = entries[0].stat().st_size
+    assert prune(kept.directory, size * 8) == 0
+    assert prune(kept.directory, size * 4) == 5  # down to three quarters of the bound
+    assert sorted(kept.directory.rglob("*.pyc")) == entries[5:]
+
+
+def check(tool: str) -> Check:
+    return Check(name=tool, kind=Kind.TEST, argv=("python3", "-m", tool), cwd=".", tool=tool)
+
+
+def test_only_runs_in_a_copy_whose_test_checks_run_this_very_interpreter(
+    tmp_path: Path,
+) -> None:
+    ours = getattr(sys, "_base_executable", None) or sys.executable
+    linked = tmp_path / "python3"
+    linked.symlink_to(os.path.realpath(ours))
+    other = tmp_path / "other"
+    other.write_bytes(b"#!/bin/sh\n")
+    tests = [check("pytest")]
+
+    def made(**given: object) -> bool:
+        options: dict[str, object] = {"sandbox": "bwrap", "judged_against_base": False}
+        options.update(given)
+        binaries = options.pop("binaries", [str(linked)])
+        found = store_for(tests, binaries, state_dir=tmp_path / "state", **options)  # type: ignore[arg-type]
+        return found is not None
+
+    assert made()
+    assert made(sandbox="local")
+    assert not made(sandbox="none")
+    assert not made(judged_against_base=True)
+    assert not made(binaries=[str(other)])
+    assert not made(binaries=[None])
+    assert (
+        store_for([check("ruff")], [str(linked)], sandbox="bwrap", judged_against_base=False)
+        is None
+    )
+
+
+@pytest.mark.slow
+def test_a_verify_reads_kept_byte_code_and_never_a_stale_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end, under bubblewrap: the second run's test modules import the package from
+    byte-code assay kept (a checked-hash `.pyc`, which Python never writes by itself); an
+    edit is compiled afresh, its wrong value FAILED; put back, VERIFIED again."""
+    from assay.pipeline import VerifyOptions, verify
+    from assay.verdict import Status
+    from tests.cli import path_with_venv
+
+    monkeypatch.setenv("PATH", path_with_venv())
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
+    (tree / "pkg" / "__init__.py").write_text("")
+    right = "def add(a, b):\n    return a + b\n"
+    (tree / "pkg" / "calc.py").write_text(right)
+    (tree / "tests" / "test_calc.py").write_text(
+        "import pathlib\nfrom pkg import calc\n\n"
+        "def test_add():\n    assert calc.add(2, 3) == 5\n\n"
+        "def test_read_from_kept_byte_code():\n"
+        "    assert pathlib.Path(calc.__cached__).read_bytes()[4] == 3\n"
+    )
+    options = VerifyOptions(
+        sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), cache_dir=str(tmp_path / "st")
+    )
+    first = verify(tree, options)
+    assert first.status is Status.FAILED, first.note  # compiled by Python: a timestamp .pyc
+    assert "test_read_from_kept_byte_code" in first.note
+    assert verify(tree, options).status is Status.VERIFIED
+    (tree / "pkg" / "calc.py").write_text(right.replace("a + b", "a - b"))
+    wrong = verify(tree, options)
+    assert wrong.status is Status.FAILED
+    assert "test_add" in wrong.note
+    (tree / "pkg" / "calc.py").write_text(right)
+    assert verify(tree, options).status is Status.VERIFIED
