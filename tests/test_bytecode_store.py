@@ -160,6 +160,23 @@ def test_only_runs_in_a_copy_whose_test_checks_run_this_very_interpreter(
     )
 
 
+def test_a_unittest_run_has_its_test_modules_placed_too(tmp_path: Path) -> None:
+    """unittest imports test modules as any other (pytest rewrites them)."""
+    ours = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    state = tmp_path / "state"
+    found = store_for(
+        [check("unittest")], [ours], sandbox="bwrap", judged_against_base=False, state_dir=state
+    )
+    assert found is not None
+    tree = workspace(tmp_path)
+    missing = found.place(tree, FILES, None)
+    assert sorted(s.rel for s in missing) == ["pkg/__init__.py", "pkg/mod.py", "tests/test_mod.py"]
+    found.keep(missing)
+    found.place(tree, FILES, None)
+    assert (tree / "tests" / "__pycache__" / f"test_mod.{TAG}.pyc").is_file()
+    assert not (tree / "tests" / "__pycache__" / f"conftest.{TAG}.pyc").exists()
+
+
 @pytest.mark.slow
 def test_a_verify_reads_kept_byte_code_and_never_a_stale_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -22,7 +22,8 @@ as the interpreter would have written it. What makes that safe and exact:
   way: a module whose compiling warned (a `SyntaxWarning`, which `-W error` makes an error)
   or failed is not kept, and its check compiles it and says what it says.
 - Test modules (`test_*.py`, `*_test.py`, `conftest.py`) are left to pytest, whose
-  rewritten byte-code is its own to produce.
+  rewritten byte-code is its own to produce; a unittest run's are placed too, as it
+  imports them as any other module.
 - Never for a run judged against a base (`--base`, `--protect`), nor for `--sandbox none`,
   which runs in the tree, whose own `__pycache__` is already warm.
 
@@ -77,10 +78,12 @@ class Source:
 
 
 class BytecodeStore:
-    """The kept byte-code of this interpreter (`directory`, one file per source)."""
+    """The kept byte-code of this interpreter (`directory`, one file per source); with
+    `test_modules`, of test modules too (a unittest run imports them as any module)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, test_modules: bool = False) -> None:
         self.directory = directory
+        self.test_modules = test_modules
 
     def place(self, workspace: Path, files: Iterable[str], uid: int | None) -> list[Source]:
         """Put the kept byte-code of each of `files` (the workspace's copied files, by
@@ -88,7 +91,7 @@ class BytecodeStore:
         reached once, by name, following no link: what ran in the workspace (the tools'
         probes) may have made one."""
         missing: list[Source] = []
-        for rel_dir, names in _modules_by_directory(files).items():
+        for rel_dir, names in _modules_by_directory(files, self.test_modules).items():
             with directory_untrusted(workspace, rel_dir) as directory:
                 if directory is None:
                     continue
@@ -235,15 +238,17 @@ def store_for(
     if judged_against_base or sandbox == "none" or not _PYC_SUFFIX:
         return None
     ours = _identity(getattr(sys, "_base_executable", None) or sys.executable)
-    if ours is None or not any(
-        getattr(check, "tool", None) in PYTHON_TEST_TOOLS and _identity(binary) == ours
+    tools = {
+        getattr(check, "tool", None)
         for check, binary in zip(checks, interpreters, strict=True)
-    ):
+        if ours is not None and _identity(binary) == ours
+    }
+    if not tools & PYTHON_TEST_TOOLS:
         return None
     from assay.state_dir import default_cache_dir
 
     top = Path(state_dir) if state_dir is not None else default_cache_dir()
-    return BytecodeStore(top / STORE_SUBDIR / _TAG)
+    return BytecodeStore(top / STORE_SUBDIR / _TAG, test_modules="unittest" in tools)
 
 
 def _identity(binary: str | None) -> tuple[int, int] | None:
@@ -256,15 +261,15 @@ def _identity(binary: str | None) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino)
 
 
-def _modules_by_directory(files: Iterable[str]) -> dict[str, list[str]]:
-    """The modules the interpreter imports among `files`, by directory; not test modules
-    or conftest files, which pytest rewrites."""
+def _modules_by_directory(files: Iterable[str], test_modules: bool) -> dict[str, list[str]]:
+    """The modules the interpreter imports among `files`, by directory; not conftest
+    files, nor test modules unless `test_modules`: pytest rewrites them."""
     grouped: dict[str, list[str]] = {}
     for rel in files:
         rel_dir, _, name = rel.rpartition("/")
         if not name.endswith(".py") or name == "conftest.py":
             continue
-        if name.startswith("test_") or name.endswith("_test.py"):
+        if not test_modules and (name.startswith("test_") or name.endswith("_test.py")):
             continue
         grouped.setdefault(rel_dir, []).append(name)
     return grouped
