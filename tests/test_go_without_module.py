@@ -2,7 +2,8 @@
 
 go-shellquote has no go.mod; module mode refuses it ("go.mod file not found"), and assay
 found nothing to run (UNVERIFIED, "no command was found"). Its maintainers' `go test`
-ran in GOPATH mode; so does assay's, with `GO111MODULE=off`."""
+ran in GOPATH mode; so does assay's, with `GO111MODULE=off`. go-difflib keeps its tests in
+difflib/, below a root with no Go file: it too was UNVERIFIED, its tests never named."""
 
 from __future__ import annotations
 
@@ -37,6 +38,30 @@ def test_a_package_from_before_modules_is_verified_for_real(
 ) -> None:
     repo = write(tmp_path / "repo", {"quote.go": QUOTE.format(body=body), "quote_test.go": TEST})
     report = verify(repo, tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    tests = [c for c in report["checks"] if c["name"] == "go-test"]
+    assert tests and tests[0]["tests"]["executed"] == 1, tests
+
+
+def test_go_tests_below_the_root_without_a_go_mod_are_found(tmp_path: Path) -> None:
+    # go-difflib keeps its one package in difflib/: nothing at the root but a README.
+    write(tmp_path, {"README.md": "x\n", "vendor/v/v_test.go": TEST, "testdata/t_test.go": TEST})
+    assert plan_repository(tmp_path).checks == ()
+    write(tmp_path, {"quote/quote.go": QUOTE.format(body="s"), "quote/quote_test.go": TEST})
+    (check,) = plan_repository(tmp_path).checks
+    assert check.name == "go-test" and check.env == {"GO111MODULE": "off"}
+    assert "quote/quote_test.go" in check.reason
+    # A directory with its own go.mod is another module, not this fallback's.
+    (tmp_path / "quote" / "go.mod").write_text("module example.com/quote\n\ngo 1.19\n")
+    assert plan_repository(tmp_path).checks == ()
+
+
+@pytest.mark.parametrize(("body", "status"), [('"\'" + s + "\'"', "VERIFIED"), ("s", "FAILED")])
+def test_a_package_from_before_modules_below_the_root_is_verified_for_real(
+    tmp_path: Path, body: str, status: str
+) -> None:
+    files = {"quote/quote.go": QUOTE.format(body=body), "quote/quote_test.go": TEST}
+    report = verify(write(tmp_path / "repo", {"README.md": "x\n", **files}), tmp_path / "state")
     assert report["status"] == status, report["note"]
     tests = [c for c in report["checks"] if c["name"] == "go-test"]
     assert tests and tests[0]["tests"]["executed"] == 1, tests

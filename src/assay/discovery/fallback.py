@@ -194,17 +194,42 @@ def node_defaults(root_names: set[str], test_dir_files: dict[str, list[str]]) ->
     ]
 
 
-def go_defaults(root_names: set[str]) -> list[Candidate]:
-    """`go test` in GOPATH mode (`GO111MODULE=off`) for Go code with tests
-    at the root and no go.mod: a package from before modules (go-shellquote), which
-    module mode refuses ("go.mod file not found"). Its own packages are found by
-    their paths from the root; imports from elsewhere would need a GOPATH. Pure."""
-    if "go.mod" in root_names:
+def go_test_file_anywhere(files: RepoFiles) -> str | None:
+    """The first Go test file (`*_test.go`) `go test ./...` from the root would reach,
+    breadth first, or None. Go's pattern skips directories named `.*`, `_*`, `testdata`
+    and `vendor`; a directory with its own go.mod is another module, whose rules are its
+    own. Bounded as the Python search is."""
+    level = ["."]
+    visited = 0
+    for _ in range(TEST_SEARCH_DEPTH):
+        below: list[str] = []
+        for directory in level:
+            visited += 1
+            if visited > TEST_SEARCH_MAX_DIRS:
+                return None
+            for name, kind in files.list_kinds(directory):
+                path = name if directory == "." else f"{directory}/{name}"
+                if name.endswith("_test.go") and kind == "file":
+                    return path
+                if kind != "dir" or name[:1] in "._" or name in ("testdata", "vendor"):
+                    continue
+                if not files.lexists(f"{path}/go.mod"):
+                    below.append(path)
+        level = below
+    return None
+
+
+def go_defaults(root_names: set[str], test_file: str | None) -> list[Candidate]:
+    """`go test ./...` in GOPATH mode (`GO111MODULE=off`) for Go code with tests and no
+    go.mod at the root: a package from before modules (go-shellquote at the root,
+    go-difflib in difflib/), which module mode refuses ("go.mod file not found"). Its own
+    packages are found by their paths from the root; imports from elsewhere would need a
+    GOPATH. `test_file`: the first Go test file found (go_test_file_anywhere). Pure."""
+    if "go.mod" in root_names or test_file is None:
         return []
-    tests = sorted(n for n in root_names if n.endswith("_test.go"))
-    if not tests:
-        return []
-    why = f"Go tests ({tests[0]}, ...) and no go.mod: a package from before modules, in GOPATH mode"
+    why = (
+        f"Go tests ({test_file}, ...) and no go.mod: a package from before modules, in GOPATH mode"
+    )
     # go test compiles the packages and runs vet's high-confidence checks (see go.mod's).
     return [
         Candidate(
@@ -213,7 +238,7 @@ def go_defaults(root_names: set[str]) -> list[Candidate]:
             tool="go",
             ecosystem=Ecosystem.GO,
             origin=Origin.FALLBACK,
-            source=Source(tests[0]),
+            source=Source(test_file),
             reason=why,
             env={"GO111MODULE": "off"},
             name="go-test",
@@ -238,5 +263,6 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         found += python_defaults(evidence, env, compile_targets(files, env), tests)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
-    found += go_defaults(root_names)
+    if "go.mod" not in root_names:
+        found += go_defaults(root_names, go_test_file_anywhere(files))
     return report(NAME, found)
