@@ -222,6 +222,45 @@ def test_surefire_reports_give_counts_and_cases(tmp_path: Path, reports: Path) -
     ]
 
 
+THROWN_IN_MAIN = """\
+java.lang.ArithmeticException: / by zero
+\tat java.base/java.lang.Math.floorDiv(Math.java:1)
+\tat tiny.Add.div(Add.java:9)
+\tat tiny.AddTest.wrong(AddTest.java:14)
+\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)
+"""
+
+
+@pytest.mark.parametrize(
+    ("trace", "sources", "place"),
+    [
+        ("", ["src/test/java/tiny/AddTest.java"], ("src/test/java/tiny/AddTest.java", 14)),
+        (THROWN_IN_MAIN, ["src/main/java/tiny/Add.java"], ("src/main/java/tiny/Add.java", 9)),
+        # A frame whose file is in no source root, or a name that is no Java file's, is left out.
+        ("", ["lib/tiny/AddTest.java"], None),
+        (
+            "\tat tiny.Add.x(../../../etc/passwd.java:1)\n",
+            ["src/test/java/tiny/AddTest.java"],
+            ("src/test/java/tiny/AddTest.java", 14),
+        ),
+    ],
+    ids=["assertion", "thrown-in-main", "no-source-root", "no-path-climbs"],
+)
+def test_a_failed_test_is_placed_at_its_innermost_frame_of_the_project(
+    tmp_path: Path, reports: Path, trace: str, sources: list[str], place: tuple[str, int] | None
+) -> None:
+    suffix = report_suffix(reports, MAVEN_TEST)
+    report = SUREFIRE_FAILING.replace("java.lang.AssertionError: expected", trace + "expected")
+    surefire(tmp_path, f"TEST-tiny.AddTest-{suffix}.xml", report.format(suffix=suffix))
+    for source in sources:
+        (tmp_path / source).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / source).write_text("class X {}\n")
+    parsed = parse_output(MAVEN_TEST, ran(tmp_path, SUREFIRE_PRINTED, 1, MAVEN_TEST.argv), reports)
+    placed = [(d.file, d.line) for d in parsed.diagnostics]
+    assert placed == ([place] if place else []), parsed.diagnostics
+    assert all(d.message.startswith("AddTest.wrong: ") for d in parsed.diagnostics)
+
+
 def test_reports_already_in_the_tree_are_not_this_run_s(tmp_path: Path, reports: Path) -> None:
     suffix = report_suffix(reports, MAVEN_TEST)
     passing = SUREFIRE_FAILING.replace("<failure", "<skipped").replace("</failure>", "</skipped>")
@@ -401,6 +440,11 @@ def test_real_maven_failing_test_fails_with_surefire_counts(tmp_path: Path) -> N
     assert (report["status"], code) == ("FAILED", 1), test
     counts = test["tests"]
     assert (counts["passed"], counts["failed"], counts["source"]) == (1, 1, "junit")  # type: ignore[index]
+    # The assertion's line in the test's source, relative to the project, and the test named.
+    (diagnostic,) = test["diagnostics"]  # type: ignore[misc]
+    assert (diagnostic["file"], diagnostic["line"]) == ("src/test/java/tiny/AddTest.java", 14)
+    assert diagnostic["message"] == "AddTest.wrong: expected:<4> but was:<3>"
+    assert "AddTest.java:14: AddTest.wrong" in str(report["note"])
 
 
 @pytest.mark.slow

@@ -4,7 +4,9 @@ The reports lie in the workspace, written by the code under test's build: they a
 listed and read following no link, each within a bound and all within one, and only
 files written since the run began count. Maven's are also named with this run's
 suffix (`assay.tools.java.report_suffix`). Counts come only from the reports; the
-summary Maven prints can only add failures, never take them away.
+summary Maven prints can only add failures, never take them away. A failed test's
+place, the innermost frame of its own package in the report's stack trace, is a
+diagnostic where that file is one of the project's sources (`java_frames`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, count_cases, relative
+from assay.parsers.java_frames import FailurePlace, failure_places
 from assay.parsers.pytest import read_junit
 from assay.parsers.report_file import REPORT_MAX_BYTES
 from assay.process import ProcessResult
@@ -114,7 +117,8 @@ def _parse_build(
         )
     if read is None:
         return ParsedOutput(diagnostics=diagnostics, failure_recognized=recognized)
-    counts, cases = read
+    counts, cases, places = read
+    diagnostics += _placed(places, result, check)
     if reports.suffix:
         cases = tuple(_without_suffix(c, reports.suffix) for c in cases)
     counts = _not_kinder_than(counts, printed)
@@ -171,7 +175,7 @@ def _project_dir(check: Check, result: ProcessResult) -> tuple[Path, str] | Refu
 
 def _read_reports(
     check: Check, result: ProcessResult, reports: _Reports
-) -> tuple[TestCounts, tuple[TestCase, ...]] | Refused | None:
+) -> tuple[TestCounts, tuple[TestCase, ...], list[FailurePlace]] | Refused | None:
     where = _project_dir(check, result)
     if isinstance(where, Refused):
         return where
@@ -184,6 +188,7 @@ def _read_reports(
     since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
     budget = REPORT_MAX_BYTES
     cases: list[TestCase] = []
+    places: list[FailurePlace] = []
     read_any = False
     for name in names:
         if not reports.wanted(name):
@@ -203,10 +208,44 @@ def _read_reports(
         if junit is None:
             return Refused(f"report {name} is not JUnit XML")
         cases.extend(junit[1])
+        places.extend(failure_places(data, reports.suffix))
         read_any = True
     if not read_any:
         return None
-    return count_cases(cases, "junit"), tuple(cases)
+    return count_cases(cases, "junit"), tuple(cases), places
+
+
+#: Where Maven's and Gradle's conventions keep a project's Java sources, tests first.
+_SOURCE_ROOTS = ("src/test/java", "src/main/java")
+
+
+def _placed(
+    places: list[FailurePlace], result: ProcessResult, check: Check
+) -> tuple[Diagnostic, ...]:
+    """A diagnostic for each failed test whose stack names a file of the project's own
+    sources, at its path relative to the project; a frame in no source root found is left
+    out rather than guessed."""
+    where = _project_dir(check, result)
+    if isinstance(where, Refused):
+        return ()
+    workspace, project = where
+    listed: dict[str, set[str]] = {}
+    found: list[Diagnostic] = []
+    for place in places:
+        for source_root in _SOURCE_ROOTS:
+            directory = "/".join(p for p in (source_root, place.package_dir) if p)
+            if directory not in listed:
+                names = list_untrusted(
+                    workspace, f"{project}/{directory}" if project else directory
+                )
+                listed[directory] = set(names) if isinstance(names, list) else set()
+            if place.file in listed[directory]:
+                message = f"{place.test}: {place.message}"
+                found.append(
+                    Diagnostic(message, f"{directory}/{place.file}", place.line, tool="junit")
+                )
+                break
+    return tuple(found)
 
 
 def _without_suffix(case: TestCase, suffix: str) -> TestCase:

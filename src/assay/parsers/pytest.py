@@ -310,14 +310,14 @@ def read_junit(data: bytes) -> tuple[TestCounts, tuple[TestCase, ...]] | None:
     Counted from the `<testcase>` elements, not the suite attributes, so the numbers
     are the tests listed. Parsed with defusedxml: the file may be written by code under test.
     """
-    root = _junit_root(data)
+    root = junit_root(data)
     if root is None:
         return None
     cases = tuple(_case(element) for element in root.iter("testcase"))
     return count_cases(cases, "junit"), cases
 
 
-def _junit_root(data: bytes) -> Element | None:
+def junit_root(data: bytes) -> Element | None:
     try:
         root: Element | None = SafeET.fromstring(data)
     except Exception:  # malformed, or hostile (entities, DTDs): no report
@@ -328,7 +328,7 @@ def _junit_root(data: bytes) -> Element | None:
 def _listed_failures(data: bytes) -> tuple[int, int]:
     """The `<failure>` and `<error>` elements under the report's test cases: one per
     failing subtest, where its test case counts once."""
-    root = _junit_root(data)
+    root = junit_root(data)
     if root is None:
         return 0, 0
     children = [child.tag for case in root.iter("testcase") for child in case]
