@@ -7,6 +7,7 @@ killed at its deadline", where a hung test is named. Real pytest in real bubblew
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -58,4 +59,7 @@ def test_a_hung_test_is_still_named_as_a_test(
     status, cause, note = _verify(write(tmp_path, hung))
     assert (status, cause) == (Status.INDETERMINATE, Cause.TIMEOUT), note
     assert "while running tests/test_b_hangs.py::test_x" in note, note
+    # The line it was stuck on, in the project's code, from faulthandler's dump at the
+    # deadline's SIGTERM (the loop's line, whichever of its two the bytecode was on).
+    assert re.search(r"\(stuck at pkg/__init__\.py:[23] in spin\)", note), note
     assert "collection" not in note, note

@@ -72,6 +72,9 @@ def test_a_test_stopped_at_go_tests_own_timeout_is_a_hang(
     hung = "example.com/calc.TestSlow" if runner is RUNS_IN_CI else "example.com/calc"
     assert hung in report["note"], report["note"]
     assert "a hang, not a failure" in report["note"]
+    if runner is RUNS_IN_CI:  # the line it was stuck on, from the panic's goroutine dump
+        stuck = "example.com/calc.TestSlow (stuck at calc_test.go:14 in example.com/calc.TestSlow)"
+        assert stuck in report["note"], report["note"]
     # What is shown of the output is what go test prints for a person, not its events.
     assert "panic: test timed out after 2s" in check["reason"], check["reason"]
     assert '"Action"' not in check["reason"], check["reason"]

@@ -159,7 +159,9 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         failure_recognized=bool(diagnostics)
         or package_failed
         or any(case.outcome == "failed" for case in cases),
-        hung_tests=tuple(f"{package}.{test}" for package, test in hung),
+        hung_tests=tuple(
+            _with_stuck_place(key, output, package_output, result.cwd) for key in hung
+        ),
         no_tests_reported=events > 0 and not cases,
         report_found=events > 0,
         readings=_readings(
@@ -167,6 +169,22 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
         ),
         printed="".join(printed) + plain if events else None,
     )
+
+
+def _with_stuck_place(
+    key: tuple[str, str],
+    output: dict[tuple[str, str], list[str]],
+    package_output: dict[str, list[str]],
+    cwd: str,
+) -> str:
+    """`example.com/calc.TestSlow`, with the line of the project's code it was stuck on
+    where the timeout panic's goroutine dump shows it (`stuck_in`)."""
+    from assay.parsers.go_stacks import stuck_in
+
+    package, test = key
+    dump = "".join(output.get(key, [])) + "".join(package_output.get(package, []))
+    place = stuck_in(dump, package, test, cwd)
+    return f"{package}.{test} (stuck at {place})" if place else f"{package}.{test}"
 
 
 def _hung(

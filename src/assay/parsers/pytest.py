@@ -71,7 +71,9 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             ended_by_timeout = _THREAD_TIMEOUT_BANNER.search(combined(result)) is not None
             stopped: tuple[str, ...] = (STOPPED_BY_PYTEST_TIMEOUT,) if ended_by_timeout else ()
             if result.timed_out:
-                stopped = _running_at_deadline(report_dir, check)
+                stopped = _with_stuck_place(
+                    _running_at_deadline(report_dir, check), report_dir, check, result.cwd
+                )
             return ParsedOutput(
                 failure_recognized=text_tests is not None and text_tests.any_failed,
                 no_tests_reported=no_tests,
@@ -167,6 +169,25 @@ def _running_at_deadline(report_dir: Path, check: Check) -> tuple[str, ...]:
     if named:
         return (f"the collection of {named[-1][:_NODE_ID_MAX]} (before any test started)",)
     return ()
+
+
+def _with_stuck_place(
+    running: tuple[str, ...], report_dir: Path, check: Check, cwd: str
+) -> tuple[str, ...]:
+    """`running` (the test a run stopped at the deadline had started), with the line of the
+    project's code it was stuck on as faulthandler's dump says (`stuck_at`): "t.py::test_x
+    (stuck at pkg/mod.py:3 in spin)". Named only beside a test: a dump alone says nothing
+    of which test it was."""
+    from assay.parsers.python_stacks import stuck_at
+    from assay.tools.python import STACKS_SUFFIX
+
+    if not running:
+        return running
+    data = _beside_report(report_dir, check, STACKS_SUFFIX)
+    place = stuck_at(data.decode("utf-8", "replace"), cwd) if data else None
+    if place is None:
+        return running
+    return (f"{running[0]} (stuck at {place})", *running[1:])
 
 
 def _broken_conftest(text: str, cwd: str | None) -> Diagnostic | None:

@@ -64,21 +64,32 @@ COLLECTING = "\x00c "
 COLLECTED = "\x00r "
 #: Beside a pytest report: each top-level module the session imported, and its file.
 IMPORTED_SUFFIX = ".imported"
+#: Beside a pytest report: the stacks of the session's threads as the deadline's SIGTERM
+#: reached it (faulthandler's dump; the signal then ends pytest as it would have).
+STACKS_SUFFIX = ".stacks"
 #: pytest, started as above, with a plugin object of assay's that appends each test's id
 #: as it starts to `<junitxml>.started` (`STARTED_SUFFIX`): a run stopped at assay's
 #: deadline writes no report, and this names the test that hung (or, before any test
 #: started, the module whose collection hung: `COLLECTING`); and, as the session
 #: ends, writes where each top-level module it imported came from to `<junitxml>.imported`
 #: (`IMPORTED_SUFFIX`): tests that imported an installed copy of the project's package
-#: did not test the tree (`assay.own_package.installed_copies`). An object, not a module:
+#: did not test the tree (`assay.own_package.installed_copies`); and has faulthandler dump
+#: every thread's stack to `<junitxml>.stacks` on SIGTERM (`STACKS_SUFFIX`), the line a
+#: test stopped at the deadline was stuck on. An object, not a module:
 #: nothing is added to the project's import path. A record that cannot be written is none.
 UNSHADOWED_PYTEST_BOOTSTRAP = _UNSHADOWED_IMPORT + (
     "\nclass _Started:\n"
-    "    out = xml = None\n"
+    "    out = xml = stacks = None\n"
     "    def pytest_configure(self, config):\n"
     "        self.xml = xml = getattr(config.option, 'xmlpath', None)\n"
     f"        try: self.out = xml and open(xml + '{STARTED_SUFFIX}', 'a', buffering=1)\n"
     "        except OSError: pass\n"
+    "        try:\n"
+    "            import faulthandler, signal\n"
+    f"            self.stacks = xml and open(xml + '{STACKS_SUFFIX}', 'w')\n"
+    "            self.stacks and faulthandler.register(\n"
+    "                signal.SIGTERM, file=self.stacks, all_threads=True, chain=True)\n"
+    "        except Exception: pass\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        try: self.out and self.out.write(nodeid + '\\n')\n"
     "        except (OSError, ValueError): pass\n"
