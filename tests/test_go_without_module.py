@@ -65,3 +65,27 @@ def test_a_package_from_before_modules_below_the_root_is_verified_for_real(
     assert report["status"] == status, report["note"]
     tests = [c for c in report["checks"] if c["name"] == "go-test"]
     assert tests and tests[0]["tests"]["executed"] == 1, tests
+
+
+ROOT_USES_SUB = 'package quote\n\nimport "{path}"\n\nfunc Quote(s string) string {{ return sub.Q + s + sub.Q }}\n'
+
+
+@pytest.mark.parametrize(
+    ("path", "status"), [("github.com/x/quote/sub", "UNVERIFIED"), ("subb", "FAILED")]
+)
+def test_an_import_a_gopath_would_hold_is_unverified_not_failed(
+    tmp_path: Path, path: str, status: str
+) -> None:
+    # The tree's own package imported by its full path: go, in GOPATH mode from a workspace
+    # that is no GOPATH, cannot find it, and no test runs. A path without a host (the
+    # standard library's form) not found is the code's own fault.
+    files = {
+        "quote.go": ROOT_USES_SUB.format(path=path),
+        "quote_test.go": TEST,
+        "sub/sub.go": 'package sub\n\nconst Q = "\'"\n',
+    }
+    report = verify(write(tmp_path / "repo", files), tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    if status == "UNVERIFIED":
+        assert "could not find github.com/x/quote/sub" in report["note"], report["note"]
+        assert "go mod init" in report["note"], report["note"]

@@ -116,6 +116,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _gopath_imports_not_found(check, result, parsed):
+        return Cause.TOOLCHAIN_MISSING
     if _host_tool_for_declared(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _python_dependency_not_installed(check, result, parsed) is not None:
@@ -301,6 +303,18 @@ def _node_dependency_not_installed(
     from assay.uninstalled_dependency import uninstalled_node_dependency
 
     return uninstalled_node_dependency(combined(result), result.cwd)
+
+
+def _gopath_imports_not_found(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> tuple[str, ...]:
+    """The remote import paths a GOPATH-mode go test could not find, where no test ran
+    (`assay.gopath_imports`): a test binary that prints go's words has run."""
+    if result.exit_code in (0, None) or (parsed.tests is not None and parsed.tests.executed):
+        return ()
+    from assay.gopath_imports import gopath_imports_not_found
+
+    return gopath_imports_not_found(combined(result), check.env)
 
 
 def _host_tool_for_declared(
@@ -709,6 +723,17 @@ def _note(
                 f"{check.name} could not load {package}, which package.json declares: the "
                 "project's dependencies are not installed (node_modules lacks them). Install "
                 "them (`npm ci`), then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if imports := _gopath_imports_not_found(check, result, parsed):
+            from assay.gopath_imports import NAMED_MAX
+
+            more = f" and {len(imports) - NAMED_MAX} more" if len(imports) > NAMED_MAX else ""
+            return (
+                f"{check.name} ran go test in GOPATH mode (the tree has no go.mod) and go could "
+                f"not find {', '.join(imports[:NAMED_MAX])}{more}: imports of the tree's own "
+                "packages by their full path, or of packages from elsewhere, need a GOPATH "
+                "holding them, and no test ran. Add a go.mod (`go mod init` with the tree's "
+                "import path, then `go mod tidy`), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             ran := _host_tool_for_declared(check, result, parsed)
