@@ -13,14 +13,28 @@ from pathlib import Path
 import pytest
 
 from assay.bytecode_store import BytecodeStore, Source, compiled, prune, store_for
-from assay.evidence import Check
+from assay.evidence import Check, CheckerId
 from assay.verdict import Kind
 
 TAG = sys.implementation.cache_tag
 
 
 def store(tmp_path: Path) -> BytecodeStore:
-    return BytecodeStore(tmp_path / "store")
+    """A store of modules pytest imports as they are."""
+    (plain,) = store_for(
+        [check("pytest")],
+        [ours("pytest", "0")],
+        sandbox="bwrap",
+        judged_against_base=False,
+        state_dir=tmp_path / "state",
+    )
+    return plain
+
+
+def ours(tool: str, version: str) -> CheckerId:
+    """A checker run by the interpreter running these tests (assay's own)."""
+    binary = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+    return CheckerId(tool=tool, version=version, path=binary)
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -134,40 +148,36 @@ def check(tool: str) -> Check:
 def test_only_runs_in_a_copy_whose_test_checks_run_this_very_interpreter(
     tmp_path: Path,
 ) -> None:
-    ours = getattr(sys, "_base_executable", None) or sys.executable
     linked = tmp_path / "python3"
-    linked.symlink_to(os.path.realpath(ours))
+    linked.symlink_to(ours("pytest", "0").path)
     other = tmp_path / "other"
     other.write_bytes(b"#!/bin/sh\n")
     tests = [check("pytest")]
 
-    def made(**given: object) -> bool:
-        options: dict[str, object] = {"sandbox": "bwrap", "judged_against_base": False}
-        options.update(given)
-        binaries = options.pop("binaries", [str(linked)])
-        found = store_for(tests, binaries, state_dir=tmp_path / "state", **options)  # type: ignore[arg-type]
-        return found is not None
+    def made(binary: str | None, sandbox: str = "bwrap", base: bool = False) -> int:
+        checker = CheckerId(tool="pytest", version="0", path=binary) if binary else None
+        options = {"sandbox": sandbox, "judged_against_base": base}
+        return len(store_for(tests, [checker], state_dir=tmp_path / "state", **options))  # type: ignore[arg-type]
 
-    assert made()
-    assert made(sandbox="local")
-    assert not made(sandbox="none")
-    assert not made(judged_against_base=True)
-    assert not made(binaries=[str(other)])
-    assert not made(binaries=[None])
-    assert (
-        store_for([check("ruff")], [str(linked)], sandbox="bwrap", judged_against_base=False)
-        is None
-    )
+    assert made(str(linked)) == 1
+    assert made(str(linked), sandbox="local") == 1
+    assert made(str(linked), sandbox="none") == 0
+    assert made(str(linked), base=True) == 0
+    assert made(str(other)) == 0
+    assert made(None) == 0
+    ruff = [check("ruff")]
+    assert store_for(ruff, [ours("ruff", "1")], sandbox="bwrap", judged_against_base=False) == []
 
 
 def test_a_unittest_run_has_its_test_modules_placed_too(tmp_path: Path) -> None:
     """unittest imports test modules as any other (pytest rewrites them)."""
-    ours = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
-    state = tmp_path / "state"
-    found = store_for(
-        [check("unittest")], [ours], sandbox="bwrap", judged_against_base=False, state_dir=state
+    (found,) = store_for(
+        [check("unittest")],
+        [ours("unittest", "3.11")],
+        sandbox="bwrap",
+        judged_against_base=False,
+        state_dir=tmp_path / "state",
     )
-    assert found is not None
     tree = workspace(tmp_path)
     missing = found.place(tree, FILES, None)
     assert sorted(s.rel for s in missing) == ["pkg/__init__.py", "pkg/mod.py", "tests/test_mod.py"]

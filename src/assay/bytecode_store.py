@@ -21,9 +21,11 @@ as the interpreter would have written it. What makes that safe and exact:
   same magic number, the same code), and only what that interpreter would compile the same
   way: a module whose compiling warned (a `SyntaxWarning`, which `-W error` makes an error)
   or failed is not kept, and its check compiles it and says what it says.
-- Test modules (`test_*.py`, `*_test.py`, `conftest.py`) are left to pytest, whose
-  rewritten byte-code is its own to produce; a unittest run's are placed too, as it
-  imports them as any other module.
+- Test modules (`test_*.py`, `*_test.py`, `conftest.py`) are imported by pytest through
+  its assertion rewriting: their byte-code is rewritten by the very pytest the checks run,
+  as the same version in assay's own environment rewrites them (`assay.pytest_bytecode`,
+  a file pytest finds under its own name only); a unittest run's are placed as compiled,
+  as it imports them as any other module.
 - Never for a run judged against a base (`--base`, `--protect`), nor for `--sandbox none`,
   which runs in the tree, whose own `__pycache__` is already warm.
 
@@ -41,16 +43,22 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from assay.untrusted_files import directory_untrusted, read_untrusted_at
 
-__all__ = ["BytecodeStore", "Source", "store_for"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
+
+    from assay.evidence import Check, CheckerId
+
+__all__ = ["BytecodeStore", "Source", "compile_until", "store_for"]
 
 #: The tools whose checks import the project's modules in this interpreter.
-PYTHON_TEST_TOOLS = frozenset({"pytest", "unittest"})
+PYTHON_TEST_TOOLS: frozenset[str | None] = frozenset({"pytest", "unittest"})
 #: A source larger than this is compiled by its check, as before.
 MAX_SOURCE_BYTES = 1024 * 1024
 #: Compiling a run's new sources after its checks stops past this many seconds.
@@ -78,12 +86,22 @@ class Source:
 
 
 class BytecodeStore:
-    """The kept byte-code of this interpreter (`directory`, one file per source); with
-    `test_modules`, of test modules too (a unittest run imports them as any module)."""
+    """The kept byte-code of one compiler (`directory`, one file per source): for the
+    modules `selects` picks (by file name), made by `compiler` (source bytes and path to
+    a `.pyc`, or None), placed as `NAME` + `suffix`."""
 
-    def __init__(self, directory: Path, *, test_modules: bool = False) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        selects: Callable[[str], bool],
+        compiler: Callable[[bytes, str], bytes | None],
+        suffix: str = _PYC_SUFFIX,
+    ) -> None:
         self.directory = directory
-        self.test_modules = test_modules
+        self.selects = selects
+        self.compiler = compiler
+        self.suffix = suffix
 
     def place(self, workspace: Path, files: Iterable[str], uid: int | None) -> list[Source]:
         """Put the kept byte-code of each of `files` (the workspace's copied files, by
@@ -91,7 +109,7 @@ class BytecodeStore:
         reached once, by name, following no link: what ran in the workspace (the tools'
         probes) may have made one."""
         missing: list[Source] = []
-        for rel_dir, names in _modules_by_directory(files, self.test_modules).items():
+        for rel_dir, names in _by_directory(files, self.selects).items():
             with directory_untrusted(workspace, rel_dir) as directory:
                 if directory is None:
                     continue
@@ -110,23 +128,22 @@ class BytecodeStore:
                         if cache is None:
                             cache = _pycache_in(directory, uid)
                         if cache is not None:
-                            _write_new(cache, name[: -len(".py")] + _PYC_SUFFIX, pyc)
+                            _write_new(cache, name[: -len(".py")] + self.suffix, pyc)
                 finally:
                     if cache is not None:
                         os.close(cache)
         return missing
 
-    def keep(self, sources: Sequence[Source], budget_s: float = COMPILE_BUDGET_S) -> int:
-        """Compile `sources` and keep each result, until `budget_s` has passed; return how
-        many were kept."""
+    def keep(self, sources: Sequence[Source], until: float | None = None) -> int:
+        """Compile `sources` and keep each result, until the monotonic time `until` (none:
+        all of them); return how many were kept."""
         if not sources:
             return 0
-        stop = time.monotonic() + budget_s
         kept = 0
         for source in sources:
-            if time.monotonic() > stop:
+            if until is not None and time.monotonic() > until:
                 break
-            pyc = compiled(source.data, source.rel)
+            pyc = self.compiler(source.data, source.rel)
             if pyc is not None and self._put(source.key, pyc):
                 kept += 1
         self._prune_now_and_then()
@@ -206,16 +223,29 @@ def prune(directory: Path, max_bytes: int) -> int:
     return removed
 
 
+def compile_until(stores: Sequence[tuple[BytecodeStore, Sequence[Source]]]) -> None:
+    """Keep what each store's run did not find, within `COMPILE_BUDGET_S` in all."""
+    until = time.monotonic() + COMPILE_BUDGET_S
+    for store, missing in stores:
+        store.keep(missing, until)
+
+
 def compiled(data: bytes, rel: str) -> bytes | None:
     """`data` compiled as the interpreter's import would, as a checked-hash `.pyc` (laid
     out as `py_compile` lays one out); None when compiling it failed or warned (its check
     compiles it and says so itself)."""
+    return checked_pyc(data, lambda: compile(data, rel, "exec", dont_inherit=True, optimize=0))
+
+
+def checked_pyc(data: bytes, compiling: Callable[[], CodeType]) -> bytes | None:
+    """The checked-hash `.pyc` of `data`, its code made by `compiling`; None when that
+    failed or warned."""
     import marshal
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            code = compile(data, rel, "exec", dont_inherit=True, optimize=0)
+            code = compiling()
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
     if caught:
@@ -225,30 +255,49 @@ def compiled(data: bytes, rel: str) -> bytes | None:
 
 
 def store_for(
-    checks: Sequence[object],
-    interpreters: Sequence[str | None],
+    checks: Sequence[Check],
+    checkers: Sequence[CheckerId | None],
     *,
     sandbox: str,
     judged_against_base: bool,
     state_dir: str | os.PathLike[str] | None = None,
-) -> BytecodeStore | None:
-    """The store for this run, or None: no test check runs in this very interpreter (each
-    of `interpreters` is the binary of the check beside it in `checks`), the run is judged
-    against a base, or it runs in the tree."""
+    pass_hook: Callable[[], bool] = lambda: False,
+) -> list[BytecodeStore]:
+    """The stores for this run: none when no test check runs in this very interpreter
+    (each of `checkers` identifies the check beside it in `checks`), the run is judged
+    against a base, or it runs in the tree. Rewritten test modules only where a pytest
+    check is the version assay's environment holds, and `pass_hook` (whether the project
+    turns pytest's assertion pass hook on, which rewrites them otherwise) says no."""
     if judged_against_base or sandbox == "none" or not _PYC_SUFFIX:
-        return None
+        return []
     ours = _identity(getattr(sys, "_base_executable", None) or sys.executable)
-    tools = {
-        getattr(check, "tool", None)
-        for check, binary in zip(checks, interpreters, strict=True)
-        if ours is not None and _identity(binary) == ours
-    }
+    mine = [
+        (check.tool, checker.version)
+        for check, checker in zip(checks, checkers, strict=True)
+        if ours is not None and checker is not None and _identity(checker.path) == ours
+    ]
+    tools = {tool for tool, _ in mine}
     if not tools & PYTHON_TEST_TOOLS:
-        return None
+        return []
     from assay.state_dir import default_cache_dir
 
-    top = Path(state_dir) if state_dir is not None else default_cache_dir()
-    return BytecodeStore(top / STORE_SUBDIR / _TAG, test_modules="unittest" in tools)
+    top = (Path(state_dir) if state_dir is not None else default_cache_dir()) / STORE_SUBDIR
+    plain = _imported if "unittest" in tools else _imported_not_rewritten
+    stores = [BytecodeStore(top / _TAG, selects=plain, compiler=compiled)]
+    from assay import pytest_bytecode
+
+    own = pytest_bytecode.own_version()
+    if own is not None and ("pytest", own) in mine and not pass_hook():
+        tag = pytest_bytecode.tag(own)
+        stores.append(
+            BytecodeStore(
+                top / tag,
+                selects=pytest_bytecode.rewritten_module,
+                compiler=pytest_bytecode.rewritten,
+                suffix=f".{tag}.pyc",
+            )
+        )
+    return stores
 
 
 def _identity(binary: str | None) -> tuple[int, int] | None:
@@ -261,18 +310,26 @@ def _identity(binary: str | None) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino)
 
 
-def _modules_by_directory(files: Iterable[str], test_modules: bool) -> dict[str, list[str]]:
-    """The modules the interpreter imports among `files`, by directory; not conftest
-    files, nor test modules unless `test_modules`: pytest rewrites them."""
+def _by_directory(files: Iterable[str], selects: Callable[[str], bool]) -> dict[str, list[str]]:
+    """The files among `files` whose names `selects` picks, by directory."""
     grouped: dict[str, list[str]] = {}
     for rel in files:
         rel_dir, _, name = rel.rpartition("/")
-        if not name.endswith(".py") or name == "conftest.py":
-            continue
-        if not test_modules and (name.startswith("test_") or name.endswith("_test.py")):
-            continue
-        grouped.setdefault(rel_dir, []).append(name)
+        if selects(name):
+            grouped.setdefault(rel_dir, []).append(name)
     return grouped
+
+
+def _imported(name: str) -> bool:
+    """A module the interpreter imports as it is (a unittest run's test modules too)."""
+    return name.endswith(".py") and name != "conftest.py"
+
+
+def _imported_not_rewritten(name: str) -> bool:
+    """A module a pytest run imports as it is: not one it rewrites."""
+    from assay.pytest_bytecode import rewritten_module
+
+    return _imported(name) and not rewritten_module(name)
 
 
 def _pycache_in(directory: int, uid: int | None) -> int | None:

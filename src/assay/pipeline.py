@@ -725,21 +725,22 @@ class _Run:
         workspace = session.workspace
         if workspace is None or workspace.provisioned is None or not workspace.owned:
             return lambda: None
-        from assay.bytecode_store import store_for
+        from assay.bytecode_store import compile_until, store_for
         from assay.protected_workspace import sandbox_uid
+        from assay.pytest_bytecode import pass_hook_configured
 
-        store = store_for(
+        copied = workspace.provisioned.copied_as
+        stores = store_for(
             the_plan.checks,
-            [c.path if c is not None else None for c in checkers],
+            checkers,
             sandbox=self.options.sandbox,
             judged_against_base=self.options.base is not None or self.options.protect,
             state_dir=self.options.cache_dir,
+            pass_hook=lambda: pass_hook_configured(workspace.path, copied, the_plan.checks),
         )
-        if store is None:
-            return lambda: None
-        copied = workspace.provisioned.copied_as
-        missing = store.place(workspace.path, copied, sandbox_uid(session.sandbox))
-        return lambda: store.keep(missing)
+        uid = sandbox_uid(session.sandbox)
+        missing = [(store, store.place(workspace.path, copied, uid)) for store in stores]
+        return lambda: compile_until(missing)
 
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
         """`checks` as this session runs them: told of the warm caches, and inside the
