@@ -16,6 +16,7 @@ from _pytest.assertion.rewrite import _rewrite_test
 from assay.bytecode_store import store_for
 from assay.evidence import Check, CheckerId
 from assay.pytest_bytecode import (
+    MAX_ASSERTS,
     own_version,
     pass_hook_configured,
     rewritten,
@@ -68,9 +69,12 @@ def test_the_rewrite_is_the_one_pytest_makes(tmp_path: Path) -> None:
     assert shape(marshal.loads(pyc[16:])) == shape(expected)
 
 
-def test_a_rewrite_that_warns_is_left_to_pytest() -> None:
+def test_a_rewrite_that_warns_or_could_take_long_is_left_to_pytest() -> None:
     assert rewritten(b"def test_x():\n    assert (1 == 2, 'always true')\n", "t.py") is None
     assert rewritten(b"def test_x(:\n", "t.py") is None
+    many = b"def test_x():\n" + b"    assert x\n" * (MAX_ASSERTS + 1)
+    assert rewritten(many, "t.py") is None  # 20,000 of them took 100 s to rewrite
+    assert rewritten(b"def test_x():\n" + b"    assert x\n" * MAX_ASSERTS, "t.py") is not None
 
 
 def test_which_modules_pytest_rewrites() -> None:

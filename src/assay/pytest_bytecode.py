@@ -33,6 +33,8 @@ __all__ = ["own_version", "pass_hook_configured", "rewritten", "rewritten_module
 
 #: The first pytest whose rewritten byte-code is checked by the source's hash.
 FIRST_HASHED = (9, 2)
+#: A test module with more assertions than this is left to pytest to rewrite.
+MAX_ASSERTS = 200
 #: The configuration setting that changes how pytest rewrites assertions.
 PASS_HOOK_SETTING = "enable_assertion_pass_hook"
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
@@ -70,7 +72,12 @@ def rewritten_module(name: str) -> bool:
 
 def rewritten(data: bytes, rel: str) -> bytes | None:
     """`data` rewritten and compiled as pytest does it (`_rewrite_test`), as the
-    checked-hash `.pyc` pytest writes; None when that failed or warned."""
+    checked-hash `.pyc` pytest writes; None when that failed or warned, or when the module
+    has more assertions than `MAX_ASSERTS` (pytest's rewriting takes time that grows
+    faster than their number: 500 in one test took 0.9 s here, 20,000 took 100 s; on the
+    host nothing else would bound it)."""
+    if data.count(b"assert") > MAX_ASSERTS:
+        return None
     import ast
 
     from _pytest.assertion.rewrite import rewrite_asserts
