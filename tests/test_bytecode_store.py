@@ -225,3 +225,14 @@ def test_a_verify_reads_kept_byte_code_and_never_a_stale_one(
     assert "test_add" in wrong.note
     (tree / "pkg" / "calc.py").write_text(right)
     assert verify(tree, options).status is Status.VERIFIED
+
+
+def test_at_most_max_modules_are_read_before_the_checks(tmp_path: Path) -> None:
+    from assay.bytecode_store import MAX_MODULES
+
+    kept, tree = store(tmp_path), tmp_path / "many"
+    tree.mkdir()
+    names = [f"m{i}.py" for i in range(MAX_MODULES + 10)]
+    for name in names:
+        (tree / name).write_text("x = 1\n")
+    assert len(kept.place(tree, names, None)) == MAX_MODULES
