@@ -994,7 +994,7 @@ def _install_failed(
     """A failed install step means the checks could not run (`unrun` says which): not a
     verdict on the code, unless the step failed on the code itself, a file of the project
     (`root`, the workspace) that is not valid Python (a build backend imports the package
-    for its version) or TypeScript (npm's `prepare` builds it)."""
+    for its version), TypeScript (npm's `prepare` builds it) or C (its extension module)."""
     if evidence.passed:
         return evidence
     broken = _syntax_error_in_project(evidence, root)
@@ -1068,7 +1068,7 @@ def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | Non
         return None
     from assay.install import MADE_ENV
     from assay.parsers._text import combined
-    from assay.parsers.crash import syntax_error_in
+    from assay.parsers.crash import c_compile_error_in, syntax_error_in
     from assay.parsers.node import ts_syntax_error_in
     from assay.tools import DEPENDENCY_DIR
 
@@ -1080,8 +1080,11 @@ def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | Non
     # dependency may be what broke it.
     argv = evidence.check.argv
     locked = argv[1:2] == ("ci",) or "--frozen-lockfile" in argv or "--immutable" in argv
-    return syntax_error_in(said, str(root), outside) or ts_syntax_error_in(
-        said, str(root), outside, type_errors=locked
+    return (
+        syntax_error_in(said, str(root), outside)
+        or ts_syntax_error_in(said, str(root), outside, type_errors=locked)
+        # setuptools' build_ext compiling the project's extension module
+        or c_compile_error_in(said, str(root), outside)
     )
 
 

@@ -278,6 +278,41 @@ def syntax_error_in(text: str, root: str, outside: tuple[str, ...] = ()) -> Diag
     return None
 
 
+#: Sources a C or C++ compiler reads, whose errors are the code's (not a linker's).
+_CC_SOURCES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".m", ".mm")
+#: An `#include` the compiler could not find (gcc's `yaml.h: No such file or directory`,
+#: clang's `'yaml.h' file not found`): most often a library's headers this machine lacks.
+_CC_INCLUDE_NOT_FOUND = r"(?:No such file or directory|file not found)$"
+
+
+def c_compile_error_in(text: str, root: str, outside: tuple[str, ...] = ()) -> Diagnostic | None:
+    """The first error gcc or clang reports in a C or C++ source of the project at `root`
+    (an install step that builds the project's extension module: setuptools' build_ext),
+    unless that file lies under one of `outside` (the environment the install made, its
+    caches) or is not in the tree: a dependency built from its sdist names its own."""
+    for line in text.splitlines():
+        # pip indents a build backend's output under its own lines.
+        located = _compiled(_CC_LOCATED).match(line.strip())
+        if located is None:
+            continue
+        named, number, column, message = located.groups()
+        if _compiled(_CC_INCLUDE_NOT_FOUND).search(message):
+            continue  # the machine's lack, not the code's error
+        file = os.path.normpath(os.path.join(root, named))
+        inside = file.startswith(root.rstrip("/") + "/") and file.endswith(_CC_SOURCES)
+        if not inside or any(file.startswith(os.path.join(root, o) + "/") for o in outside):
+            continue
+        if not os.path.isfile(file):
+            continue
+        return Diagnostic(
+            message=message,
+            file=relative(file, root),
+            line=int(number),
+            column=int(column) if column else None,
+        )
+    return None
+
+
 def no_network(text: str) -> str | None:
     """The line where a program said it could not reach the network, or None."""
     for line in text.splitlines():
