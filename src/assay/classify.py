@@ -437,6 +437,27 @@ def last_error_line(text: str) -> str | None:
     return wrapper
 
 
+#: npm's error block (`npm error ...` from npm 10, `npm ERR! ...` before), and its lines
+#: that only say where or which code, not what went wrong.
+_NPM_ERROR = re.compile(r"^npm (?:error|ERR!)(?: (?P<said>.*\S))?\s*$")
+_NPM_ERROR_META = re.compile(
+    r"(?:code|errno|syscall|path|dest) \S+$|A complete log of this run|For a full report see"
+    r"|Log files were not written|[\w/.-]+\.log$"
+)
+
+
+def npm_error_line(text: str) -> str | None:
+    """The first line of npm's error block that says what went wrong (`npm error ERESOLVE
+    could not resolve`, `npm error The npm ci command can only install with an existing
+    package-lock.json`), not its code, path or log file; None when npm printed none."""
+    for line in strip_ansi(text).splitlines():
+        match = _NPM_ERROR.match(line.strip())
+        if match is None or not match["said"] or _NPM_ERROR_META.match(match["said"]):
+            continue
+        return line.strip()[:_ERROR_LINE_CHARS]
+    return None
+
+
 def failure_reason(
     check: Check, result: ProcessResult, cause: Cause, *, printed: str | None = None
 ) -> str:

@@ -1051,13 +1051,14 @@ def _how_it_ended(evidence: Evidence) -> str:
     result = evidence.result
     if result is None or result.exit_code is None or result.exit_code == 0:
         return evidence.cause.value
-    from assay.classify import last_error_line
+    from assay.classify import last_error_line, npm_error_line
     from assay.formats.failures import relative  # the workspace's path means nothing
     from assay.parsers._text import combined
     from assay.parsers.crash import no_network
 
     text = combined(result)
-    error = no_network(text) or last_error_line(text)
+    # npm's own error lines name no error as the others do (`npm error ERESOLVE ...`)
+    error = no_network(text) or last_error_line(text) or npm_error_line(text)
     if not error:
         return f"exited {result.exit_code}"
     return f"exited {result.exit_code}: {relative(evidence, error)}"
