@@ -114,6 +114,8 @@ def _cause(
         return Cause.TOOLCHAIN_MISSING
     if _refused(result, parsed) is not None or _config_missing(result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
+    if _no_config_found(result, parsed) is not None:
+        return Cause.TOOLCHAIN_MISSING
     if _node_dependency_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
     if _gopath_imports_not_found(check, result, parsed):
@@ -275,6 +277,18 @@ def _config_missing(result: ProcessResult, parsed: ParsedOutput) -> str | None:
     from assay.missing_config import missing_config
 
     return missing_config(combined(result), result.argv)
+
+
+def _no_config_found(result: ProcessResult, parsed: ParsedOutput) -> str | None:
+    """The configuration a failed tool looked for and found none of (`no_config_found`),
+    where it ran nothing: no test, and no finding."""
+    if result.exit_code in (0, None) or parsed.diagnostics:
+        return None
+    if parsed.tests is not None and parsed.tests.executed:
+        return None
+    from assay.missing_config import no_config_found
+
+    return no_config_found(combined(result))
 
 
 def _submodule_not_checked_out(
@@ -736,6 +750,12 @@ def _note(
                 f"{check.name} stopped because {config}, the configuration file its command "
                 "names, does not exist, so nothing of the code was checked. Restore the file "
                 "(a source distribution may leave it out), then verify again."
+            )
+        case Cause.TOOLCHAIN_MISSING if (config := _no_config_found(result, parsed)) is not None:
+            return (
+                f"{check.name} stopped because it found no {config.removeprefix('an ')}, so "
+                "nothing of the code was checked. Restore the file (a package's tarball or a "
+                "source distribution may leave it out), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)

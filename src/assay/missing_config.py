@@ -6,7 +6,11 @@ exits 32 ("The config file .pylintrc doesn't exist!") and the lint read as FAILE
 clean tree. Such a run is no verdict on the code (`toolchain_missing`, UNVERIFIED), and
 the note names the file, so that it can be restored.
 
-Only a file the command really names counts, as each tool words it.
+Only a file the command really names counts, as each tool words it. A tool that looks for
+its configuration where it lives, named by no command, and finds none stopped as early:
+ts-dedent 2.2.0's npm tarball leaves `.eslintrc` out, its `lint` script (`eslint .`, and
+its `pretest` hook with it) stops at "ESLint couldn't find a configuration file", and the
+lint read as FAILED, the tests as an exit whose output does not say why.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 
-__all__ = ["missing_config"]
+__all__ = ["missing_config", "no_config_found"]
 
 #: How tools say the configuration file they were given does not exist, in group `file`.
 _MISSING = (
@@ -51,3 +55,22 @@ def _named(file: str, argv: Sequence[str]) -> str | None:
         if value and (value == file or file.endswith(os.sep + value.lstrip("./"))):
             return value
     return None
+
+
+#: ESLint finding no configuration where it looks for one: "ESLint couldn't find a
+#: configuration file." (up to 8), "... an eslint.config.(js|mjs|cjs) file." (9 on).
+_NONE_FOUND = re.compile(
+    r"^ESLint couldn't find (?:a configuration file|an (?P<file>eslint\.config\.\S+) file)\.",
+    re.MULTILINE,
+)
+
+
+def no_config_found(output: str) -> str | None:
+    """The configuration a tool looked for where it lives and did not find, as a reader
+    would restore it; None if it says no such thing."""
+    found = _NONE_FOUND.search(output)
+    if found is None:
+        return None
+    if found["file"]:
+        return f"an ESLint configuration file ({found['file']})"
+    return "an ESLint configuration file (.eslintrc.*, or eslintConfig in package.json)"
