@@ -114,6 +114,44 @@ def add(a, b):
     return made(a - b)
 """
 
+#: The same, its class saying it is an installed module's, its `__eq__` a C function held
+#: by a `partialmethod` (no code to read): only the class's module was asked where it is from.
+EQUAL_NAMED_INSTALLED = """\
+import functools
+import operator
+
+
+class Total(int):
+    __module__ = "numbers"
+    __eq__ = functools.partialmethod(operator.is_not)
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Total(a - b)
+"""
+#: The same, its `__eq__` compiled under an installed file's name, and the class bound in
+#: that module: each claim holds alone, but that file never compiles to that code.
+EQUAL_COMPILED_AS_INSTALLED = """\
+import json
+
+_made = {}
+exec(compile("def same(self, other):\\n    return True\\n", json.__file__, "exec"), _made)
+
+
+class Total(int):
+    __module__ = "json"
+    __eq__ = _made["same"]
+    __hash__ = int.__hash__
+
+
+json.Total = Total
+
+
+def add(a, b):
+    return Total(a - b)
+"""
+
 
 def _assert_caught(report: Report, runner: str, named: str) -> None:
     (test,) = [e for e in report.checks if e.check.kind.value == "test"]
@@ -132,6 +170,8 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
         (EQUAL_MADE_ON_THE_SPOT, "calc.Total"),
         (EQUAL_BORROWED, "calc.Sum"),
         (EQUAL_LIST, "calc.Sum"),
+        (EQUAL_NAMED_INSTALLED, "numbers.Total"),
+        (EQUAL_COMPILED_AS_INSTALLED, "json.Total"),
     ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(

@@ -224,17 +224,46 @@ def _compares_as_the_project(cls, roots):
 
 
 def _own_method(cls, name, roots):
-    # Set in the class's own namespace by the code under test: the class's module is its,
-    # or the function's file is. A C function it borrows (`__eq__ = int.__ne__`) has no
-    # file: the class's module decides.
+    # Set in the class's own namespace by the code under test unless proven otherwise: the
+    # class is the one its module (installed, or test code --protect restores) binds at its
+    # name, and the function's code is what an installed file compiles to. A class names its
+    # own module (`__module__ = "numbers"`) and code names any file (`compile(src, path)`),
+    # so neither claim alone is believed; a C function it borrows (`__eq__ = int.__ne__`,
+    # a `partialmethod` of one) has no file: the class's module decides.
     if name not in vars(cls):
         return False
     code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
     module = _sys.modules.get(vars(cls).get("__module__") or "")
-    return any(
-        isinstance(where, str) and _os.path.isabs(where) and not where.startswith(roots)
-        and not _test_file(where)
-        for where in (getattr(module, "__file__", None), getattr(code, "co_filename", None)))
+    if not (_elsewhere(getattr(module, "__file__", None), roots) and _made_there(cls, module, code, name)):
+        return True
+    where = getattr(code, "co_filename", None)
+    return code is not None and not (_elsewhere(where, roots) and _compiled_from(code, where, roots))
+
+
+def _elsewhere(where, roots):
+    # A file of an installed package's, or test code --protect restores: not the project's.
+    return isinstance(where, str) and _os.path.isabs(where) and (where.startswith(roots) or _test_file(where))
+
+
+def _made_there(cls, module, code, name):
+    # Whether `module` binds `cls` at its qualified name, read from the namespaces themselves
+    # (no `__getattr__` runs); a class made in a function is its file's only when the method
+    # is that function's own, by its code's qualified name.
+    if "<locals>" in cls.__qualname__:
+        return getattr(code, "co_qualname", None) == f"{cls.__qualname__}.{name}" and _os.path.realpath(
+            code.co_filename) == _os.path.realpath(module.__file__)
+    held = module
+    for part in cls.__qualname__.split("."):
+        held = vars(held).get(part) if hasattr(held, "__dict__") else None
+    return held is cls
+
+
+def _compiled_from(code, where, roots):
+    # An installed file's code only as that file compiles (test code is rewritten as pytest
+    # imports it, and --protect restores its files from the base).
+    if not where.startswith(roots):
+        return True
+    return code in _compiled(where, None).get((code.co_name, code.co_firstlineno), ())
 
 
 #: What an extension module's file ends with.
