@@ -152,6 +152,25 @@ def add(a, b):
     return Total(a - b)
 """
 
+#: The same, its class naming an extension module as its own (`math`), whose classes were
+#: taken for C's whatever they were: a class statement's, its `__eq__` plain Python.
+EQUAL_NAMED_EXTENSION = """\
+import math
+
+
+class Total(int):
+    __module__ = "math"
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    return Total(a - b)
+"""
+
 
 def _assert_caught(report: Report, runner: str, named: str) -> None:
     (test,) = [e for e in report.checks if e.check.kind.value == "test"]
@@ -172,6 +191,7 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
         (EQUAL_LIST, "calc.Sum"),
         (EQUAL_NAMED_INSTALLED, "numbers.Total"),
         (EQUAL_COMPILED_AS_INSTALLED, "json.Total"),
+        (EQUAL_NAMED_EXTENSION, "math.Total"),
     ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(

@@ -230,7 +230,7 @@ def _own_method(cls, name, roots):
     # own module (`__module__ = "numbers"`) and code names any file (`compile(src, path)`),
     # so neither claim alone is believed; a C function it borrows (`__eq__ = int.__ne__`,
     # a `partialmethod` of one) has no file: the class's module decides.
-    if name not in vars(cls):
+    if name not in vars(cls) or not _written_in_python(cls):
         return False
     code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
     module = _sys.modules.get(vars(cls).get("__module__") or "")
@@ -241,8 +241,15 @@ def _own_method(cls, name, roots):
 
 
 def _elsewhere(where, roots):
-    # A file of an installed package's, or test code --protect restores: not the project's.
-    return isinstance(where, str) and _os.path.isabs(where) and (where.startswith(roots) or _test_file(where))
+    # A file of an installed package's, a module frozen into the interpreter, or test code
+    # --protect restores: not the project's.
+    return isinstance(where, str) and (_frozen_name(where) is not None or _os.path.isabs(where) and (
+        where.startswith(roots) or _test_file(where)))
+
+
+def _frozen_name(where):
+    # The module a code's file names as frozen into the interpreter (`<frozen os>`).
+    return where[8:-1] if where.startswith("<frozen ") and where.endswith(">") else None
 
 
 def _made_there(cls, module, code, name):
@@ -261,9 +268,30 @@ def _made_there(cls, module, code, name):
 def _compiled_from(code, where, roots):
     # An installed file's code only as that file compiles (test code is rewritten as pytest
     # imports it, and --protect restores its files from the base).
-    if not where.startswith(roots):
+    frozen = _frozen_name(where)
+    if frozen is None and not where.startswith(roots):
         return True
-    return code in _compiled(where, None).get((code.co_name, code.co_firstlineno), ())
+    found = _compiled(where, None) if frozen is None else _frozen_code(frozen)
+    return code in found.get((code.co_name, code.co_firstlineno), ())
+
+
+def _frozen_code(name):
+    # A frozen module's code, as the interpreter holds it, by name and first line.
+    key = f"<frozen {name}>"
+    if key not in _COMPILED:
+        import _imp
+
+        found, pending = {}, []
+        try:
+            pending.append(_imp.get_frozen_object(name))
+        except Exception:
+            pass
+        while pending:
+            code = pending.pop()
+            found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+            pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
+        _COMPILED[key] = found
+    return _COMPILED[key]
 
 
 #: What an extension module's file ends with.
@@ -277,9 +305,11 @@ def _written_in_python(cls):
     flags = getattr(cls, "__flags__", 0)
     if not flags & (1 << 9) or flags & (1 << 8):
         return False
+    # An extension module's only where that module binds it at its name: a class of Python's
+    # names any module (`__module__ = "math"`).
     module = _sys.modules.get(vars(cls).get("__module__") or "")
     where = getattr(module, "__file__", None)
-    return not (isinstance(where, str) and where.endswith(_EXTENSIONS))
+    return not (isinstance(where, str) and where.endswith(_EXTENSIONS) and _made_there(cls, module, None, ""))
 
 
 def _the_projects_classes(roots):
