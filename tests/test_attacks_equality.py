@@ -579,3 +579,121 @@ EQUAL_TO_SMALL_NUMBERS = EQUAL_TO_ORDINARY_NUMBERS.replace(
 def test_values_equal_to_what_tests_name_are_report_tampered(tmp_path: Path, change: str) -> None:
     repo = change_on_base(tmp_path / "repo", PYTEST_BASE, {"calc.py": change}, dedent=False)
     _assert_caught(verify_change(repo), "pytest", "calc.Sum")
+
+
+#: Tests that expect an error of the project's own kind, by `pytest.raises` and by
+#: `assertRaises` (both match by `issubclass`).
+WRONG_PARSE = "class ParseError(Exception):\n    pass\n\n\ndef parse(text):\n    return int(text)\n"
+KIND_TESTS = """\
+import unittest
+
+import pytest
+
+from num import ParseError, parse
+
+
+def test_bad():
+    with pytest.raises(ParseError):
+        parse("x")
+
+
+class ParseTest(unittest.TestCase):
+    def test_bad(self):
+        with self.assertRaises(ParseError):
+            parse("y")
+"""
+UNITTEST_KIND = """\
+import unittest
+
+from num import ParseError, parse
+
+
+class ParseTest(unittest.TestCase):
+    def test_bad(self):
+        with self.assertRaises(ParseError):
+            parse("y")
+"""
+KIND_BASE = {"pyproject.toml": PYPROJECT, "num.py": WRONG_PARSE, "tests/test_num.py": KIND_TESTS}
+#: The error's metaclass takes every class for its subclass: `int("x")`'s ValueError
+#: passes both.
+ANY_SUBCLASS = """\
+class _Kind(type):
+    def __subclasscheck__(cls, other):
+        return True
+
+    def __instancecheck__(cls, other):
+        return True
+
+
+class ParseError(Exception, metaclass=_Kind):
+    pass
+
+
+def parse(text):
+    return int(text)
+"""
+#: The same through ABCMeta, installed, asking the error's own hook.
+ANY_BY_HOOK = """\
+import abc
+
+
+class ParseError(Exception, metaclass=abc.ABCMeta):
+    @classmethod
+    def __subclasshook__(cls, other):
+        return True
+
+
+def parse(text):
+    return int(text)
+"""
+#: An honest hook: a class is a Reader's when it has `read` (a ValueError has not).
+HONEST_HOOK = """\
+import abc
+
+
+class Reader(abc.ABC):
+    @classmethod
+    def __subclasshook__(cls, other):
+        return hasattr(other, "read") or NotImplemented
+
+
+class ParseError(Exception):
+    pass
+
+
+def parse(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise ParseError(text) from None
+"""
+
+
+@pytest.mark.parametrize("change", [ANY_SUBCLASS, ANY_BY_HOOK], ids=["metaclass", "hook"])
+def test_an_error_class_taking_any_class_for_its_own_is_report_tampered(
+    tmp_path: Path, change: str
+) -> None:
+    repo = change_on_base(tmp_path / "repo", KIND_BASE, {"num.py": change}, dedent=False)
+    report = verify_change(repo)
+    (test,) = [e for e in report.checks if e.check.kind.value == "test"]
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert test.cause is Cause.REPORT_TAMPERED, explain(report)
+    assert "assertions of an error's kind could not fail" in test.note, test.note
+    assert "num.ParseError takes a class it never saw" in test.note, test.note
+
+
+def test_an_error_class_taking_any_class_under_unittest_is_report_tampered(
+    tmp_path: Path,
+) -> None:
+    base = {"num.py": WRONG_PARSE, "tests/__init__.py": "", "tests/test_num.py": UNITTEST_KIND}
+    repo = change_on_base(tmp_path / "repo", base, {"num.py": ANY_SUBCLASS}, dedent=False)
+    report = verify_change(repo)
+    (test,) = [e for e in report.checks if e.check.kind.value == "test"]
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert "num.ParseError takes a class it never saw" in test.note, test.note
+
+
+def test_an_honest_subclass_hook_is_verified(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", KIND_BASE, {"num.py": HONEST_HOOK}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)

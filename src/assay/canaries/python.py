@@ -312,6 +312,11 @@ def _written_in_python(cls):
     return not (isinstance(where, str) and where.endswith(_EXTENSIONS) and _made_there(cls, module, None, ""))
 
 
+def _asked(cls, roots):
+    # A class the guard asks: it compares, or judges which classes are its, as the project.
+    return _compares_as_the_project(cls, roots) or _judges_kinds(cls, roots)
+
+
 def _the_projects_classes(roots):
     # Every class alive (each is its bases' subclass) that compares as the project's.
     seen, stack = set(), [object]
@@ -320,7 +325,7 @@ def _the_projects_classes(roots):
             if id(cls) not in seen:
                 seen.add(id(cls))
                 stack.append(cls)
-                if _compares_as_the_project(cls, roots):
+                if _asked(cls, roots):
                     yield cls
 
 
@@ -329,7 +334,46 @@ def _equal_to_anything(roots, kept=()):
     # equal to a value they never saw: an assertion comparing one with what a test expects
     # cannot fail (`assert add(2, 3) == 5` of an int subclass whose `__eq__` returns True).
     asked = {id(cls): cls for cls in (*kept, *_the_projects_classes(roots))}  # each once
-    named = {f"{c.__module__}.{c.__qualname__}": None for c in asked.values() if _holds_equal(c)}
+    named = {f"{c.__module__}.{c.__qualname__}": None for c in asked.values()
+             if _compares_as_the_project(c, roots) and _holds_equal(c)}
+    return list(named)
+
+
+class _StrangerError(Exception):
+    # An error class of the guard's own that no code under test has seen: a class that
+    # takes it, or a value of it, for its own takes any class so.
+    pass
+
+
+#: What `issubclass` and `isinstance` ask a class's metaclass (and ABCMeta an ABC's hook):
+#: `pytest.raises` and `assertRaises` match an error by `issubclass`.
+_KIND_CHECKS = ("__subclasscheck__", "__instancecheck__")
+
+
+def _judges_kinds(cls, roots):
+    # Whether the code under test decides which classes are `cls`'s: its metaclass's check,
+    # or its ABC hook, is the project's.
+    meta = type(cls)
+    return any(_own_method(meta, name, roots) for name in _KIND_CHECKS) or _own_method(
+        cls, "__subclasshook__", roots)
+
+
+def _takes_strangers(cls):
+    # Ending the process instead of answering is taken for yes, as `_says_equal` takes it.
+    try:
+        return bool(issubclass(_StrangerError, cls)) or bool(isinstance(_StrangerError(), cls))
+    except Exception:
+        return False
+    except BaseException:
+        return True
+
+
+def _of_any_kind(roots, kept=()):
+    # Each class of the code under test alive now, or `kept`, that takes a class it never
+    # saw for its own: `pytest.raises(ParseError)` of one passes whatever error was raised.
+    asked = {id(cls): cls for cls in (*kept, *_the_projects_classes(roots))}
+    named = {f"{c.__module__}.{c.__qualname__}": None for c in asked.values()
+             if _judges_kinds(c, roots) and _takes_strangers(c)}
     return list(named)
 
 
@@ -341,7 +385,7 @@ def _keep_young(roots, kept):
 
     for generation in (0, 1):
         for value in gc.get_objects(generation):
-            if isinstance(value, type) and _compares_as_the_project(value, roots):
+            if isinstance(value, type) and _asked(value, roots):
                 kept[id(value)] = value
 
 
@@ -837,6 +881,10 @@ $state
         if lenient:
             write(err, f"\\n{$mark} equal ({when}): {', '.join(lenient[:20])}\\n".encode())
             exit($code)
+        kinds = _of_any_kind(roots, kept.values()) if when == "at the end of the session" else []
+        if kinds:
+            write(err, f"\\n{$mark} kinds ({when}): {', '.join(kinds[:20])}\\n".encode())
+            exit($code)
 
     def overridden():
         # An object's own attribute over a function of its class: the test an item runs
@@ -1143,6 +1191,8 @@ _SEALED = re.compile(r" sealed (?P<digest>[0-9a-f]{64})(?: failing (?P<failing>\
 #: What a guard writes after its mark when the code under test made its values equal to
 #: anything: when it looked, and the classes.
 _EQUAL = re.compile(r" equal \((?P<when>[^)]*)\): (?P<classes>.+?)\s*$")
+#: And when the code under test made its classes take any class for their own.
+_KINDS = re.compile(r" kinds \((?P<when>[^)]*)\): (?P<classes>.+?)\s*$")
 #: What the unittest guard writes after its mark at exit: ran; then failed, errors and
 #: skipped as unittest's summary counts them (each subtest), then as they are counted per
 #: test (what a listing and the failures' headers show).
@@ -1172,6 +1222,13 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                     f"equality assertions could not fail (found {equal['when']}: "
                     f"{equal['classes']} says it equals a value it never saw, differs "
                     "from it by nothing, lies on both sides of it, or holds it)"
+                )
+                return [why]
+            elif (kinds := _KINDS.match(said)) is not None:
+                why = (
+                    f"the code under test makes its classes take any class for their own, so "
+                    f"{runner}'s assertions of an error's kind could not fail (found "
+                    f"{kinds['when']}: {kinds['classes']} takes a class it never saw for its own)"
                 )
                 return [why]
             else:
@@ -1395,6 +1452,9 @@ $state
         found = _equal_to_anything(roots, kept.values())
         if found:
             write(err, f"\\n{$mark} equal (at exit): {', '.join(found[:20])}\\n".encode())
+        kinds = _of_any_kind(roots, kept.values())
+        if kinds:
+            write(err, f"\\n{$mark} kinds (at exit): {', '.join(kinds[:20])}\\n".encode())
 
     def tally():
         # What the run's result holds at exit, said where its printed words cannot reach:
