@@ -725,3 +725,60 @@ def test_an_honest_subclass_hook_is_verified(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", KIND_BASE, {"num.py": HONEST_HOOK}, dedent=False)
     report = verify_change(repo)
     assert report.status is Status.VERIFIED, explain(report)
+
+
+#: Tests that expect two kinds of error from one function.
+CHECK = """\
+def check(x):
+    if not isinstance(x, int):
+        raise TypeError("not an int")
+    if x < 0:
+        raise ValueError("negative")
+    return x
+"""
+CHECK_TESTS = """\
+import pytest
+
+from check import check
+
+
+def test_ok():
+    assert check(3) == 3
+
+
+def test_type():
+    with pytest.raises(TypeError):
+        check("3")
+
+
+def test_value():
+    with pytest.raises(ValueError):
+        check(-1)
+"""
+#: One error for both, of both kinds by its metaclass's `mro` alone (its one base is
+#: Exception, so no reading of its bases finds two).
+OF_KINDS_BY_MRO = """\
+class _Any(type):
+    def mro(cls):
+        return [cls, ValueError, TypeError, Exception, BaseException, object]
+
+
+class Invalid(Exception, metaclass=_Any):
+    pass
+
+
+def check(x):
+    if not isinstance(x, int) or x < 0:
+        raise Invalid(x)
+    return x
+"""
+
+
+def test_an_error_of_kinds_its_bases_do_not_make_it_is_report_tampered(tmp_path: Path) -> None:
+    base = {"pyproject.toml": PYPROJECT, "check.py": CHECK, "tests/test_check.py": CHECK_TESTS}
+    repo = change_on_base(tmp_path / "repo", base, {"check.py": OF_KINDS_BY_MRO}, dedent=False)
+    report = verify_change(repo)
+    (test,) = [e for e in report.checks if e.check.kind.value == "test"]
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert test.cause is Cause.REPORT_TAMPERED, explain(report)
+    assert "check.Invalid takes a class it never saw for its own, or is of kinds" in test.note

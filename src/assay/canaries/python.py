@@ -352,8 +352,9 @@ class _StrangerError(Exception):
 
 
 #: What `issubclass` and `isinstance` ask a class's metaclass (and ABCMeta an ABC's hook):
-#: `pytest.raises` and `assertRaises` match an error by `issubclass`.
-_KIND_CHECKS = ("__subclasscheck__", "__instancecheck__")
+#: `pytest.raises` and `assertRaises` match an error by `issubclass`. And the `mro` that
+#: gives a class its kinds: `except KeyError` and both match by `__mro__` alone.
+_KIND_CHECKS = ("__subclasscheck__", "__instancecheck__", "mro")
 
 
 def _judges_kinds(cls, roots):
@@ -365,8 +366,12 @@ def _judges_kinds(cls, roots):
 
 
 def _takes_strangers(cls):
-    # Ending the process instead of answering is taken for yes, as `_says_equal` takes it.
+    # Or is of kinds its bases do not make it (an `mro` listing ValueError and TypeError for
+    # a class on Exception). Ending the process instead of answering is taken for yes, as
+    # `_says_equal` takes it.
     try:
+        if tuple(type.mro(cls)) != cls.__mro__:
+            return True
         return bool(issubclass(_StrangerError, cls)) or bool(isinstance(_StrangerError(), cls))
     except Exception:
         return False
@@ -1234,7 +1239,8 @@ def _guard_tripped(runner: str, mark: str, *, sealed: bool = False) -> Checks:
                 why = (
                     f"the code under test makes its classes take any class for their own, so "
                     f"{runner}'s assertions of an error's kind could not fail (found "
-                    f"{kinds['when']}: {kinds['classes']} takes a class it never saw for its own)"
+                    f"{kinds['when']}: {kinds['classes']} takes a class it never saw for its own, "
+                    "or is of kinds its bases do not make it)"
                 )
                 return [why]
             else:
