@@ -7,7 +7,7 @@ kinds and ecosystems nothing else answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from assay.discovery.files import RepoFiles
 from assay.discovery.model import (
@@ -60,6 +60,22 @@ def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None
     Tests inside the package (`toolz/tests/`) are found as well as `tests/`; a virtualenv
     (any directory with a `pyvenv.cfg`) is passed over as pytest passes it over."""
     skipped = set(skip)
+    return _first_file(
+        files,
+        _is_test_file,
+        lambda name, path: (
+            not (_pytest_skips(name) or path in skipped) and not files.lexists(f"{path}/pyvenv.cfg")
+        ),
+    )
+
+
+def _first_file(
+    files: RepoFiles, wanted: Callable[[str], bool], enters: Callable[[str, str], bool]
+) -> str | None:
+    """The first file whose name is `wanted`, breadth first from the root, entering only
+    the directories `enters` (their name and path) allows; None past `TEST_SEARCH_DEPTH`
+    levels or `TEST_SEARCH_MAX_DIRS` directories (a hostile tree must not make discovery
+    a crawl)."""
     level = ["."]
     visited = 0
     for _ in range(TEST_SEARCH_DEPTH):
@@ -70,11 +86,9 @@ def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None
                 return None
             for name, kind in files.list_kinds(directory):
                 path = name if directory == "." else f"{directory}/{name}"
-                if _is_test_file(name) and kind == "file":
+                if kind == "file" and wanted(name):
                     return path
-                if _pytest_skips(name) or path in skipped or kind != "dir":
-                    continue
-                if not files.lexists(f"{path}/pyvenv.cfg"):
+                if kind == "dir" and enters(name, path):
                     below.append(path)
         level = below
     return None
@@ -199,24 +213,15 @@ def go_test_file_anywhere(files: RepoFiles) -> str | None:
     breadth first, or None. Go's pattern skips directories named `.*`, `_*`, `testdata`
     and `vendor`; a directory with its own go.mod is another module, whose rules are its
     own. Bounded as the Python search is."""
-    level = ["."]
-    visited = 0
-    for _ in range(TEST_SEARCH_DEPTH):
-        below: list[str] = []
-        for directory in level:
-            visited += 1
-            if visited > TEST_SEARCH_MAX_DIRS:
-                return None
-            for name, kind in files.list_kinds(directory):
-                path = name if directory == "." else f"{directory}/{name}"
-                if name.endswith("_test.go") and kind == "file":
-                    return path
-                if kind != "dir" or name[:1] in "._" or name in ("testdata", "vendor"):
-                    continue
-                if not files.lexists(f"{path}/go.mod"):
-                    below.append(path)
-        level = below
-    return None
+    return _first_file(
+        files,
+        lambda name: name.endswith("_test.go"),
+        lambda name, path: (
+            name[:1] not in "._"
+            and name not in ("testdata", "vendor")
+            and not files.lexists(f"{path}/go.mod")
+        ),
+    )
 
 
 def go_defaults(root_names: set[str], test_file: str | None) -> list[Candidate]:
