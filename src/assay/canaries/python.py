@@ -115,7 +115,6 @@ def _byte_code(where, source):
 def _compiled(where, rewrite, fresh=False):
     # `fresh`: a file of the workspace, whose byte-code beside it the code under test can write.
     if where not in _COMPILED:
-        found = {}
         try:
             with open(where, "rb") as file:
                 source = file.read()
@@ -132,12 +131,18 @@ def _compiled(where, rewrite, fresh=False):
                 pending.append(rewrite(source, where))
         except Exception:
             pending = []
-        while pending:
-            code = pending.pop()
-            found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
-            pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
-        _COMPILED[where] = found
+        _COMPILED[where] = _by_place(pending)
     return _COMPILED[where]
+
+
+def _by_place(pending):
+    # Each code object under `pending`, nested ones too, by its name and first line.
+    found = {}
+    while pending:
+        code = pending.pop()
+        found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+        pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
+    return found
 
 
 def _closed_over(found):
@@ -287,16 +292,12 @@ def _frozen_code(name):
     if key not in _COMPILED:
         import _imp
 
-        found, pending = {}, []
+        pending = []
         try:
             pending.append(_imp.get_frozen_object(name))
         except Exception:
             pass
-        while pending:
-            code = pending.pop()
-            found.setdefault((code.co_name, code.co_firstlineno), []).append(code)
-            pending.extend(c for c in code.co_consts if isinstance(c, type(code)))
-        _COMPILED[key] = found
+        _COMPILED[key] = _by_place(pending)
     return _COMPILED[key]
 
 
