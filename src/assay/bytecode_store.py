@@ -22,9 +22,9 @@ as the interpreter would have written it. What makes that safe and exact:
   way: a module whose compiling warned (a `SyntaxWarning`, which `-W error` makes an error)
   or failed is not kept, and its check compiles it and says what it says.
 - Test modules (`test_*.py`, `*_test.py`, `conftest.py`) are imported by pytest through
-  its assertion rewriting: their byte-code is rewritten by the very pytest the checks run,
-  as the same version in assay's own environment rewrites them (`assay.pytest_bytecode`,
-  a file pytest finds under its own name only); a unittest run's are placed as compiled,
+  its assertion rewriting: they are rewritten by the pytest of assay's own environment,
+  for a pytest check of that very version only, into a file pytest reads under that
+  version's name only (`assay.pytest_bytecode`); a unittest run's are placed as compiled,
   as it imports them as any other module.
 - Never for a run judged against a base (`--base`, `--protect`), nor for `--sandbox none`,
   which runs in the tree, whose own `__pycache__` is already warm.
@@ -55,7 +55,15 @@ if TYPE_CHECKING:
 
     from assay.evidence import Check, CheckerId
 
-__all__ = ["BytecodeStore", "Source", "compile_until", "store_for"]
+__all__ = [
+    "BytecodeStore",
+    "Source",
+    "checked_pyc",
+    "compile_until",
+    "compiled",
+    "prune",
+    "store_for",
+]
 
 #: The tools whose checks import the project's modules in this interpreter.
 PYTHON_TEST_TOOLS: frozenset[str | None] = frozenset({"pytest", "unittest"})
@@ -71,6 +79,7 @@ MAX_STORE_BYTES = 256 * 1024 * 1024
 PRUNE_INTERVAL_S = 3600
 #: Where under assay's state directory the store lives.
 STORE_SUBDIR = "bytecode"
+_MAX_PYC_BYTES = 16 * MAX_SOURCE_BYTES
 _TAG = sys.implementation.cache_tag
 _PYC_SUFFIX = f".{_TAG}.pyc" if _TAG else ""
 _CHECKED_HASH = b"\x03\x00\x00\x00"  # PEP 552 flags: hash-based, checked on every load
@@ -158,9 +167,11 @@ class BytecodeStore:
         entry = os.path.join(self.directory, key[:2], f"{key}.pyc")
         try:
             with open(entry, "rb") as kept:
-                pyc = kept.read(MAX_SOURCE_BYTES * 8)
+                pyc = kept.read(_MAX_PYC_BYTES + 1)
         except OSError:
             return None
+        if len(pyc) > _MAX_PYC_BYTES:
+            return None  # never placed cut short: an import of it would fail
         if pyc[:8] != importlib.util.MAGIC_NUMBER + _CHECKED_HASH:
             return None
         if pyc[8:16] != importlib.util.source_hash(data):
