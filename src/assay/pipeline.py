@@ -730,17 +730,25 @@ class _Run:
         from assay.pytest_bytecode import pass_hook_configured
 
         copied = workspace.provisioned.copied_as
-        stores = store_for(
-            the_plan.checks,
-            checkers,
-            sandbox=self.options.sandbox,
-            judged_against_base=self.options.base is not None or self.options.protect,
-            state_dir=self.options.cache_dir,
-            pass_hook=lambda: pass_hook_configured(workspace.path, copied, the_plan.checks),
-        )
-        uid = sandbox_uid(session.sandbox)
-        missing = [(store, store.place(workspace.path, copied, uid)) for store in stores]
-        return lambda: compile_until(missing)
+        try:  # only ever a speed-up: the checks compile what they import
+            stores = store_for(
+                the_plan.checks,
+                checkers,
+                sandbox=self.options.sandbox,
+                judged_against_base=self.options.base is not None or self.options.protect,
+                state_dir=self.options.cache_dir,
+                pass_hook=lambda: pass_hook_configured(workspace.path, copied, the_plan.checks),
+            )
+            uid = sandbox_uid(session.sandbox)
+            missing = [(store, store.place(workspace.path, copied, uid)) for store in stores]
+        except Exception:
+            return lambda: None
+
+        def compile_after() -> None:
+            with contextlib.suppress(Exception):
+                compile_until(missing)
+
+        return compile_after
 
     def _prepared(self, session: Session, checks: Sequence[Check]) -> Sequence[Check]:
         """`checks` as this session runs them: told of the warm caches, and inside the
