@@ -379,3 +379,25 @@ def test_a_class_whose_comparison_ends_the_process_is_taken_for_equal(tmp_path: 
         "made = type('Exits', (int,), {'__eq__': _eq, '__hash__': int.__hash__})",
     )
     assert helpers["_holds_equal"](exits) is True
+
+
+def test_a_type_an_extension_made_and_does_not_bind_is_never_asked() -> None:
+    """upb's map container is a heap type of `google._upb._message`, which does not bind
+    it at its name: asked (a value made without `__init__`), it crashed the process, which
+    was every honest project's test run that imported protobuf under `--protect`."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import google.protobuf.descriptor_pb2\n"
+        "from tests.test_canary_guards import _equality_helpers, _installed_roots\n"
+        "print(_equality_helpers()['_equal_to_anything'](_installed_roots()))\n"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", script, root],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -225,7 +225,7 @@ def _compares_as_the_project(cls, roots):
     # under test's: its module or that function in a file neither installed nor test code
     # --protect restores; and whether a value of it can be made safely to ask.
     return any(_own_method(cls, name, roots) for name in _COMPARING) and all(
-        _written_in_python(base) or base in _WHOLE_WHEN_NEW for base in cls.__mro__)
+        _written_in_python(base, roots) or base in _WHOLE_WHEN_NEW for base in cls.__mro__)
 
 
 def _own_method(cls, name, roots):
@@ -236,7 +236,7 @@ def _own_method(cls, name, roots):
     # so neither claim alone is believed. A C function it borrows (`__eq__ = int.__ne__`,
     # a `partialmethod` of one) has no file, and a module binds whatever it is given
     # (`numbers.Total = Total`): a class of Python's with one is always asked.
-    if name not in vars(cls) or not _written_in_python(cls):
+    if name not in vars(cls) or not _written_in_python(cls, roots):
         return False
     code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
     if code is None:
@@ -305,18 +305,30 @@ def _frozen_code(name):
 _EXTENSIONS = (".so", ".pyd")
 
 
-def _written_in_python(cls):
+def _written_in_python(cls, roots=None):
     # A class statement's (or `type()`'s) class: a heap type, never an immutable one, as
     # the types C code makes statically or from a spec mostly are, and not of an extension
-    # module (upb's map container is a mutable heap type with Mapping's `__eq__`).
+    # module (upb's map container is a mutable heap type with Mapping's `__eq__`, and a
+    # value of it made without `__init__` crashes the process when asked).
     flags = getattr(cls, "__flags__", 0)
     if not flags & (1 << 9) or flags & (1 << 8):
         return False
-    # An extension module's only where that module binds it at its name: a class of Python's
-    # names any module (`__module__ = "math"`).
     module = _sys.modules.get(vars(cls).get("__module__") or "")
     where = getattr(module, "__file__", None)
-    return not (isinstance(where, str) and where.endswith(_EXTENSIONS) and _made_there(cls, module, None, ""))
+    if not (isinstance(where, str) and where.endswith(_EXTENSIONS)):
+        return True
+    # Naming an extension module: its own type (bound there or not: upb's map container is
+    # not), unless a comparing method of its own is code of the project's files, which a
+    # class statement naming that module (`__module__ = "math"`) holds and no C type does.
+    files = [_code_file(vars(cls)[name]) for name in _COMPARING if name in vars(cls)]
+    return roots is not None and not _made_there(cls, module, None, "") and any(
+        isinstance(file, str) and not _elsewhere(file, roots) for file in files)
+
+
+def _code_file(method):
+    # The file a method's code says it was compiled from; None for one with no code (C's).
+    code = getattr(_unwrapped(method), "__code__", None)
+    return getattr(code, "co_filename", None)
 
 
 def _asked(cls, roots):
