@@ -233,22 +233,16 @@ def _own_method(cls, name, roots):
     # class is the one its module (installed, or test code --protect restores) binds at its
     # name, and the function's code is what an installed file compiles to. A class names its
     # own module (`__module__ = "numbers"`) and code names any file (`compile(src, path)`),
-    # so neither claim alone is believed. A C function it borrows (`__eq__ = int.__ne__`,
-    # a `partialmethod` of one) has no file, and a module binds whatever it is given
-    # (`numbers.Total = Total`): a class of Python's with one is always asked.
+    # so neither claim alone is believed; a C function it borrows (`__eq__ = int.__ne__`,
+    # a `partialmethod` of one) has no file: the class's module decides.
     if name not in vars(cls) or not _written_in_python(cls, roots):
         return False
     code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
-    if code is None:
-        return True
     module = _sys.modules.get(vars(cls).get("__module__") or "")
     if not (_elsewhere(getattr(module, "__file__", None), roots) and _made_there(cls, module, code, name)):
         return True
-    # The class's own method by its code's qualified name, not one borrowed from another
-    # installed class (`vars(mock._ANY)["__eq__"]`, true of anything).
-    where, named = code.co_filename, getattr(code, "co_qualname", None)
-    own = named is None or named == f"{cls.__qualname__}.{name}"
-    return not (own and _elsewhere(where, roots) and _compiled_from(code, where, roots))
+    where = getattr(code, "co_filename", None)
+    return code is not None and not (_elsewhere(where, roots) and _compiled_from(code, where, roots))
 
 
 def _elsewhere(where, roots):
