@@ -92,7 +92,10 @@ def test_a_hung_test_is_named(tmp_path: Path, canaries: bool) -> None:
     report = verify(write(tmp_path, hung), options)
     (pytest_check,) = report.checks
     assert pytest_check.cause is Cause.TIMEOUT, report.note
-    assert "(a hang, while running tests/test_slow.py::test_zz_hangs)" in pytest_check.note
+    assert (
+        "(a hang, while running tests/test_slow.py::test_zz_hangs"
+        " (stuck at tests/test_slow.py:2 in test_zz_hangs))" in pytest_check.note
+    )
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
