@@ -412,5 +412,7 @@ def test_instrument_sends_bytecode_to_the_report_dir(tmp_path: Path) -> None:
         name="c", kind=Kind.BUILD, argv=("python3", "-m", "compileall"), tool="compileall"
     )
     planned = instrument(check, None, tmp_path)
-    assert planned.argv[1] == "-c" and planned.argv[3] == str(tmp_path / "pycache")
+    # Without site or the environment's PYTHON* variables: only the standard library.
+    assert planned.argv[1:4] == ("-E", "-S", "-c")
+    assert planned.argv[5] == str(tmp_path / "pycache")
     assert "PYTHONPYCACHEPREFIX" not in planned.env  # not for the whole interpreter
