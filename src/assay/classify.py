@@ -751,12 +751,6 @@ def _note(
                 "names, does not exist, so nothing of the code was checked. Restore the file "
                 "(a source distribution may leave it out), then verify again."
             )
-        case Cause.TOOLCHAIN_MISSING if (config := _no_config_found(result, parsed)) is not None:
-            return (
-                f"{check.name} stopped because it found no {config.removeprefix('an ')}, so "
-                "nothing of the code was checked. Restore the file (a package's tarball or a "
-                "source distribution may leave it out), then verify again."
-            )
         case Cause.TOOLCHAIN_MISSING if (
             package := _node_dependency_not_installed(check, result, parsed)
         ) is not None:
@@ -785,6 +779,13 @@ def _note(
                 f"declares {package}, which node_modules lacks, and another release's "
                 "failure says nothing of the code. Install the project's dependencies "
                 "(`npm ci`), then verify again." + INSTALL_WAY_OUT
+            )
+        # After the host's own tool: a release of it that wants another configuration file.
+        case Cause.TOOLCHAIN_MISSING if (config := _no_config_found(result, parsed)) is not None:
+            return (
+                f"{check.name} stopped because it found no {config.removeprefix('an ')}, so "
+                "nothing of the code was checked. Restore the file (a package's tarball or a "
+                "source distribution may leave it out), then verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (
             module := _python_dependency_not_installed(check, result, parsed)
