@@ -206,7 +206,11 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     else:
         document = json_document(result.stdout.text)
     if not isinstance(document, dict):
-        return ParsedOutput(failure_recognized=_text_shows_failure(result), report_refused=refused)
+        return ParsedOutput(
+            failure_recognized=_text_shows_failure(result),
+            report_refused=refused,
+            hung_tests=_started_not_ended(check, result, report_dir),
+        )
     cases: list[TestCase] = []
     unloaded: list[TestCase] = []  # after the tests: a test's failure is the one to name first
     for suite in document.get("testResults") or ():
@@ -244,6 +248,19 @@ def parse_jest(check: Check, result: ProcessResult, report_dir: Path | None) -> 
     )
 
 
+def _started_not_ended(
+    check: Check, result: ProcessResult, report_dir: Path | None
+) -> tuple[str, ...]:
+    """A run stopped at assay's deadline, which wrote no report: the tests assay's
+    reporter saw start and not end (`assay.jest_started`)."""
+    if not result.timed_out or report_dir is None:
+        return ()
+    from assay.jest_started import hung, record_path
+
+    record = read_report(record_path(report_path(report_dir, check, "json")))
+    return hung(record, result.cwd) if isinstance(record, bytes) else ()
+
+
 def _test_name(assertion: dict[str, Any]) -> str:
     # vitest 0.34 (cosmiconfig's) joins the titles above a test with the file's own, which
     # is empty: " finds JS file in first searched dir sync".
@@ -257,7 +274,7 @@ def parse_script_runner(
     report; where it wrote none (a command before it failed: dayjs runs jest on its time
     zone tests first), what the script printed, read as any package script's output is."""
     parsed = parse_jest(check, result, report_dir)
-    if parsed.report_found or parsed.report_refused:
+    if parsed.report_found or parsed.report_refused or parsed.hung_tests:
         return parsed
     return parse_node_test(check, result, report_dir)
 

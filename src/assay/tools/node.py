@@ -102,34 +102,52 @@ def _tsc(request: Request) -> Instrumented:
     return request.runs(argv)
 
 
-def _jest_report(report: Path) -> tuple[str, ...]:
-    return ("--json", f"--outputFile={report}")
+def _jest_report(argv: tuple[str, ...], report: Path) -> tuple[str, ...]:
+    from assay.jest_started import reporter_words
+
+    # With a reporter of assay's that records each test as it starts: a run stopped at the
+    # deadline writes no report, and names its hung test by that record.
+    return ("--json", f"--outputFile={report}", *reporter_words(argv, report))
 
 
-def _vitest_report(report: Path) -> tuple[str, ...]:
+def _vitest_report(argv: tuple[str, ...], report: Path) -> tuple[str, ...]:
     return ("--reporter=json", f"--outputFile={report}")
 
 
-def _reporting(ask: Callable[[Path], tuple[str, ...]]) -> Rule:
+#: The words that ask a runner, run as the argv given, for its JSON report at the path given.
+_Asking = Callable[[tuple[str, ...], Path], tuple[str, ...]]
+
+
+def _reporting(ask: _Asking) -> Rule:
     """The runner run directly, asked for its JSON report by the words `ask` gives."""
 
     def rule(request: Request) -> Instrumented:
         report = request.report("json")
-        return request.runs((*request.argv, *ask(report)), report)
+        return request.runs((*request.argv, *ask(request.argv, report)), report, _record(report))
 
     return rule
 
 
-def _npm_script_reporting(ask: Callable[[Path], tuple[str, ...]]) -> Rule:
+def _npm_script_reporting(ask: _Asking) -> Rule:
     """`npm run SCRIPT` whose script ends with the runner, asked for its JSON report by
     the words `ask` gives, after npm's `--` (`assay.script_runner`)."""
 
     def rule(request: Request) -> Instrumented:
         report = request.report("json")
         argv = request.argv
-        return request.runs((*argv, *(() if "--" in argv else ("--",)), *ask(report)), report)
+        words = ask(argv, report)
+        return request.runs(
+            (*argv, *(() if "--" in argv else ("--",)), *words), report, _record(report)
+        )
 
     return rule
+
+
+def _record(report: Path) -> Path:
+    """What a reporter of assay's may record beside `report`: stale before any run."""
+    from assay.jest_started import record_path
+
+    return record_path(report)
 
 
 def _node_test(request: Request) -> Instrumented:
