@@ -236,3 +236,43 @@ def test_at_most_max_modules_are_read_before_the_checks(tmp_path: Path) -> None:
     for name in names:
         (tree / name).write_text("x = 1\n")
     assert len(kept.place(tree, names, None)) == MAX_MODULES
+
+
+def nested_finally(depth: int, width: int) -> bytes:
+    """A module whose every `finally` body holds `width` more: each is compiled once per
+    way out of its `try`, so its code doubles at each level (depth 10, width 2: 190 KB of
+    source that took 10 s to compile and made a 40 MB `.pyc`)."""
+    lines = ["def never_called():"]
+
+    def nest(indent: str, level: int) -> None:
+        if level == 0:
+            lines.append(f"{indent}x = 1")
+            return
+        lines.extend([f"{indent}try:", f"{indent}    x = 0", f"{indent}finally:"])
+        for _ in range(width):
+            nest(indent + "    ", level - 1)
+
+    nest("    ", depth)
+    return "\n".join(lines).encode() + b"\n"
+
+
+def test_a_module_slow_to_compile_never_holds_the_verify_past_the_budget(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+    import time
+
+    from assay.bytecode_store import COMPILE_BUDGET_S, compile_until
+
+    kept = store(tmp_path)
+    honest = b"VALUE = 42\n"
+    slow = nested_finally(10, 2)
+    sources = [
+        Source(rel, hashlib.sha256(data).hexdigest(), data)
+        for rel, data in (("pkg/honest.py", honest), ("pkg/slow.py", slow))
+    ]
+    started = time.monotonic()
+    compile_until([(kept, sources)])
+    assert time.monotonic() - started < COMPILE_BUDGET_S + 1.0
+    (entry,) = kept.directory.rglob("*.pyc")  # the honest module's, and nothing of the slow one
+    assert entry.name == f"{sources[0].key}.pyc"

@@ -31,7 +31,9 @@ as the interpreter would have written it. What makes that safe and exact:
 
 What a run did not find is compiled after its checks, within `COMPILE_BUDGET_S`, so a
 large tree's first runs fill the store in turns; what is unused longest goes first past
-`MAX_STORE_BYTES`.
+`MAX_STORE_BYTES`. The compiling happens in a child killed at that budget's end, under a
+bound on its memory (`assay.compiling_apart`): no size bounds what compiling a module
+costs.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ MAX_MODULES = 5_000
 MAX_SOURCE_BYTES = 1024 * 1024
 #: Compiling a run's new sources after its checks stops past this many seconds.
 COMPILE_BUDGET_S = 0.25
+#: Compiling all of a run's sources (no budget given) stops past this many seconds.
+KEEP_ALL_BUDGET_S = 30.0
 #: Past this size, the least recently used entries are removed.
 MAX_STORE_BYTES = 256 * 1024 * 1024
 #: The store is measured at most once in this many seconds.
@@ -150,11 +154,15 @@ class BytecodeStore:
         all of them); return how many were kept."""
         if not sources:
             return 0
+        from assay.compiling_apart import compiled_apart
+
+        # the tree's source decides how long compiling takes: never past a deadline
+        deadline = until if until is not None else time.monotonic() + KEEP_ALL_BUDGET_S
+        made = compiled_apart(
+            self.compiler, [(s.data, s.rel) for s in sources], deadline, _MAX_PYC_BYTES
+        )
         kept = 0
-        for source in sources:
-            if until is not None and time.monotonic() > until:
-                break
-            pyc = self.compiler(source.data, source.rel)
+        for source, pyc in zip(sources, made, strict=False):
             if pyc is not None and self._put(source.key, pyc):
                 kept += 1
         self._prune_now_and_then()
@@ -183,6 +191,8 @@ class BytecodeStore:
         return pyc
 
     def _put(self, key: str, pyc: bytes) -> bool:
+        if len(pyc) > _MAX_PYC_BYTES:
+            return False  # never placed: not kept either
         entry = self._entry(key)
         partial = entry.with_name(f".{entry.name}.{os.getpid()}")
         try:
@@ -238,6 +248,9 @@ def prune(directory: Path, max_bytes: int) -> int:
 
 def compile_until(stores: Sequence[tuple[BytecodeStore, Sequence[Source]]]) -> None:
     """Keep what each store's run did not find, within `COMPILE_BUDGET_S` in all."""
+    for store, missing in stores:
+        if missing:
+            store.compiler(b"", "__init__.py")  # its imports made here, once, not in the child
     until = time.monotonic() + COMPILE_BUDGET_S
     for store, missing in stores:
         store.keep(missing, until)
