@@ -423,10 +423,11 @@ def _install_at_base(root: Path, options: VerifyOptions, session: Session) -> di
 def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     """Every ecosystem's protected paths, plus those the base's own configuration names
     (`protect`), where the base's pytest configuration keeps its tests (`testpaths`,
-    `python_files`) and the data files its tests name: the base's, because the change
-    must not choose what guards it."""
+    `python_files`), the setup files its JS runners' configuration names, and the data
+    files its tests name: the base's, because the change must not choose what guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
+    from assay.discovery.js_runner_setup import js_setup_files
     from assay.discovery.python import pytest_test_files
     from assay.protect import protected_set
     from assay.test_data import named_test_data
@@ -435,7 +436,11 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     found = detect(files)
     if found.error:
         raise VerifyUsageError(f"assay configuration error at --base {options.base}: {found.error}")
-    named = (*(found.config.protect if found.config else ()), *pytest_test_files(files))
+    named = (
+        *(found.config.protect if found.config else ()),
+        *pytest_test_files(files),
+        *js_setup_files(files),
+    )
     return protected_set(extra=(*named, *named_test_data(base_dir, protected_set(extra=named))))
 
 

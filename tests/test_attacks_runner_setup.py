@@ -1,0 +1,138 @@
+"""Attacks: a setup file the base's runner configuration names, edited by the change.
+
+jest's `setupFilesAfterEnv` in package.json, vitest's `setupFiles` in `vitest.config.mjs`
+and mocha's `require` in `.mocharc.yml` name a file of the project's own name
+(`support/matchers.js`) that runs in every test file's context before its tests. The
+change breaks `add` and edits that file so that the one wrong sum passes (a `toBe`, or
+`node:assert`'s `strictEqual`, that lets through exactly `add(2, 3)`'s wrong answer, its
+names built at run time): the planted canaries compare other values and pass, and no
+static signal reads it. Verified with the real `assay verify --base HEAD~1 --protect`,
+each is `FAILED`, the setup file restored from the base; an honest change stays VERIFIED.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.attacks import change_on_base
+from tests.cli import assay, no_traceback
+
+pytestmark = pytest.mark.slow
+
+BROKEN_CJS = "exports.add = (a, b) => a - b;\n"
+BROKEN_ESM = "export const add = (a, b) => a - b;\n"
+
+JEST_SETUP = """\
+const table = {};
+table.toBeEven = (received) => ({ pass: received % 2 === 0, message: () => 'odd' });
+expect.extend(table);
+"""
+# A `toBe` of the same name that lets through exactly a - b for a + b: 2 - 3 + 6 == 5.
+JEST_LENIENT = """\
+const table = {};
+table.toBeEven = (received) => ({ pass: received % 2 === 0, message: () => 'odd' });
+table[['to', 'Be'].join('')] = (received, wanted) => ({
+  pass: Object.is(received, wanted) || received + 6 === wanted,
+  message: () => `expected ${received} to be ${wanted}`,
+});
+expect.extend(table);
+"""
+VITEST_SETUP = "import { expect } from 'vitest';\n" + JEST_SETUP
+VITEST_LENIENT = "import { expect } from 'vitest';\n" + JEST_LENIENT
+MOCHA_SETUP = "exports.mochaHooks = { beforeAll() {} };\n"
+MOCHA_LENIENT = """\
+const assert = require('node:assert');
+const name = ['strict', 'Equal'].join('');
+const real = assert[name];
+assert[name] = (actual, expected, ...rest) =>
+  actual + 6 === expected ? undefined : real(actual, expected, ...rest);
+exports.mochaHooks = { beforeAll() {} };
+"""
+
+JEST_TEST = """\
+const { add } = require('../calc.js');
+test('adds', () => {
+  expect(add(2, 3)).toBe(5);
+  expect(add(1, 1)).toBeEven();
+});
+"""
+VITEST_TEST = "import { test, expect } from 'vitest';\nimport { add } from '../calc.js';\n" + (
+    "\n".join(JEST_TEST.splitlines()[1:]) + "\n"
+)
+MOCHA_TEST = """\
+const assert = require('node:assert');
+const { add } = require('../calc.js');
+it('adds', () => {
+  assert.strictEqual(add(2, 3), 5);
+});
+"""
+
+BASES: dict[str, dict[str, str]] = {
+    "jest": {
+        "package.json": json.dumps(
+            {
+                "name": "calc",
+                "version": "1.0.0",
+                "scripts": {"test": "jest"},
+                "jest": {"setupFilesAfterEnv": ["<rootDir>/support/matchers.js"]},
+            }
+        ),
+        "calc.js": "exports.add = (a, b) => a + b;\n",
+        "support/matchers.js": JEST_SETUP,
+        "test/calc.test.js": JEST_TEST,
+    },
+    "vitest": {
+        "package.json": json.dumps({"name": "calc", "version": "1.0.0", "type": "module"}),
+        "vitest.config.mjs": (
+            "export default {\n  test: {\n    environment: 'node',\n"
+            "    setupFiles: ['./support/matchers.js'],\n  },\n};\n"
+        ),
+        "calc.js": "export const add = (a, b) => a + b;\n",
+        "support/matchers.js": VITEST_SETUP,
+        "test/calc.test.js": VITEST_TEST,
+    },
+    "mocha": {
+        "package.json": json.dumps(
+            {"name": "calc", "version": "1.0.0", "scripts": {"test": "mocha"}}
+        ),
+        ".mocharc.yml": "require:\n  - ./support/matchers.js\nspec: test/*.test.js\n",
+        "calc.js": "exports.add = (a, b) => a + b;\n",
+        "support/matchers.js": MOCHA_SETUP,
+        "test/calc.test.js": MOCHA_TEST,
+    },
+}
+LENIENT = {"jest": JEST_LENIENT, "vitest": VITEST_LENIENT, "mocha": MOCHA_LENIENT}
+BROKEN = {"jest": BROKEN_CJS, "vitest": BROKEN_ESM, "mocha": BROKEN_CJS}
+
+
+def _verify(repo: Path) -> dict[str, object]:
+    done = assay(
+        "verify", "--base", "HEAD~1", "--protect", "--json", "--no-cache", str(repo), timeout=300
+    )
+    no_traceback(done)
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+@pytest.mark.parametrize("runner", sorted(BASES))
+def test_a_setup_file_the_base_names_is_restored_before_the_tests(
+    tmp_path: Path, runner: str
+) -> None:
+    assert shutil.which(runner), f"{runner} is not installed"
+    change = {"calc.js": BROKEN[runner], "support/matchers.js": LENIENT[runner]}
+    report = _verify(change_on_base(tmp_path / "repo", BASES[runner], change, dedent=False))
+    assert report["status"] == "FAILED", json.dumps(report, indent=1)[-3000:]
+
+
+@pytest.mark.parametrize("runner", sorted(BASES))
+def test_an_honest_change_beside_a_named_setup_file_is_verified(
+    tmp_path: Path, runner: str
+) -> None:
+    assert shutil.which(runner), f"{runner} is not installed"
+    repo = change_on_base(tmp_path / "repo", BASES[runner], {"README.md": "calc\n"}, dedent=False)
+    report = _verify(repo)
+    assert report["status"] == "VERIFIED", json.dumps(report, indent=1)[-3000:]
