@@ -276,3 +276,42 @@ def test_a_module_slow_to_compile_never_holds_the_verify_past_the_budget(
     assert time.monotonic() - started < COMPILE_BUDGET_S + 1.0
     (entry,) = kept.directory.rglob("*.pyc")  # the honest module's, and nothing of the slow one
     assert entry.name == f"{sources[0].key}.pyc"
+
+
+def test_a_pycache_link_of_the_tree_never_reaches_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end, under bubblewrap: `pkg/__pycache__` is a link to a directory of the tree
+    holding an unchecked-hash `.pyc` of the right `add`, beside a wrong `calc.py`. Copied as
+    a link, the interpreter believed that `.pyc` over the source, and the wrong sum was
+    VERIFIED; left out, the source is what runs."""
+    import py_compile
+
+    from assay.pipeline import VerifyOptions, verify
+    from assay.verdict import Status
+    from tests.cli import path_with_venv
+
+    monkeypatch.setenv("PATH", path_with_venv())
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tree / "pkg" / "stash").mkdir()
+    py_compile.compile(
+        str(tree / "pkg" / "calc.py"),
+        cfile=str(tree / "pkg" / "stash" / f"calc.{TAG}.pyc"),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    (tree / "pkg" / "__pycache__").symlink_to("stash")
+    (tree / "pkg" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tree / "tests" / "test_calc.py").write_text(
+        "from pkg import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
+    )
+    options = VerifyOptions(
+        sandbox="bwrap", use_cache=False, kinds=frozenset({"test"}), cache_dir=str(tmp_path / "st")
+    )
+    report = verify(tree, options)
+    assert report.status is Status.FAILED, report.note
+    assert "test_add" in report.note

@@ -2,7 +2,8 @@
 
 The rule, applied by `scan_source`:
 
-- cache directories (`CACHE_DIRS`) are left out wherever they are: tools rebuild them;
+- cache directories (`CACHE_DIRS`) are left out wherever they are, and a link or file of
+  their names too: tools rebuild them, and what the tree put there decides what runs;
 - environment directories (`ENV_DIRS`) at the project root, or directly inside a package
   root (a directory holding one of `PACKAGE_MANIFESTS`), are not copied but linked: the
   workspace holds a symlink to the source's directory, which a backend that can (bubblewrap)
@@ -12,7 +13,7 @@ The rule, applied by `scan_source`:
   so it cannot be shared, and it rebuilds what it needs;
 - `.git` at the root is linked when the backend makes links read-only, copied otherwise;
 - everything else is copied. Symlinks are copied as symlinks, never followed, and a symlink
-  is never treated as an environment, a cache or `.git`.
+  is never treated as an environment or `.git`.
 
 The workspace (`assay.sandbox.provision`) and the verdict cache's key
 (`cache.workspace_digest`) both take their listing from here, so they can never disagree
@@ -111,8 +112,12 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
             child = f"{rel}/{name}" if rel else name
             if at_root and link_git and name == GIT_DIR and not entry.is_symlink():
                 linked.append(child)  # the repository's `.git`, a directory or a worktree's file
+            elif name in CACHE_DIRS:
+                # Whatever it is: a `__pycache__` link into the tree's own files would have
+                # the interpreter believe a `.pyc` of the tree's over its source.
+                skipped.append(child)
             elif not entry.is_dir(follow_symlinks=False):
-                # A file, or a link: copied as a link whatever it is named or points to.
+                # A file, or a link: copied as a link whatever it points to.
                 info = entry.stat(follow_symlinks=False)
                 files.append(child)
                 stats[child] = info
@@ -121,7 +126,7 @@ def scan_source(source: str | os.PathLike[str], *, link_git: bool) -> SourceLayo
                         continue
                     counted.add((info.st_dev, info.st_ino))
                 size += min(info.st_size, info.st_blocks * 512)
-            elif name in CACHE_DIRS or (package_root and name in BUILD_OUTPUT_DIRS):
+            elif package_root and name in BUILD_OUTPUT_DIRS:
                 skipped.append(child)
             elif package_root and name in ENV_DIRS:
                 linked.append(child)

@@ -883,7 +883,8 @@ class BwrapSandbox(Sandbox):
             # either: a check must not read it there (a test opening the source's
             # `__pycache__/x` by its absolute path would decide by what no key covers).
             for rel in workspace.provisioned.skipped if workspace.provisioned else ():
-                root.mask(os.path.join(source, rel))
+                if not os.path.islink(os.path.join(source, rel)):  # a link shows only the tree
+                    root.mask(os.path.join(source, rel))
             for rel in workspace.provisioned.linked if workspace.provisioned else ():
                 caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
                 if caches:
