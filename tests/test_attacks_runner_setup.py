@@ -5,7 +5,7 @@ and mocha's `require` in `.mocharc.yml` name a file of the project's own name
 (`support/matchers.js`) that runs in every test file's context before its tests. The
 change breaks `add` and edits that file so that the one wrong sum passes (a `toBe`, or
 `node:assert`'s `strictEqual`, that lets through exactly `add(2, 3)`'s wrong answer, its
-names built at run time): the planted canaries compare other values and pass, and no
+names built at run time; or a helper the named file loads from beside it): the planted canaries compare other values and pass, and no
 static signal reads it. Verified with the real `assay verify --base HEAD~1 --protect`,
 each is `FAILED`, the setup file restored from the base; an honest change stays VERIFIED.
 """
@@ -105,8 +105,14 @@ BASES: dict[str, dict[str, str]] = {
         "test/calc.test.js": MOCHA_TEST,
     },
 }
+# The named file only loads a helper beside it, and the change edits the helper.
+BASES["jest-helper"] = {
+    **BASES["jest"],
+    "support/matchers.js": "require('./extra');\n",
+    "support/extra.js": JEST_SETUP,
+}
 LENIENT = {"jest": JEST_LENIENT, "vitest": VITEST_LENIENT, "mocha": MOCHA_LENIENT}
-BROKEN = {"jest": BROKEN_CJS, "vitest": BROKEN_ESM, "mocha": BROKEN_CJS}
+BROKEN = {"jest": BROKEN_CJS, "vitest": BROKEN_ESM, "mocha": BROKEN_CJS, "jest-helper": BROKEN_CJS}
 
 
 def _verify(repo: Path) -> dict[str, object]:
@@ -122,8 +128,9 @@ def _verify(repo: Path) -> dict[str, object]:
 def test_a_setup_file_the_base_names_is_restored_before_the_tests(
     tmp_path: Path, runner: str
 ) -> None:
-    assert shutil.which(runner), f"{runner} is not installed"
-    change = {"calc.js": BROKEN[runner], "support/matchers.js": LENIENT[runner]}
+    assert shutil.which(runner.split("-")[0]), f"{runner} is not installed"
+    edited = "support/extra.js" if runner == "jest-helper" else "support/matchers.js"
+    change = {"calc.js": BROKEN[runner], edited: LENIENT[runner.split("-")[0]]}
     report = _verify(change_on_base(tmp_path / "repo", BASES[runner], change, dedent=False))
     assert report["status"] == "FAILED", json.dumps(report, indent=1)[-3000:]
 
@@ -132,7 +139,7 @@ def test_a_setup_file_the_base_names_is_restored_before_the_tests(
 def test_an_honest_change_beside_a_named_setup_file_is_verified(
     tmp_path: Path, runner: str
 ) -> None:
-    assert shutil.which(runner), f"{runner} is not installed"
+    assert shutil.which(runner.split("-")[0]), f"{runner} is not installed"
     repo = change_on_base(tmp_path / "repo", BASES[runner], {"README.md": "calc\n"}, dedent=False)
     report = _verify(repo)
     assert report["status"] == "VERIFIED", json.dumps(report, indent=1)[-3000:]

@@ -60,6 +60,11 @@ TEXT_CONFIGS = tuple(
 ) + (".mocharc.js", ".mocharc.cjs", ".mocharc.yml", ".mocharc.yaml")
 _EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx", ".json")
 _MAX_PATHS = 200
+#: Top directories that hold a JavaScript project's own code.
+_CODE_DIRS = frozenset({"src", "lib", "app", "source", "packages"})
+_RELATIVE_LOAD = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimport\s+)(["'])(\.{1,2}/[^"'\n]{1,300})\1"""
+)
 _KEY = re.compile(r"""(?<![\w$])["']?(""" + "|".join(SETUP_KEYS) + r""")["']?[ \t]*[:=][ \t]*""")
 _QUOTED = re.compile(r"""(["'`])([^"'`\n]{1,300})\1""")
 _YAML_ITEM = re.compile(r"""^\s*-\s*["']?([^\s#"']+)["']?\s*$""")
@@ -76,7 +81,26 @@ def js_setup_files(files: RepoFiles) -> tuple[str, ...]:
                 named.append(path)
         if len(named) >= _MAX_PATHS:
             break
+    for path in named:  # grows as it goes: what each named file loads beside it
+        for module in _helpers_beside(files, path):
+            if module not in named and len(named) < _MAX_PATHS:
+                named.append(module)
     return tuple(named[:_MAX_PATHS])
+
+
+def _helpers_beside(files: RepoFiles, path: str) -> Iterator[str]:
+    """The files a setup file `path` loads by a relative specifier (`require('./extra')`,
+    `import './extra.js'`) from its own directory or below it: its helpers, which decide
+    what `expect` is as much as it does. Not for a setup file at the root or in a directory
+    of the project's code (`src`, `lib`), where what it loads is that code."""
+    directory = posixpath.dirname(path)
+    if not directory or directory.split("/")[0] in _CODE_DIRS:
+        return
+    text = _text(files, path) if path.endswith(_EXTENSIONS) else None
+    for spec in _RELATIVE_LOAD.finditer(text or ""):
+        module = posixpath.normpath(posixpath.join(directory, spec[2]))
+        if module.startswith(directory + "/"):
+            yield from _resolved(files, module)
 
 
 def _named_values(files: RepoFiles) -> Iterator[str]:
