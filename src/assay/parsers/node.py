@@ -252,10 +252,10 @@ def _started_not_ended(
     check: Check, result: ProcessResult, report_dir: Path | None
 ) -> tuple[str, ...]:
     """A run stopped at assay's deadline, which wrote no report: the tests assay's
-    reporter saw start and not end (`assay.jest_started`)."""
+    reporter saw start and not end (`assay.js_test_starts`)."""
     if not result.timed_out or report_dir is None:
         return ()
-    from assay.jest_started import hung, record_path
+    from assay.js_test_starts import hung, record_path
 
     record = read_report(record_path(report_path(report_dir, check, "json")))
     return hung(record, result.cwd) if isinstance(record, bytes) else ()

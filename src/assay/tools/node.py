@@ -102,16 +102,20 @@ def _tsc(request: Request) -> Instrumented:
     return request.runs(argv)
 
 
-def _jest_report(argv: tuple[str, ...], report: Path) -> tuple[str, ...]:
-    from assay.jest_started import reporter_words
+# Each with a reporter of assay's that records each test as it starts: a run stopped at
+# the deadline writes no report, and names its hung test by that record.
 
-    # With a reporter of assay's that records each test as it starts: a run stopped at the
-    # deadline writes no report, and names its hung test by that record.
-    return ("--json", f"--outputFile={report}", *reporter_words(argv, report))
+
+def _jest_report(argv: tuple[str, ...], report: Path) -> tuple[str, ...]:
+    from assay.js_test_starts import jest_reporter_words
+
+    return ("--json", f"--outputFile={report}", *jest_reporter_words(argv, report))
 
 
 def _vitest_report(argv: tuple[str, ...], report: Path) -> tuple[str, ...]:
-    return ("--reporter=json", f"--outputFile={report}")
+    from assay.js_test_starts import vitest_reporter_words
+
+    return ("--reporter=json", f"--outputFile={report}", *vitest_reporter_words(report))
 
 
 #: The words that ask a runner, run as the argv given, for its JSON report at the path given.
@@ -145,7 +149,7 @@ def _npm_script_reporting(ask: _Asking) -> Rule:
 
 def _record(report: Path) -> Path:
     """What a reporter of assay's may record beside `report`: stale before any run."""
-    from assay.jest_started import record_path
+    from assay.js_test_starts import record_path
 
     return record_path(report)
 

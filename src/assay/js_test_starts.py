@@ -1,13 +1,15 @@
-"""Which jest test hung: a reporter of assay's records each test as it starts and ends.
+"""Which JavaScript test hung: a reporter of assay's records each test as it starts and ends.
 
-jest writes its JSON report when the run ends, and on a pipe prints a test file's results
-only once the file is done: a run stopped at assay's deadline left neither, and its note
-named no test ("npm-test printed nothing for 60 s and was stopped"). So the run is given,
-beside the project's reporters, one of assay's (`reporter_words`): it appends a line to
-`<report>.started` as each test file and each test starts and ends (jest calls reporters in
-its own process, told by its workers as a test starts, so the line is written before the
-test's code runs). After a run stopped at the deadline, `hung` names the tests started and
-not ended; a jest older than 29.6, which tells no reporter of single tests, the files.
+jest and vitest write their JSON report when the run ends, and on a pipe print a test
+file's results only once the file is done: a run stopped at assay's deadline left neither,
+and its note named no test ("npm-test printed nothing for 60 s and was stopped"). So the
+run is given, beside the project's reporters, one of assay's (`jest_reporter_words`,
+`vitest_reporter_words`): it appends a line to `<report>.started` as each test file and
+each test starts and ends. The runners call reporters in their own process, told by their
+workers: jest tells of a test as it starts, before its code runs; vitest batches what its
+workers tell, so a test that never yields is seen only by its file. After a run stopped at
+the deadline, `hung` names the tests started and not ended, else the files (a jest older
+than 29.6 or a vitest older than 3 tells a reporter of files only).
 
 The reporter is a file assay writes into its report directory (never the workspace),
 created anew, following no link a check left there; its record is read as any report.
@@ -23,22 +25,26 @@ from pathlib import Path
 
 #: Beside the JSON report: what the reporter recorded.
 STARTED_SUFFIX = ".started"
-#: Beside the JSON report: the reporter itself.
-REPORTER_SUFFIX = ".reporter.cjs"
+#: Beside the JSON report: jest's reporter (CommonJS) and vitest's (an ES module).
+JEST_REPORTER_SUFFIX = ".reporter.cjs"
+VITEST_REPORTER_SUFFIX = ".reporter.mjs"
 
 #: One JSON array a line: ["file", PATH] as a test file starts, ["case", PATH, FULL NAME]
 #: as a test starts, ["done", PATH, FULL NAME] as it ends, ["filedone", PATH] as its file
 #: does. Written with one descriptor kept open: a suite of thousands of tests pays a write
-#: each, not an open. Any failure to write only loses the record.
-_REPORTER = """\
-"use strict";
-const fs = require("fs");
+#: each, not an open. Any failure to write only loses the record. `RECORD` is its path.
+_RECORDING = """\
 let fd = null;
-try { fd = fs.openSync(%(record)s, "a"); } catch (e) {}
+try { fd = fs.openSync(RECORD, "a"); } catch (e) {}
 const note = (...words) => {
   if (fd === null) return;
   try { fs.writeSync(fd, JSON.stringify(words) + "\\n"); } catch (e) {}
 };
+"""
+_JEST_REPORTER = (
+    '"use strict";\nconst fs = require("fs");\n'
+    + _RECORDING
+    + """\
 module.exports = class AssayStarted {
   onTestFileStart(test) { note("file", test.path); }
   onTestStart(test) { note("file", test.path); }
@@ -47,19 +53,59 @@ module.exports = class AssayStarted {
   onTestFileResult(test) { note("filedone", test.path); }
 };
 """
+)
+#: vitest 3 and later tell of test modules and cases; 1 and 2, of the files collected and
+#: of tasks' states by id.
+_VITEST_REPORTER = (
+    'import fs from "fs";\n'
+    + _RECORDING
+    + """\
+const files = new Map();
+const ended = ["pass", "fail", "skip", "todo"];
+export default class AssayStarted {
+  onCollected(collected) {
+    for (const file of collected || []) {
+      files.set(file.id, file.filepath);
+      note("file", file.filepath);
+    }
+  }
+  onTaskUpdate(packs) {
+    for (const [id, result] of packs || []) {
+      const file = files.get(id);
+      if (file && result && ended.includes(result.state)) note("filedone", file);
+    }
+  }
+  onTestModuleStart(module) { note("file", module.moduleId); }
+  onTestCaseReady(test) { note("case", test.module.moduleId, test.fullName); }
+  onTestCaseResult(test) { note("done", test.module.moduleId, test.fullName); }
+  onTestModuleEnd(module) { note("filedone", module.moduleId); }
+}
+"""
+)
 
 
-def reporter_words(argv: Sequence[str], report: Path) -> tuple[str, ...]:
+def jest_reporter_words(argv: Sequence[str], report: Path) -> tuple[str, ...]:
     """The words that add assay's reporter to the jest run `argv`, whose JSON report is
     `report`: beside jest's default one, or beside those `argv` names (reporters named on
     the command line replace the configuration's). () when the reporter cannot be written."""
-    reporter = report.with_name(report.name + REPORTER_SUFFIX)
-    record = report.with_name(report.name + STARTED_SUFFIX)
-    source = _REPORTER % {"record": json.dumps(str(record))}
-    if not _written_anew(reporter, source.encode()):
+    reporter = _reporter(report, JEST_REPORTER_SUFFIX, _JEST_REPORTER)
+    if reporter is None:
         return ()
     named = any(arg == "--reporters" or arg.startswith("--reporters=") for arg in argv)
     return (*(() if named else ("--reporters=default",)), f"--reporters={reporter}")
+
+
+def vitest_reporter_words(report: Path) -> tuple[str, ...]:
+    """The words that add assay's reporter to a vitest run whose JSON report is `report`
+    (beside the JSON reporter assay asks for); () when it cannot be written."""
+    reporter = _reporter(report, VITEST_REPORTER_SUFFIX, _VITEST_REPORTER)
+    return () if reporter is None else (f"--reporter={reporter}",)
+
+
+def _reporter(report: Path, suffix: str, template: str) -> Path | None:
+    reporter = report.with_name(report.name + suffix)
+    source = template.replace("RECORD", json.dumps(str(record_path(report))), 1)
+    return reporter if _written_anew(reporter, source.encode()) else None
 
 
 def record_path(report: Path) -> Path:

@@ -1,10 +1,12 @@
-"""A jest run stopped at assay's deadline names the test it hung in.
+"""A jest or vitest run stopped at assay's deadline names the test (vitest: the file) it
+hung in.
 
-jest writes its report when the run ends and prints a file's results when the file ends:
+Both write their report when the run ends and print a file's results when the file ends:
 a run stopped in a hung test left neither, and its note said only "npm-test printed
 nothing for 60 s and was stopped (a hang)". A reporter of assay's records each test as it
-starts and ends (`assay.jest_started`). Real jest (npm's global install, as CI has it)
-under real bubblewrap, through `verify`; the reporter's own file and record checked apart.
+starts and ends (`assay.js_test_starts`). Real jest and vitest (npm's global installs, as
+CI has them) under real bubblewrap, through `verify`; the reporter's own file and record
+checked apart.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.jest_started import REPORTER_SUFFIX, hung, reporter_words
+from assay.js_test_starts import JEST_REPORTER_SUFFIX, hung, jest_reporter_words
 from assay.pipeline import VerifyOptions, verify
 from assay.report import Report
 from assay.verdict import Cause, Kind, Status
@@ -45,8 +47,8 @@ def _project(script: str, tests: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _needs_jest() -> None:
-    for name in ("npm", "jest"):
+def _needs(runner: str = "jest") -> None:
+    for name in ("npm", runner):
         assert shutil.which(name), (
             f"{name} is not installed: `npm install -g {name}`, as .ci/run does"
         )
@@ -75,7 +77,7 @@ def _stopped(root: Path, **options: object) -> Report:
     "script", ["jest --ci", "jest --ci --runInBand"], ids=["workers", "in-band"]
 )
 def test_a_hung_jest_test_is_named(tmp_path: Path, script: str) -> None:
-    _needs_jest()
+    _needs()
     report = _stopped(write(tmp_path, _project(script, {"__tests__/b.test.js": HANGS})))
     note, cause = _test_check(report)
     assert report.status is Status.INDETERMINATE, explain(report)
@@ -85,8 +87,28 @@ def test_a_hung_jest_test_is_named(tmp_path: Path, script: str) -> None:
 
 
 @pytest.mark.slow
+def test_a_hung_vitest_test_is_named_by_its_file(tmp_path: Path) -> None:
+    """vitest's workers tell the reporter in batches, and a test that never yields never
+    sends its own: the file is named."""
+    _needs("vitest")
+    imports = "import { test, expect, describe } from 'vitest';\n"
+    project = {
+        **_project("vitest run", {"test/b.test.js": imports + HANGS}),
+        "package.json": json.dumps(
+            {"name": "spin", "type": "module", "scripts": {"test": "vitest run"}}
+        ),
+    }
+    del project["__tests__/a.test.js"]
+    project["test/a.test.js"] = imports + QUICK
+    report = _stopped(write(tmp_path, project))
+    note, cause = _test_check(report)
+    assert cause is Cause.TIMEOUT, explain(report)
+    assert "while running test/b.test.js" in note and "a.test.js" not in note, note
+
+
+@pytest.mark.slow
 def test_a_file_that_hangs_before_any_test_is_named(tmp_path: Path) -> None:
-    _needs_jest()
+    _needs()
     spins = {"__tests__/b.test.js": "while (true) {}\n" + QUICK}
     report = _stopped(write(tmp_path, _project("jest --ci", spins)))
     note, cause = _test_check(report)
@@ -98,7 +120,7 @@ def test_a_file_that_hangs_before_any_test_is_named(tmp_path: Path) -> None:
 def test_the_reporter_leaves_a_passing_run_and_the_canaries_as_they_were(tmp_path: Path) -> None:
     """Beside the project's reporters and assay's canaries (`--protect`): the run is still
     VERIFIED with every test counted, and a project's own `--reporters` stay."""
-    _needs_jest()
+    _needs()
     base = _project(
         "jest --ci --reporters=summary", {"__tests__/b.test.js": QUICK.replace("adds", "adds too")}
     )
@@ -118,18 +140,18 @@ def test_a_link_left_where_the_reporter_goes_is_not_followed(tmp_path: Path) -> 
     reports = tmp_path / "reports"
     reports.mkdir()
     report = reports / "npm-test.json"
-    (reports / f"npm-test.json{REPORTER_SUFFIX}").symlink_to(host_file)
-    words = reporter_words(("jest", "--ci"), report)
+    (reports / f"npm-test.json{JEST_REPORTER_SUFFIX}").symlink_to(host_file)
+    words = jest_reporter_words(("jest", "--ci"), report)
     assert host_file.read_text() == "the host's\n"
-    written = reports / f"npm-test.json{REPORTER_SUFFIX}"
+    written = reports / f"npm-test.json{JEST_REPORTER_SUFFIX}"
     assert written.is_file() and not written.is_symlink()
     assert "module.exports" in written.read_text()
     assert words == ("--reporters=default", f"--reporters={written}")
 
 
 def test_reporters_named_on_the_command_line_are_kept_and_default_not_added(tmp_path: Path) -> None:
-    words = reporter_words(("jest", "--reporters=summary"), tmp_path / "jest.json")
-    assert words == (f"--reporters={tmp_path / 'jest.json'}{REPORTER_SUFFIX}",)
+    words = jest_reporter_words(("jest", "--reporters=summary"), tmp_path / "jest.json")
+    assert words == (f"--reporters={tmp_path / 'jest.json'}{JEST_REPORTER_SUFFIX}",)
 
 
 def test_the_record_names_what_started_and_did_not_end() -> None:
