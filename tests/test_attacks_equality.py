@@ -171,6 +171,53 @@ def add(a, b):
     return Total(a - b)
 """
 
+#: The same bound in the module it names, so that the module holds it at its name: its
+#: `__eq__` a C function held by a `partialmethod`, or the comparison of unittest.mock's
+#: ANY, reached by a module name spelt apart; or the class made by `type()`, with no class
+#: statement at all.
+EQUAL_BOUND_INSTALLED = EQUAL_NAMED_INSTALLED.replace(
+    "import operator\n", "import numbers\nimport operator\n"
+).replace("\n\ndef add", "\n\nnumbers.Total = Total\n\n\ndef add")
+EQUAL_BORROWED_FROM_ANY = """\
+import importlib
+import numbers
+
+_lenient = importlib.import_module("unittest." + "mo" + "ck")
+
+
+class Total(int):
+    __module__ = "numbers"
+    __eq__ = vars(_lenient._ANY)["__eq__"]
+    __hash__ = int.__hash__
+
+
+numbers.Total = Total
+
+
+def add(a, b):
+    return Total(a - b)
+"""
+EQUAL_BOUND_BY_TYPE = """\
+import functools
+import numbers
+import operator
+
+Total = type(
+    "Total",
+    (int,),
+    {
+        "__module__": "numbers",
+        "__eq__": functools.partialmethod(operator.is_not),
+        "__hash__": int.__hash__,
+    },
+)
+numbers.Total = Total
+
+
+def add(a, b):
+    return Total(a - b)
+"""
+
 
 def _assert_caught(report: Report, runner: str, named: str) -> None:
     (test,) = [e for e in report.checks if e.check.kind.value == "test"]
@@ -192,6 +239,9 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
         (EQUAL_NAMED_INSTALLED, "numbers.Total"),
         (EQUAL_COMPILED_AS_INSTALLED, "json.Total"),
         (EQUAL_NAMED_EXTENSION, "math.Total"),
+        (EQUAL_BOUND_INSTALLED, "numbers.Total"),
+        (EQUAL_BORROWED_FROM_ANY, "numbers.Total"),
+        (EQUAL_BOUND_BY_TYPE, "numbers.Total"),
     ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(
@@ -480,13 +530,84 @@ def test_an_honest_value_class_is_verified(tmp_path: Path, base: dict[str, str])
     assert report.status is Status.VERIFIED, explain(report)
 
 
-def test_a_match_anything_helper_in_the_tests_is_verified(tmp_path: Path) -> None:
+#: The same helper made by `type()`, its `__eq__` a lambda: code of the tests' own, though
+#: its name is not `Anything.__eq__`.
+ANYTHING_HELPER_BY_TYPE = 'Anything = type("Anything", (), {"__eq__": lambda self, other: True})\n'
+
+
+@pytest.mark.parametrize(
+    "helper", [ANYTHING_HELPER, ANYTHING_HELPER_BY_TYPE], ids=["class", "type"]
+)
+def test_a_match_anything_helper_in_the_tests_is_verified(tmp_path: Path, helper: str) -> None:
     base = {
         **PYTEST_BASE,
         "test_calc.py": TESTS_WITH_THE_HELPER,
         "tests/__init__.py": "",
-        "tests/helpers.py": ANYTHING_HELPER,
+        "tests/helpers.py": helper,
     }
+    repo = change_on_base(
+        tmp_path / "repo", base, {"calc.py": "def add(a, b):\n    return a + b\n"}, dedent=False
+    )
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
+#: Tests that import installed libraries whose classes borrow their comparing code or
+#: have none of their own: modal's `live_method` makes `_Dict.__contains__` one shared
+#: async wrapper (asked, it answers with a coroutine, which is true), upb's containers
+#: are C, numpy's arrays answer `==` with arrays.
+LIBRARIES_PYTEST = """\
+from unittest import mock
+
+import modal
+import numpy
+from google.protobuf import struct_pb2
+
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+    assert numpy.array([add(1, 1)]).tolist() == [2]
+    assert struct_pb2.Struct(fields={"a": struct_pb2.Value(number_value=1)}) is not None
+    assert {"sum": add(1, 2), "app": modal.App("calc").name} == {"sum": mock.ANY, "app": "calc"}
+    told = mock.MagicMock()
+    told(add(1, 1))
+    told.assert_called_once_with(2)
+"""
+LIBRARIES_UNITTEST = """\
+import unittest
+from unittest import mock
+
+import modal
+import numpy
+from google.protobuf import struct_pb2
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+        self.assertEqual(numpy.array([add(1, 1)]).tolist(), [2])
+        self.assertIsNotNone(struct_pb2.Struct(fields={"a": struct_pb2.Value(number_value=1)}))
+        self.assertEqual({"sum": add(1, 2), "app": modal.App("calc").name}, {"sum": mock.ANY, "app": "calc"})
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "tests"),
+    [
+        ({**PYTEST_BASE, "test_calc.py": LIBRARIES_PYTEST}, "test_calc.py"),
+        ({**UNITTEST_BASE, "tests/test_calc.py": LIBRARIES_UNITTEST}, "tests/test_calc.py"),
+    ],
+    ids=["pytest", "unittest"],
+)
+def test_installed_libraries_classes_are_verified(
+    tmp_path: Path, base: dict[str, str], tests: str
+) -> None:
+    for library in ("modal", "numpy", "google.protobuf"):
+        pytest.importorskip(library)
     repo = change_on_base(
         tmp_path / "repo", base, {"calc.py": "def add(a, b):\n    return a + b\n"}, dedent=False
     )

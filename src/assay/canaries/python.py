@@ -233,8 +233,7 @@ def _own_method(cls, name, roots):
     # class is the one its module (installed, or test code --protect restores) binds at its
     # name, and the function's code is what an installed file compiles to. A class names its
     # own module (`__module__ = "numbers"`) and code names any file (`compile(src, path)`),
-    # so neither claim alone is believed; a C function it borrows (`__eq__ = int.__ne__`,
-    # a `partialmethod` of one) has no file: the class's module decides.
+    # so neither claim alone is believed.
     if name not in vars(cls) or not _written_in_python(cls, roots):
         return False
     code = getattr(_unwrapped(vars(cls)[name]), "__code__", None)
@@ -242,7 +241,61 @@ def _own_method(cls, name, roots):
     if not (_elsewhere(getattr(module, "__file__", None), roots) and _made_there(cls, module, code, name)):
         return True
     where = getattr(code, "co_filename", None)
-    return code is not None and not (_elsewhere(where, roots) and _compiled_from(code, where, roots))
+    if code is not None and not (_elsewhere(where, roots) and _compiled_from(code, where, roots)):
+        return True
+    # A method with no code (`partialmethod(operator.is_not)`), or code of another class's
+    # (`vars(mock._ANY)["__eq__"]`), says nothing of where its class was made: believed
+    # only of a class an installed file's class statement made, or one alive before any
+    # of the project's code ran. (modal's `live_method` makes every such method one code.)
+    # Code of the test files --protect restores is the tests' own, whatever its name.
+    own = code is not None and (
+        getattr(code, "co_qualname", None) in (None, f"{cls.__qualname__}.{name}")
+        or not (where.startswith(roots) or _frozen_name(where) is not None))
+    return not (own or _made_by_installed_statement(cls, roots))
+
+
+def _noting_classes():
+    # Each class a class statement makes from now on is noted with the code that ran the
+    # statement (the code whose constant its body is), and each class alive now as older
+    # than the project's code. By id, with a weak reference to tell a reused id: a
+    # metaclass's `__hash__` is the project's to write.
+    import builtins
+    import weakref
+
+    for cls in _every_class():
+        _MADE[id(cls)] = (weakref.ref(cls), True)
+    build = builtins.__build_class__
+
+    def __build_class__(func, name, *bases, **keywords):
+        cls = build(func, name, *bases, **keywords)
+        try:
+            statement = _sys._getframe(1).f_code
+            body = func.__code__
+            if isinstance(cls, type) and any(c is body for c in statement.co_consts):
+                _MADE[id(cls)] = (weakref.ref(cls), statement)
+        except Exception:
+            pass
+        return cls
+
+    builtins.__build_class__ = __build_class__
+
+
+#: Each class noted by `_noting_classes`, by id: its weak reference, and the code of the
+#: class statement that made it (True: alive before).
+_MADE = {}
+
+
+def _made_by_installed_statement(cls, roots):
+    # A class statement of an installed file (or test code --protect restores) made `cls`,
+    # as that file compiles; or `cls` was alive before the guard noted any. A class `type()`
+    # made, or a statement the project's code ran, is not believed.
+    ref, statement = _MADE.get(id(cls), (None, None))
+    if ref is None or ref() is not cls:
+        return False
+    if statement is True:
+        return True
+    where = statement.co_filename
+    return _elsewhere(where, roots) and _compiled_from(statement, where, roots)
 
 
 def _elsewhere(where, roots):
@@ -331,15 +384,19 @@ def _asked(cls, roots):
 
 
 def _the_projects_classes(roots):
-    # Every class alive (each is its bases' subclass) that compares as the project's.
+    # Every class alive that compares as the project's.
+    return (cls for cls in _every_class() if _asked(cls, roots))
+
+
+def _every_class():
+    # Every class alive: each is its bases' subclass.
     seen, stack = set(), [object]
     while stack:
         for cls in type.__subclasses__(stack.pop()):
             if id(cls) not in seen:
                 seen.add(id(cls))
                 stack.append(cls)
-                if _asked(cls, roots):
-                    yield cls
+                yield cls
 
 
 def _equal_to_anything(roots, kept=()):
@@ -723,6 +780,7 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
 
 $state
     _PINNED.update($pinned)
+    _noting_classes()
 
     def runs(value):
         return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
@@ -1385,6 +1443,7 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     results = []
 
 $state
+    _noting_classes()
 
     def members():
         # Every function of a class of unittest's, by where it lives.
