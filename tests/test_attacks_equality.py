@@ -14,6 +14,7 @@ helper in the project's test code, where --protect restores it from the base.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -555,19 +556,38 @@ def test_a_match_anything_helper_in_the_tests_is_verified(tmp_path: Path, helper
 #: Tests that import installed libraries whose classes borrow their comparing code or
 #: have none of their own: modal's `live_method` makes `_Dict.__contains__` one shared
 #: async wrapper (asked, it answers with a coroutine, which is true), upb's containers
-#: are C, numpy's arrays answer `==` with arrays.
+#: are C, numpy's arrays answer `==` with arrays; and pydantic models made in a function.
 LIBRARIES_PYTEST = """\
+from __future__ import annotations
+
 from unittest import mock
 
 import modal
 import numpy
+import pydantic
 from google.protobuf import struct_pb2
 
 from calc import add
 
 
+def _models():
+    # Made in a function, its names strings: pydantic resolves them in the namespace of the
+    # frame its metaclass was called from, which must be this function's.
+    class Inner(pydantic.BaseModel):
+        v: int
+
+    class Outer(pydantic.BaseModel):
+        inner: Inner
+
+    return Outer
+
+
+Outer = _models()
+
+
 def test_add():
     assert add(2, 3) == 5
+    assert Outer(inner={"v": add(1, 1)}).inner.v == 2
     assert numpy.array([add(1, 1)]).tolist() == [2]
     assert struct_pb2.Struct(fields={"a": struct_pb2.Value(number_value=1)}) is not None
     assert {"sum": add(1, 2), "app": modal.App("calc").name} == {"sum": mock.ANY, "app": "calc"}
@@ -606,8 +626,8 @@ class CalcTest(unittest.TestCase):
 def test_installed_libraries_classes_are_verified(
     tmp_path: Path, base: dict[str, str], tests: str
 ) -> None:
-    for library in ("modal", "numpy", "google.protobuf"):
-        pytest.importorskip(library)
+    for library in ("modal", "numpy", "google.protobuf", "pydantic"):
+        importlib.import_module(library)  # test dependencies: never a skip
     repo = change_on_base(
         tmp_path / "repo", base, {"calc.py": "def add(a, b):\n    return a + b\n"}, dedent=False
     )

@@ -274,18 +274,8 @@ def test_the_guards_own_functions_are_guarded_too(tmp_path: Path, disarmed: bool
 
 
 def _equality_helpers() -> dict[str, Any]:
-    """The helpers as the guards hold them, loaded before the code under test: every class
-    alive now is noted as older than it (this process's class statements are not noted
-    from here on, so each test's helpers stay its own)."""
-    import builtins
-
     helpers: dict[str, Any] = {"_os": os, "_sys": sys}
     exec(_FUNCTION_STATE, helpers)  # noqa: S102 - the helpers as the guards hold them
-    build = builtins.__build_class__
-    try:
-        helpers["_noting_classes"]()
-    finally:
-        builtins.__build_class__ = build
     return helpers
 
 

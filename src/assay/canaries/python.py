@@ -245,57 +245,32 @@ def _own_method(cls, name, roots):
         return True
     # A method with no code (`partialmethod(operator.is_not)`), or code of another class's
     # (`vars(mock._ANY)["__eq__"]`), says nothing of where its class was made: believed
-    # only of a class an installed file's class statement made, or one alive before any
-    # of the project's code ran. (modal's `live_method` makes every such method one code.)
-    # Code of the test files --protect restores is the tests' own, whatever its name.
+    # only of a class its installed module's file states. (modal's `live_method` makes
+    # every such method one code.) Code of the test files --protect restores is the tests'
+    # own, whatever its name.
     own = code is not None and (
         getattr(code, "co_qualname", None) in (None, f"{cls.__qualname__}.{name}")
         or not (where.startswith(roots) or _frozen_name(where) is not None))
-    return not (own or _made_by_installed_statement(cls, roots))
+    return not (own or _stated_in_its_file(cls, module))
 
 
-def _noting_classes():
-    # Each class a class statement makes from now on is noted with the code that ran the
-    # statement (the code whose constant its body is), and each class alive now as older
-    # than the project's code. By id, with a weak reference to tell a reused id: a
-    # metaclass's `__hash__` is the project's to write.
-    import builtins
-    import weakref
-
-    for cls in _every_class():
-        _MADE[id(cls)] = (weakref.ref(cls), True)
-    build = builtins.__build_class__
-
-    def __build_class__(func, name, *bases, **keywords):
-        cls = build(func, name, *bases, **keywords)
-        try:
-            statement = _sys._getframe(1).f_code
-            body = func.__code__
-            if isinstance(cls, type) and any(c is body for c in statement.co_consts):
-                _MADE[id(cls)] = (weakref.ref(cls), statement)
-        except Exception:
-            pass
-        return cls
-
-    builtins.__build_class__ = __build_class__
-
-
-#: Each class noted by `_noting_classes`, by id: its weak reference, and the code of the
-#: class statement that made it (True: alive before).
-_MADE = {}
-
-
-def _made_by_installed_statement(cls, roots):
-    # A class statement of an installed file (or test code --protect restores) made `cls`,
-    # as that file compiles; or `cls` was alive before the guard noted any. A class `type()`
-    # made, or a statement the project's code ran, is not believed.
-    ref, statement = _MADE.get(id(cls), (None, None))
-    if ref is None or ref() is not cls:
+def _stated_in_its_file(cls, module):
+    # Whether the file of `cls`'s module, as it compiles, holds a class statement of its
+    # qualified name: modal's `_Dict` is `class _Dict` of modal/dict.py; a class the
+    # project bound into `numbers` is no statement of numbers.py's. Read from the file, not
+    # from watching classes made: a wrapped `__build_class__` puts a frame between a class
+    # statement and its metaclass, where pydantic looks for the names a model made in a
+    # function uses. (A class bound over one the file states, its name taken too, is not
+    # told apart: as `mock._ANY` rebound.)
+    where = getattr(module, "__file__", None)
+    if not (isinstance(where, str) and where.endswith(".py")):
         return False
-    if statement is True:
-        return True
-    where = statement.co_filename
-    return _elsewhere(where, roots) and _compiled_from(statement, where, roots)
+    return any(
+        getattr(code, "co_qualname", None) == cls.__qualname__
+        for (name, _), codes in _compiled(where, None).items()
+        if name == cls.__name__
+        for code in codes
+    )
 
 
 def _elsewhere(where, roots):
@@ -780,7 +755,6 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
 
 $state
     _PINNED.update($pinned)
-    _noting_classes()
 
     def runs(value):
         return isinstance(value, type) or getattr(_unwrapped(value), "__code__", None) is not None
@@ -1443,7 +1417,6 @@ def _guarding(exit=_os._exit, write=_os.write, err=_os.dup(2), _os=_os, _sys=_sy
     results = []
 
 $state
-    _noting_classes()
 
     def members():
         # Every function of a class of unittest's, by where it lives.
