@@ -122,17 +122,18 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
                 durations[key] = float(event["Elapsed"])
     plain = _non_json(result.stdout.text)
     diagnostics = go_diagnostics(result.stderr.text + "\n" + plain, result.cwd)
-    hung = () if diagnostics else _hung(started, outcomes, output, package_output)
+    running = _still_running(started, paused, outcomes)
+    hung = () if diagnostics else _hung(running, outcomes, output, package_output)
     for key in hung:
         outcomes[key] = "error"
     if result.timed_out and not hung:
-        # Stopped at assay's deadline: what started and never ended is what hung.
-        hung = tuple(sorted(key for key in started if key not in outcomes))
+        # Stopped at assay's deadline: what was running and never ended is what hung.
+        hung = tuple(sorted(running))
     # With no deadline to blame, a test that started and never ended had its binary exit
     # under it (`os.Exit(1)` in the code it ran, a crash): failed, or a failing canary
     # beside it would be the run's only failure. A parallel test still paused then, waiting
-    # for the sequential ones to end, never ran: it has no outcome.
-    exited = set() if result.timed_out else {k for k in started - paused if k not in outcomes}
+    # for the sequential ones to end, never ran, and a parent only waited: no outcome.
+    exited = set() if result.timed_out else {k for k in running if k not in outcomes}
     for key in exited:
         outcomes[key] = "failed"
         output.setdefault(key, []).insert(0, _EXITED_MESSAGE)
@@ -187,15 +188,32 @@ def _with_stuck_place(
     return f"{package}.{test} (stuck at {place})" if place else f"{package}.{test}"
 
 
-def _hung(
+def _still_running(
     started: set[tuple[str, str]],
+    paused: set[tuple[str, str]],
+    outcomes: dict[tuple[str, str], str],
+) -> set[tuple[str, str]]:
+    """The tests that were running when the output ended: started, not ended, and not a
+    parallel test still paused (it waits its turn and never ran), nor a parent whose
+    subtest is running (it only waits for it). A hung TestDiff with 250 parallel subtests
+    named all of them, where two ran."""
+    unended = {key for key in started - paused if key not in outcomes}
+    return {
+        (package, test)
+        for package, test in unended
+        if not any(p == package and t.startswith(test + "/") for p, t in unended)
+    }
+
+
+def _hung(
+    running: set[tuple[str, str]],
     outcomes: dict[tuple[str, str], str],
     output: dict[tuple[str, str], list[str]],
     package_output: dict[str, list[str]],
 ) -> tuple[tuple[str, str], ...]:
     """The tests go test's `-timeout` stopped: in a package whose binary printed the
-    timeout panic, those it lists as running, and those that started and never ended. A
-    test that passed or was skipped never counts, whatever it printed."""
+    timeout panic, those it lists as running, and those `_still_running`. A test that
+    passed or was skipped never counts, whatever it printed."""
     texts: dict[str, str] = {}
     for (package, _), lines in output.items():
         texts[package] = texts.get(package, "") + "".join(lines)
@@ -207,11 +225,11 @@ def _hung(
         if alarm is None:
             continue
         listed = _running_tests(text[alarm.end() :])
-        for key in sorted(k for k in started | set(outcomes) if k[0] == package):
+        for key in sorted(k for k in running | set(outcomes) if k[0] == package):
             ended = outcomes.get(key)
             if ended in ("passed", "skipped"):
                 continue
-            if ended is None or key[1] in listed:
+            if key in running or key[1] in listed:
                 hung.append(key)
     return tuple(hung)
 
