@@ -8,16 +8,13 @@ Any other warning still fails the check, as in the crate's CI."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.cli import assay, assay_env, no_traceback
 from tests.repos import write
-
-pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
 
 CI = "on: push\nenv:\n  RUSTFLAGS: -Dwarnings\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
 CI += "    steps:\n      - uses: actions/checkout@v4\n      - run: cargo test\n"
@@ -43,6 +40,7 @@ def crate(root: Path, lib: str) -> Path:
 
 
 def verify(repo: Path, state: Path) -> dict[str, Any]:
+    assert shutil.which("cargo"), "cargo is not installed: the Rust toolchain .ci/run provides"
     done = assay(
         "verify", "--json", "--no-cache", str(repo),
         env=assay_env(ASSAY_CACHE_DIR=str(state)),
@@ -76,3 +74,15 @@ def test_a_crate_that_declares_its_cfgs_keeps_the_lint(tmp_path: Path) -> None:
     report = verify(repo, tmp_path / "state")
     assert report["status"] == "FAILED", report["output"]
     assert "fast_double" in report["note"], report["note"]
+
+
+def test_a_build_script_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    """The tree's files are read as discovery reads them: a FIFO named build.rs, which an
+    open would wait on for ever, is taken for a declaration (the flags stay)."""
+    repo = crate(tmp_path / "calc", LIB)
+    (repo / "build.rs").unlink()
+    os.mkfifo(repo / "build.rs")
+    done = assay("plan", "--json", str(repo), env=assay_env(), timeout=60)
+    no_traceback(done)
+    (check,) = [c for c in json.loads(done.stdout)["checks"] if c["kind"] == "test"]
+    assert check["env"]["RUSTFLAGS"] == "-Dwarnings", check

@@ -10,10 +10,12 @@ lint is allowed after the flags; every other warning still fails the check, as i
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import replace
 from pathlib import Path
 
+from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.evidence import Check
 
 #: The flags that make every warning an error: `-Dwarnings`, `-D warnings`, `--deny=warnings`.
@@ -22,8 +24,6 @@ _DENIES_WARNINGS = re.compile(r"(?:^|\s)(?:-D\s*|--deny[=\s])warnings(?:\s|$)")
 _DECLARES_CFGS = re.compile(r"rustc-check-cfg|check-cfg|unexpected_cfgs")
 _FLAG_VARIABLES = ("RUSTFLAGS", "RUSTDOCFLAGS")
 _ALLOW = "-A unexpected_cfgs"
-#: The most of a manifest or build script read: both are small.
-_MAX_BYTES = 1 << 20
 
 
 def allowing_undeclared_cfgs(check: Check, root: str) -> Check:
@@ -32,10 +32,7 @@ def allowing_undeclared_cfgs(check: Check, root: str) -> Check:
     if check.tool != "cargo" and Path(check.argv[0] if check.argv else "").name != "cargo":
         return check
     denying = [name for name in _FLAG_VARIABLES if _DENIES_WARNINGS.search(check.env.get(name, ""))]
-    crate = (Path(root) / check.cwd).resolve()
-    if not crate.is_relative_to(Path(root).resolve()):
-        crate = Path(root)
-    if not denying or _declares_cfgs(Path(root), crate):
+    if not denying or _declares_cfgs(RepoFiles(root), check.cwd):
         return check
     env = {**check.env, **{name: f"{check.env[name]} {_ALLOW}" for name in denying}}
     return replace(check, env=env)
@@ -48,19 +45,16 @@ def undeclared_cfgs_note(names: list[str]) -> str:
     )
 
 
-def _declares_cfgs(root: Path, crate: Path) -> bool:
-    """Whether the crate's or the workspace's Cargo.toml or build.rs names cfg checking;
-    a file that cannot be read is taken to (the flags are left as they are)."""
-    for directory in dict.fromkeys((crate, root)):
+def _declares_cfgs(files: RepoFiles, crate: str) -> bool:
+    """Whether the crate's or the workspace's Cargo.toml or build.rs names cfg checking,
+    read as discovery reads the tree (inside it, regular files, bounded); a file that
+    cannot be read is taken to (the flags are left as they are)."""
+    for directory in dict.fromkeys((crate, ".")):
         for name in ("Cargo.toml", "build.rs"):
-            path = directory / name
-            if path.is_symlink() or not path.exists():
-                continue
             try:
-                with path.open("rb") as f:
-                    text = f.read(_MAX_BYTES).decode("utf-8", "replace")
-            except OSError:
+                text = files.read_text(posixpath.join(directory, name))
+            except UnreadableFile:
                 return True
-            if _DECLARES_CFGS.search(text):
+            if text is not None and _DECLARES_CFGS.search(text):
                 return True
     return False
