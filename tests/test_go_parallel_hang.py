@@ -7,7 +7,6 @@ the note said "a hang, while running ...TestDiff, ...TestDiff/Comparer/Ambiguous
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli import assay, assay_env, no_traceback
+from tests.cli import verified_json
 from tests.repos import write
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
@@ -34,14 +33,7 @@ TESTS = (
 
 
 def verify(repo: Path, state: Path, *args: str) -> dict[str, Any]:
-    done = assay(
-        "verify", "--json", "--no-cache", *args, str(repo),
-        env=assay_env(ASSAY_CACHE_DIR=str(state)),
-        timeout=300,
-    )  # fmt: skip
-    no_traceback(done)
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return verified_json(repo, state, *args)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.cli import assay, assay_env, no_traceback
+from tests.cli import assay, assay_env, no_traceback, verified_json
 from tests.repos import write
 
 CI = "on: push\nenv:\n  RUSTFLAGS: -Dwarnings\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
@@ -41,14 +41,7 @@ def crate(root: Path, lib: str) -> Path:
 
 def verify(repo: Path, state: Path) -> dict[str, Any]:
     assert shutil.which("cargo"), "cargo is not installed: the Rust toolchain .ci/run provides"
-    done = assay(
-        "verify", "--json", "--no-cache", str(repo),
-        env=assay_env(ASSAY_CACHE_DIR=str(state)),
-        timeout=300,
-    )  # fmt: skip
-    no_traceback(done)
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return verified_json(repo, state)
 
 
 def test_a_cfg_its_build_script_sets_undeclared_is_no_error(tmp_path: Path) -> None:
