@@ -219,6 +219,27 @@ def add(a, b):
     return Total(a - b)
 """
 
+#: Bound over a class the installed file does state, under its name: numbers.py's
+#: `class Integral` binds no `__eq__` in its body.
+EQUAL_BOUND_OVER_INSTALLED = """\
+import functools
+import numbers
+import operator
+
+
+class Integral(int):
+    __module__ = "numbers"
+    __eq__ = functools.partialmethod(operator.is_not)
+    __hash__ = int.__hash__
+
+
+numbers.Integral = Integral
+
+
+def add(a, b):
+    return Integral(a - b)
+"""
+
 
 def _assert_caught(report: Report, runner: str, named: str) -> None:
     (test,) = [e for e in report.checks if e.check.kind.value == "test"]
@@ -243,6 +264,7 @@ def _assert_caught(report: Report, runner: str, named: str) -> None:
         (EQUAL_BOUND_INSTALLED, "numbers.Total"),
         (EQUAL_BORROWED_FROM_ANY, "numbers.Total"),
         (EQUAL_BOUND_BY_TYPE, "numbers.Total"),
+        (EQUAL_BOUND_OVER_INSTALLED, "numbers.Integral"),
     ],
 )
 def test_pytest_values_equal_to_anything_are_report_tampered(

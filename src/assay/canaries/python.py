@@ -251,22 +251,23 @@ def _own_method(cls, name, roots):
     own = code is not None and (
         getattr(code, "co_qualname", None) in (None, f"{cls.__qualname__}.{name}")
         or not (where.startswith(roots) or _frozen_name(where) is not None))
-    return not (own or _stated_in_its_file(cls, module))
+    return not (own or _stated_in_its_file(cls, module, name))
 
 
-def _stated_in_its_file(cls, module):
+def _stated_in_its_file(cls, module, method):
     # Whether the file of `cls`'s module, as it compiles, holds a class statement of its
-    # qualified name: modal's `_Dict` is `class _Dict` of modal/dict.py; a class the
-    # project bound into `numbers` is no statement of numbers.py's. Read from the file, not
-    # from watching classes made: a wrapped `__build_class__` puts a frame between a class
-    # statement and its metaclass, where pydantic looks for the names a model made in a
-    # function uses. (A class bound over one the file states, its name taken too, is not
-    # told apart: as `mock._ANY` rebound.)
+    # qualified name that binds `method`: modal's `_Dict` is `class _Dict` of
+    # modal/dict.py, whose body defines `__contains__`; a class the project bound into
+    # `numbers` is no statement of numbers.py's, nor one bound over `numbers.Integral`,
+    # whose body defines no `__eq__`. Read from the file, not from watching classes made:
+    # a wrapped `__build_class__` puts a frame between a class statement and its metaclass,
+    # where pydantic looks for the names a model made in a function uses. (A class bound
+    # over one whose statement binds that method is not told apart: `mock._ANY` rebound.)
     where = getattr(module, "__file__", None)
     if not (isinstance(where, str) and where.endswith(".py")):
         return False
     return any(
-        getattr(code, "co_qualname", None) == cls.__qualname__
+        getattr(code, "co_qualname", None) == cls.__qualname__ and method in code.co_names
         for (name, _), codes in _compiled(where, None).items()
         if name == cls.__name__
         for code in codes
