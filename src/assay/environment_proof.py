@@ -231,7 +231,7 @@ def _seed_byte_code(session: Session, checks: Sequence[Check], pycache: Path) ->
     """The standard library's byte-code under `pycache`, for the interpreters the Python
     checks run (`assay.stdlib_bytecode`): each binary, and the interpreter beside it."""
     from assay.check_execution import locate
-    from assay.protected_workspace import sandbox_uid
+    from assay.sandbox.base import sandbox_uid
     from assay.stdlib_bytecode import seed_standard_libraries
 
     workspace = session.workspace

@@ -706,7 +706,7 @@ class _Run:
         is not named to its tool, which starts cold."""
         if self.mypy_cache is None and self.go_cache is None:
             return
-        from assay.protected_workspace import sandbox_uid
+        from assay.sandbox.base import sandbox_uid
         from assay.tool_caches import hand_over
 
         uid = sandbox_uid(session.sandbox)
@@ -731,8 +731,8 @@ class _Run:
         if workspace is None or workspace.provisioned is None or not workspace.owned:
             return lambda: None
         from assay.bytecode_store import compile_until, store_for
-        from assay.protected_workspace import sandbox_uid
         from assay.pytest_bytecode import pass_hook_configured
+        from assay.sandbox.base import sandbox_uid
 
         copied = workspace.provisioned.copied_as
         try:  # only ever a speed-up: the checks compile what they import
@@ -811,7 +811,7 @@ class _Run:
 def _locks_protected(session: Session) -> bool:
     """Whether the session's checks run as a uid of their own, against which protected
     files are locked (`protected_workspace.lock_protected`)."""
-    from assay.protected_workspace import sandbox_uid
+    from assay.sandbox.base import sandbox_uid
 
     return sandbox_uid(session.sandbox) is not None
 

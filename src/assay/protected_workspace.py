@@ -24,7 +24,7 @@ from pathlib import Path
 
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet, is_bytecode
-from assay.sandbox.base import Sandbox, Workspace
+from assay.sandbox.base import Sandbox, Workspace, sandbox_uid
 from assay.tamper import sections_differ
 from assay.untrusted_files import same_entry
 
@@ -163,15 +163,6 @@ def _lock_file(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
-
-
-def sandbox_uid(sandbox: Sandbox | None) -> int | None:
-    """The uid `sandbox` runs checks as when that is a uid of their own (not this
-    process's): the uid protected files are locked against. None otherwise (no sandbox)."""
-    uid = getattr(sandbox, "uid", None)
-    if os.geteuid() != 0 or not isinstance(uid, int) or isinstance(uid, bool) or uid <= 0:
-        return None
-    return uid
 
 
 def provision_protected(

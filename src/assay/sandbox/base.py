@@ -222,6 +222,15 @@ class Sandbox(abc.ABC):
             error.add_note(f"and cleanup failed: {cleanup_error}")
 
 
+def sandbox_uid(sandbox: Sandbox | None) -> int | None:
+    """The uid `sandbox` runs checks as when that is a uid of their own (not this
+    process's): the uid protected files are locked against. None otherwise (no sandbox)."""
+    uid = getattr(sandbox, "uid", None)
+    if os.geteuid() != 0 or not isinstance(uid, int) or isinstance(uid, bool) or uid <= 0:
+        return None
+    return uid
+
+
 def _relative_inside(workspace: Workspace, relpath: str | os.PathLike[str]) -> str:
     """`relpath` as a `/`-separated path below the workspace, judged by its text alone
     (nothing on disk is looked at, so no link is followed to judge it)."""
