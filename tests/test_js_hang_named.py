@@ -149,6 +149,11 @@ def test_a_link_left_where_the_reporter_goes_is_not_followed(tmp_path: Path) -> 
     assert words == ("--reporters=default", f"--reporters={written}")
 
 
+def test_a_directory_where_the_reporter_goes_means_no_reporter(tmp_path: Path) -> None:
+    (tmp_path / f"jest.json{JEST_REPORTER_SUFFIX}").mkdir()
+    assert jest_reporter_words(("jest",), tmp_path / "jest.json") == ()
+
+
 def test_reporters_named_on_the_command_line_are_kept_and_default_not_added(tmp_path: Path) -> None:
     words = jest_reporter_words(("jest", "--reporters=summary"), tmp_path / "jest.json")
     assert words == (f"--reporters={tmp_path / 'jest.json'}{JEST_REPORTER_SUFFIX}",)

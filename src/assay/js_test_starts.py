@@ -115,8 +115,9 @@ def record_path(report: Path) -> Path:
 
 def _written_anew(path: Path, data: bytes) -> bool:
     """Write `path` as a new file: whatever a check left there (a link to a file of the
-    host's) is removed first, never followed; a name taken again meanwhile is a failure."""
-    with contextlib.suppress(FileNotFoundError):
+    host's) is removed first, never followed; a name taken again meanwhile, or one that
+    cannot be removed (a directory), is a failure."""
+    with contextlib.suppress(OSError):
         os.unlink(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
