@@ -221,24 +221,7 @@ def add(a, b):
 
 #: Bound over a class the installed file does state, under its name: numbers.py's
 #: `class Integral` binds no `__eq__` in its body.
-EQUAL_BOUND_OVER_INSTALLED = """\
-import functools
-import numbers
-import operator
-
-
-class Integral(int):
-    __module__ = "numbers"
-    __eq__ = functools.partialmethod(operator.is_not)
-    __hash__ = int.__hash__
-
-
-numbers.Integral = Integral
-
-
-def add(a, b):
-    return Integral(a - b)
-"""
+EQUAL_BOUND_OVER_INSTALLED = EQUAL_BOUND_INSTALLED.replace("Total", "Integral")
 
 
 def _assert_caught(report: Report, runner: str, named: str) -> None:
