@@ -17,8 +17,6 @@ import pytest
 from tests.cli import verified_json
 from tests.repos import write
 
-pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs go")
-
 TESTS = (
     'package calc\n\nimport (\n\t"fmt"\n\t"testing"\n\t"time"\n)\n\n'
     "func TestAll(t *testing.T) {\n"
@@ -33,6 +31,7 @@ TESTS = (
 
 
 def verify(repo: Path, state: Path, *args: str) -> dict[str, Any]:
+    assert shutil.which("go"), "go is not installed: `apt-get install golang-go`, as .ci/run does"
     return verified_json(repo, state, *args)
 
 
