@@ -187,6 +187,19 @@ def test_a_unittest_run_has_its_test_modules_placed_too(tmp_path: Path) -> None:
     assert not (tree / "tests" / "__pycache__" / f"conftest.{TAG}.pyc").exists()
 
 
+RIGHT_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def _calc_package(tree: Path) -> Path:
+    """A project whose package `pkg` has a right `calc.add`, with an empty `tests/`."""
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "calc.py").write_text(RIGHT_ADD)
+    return tree
+
+
 @pytest.mark.slow
 def test_a_verify_reads_kept_byte_code_and_never_a_stale_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -199,13 +212,8 @@ def test_a_verify_reads_kept_byte_code_and_never_a_stale_one(
     from tests.cli import path_with_venv
 
     monkeypatch.setenv("PATH", path_with_venv())
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "tests").mkdir()
-    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
-    (tree / "pkg" / "__init__.py").write_text("")
-    right = "def add(a, b):\n    return a + b\n"
-    (tree / "pkg" / "calc.py").write_text(right)
+    tree = _calc_package(tmp_path / "tree")
+    right = RIGHT_ADD
     (tree / "tests" / "test_calc.py").write_text(
         "import pathlib\nfrom pkg import calc\n\n"
         "def test_add():\n    assert calc.add(2, 3) == 5\n\n"
@@ -292,12 +300,7 @@ def test_a_pycache_link_of_the_tree_never_reaches_the_workspace(
     from tests.cli import path_with_venv
 
     monkeypatch.setenv("PATH", path_with_venv())
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / "tests").mkdir()
-    (tree / "pyproject.toml").write_text("[project]\nname = 'pkg'\nversion = '1'\n")
-    (tree / "pkg" / "__init__.py").write_text("")
-    (tree / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    tree = _calc_package(tmp_path / "tree")
     (tree / "pkg" / "stash").mkdir()
     py_compile.compile(
         str(tree / "pkg" / "calc.py"),
