@@ -70,14 +70,13 @@ def installed_and_verified(repo: Path, tmp_path: Path) -> dict[str, Any]:
     return report
 
 
-def verified_json(repo: Path, state: Path, *args: str, timeout: float = 300) -> dict[str, Any]:
+def verified_json(
+    repo: Path, state: Path | None, *args: str, timeout: float = 300
+) -> dict[str, Any]:
     """The JSON report of `assay verify --json --no-cache ARGS... REPO`, its state in
-    `state`, with the venv's tools on PATH; never a traceback."""
-    done = assay(
-        "verify", "--json", "--no-cache", *args, str(repo),
-        env=assay_env(ASSAY_CACHE_DIR=str(state)),
-        timeout=timeout,
-    )  # fmt: skip
+    `state` (None: the default), with the venv's tools on PATH; never a traceback."""
+    env = assay_env() if state is None else assay_env(ASSAY_CACHE_DIR=str(state))
+    done = assay("verify", "--json", "--no-cache", *args, str(repo), env=env, timeout=timeout)
     no_traceback(done)
     report: dict[str, Any] = json.loads(done.stdout)
     return report

@@ -20,19 +20,14 @@ from typing import Any
 import pytest
 
 from tests.attacks import change_on_base, verify_change
-from tests.cli import assay, no_traceback
+from tests.cli import verified_json
 
 pytestmark = pytest.mark.slow
 
 
 def _verify(repo: Path) -> dict[str, Any]:
     """`assay verify --base HEAD~1 --protect --json`: the change as work nobody trusts."""
-    done = assay(
-        "verify", "--base", "HEAD~1", "--protect", "--json", "--no-cache", str(repo), timeout=300
-    )
-    no_traceback(done)
-    report: dict[str, Any] = json.loads(done.stdout)
-    return report
+    return verified_json(repo, None, "--base", "HEAD~1", "--protect")
 
 
 def _verify_with_canaries(repo: Path) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.attacks import change_on_base
-from tests.cli import assay, no_traceback
+from tests.cli import verified_json
 
 pytestmark = pytest.mark.slow
 
@@ -116,12 +116,7 @@ BROKEN = {"jest": BROKEN_CJS, "vitest": BROKEN_ESM, "mocha": BROKEN_CJS, "jest-h
 
 
 def _verify(repo: Path) -> dict[str, object]:
-    done = assay(
-        "verify", "--base", "HEAD~1", "--protect", "--json", "--no-cache", str(repo), timeout=300
-    )
-    no_traceback(done)
-    report: dict[str, object] = json.loads(done.stdout)
-    return report
+    return verified_json(repo, None, "--base", "HEAD~1", "--protect")
 
 
 @pytest.mark.parametrize("runner", sorted(BASES))
