@@ -21,6 +21,7 @@ import math
 import os
 import re
 import resource
+import select
 import selectors
 import signal
 import subprocess
@@ -331,6 +332,7 @@ class _Execution:
         leaves: list[reaper.Leaf] = []
         if timed_out:
             leaves = reaper.leaf_commands(proc.pid, self.marker, since=self.since)
+            self._await_stacks(leaves, pipes, proc.pid)
             self._terminate(proc.pid, pipes)
         # Phase 2: the main process is done, or about to be killed. It is not reaped yet, so
         # its process group id cannot be reused: everything it left behind dies first.
@@ -374,6 +376,33 @@ class _Execution:
             running_at_deadline=tuple(leaf.argv for leaf in leaves),
             threads_at_deadline=tuple(leaf.threads for leaf in leaves),
         )
+
+    def _await_stacks(self, leaves: Sequence[reaper.Leaf], pipes: _Pipes, pid: int) -> None:
+        """Ask the leaves that print their stacks on a signal for them (`assay.stack_dumps`),
+        and keep draining until they have exited and what relays their output has passed
+        it on (the main process exited, or a moment went by), within a bound."""
+        from assay.stack_dumps import DUMP_WAIT_SECONDS, RELAY_SECONDS, ask_for_stacks
+
+        asked = ask_for_stacks(leaves)
+        if not asked:
+            return
+        poller = select.poll()
+        for fd in asked:
+            poller.register(fd, select.POLLIN)
+        try:
+            end = time.monotonic() + DUMP_WAIT_SECONDS
+            pending = len(asked)
+            while pending and time.monotonic() < end:
+                pipes.pump(_EXIT_POLL_SECONDS / 5)
+                for fd, _ in poller.poll(0):
+                    poller.unregister(fd)
+                    pending -= 1
+            relayed = min(end, time.monotonic() + RELAY_SECONDS)
+            while time.monotonic() < relayed and not _has_exited(pid):
+                pipes.pump(_EXIT_POLL_SECONDS / 5)
+        finally:
+            for fd in asked:
+                os.close(fd)
 
     def _terminate(self, pid: int, pipes: _Pipes) -> None:
         """TERM the whole tree and keep draining until it is gone, every survivor ignores

@@ -261,6 +261,7 @@ class Leaf:
     threads: tuple[str, ...] = ()
     """The names of its threads but the first, each once: Rust's libtest runs each test in a
     thread named for it (the kernel keeps 15 bytes of a name)."""
+    pid: int | None = None
 
 
 def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[Leaf]:
@@ -280,15 +281,20 @@ def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[L
     for pid in sorted(alive - parents):
         if len(leaves) >= MAX_LEAF_COMMANDS:
             break
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                raw = f.read(MAX_COMMAND_BYTES)
-        except OSError:
-            continue
-        argv = tuple(w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0"))
+        argv = command_line(pid)
         if argv and argv[0]:
-            leaves.append(Leaf(argv, _thread_names(pid)))
+            leaves.append(Leaf(argv, _thread_names(pid), pid))
     return leaves
+
+
+def command_line(pid: int) -> tuple[str, ...]:
+    """The words `pid` was started with (its first `MAX_COMMAND_BYTES`); () when gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read(MAX_COMMAND_BYTES)
+    except OSError:
+        return ()
+    return tuple(w.decode("utf-8", "replace") for w in raw.rstrip(b"\0").split(b"\0"))
 
 
 def _thread_names(pid: int) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
-"""Where a Go test stopped by go test's own `-timeout` was stuck: the innermost frame of
-the project's code in the goroutine that ran it, from the panic's goroutine dump.
+"""Where a hung Go test was stuck: the innermost frame of the project's code in the
+goroutine that ran it, from the goroutine dump of go test's own `-timeout` panic, or of
+the SIGQUIT assay sends the test binary at its own deadline (`assay.stack_dumps`).
 
 The dump is output of the test binary, the code under test's to shape: it is read line by
 line within a bound, and gives only a place to name beside the hung test.
@@ -17,8 +18,10 @@ _GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]*\]:$")
 _FUNCTION = re.compile(
     r"^(?:created by )?(?P<func>[^\s()\x00-\x1f]{1,300})\(.*\)(?: in goroutine \d+)?$"
 )
+#: A SIGQUIT's dump adds each frame's registers: " fp=0xc000036770 sp=0xc000036768 pc=0x4f4fc2".
 _PLACE = re.compile(
-    r"^\t(?P<file>/[^\x00-\x1f]{1,1024}?\.go):(?P<line>\d{1,7})(?: \+0x[0-9a-f]+)?$"
+    r"^\t(?P<file>/[^\x00-\x1f]{1,1024}?\.go):(?P<line>\d{1,7})(?: \+0x[0-9a-f]+)?"
+    r"(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$"
 )
 #: Lines of a dump looked at.
 DUMP_LINES_MAX = 5_000
