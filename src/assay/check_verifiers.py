@@ -7,11 +7,13 @@ only path from a process to a verdict, for `assay run` and `assay verify` alike.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assay.evidence import DEFAULT_TIMEOUT_S, Check, Evidence
+from assay.process import telling_start
 from assay.run_record import RunRecord
 from assay.runner import Isolation, VerifierContext, run_verifiers
 from assay.scratch import sweep_stale
@@ -52,7 +54,11 @@ def run_checks(checks: Sequence[Check], execute: CheckExecutor, *, workdir: str)
     longest = max((c.timeout_s or 0.0) for c in checks)
     deadline = longest + RUNNER_SLACK_SECONDS if longest else None
     order = start_order(checks)
-    verifiers = [CommandVerifier(checks[i], execute) for i in order]
+    first = _HeadStart(execute)
+    verifiers = [
+        CommandVerifier(checks[i], first.execute if n == 0 else first.then(execute))
+        for n, i in enumerate(order)
+    ]
     outcomes = run_verifiers(verifiers, VerifierContext(workdir=workdir), deadline=deadline)
     by_index = dict(zip(order, (outcome.evidence for outcome in outcomes), strict=True))
     return [by_index[index] for index in range(len(checks))]
@@ -66,6 +72,35 @@ def start_order(checks: Sequence[Check]) -> list[int]:
 
 
 _START_RANK = {Kind.TEST: 0, Kind.TYPECHECK: 1}
+
+#: Longest the other checks of a stage wait for the first one's command to be running.
+HEAD_START_MAX_S = 0.5
+
+
+class _HeadStart:
+    """The first check of a stage to start (the longest, `start_order`) has its command
+    running before the others begin: they would race it for the workspace's one sandbox
+    launched ahead (`assay.sandbox.launch`) on two cores, and a quick lint that won left
+    the test run to start a sandbox of its own, after. They wait no longer than
+    `HEAD_START_MAX_S`, and not at all once it has ended or failed to start."""
+
+    def __init__(self, execute: CheckExecutor) -> None:
+        self._execute = execute
+        self._running = threading.Event()
+
+    def execute(self, check: Check) -> Evidence:
+        try:
+            with telling_start(self._running.set):
+                return self._execute(check)
+        finally:
+            self._running.set()
+
+    def then(self, execute: CheckExecutor) -> CheckExecutor:
+        def after_the_first(check: Check) -> Evidence:
+            self._running.wait(HEAD_START_MAX_S)
+            return execute(check)
+
+        return after_the_first
 
 
 def run_one(

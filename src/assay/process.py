@@ -27,7 +27,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -116,6 +116,7 @@ def run_process(
     if started is None:
         started = _start(argv, resolved_cwd, build_env(env_policy, env, home=scratch_home))
     deadline = None if not timeout else time.monotonic() + timeout
+    _tell_started()
     try:
         return _Execution(
             started,
@@ -127,6 +128,27 @@ def run_process(
     finally:
         if scratch_home is not None:
             _remove_tree(scratch_home)
+
+
+_listening = threading.local()
+
+
+@contextlib.contextmanager
+def telling_start(callback: Callable[[], None]) -> Iterator[None]:
+    """Within the block, `callback` is called (in this thread) as each process `run_process`
+    runs here begins its supervision: the command is running."""
+    before = getattr(_listening, "callback", None)
+    _listening.callback = callback
+    try:
+        yield
+    finally:
+        _listening.callback = before
+
+
+def _tell_started() -> None:
+    callback = getattr(_listening, "callback", None)
+    if callback is not None:
+        callback()
 
 
 @dataclass(slots=True)
