@@ -1,6 +1,7 @@
-"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, a run's start after an
-idle spell (its sandbox built ahead, its cgroup made ahead, its cgroup join primed,
-neither), verdict-cache lookups.
+"""Sandbox benchmarks: workspace provisioning, bubblewrap overhead, a copied workspace's
+first command (its sandbox built ahead) against its second, a run's start after an idle
+spell (its sandbox built ahead, its cgroup made ahead, its cgroup join primed, neither),
+verdict-cache lookups.
 
 Run: `.venv/bin/python bench/bench_sandbox.py [--join-only]`. Every ratio is measured in
 the same run.
@@ -181,6 +182,37 @@ def bench_bwrap(scratch: Path) -> None:
             )
 
 
+def bench_first_command(scratch: Path, rounds: int = 12, busy_s: float = 0.03) -> None:
+    """A copied workspace's first command (`true`), as a verify's test check is: in the
+    sandbox built while the workspace was made (`BwrapSandbox._stand_by_for_the_first`),
+    `busy_s` later (assay identifies the tools meanwhile), against the same command
+    started afresh in the same workspace right after."""
+    from assay.sandbox import standby
+
+    src = scratch / "first"
+    make_tree(src, 10)
+    sandbox = BwrapSandbox(BwrapOptions(toolchain_paths=(PYTHON,)))
+    ahead: list[float] = []
+    afresh: list[float] = []
+    for _ in range(rounds):
+        with sandbox.workspace(src) as ws:
+            if standby.STANDBYS.waiting(ws.run_id) is None:
+                sys.exit("first command: no sandbox was built ahead")
+            time.sleep(busy_s)
+            for took in (ahead, afresh):
+                started = time.perf_counter()
+                _ran(sandbox.runner(ws), ["true"], cwd=str(ws.path))
+                took.append(time.perf_counter() - started)
+            if standby.STANDBYS.waiting(ws.run_id) is not None:
+                sys.exit("first command: the first command did not take the sandbox built ahead")
+    built, fresh = statistics.median(ahead), statistics.median(afresh)
+    print(
+        f"a copied workspace's first `true`, {busy_s * 1000:.0f} ms after it was made: "
+        f"in the sandbox built ahead {built * 1000:.1f}ms  started afresh {fresh * 1000:.1f}ms"
+        f"  ratio {built / fresh:.3f}"
+    )
+
+
 def bench_cgroup_join(scratch: Path, rounds: int = 12, idle_s: float = 0.3) -> None:
     """`assay run --sandbox bwrap -- true` in this process (as a warm server's worker runs
     it) after the machine was idle, as between an agent's calls: with its sandbox built
@@ -288,6 +320,7 @@ def main() -> None:
             bench_provision(scratch)
             bench_verify(scratch)
             bench_bwrap(scratch)
+            bench_first_command(scratch)
         bench_cgroup_join(scratch)
         if "--join-only" not in sys.argv:
             bench_cache(scratch)

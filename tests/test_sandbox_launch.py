@@ -1,5 +1,6 @@
-"""A command's launch started before the command is known (`assay.sandbox.launch`): with
-real bubblewrap, real cgroups and real processes."""
+"""A command's launch, its late part fed once the command is known (`assay.sandbox.launch`),
+and the first command's sandbox built while its workspace is made (a standby,
+`assay.sandbox.standby`): with real bubblewrap, real cgroups and real processes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assay.process import InvalidRun, ProcessResult, run_process
-from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch
+from assay.sandbox import BwrapOptions, BwrapSandbox, Limits, Workspace, launch, standby
 from tests.cli import assay
 from tests.processes import gone
 from tests.repos import write
@@ -36,12 +37,11 @@ def workspace(sandbox: BwrapSandbox, source: Path) -> Iterator[Workspace]:
         yield ws
 
 
-def _spare_pid(ws: Workspace) -> int:
-    waiting = launch.SPARES.waiting(ws.run_id)
-    assert len(waiting) == 1, "not one launch was started ahead"
-    (spare,) = waiting
-    assert spare.started.proc is not None
-    return spare.started.proc.pid
+def _standby_pid(ws: Workspace) -> int:
+    waiting = standby.STANDBYS.waiting(ws.run_id)
+    assert waiting is not None, "no sandbox was built ahead"
+    assert waiting.launch.started.proc is not None
+    return waiting.launch.started.proc.pid
 
 
 def _late(
@@ -52,24 +52,38 @@ def _late(
     return [*mounts, *launch.late_variables(overlay, argv)]
 
 
-def test_the_first_command_finds_its_launch_already_in_the_run_cgroup(
+def test_the_first_command_finds_its_sandbox_built_already_in_the_run_cgroup(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
-    """The slow part of a start, joining the cgroup, is done while the workspace is made."""
+    """The slow parts of a start, joining the cgroup and building the sandbox, are done
+    while the workspace is made; the next command starts a launch of its own."""
     group = sandbox._cgroups.get(workspace.run_id)
     if group is None:
         pytest.fail(f"no cgroup here: {sandbox._cgroup_notes.get(workspace.run_id)}")
-    pid = _spare_pid(workspace)
+    pid = _standby_pid(workspace)
     end = time.monotonic() + 5
     while str(pid) not in (group.directories[0] / "cgroup.procs").read_text().split():
-        assert time.monotonic() < end, "the launch never joined the run's cgroup"
+        assert time.monotonic() < end, "the standby never joined the run's cgroup"
         time.sleep(0.01)
     result = sandbox.run(workspace, ["sh", "-c", 'echo "$0|$1|$#"', "a b", "c'd\"e"], timeout=30)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text == "a b|c'd\"e|1\n"
-    assert not launch.SPARES.waiting(workspace.run_id)  # taken by that command
+    assert standby.STANDBYS.waiting(workspace.run_id) is None  # taken by that command
     second = sandbox.run(workspace, ["echo", "again"], timeout=30)  # started afresh
     assert (second.exit_code, second.stdout.text) == (0, "again\n")
+
+
+def test_a_command_in_a_directory_of_the_workspace_takes_the_sandbox_built_at_its_root(
+    sandbox: BwrapSandbox, workspace: Workspace
+) -> None:
+    """The sandbox is built at the workspace's root; the command's script enters its own
+    directory (a check of a package in a subdirectory, `npm test` in `web/`)."""
+    (workspace.path / "web").mkdir()
+    pid = _standby_pid(workspace)
+    result = sandbox.run(workspace, ["pwd"], cwd="web", timeout=30)
+    assert (result.exit_code, result.stdout.text) == (0, f"{workspace.path}/web\n")
+    assert standby.STANDBYS.waiting(workspace.run_id) is None
+    assert gone(pid)  # it became that command, which has ended
 
 
 def test_the_commands_words_and_variables_arrive_whole_and_assays_own_do_not(
@@ -102,44 +116,43 @@ def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Wo
     assert not marker.exists()
 
 
-def test_a_launch_nothing_used_is_gone_with_its_workspace(
+def test_a_sandbox_built_ahead_and_never_used_is_gone_with_its_workspace(
     sandbox: BwrapSandbox, source: Path
 ) -> None:
     with sandbox.workspace(source) as ws:
-        pid = _spare_pid(ws)
+        pid = _standby_pid(ws)
         assert not gone(pid, within=0.2)
     assert gone(pid)
-    assert not launch.SPARES.waiting(ws.run_id)
+    assert standby.STANDBYS.waiting(ws.run_id) is None
 
 
-def test_a_launch_made_for_another_sandbox_shape_is_not_used(
+def test_a_command_of_another_sandbox_shape_gets_a_sandbox_of_its_own_shape(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
-    """With the network shared, the launch is another one (no `--unshare-net`): the spare
-    is not used for a command it would confine otherwise, and waits for one it fits (the
-    checks after an install step)."""
-    pid = _spare_pid(workspace)
+    """With the network shared, the launch is another one (no `--unshare-net`): the sandbox
+    built ahead, without the network, is not the one such a command runs in (an install
+    step); it is discarded, and the next command starts one as it would have."""
+    pid = _standby_pid(workspace)
     online = sandbox.with_network()
     result = online.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text.strip() == os.readlink("/proc/self/ns/net")  # the host's
-    assert _spare_pid(workspace) == pid
-    offline = sandbox.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
-    assert offline.stdout.text.strip() != os.readlink("/proc/self/ns/net")
-    assert not launch.SPARES.waiting(workspace.run_id)  # that one took it
     assert gone(pid)
+    offline = sandbox.run(workspace, ["sh", "-c", "readlink /proc/self/ns/net"], timeout=30)
+    assert offline.exit_code == 0, offline.stderr.text
+    assert offline.stdout.text.strip() != os.readlink("/proc/self/ns/net")
 
 
-def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source: Path) -> None:
-    """The maker killed outright while its launch waits: the pipe closes with nothing in
-    it, and the launch ends without running anything."""
+def test_a_sandbox_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source: Path) -> None:
+    """The maker killed outright while the sandbox it built ahead waits: the pipe closes
+    with nothing in it, and the sandbox ends without running anything."""
     code = textwrap.dedent(
         f"""
         import os, signal, sys
-        from assay.sandbox import BwrapOptions, BwrapSandbox, launch
+        from assay.sandbox import BwrapOptions, BwrapSandbox, standby
         sandbox = BwrapSandbox(BwrapOptions())
         ws = sandbox.provision({str(source)!r})
-        print(launch.SPARES.waiting(ws.run_id)[0].started.proc.pid, flush=True)
+        print(standby.STANDBYS.waiting(ws.run_id).launch.started.proc.pid, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -148,7 +161,7 @@ def test_a_launch_whose_maker_dies_runs_nothing_and_exits(tmp_path: Path, source
     )
     assert maker.returncode == -9, maker.stderr
     pid = int(maker.stdout.split()[0])
-    assert gone(pid), f"launch {pid} outlived its maker"
+    assert gone(pid), f"sandbox {pid} outlived its maker"
 
 
 def test_the_next_run_in_place_takes_the_cgroup_made_ahead(fake_home: Path, tmp_path: Path) -> None:
@@ -165,7 +178,7 @@ def test_the_next_run_in_place_takes_the_cgroup_made_ahead(fake_home: Path, tmp_
         ws = sandbox.provision_in_place(tmp_path)
         try:
             assert sandbox._cgroups[ws.run_id] is ahead.group
-            _spare_pid(ws)  # the workspace's own, started for its mounts
+            _standby_pid(ws)  # the workspace's own, built for its mounts
             result = sandbox.run(ws, ["sh", "-c", "echo in place > made"], timeout=30)
             assert result.exit_code == 0, result.stderr.text
             assert (tmp_path / "made").read_text() == "in place\n"
@@ -187,37 +200,35 @@ def test_what_was_made_ahead_and_not_taken_is_dropped(fake_home: Path) -> None:
     assert bwrap._ahead == []
 
 
-def test_a_long_command_starts_afresh_with_its_words_and_leaves_the_spare(
+def test_a_long_commands_words_arrive_whole_in_the_sandbox_built_ahead_and_in_a_fresh_one(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
     """Words handed over late are rebuilt one at a time (quadratic in the shell): a long
-    command is started with its words in the launch's argv, and the spare waits on."""
-    pid = _spare_pid(workspace)
+    command started afresh has its words in the launch's argv; the sandbox built ahead
+    gets them in its script."""
     words = [f"word {i} 'q' \"$x\"" for i in range(launch.MAX_LATE_WORDS * 20)]
     script = "import json, sys; print(json.dumps(sys.argv[1:]))"
-    started = time.monotonic()
-    result = sandbox.run(workspace, [PYTHON, "-c", script, *words], timeout=60)
-    assert result.exit_code == 0, result.stderr.text
-    assert json.loads(result.stdout.text) == words
-    assert time.monotonic() - started < 10
-    assert _spare_pid(workspace) == pid
-    short = sandbox.run(workspace, ["echo", "short"], timeout=30)
-    assert (short.exit_code, short.stdout.text) == (0, "short\n")
-    assert not launch.SPARES.waiting(workspace.run_id)
+    for _ in range(2):  # the sandbox built ahead, then a launch of its own
+        started = time.monotonic()
+        result = sandbox.run(workspace, [PYTHON, "-c", script, *words], timeout=60)
+        assert result.exit_code == 0, result.stderr.text
+        assert json.loads(result.stdout.text) == words
+        assert time.monotonic() - started < 10
+        assert standby.STANDBYS.waiting(workspace.run_id) is None
 
 
 def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
     """bubblewrap splits the late part at each NUL: a variable's value would be options."""
-    spare = launch.start(
+    made = launch.start(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
-    assert spare.started.proc is not None
+    assert made.started.proc is not None
     late = _late(sandbox, workspace, {"FOO": "x\0--share-net"}, ["true"])
     with pytest.raises(InvalidRun, match="NUL"):
-        spare.feed(late)
-    assert gone(spare.started.proc.pid)
+        made.feed(late)
+    assert gone(made.started.proc.pid)
 
 
 def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
@@ -229,14 +240,14 @@ def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
     result = sandbox.run(workspace, [PYTHON, "-c", script, "p\udcff"], timeout=30)
     assert result.exit_code == 0, result.stderr.text
     assert result.stdout.text.strip() == b"p\xff".hex()
-    spare = launch.start(
+    made = launch.start(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
-    assert spare.started.proc is not None
+    assert made.started.proc is not None
     late = _late(sandbox, workspace, {}, ["echo", "\ud800"])
     with pytest.raises(InvalidRun, match="cannot be encoded"):
-        spare.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
-    assert gone(spare.started.proc.pid)
+        made.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
+    assert gone(made.started.proc.pid)
 
 
 @pytest.mark.slow
@@ -364,7 +375,7 @@ def test_a_bound_directory_swapped_while_a_fresh_sandbox_is_built_is_not_what_it
     for a link to one no sandbox shows, and back, in a tight loop: bubblewrap, were it
     handed the path, would resolve it as it mounts it, and might mount the link's target.
     Each sandbox of a workspace must show what its root was built from, whether its
-    command takes the launch started ahead or starts one of its own; bubblewrap, which
+    command takes the sandbox built ahead or starts one of its own; bubblewrap, which
     checks a mount made from a descriptor, may refuse to start instead (caught mid-swap),
     which is no run of the command."""
     tools, secret, tool = tools_and_secret(tmp_path)
@@ -376,7 +387,7 @@ def test_a_bound_directory_swapped_while_a_fresh_sandbox_is_built_is_not_what_it
         ws = sandbox.provision_in_place(place)
         try:
             with swapping(tools, secret):
-                for _ in range(2):  # the spare, then a launch of its own
+                for _ in range(2):  # the sandbox built ahead, then a launch of its own
                     results.append(sandbox.run(ws, ["cat", str(tools / "marker")], timeout=30))
         finally:
             sandbox.cleanup(ws)
@@ -392,9 +403,9 @@ def test_a_command_inherits_none_of_the_descriptors_its_mounts_were_made_from(
 ) -> None:
     """Each bind's source reaches bubblewrap as a descriptor, which it closes once it has
     mounted it: one left open would be a way out of the sandbox (`openat(fd, "..")`), in
-    the launch started ahead as in one started for the command."""
+    the sandbox built ahead as in one started for the command."""
     listing = [PYTHON, "-c", "import os; print(sorted(os.listdir('/proc/self/fd')))"]
-    for _ in range(2):  # the spare, then a launch of its own
+    for _ in range(2):  # the sandbox built ahead, then a launch of its own
         result = sandbox.run(workspace, listing, timeout=30)
         assert result.exit_code == 0, result.stderr.text
         assert result.stdout.text == "['0', '1', '2', '3']\n"

@@ -180,7 +180,7 @@ def test_a_directory_the_command_cannot_enter_is_the_sandboxs_refusal(ahead: Pat
     ws = sandbox.provision_in_place(ahead)
     try:
         assert bwrap._ahead == [], "the workspace did not take what was made ahead"
-        waiting = standby.STANDBYS._by_run.get(ws.run_id)
+        waiting = standby.STANDBYS.waiting(ws.run_id)
         assert waiting is not None, "the workspace did not take the standby"
         started = waiting.command(str(ahead / "missing"), {}, ["true"])
         raw = run_process(started.argv, cwd=str(ahead), timeout=30, started=started)

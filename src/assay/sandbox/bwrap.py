@@ -447,7 +447,7 @@ class BwrapSandbox(Sandbox):
             self._cgroups[ws.run_id] = group
         else:
             self._cgroup_notes[ws.run_id] = why_not
-        self._start_spare(ws)
+        self._stand_by_for_the_first(ws)
         return ws
 
     def provision_in_place(self, source: str | os.PathLike[str]) -> Workspace:
@@ -472,11 +472,11 @@ class BwrapSandbox(Sandbox):
         else:
             self._cgroup_notes[ws.run_id] = why_not
         if ahead is not None and ahead.standby is not None:
-            # The run's sandbox is most likely built already: a spare started now would
+            # The run's sandbox is most likely built already: another built now would
             # only be in its way (a root to build, a process to start and join).
             standby.STANDBYS.add(ws.run_id, ahead.standby)
         else:
-            self._start_spare(ws)
+            self._stand_by_for_the_first(ws)
         return ws
 
     def _make_cgroup(self) -> tuple[cgroup.RunCgroup | None, str]:
@@ -506,7 +506,6 @@ class BwrapSandbox(Sandbox):
         self.reclaim(workspace)
 
     def cleanup(self, workspace: Workspace) -> None:
-        launch.SPARES.discard(workspace.run_id)
         standby.STANDBYS.discard(workspace.run_id)
         group = self._cgroups.pop(workspace.run_id, None)
         self._cgroup_notes.pop(workspace.run_id, None)
@@ -655,34 +654,27 @@ class BwrapSandbox(Sandbox):
         it drops to the sandbox's uid itself."""
         return self._as_root and workspace.owned
 
-    def _start_spare(self, workspace: Workspace) -> None:
-        """Start the first command's launch now, beside the rest of the provisioning. One
-        only: on two cores, three for a stage of three checks made a small verify slower
-        (549 against 530 ms, where one made it 510 against 520: `assay.sandbox.launch`)."""
+    def _stand_by_for_the_first(self, workspace: Workspace) -> None:
+        """Build the first command's sandbox now, beside the rest of the provisioning: a
+        standby (`assay.sandbox.standby`) whose shell waits inside, at the workspace's root,
+        with the mounts of a command whose variables name no tool cache. The first command
+        it fits (of a stage's, `start_order` starts the test run first) then waits for none
+        of bubblewrap's work, its cgroup's join, nor HOME to be made (a first `true` took
+        7.8 ms so, 31.5 ms with only bubblewrap started ahead, on a loaded machine). One
+        only: on two cores, three built for a stage of three checks made a small verify
+        slower (549 against 530 ms, where one made it 510 against 520)."""
         if not self._binary:
             return
         template, env = self._launch_template(workspace), self._env()
-        # For a command whose variables name no tool cache: one that does is shown the
-        # cache writable, and starts a launch of its own (`_launched`).
+        rlimits = self._rlimits(workspace.run_id)
+        root = str(workspace.path)
         try:
-            mounts, pins = self._mounts(workspace, {})
-            fed, passed = self._by_descriptors(mounts, pins)
-        except SandboxError:
+            late = [*self._mounts(workspace, {})[0], "--chdir", root]
+            built = standby.start(template, env, root, rlimits, late, self._trust())
+        except (SandboxError, OSError):
             return  # the command's own start says why
-        try:
-            started = launch.start(
-                template,
-                env,
-                str(workspace.path),
-                self._rlimits(workspace.run_id),
-                keep_fds=passed,
-                mounts=(mounts, fed),
-            )
-        finally:
-            standby.close_all(
-                passed
-            )  # bubblewrap has its own, and closes each once it has mounted it
-        launch.SPARES.add(workspace.run_id, started)
+        if built is not None:
+            standby.STANDBYS.add(workspace.run_id, built)
 
     def _execute(
         self,
@@ -699,7 +691,7 @@ class BwrapSandbox(Sandbox):
         template = self._launch_template(workspace)
         env = self._env()
         begun = None
-        if not workspace.owned and standby.STANDBYS.has(workspace.run_id):
+        if standby.STANDBYS.has(workspace.run_id):
             begun = self._standing_by(workspace, template, env, cwd, overlay, argv)
         if begun is None:
             begun = self._launched(workspace, template, env, cwd, overlay, argv)
@@ -723,9 +715,9 @@ class BwrapSandbox(Sandbox):
         overlay: Mapping[str, str],
         argv: Sequence[str],
     ) -> Started:
-        """`argv` started through the workspace's spare launch when it has one for these
-        mounts and the command is short enough to hand over late, else through a launch
-        started now with the command's words (its cgroup's join primed).
+        """`argv` started through a launch started now (`assay.sandbox.launch`), its words
+        in the launch's own argv, its mounts and variables fed late (its cgroup's join
+        primed).
 
         Each bind's source is handed to bubblewrap as a descriptor the launch inherited,
         opened when the workspace's root was built, never as its path: bubblewrap would
@@ -733,12 +725,6 @@ class BwrapSandbox(Sandbox):
         swap it for a link and back in between, and show this sandbox the link's target."""
         mounts, pins = self._mounts(workspace, overlay)
         rlimits = self._rlimits(workspace.run_id)
-        spare = None
-        if len(argv) <= launch.MAX_LATE_WORDS:
-            spare = launch.SPARES.take(workspace.run_id, template, env, rlimits, mounts)
-        if spare is not None:
-            late = [*spare.mounts_fed, "--chdir", cwd, *launch.late_variables(overlay, argv)]
-            return spare.feed(late)
         fed, passed = self._by_descriptors(mounts, pins)
         group = self._cgroups.get(workspace.run_id)
         primed = group.joins_primed() if group is not None else None
@@ -762,9 +748,11 @@ class BwrapSandbox(Sandbox):
         overlay: Mapping[str, str],
         argv: Sequence[str],
     ) -> Started | None:
-        """For a command in place: `argv` started in the workspace's standby when one fits
-        it (`assay.sandbox.standby`), else None."""
-        sandbox = self._sandbox_args(workspace, cwd, overlay)
+        """`argv` started in the workspace's standby when one fits it (`assay.sandbox.standby`),
+        else None. A copied workspace's standby was built at its root
+        (`_stand_by_for_the_first`): the command's script enters its own directory."""
+        built_in = str(workspace.path) if workspace.owned else cwd
+        sandbox = self._sandbox_args(workspace, built_in, overlay)
         rlimits = self._rlimits(workspace.run_id)
         waiting = standby.STANDBYS.take(workspace.run_id, template, env, rlimits, sandbox)
         return waiting.command(cwd, overlay, argv) if waiting is not None else None

@@ -12,9 +12,9 @@ namespaces, the seccomp filter, `--die-with-parent`, the resource limits, the sh
 inside), with `--args FD`: bubblewrap reads its remaining options from a pipe and waits
 until the pipe is closed. The *late* part (`feed`) is the command's own: the mounts, the
 uid, the working directory, and the command and its variables, handed to the shell
-inside as `--setenv`s. A workspace gets a launch started while it is provisioned (its
-*spare*): the join then happens beside the provisioning, and the first command that fits
-only sends its late part.
+inside as `--setenv`s. A workspace's first command goes further ahead: its whole
+sandbox is built while the workspace is provisioned, a launch fed its late part whose
+shell waits for the command (`assay.sandbox.standby`).
 
 What comes late cannot weaken what came first, and a late part cut short runs nothing:
 the confinement is all in the launch's own argv, and the shell inside runs the command
@@ -23,8 +23,7 @@ only when the last word of the late part arrived.
 A late part names no bind's source by its path: bubblewrap resolves a path as it mounts
 it, and a run in place that can write beside a directory could swap it for a link and
 back in between. Each source is a descriptor the launch inherited (`--ro-bind-fd`), so a
-launch is started for the mounts it will be fed (`Launch.mounts`): a spare for those of
-its workspace's root, and a command whose mounts differ starts one of its own.
+launch is started for the mounts it will be fed.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -108,12 +106,6 @@ class Launch:
     """The resource limits set on it (`start`)."""
     started: Started
     args_fd: int | None
-    mounts: tuple[str, ...] = ()
-    """The mounts of the late part it was started for, each source by its path: a bind's
-    source it inherited as a descriptor (`start`) is mounted only as that."""
-    mounts_fed: tuple[str, ...] = ()
-    """Those mounts as it is to be fed them: each such bind by its descriptor. Fed
-    anything else, it would leave the descriptors to the command."""
 
     def feed(self, late: Sequence[str]) -> Started:
         """Send the late part and close the pipe: bubblewrap goes on. A launch that died
@@ -161,7 +153,6 @@ def start(
     *,
     stdin: int | None = None,
     keep_fds: Sequence[int] = (),
-    mounts: tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> Launch:
     """Start `template` (an argv naming the pipe as `FD_PLACEHOLDER`), then `words` (the
     command's, when it is known), with a pipe for its late part, in the host's allowlisted
@@ -169,8 +160,7 @@ def start(
     before it reads that part (so on everything the sandbox starts): a launch whose limits
     could not be set is killed, and says so as a start that failed. `stdin`: what it reads
     in place of /dev/null (`assay.sandbox.standby`); `keep_fds`: descriptors it inherits
-    besides the pipe (its binds' sources, `--ro-bind-fd`); `mounts`: the mounts of the
-    late part those are for, by path and as it is to be fed them (`Launch.mounts`)."""
+    besides the pipe (its binds' sources, `--ro-bind-fd`)."""
     read_end, write_end = os.pipe()
     try:
         inherited = fcntl.fcntl(read_end, fcntl.F_DUPFD_CLOEXEC, _LOWEST_FD)
@@ -194,8 +184,7 @@ def start(
         raise
     finally:
         os.close(inherited)
-    named, fed = (tuple(words) for words in mounts)
-    made = Launch(tuple(template), dict(env), tuple(rlimits), started, write_end, named, fed)
+    made = Launch(tuple(template), dict(env), tuple(rlimits), started, write_end)
     if started.proc is None:
         made.discard()
         return made
@@ -210,8 +199,6 @@ def start(
             made.rlimits,
             replace(started, proc=None, failure=refused),
             None,
-            made.mounts,
-            made.mounts_fed,
         )
     return made
 
@@ -228,55 +215,3 @@ def _limit(pid: int, rlimits: Sequence[tuple[int, int]]) -> None:
             resource.prlimit(pid, which, (value, value))
         except ProcessLookupError:
             return
-
-
-class Spares:
-    """Launches started ahead for a workspace (by run id), each taken by the first command
-    whose launch it is. Kept apart from the sandbox, which is pickled whole."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_run: dict[str, list[Launch]] = {}
-
-    def add(self, run_id: str, launch: Launch) -> None:
-        with self._lock:
-            self._by_run.setdefault(run_id, []).append(launch)
-
-    def take(
-        self,
-        run_id: str,
-        template: Sequence[str],
-        env: dict[str, str],
-        rlimits: Sequence[tuple[int, int]],
-        mounts: Sequence[str] = (),
-    ) -> Launch | None:
-        """A spare of `run_id` started as `template` with `env` and `rlimits` would be, for
-        `mounts` (`Launch.mounts`); None when there is none. One started otherwise waits on
-        for a command it fits (a check after an install step, which has the network), one
-        that died is dropped."""
-        shape = (tuple(template), env, tuple(rlimits), tuple(mounts))
-        while True:
-            with self._lock:
-                waiting = self._by_run.get(run_id, [])
-                fits = [x for x in waiting if (x.template, x.env, x.rlimits, x.mounts) == shape]
-                if not fits:
-                    return None
-                launch = fits[0]
-                waiting.remove(launch)
-            if launch.started.proc is not None and launch.started.proc.poll() is None:
-                return launch
-            launch.discard()
-
-    def waiting(self, run_id: str) -> list[Launch]:
-        """The launches of `run_id` no command took yet."""
-        with self._lock:
-            return list(self._by_run.get(run_id, ()))
-
-    def discard(self, run_id: str) -> None:
-        with self._lock:
-            left = self._by_run.pop(run_id, [])
-        for launch in left:
-            launch.discard()
-
-
-SPARES = Spares()

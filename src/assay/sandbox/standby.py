@@ -46,7 +46,7 @@ from assay.sandbox import launch, nofollow
 STANDBY_SHELL = (
     '[ -d "$HOME" ] || mkdir -p "$HOME" || exit 125; '
     f'[ "${{{launch.DONE_VAR}-}}" = 1 ] || {{ echo "{launch.NO_COMMAND}" >&2; exit 125; }}; '
-    f'unset {launch.DONE_VAR}; . /dev/stdin; echo "{launch.NO_COMMAND}" >&2; exit 125'
+    f'unset {launch.DONE_VAR}; eval "$(cat)"; echo "{launch.NO_COMMAND}" >&2; exit 125'
 )
 #: What the shell inside says when the command's directory cannot be entered.
 NO_DIRECTORY = "assay-sandbox: cannot enter the working directory"
@@ -384,6 +384,11 @@ class Standbys:
     def has(self, run_id: str) -> bool:
         with self._lock:
             return run_id in self._by_run
+
+    def waiting(self, run_id: str) -> Standby | None:
+        """`run_id`'s standby, left where it is; None when it has none (taken, or none made)."""
+        with self._lock:
+            return self._by_run.get(run_id)
 
     def take(
         self,
