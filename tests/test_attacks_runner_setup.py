@@ -111,8 +111,36 @@ BASES["jest-helper"] = {
     "support/matchers.js": "require('./extra');\n",
     "support/extra.js": JEST_SETUP,
 }
+# A workspace whose package's own jest configuration names the setup file: the root's
+# `npm test --workspaces` runs that package's jest, which reads it.
+BASES["jest-workspace"] = {
+    "package.json": json.dumps(
+        {
+            "name": "mono",
+            "version": "1.0.0",
+            "private": True,
+            "workspaces": ["packages/*"],
+            "scripts": {"test": "npm test --workspaces"},
+        }
+    ),
+    **{
+        f"packages/calc/{name}": text
+        for name, text in {
+            **BASES["jest"],
+            "package.json": json.dumps(
+                {"name": "calc", "version": "1.0.0", "scripts": {"test": "jest"}}
+            ),
+            "jest.config.js": (
+                "module.exports = { setupFilesAfterEnv: ['<rootDir>/support/matchers.js'] };\n"
+            ),
+        }.items()
+    },
+}
 LENIENT = {"jest": JEST_LENIENT, "vitest": VITEST_LENIENT, "mocha": MOCHA_LENIENT}
 BROKEN = {"jest": BROKEN_CJS, "vitest": BROKEN_ESM, "mocha": BROKEN_CJS, "jest-helper": BROKEN_CJS}
+#: Where each base keeps its code and the setup file a change edits.
+CODE = {"jest-workspace": "packages/calc/calc.js"}
+EDITED = {"jest-helper": "support/extra.js", "jest-workspace": "packages/calc/support/matchers.js"}
 
 
 def _verify(repo: Path) -> dict[str, object]:
@@ -124,8 +152,11 @@ def test_a_setup_file_the_base_names_is_restored_before_the_tests(
     tmp_path: Path, runner: str
 ) -> None:
     assert shutil.which(runner.split("-")[0]), f"{runner} is not installed"
-    edited = "support/extra.js" if runner == "jest-helper" else "support/matchers.js"
-    change = {"calc.js": BROKEN[runner], edited: LENIENT[runner.split("-")[0]]}
+    edited = EDITED.get(runner, "support/matchers.js")
+    change = {
+        CODE.get(runner, "calc.js"): BROKEN.get(runner, BROKEN_CJS),
+        edited: LENIENT[runner.split("-")[0]],
+    }
     report = _verify(change_on_base(tmp_path / "repo", BASES[runner], change, dedent=False))
     assert report["status"] == "FAILED", json.dumps(report, indent=1)[-3000:]
 

@@ -1,7 +1,7 @@
-"""The files a JavaScript test runner's configuration at the root names as code it runs
-beside the tests: jest's `setupFiles`, `setupFilesAfterEnv`, `globalSetup`, its test
-environment, runner, reporters and transforms, vitest's `setupFiles` and `globalSetup`,
-mocha's `require` and `file`.
+"""The files a JavaScript test runner's configuration names as code it runs beside the
+tests, the root's configuration and each sub-package's: jest's `setupFiles`,
+`setupFilesAfterEnv`, `globalSetup`, its test environment, runner, reporters and
+transforms, vitest's `setupFiles` and `globalSetup`, mocha's `require` and `file`.
 
 Such a file runs in every test file's context before its tests, so it decides what
 `expect` is: a change that edits it can make a wrong value pass (a `toBe` added through
@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from assay.discovery.files import RepoFiles, UnreadableFile
+from assay.filetree import walk_files
 
 __all__ = ["js_setup_files"]
 
@@ -60,6 +61,8 @@ TEXT_CONFIGS = tuple(
 ) + (".mocharc.js", ".mocharc.cjs", ".mocharc.yml", ".mocharc.yaml")
 _EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx", ".json")
 _MAX_PATHS = 200
+#: The most configuration files read: a tree's packages rarely number more.
+_MAX_CONFIGS = 200
 #: Top directories that hold a JavaScript project's own code.
 _CODE_DIRS = frozenset({"src", "lib", "app", "source", "packages"})
 _RELATIVE_LOAD = re.compile(
@@ -71,53 +74,68 @@ _YAML_ITEM = re.compile(r"""^\s*-\s*["']?([^\s#"']+)["']?\s*$""")
 
 
 def js_setup_files(files: RepoFiles) -> tuple[str, ...]:
-    """The tree's files the root's jest, vitest and mocha configuration names under
-    `SETUP_KEYS`, as paths relative to the root (patterns of `assay.protect` that match
-    only themselves)."""
-    named: list[str] = []
-    for value in _named_values(files):
-        for path in _resolved(files, value):
-            if path not in named:
-                named.append(path)
+    """The tree's files the jest, vitest and mocha configuration names under `SETUP_KEYS`,
+    the root's and each sub-package's (a workspace's `packages/calc/jest.config.js`, run by
+    the root's `npm test --workspaces` or its jest `projects`), as paths relative to the
+    root (patterns of `assay.protect` that match only themselves)."""
+    named: dict[str, str] = {}  # each file -> the directory of the configuration naming it
+    for config in _configs(files):
+        home = posixpath.dirname(config)
+        for value in _config_values(files, config):
+            for path in _resolved(files, value, home):
+                named.setdefault(path, home)
         if len(named) >= _MAX_PATHS:
             break
-    for path in named:  # grows as it goes: what each named file loads beside it
-        for module in _helpers_beside(files, path):
-            if module not in named and len(named) < _MAX_PATHS:
-                named.append(module)
-    return tuple(named[:_MAX_PATHS])
+    for path, home in list(named.items()):  # grows as it goes: what each named file loads
+        for module in _helpers_beside(files, path, home):
+            if len(named) < _MAX_PATHS:
+                named.setdefault(module, home)
+    return tuple(named)[:_MAX_PATHS]
 
 
-def _helpers_beside(files: RepoFiles, path: str) -> Iterator[str]:
+def _configs(files: RepoFiles) -> list[str]:
+    """The runners' configuration files of the tree, the root's first: a configuration in
+    a sub-package is read by the run of that package as the root's is by the root's."""
+    wanted = frozenset(("package.json", *JSON_CONFIGS, *TEXT_CONFIGS))
+    try:
+        found = walk_files(files.root)
+    except OSError:
+        found = [name for name in sorted(wanted) if files.is_file(name)]
+    configs = [path for path in found if posixpath.basename(path) in wanted]
+    configs.sort(key=lambda path: (path.count("/"), path))
+    return configs[:_MAX_CONFIGS]
+
+
+def _config_values(files: RepoFiles, config: str) -> Iterator[str]:
+    name = posixpath.basename(config)
+    if name == "package.json":
+        package = _json(files, config)
+        if isinstance(package, dict):
+            for section in PACKAGE_SECTIONS:
+                yield from _json_values(package.get(section))
+        return
+    document = _json(files, config) if name in JSON_CONFIGS else None
+    if document is not None:
+        yield from _json_values(document)
+    elif (text := _text(files, config)) is not None:
+        yield from _text_values(text)  # code, YAML, or JSON with comments: read as code is
+
+
+def _helpers_beside(files: RepoFiles, path: str, home: str) -> Iterator[str]:
     """The files a setup file `path` loads by a relative specifier (`require('./extra')`,
     `import './extra.js'`) from its own directory or below it: its helpers, which decide
-    what `expect` is as much as it does. Not for a setup file at the root or in a directory
-    of the project's code (`src`, `lib`), where what it loads is that code."""
+    what `expect` is as much as it does. Not for a setup file in the directory of the
+    configuration naming it (`home`) or in a directory of the project's code below it
+    (`src`, `lib`), where what it loads is that code."""
     directory = posixpath.dirname(path)
-    if not directory or directory.split("/")[0] in _CODE_DIRS:
+    below = posixpath.relpath(directory, home or ".")
+    if below == "." or below.startswith("..") or below.split("/")[0] in _CODE_DIRS:
         return
     text = _text(files, path) if path.endswith(_EXTENSIONS) else None
     for spec in _RELATIVE_LOAD.finditer(text or ""):
         module = posixpath.normpath(posixpath.join(directory, spec[2]))
         if module.startswith(directory + "/"):
-            yield from _resolved(files, module)
-
-
-def _named_values(files: RepoFiles) -> Iterator[str]:
-    package = _json(files, "package.json")
-    if isinstance(package, dict):
-        for section in PACKAGE_SECTIONS:
-            yield from _json_values(package.get(section))
-    for name in JSON_CONFIGS:
-        config = _json(files, name)
-        if config is not None:
-            yield from _json_values(config)
-        elif (text := _text(files, name)) is not None:
-            yield from _text_values(text)  # JSON with comments: read as code is
-    for name in TEXT_CONFIGS:
-        text = _text(files, name)
-        if text is not None:
-            yield from _text_values(text)
+            yield from _resolved(files, module, "")
 
 
 def _json(files: RepoFiles, name: str) -> object:
@@ -185,19 +203,20 @@ def _text_values(text: str) -> Iterator[str]:
         yield from (quoted[2] for quoted in _QUOTED.finditer(value))
 
 
-def _resolved(files: RepoFiles, value: str) -> Iterable[str]:
-    """`value` as the tree's file it names (as a module path resolves: with an extension
-    added, or a directory's index), or nothing."""
+def _resolved(files: RepoFiles, value: str, home: str) -> Iterable[str]:
+    """`value`, as the configuration in the directory `home` names it, as the tree's file
+    it names (as a module path resolves: with an extension added, or a directory's index),
+    or nothing."""
     path = value.strip()
     for prefix in ("<rootDir>/", "<rootdir>/"):
         path = path.removeprefix(prefix)
     if not path or path.startswith("/") or any(c in path for c in "*?[]{}<>\\\0"):
         return ()
-    path = posixpath.normpath(path)
-    if path.startswith("..") or path == "." or "node_modules" in path.split("/"):
-        return ()
     if not value.startswith((".", "<")) and "/" not in path and not path.endswith(_EXTENSIONS):
         return ()  # a package's name
+    path = posixpath.normpath(posixpath.join(home, path))
+    if path.startswith("..") or path == "." or "node_modules" in path.split("/"):
+        return ()
     candidates = (
         path,
         *(path + ext for ext in _EXTENSIONS),
