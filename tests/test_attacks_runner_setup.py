@@ -169,3 +169,70 @@ def test_an_honest_change_beside_a_named_setup_file_is_verified(
     repo = change_on_base(tmp_path / "repo", BASES[runner], {"README.md": "calc\n"}, dedent=False)
     report = _verify(repo)
     assert report["status"] == "VERIFIED", json.dumps(report, indent=1)[-3000:]
+
+
+# The base's jest configuration is only a module it loads: the change breaks add and has
+# that module send the tests' `../calc.js` to a right copy of its own.
+CONFIG_HELPER_BASES: dict[str, dict[str, str]] = {
+    "root": {
+        "package.json": json.dumps(
+            {"name": "calc", "version": "1.0.0", "scripts": {"test": "jest"}}
+        ),
+        "jest.config.js": "module.exports = { ...require('./config/jest.base.js') };\n",
+        "config/jest.base.js": "module.exports = { testEnvironment: 'node' };\n",
+        "calc.js": "exports.add = (a, b) => a + b;\n",
+        "test/calc.test.js": JEST_TEST.replace("  expect(add(1, 1)).toBeEven();\n", ""),
+    },
+}
+# A workspace whose package's configuration loads a base shared by the packages.
+CONFIG_HELPER_BASES["shared"] = {
+    "package.json": json.dumps(
+        {
+            "name": "mono",
+            "version": "1.0.0",
+            "private": True,
+            "workspaces": ["packages/*"],
+            "scripts": {"test": "npm test --workspaces"},
+        }
+    ),
+    "config/jest.base.js": CONFIG_HELPER_BASES["root"]["config/jest.base.js"],
+    "packages/calc/package.json": CONFIG_HELPER_BASES["root"]["package.json"],
+    "packages/calc/jest.config.js": (
+        "module.exports = { ...require('../../config/jest.base.js') };\n"
+    ),
+    "packages/calc/calc.js": CONFIG_HELPER_BASES["root"]["calc.js"],
+    "packages/calc/test/calc.test.js": CONFIG_HELPER_BASES["root"]["test/calc.test.js"],
+}
+MAPPED_AWAY = """\
+module.exports = {
+  testEnvironment: 'node',
+  moduleNameMapper: { '^\\\\.\\\\./calc\\\\.js$': '<rootDir>/right.js' },
+};
+"""
+
+
+@pytest.mark.parametrize("layout", sorted(CONFIG_HELPER_BASES))
+def test_a_module_the_base_jest_configuration_loads_is_restored(
+    tmp_path: Path, layout: str
+) -> None:
+    assert shutil.which("jest"), "jest is not installed"
+    package = "packages/calc/" if layout == "shared" else ""
+    change = {
+        f"{package}calc.js": BROKEN_CJS,
+        f"{package}right.js": "exports.add = (a, b) => a + b;\n",
+        "config/jest.base.js": MAPPED_AWAY,
+    }
+    repo = change_on_base(tmp_path / "repo", CONFIG_HELPER_BASES[layout], change, dedent=False)
+    report = _verify(repo)
+    assert report["status"] == "FAILED", json.dumps(report, indent=1)[-3000:]
+
+
+@pytest.mark.parametrize("layout", sorted(CONFIG_HELPER_BASES))
+def test_an_honest_change_beside_a_loaded_jest_configuration_is_verified(
+    tmp_path: Path, layout: str
+) -> None:
+    assert shutil.which("jest"), "jest is not installed"
+    base = CONFIG_HELPER_BASES[layout]
+    repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"}, dedent=False)
+    report = _verify(repo)
+    assert report["status"] == "VERIFIED", json.dumps(report, indent=1)[-3000:]

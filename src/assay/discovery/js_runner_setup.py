@@ -7,7 +7,9 @@ Such a file runs in every test file's context before its tests, so it decides wh
 `expect` is: a change that edits it can make a wrong value pass (a `toBe` added through
 `expect.extend` that passes one wrong sum, its name built at run time). Its name is
 the project's own (`support/matchers.js`), so no pattern of `assay.protect` finds it;
-the base's configuration does, and under `--protect` it is restored with the tests.
+the base's configuration does, and under `--protect` it is restored with the tests. So
+is a module a configuration that is code loads from the tree (`./config/jest.base.js`):
+it decides the configuration as much as the file assay knows by name.
 
 Only what resolves to a file of the tree: a name of a package (`jest-environment-jsdom`)
 is `node_modules`' and proven there, and a value that names the project's code through
@@ -79,11 +81,15 @@ def js_setup_files(files: RepoFiles) -> tuple[str, ...]:
     the root's `npm test --workspaces` or its jest `projects`), as paths relative to the
     root (patterns of `assay.protect` that match only themselves)."""
     named: dict[str, str] = {}  # each file -> the directory of the configuration naming it
-    for config in _configs(files):
-        home = posixpath.dirname(config)
+    configs = [(config, posixpath.dirname(config)) for config in _configs(files)]
+    for config, home in configs:  # grows as it goes: the modules a configuration loads
         for value in _config_values(files, config):
             for path in _resolved(files, value, home):
                 named.setdefault(path, home)
+        for module in _config_modules(files, config, home):
+            if module not in named and len(named) < _MAX_PATHS:
+                named[module] = home
+                configs.append((module, home))
         if len(named) >= _MAX_PATHS:
             break
     for path, home in list(named.items()):  # grows as it goes: what each named file loads
@@ -107,6 +113,7 @@ def _configs(files: RepoFiles) -> list[str]:
 
 
 def _config_values(files: RepoFiles, config: str) -> Iterator[str]:
+    """The values under `SETUP_KEYS` of `config`, a configuration or a module one loads."""
     name = posixpath.basename(config)
     if name == "package.json":
         package = _json(files, config)
@@ -119,6 +126,30 @@ def _config_values(files: RepoFiles, config: str) -> Iterator[str]:
         yield from _json_values(document)
     elif (text := _text(files, config)) is not None:
         yield from _text_values(text)  # code, YAML, or JSON with comments: read as code is
+
+
+def _config_modules(files: RepoFiles, config: str, home: str) -> Iterator[str]:
+    """The files a configuration that is code (or a module it loads) loads by a relative
+    specifier from its package's directory `home` or below: `jest.config.js` spreading
+    `require('./config/jest.base.js')`, which decides the configuration as much as it
+    does (a `moduleNameMapper` added there sent the tests' `../calc.js` to a right copy),
+    or from anywhere in the tree (a workspace's packages share `../../jest.base.js`).
+    Not a `package.json`, and nothing in a directory of the project's code (`src`)."""
+    if posixpath.basename(config) == "package.json" or config.endswith((".json", ".yml", ".yaml")):
+        return
+    text = _text(files, config)
+    for spec in _RELATIVE_LOAD.finditer(text or ""):
+        module = posixpath.normpath(posixpath.join(posixpath.dirname(config), spec[2]))
+        below = posixpath.relpath(module, home or ".")
+        if below.startswith(".."):  # another package's: by the code directories in its path
+            code = _CODE_DIRS - {"packages"}
+            if module.startswith("..") or code.intersection(module.split("/")[:-1]):
+                continue
+        elif below.split("/")[0] in _CODE_DIRS and "/" in below:
+            continue
+        for path in _resolved(files, module, ""):
+            if posixpath.basename(path) != "package.json":
+                yield path
 
 
 def _helpers_beside(files: RepoFiles, path: str, home: str) -> Iterator[str]:
