@@ -394,13 +394,20 @@ def _base_tests(
         expires=expires,
         cache_dir=options.cache_dir,
         use_cache=options.use_cache,
-        prepare=functools.partial(_install_at_base, root, options) if options.install else None,
+        prepare=(
+            functools.partial(_install_at_base, root, options, expires=expires)
+            if options.install
+            else None
+        ),
     ).to_dict()
 
 
-def _install_at_base(root: Path, options: VerifyOptions, session: Session) -> dict[str, str]:
-    """The base's environment built in its workspace as the change's was (`--install`):
-    its variables, or `RuntimeError` naming the step that did not succeed."""
+def _install_at_base(
+    root: Path, options: VerifyOptions, session: Session, *, expires: float | None = None
+) -> dict[str, str]:
+    """The base's environment built in its workspace as the change's was (`--install`),
+    within the run's overall deadline `expires`: its variables, or `RuntimeError` naming
+    the step that did not succeed."""
     from assay.tools import dependency_caches
 
     why = _discard_environments(session, protect=options.protect)
@@ -413,6 +420,7 @@ def _install_at_base(root: Path, options: VerifyOptions, session: Session) -> di
         commands=options.install_commands,
         dated_from=root,
         package_manager=manager,
+        expires=expires,
     )
     failed = next((e for e in steps if not e.passed), None)
     if failed is not None:
@@ -510,6 +518,7 @@ class _Run:
                     dated_from=self.root,
                     package_manager=self.package_manager,
                     installed_tools=tools,
+                    expires=self.expires,
                 )
             )
             self._put_back(session, "the install steps", rewritten)
@@ -868,9 +877,12 @@ def _install(
     dated_from: Path | None = None,
     package_manager: Provided | None = None,
     installed_tools: InstalledTools | None = None,
+    expires: float | None = None,
 ) -> list[Evidence]:
     """Run the install steps, then `commands`, one after another, in the sandbox with the
-    network on; `why` is noted on the first step (why an environment had to be built);
+    network on, each cut to what is left of the run's overall deadline `expires` (a
+    setup.py that never returns held a `--deadline 90` run for the step's own 900 s);
+    `why` is noted on the first step (why an environment had to be built);
     `dated_from`: the source tree, whose date decides the releases of tools nothing pins
     (`assay.tool_era`; the workspace's `.git` may not be readable by assay);
     `package_manager`: the project's, from assay's cache, on the steps' PATH;
@@ -889,7 +901,9 @@ def _install(
 
         steps = on_path(steps, package_manager.bin_dir)
     for step in [*steps, *command_steps(commands)]:
-        (done,) = session.run([replace(step, env={**step.env, **env})], online=True)
+        (done,) = session.run(
+            [replace(step, env={**step.env, **env})], online=True, expires=expires
+        )
         if done.passed and (fell_back := _fallback_said(done)):
             done = replace(done, note=f"{done.note}; {fell_back}" if done.note else fell_back)
         if why and not evidence:
