@@ -387,3 +387,72 @@ def test_code_only_an_option_ci_turns_on_builds_is_compiled(
     else:
         # What the maintainers' own configure without it builds: the error is not in it.
         assert report["status"] == "VERIFIED", explain(report)
+
+
+#: zlib's shape: its tests are built under an option declared on, which one CI job (building
+#: under each C standard) turns off while its main CMake job configures with the default.
+TESTS_OPTIONED = """
+    cmake_minimum_required(VERSION 3.10)
+    project(calc C)
+    option(CALC_BUILD_TESTS "Build the test programs" ON)
+    enable_testing()
+    add_library(calc calc.c)
+    if(CALC_BUILD_TESTS)
+      foreach(name add mul)
+        add_executable(test_${name} tests/test_${name}.c)
+        target_link_libraries(test_${name} calc)
+        add_test(NAME ${name} COMMAND test_${name})
+      endforeach()
+    endif()
+"""
+STANDARDS_JOB = """
+    on: push
+    jobs:
+      c-std:
+        runs-on: ubuntu-latest
+        steps:
+          - run: cmake -S . -B . -D CMAKE_BUILD_TYPE=Release -D CALC_BUILD_TESTS=OFF
+          - run: cmake --build . && ctest
+"""
+MAIN_JOB = """
+    on: push
+    jobs:
+      cmake:
+        runs-on: ubuntu-latest
+        steps:
+          - run: cmake -S . -B build -D CMAKE_BUILD_TYPE=Release
+          - run: cmake --build build && ctest --test-dir build
+"""
+
+
+def test_an_option_ci_also_leaves_on_is_not_turned_off(tmp_path: Path) -> None:
+    both = cmake_repo(
+        tmp_path / "both",
+        **{
+            "CMakeLists.txt": TESTS_OPTIONED,
+            ".github/workflows/c-std.yml": STANDARDS_JOB,
+            ".github/workflows/cmake.yml": MAIN_JOB,
+        },
+    )
+    argv = _names(_planned(both))["cmake-build"]
+    assert not any("CALC_BUILD_TESTS" in word for word in argv), argv
+    # Where every configure of CI's turns it off, the project's CI never builds it: nor does assay.
+    only_off = cmake_repo(
+        tmp_path / "only_off",
+        **{"CMakeLists.txt": TESTS_OPTIONED, ".github/workflows/c-std.yml": STANDARDS_JOB},
+    )
+    assert "-DCALC_BUILD_TESTS=OFF" in _names(_planned(only_off))["cmake-build"]
+
+
+@needs_cmake
+def test_a_wrong_value_under_an_option_one_ci_job_turns_off_fails(
+    tmp_path: Path, assay: Assay
+) -> None:
+    workflows = {
+        ".github/workflows/c-std.yml": STANDARDS_JOB,
+        ".github/workflows/cmake.yml": MAIN_JOB,
+    }
+    repo = cmake_repo(tmp_path / "repo", "wrong", **{"CMakeLists.txt": TESTS_OPTIONED}, **workflows)
+    report = assay.verify(repo, "--no-cache")
+    assert report["status"] == "FAILED", explain(report)
+    assert verdicts(report)["ctest"] == ("fail", "exit_nonzero"), explain(report)

@@ -9,7 +9,9 @@ toolchain file name this CI machine, not the project's code), nor options that i
 the build (sanitizers, valgrind, coverage, fuzzing: an AddressSanitizer build cannot run
 under the sandbox's address-space limit, and none compiles more code). Where CI's
 jobs give an option different values, one that turns it on wins: the build that compiles
-the most code. Read as text, never run.
+the most code. So an option declared on that one CI configure turns off while another
+leaves it on is left on: zlib's standards job configures `-DZLIB_BUILD_EXAMPLES=OFF`, its
+main job the default, and with it off ctest found no test at all. Read as text, never run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ __all__ = ["ci_options"]
 
 #: `option(NAME "help" OFF)`, any case, any indent.
 _OPTION = re.compile(r"^\s*option\s*\(\s*(\w+)", re.IGNORECASE | re.MULTILINE)
+#: The same with its default, where the help is one quoted string.
+_OPTION_DEFAULT = re.compile(
+    r'^\s*option\s*\(\s*(\w+)\s+"[^"\n]*"\s+(\w+)\s*\)', re.IGNORECASE | re.MULTILINE
+)
 #: A line that runs cmake with a definition (`cmake .. -DX=On`, `cmake -S . -B b -D X=ON`).
 _CONFIGURE = re.compile(r"(?<![\w-])cmake\s[^\n]*-D", re.MULTILINE)
 _ON = frozenset({"on", "1", "true", "yes", "y"})
@@ -40,19 +46,34 @@ def ci_options(root: Path, cmakelists: str) -> tuple[str, ...]:
     declared = {name.upper(): name for name in _OPTION.findall(cmakelists)}
     if not declared:
         return ()
+    on_by_default = {
+        name.upper() for name, default in _OPTION_DEFAULT.findall(cmakelists) if _on(default)
+    }
     chosen: dict[str, str] = {}
+    left_at_default: set[str] = set()
     for text in ci_texts(root):
-        for name, value in _definitions(text.decode("utf-8", "replace")):
-            if name.upper() not in declared or _INSTRUMENTS.search(name):
-                continue
-            if name not in chosen or (value.lower() in _ON and chosen[name].lower() not in _ON):
-                chosen[name] = value
-    return tuple(f"-D{name}={value}" for name, value in chosen.items())
+        for definitions in _configures(text.decode("utf-8", "replace")):
+            left_at_default |= declared.keys() - {name.upper() for name, _ in definitions}
+            for name, value in definitions:
+                if name.upper() not in declared or _INSTRUMENTS.search(name):
+                    continue
+                if name not in chosen or (_on(value) and not _on(chosen[name])):
+                    chosen[name] = value
+    return tuple(
+        f"-D{name}={value}"
+        for name, value in chosen.items()
+        if _on(value) or name.upper() not in on_by_default & left_at_default
+    )
 
 
-def _definitions(text: str) -> Iterable[tuple[str, str]]:
-    """Each `-DNAME=VALUE` (or `-D NAME=VALUE`, `-DNAME:BOOL=VALUE`) of a cmake command in
-    `text`; values with shell expansions in them left out."""
+def _on(value: str) -> bool:
+    return value.lower() in _ON
+
+
+def _configures(text: str) -> Iterable[list[tuple[str, str]]]:
+    """For each cmake command in `text` that defines something, each `-DNAME=VALUE` (or
+    `-D NAME=VALUE`, `-DNAME:BOOL=VALUE`) it gives; values with shell expansions in them left
+    out."""
     for match in _CONFIGURE.finditer(text):
         end = text.find("\n", match.start())
         line = text[match.start() : end if end != -1 else len(text)]
@@ -60,12 +81,16 @@ def _definitions(text: str) -> Iterable[tuple[str, str]]:
             words = shlex.split(line, comments=True)
         except ValueError:
             continue
-        for at, word in enumerate(words):
-            if word == "-D" and at + 1 < len(words):
-                word = "-D" + words[at + 1]
-            if not word.startswith("-D") or "=" not in word:
-                continue
-            name, _, value = word[2:].partition("=")
-            name = name.partition(":")[0]
-            if re.fullmatch(r"\w+", name) and value and not set(value) & set("$`"):
-                yield name, value
+        yield list(_definitions(words))
+
+
+def _definitions(words: list[str]) -> Iterable[tuple[str, str]]:
+    for at, word in enumerate(words):
+        if word == "-D" and at + 1 < len(words):
+            word = "-D" + words[at + 1]
+        if not word.startswith("-D") or "=" not in word:
+            continue
+        name, _, value = word[2:].partition("=")
+        name = name.partition(":")[0]
+        if re.fullmatch(r"\w+", name) and value and not set(value) & set("$`"):
+            yield name, value
