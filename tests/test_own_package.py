@@ -92,6 +92,23 @@ def test_tests_that_imported_an_installed_copy_of_the_package_tested_nothing(
     assert "site-packages/defusedxml/__init__.py" in note
 
 
+def test_a_conftest_that_could_not_import_from_an_installed_copy_tested_nothing(
+    tmp_path: Path,
+) -> None:
+    """packaging's tree with an older packaging installed: its conftest imports a name only
+    the tree's package has, the installed copy lacks it, and pytest stops before any session
+    (exit 4): the tree went untested, as when the tests import that copy."""
+    root = _shadowing_project(tmp_path, "    assert True")
+    (root / "tests" / "conftest.py").write_text("from defusedxml import parse\n")
+    code, report = _verify(root)
+    check = _pytest_check(report)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert (code, check["cause"]) == (4, "toolchain_missing")
+    note = str(check["note"])
+    assert "imported defusedxml, the project's own package under src/, from an installed" in note
+    assert "site-packages/defusedxml/__init__.py" in note
+
+
 def test_tests_that_import_the_trees_package_are_judged_on_it(tmp_path: Path) -> None:
     """The same project with its tree on the import path (pytest's `pythonpath`): the
     tree's package is what ran, and its failure is the verdict."""
@@ -193,3 +210,19 @@ def test_the_projects_name_is_read_only_from_its_own_files(tmp_path: Path) -> No
     (tmp_path / "cfg" / "pyproject.toml").write_text("[build-system]\nrequires = []\n")
     (tmp_path / "cfg" / "setup.cfg").write_text("[metadata]\nname = Flat_Calc\n")
     assert uninstalled_own_distribution([failure], str(tmp_path / "cfg")) == "flat-calc"
+
+
+def test_an_import_error_names_the_installed_copy_it_loaded(tmp_path: Path) -> None:
+    from assay.own_package import installed_copies_named
+
+    (tmp_path / "src" / "packaging").mkdir(parents=True)
+    site = "/venv/lib/python3.11/site-packages"
+    output = (
+        "E   ImportError: cannot import name '_cached_default_environment' from "
+        f"'packaging.markers' ({site}/packaging/markers.py)\n"
+        f"E   ImportError: cannot import name 'x' from 'pytest' ({site}/pytest/__init__.py)\n"
+        f"E   ImportError: cannot import name 'y' from 'packaging' ({tmp_path}/src/packaging/a.py)"
+    )
+    assert installed_copies_named(output, str(tmp_path)) == [
+        ("packaging", f"{site}/packaging/markers.py")
+    ]

@@ -13,7 +13,11 @@ from dataclasses import replace
 
 from assay.channels import disagreement
 from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for, project_first
-from assay.own_package import uninstalled_own_distribution, uninstalled_own_package
+from assay.own_package import (
+    installed_copies_named,
+    uninstalled_own_distribution,
+    uninstalled_own_package,
+)
 from assay.parsed_output import ParsedOutput
 from assay.parsers._text import combined, strip_ansi, strip_colours
 from assay.parsers.crash import no_network, read_only_write, sanitizer_without_room
@@ -104,7 +108,9 @@ def _cause(
         return Cause.SANDBOX_UNAVAILABLE
     if _sanitizer_kept_from_memory(result) is not None:
         return Cause.SANDBOX_UNAVAILABLE
-    if _own_package_not_installed(check, result, parsed) is not None or parsed.installed_copies:
+    if _own_package_not_installed(check, result, parsed) is not None or _installed_copies(
+        check, result, parsed
+    ):
         return Cause.TOOLCHAIN_MISSING
     if _own_distribution_not_installed(check, result, parsed) is not None:
         return Cause.TOOLCHAIN_MISSING
@@ -209,6 +215,20 @@ def _own_package_not_installed(
     if parsed.tests is not None and parsed.tests.passed:
         return None  # some tests ran: the package was importable
     return uninstalled_own_package(combined(result), result.cwd)
+
+
+def _installed_copies(
+    check: Check, result: ProcessResult, parsed: ParsedOutput
+) -> tuple[tuple[str, str], ...]:
+    """The project's own packages a test check imported from an installed copy: as its
+    session recorded them, or, where it ran no test, as its import errors name them."""
+    if parsed.installed_copies:
+        return parsed.installed_copies
+    if check.kind is not Kind.TEST or result.exit_code in (0, None) or not result.cwd:
+        return ()
+    if parsed.tests is not None and parsed.tests.passed:
+        return ()  # some tests ran: what failed is theirs to say
+    return tuple(installed_copies_named(combined(result), result.cwd))
 
 
 def _own_distribution_not_installed(
@@ -695,8 +715,8 @@ def _note(
                 f"importlib.metadata found no metadata for it. Install the project (`pip "
                 "install -e .`), then verify again." + INSTALL_WAY_OUT
             )
-        case Cause.TOOLCHAIN_MISSING if parsed.installed_copies:
-            package, file = parsed.installed_copies[0]
+        case Cause.TOOLCHAIN_MISSING if copies := _installed_copies(check, result, parsed):
+            package, file = copies[0]
             return (
                 f"{check.name} imported {package}, the project's own package under src/, from "
                 f"an installed copy ({file}), not from the tree: its tests did not test this "

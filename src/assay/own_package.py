@@ -16,6 +16,9 @@ pass or fail on code that is not the tree's: whatever the change did to `src/`, 
 test the installed release. `installed_copies` reads where a test session imported each
 top-level module from (`assay.tools.python.IMPORTED_SUFFIX`); the project's own package
 from an installed location (`site-packages`, `dist-packages`) means the tree went untested.
+Where no session ended to record that (a conftest whose import failed stops pytest before
+one: packaging's tree over an older packaging installed, exit 4), Python's own message for a
+name the copy lacks names the file it loaded (`installed_copies_named`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ import re
 import stat
 from collections.abc import Callable, Iterable
 
-__all__ = ["installed_copies", "uninstalled_own_distribution", "uninstalled_own_package"]
+__all__ = [
+    "installed_copies",
+    "installed_copies_named",
+    "uninstalled_own_distribution",
+    "uninstalled_own_package",
+]
 
 #: Python's message for an import that found no module (the top-level name captured).
 _NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z_]\w*)")
@@ -53,6 +61,17 @@ def installed_copies(imported: str, cwd: str) -> list[tuple[str, str]]:
         if name.isidentifier() and _INSTALLED_PLACES & set(file.split("/")) and _in_src(cwd, name):
             found.append((name, file))
     return found
+
+
+#: Python's message for a name a module lacks, with the file that module was loaded from.
+_CANNOT_IMPORT = re.compile(r"cannot import name '\w+' from '([A-Za-z_]\w*)[\w.]*' \(([^()\n]+)\)")
+
+
+def installed_copies_named(output: str, cwd: str) -> list[tuple[str, str]]:
+    """The project's own src-layout packages that `output`'s import errors say were loaded
+    from an installed copy, each with its file, as `installed_copies` has them."""
+    named = "\n".join(f"{name}\t{file}" for name, file in _CANNOT_IMPORT.findall(output))
+    return installed_copies(named, cwd)
 
 
 def _in_src(cwd: str, name: str) -> bool:
