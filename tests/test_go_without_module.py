@@ -89,3 +89,71 @@ def test_an_import_a_gopath_would_hold_is_unverified_not_failed(
     if status == "UNVERIFIED":
         assert "could not find github.com/x/quote/sub" in report["note"], report["note"]
         assert "go mod init" in report["note"], report["note"]
+
+
+#: go-spew's shape: a package below the root whose external tests (`package quote_test`)
+#: import it by its full path, and CI's own `go test` of it, from before modules.
+EXTERNAL_TEST = (
+    'package quote_test\n\nimport (\n\t"testing"\n\n\t"github.com/x/quote/quote"\n)\n\n'
+    'func TestQuote(t *testing.T) {\n\tif quote.Quote("a") != "\'a\'" {\n'
+    '\t\tt.Fatal(quote.Quote("a"))\n\t}\n}\n'
+)
+TRAVIS = "language: go\nscript:\n  - go test -v ./quote\n"
+
+
+def _external_tests(root: Path, body: str, **more: str) -> Path:
+    files = {
+        "quote/quote.go": QUOTE.format(body=body),
+        "quote/quote_test.go": EXTERNAL_TEST,
+        ".travis.yml": TRAVIS,
+        **more,
+    }
+    return write(root, files)
+
+
+def test_a_ci_go_command_without_a_go_mod_runs_at_the_trees_import_path(tmp_path: Path) -> None:
+    (check,) = plan_repository(_external_tests(tmp_path / "own", "s")).checks
+    assert check.argv == ("go", "test", "-v", "./quote"), check
+    assert check.env == {"GO111MODULE": "off", "ASSAY_GO_IMPORT_PATH": "github.com/x/quote"}
+    # Travis's go_import_path is the maintainers' own word.
+    stated = _external_tests(
+        tmp_path / "stated", "s", **{".travis.yml": "go_import_path: example.org/q\n" + TRAVIS}
+    )
+    assert plan_repository(stated).checks[0].env["ASSAY_GO_IMPORT_PATH"] == "example.org/q"
+    # Another directory's import says nothing of where the tree lives: a library's
+    # `assert` imported beside a tree's own assert/ is not the tree.
+    other = write(
+        tmp_path / "other",
+        {
+            "quote/quote.go": ROOT_USES_SUB.format(path="github.com/y/lib/assert"),
+            "quote/quote_test.go": TEST,
+            "assert/assert.go": "package assert\n",
+            ".travis.yml": TRAVIS,
+        },
+    )
+    assert plan_repository(other).checks[0].env == {"GO111MODULE": "off"}
+
+
+@pytest.mark.parametrize(("body", "status"), [('"\'" + s + "\'"', "VERIFIED"), ("s", "FAILED")])
+def test_a_package_its_tests_import_by_its_full_path_is_verified_for_real(
+    tmp_path: Path, body: str, status: str
+) -> None:
+    """go-spew: module mode refused CI's `go test ./spew` ("cannot find main module") and a
+    change that broke it was INDETERMINATE, as was its clean tree."""
+    report = verify(_external_tests(tmp_path / "repo", body), tmp_path / "state")
+    assert report["status"] == status, report["note"]
+    tests = [c for c in report["checks"] if c["name"] == "go-test"]
+    assert tests and tests[0]["tests"]["executed"] == 1, tests
+
+
+def test_a_file_named_from_the_link_at_the_import_path_is_named_from_the_tree() -> None:
+    from assay.parsers.go import go_diagnostics
+
+    text = (
+        "2026/12/07 01:45:40 cover: /tmp/tmp.Bg/src/github.com/x/quote/quote/quote.go: "
+        "/tmp/tmp.Bg/src/github.com/x/quote/quote/quote.go:3:6: expected '(', found Quote\n"
+        "quote/quote.go:3:6: syntax error: unexpected Quote, expecting (\n"
+    )
+    files = [d.file for d in go_diagnostics(text, "/w", "github.com/x/quote")]
+    assert files == ["quote/quote.go", "quote/quote.go"]
+    assert go_diagnostics(text, "/w")[0].file == "/tmp/tmp.Bg/src/github.com/x/quote/quote/quote.go"

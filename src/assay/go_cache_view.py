@@ -37,6 +37,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from assay.evidence import Check
+from assay.gopath_layout import IMPORT_PATH_ENV
 from assay.tools.instrumented import Preparation
 
 #: The variable go reads its build cache directory from.
@@ -192,7 +193,7 @@ def _may_write(argv: Sequence[str], env: Mapping[str, str]) -> bool:
     goflags = env.get("GOFLAGS", os.environ.get("GOFLAGS", "")).split()
     if (_flags(argv[2:]) | _flags(goflags)) & _NOT_FOR_THE_SHARED_CACHE:
         return False
-    return all(
-        name in _HARMLESS_VARIABLES or name in (GO_CACHE_ENV, "GOFLAGS") or name.startswith("LC_")
-        for name in env
-    )
+    # The import path a package from before modules is linked at names no program: its
+    # link is made in a new directory each run, so its compilations' keys are new too.
+    own = (GO_CACHE_ENV, "GOFLAGS", IMPORT_PATH_ENV)
+    return all(name in _HARMLESS_VARIABLES or name in own or name.startswith("LC_") for name in env)

@@ -37,6 +37,7 @@ from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, Pr
 from assay.discovery.command_lines import project_argv, recognise
 from assay.discovery.python_envs import IN_PLACE_BUILD_TOOL
 from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
+from assay.gopath_layout import in_gopath_mode
 from assay.rust_check_cfg import allowing_undeclared_cfgs, undeclared_cfgs_note
 from assay.tools import TOOLS, tool_spec
 from assay.verdict import Kind
@@ -253,7 +254,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
     allowed = tuple(allowing_undeclared_cfgs(c, discovery.root) for c in checks)
     if changed := [new.name for new, old in zip(allowed, checks, strict=True) if new is not old]:
         notes.append(undeclared_cfgs_note(changed))
-    checks = allowed
+    checks = tuple(in_gopath_mode(c, discovery.root) for c in allowed)
     checks = tuple(_with_present_mypy_files(c, discovery.root) for c in checks)
     checks = tuple(_without_coverage_addopts(c, discovery.root) for c in checks)
     checks = tuple(_as_script_runner(c, discovery.root) for c in checks)

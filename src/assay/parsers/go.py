@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCase
+from assay.gopath_layout import IMPORT_PATH_ENV
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, count_cases, json_lines, relative
@@ -27,14 +28,16 @@ _GO_DIAG = re.compile(
 )
 
 
-def go_diagnostics(text: str, cwd: str) -> list[Diagnostic]:
+def go_diagnostics(text: str, cwd: str, import_path: str | None = None) -> list[Diagnostic]:
+    """The diagnostics in `text`, files relative to `cwd`; or, for a check run from a link
+    at `import_path` in a GOPATH (`assay.gopath_layout`), relative to that link."""
     diagnostics = []
     for line in text.splitlines():
         if match := _GO_DIAG.match(line.strip()):
             diagnostics.append(
                 Diagnostic(
                     message=match["msg"],
-                    file=relative(match["file"], cwd),
+                    file=relative(_below_link(match["file"], import_path), cwd),
                     line=int(match["line"]),
                     column=int(match["col"]) if match["col"] else None,
                     tool="go",
@@ -43,11 +46,19 @@ def go_diagnostics(text: str, cwd: str) -> list[Diagnostic]:
     return diagnostics
 
 
+def _below_link(file: str, import_path: str | None) -> str:
+    """`file` relative to the link at `import_path` when it lies below one (the cover tool
+    names files by their absolute path from it), else as it is."""
+    link = f"/src/{import_path}/"
+    at = file.find(link) if import_path and file.startswith("/") else -1
+    return file[at + len(link) :] if at != -1 else file
+
+
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     """`go test` (JSON events) or `go build` / `go vet` (text), told apart by the subcommand."""
     if "test" in check.argv[1:2]:
         return parse_test_json(check, result, report_dir)
-    diagnostics = go_diagnostics(combined(result), result.cwd)
+    diagnostics = go_diagnostics(combined(result), result.cwd, check.env.get(IMPORT_PATH_ENV))
     return ParsedOutput(diagnostics=tuple(diagnostics), failure_recognized=bool(diagnostics))
 
 
@@ -121,7 +132,9 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             if isinstance(event.get("Elapsed"), int | float):
                 durations[key] = float(event["Elapsed"])
     plain = _non_json(result.stdout.text)
-    diagnostics = go_diagnostics(result.stderr.text + "\n" + plain, result.cwd)
+    diagnostics = go_diagnostics(
+        result.stderr.text + "\n" + plain, result.cwd, check.env.get(IMPORT_PATH_ENV)
+    )
     running = _still_running(started, paused, outcomes)
     hung = () if diagnostics else _hung(running, outcomes, output, package_output)
     for key in hung:

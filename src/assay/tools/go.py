@@ -9,6 +9,7 @@ from pathlib import Path
 
 from assay.evidence import Check
 from assay.go_cache_view import GO_CACHE_ENV, through_a_view, warming_up, writes_shared_cache
+from assay.gopath_layout import IMPORT_PATH_ENV, gopath_wrapper
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     Command,
@@ -55,9 +56,17 @@ def _go(request: Request) -> Instrumented:
         argv = after_subcommand(argv, "test", *added)
     planned = request.runs(argv)
     shared = request.check.env.get(GO_CACHE_ENV)
-    if shared is None or writes_shared_cache(request.check):
+    if shared is not None and not writes_shared_cache(request.check):
+        planned = _through_a_view(request, planned, shared)
+    if IMPORT_PATH_ENV not in planned.env:
         return planned
-    return _through_a_view(request, planned, shared)
+    # A package from before modules: run from its import path in a GOPATH of its own.
+    then = planned.wrapper[2] if planned.wrapper else 'exec "$0" "$@"'
+    prepare = planned.prepare
+    if prepare is not None:
+        # The warm-up fills the shared cache only where it can build what the tests build.
+        prepare = replace(prepare, wrapper=("sh", "-c", gopath_wrapper(prepare.wrapper[2])))
+    return replace(planned, wrapper=("sh", "-c", gopath_wrapper(then)), prepare=prepare)
 
 
 def _through_a_view(request: Request, planned: Instrumented, shared: str) -> Instrumented:
