@@ -13,6 +13,7 @@ path in a GOPATH of its own (`gopath_wrapper`). Read as text, never run.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from dataclasses import replace
@@ -119,22 +120,13 @@ def _agreed_import_path(files: RepoFiles) -> str | None:
 
 def _go_files(files: RepoFiles) -> list[str]:
     """The tree's Go test files, breadth first as `go test ./...` reaches them, bounded."""
-    found: list[str] = []
-    level, visited = ["."], 0
-    for _ in range(_MAX_DEPTH):
-        below: list[str] = []
-        for directory in level:
-            visited += 1
-            if visited > _MAX_DIRS:
-                return found
-            for name, kind in files.list_kinds(directory):
-                path = name if directory == "." else f"{directory}/{name}"
-                if kind == "file" and name.endswith("_test.go") and len(found) < _MAX_FILES:
-                    found.append(path)
-                elif kind == "dir" and name[:1] not in "._" and name not in ("testdata", "vendor"):
-                    below.append(path)
-        level = below
-    return found
+    found = files.breadth_first(
+        lambda name: name.endswith("_test.go"),
+        lambda name, _: name[:1] not in "._" and name not in ("testdata", "vendor"),
+        depth=_MAX_DEPTH,
+        max_dirs=_MAX_DIRS,
+    )
+    return list(itertools.islice(found, _MAX_FILES))
 
 
 def _imports(text: str) -> list[str]:

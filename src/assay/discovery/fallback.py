@@ -76,22 +76,10 @@ def _first_file(
     the directories `enters` (their name and path) allows; None past `TEST_SEARCH_DEPTH`
     levels or `TEST_SEARCH_MAX_DIRS` directories (a hostile tree must not make discovery
     a crawl)."""
-    level = ["."]
-    visited = 0
-    for _ in range(TEST_SEARCH_DEPTH):
-        below: list[str] = []
-        for directory in level:
-            visited += 1
-            if visited > TEST_SEARCH_MAX_DIRS:
-                return None
-            for name, kind in files.list_kinds(directory):
-                path = name if directory == "." else f"{directory}/{name}"
-                if kind == "file" and wanted(name):
-                    return path
-                if kind == "dir" and enters(name, path):
-                    below.append(path)
-        level = below
-    return None
+    found = files.breadth_first(
+        wanted, enters, depth=TEST_SEARCH_DEPTH, max_dirs=TEST_SEARCH_MAX_DIRS
+    )
+    return next(found, None)
 
 
 def _is_test_file(name: str) -> bool:

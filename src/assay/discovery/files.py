@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from assay.errors import AssayError
 
@@ -100,6 +100,32 @@ class RepoFiles:
         except OSError:
             return []
         return sorted(kinds)
+
+    def breadth_first(
+        self,
+        wanted: Callable[[str], bool],
+        enters: Callable[[str, str], bool],
+        *,
+        depth: int,
+        max_dirs: int,
+    ) -> Iterator[str]:
+        """The files whose name is `wanted`, breadth first from the root, entering only the
+        directories `enters` (their name and path) allows; none past `depth` levels or
+        `max_dirs` directories (a hostile tree must not make discovery a crawl)."""
+        level, visited = ["."], 0
+        for _ in range(depth):
+            below: list[str] = []
+            for directory in level:
+                visited += 1
+                if visited > max_dirs:
+                    return
+                for name, kind in self.list_kinds(directory):
+                    path = name if directory == "." else f"{directory}/{name}"
+                    if kind == "file" and wanted(name):
+                        yield path
+                    elif kind == "dir" and enters(name, path):
+                        below.append(path)
+            level = below
 
     def _kind(self, entry: os.DirEntry[str], rel: str) -> str:
         try:
