@@ -79,9 +79,9 @@ HEAD_START_MAX_S = 0.5
 
 class _HeadStart:
     """The first check of a stage to start (the longest, `start_order`) has its command
-    running before the others begin: they would race it for the workspace's one sandbox
-    launched ahead (`assay.sandbox.launch`) on two cores, and a quick lint that won left
-    the test run to start a sandbox of its own, after. They wait no longer than
+    running before the others begin: on two cores they would race it for the workspace's
+    one sandbox built ahead (`assay.sandbox.standby`), and a quick lint that won left the
+    test run to build a sandbox of its own, after. They wait no longer than
     `HEAD_START_MAX_S`, and not at all once it has ended or failed to start."""
 
     def __init__(self, execute: CheckExecutor) -> None:

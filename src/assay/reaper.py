@@ -262,6 +262,7 @@ class Leaf:
     """The names of its threads but the first, each once: Rust's libtest runs each test in a
     thread named for it (the kernel keeps 15 bytes of a name)."""
     pid: int | None = None
+    """Its pid as it was looked at (`assay.stack_dumps` asks it for its stacks)."""
 
 
 def leaf_commands(pgid: int, marker: str, *, since: int | None = None) -> list[Leaf]:
