@@ -44,12 +44,10 @@ def _standby_pid(ws: Workspace) -> int:
     return waiting.launch.started.proc.pid
 
 
-def _late(
-    sandbox: BwrapSandbox, workspace: Workspace, overlay: dict[str, str], argv: list[str]
-) -> list[str]:
-    """A late part for `argv` in `workspace`, each mount's source by its path."""
+def _late(sandbox: BwrapSandbox, workspace: Workspace, overlay: dict[str, str]) -> list[str]:
+    """A late part for a command in `workspace`, each mount's source by its path."""
     mounts = sandbox._sandbox_args(workspace, str(workspace.path), overlay)
-    return [*mounts, *launch.late_variables(overlay, argv)]
+    return [*mounts, *launch.late_variables(overlay)]
 
 
 def test_the_first_command_finds_its_sandbox_built_already_in_the_run_cgroup(
@@ -105,10 +103,14 @@ def test_the_commands_words_and_variables_arrive_whole_and_assays_own_do_not(
 def test_a_late_part_cut_short_runs_nothing(sandbox: BwrapSandbox, workspace: Workspace) -> None:
     """A launch that got all but the late part's last word never runs the command."""
     marker = workspace.path / "ran"
-    late = _late(sandbox, workspace, {}, ["touch", str(marker)])
+    late = _late(sandbox, workspace, {})
     assert late[-2:] == [launch.DONE_VAR, "1"]
     started = launch.start(
-        sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
+        sandbox._launch_template(workspace),
+        sandbox._env(),
+        str(workspace.path),
+        (),
+        ["touch", str(marker)],
     ).feed(late[:-3])
     result = run_process(started.argv, cwd=started.cwd, timeout=30, started=started)
     assert result.exit_code == 125
@@ -203,10 +205,9 @@ def test_what_was_made_ahead_and_not_taken_is_dropped(fake_home: Path) -> None:
 def test_a_long_commands_words_arrive_whole_in_the_sandbox_built_ahead_and_in_a_fresh_one(
     sandbox: BwrapSandbox, workspace: Workspace
 ) -> None:
-    """Words handed over late are rebuilt one at a time (quadratic in the shell): a long
-    command started afresh has its words in the launch's argv; the sandbox built ahead
-    gets them in its script."""
-    words = [f"word {i} 'q' \"$x\"" for i in range(launch.MAX_LATE_WORDS * 20)]
+    """The sandbox built ahead gets a command's words in its script, one started afresh in
+    its launch's argv: 1,280 of them, quoted every way, arrive whole either way."""
+    words = [f"word {i} 'q' \"$x\"" for i in range(1280)]
     script = "import json, sys; print(json.dumps(sys.argv[1:]))"
     for _ in range(2):  # the sandbox built ahead, then a launch of its own
         started = time.monotonic()
@@ -225,7 +226,7 @@ def test_a_word_holding_a_nul_byte_never_reaches_bubblewrap(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
     assert made.started.proc is not None
-    late = _late(sandbox, workspace, {"FOO": "x\0--share-net"}, ["true"])
+    late = _late(sandbox, workspace, {"FOO": "x\0--share-net"})
     with pytest.raises(InvalidRun, match="NUL"):
         made.feed(late)
     assert gone(made.started.proc.pid)
@@ -244,9 +245,9 @@ def test_a_word_that_is_no_utf8_arrives_as_the_bytes_it_names(
         sandbox._launch_template(workspace), sandbox._env(), str(workspace.path), ()
     )
     assert made.started.proc is not None
-    late = _late(sandbox, workspace, {}, ["echo", "\ud800"])
+    late = _late(sandbox, workspace, {"WORD": "\ud800"})
     with pytest.raises(InvalidRun, match="cannot be encoded"):
-        made.feed(late)  # no file name holds a lone surrogate: refused, the launch gone
+        made.feed(late)  # no name or value holds a lone surrogate: refused, the launch gone
     assert gone(made.started.proc.pid)
 
 

@@ -42,35 +42,26 @@ FD_PLACEHOLDER = "{args-fd}"
 #: The lowest descriptor the pipe is given: below it, the launcher's shell opens the
 #: seccomp program as descriptor 9.
 _LOWEST_FD = 10
-#: The variables that carry the command to the shell inside (`COMMAND_SHELL`).
-ARG_VAR = "_ASSAY_ARG_"
+#: The variables that carry the command's variables to the shell inside (`COMMAND_SHELL`).
 EXPORT_VAR = "_ASSAY_EXPORT_"
-ARGC_VAR = "_ASSAY_ARGC"
 EXPORTS_VAR = "_ASSAY_EXPORTS"
 #: Set last, to one character, which a late part cut short cannot hold only part of.
 DONE_VAR = "_ASSAY_DONE"
-#: What the shell inside says when the command's words did not all arrive.
+#: What the shell inside says when the late part did not all arrive.
 NO_COMMAND = "assay-sandbox: no command arrived"
 #: How a launch whose resource limits could not be set says it could not start.
 NO_LIMITS = "assay-sandbox: cannot set the resource limits"
-#: The most words a command handed over late may have: the shell inside rebuilds such a
-#: command one word at a time, in time that grows with the square of their number (1,000
-#: words: 50 ms). A longer command is started afresh, its words in the launch's own argv.
-MAX_LATE_WORDS = 64
 #: The shell inside the sandbox: makes HOME where bubblewrap did not; once the late part
-#: has arrived whole (`DONE_VAR`, set last), rebuilds a command handed over late from its
-#: variables (`late_variables`), or runs the words it was started with; exports the
-#: check's variables, then becomes the command. The repository's variables enter no
-#: environment before this point, and none of them can be one of these (`reserved`).
+#: has arrived whole (`DONE_VAR`, set last), exports the check's variables
+#: (`late_variables`), then becomes the command, whose words it was started with. The
+#: repository's variables enter no environment before this point, and none of them can
+#: be one of these (`reserved`).
 COMMAND_SHELL = (
     '[ -d "$HOME" ] || mkdir -p "$HOME" || exit 125; '
     f'[ "${{{DONE_VAR}-}}" = 1 ] || {{ echo "{NO_COMMAND}" >&2; exit 125; }}; '
-    f'if [ -n "${{{ARGC_VAR}-}}" ]; then set --; _i=0; while [ "$_i" -lt "${ARGC_VAR}" ]; do '
-    f'eval "set -- \\"\\$@\\" \\"\\${{{ARG_VAR}$_i?}}\\""; unset "{ARG_VAR}$_i"; _i=$((_i+1)); '
-    "done; fi; "
     f'_i=0; while [ "$_i" -lt "${EXPORTS_VAR}" ]; do '
     f'eval "export \\"\\${{{EXPORT_VAR}$_i?}}\\""; unset "{EXPORT_VAR}$_i"; _i=$((_i+1)); done; '
-    f'unset {ARGC_VAR} {EXPORTS_VAR} {DONE_VAR} _i; exec "$@"'
+    f'unset {EXPORTS_VAR} {DONE_VAR} _i; exec "$@"'
 )
 
 
@@ -80,15 +71,10 @@ def reserved(name: str) -> bool:
     return sandbox_shell_name(name)
 
 
-def late_variables(exports: Mapping[str, str], argv: Sequence[str] | None = None) -> list[str]:
-    """bubblewrap options that hand `COMMAND_SHELL` the variables to export and, when the
-    launch was started without them, the command's words; `DONE_VAR` last."""
-    late: list[str] = []
-    if argv is not None:
-        for index, word in enumerate(argv):
-            late += ["--setenv", f"{ARG_VAR}{index}", word]
-        late += ["--setenv", ARGC_VAR, str(len(argv))]
+def late_variables(exports: Mapping[str, str]) -> list[str]:
+    """bubblewrap options that hand `COMMAND_SHELL` the variables to export; `DONE_VAR` last."""
     kept = [(name, value) for name, value in exports.items() if not reserved(name)]
+    late: list[str] = []
     for index, (name, value) in enumerate(kept):
         late += ["--setenv", f"{EXPORT_VAR}{index}", f"{name}={value}"]
     return [*late, "--setenv", EXPORTS_VAR, str(len(kept)), "--setenv", DONE_VAR, "1"]
