@@ -236,3 +236,20 @@ def test_an_honest_change_beside_a_loaded_jest_configuration_is_verified(
     repo = change_on_base(tmp_path / "repo", base, {"README.md": "calc\n"}, dedent=False)
     report = _verify(repo)
     assert report["status"] == "VERIFIED", json.dumps(report, indent=1)[-3000:]
+
+
+def test_a_setup_file_at_the_root_is_named_and_what_it_loads_is_left_to_the_code(
+    tmp_path: Path,
+) -> None:
+    """A setup file beside the root's configuration: what it loads from there is the
+    project's code, not its helpers. Reading its directory as a path relative to the
+    configuration's raised ("no path specified"), and every `--protect` run of such a
+    tree was INDETERMINATE."""
+    from assay.discovery.files import RepoFiles
+    from assay.discovery.js_runner_setup import js_setup_files
+
+    jest = {"setupFilesAfterEnv": ["./matchers.js"]}
+    (tmp_path / "package.json").write_text(json.dumps({"name": "calc", "jest": jest}))
+    (tmp_path / "matchers.js").write_text("require('./calc');\n")
+    (tmp_path / "calc.js").write_text(BROKEN_CJS)
+    assert js_setup_files(RepoFiles(str(tmp_path))) == ("matchers.js",)

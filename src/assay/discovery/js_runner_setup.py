@@ -159,7 +159,7 @@ def _helpers_beside(files: RepoFiles, path: str, home: str) -> Iterator[str]:
     configuration naming it (`home`) or in a directory of the project's code below it
     (`src`, `lib`), where what it loads is that code."""
     directory = posixpath.dirname(path)
-    below = posixpath.relpath(directory, home or ".")
+    below = posixpath.relpath(directory or ".", home or ".")
     if below == "." or below.startswith("..") or below.split("/")[0] in _CODE_DIRS:
         return
     text = _text(files, path) if path.endswith(_EXTENSIONS) else None
