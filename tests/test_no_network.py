@@ -4,6 +4,7 @@ really cut off from the network (`unshare -n`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -94,8 +95,17 @@ OFFLINE_FILES = {
 def _offline(argv: list[str], cwd: Path) -> ProcessResult:
     assert shutil.which("unshare") is not None, "unshare is not installed"
     assert shutil.which(argv[0]) is not None, f"{argv[0]} is not installed"
+    # npm answers `npm view` from its cache where the machine fetched that package once:
+    # a cache of its own, empty, as a fresh machine's.
+    env = {**os.environ, "npm_config_cache": str(cwd / ".npm-cache")}
     done = subprocess.run(
-        ["unshare", "-n", *argv], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+        ["unshare", "-n", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert "unshare:" not in done.stderr, done.stderr  # the namespace itself was refused
     return process_result(

@@ -748,10 +748,12 @@ def test_go_hanging_test_is_a_timeout(
     check = check_named(go_project, "go-test")
     evidence = run(check, go_project, tmp_path_factory, timeout_s=HANG_TIMEOUT_S)
     assert_verdict(evidence, Verdict.INCONCLUSIVE, Cause.TIMEOUT)
-    # Named from the event stream: it started and never ended.
+    # Named from the event stream (it started and never ended), and its line from the stacks
+    # the test binary printed on the SIGQUIT it was sent before the kill.
     assert evidence.note.endswith(
-        "while running example.com/tiny.TestHang; raise the timeout if it is just slow."
-    )
+        "while running example.com/tiny.TestHang (stuck at hang_test.go:9 in "
+        "example.com/tiny.TestHang); raise the timeout if it is just slow."
+    ), evidence.note
 
 
 def test_go_missing_toolchain_is_unverified(go_project: Path, tmp_path: Path) -> None:
