@@ -19,6 +19,10 @@ use is proven, or the run is not believed:
   manifests declare, directly or through what they require (`assay.base_requirements`):
   a record is written by whoever wrote the files, so a whole fake distribution with a
   consistent record is stopped by the base, not by its record;
+- start-up code of an install the tree's own build wrote (the project, or anything
+  installed from a directory of the tree) does no more than find the tree's code: import
+  paths, or setuptools' editable finder (`assay.editable_finder`); that build wrote the
+  record too, so the record proves nothing of it;
 - a directory of the tree on the import path (the working directory, `PYTHONPATH`, a
   `.pth` line such as an editable install's) holds no start-up module and no metadata
   declaring such entry points.
@@ -52,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.base_requirements import Declared, declared_by_base, entry_point, normalise
+from assay.editable_finder import FINDER_PREFIX, startup_line_problem
 from assay.install_records import (
     METADATA_MAX_BYTES,
     STARTUP_MODULES,
@@ -94,6 +99,8 @@ LINK_HOPS = 8
 MAX_PROBLEMS = 200
 #: How many problems the report's note names.
 NOTE_NAMES = 5
+#: What a problem with start-up code the tree's own build installed says.
+_BUILT_BY_TREE = "own build installed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +159,12 @@ class EnvironmentProof:
         rest = len(self.problems) - NOTE_NAMES + self.more_problems
         more = f" (and {rest} more problems)" if rest > 0 else ""
         advice = []
-        if "python" in self.unproven:
+        if any(_BUILT_BY_TREE in p.problem for p in self.problems):
+            advice.append(
+                "Under --protect, an install the tree builds may put only import paths and "
+                "setuptools' editable finder where they run at every start"
+            )
+        elif "python" in self.unproven:
             advice.append(
                 "Rebuild the virtualenv from the base's manifests (`assay verify --install "
                 "--protect` builds a fresh one), or delete it"
@@ -523,6 +535,8 @@ def _prove_venv(
         hooks = [f"{n}, run at every start" for n in dict.fromkeys(dist.startup)] + loads
         if not hooks:
             continue
+        if _built_by_tree(dist, places, declared):
+            _hold_tree_startup(places, root, dist, found)
         if dist.name not in accepted and not _editable_path_only(dist, places, root, declared):
             found.add(
                 dist.directory,
@@ -622,6 +636,30 @@ def _editable_path_only(
         if lines is None or any(_runs_code(line) for line in lines):
             return False
     return True
+
+
+def _built_by_tree(dist: Distribution, places: _Places, declared: Declared) -> bool:
+    """Whether the tree's own build code wrote the distribution: installed from a
+    directory or archive of the tree, or the project the base declares."""
+    from_tree = dist.built_from is not None and places.inside(dist.built_from)
+    return from_tree or dist.name in declared.projects
+
+
+def _hold_tree_startup(places: _Places, root: Path, dist: Distribution, found: _Findings) -> None:
+    """Start-up code of an install the tree's build wrote does no more than find the
+    tree's code (`assay.editable_finder`): its record is consistent because that same
+    build wrote it, so nothing else proves what it runs."""
+    site = dist.directory.rsplit("/", 1)[0]
+    for name in dict.fromkeys(dist.startup):
+        path = f"{site}/{name}"
+        if not name.endswith(".pth"):
+            found.add(path, f"{dist.name}'s {_BUILT_BY_TREE} a start-up module, run at every start")
+            continue
+        for line in _pth_lines(root, path) or ():
+            why = startup_line_problem(root, site, line, dist.owned, places.inside)
+            if why is not None:
+                found.add(path, f"{dist.name}'s {_BUILT_BY_TREE} this .pth file and {why}")
+                break
 
 
 # --------------------------------------------------------------------------- files no record accounts for
@@ -754,6 +792,9 @@ def _scan_import_dir(
         path = f"{rel}/{name}" if rel else name
         if at_startup and name.split(".", 1)[0] in STARTUP_MODULES:
             found.add(path, "a start-up module on the import path: imported at every start")
+        elif at_startup and name.startswith(FINDER_PREFIX):
+            # Imported by name from an editable install's `.pth`: here, it would be found first.
+            found.add(path, "a module named as an editable install's finder on the import path")
         elif name.endswith((".dist-info", ".egg-info")):
             data = read_untrusted(root, f"{path}/entry_points.txt", limit=METADATA_MAX_BYTES)
             if isinstance(data, Refused) or (

@@ -83,6 +83,8 @@ class Distribution:
     """Its top-level names that run at every interpreter start (`x.pth`, `sitecustomize.py`)."""
     editable_from: str | None = None
     """The directory it is an editable install of (`direct_url.json`), if it is one."""
+    built_from: str | None = None
+    """The local directory or archive it was built from (`direct_url.json`), editable or not."""
 
 
 def read_distribution(
@@ -123,7 +125,8 @@ def read_distribution(
         first = top.split("/", 1)[0]
         if (top.endswith(".pth") and "/" not in top) or first.split(".", 1)[0] in STARTUP_MODULES:
             dist.startup.append(first)
-    dist.editable_from = _editable_from(root, where)
+    dist.built_from, editable = _local_source(root, where)
+    dist.editable_from = dist.built_from if editable else None
     return dist
 
 
@@ -243,23 +246,23 @@ def entry_point_module(value: str) -> str:
     return value.split("[", 1)[0].split(":", 1)[0].strip()
 
 
-def _editable_from(root: Path, where: str) -> str | None:
-    """The local directory `direct_url.json` says this is an editable install of."""
+def _local_source(root: Path, where: str) -> tuple[str | None, bool]:
+    """The local directory or archive `direct_url.json` says this was installed from,
+    and whether the install is editable."""
     data = read_untrusted(
         root, f"{where}/direct_url.json", limit=DIRECT_URL_MAX_BYTES, single_link=False
     )
     if not isinstance(data, bytes):
-        return None
+        return None, False
     try:
         document = json.loads(data)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(document, dict) or not isinstance(info := document.get("dir_info"), dict):
-        return None
-    url = document.get("url")
-    if not info.get("editable") or not isinstance(url, str) or not url.startswith("file://"):
-        return None
-    return url.removeprefix("file://")
+        return None, False
+    url = document.get("url") if isinstance(document, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None, False
+    info = document.get("dir_info")
+    return url.removeprefix("file://"), isinstance(info, dict) and bool(info.get("editable"))
 
 
 def accepted_names(dists: Iterable[Distribution], declared: Declared) -> set[str]:

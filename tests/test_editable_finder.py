@@ -1,0 +1,100 @@
+"""The start-up lines of an install the tree built, held to paths and setuptools' finder.
+
+The finder is rendered from the template of the newest setuptools on the index (read
+from its wheel, never imported): a release whose template assay does not know fails here
+first, not as honest flat-layout projects turned INDETERMINATE under `--protect`."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from assay.editable_finder import startup_line_problem
+
+SITE = "v/lib/python3.11/site-packages"
+FINDER = "__editable___calc_1_0_finder"
+LINE = f"import {FINDER}; {FINDER}.install()"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`_FINDER_TEMPLATE` of the newest setuptools wheel on the index."""
+    where = tmp_path_factory.mktemp("setuptools")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:"]
+        + ["-d", str(where), "setuptools"],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = where.glob("setuptools-*.whl")
+    source = zipfile.ZipFile(wheel).read("setuptools/command/editable_wheel.py")
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and getattr(node.targets[0], "id", "") == "_FINDER_TEMPLATE"
+        ):
+            assert isinstance(node.value, ast.Constant)
+            return str(node.value.value)
+    raise AssertionError(f"{wheel.name} has no _FINDER_TEMPLATE")
+
+
+def _problem(root: Path, finder: str, line: str = LINE, owned: bool = True) -> str | None:
+    site = root / SITE
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{FINDER}.py").write_text(finder)
+    files = {f"{SITE}/{FINDER}.py"} if owned else set()
+    tree = str(root / "tree")
+    return startup_line_problem(root, SITE, line, files, lambda p: p.startswith(tree + "/"))
+
+
+def _render(template: str, root: Path, **data: object) -> str:
+    tree = str(root / "tree")
+    values = {"name": "__editable__.calc-1.0.finder", "mapping": {"calc": f"{tree}/calc"}}
+    return template.format(**{**values, "namespaces": {}, **data})
+
+
+def test_the_newest_setuptools_finder_is_believed(tmp_path: Path, template: str) -> None:
+    tree = str(tmp_path / "tree")
+    finder = _render(template, tmp_path, namespaces={"ns": [f"{tree}/ns"]})
+    assert _problem(tmp_path, finder) is None
+
+
+def test_code_added_to_the_finder_is_not(tmp_path: Path, template: str) -> None:
+    finder = _render(template, tmp_path) + "import os\n"
+    assert "not the text setuptools writes" in (_problem(tmp_path, finder) or "")
+
+
+def test_a_finder_mapping_names_outside_the_tree_is_not(tmp_path: Path, template: str) -> None:
+    finder = _render(template, tmp_path, mapping={"calc": "/elsewhere/calc"})
+    assert "/elsewhere/calc, outside the tree" in (_problem(tmp_path, finder) or "")
+
+
+def test_finder_data_that_are_code_are_not(tmp_path: Path, template: str) -> None:
+    finder = _render(template, tmp_path).replace(
+        "MAPPING: dict[str, str] = {", "MAPPING: dict[str, str] = __import__('os') and {", 1
+    )
+    assert "data are not literals" in (_problem(tmp_path, finder) or "")
+
+
+def test_a_finder_the_install_does_not_record_is_not(tmp_path: Path, template: str) -> None:
+    problem = _problem(tmp_path, _render(template, tmp_path), owned=False)
+    assert "is not a file of the same install" in (problem or "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["import sys; sys.modules['calc'] = None", f"import {FINDER}; {FINDER}.install(); import os"],
+)
+def test_other_import_lines_are_not(tmp_path: Path, template: str, line: str) -> None:
+    problem = _problem(tmp_path, _render(template, tmp_path), line=line)
+    assert "neither a path nor setuptools' editable finder" in (problem or "")
+
+
+@pytest.mark.parametrize("line", ["", "# a comment", "/anywhere/src"])
+def test_paths_and_comments_are_believed(tmp_path: Path, line: str) -> None:
+    assert startup_line_problem(tmp_path, SITE, line, set(), lambda p: False) is None
