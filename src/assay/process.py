@@ -21,7 +21,6 @@ import math
 import os
 import re
 import resource
-import select
 import selectors
 import signal
 import subprocess
@@ -408,17 +407,11 @@ class _Execution:
         asked = ask_for_stacks(leaves)
         if not asked:
             return
-        poller = select.poll()
-        for fd in asked:
-            poller.register(fd, select.POLLIN)
         try:
             end = time.monotonic() + DUMP_WAIT_SECONDS
-            pending = len(asked)
-            while pending and time.monotonic() < end:
-                pipes.pump(_EXIT_POLL_SECONDS / 5)
-                for fd, _ in poller.poll(0):
-                    poller.unregister(fd)
-                    pending -= 1
+            reaper.await_pidfds(
+                asked, DUMP_WAIT_SECONDS, lambda: pipes.pump(_EXIT_POLL_SECONDS / 5)
+            )
             relayed = min(end, time.monotonic() + RELAY_SECONDS)
             while time.monotonic() < relayed and not _has_exited(pid):
                 pipes.pump(_EXIT_POLL_SECONDS / 5)

@@ -46,7 +46,7 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 #: Environment variable carrying the per-run marker.
@@ -513,19 +513,31 @@ def _await_exit(pids: list[int], timeout: float) -> None:
     if not fds:
         time.sleep(timeout)  # none to watch (gone already, or no pidfds): look again later
         return
-    poller = select.poll()
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
     try:
-        end = time.monotonic() + timeout
-        pending = len(fds)
-        while pending and (left := end - time.monotonic()) > 0:
-            for fd, _ in poller.poll(left * 1000):
-                poller.unregister(fd)
-                pending -= 1
+        await_pidfds(fds, timeout)
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def await_pidfds(
+    fds: Sequence[int], timeout: float, meanwhile: Callable[[], object] | None = None
+) -> None:
+    """Until every process of the pidfds `fds` has exited, or `timeout` seconds passed.
+    `meanwhile`, when given, is what the wait does between looks (draining a command's
+    pipes for a moment) instead of blocking on the pidfds."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    end = time.monotonic() + timeout
+    pending = len(fds)
+    while pending and (left := end - time.monotonic()) > 0:
+        if meanwhile is not None:
+            meanwhile()
+            left = 0
+        for fd, _ in poller.poll(left * 1000):
+            poller.unregister(fd)
+            pending -= 1
 
 
 def _reap(pids: set[int] | list[int], pgid: int) -> Usage:
