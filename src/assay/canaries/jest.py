@@ -6,7 +6,8 @@ of assay's (`--config`) that, inside the sandbox, reads the project's own with t
 reader of the running jest (its `readInitialOptions`: `--config` as the command gave it,
 else what jest finds from the working directory) and changes it only to add a setup file of
 assay's to `setupFilesAfterEnv`, to keep jest from collecting assay's own files as tests,
-and to undo `bail` (the must-fail canary must not stop the run). The setup file registers
+and to undo `bail` (the must-fail canary must not stop the run); a configuration with
+`projects` has each project read the same way and given the same. The setup file registers
 the two canaries in every test file, before the file's own tests: every test file the
 report lists must list both, once each (a file whose tests a rewritten report lists
 without them did not run them).
@@ -290,42 +291,84 @@ def _untallied(mark: str) -> Checks:
     return check
 
 
+#: The configuration the run is given: the project's own, read by the running jest itself,
+#: with assay's setup file, ignore pattern and reporter added. A configuration with
+#: `projects` takes its tests from each project's configuration, not its own: each project
+#: (an object, or a directory or file its globs name, as jest expands them) is read the
+#: same way and given the setup file and the pattern as an object of the same options.
+_WRAPPER = """\
+/* eslint-disable */
+// @ts-nocheck
+// The project's jest configuration, read by the running jest itself, with two
+// tests added to every test file for this run.
+"use strict";
+const path = require("path");
+const fs = require("fs");
+const setup = $setup;
+const ignored = $ignored;
+const ours = (c) => ({
+  ...c,
+  setupFilesAfterEnv: [...(c.setupFilesAfterEnv || []), setup],
+  testPathIgnorePatterns: [...(c.testPathIgnorePatterns || ["/node_modules/"]), ignored],
+});
+// jest's own expansion of `projects` (jest-config's normalize and readConfigs).
+const readProjects = async (loaded, reader, config, parent) => {
+  const glob = require(require.resolve("glob", { paths: [path.dirname(reader)] }));
+  const sync = glob.sync || (glob.glob && glob.glob.sync) || glob.globSync;
+  const read = [];
+  for (const entry of config.projects) {
+    if (typeof entry !== "string") {
+      const rootDir = entry.rootDir ? loaded.replaceRootDirInPath(parent, entry.rootDir) : parent;
+      read.push({ ...entry, rootDir });
+      continue;
+    }
+    const named = loaded.replaceRootDirInPath(config.rootDir, entry);
+    const found = sync(named, { windowsPathsNoEscape: true });
+    for (const root of found.length > 0 ? found : [named]) {
+      const at = path.resolve(root);
+      if (fs.existsSync(at) && !fs.lstatSync(at).isDirectory() && !/\\.([cm]?[jt]s|json)$/.test(at)) {
+        continue; // a globbed file that is no configuration: jest ignores it too
+      }
+      const options = await loaded.readInitialOptions(undefined, {
+        packageRootOrConfig: at,
+        skipMultipleConfigError: true,
+      });
+      read.push(options.config);
+    }
+  }
+  return read;
+};
+module.exports = async () => {
+  // The configuration reader of the jest that is loading this file.
+  const reader = Object.keys(require.cache).find((p) =>
+    /[\\\\/]jest-config[\\\\/]build[\\\\/]index\\.js$/.test(p),
+  );
+  const loaded = reader && require(reader);
+  if (!loaded || typeof loaded.readInitialOptions !== "function") {
+    throw new Error(
+      "planted tests: this jest cannot read the project's configuration for them",
+    );
+  }
+  const { config, configPath } = await loaded.readInitialOptions($config, {
+    packageRootOrConfig: process.cwd(),
+  });
+  const parent = configPath ? path.dirname(configPath) : process.cwd();
+  const many = Array.isArray(config.projects) && config.projects.length > 0;
+  const projects = many ? (await readProjects(loaded, reader, config, parent)).map(ours) : [];
+  return {
+    ...ours(config),
+    ...(many ? { projects } : {}),
+    bail: 0,
+    reporters: [...(config.reporters || ["default"]), $reporter],
+  };
+};
+"""
+
+
 def _wrapper(config: str | None, directory: str, setup: str, reporter: str) -> str:
     ignored = "^" + re.escape(directory.rstrip("/") + "/")
-    return (
-        "/* eslint-disable */\n"
-        "// @ts-nocheck\n"
-        "// The project's jest configuration, read by the running jest itself, with two\n"
-        "// tests added to every test file for this run.\n"
-        '"use strict";\n'
-        "module.exports = async () => {\n"
-        "  // The configuration reader of the jest that is loading this file.\n"
-        "  const reader = Object.keys(require.cache).find((p) =>\n"
-        "    /[\\\\/]jest-config[\\\\/]build[\\\\/]index\\.js$/.test(p),\n"
-        "  );\n"
-        "  const loaded = reader && require(reader);\n"
-        '  if (!loaded || typeof loaded.readInitialOptions !== "function") {\n'
-        "    throw new Error(\n"
-        '      "planted tests: this jest cannot read the project\'s configuration for them",\n'
-        "    );\n"
-        "  }\n"
-        f"  const {{ config }} = await loaded.readInitialOptions({json.dumps(config)}, {{\n"
-        "    packageRootOrConfig: process.cwd(),\n"
-        "  });\n"
-        "  if (Array.isArray(config.projects) && config.projects.length > 0) {\n"
-        "    throw new Error(\n"
-        '      "planted tests: a configuration with `projects` cannot carry them",\n'
-        "    );\n"
-        "  }\n"
-        "  return {\n"
-        "    ...config,\n"
-        f"    setupFilesAfterEnv: [...(config.setupFilesAfterEnv || []), {json.dumps(setup)}],\n"
-        "    testPathIgnorePatterns: [\n"
-        '      ...(config.testPathIgnorePatterns || ["/node_modules/"]),\n'
-        f"      {json.dumps(ignored)},\n"
-        "    ],\n"
-        "    bail: 0,\n"
-        f'    reporters: [...(config.reporters || ["default"]), {json.dumps(reporter)}],\n'
-        "  };\n"
-        "};\n"
-    )
+    values = {"$config": config, "$setup": setup, "$ignored": ignored, "$reporter": reporter}
+    text = _WRAPPER
+    for name, value in values.items():
+        text = text.replace(name, json.dumps(value))
+    return text
