@@ -2211,8 +2211,14 @@ pub fn add(a: i32, b: i32) -> Sum {
             "use std::os::unix::process::CommandExt;\n"
             '    let _ = std::process::Command::new("true").exec();'
         ),
+        # Round rt39: the exit reached through its module under another name, through a
+        # path spaced out, and through a glob import: VERIFIED before, for no line said
+        # `process::exit`.
+        "use std::process as host;\n    host::exit(0);",
+        "std::process:: exit(0);",
+        "use std::process::*;\n    exit(0);",
     ],
-    ids=["exit-as-a-value", "exec"],
+    ids=["exit-as-a-value", "exec", "module-as-another-name", "spaced-path", "glob-import"],
 )
 def test_cargo_run_forged_without_a_known_spelling_is_not_verified(
     tmp_path: Path, leave: str

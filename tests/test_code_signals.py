@@ -123,6 +123,9 @@ REACHES = [
     ),
     ("src/lib.rs", 'extern "C" {\n    fn exit(code: i32) -> !;\n}\n', "fn exit("),
     ("src/lib.rs", "use std::process::exit as leave;\npub fn f() { leave(0) }\n", "exit as leave"),
+    # Round rt39: through the module under another name, and with the rest of the module.
+    ("src/lib.rs", "use std::process as host;\npub fn f() { host::exit(0) }\n", "host::exit(0)"),
+    ("src/lib.rs", "use std::process::*;\npub fn f() { exit(0) }\n", "exit(0)"),
     (
         "src/lib.rs",
         (

@@ -438,8 +438,10 @@ RUST = Language(
             "ends the process from library code",
             # Called, or taken as a value to call under another name (a red team's:
             # `let leave: fn(i32) -> ! = std::process::exit; leave(0)`), or imported under
-            # another name (`use std::process::exit as leave`).
-            r"^(?!\s*(?:pub(?:\([^)]*\))?\s+)?use\b).*\b(?:process::exit|libc::_?exit)\b"
+            # another name (`use std::process::exit as leave`). Any path's last segment
+            # counts, spaced or not (round rt39's `use std::process as host; host::exit(0)`
+            # and `std::process:: exit(0)`).
+            r"^(?!\s*(?:pub(?:\([^)]*\))?\s+)?use\b).*::\s*_?exit\b"
             r"(?!\s*\(\s*-?[1-9]\d*\s*\))|\b_?exit\s+as\s+\w",
             unless_path=_RUST_BINARY,
         ),
@@ -460,7 +462,8 @@ RUST = Language(
         Rule(
             "ends the process from library code",
             r"(?<![\w:.])exit\s*\(" + _NOT_A_FAILURE,
-            also=r"\buse\s+std::process::(?:exit\b|\{[^}]*\bexit\b)",
+            # Imported by name, in braces, or with the rest of the module (`::*`).
+            also=r"\buse\s+(?:::)?std\s*::\s*process\s*::\s*(?:exit\b|\*|\{[^}]*\b(?:exit\b|\*))",
             unless_path=_RUST_BINARY,
         ),
         Rule(
