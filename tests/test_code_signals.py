@@ -123,6 +123,22 @@ REACHES = [
     ),
     ("src/lib.rs", 'extern "C" {\n    fn exit(code: i32) -> !;\n}\n', "fn exit("),
     ("src/lib.rs", "use std::process::exit as leave;\npub fn f() { leave(0) }\n", "exit as leave"),
+    # Round rt39: Java code in surefire's fork writing its protocol to fd 1, and ending.
+    (
+        "src/main/java/tiny/Add.java",
+        "class Add {\n  static void f() { Runtime.getRuntime().halt(0); }\n}\n",
+        "halt(0)",
+    ),
+    (
+        "src/main/java/tiny/Add.java",
+        "class Add {\n  Object o = new FileOutputStream(FileDescriptor.out);\n}\n",
+        "FileDescriptor.out",
+    ),
+    (
+        "src/main/java/tiny/Add.java",
+        'class Add {\n  void f() { new ProcessBuilder("printf").inheritIO(); }\n}\n',
+        "inheritIO()",
+    ),
     # Round rt39: through the module under another name, and with the rest of the module.
     ("src/lib.rs", "use std::process as host;\npub fn f() { host::exit(0) }\n", "host::exit(0)"),
     ("src/lib.rs", "use std::process::*;\npub fn f() { exit(0) }\n", "exit(0)"),
@@ -312,6 +328,12 @@ ORDINARY = [
     ("calc.py", "# os._exit(0) is never called here\n"),
     ("calc.py", "import os\n\n\ndef die():\n    os._exit(1)\n"),
     ("lib/calc.js", "if (!ok) { process.exit(1); }\n"),
+    ("src/main/java/tiny/Cli.java", "class Cli {\n  void f() { System.exit(1); }\n}\n"),
+    (
+        "src/main/java/tiny/Cli.java",
+        "class Cli {\n  public static void main(String[] a) { System.exit(run(a)); }\n}\n",
+    ),
+    ("src/main/java/tiny/Add.java", "// System.exit(0) is never called here\nclass Add {}\n"),
     ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(2) }\n'),
     ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),

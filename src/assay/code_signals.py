@@ -17,7 +17,8 @@ Left out on purpose, because ordinary code does them:
   that ends so fails, it cannot pass;
 - `process.exit` in a node file that starts with `#!` (an executable script), `os.Exit` in
   a Go `main` package, `process::exit` in a Rust binary's entry (any `main.rs`, `src/bin/`,
-  `build.rs`, `examples/`, `benches/`). A binary crate's other modules are still matched:
+  `build.rs`, `examples/`, `benches/`), `System.exit` in a Java file that declares a `main`.
+  A binary crate's other modules are still matched:
   telling them from a library's would take reading its manifest, and they are rare;
 - `pytest.fail`, `log.Fatal`, `abort`: they make a run fail, they cannot forge a pass;
 - `/proc` files that describe the machine (`/proc/cpuinfo`, `/proc/meminfo`, ...) and the
@@ -505,6 +506,42 @@ RUST = Language(
     ),
 )
 
+#: Java and Kotlin, built into the test JVM. Surefire's fork reports to Maven in lines on
+#: its fd 1 (`6,1,<class>,<test>,...` a pass, `Z,0,BYE!` its goodbye), and Maven writes the
+#: reports and prints the summary from them: a red team's `add` wrote a pass for the test
+#: that called it, then the goodbye, then ended the JVM, VERIFIED with every channel
+#: agreeing. Writing there takes fd 1 itself (the tests' `System.out` is surefire's
+#: capture), a child given the JVM's own output, or surefire's objects.
+JVM = Language(
+    "jvm",
+    (".java", ".kt"),
+    r"//",
+    (
+        # A program's `main` ends it with its status, as a Go main package's does; what
+        # the fork's report needs besides an exit (fd 1) is matched wherever it is.
+        Rule(
+            "ends the process from code the tests run",
+            r"\b(?:System|getRuntime\s*\(\s*\))\s*\.\s*exit\s*\("
+            + _NOT_A_FAILURE
+            + r"|\bexitProcess\s*\("
+            + _NOT_A_FAILURE,
+            unless=r"(?m)\bstatic\s+void\s+main\s*\(|^\s*fun\s+main\s*\(",
+        ),
+        Rule("ends the process at once", r"\.\s*halt\s*\(" + _NOT_A_FAILURE),
+        Rule(
+            "writes to the process's own output",
+            r"\bFileDescriptor\s*\.\s*(?:out|err)\b|['\"]/dev/(?:stdout|stderr|fd\b)"
+            r"|\binheritIO\s*\(|\bRedirect\s*\.\s*INHERIT\b",
+        ),
+        Rule(
+            "reaches into the test runner's internals",
+            r"\borg\.apache\.maven\.surefire\b|\borg\.junit\.runner\.notification\b"
+            r"|\borg\.junit\.platform\.launcher\b|\bJUnit4Provider\b|BYE!",
+        ),
+        *_SHARED,
+    ),
+)
+
 #: Python's packaging files, where an entry point can load a pytest plugin from anywhere.
 PACKAGING = Language(
     "packaging",
@@ -514,7 +551,7 @@ PACKAGING = Language(
     names=("pyproject.toml", "setup.cfg"),
 )
 
-LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, GO, RUST, NATIVE, PACKAGING)
+LANGUAGES: tuple[Language, ...] = (PYTHON, JAVASCRIPT, GO, RUST, JVM, NATIVE, PACKAGING)
 
 
 # --------------------------------------------------------------------------- scanning
