@@ -334,6 +334,7 @@ ORDINARY = [
         "class Cli {\n  public static void main(String[] a) { System.exit(run(a)); }\n}\n",
     ),
     ("src/main/java/tiny/Add.java", "// System.exit(0) is never called here\nclass Add {}\n"),
+    ("src/main/java/tiny/Vm.java", "class Vm {\n  void stop() { machine.halt(); }\n}\n"),
     ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(2) }\n'),
     ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),

@@ -527,7 +527,9 @@ JVM = Language(
             + _NOT_A_FAILURE,
             unless=r"(?m)\bstatic\s+void\s+main\s*\(|^\s*fun\s+main\s*\(",
         ),
-        Rule("ends the process at once", r"\.\s*halt\s*\(" + _NOT_A_FAILURE),
+        # `Runtime.halt` takes a status: a `halt()` of the project's own (a state
+        # machine's) does not.
+        Rule("ends the process at once", r"\.\s*halt\s*\((?!\s*\))" + _NOT_A_FAILURE),
         Rule(
             "writes to the process's own output",
             r"\bFileDescriptor\s*\.\s*(?:out|err)\b|['\"]/dev/(?:stdout|stderr|fd\b)"
