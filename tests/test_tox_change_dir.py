@@ -111,3 +111,67 @@ def test_the_projects_interpreter_is_named_from_change_dir(tmp_path: Path) -> No
     done = assay("verify", "--json", "--no-cache", str(repo), timeout=300)
     report = json.loads(done.stdout)
     assert report["status"] == "VERIFIED", report["note"]
+
+
+#: boltons 26.2.0's tox: its doctests run from `.tox`, tox's own work directory.
+TOX_IN_WORK_DIR = (
+    "[tox]\nenvlist = py3\n\n[testenv]\nchangedir = {setting}\n"
+    "commands = pytest --doctest-modules {{env_site_packages_dir}}/calc {{tox_root}}/tests\n"
+)
+DOUBLE = 'def double(x):\n    """\n    >>> double(2)\n    {result}\n    """\n    return x * 2\n'
+
+
+def doctested(root: Path, setting: str = ".tox", result: str = "4") -> Path:
+    return write(
+        root,
+        {
+            "calc/__init__.py": DOUBLE.format(result=result),
+            "tests/test_calc.py": "def test_nothing():\n    pass\n",
+            "tox.ini": TOX_IN_WORK_DIR.format(setting=setting),
+        },
+    )
+
+
+@pytest.mark.parametrize("setting", [".tox", "{toxworkdir}", "empty", "out/run"])
+def test_a_change_dir_tox_makes_runs_the_command_from_the_root(
+    tmp_path: Path, setting: str
+) -> None:
+    """tox makes a change_dir the tree does not hold, empty, before it runs the commands;
+    they name the tree by tox's root. The command was dropped as running somewhere the
+    tree does not hold, and a wrong docstring example was VERIFIED by a bare pytest."""
+    plan = plan_repository(doctested(tmp_path, setting))
+    (test,) = [c for c in plan.checks if c.kind.value == "test"]
+    assert (test.argv[3:5], test.cwd) == (("--doctest-modules", "calc"), ".")
+    assert "change_dir" in test.reason and "from the root" in test.reason
+
+
+def test_a_developers_tox_work_dir_in_the_tree_is_still_made_by_tox(tmp_path: Path) -> None:
+    root = doctested(tmp_path)
+    (root / ".tox" / "py3").mkdir(parents=True)
+    (test,) = [c for c in plan_repository(root).checks if c.kind.value == "test"]
+    assert test.cwd == "."
+
+
+def test_a_command_climbing_out_of_a_made_change_dir_keeps_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "tests/test_calc.py": "def test_nothing():\n    pass\n",
+            "tox.ini": "[tox]\nenvlist = py3\n[testenv]\nchangedir = empty\ncommands = pytest ../tests\n",
+        },
+    )
+    plan = plan_repository(tmp_path)
+    assert any("runs in empty/" in d.reason for d in plan.dropped), plan.dropped
+
+
+@pytest.mark.parametrize(("result", "status"), [("4", "VERIFIED"), ("5", "FAILED")])
+def test_doctests_run_from_toxs_work_dir_decide_the_verdict(
+    tmp_path: Path, result: str, status: str
+) -> None:
+    repo = doctested(tmp_path / "repo", result=result)
+    done = assay("verify", "--json", "--no-cache", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == status, report["note"]
+    (pytest_check,) = [c for c in report["checks"] if c["name"] == "pytest"]
+    assert "--doctest-modules" in pytest_check["argv"]

@@ -58,6 +58,8 @@ _DOC_FILE = re.compile(r"\.(rst|md|txt)$")
 #: The oldest Python still supported when this was written (3.7 ended in June 2023): a tox
 #: configuration whose env_list names none this new is left from before it.
 OLDEST_SUPPORTED_PYTHON = (3, 8)
+#: tox's own work directory: what a developer's tox left there is no part of the tree.
+TOX_WORK_DIR = ".tox"
 
 
 def _section_header(text: str, section: str) -> re.Match[str] | None:
@@ -141,7 +143,9 @@ def parse_tox(
                 # tabulate's `[testenv:py38]`: the command is the env's, the interpreter
                 # is not.
                 why += f", run with {env.python} where tox would use {tox_env.base_python}"
-            where = tox_env.change_dir or "."
+            where = _run_dir(tox_env.change_dir, line, files)
+            if where == "." and tox_env.change_dir:
+                why += f"; tox makes its change_dir {tox_env.change_dir}/ empty, so from the root"
             candidate = _from_line(line, kind, env, source, why, dict(tox_env.setenv), where)
             if candidate is None:
                 dropped.append(Dropped(line, source, f"not a {kind.value} command"))
@@ -150,8 +154,28 @@ def parse_tox(
             else:
                 found.append(candidate)
             if candidate is not None and kind is Kind.TEST:
-                found += _builds_first(tox_env, text, path, env, stated)
+                found += _builds_first(tox_env, text, path, env, stated, files)
     return found, dropped, []
+
+
+def _run_dir(change_dir: str | None, line: str, files: RepoFiles | None) -> str:
+    """Where a tox environment's command `line` runs: its `change_dir`, or the root ("."
+    for "") when the tree does not hold that directory. tox makes a missing one, empty, as
+    it runs (boltons' `changedir = .tox`, tox's own work directory), and a command there
+    names the tree by tox's root, whose paths assay has already written from the root
+    (`{tox_root}/tests` as `tests`): run from the root, they name the same files. A word
+    climbing out of it (`../tests`) keeps the directory, which then is not there."""
+    if not change_dir:
+        return "."
+    made = change_dir == TOX_WORK_DIR or change_dir.startswith(TOX_WORK_DIR + "/")
+    if files is None or (files.is_dir(change_dir) and not made):
+        return change_dir
+    try:
+        words = split_commands(line)
+    except ValueError:
+        return change_dir
+    climbs = any(w == ".." or w.startswith("../") for c in words for w in c)
+    return change_dir if climbs else "."
 
 
 def _builds_first(
@@ -160,6 +184,7 @@ def _builds_first(
     path: str,
     env: ProjectEnv,
     stated: set[tuple[Kind, str, tuple[tuple[str, str], ...]]],
+    files: RepoFiles | None,
 ) -> list[Candidate]:
     """The C extensions a tox environment whose tests are planned builds in place first
     (`commands_pre = python setup.py build_ext --inplace`, wcwidth's): its tests import
@@ -172,7 +197,7 @@ def _builds_first(
         if argv is None or tox_env.change_dir is None or seen in stated:
             continue
         stated.add(seen)
-        where = tox_env.change_dir or "."
+        where = _run_dir(tox_env.change_dir, command.line or "", files)
         argv[0] = from_cwd(env.python, env, where)
         raw = command.raw.strip()
         source = Source(path, line_of(text, re.escape(raw[:40])))
