@@ -199,10 +199,14 @@ class _PlannedTools:
 def _other_go_modules(root: Path, planned: Sequence[Check]) -> list[Check]:
     """`go mod download` in each module of the tree, other than the root's, that a planned
     Go check runs in (golang-lru's CI tests `arc/`, a module with its own requirements)."""
-    from assay.tools.go import module_download
+    from assay.tools.go import builds_from_vendor, module_download
 
     cwds = {os.path.normpath(c.cwd) for c in planned if c.tool == "go"} - {"."}
-    return [module_download(cwd) for cwd in sorted(cwds) if (root / cwd / "go.mod").is_file()]
+    return [
+        module_download(cwd)
+        for cwd in sorted(cwds)
+        if (root / cwd / "go.mod").is_file() and not builds_from_vendor(root, cwd)
+    ]
 
 
 def _other_cargo_manifests(root: Path, planned: Sequence[Check]) -> list[Check]:
