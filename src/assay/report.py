@@ -346,7 +346,13 @@ def _failure(evidence: Evidence) -> tuple[str | None, str]:
         # A compiler's warning beside failing tests (rustc's unused import) is not why
         # they failed: the tests are.
         where = f"{first_diag.place}: " if first_diag.file else ""
-        return None, f"{where}{first_diag.message}"
+        said = f"{where}{first_diag.message}"
+        if tests_failed and evidence.tests is not None:
+            # What did not build ran no test: the tests that failed beside it failed on
+            # their own (hcl: a vet error in one package's tests led the note, and the 27
+            # failing tests of the package a change broke went unsaid).
+            said += f"; and {_failed_tests(evidence, evidence.tests)}"
+        return None, said
     if evidence.tests is not None and evidence.tests.any_failed:
         return None, _failed_tests(evidence, evidence.tests)
     from assay.formats.failures import relative  # the workspace's path means nothing
