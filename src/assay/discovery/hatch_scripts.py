@@ -7,7 +7,7 @@ command it runs is recognised as a CI line's would be, and run from the project'
 environment: `cov = ["test-cov", "cov-report"]`, `test-cov = "coverage run -m pytest
 {args:tests}"` is `pytest tests`.
 
-Scripts live in `[tool.hatch.envs.NAME.scripts]`, a string or a list of strings each; a
+Scripts live in `[tool.hatch.envs.NAME.scripts]` (hatch.toml's `[envs.NAME.scripts]`), a string or a list of strings each; a
 command whose first word names another script of the environment runs that script with
 the rest as its arguments; `{args}` and `{args:default}` take the arguments the script
 was called with; a command starting `- `, or one the shell makes succeed (`|| true`),
@@ -36,18 +36,36 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 Scripts = Mapping[str, Mapping[str, tuple[str, ...]]]
 
 
-def read_scripts(pyproject: str) -> dict[str, dict[str, tuple[str, ...]]]:
-    """The scripts of each hatch environment in `pyproject` (a pyproject.toml's text); {}
-    when there are none or the text is not TOML."""
+#: hatch's own configuration file: its tables are pyproject.toml's `[tool.hatch]`, without
+#: the prefix (hatch-vcs 0.5.0 keeps its environments and scripts there alone).
+HATCH_TOML = "hatch.toml"
+
+
+def read_scripts(
+    pyproject: str, hatch_toml: str | None = None
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The scripts of each hatch environment in `pyproject` (a pyproject.toml's text) and
+    `hatch_toml` (a hatch.toml's), hatch.toml's environment where both define one, as hatch
+    prefers that file; {} when there are none or the text is not TOML."""
+    found = _scripts(hatch_envs(pyproject, ("tool", "hatch", "envs")))
+    if hatch_toml is not None:
+        found.update(_scripts(hatch_envs(hatch_toml, ("envs",))))
+    return found
+
+
+def hatch_envs(text: str, keys: tuple[str, ...]) -> dict[str, object]:
+    """The table at `keys` of the TOML `text` (hatch's environments); {} when there is none
+    or the text is not TOML."""
     try:
-        data = tomllib.loads(pyproject)
+        table: object = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError, RecursionError):
         return {}
-    tool = data.get("tool")
-    hatch = tool.get("hatch") if isinstance(tool, dict) else None
-    envs = hatch.get("envs") if isinstance(hatch, dict) else None
-    if not isinstance(envs, dict):
-        return {}
+    for key in keys:
+        table = table.get(key) if isinstance(table, dict) else None
+    return table if isinstance(table, dict) else {}
+
+
+def _scripts(envs: dict[str, object]) -> dict[str, dict[str, tuple[str, ...]]]:
     found: dict[str, dict[str, tuple[str, ...]]] = {}
     for env, table in envs.items():
         scripts = table.get("scripts") if isinstance(table, dict) else None

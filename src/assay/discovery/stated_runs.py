@@ -26,7 +26,7 @@ from assay.untrusted_files import read_untrusted
 #: as tox's configuration).
 PYPROJECT_COMMAND_TABLES = ("hatch", "pdm", "poe", "taskipy")
 #: Other files that hold commands, beside those `ci_texts` reads.
-COMMAND_FILES = (".pre-commit-config.yaml", "GNUmakefile", "makefile", ".justfile")
+COMMAND_FILES = (".pre-commit-config.yaml", "GNUmakefile", "makefile", ".justfile", "hatch.toml")
 #: The commands that run a tool under another name, and read its configuration. Not
 #: stubtest: it checks a package's stubs against the package at run time, and passes where
 #: `mypy pkg` fails (more-itertools 10.5.0's `make check`: stubtest clean, mypy 1.11.2

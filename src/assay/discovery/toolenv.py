@@ -104,13 +104,18 @@ def _scripts(manifest: object) -> dict[str, str]:
 
 
 def _hatch_scripts(files: RepoFiles) -> dict[str, dict[str, tuple[str, ...]]]:
-    from assay.discovery.hatch_scripts import read_scripts
+    from assay.discovery.hatch_scripts import HATCH_TOML, read_scripts
 
-    try:
-        text = files.read_text("pyproject.toml")
-    except UnreadableFile:
-        return {}  # the Python detectors report the problem
-    return read_scripts(text) if text and "hatch" in text else {}
+    texts: list[str | None] = []
+    for rel in ("pyproject.toml", HATCH_TOML):
+        try:
+            texts.append(files.read_text(rel))
+        except UnreadableFile:
+            texts.append(None)  # the Python detectors report the problem
+    pyproject, hatch_toml = texts
+    if not (pyproject and "hatch" in pyproject) and not hatch_toml:
+        return {}
+    return read_scripts(pyproject or "", hatch_toml)
 
 
 def _golangci_runs_govet(files: RepoFiles) -> bool:

@@ -402,10 +402,18 @@ def hatch_requirements(root: Path) -> Declared | None:
     """What hatch installs for its test, lint and type-check environments: each one's
     `dependencies` and `extra-dependencies` under `[tool.hatch.envs.NAME]` (soupsieve
     4.1.3 declares beautifulsoup4, which its tests import, only there)."""
+    from assay.discovery.hatch_scripts import HATCH_TOML, hatch_envs
+
     tool = read_pyproject(root).get("tool")
     hatch = tool.get("hatch") if isinstance(tool, dict) else None
-    envs = hatch.get("envs") if isinstance(hatch, dict) else None
-    if not isinstance(envs, dict):
+    envs = dict(hatch.get("envs") or {}) if isinstance(hatch, dict) else {}
+    envs = envs if all(isinstance(k, str) for k in envs) else {}
+    source = "pyproject.toml"
+    hatch_toml = _text(root, HATCH_TOML)
+    if hatch_toml is not None and (own := hatch_envs(hatch_toml, ("envs",))):
+        envs.update(own)  # hatch prefers hatch.toml where both define an environment
+        source = HATCH_TOML
+    if not envs:
         return None
     found: dict[str, None] = {}
     for name, env in envs.items():
@@ -418,7 +426,11 @@ def hatch_requirements(root: Path) -> Declared | None:
                     found.setdefault(entry.strip())
     requirements = tuple(found)[:MAX_REQUIREMENTS]
     return (
-        Declared("pyproject.toml [tool.hatch.envs]", "pyproject.toml", requirements)
+        Declared(
+            "hatch.toml [envs]" if source == HATCH_TOML else "pyproject.toml [tool.hatch.envs]",
+            source,
+            requirements,
+        )
         if requirements
         else None
     )
