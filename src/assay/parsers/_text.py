@@ -11,9 +11,12 @@ from typing import Any
 from assay.evidence import TestCase, TestCounts
 from assay.process import ProcessResult
 
-#: Colour and cursor codes, and operating system commands (Biome's hyperlinks to its rules:
-#: `ESC ] 8 ; ; URL ESC \`), each ended by BEL or ST.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+#: Colour and cursor codes, character set designations (`ESC ( B`, which curses' sgr0 sends
+#: before `ESC [ m`: mypy's colours under a CI's FORCE_COLOR), and operating system commands
+#: (Biome's hyperlinks to its rules: `ESC ] 8 ; ; URL ESC \`), each ended by BEL or ST.
+_ANSI = re.compile(
+    r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()*+][0-9A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+)
 
 
 def strip_ansi(text: str) -> str:
