@@ -6,8 +6,9 @@ configuration of assay's (`--config`) that, inside the sandbox, loads the projec
 with the loader of the running vitest (vite's `loadConfigFromFile`, found beside the
 vitest that `process.argv` names) and changes it only to add a setup file of assay's to
 `test.setupFiles`, to keep vitest from collecting assay's own files as tests (vitest's
-default exclusions kept), and to undo `bail` (the must-fail canary must not stop the run).
-vitest collects the tests a setup file registers as tests of each test file, before the
+default exclusions kept), and to undo `bail` (the must-fail canary must not stop the run);
+a configuration with `projects` has each project resolved as vitest resolves it and given
+the same (`vitest_projects`). vitest collects the tests a setup file registers as tests of each test file, before the
 file's own: every test file the report lists must list both canaries, once each.
 
 A run that selects tests by name (`-t`) or by project gets none: a canary would not be
@@ -41,6 +42,7 @@ from assay.canaries.js_runners import (
 )
 from assay.canaries.node import script_words
 from assay.canaries.self_judging import vitest_guard
+from assay.canaries.vitest_projects import PROJECTS
 
 #: vitest flags that select tests by name or by project: a canary would not be selected.
 _SELECTING = ("-t", "--testNamePattern", "--project")
@@ -200,9 +202,9 @@ def _wrapper(
         "// @ts-nocheck\n"
         "// The project's vitest configuration, loaded by the running vitest's own loader, with\n"
         "// two tests added to every test file for this run.\n"
-        'import { existsSync, realpathSync } from "node:fs";\n'
+        'import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";\n'
         'import { createRequire } from "node:module";\n'
-        'import { dirname, resolve } from "node:path";\n'
+        'import { basename, dirname, relative, resolve } from "node:path";\n'
         'import { pathToFileURL } from "node:url";\n'
         "\n"
         "// The vitest that is loading this file (its command is process.argv[1]), else the\n"
@@ -238,29 +240,27 @@ def _wrapper(
         "  }\n"
         "}\n"
         "const projectFile = given ? resolve(root, given) : lookUp(root);\n"
+        f"const cliRoot = {json.dumps(root)};\n"
+        f"const setup = {json.dumps(setup)};\n"
+        f"const excluded = {json.dumps('**/' + directory + '/**')};\n"
+        f"const mark = {json.dumps(directory)};\n"
+        "const load = (env, file) =>\n"
+        f"  loadConfigFromFile(env, file, root, undefined, undefined, {json.dumps(loader or 'bundle')});\n"
+        f"{PROJECTS}"
         "\n"
         "export default async (env) => {\n"
-        "  const loaded = projectFile\n"
-        "    ? await loadConfigFromFile(env, projectFile, root, undefined, undefined, "
-        f"{json.dumps(loader or 'bundle')})\n"
-        "    : null;\n"
+        "  const loaded = projectFile ? await load(env, projectFile) : null;\n"
         "  const config = (loaded && loaded.config) || {};\n"
         "  const test = config.test || {};\n"
-        "  if (test.projects || test.workspace) {\n"
-        "    throw new Error(\n"
-        '      "planted tests: a configuration with `projects` cannot carry them",\n'
-        "    );\n"
-        "  }\n"
+        "  const withProjects = await carried(config, env);\n"
+        "  if (withProjects) return withProjects;\n"
         "  const setupFiles = [test.setupFiles || []].flat();\n"
         "  return {\n"
         "    ...config,\n"
         "    test: {\n"
         "      ...test,\n"
-        f"      setupFiles: [...setupFiles, {json.dumps(setup)}],\n"
-        "      exclude: [\n"
-        "        ...(test.exclude || configDefaults.exclude),\n"
-        f"        {json.dumps('**/' + directory + '/**')},\n"
-        "      ],\n"
+        "      setupFiles: [...setupFiles, setup],\n"
+        "      exclude: [...(test.exclude || configDefaults.exclude), excluded],\n"
         "      bail: 0,\n"
         "    },\n"
         "  };\n"
