@@ -83,7 +83,7 @@ def test_finder_data_that_are_code_are_not(tmp_path: Path, template: str) -> Non
 
 def test_a_finder_the_install_does_not_record_is_not(tmp_path: Path, template: str) -> None:
     problem = _problem(tmp_path, _render(template, tmp_path), owned=False)
-    assert "is not a file of the same install" in (problem or "")
+    assert "calc_1_0_finder, is not a file of the same install" in (problem or "")
 
 
 @pytest.mark.parametrize(
@@ -92,9 +92,89 @@ def test_a_finder_the_install_does_not_record_is_not(tmp_path: Path, template: s
 )
 def test_other_import_lines_are_not(tmp_path: Path, template: str, line: str) -> None:
     problem = _problem(tmp_path, _render(template, tmp_path), line=line)
-    assert "neither a path nor setuptools' editable finder" in (problem or "")
+    assert "neither a path nor the line of an editable install's" in (problem or "")
 
 
 @pytest.mark.parametrize("line", ["", "# a comment", "/anywhere/src"])
 def test_paths_and_comments_are_believed(tmp_path: Path, line: str) -> None:
     assert startup_line_problem(tmp_path, SITE, line, set(), lambda p: False) is None
+
+
+# --------------------------------------------------------------------------- backends' loaders
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The loader modules of the newest meson-python and scikit-build-core on the index."""
+    where = tmp_path_factory.mktemp("backends")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:"]
+        + ["-d", str(where), "meson-python", "scikit-build-core"],
+        check=True,
+        timeout=300,
+    )
+    found = {}
+    for wheel in where.glob("*.whl"):
+        for name in zipfile.ZipFile(wheel).namelist():
+            if name.endswith(("mesonpy/_editable.py", "resources/_editable_redirect.py")):
+                found[name.split("/")[0]] = zipfile.ZipFile(wheel).read(name)
+    assert set(found) == {"mesonpy", "scikit_build_core"}, found
+    return found
+
+
+def _loader(root: Path, text: bytes, line: str) -> str | None:
+    site = root / SITE
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "_calc_editable_loader.py").write_bytes(text)
+    owned = {f"{SITE}/_calc_editable_loader.py"}
+    return startup_line_problem(root, SITE, line, owned, lambda p: True)
+
+
+#: What meson-python appends to its module, and the `.pth` line that calls it.
+MESON_INIT = """
+def init():
+    finder = MesonpyMetaFinder(
+        'calc',
+        {'calc'},
+        '/w/build/cp311',
+        ['ninja'],
+        False,
+    )
+    sys.meta_path.insert(0, finder)
+    sys.path_hooks.insert(0, finder._path_hook)
+"""
+MESON_LINE = "import _calc_editable_loader; _calc_editable_loader.init()"
+#: What scikit-build-core appends to its module, and the `.pth` line that imports it.
+SKBUILD_INSTALL = "\n\ninstall({'calc': '/w/src/calc/__init__.py'}, {}, ['/w/src'], ['calc'], None, False, False, [], [], None)\n"
+SKBUILD_LINE = "import _calc_editable_loader"
+
+
+@pytest.mark.parametrize(
+    ("backend", "tail", "line"),
+    [("mesonpy", MESON_INIT, MESON_LINE), ("scikit_build_core", SKBUILD_INSTALL, SKBUILD_LINE)],
+)
+def test_the_newest_backends_loaders_are_believed(
+    tmp_path: Path, wheels: dict[str, bytes], backend: str, tail: str, line: str
+) -> None:
+    assert _loader(tmp_path, wheels[backend] + tail.encode(), line) is None
+
+
+@pytest.mark.parametrize(
+    ("tail", "said"),
+    [
+        (MESON_INIT + "import os\n", "more than the call with its data"),
+        (MESON_INIT.replace("'calc',", "__import__('os'),"), "more than the call with its data"),
+    ],
+    ids=["code-after", "code-in-the-data"],
+)
+def test_a_loader_with_more_is_not(
+    tmp_path: Path, wheels: dict[str, bytes], tail: str, said: str
+) -> None:
+    problem = _loader(tmp_path, wheels["mesonpy"] + tail.encode(), MESON_LINE)
+    assert said in (problem or ""), problem
+
+
+def test_a_backend_module_changed_is_not(tmp_path: Path, wheels: dict[str, bytes]) -> None:
+    text = wheels["mesonpy"].replace(b"import ", b"import sys, ", 1) + MESON_INIT.encode()
+    problem = _loader(tmp_path, text, MESON_LINE)
+    assert "no known release of an editable loader" in (problem or ""), problem

@@ -12,7 +12,9 @@ setuptools renders from its template with three data lines (`MAPPING`, `NAMESPAC
 `PATH_PLACEHOLDER`). So each start-up line of such an install is believed only when it is
 a path or that line, and the finder's text only when it is, letter for letter but for its
 data, a template some setuptools writes; its data are literals whose paths lie in the
-tree. Read as text and literals on the host, never run.
+tree. Compiled projects' backends (meson-python, scikit-build-core) import a loader of
+their own instead (`assay.editable_loaders`). Read as text and literals on the host, never
+run.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ __all__ = ["FINDER_PREFIX", "startup_line_problem"]
 
 #: The start of the name setuptools gives an editable finder module.
 FINDER_PREFIX = "__editable__"
-#: The one import line setuptools writes to an editable install's `.pth`.
-_FINDER_LINE = re.compile(
-    rf"import (?P<module>{FINDER_PREFIX}_\w+_finder); (?P=module)\.install\(\)"
+#: The import line of an editable install's `.pth`: setuptools' `import M; M.install()`,
+#: meson-python's `import M; M.init()`, an older one's or scikit-build-core's `import M`.
+_IMPORT_LINE = re.compile(
+    r"import (?P<module>[A-Za-z_]\w*)(?:; (?P=module)\.(?P<call>install|init)\(\))?"
 )
 #: A finder's data lines: each value is replaced by the placeholder its template has.
 _DATA_LINES = (
@@ -53,29 +56,38 @@ KNOWN_TEMPLATES = frozenset(
         "e5ed32b3b0e47bfb92b1b6afb0df8b36702f26db6050a82cab75dcd85e555bd9",  # 71.0.0-84.2.1
     }
 )
-#: The most bytes of a finder module read (setuptools' are ~3 KB and their data).
-FINDER_MAX_BYTES = 256 * 1024
+#: The most bytes of a finder or loader module read (setuptools' are ~3 KB and their data,
+#: scikit-build-core's ~31 KB and theirs).
+FINDER_MAX_BYTES = 1024 * 1024
 
 
 def startup_line_problem(
     root: Path, site: str, line: str, owned: set[str], inside: Callable[[str], bool]
 ) -> str | None:
     """Why a line of a `.pth` file the tree's own build installed in `site` (relative to
-    `root`) may do more than find the tree's code, or None when it does not: a path, or
-    setuptools' finder line whose module the same install `owned` and whose data paths
-    are `inside` the tree."""
+    `root`) may do more than find the tree's code, or None when it does not: a path,
+    setuptools' finder line whose data paths are `inside` the tree, or the line of a
+    backend's loader (`assay.editable_loaders`); the module either imports must be one
+    the same install `owned`."""
     if not line or line.startswith("#") or not line.startswith(("import ", "import\t")):
         return None  # a path (one outside the tree only adds what is installed anyway)
-    found = _FINDER_LINE.fullmatch(line)
+    found = _IMPORT_LINE.fullmatch(line)
     if found is None:
-        return f"it runs `{line[:80]}` at every start, which is neither a path nor setuptools' editable finder"
+        return (
+            f"it runs `{line[:80]}` at every start, which is neither a path nor the line of "
+            "an editable install's finder or loader"
+        )
     module = f"{site}/{found['module']}.py"
     if module not in owned:
-        return f"its finder {found['module']} is not a file of the same install"
+        return f"the module it imports, {found['module']}, is not a file of the same install"
     text = read_untrusted(root, module, limit=FINDER_MAX_BYTES, single_link=False)
     if not isinstance(text, bytes):
-        return f"its finder {found['module']} could not be read"
-    return _finder_problem(text.decode("utf-8", "replace"), inside)
+        return f"the module it imports, {found['module']}, could not be read"
+    if found["call"] == "install" and found["module"].startswith(FINDER_PREFIX):
+        return _finder_problem(text.decode("utf-8", "replace"), inside)
+    from assay.editable_loaders import loader_problem
+
+    return loader_problem(text, found["call"])
 
 
 def _finder_problem(text: str, inside: Callable[[str], bool]) -> str | None:

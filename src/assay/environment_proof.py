@@ -21,8 +21,8 @@ use is proven, or the run is not believed:
   consistent record is stopped by the base, not by its record;
 - start-up code of an install the tree's own build wrote (the project, or anything
   installed from a directory of the tree) does no more than find the tree's code: import
-  paths, or setuptools' editable finder (`assay.editable_finder`); that build wrote the
-  record too, so the record proves nothing of it;
+  paths, or a build backend's editable finder or loader (`assay.editable_finder`); that
+  build wrote the record too, so the record proves nothing of it;
 - a directory of the tree on the import path (the working directory, `PYTHONPATH`, a
   `.pth` line such as an editable install's) holds no start-up module and no metadata
   declaring such entry points.
@@ -161,8 +161,8 @@ class EnvironmentProof:
         advice = []
         if any(_BUILT_BY_TREE in p.problem for p in self.problems):
             advice.append(
-                "Under --protect, an install the tree builds may put only import paths and "
-                "setuptools' editable finder where they run at every start"
+                "Under --protect, an install the tree builds may put only import paths and a "
+                "build backend's editable finder or loader where they run at every start"
             )
         elif "python" in self.unproven:
             advice.append(
