@@ -22,7 +22,7 @@ from assay.tools.python import unshadowed
 from assay.untrusted_files import Refused, walk_untrusted
 from assay.verdict import Kind
 from tests.repos import write_dedented
-from tests.test_attacks_environment import BASE_PYTHON, make_venv, plant, pyproject
+from tests.test_attacks_environment import BASE_PYTHON, make_venv, plant, pyproject, wheel
 
 PYTEST = Check("pytest", Kind.TEST, (".venv/bin/python", "-m", "pytest"), tool="pytest")
 NODE_TEST = Check("node-test", Kind.TEST, ("node", "--test"), tool="node-test")
@@ -412,3 +412,22 @@ def test_the_proof_reads_a_linked_environment_where_the_workspace_links_to(
 def test_a_setup_py_deeper_than_the_parser_goes_declares_nothing() -> None:
     deep = {"setup.py": ("x = " + "-" * 100_000 + "1\n").encode()}
     assert declared_in(deep).names == frozenset()
+
+
+@pytest.mark.parametrize("hook", ["zz_boot.pth", "zz_boot.start"])
+def test_a_start_up_file_of_an_undeclared_distribution_is_not_proven(
+    tree: Path, tmp_path: Path, hook: str
+) -> None:
+    """A `.pth` line runs at every start, and so does a PEP 829 `.start` entry (Python
+    3.15): a distribution the base does not declare may carry neither, its record whole."""
+    built = wheel(tmp_path, "boot", "1.0", {hook: "boot:run\n", "boot.py": "def run(): pass\n"})
+    python = tree / ".venv" / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps"]
+        + ["--disable-pip-version-check", str(built)],
+        check=True,
+        capture_output=True,
+    )
+    proof = prove_environments(tree, (PYTEST,), DECLARED)
+    said = [p.problem for p in proof.problems]
+    assert any(f"{hook}, run at every start" in p for p in said), said

@@ -36,6 +36,9 @@ INSTALLER_DISTS = frozenset({"pip", "setuptools", "wheel"})
 AUTOLOADED_GROUPS = ("pytest11", "flake8.extension", "flake8.report")
 #: Modules `site` imports at every interpreter start, from anywhere on the import path.
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
+#: Files of site-packages whose lines run at every start: `.pth`, and PEP 829's `.start`
+#: (Python 3.15), where meson-python and scikit-build-core move their loaders' calls.
+STARTUP_FILES = (".pth", ".start")
 #: The hashes a record may use (PEP 376 forbids md5 and sha1).
 HASHES = ("sha256", "sha384", "sha512")
 
@@ -123,7 +126,9 @@ def read_distribution(
     for path in dist.owned:
         top = path[len(site) + 1 :] if path.startswith(site + "/") else ""
         first = top.split("/", 1)[0]
-        if (top.endswith(".pth") and "/" not in top) or first.split(".", 1)[0] in STARTUP_MODULES:
+        if (top.endswith(STARTUP_FILES) and "/" not in top) or first.split(".", 1)[
+            0
+        ] in STARTUP_MODULES:
             dist.startup.append(first)
     dist.built_from, editable = _local_source(root, where)
     dist.editable_from = dist.built_from if editable else None
