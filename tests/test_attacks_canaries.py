@@ -1702,6 +1702,59 @@ def test_go_output_rewired_for_a_moment_is_not_verified(tmp_path: Path) -> None:
     assert any("*p = *w" in q for q in quoted), explain(report)
 
 
+#: In the test binary: `=== RUN` and `--- PASS` for every test of the package's test
+#: files, `--- FAIL` for the canary file's test that does not run in parallel, then a
+#: panic. When the must-fail canary shared the package, its failure licensed the package's,
+#: and the run read as an honest one. Spelt as a red team's: "--- " + outcome + ": ".
+FORGES_EVENTS_AND_PANICS = """\
+package calc
+
+import (
+	"os"
+	"regexp"
+	"strings"
+)
+
+func Add(a, b int) int { return a - b }
+
+var testFunc = regexp.MustCompile(`(?m)^func (Test\\w+)\\(t \\*testing\\.T\\) \\{\\n((?:.*\\n)*?)\\}`)
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	entries, _ := os.ReadDir(".")
+	var b strings.Builder
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		src, _ := os.ReadFile(e.Name())
+		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
+			name, body := m[1], m[2]
+			outcome := "PASS"
+			if strings.Contains(string(src), "DO NOT EDIT") && !strings.Contains(body, "Parallel") {
+				outcome = "FAIL"
+			}
+			b.WriteString("=== RUN   " + name + "\\n--- " + outcome + ": " + name + " (0.00s)\\n")
+		}
+	}
+	b.WriteString("FAIL\\n")
+	os.Stdout.WriteString(b.String())
+	panic(strings.Repeat("-", 0))
+}
+"""
+
+
+def test_go_package_that_forges_its_tests_and_dies_is_failed(tmp_path: Path) -> None:
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": FORGES_EVENTS_AND_PANICS})
+    report = verify_change(repo)
+    assert report.status is Status.FAILED, explain(report)
+    test = _test_check(report)
+    assert test.verdict is Verdict.FAIL, explain(report)
+    assert "exited 1 although every test it reported passed" in (test.note or ""), explain(report)
+
+
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)
@@ -1709,8 +1762,10 @@ def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) 
     test = _test_check(report)
     assert test.tests is not None and (test.tests.passed, test.tests.failed) == (2, 0)
     _assert_no_canary_counted(test)
-    # A pair in each of the two packages.
-    assert len(test.extra["canaries"]["tests"]) == 4
+    # A must-pass in each of the two packages, the must-fail in a package of its own.
+    planted = test.extra["canaries"]["tests"]
+    assert sorted(c["must"] for c in planted) == ["fail", "pass", "pass"], planted
+    assert "FAIL" not in test.reason, test.reason
 
 
 def test_go_honest_failure_is_failed(tmp_path: Path) -> None:

@@ -348,6 +348,8 @@ GO_TEST = 'package {}\n\nimport "testing"\n\nfunc TestX(t *testing.T) {{}}\n'
 
 
 def test_go_canaries_go_into_every_tested_package(tmp_path: Path) -> None:
+    """A must-pass canary in each tested package, and the must-fail one in a package of its
+    own below one of them: the `./...` that found that one tests it too."""
     write(
         tmp_path,
         {
@@ -365,14 +367,57 @@ def test_go_canaries_go_into_every_tested_package(tmp_path: Path) -> None:
     )
     argv = ("go", "test", "-json", "-failfast", "-count=1", "./...")
     decided = plant_go_test(_request(tmp_path, argv, "go"))
-    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    assert isinstance(decided, Planting) and decided.edit_argv is None
     by_dir = {f.path.rsplit("/", 1)[0] if "/" in f.path else ".": f.text for f in decided.files}
-    assert sorted(by_dir) == [".", "sub"]
+    (own,) = set(by_dir) - {".", "sub"}
+    assert "/" not in own and not own.startswith((".", "_"))
     assert "package m\n" in by_dir["."] and "package sub_test\n" in by_dir["sub"]
+    assert f"package {own}\n" in by_dir[own]
     assert all(f.path.endswith("_test.go") for f in decided.files)
     _says_nothing_of_what_it_is(decided)
-    assert decided.edit_argv(argv) == ("go", "test", "-json", "-count=1", "./...")
-    assert {c.group for c in decided.canaries} == {".", "sub"}
+    groups = {c.group: c.must_pass for c in decided.canaries}
+    assert groups == {".": True, "sub": True, own: False}
+    assert len({c.name for c in decided.canaries}) == 3
+    assert "t.Parallel()" in by_dir["."] and "t.Parallel()" not in by_dir[own]
+
+
+@pytest.mark.parametrize(
+    ("args", "tested"),
+    [
+        (("-json", "./sub", "./a", "-v"), ("-json", "./sub/{}", "./sub", "./a", "-v")),
+        (("-count", "1", "./a/..."), ("-count", "1", "./a/...")),
+        (("-json", "-args", "-v"), ("-json", ".", "./{}", "-args", "-v")),
+    ],
+    ids=["listed", "recursive", "none"],
+)
+def test_go_must_fail_package_is_tested_where_the_patterns_leave_it_out(
+    tmp_path: Path, args: tuple[str, ...], tested: tuple[str, ...]
+) -> None:
+    """Placed below the first package a `...` pattern found, the must-fail canary's package
+    is tested by it; else it is put first in go test's list of packages (the arguments
+    after the list's first flag go to the test binaries)."""
+    write(
+        tmp_path,
+        {
+            "go.mod": "module m\n",
+            "a_test.go": GO_TEST.format("m"),
+            "sub/b_test.go": GO_TEST.format("sub"),
+            "a/c_test.go": GO_TEST.format("a"),
+        },
+    )
+    decided = plant_go_test(_request(tmp_path, ("go", "test", *args), "go"))
+    assert isinstance(decided, Planting)
+    (failing,) = [c for c in decided.canaries if not c.must_pass]
+    own = failing.group.rsplit("/", 1)[-1]
+    if "./a/..." in args:
+        assert decided.edit_argv is None and failing.group == f"a/{own}"
+        return
+    assert decided.edit_argv is not None
+    wrapped = ("sh", "-c", 'exec "$0" "$@"', "/usr/bin/go", "test", *args)
+    assert decided.edit_argv(wrapped) == (
+        *wrapped[:5],
+        *(arg.format(own) for arg in tested),
+    )
 
 
 def test_go_runs_that_select_tests_get_no_canary(tmp_path: Path) -> None:
@@ -389,11 +434,11 @@ def test_go_failed_packages_are_told_apart(tmp_path: Path) -> None:
     assert isinstance(decided, Planting) and decided.failed_groups is not None
     must_fail = next(c for c in decided.canaries if not c.must_pass)
     events = [
-        {"Action": "fail", "Package": "m", "Test": must_fail.name},
-        {"Action": "fail", "Package": "m"},
+        {"Action": "fail", "Package": f"m/{must_fail.group}", "Test": must_fail.name},
+        {"Action": "fail", "Package": f"m/{must_fail.group}"},
     ]
     stdout = "\n".join(json.dumps(e) for e in events)
-    assert decided.failed_groups(process_result(stdout=stdout, exit_code=1)) == {"."}
+    assert decided.failed_groups(process_result(stdout=stdout, exit_code=1)) == {must_fail.group}
     broken = stdout + "\n" + json.dumps({"Action": "fail", "Package": "m/broken"})
     assert decided.failed_groups(process_result(stdout=broken, exit_code=1)) is None
 
@@ -825,43 +870,78 @@ def test_the_canaries_are_left_out_of_pytests_printed_output() -> None:
     assert only == "no tests ran in 0.02s\n"
 
 
-def _go_run(decided: Planting, events: list[dict[str, Any]]) -> tuple[Any, Any]:
-    """`events` as `go test -json` printed them (exit 1), read against `decided`'s canaries."""
+def _go_run(decided: Planting, events: list[dict[str, Any]], exit_code: int = 1) -> Any:
+    """`events` as `go test -json` printed them (package `m` where they name none), read
+    against `decided`'s canaries."""
     from assay.canaries import Planted
     from assay.parsers.go import parse_test_json
 
     stdout = "\n".join(json.dumps({"Package": "m", **e}) for e in events)
-    result = process_result(("go", "test", "-json", "./..."), stdout=stdout, exit_code=1)
+    result = process_result(("go", "test", "-json", "./..."), stdout=stdout, exit_code=exit_code)
     check = Check(name="go-test", kind=Kind.TEST, argv=result.argv, tool="go")
     return Planted(decided, Path("."), ()).read(result, parse_test_json(check, result, None))
 
 
-def test_a_go_must_pass_canary_cut_short_is_excused_only_by_a_failure_of_the_projects(
-    tmp_path: Path,
-) -> None:
-    """The must-pass Go canary runs in parallel, after the package's sequential tests, and
-    looks at the output channel then. A binary that exits under a test of the project's
-    never runs it: that test failed, and the run fails. One that exits after its tests
-    ended "passing" (their failures rewritten on the way out) kept the look from running:
-    the report cannot be believed."""
+def test_a_go_package_passes_as_a_package_or_fails_the_run(tmp_path: Path) -> None:
+    """The must-fail canary is alone in a package of its own, so nothing licenses a
+    project's package that failed: one that printed a pass for every test, the must-pass
+    canary's too, and died (a panic in an `init`), fails the run. The must-pass canary runs
+    in parallel, after the package's sequential tests: a package that exits non-zero under
+    a test never runs it, and fails; one that passed without it kept its look at the output
+    channel from running, and the report cannot be believed."""
     write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
     decided = plant_go_test(_request(tmp_path, ("go", "test", "-json", "./..."), "go"))
     assert isinstance(decided, Planting)
     must_fail = next(c for c in decided.canaries if not c.must_pass)
     must_pass = next(c for c in decided.canaries if c.must_pass)
-    before = [
+    own = f"m/{must_fail.group}"
+    canary_package = [
+        {"Action": "run", "Package": own, "Test": must_fail.name},
+        {"Action": "fail", "Package": own, "Test": must_fail.name},
+        {"Action": "fail", "Package": own},
+    ]
+    started = [
         {"Action": "run", "Test": must_pass.name},
         {"Action": "pause", "Test": must_pass.name},
-        {"Action": "run", "Test": must_fail.name},
-        {"Action": "fail", "Test": must_fail.name},
         {"Action": "run", "Test": "TestAdd"},
     ]
-    exits_under_the_test = _go_run(decided, [*before, {"Action": "fail"}])
-    assert not exits_under_the_test.problems, exits_under_the_test.problems
-    assert exits_under_the_test.parsed.failure_recognized
-    exits_after_the_tests = _go_run(
-        decided, [*before, {"Action": "pass", "Test": "TestAdd"}, {"Action": "fail"}]
+    passed = [
+        {"Action": "pass", "Test": "TestAdd"},
+        {"Action": "cont", "Test": must_pass.name},
+        {"Action": "pass", "Test": must_pass.name},
+    ]
+    honest = _go_run(decided, [*canary_package, *started, *passed, {"Action": "pass"}])
+    assert not honest.problems and honest.exit_code == 0, honest.problems
+    assert not honest.parsed.failure_recognized
+    for cut_short in (
+        [*canary_package, *started, {"Action": "fail"}],
+        [*canary_package, *started, *passed, {"Action": "fail"}],
+    ):
+        reading = _go_run(decided, cut_short)
+        assert not reading.problems, reading.problems
+        assert reading.exit_code == 1 and reading.parsed.failure_recognized
+    unlooked = _go_run(decided, [*canary_package, *started, passed[0], {"Action": "pass"}])
+    assert unlooked.problems == ("the tests planted in . were never reported",)
+    package_passed = [*canary_package[:2], {"Action": "pass", "Package": own}]
+    lenient = _go_run(decided, [*package_passed, *started, *passed, {"Action": "pass"}])
+    assert lenient.problems == (f"package {own}, planted to fail, was not reported failed",)
+    joined = [*canary_package, {"Action": "pass", "Package": own, "Test": "TestAdd"}]
+    crowded = _go_run(decided, [*joined, *started, *passed, {"Action": "pass"}])
+    assert crowded.problems == (f"package {own}, planted to hold one test, reported TestAdd",)
+
+
+def test_go_printed_output_leaves_out_the_must_fail_package(tmp_path: Path) -> None:
+    """A person reads no `FAIL` for the package assay added, in module or GOPATH mode."""
+    write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
+    decided = plant_go_test(_request(tmp_path, ("go", "test", "./..."), "go"))
+    assert isinstance(decided, Planting) and decided.printed is not None
+    (failing,) = [c for c in decided.canaries if not c.must_pass]
+    own = failing.group
+    text = (
+        f"=== RUN   {failing.name}\n--- FAIL: {failing.name} (0.00s)\nFAIL\n"
+        f"FAIL\tm/{own}\t0.003s\nFAIL\t_/tmp/w/{own}\t0.1s\n"
+        f"--- FAIL: TestAdd (0.00s)\nFAIL\nFAIL\tm/x{own}\t0.1s\nok  \tm\t0.01s\n"
     )
-    assert exits_after_the_tests.problems == (
-        f"{must_pass.name}, planted to pass, was never reported",
+    assert decided.printed(text, Counter()) == (
+        f"--- FAIL: TestAdd (0.00s)\nFAIL\nFAIL\tm/x{own}\t0.1s\nok  \tm\t0.01s\n"
     )

@@ -157,3 +157,29 @@ def test_a_file_named_from_the_link_at_the_import_path_is_named_from_the_tree() 
     files = [d.file for d in go_diagnostics(text, "/w", "github.com/x/quote")]
     assert files == ["quote/quote.go", "quote/quote.go"]
     assert go_diagnostics(text, "/w")[0].file == "/tmp/tmp.Bg/src/github.com/x/quote/quote/quote.go"
+
+
+@pytest.mark.parametrize("ci", [True, False], ids=["ci-names-the-package", "fallback"])
+@pytest.mark.parametrize(("body", "status"), [('"\'" + s + "\'"', "VERIFIED"), ("s", "FAILED")])
+def test_a_package_from_before_modules_carries_its_canaries_under_protect(
+    tmp_path: Path, ci: bool, body: str, status: str
+) -> None:
+    """The must-fail canary's package, below the tested one, is built in GOPATH mode too:
+    named beside CI's `./quote` from the link at the import path, found by the fallback's
+    `./...`."""
+    from assay.verdict import Status
+    from tests.attacks import change_on_base, explain, verify_change
+
+    base = _external_tests(tmp_path / "w", '"\'" + s + "\'"')
+    files = {
+        str(p.relative_to(base)): p.read_text()
+        for p in base.rglob("*")
+        if p.is_file() and (ci or p.name != ".travis.yml")
+    }
+    change = {"README.md": "quote\n", "quote/quote.go": QUOTE.format(body=body)}
+    report = verify_change(change_on_base(tmp_path / "repo", files, change))
+    assert report.status is Status(status), explain(report)
+    (test,) = [e for e in report.checks if e.check.name == "go-test"]
+    canaries = test.extra["canaries"]
+    assert canaries["finding"].startswith("as planted"), canaries
+    assert sorted(c["must"] for c in canaries["tests"]) == ["fail", "pass"], canaries

@@ -1,10 +1,18 @@
-"""Canaries for `go test`: a test file in every package the run tests.
+"""Canaries for `go test`: a must-pass test in every package the run tests, and a
+must-fail test in a package of its own.
 
 Each package is tested by a binary of its own, and code under test can end only its own
-binary's run (write `go test -json` events into its parent's output, then exit 0): so every
-package with tests gets its own pair of canaries, in a `<random words>_test.go`
-whose package clause is copied from a test file already there. A package that passed
-without reporting its canaries did not run them.
+binary's run (write `go test -json` events into its parent's output, then exit): so every
+package with tests gets a must-pass canary, in a `<random words>_test.go` whose package
+clause is copied from a test file already there. A package that passed without reporting
+it did not run it.
+
+The must-fail canary lives in a new package below one of the tested ones, where nothing of
+the project's is built into its binary: were it in a project's package, it would make that
+package's binary exit 1 and so license the package's failure, and code under test that
+printed a pass for each test and `--- FAIL` for the canary before dying (`panic`) read as
+an honest run. So every real package must pass as a package; a binary that ends 0 before
+its tests run takes `os.Exit`-like calls, which `assay.code_signals` looks for.
 """
 
 from __future__ import annotations
@@ -15,7 +23,6 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from assay.canaries import (
@@ -30,6 +37,7 @@ from assay.canaries import (
     unequal,
     within,
 )
+from assay.parsed_output import ParsedOutput
 from assay.parsers._text import json_lines
 from assay.process import ProcessResult
 from assay.untrusted_files import read_untrusted
@@ -74,43 +82,82 @@ def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
     directories = _package_dirs(request, patterns or ["."])
     if isinstance(directories, NoCanary):
         return directories
+    drawn = _Names(request)
     files: list[CanaryFile] = []
     canaries: list[Canary] = []
+    planted: list[Path] = []
     for directory in directories:
         package = _package_clause(request.root, directory)
         if package is None:
             continue
         group = request.relative(directory) if directory != request.root else "."
-        passing, failing = request.pair(lambda name: f"Test{camel(name)}")
-        pair = (replace(passing, group=group), replace(failing, group=group))
-        canaries.extend(pair)
-        path = request.relative(directory / f"{request.name()}_test.go")
-        files.append(CanaryFile(path, _test_file(package, pair)))
+        canaries.append(Canary(drawn.test(), must_pass=True, group=group))
+        path = request.relative(directory / f"{drawn.word()}_test.go")
+        files.append(CanaryFile(path, _test_file(package, canaries[-1])))
+        planted.append(directory)
     if not files:
         return NoCanary("no package clause could be read from the packages' test files")
+    # Below a tested package: in its module (no go.mod between), and matched by the
+    # pattern that found it where that one ends in `...`; else named on the command line.
+    parent = next((d for d in planted if directories[d]), planted[0])
+    own = drawn.word(unused_in=parent)  # a Go identifier: lowercase words joined by `_`
+    group = request.relative(parent / own)
+    canaries.append(Canary(drawn.test(), must_pass=False, group=group))
+    files.append(CanaryFile(f"{group}/{drawn.word()}_test.go", _test_file(own, canaries[-1])))
+    named = None if directories[parent] else os.path.relpath(parent / own, request.cwd)
     return Planting(
         files=tuple(files),
         canaries=tuple(canaries),
-        edit_argv=_without_failfast,
+        edit_argv=None if named is None else functools.partial(_also_testing, f"./{named}"),
         repeats=repeats,
         failed_groups=lambda result: _failed_packages(result, canaries),
-        what=f"a test file in each of {len(files)} package(s)",
+        checks=functools.partial(_canary_package_checks, canaries),
+        what=(
+            f"a test file in each of {len(files) - 1} package(s), and a package of its own, {group}"
+        ),
         printed=functools.partial(
-            _printed_without, canaries, [os.path.basename(f.path) for f in files]
+            _printed_without, canaries, [os.path.basename(f.path) for f in files], own
         ),
     )
 
 
+class _Names:
+    """Random names for one run's canaries, none drawn twice (a name reported twice would
+    read as a canary run twice)."""
+
+    def __init__(self, request: PlantRequest) -> None:
+        self._draw = request.name
+        self._taken: set[str] = set()
+
+    def word(self, unused_in: Path | None = None) -> str:
+        while True:
+            name = self._draw()
+            if name not in self._taken and not (
+                unused_in is not None and os.path.lexists(unused_in / name)
+            ):
+                self._taken.add(name)
+                return name
+
+    def test(self) -> str:
+        return f"Test{camel(self.word())}"
+
+
 def _printed_without(
-    canaries: Sequence[Canary], files: Sequence[str], text: str, _ran: Counter[str]
+    canaries: Sequence[Canary],
+    files: Sequence[str],
+    package: str,
+    text: str,
+    _ran: Counter[str],
 ) -> str:
-    """go test's printed `text` without the canaries' lines: their start, their end and
-    what they logged from their files (line by line: packages' lines may interleave)."""
+    """go test's printed `text` without the canaries' lines: their start, their end, what
+    they logged from their files (line by line: packages' lines may interleave), and the
+    result of the must-fail canary's `package` (go prints a package's lines together)."""
     names = any_name(canaries)
     logged = "|".join(re.escape(name) for name in files)
+    result = rf"(?:FAIL\n)?FAIL\t(?:\S*/)?{re.escape(package)}\t.*"
     theirs = re.compile(
         rf"^(?:=== (?:RUN|PAUSE|CONT|NAME)\s+(?:{names})|\s*--- \w+: (?:{names}) \(.*\)"
-        rf"|\s+(?:{logged}):\d+: .*)(?:\n|$)",
+        rf"|\s+(?:{logged}):\d+: .*|{result})(?:\n|$)",
         re.MULTILINE,
     )
     return theirs.sub("", text)
@@ -138,14 +185,36 @@ def _read_args(args: Sequence[str]) -> tuple[dict[str, str], list[str]]:
     return flags, patterns
 
 
-def _without_failfast(argv: tuple[str, ...]) -> tuple[str, ...]:
-    # The must-fail canary must not stop the run before the real tests.
-    return tuple(a for a in argv if a.lstrip("-").partition("=")[0] != "failfast")
+def _also_testing(package: str, argv: tuple[str, ...]) -> tuple[str, ...]:
+    """`argv` (a `go test`, behind any wrapper) testing `package` too: first in its list
+    of packages (go takes the arguments after the list's first flag for the binaries), or
+    beside `.` where it named none."""
+    at = argv.index("test", 1) + 1
+    args = argv[at:]
+    stop = args.index("-args") if "-args" in args else len(args)
+    _, patterns = _read_args(args[:stop])
+    if patterns:
+        first = at + _first_pattern(args)
+        return (*argv[:first], package, *argv[first:])
+    return (*argv[: at + stop], ".", package, *argv[at + stop :])
 
 
-def _package_dirs(request: PlantRequest, patterns: Sequence[str]) -> list[Path] | NoCanary:
-    """The directories of the packages `patterns` name that have test files."""
-    found: dict[Path, None] = {}
+def _first_pattern(args: Sequence[str]) -> int:
+    """Where `_read_args` finds the first package pattern in `args`."""
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        if not arg.startswith("-"):
+            return at
+        name, eq, _ = arg.lstrip("-").partition("=")
+        at += 2 if not eq and name.removeprefix("test.") in _VALUED else 1
+    return at
+
+
+def _package_dirs(request: PlantRequest, patterns: Sequence[str]) -> dict[Path, bool] | NoCanary:
+    """The directories of the packages `patterns` name that have test files, each with
+    whether a pattern ending in `...` found it."""
+    found: dict[Path, bool] = {}
     for pattern in patterns:
         recursive = pattern == "..." or pattern.endswith("/...")
         base = pattern.removesuffix("...").rstrip("/") or "."
@@ -156,12 +225,12 @@ def _package_dirs(request: PlantRequest, patterns: Sequence[str]) -> list[Path] 
             return NoCanary(f"the package pattern {pattern!r} leads out of the workspace")
         for package in _walk(directory) if recursive else [directory]:
             if _test_files(package):
-                found[package] = None
+                found[package] = found.get(package, False) or recursive
     if not found:
         return NoCanary("no package the run tests has test files")
     if len(found) > MAX_PACKAGES:
         return NoCanary(f"the run tests {len(found)} packages (more than {MAX_PACKAGES})")
-    return list(found)
+    return found
 
 
 def _walk(top: Path) -> list[Path]:
@@ -213,19 +282,18 @@ def _package_clause(root: Path, directory: Path) -> str | None:
     return None
 
 
-def _test_file(package: str, pair: tuple[Canary, Canary]) -> str:
+def _test_file(package: str, canary: Canary) -> str:
     left, right = unequal()
     failing = f'\tt.Fatalf("got %d, want %d", {left}, {right})\n'
-    tests = "".join(
-        f"\nfunc {c.name}(t *testing.T) {{\n{_CHANNEL_HOLDS.format(fail=failing)}}}\n"
-        if c.must_pass
-        else f"\nfunc {c.name}(t *testing.T) {{\n{failing}}}\n"
-        for c in pair
-    )
+    if canary.must_pass:
+        imports = '(\n\t"os"\n\t"runtime"\n\t"strconv"\n\t"testing"\n)'
+        body = _CHANNEL_HOLDS.format(fail=failing)
+    else:
+        imports, body = '"testing"', failing
     return (
         # What Go's tools take for generated code, which linters leave alone.
         "// Code generated for one run. DO NOT EDIT.\n\n"
-        f'package {package}\n\nimport (\n\t"os"\n\t"runtime"\n\t"strconv"\n\t"testing"\n)\n{tests}'
+        f"package {package}\n\nimport {imports}\n\nfunc {canary.name}(t *testing.T) {{\n{body}}}\n"
     )
 
 
@@ -282,3 +350,33 @@ def _failed_packages(result: ProcessResult, canaries: Sequence[Canary]) -> froze
     if any(package not in reported for package in failed):
         return None
     return frozenset(reported[package] for package in failed)
+
+
+def _canary_package_checks(
+    canaries: Sequence[Canary], result: ProcessResult, _parsed: ParsedOutput
+) -> list[str]:
+    """The must-fail canary's package failed as a package, with that canary and nothing
+    else: it holds no code of the project's, so no other test runs there."""
+    (failing,) = (c.name for c in canaries if not c.must_pass)
+    packages: set[str] = set()
+    others: dict[str, str] = {}
+    failed: set[str] = set()
+    for event in json_lines(result.stdout.text):
+        package, test, action = event.get("Package"), event.get("Test"), event.get("Action")
+        if not isinstance(package, str):
+            continue
+        if test == failing:
+            packages.add(package)
+        elif isinstance(test, str) and test:
+            others.setdefault(package, test)
+        elif action == "fail":
+            failed.add(package)
+    problems = []
+    for package in sorted(packages):
+        if package not in failed:
+            problems.append(f"package {package}, planted to fail, was not reported failed")
+        if package in others:
+            problems.append(
+                f"package {package}, planted to hold one test, reported {others[package]}"
+            )
+    return problems
