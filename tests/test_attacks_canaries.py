@@ -1755,6 +1755,66 @@ def test_go_package_that_forges_its_tests_and_dies_is_failed(tmp_path: Path) -> 
     assert "exited 1 although every test it reported passed" in (test.note or ""), explain(report)
 
 
+#: The same forgery once every package must pass as a package: a pass for every test of the
+#: package's test files, the must-pass canary's too, then a binary ended 0 before its
+#: tests run, in spellings without `os.Exit`.
+FORGES_A_PASS_THEN_ENDS_0 = """\
+package calc
+
+{cgo}import (
+	{imports}
+	"regexp"
+	"strings"
+)
+
+func Add(a, b int) int {{ return a - b }}
+
+var testFunc = regexp.MustCompile(`(?m)^func (Test\\w+)\\(t \\*testing\\.T\\) \\{{`)
+
+func init() {{
+	if !strings.HasSuffix({os}Args[0], ".test") {{
+		return
+	}}
+	entries, _ := {os}ReadDir(".")
+	var b strings.Builder
+	for _, e := range entries {{
+		src, _ := {os}ReadFile(e.Name())
+		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {{
+			b.WriteString("=== RUN   " + m[1] + "\\n--- " + "PASS" + ": " + m[1] + " (0.00s)\\n")
+		}}
+	}}
+	{os}Stdout.WriteString(b.String() + "PASS\\n")
+	{ends}
+}}
+"""
+ENDS_0 = {
+    "alias": ('xos "os"', "xos.", "xos.Exit(0)", 'xos "os"'),
+    "dot": ('. "os"', "", "Exit(0)", '. "os"'),
+    "cgo": ('"os"', "os.", "C.exit(0)", "C.exit(0)"),
+    "exec": ('"os"\n\t"syscall"', "os.", 'syscall.Exec("/bin/true", nil, nil)', "syscall.Exec"),
+    "flag-help": (
+        '"flag"\n\t"os"',
+        "os.",
+        'os.Args = []string{"x", "-h"}\n\tflag.Parse()',
+        "flag.Parse",
+    ),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ENDS_0))
+def test_go_package_that_forges_a_pass_and_ends_0_otherwise_is_a_signal(
+    tmp_path: Path, spelling: str
+) -> None:
+    imports, os_, ends, quoted = ENDS_0[spelling]
+    cgo = '// #include <stdlib.h>\nimport "C"\n\n' if spelling == "cgo" else ""
+    forged = FORGES_A_PASS_THEN_ENDS_0.format(cgo=cgo, imports=imports, os=os_, ends=ends)
+    repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": forged}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    quoted_lines = [s["detail"] for s in tamper_signals(report, "code_reaches_runner")]
+    assert any(quoted in q for q in quoted_lines), explain(report)
+
+
 def test_go_honest_change_is_verified_and_canaries_do_not_count(tmp_path: Path) -> None:
     repo = change_on_base(tmp_path / "repo", GO_BASE, {"README.md": "calc\n"})
     report = verify_change(repo)

@@ -258,6 +258,37 @@ REACHES = [
     ("lib/calc.ts", "process.stdout.write('ok 1 - add\\n');\n", "ok 1 - add"),
     ("lib/calc.mjs", "if (process.env.JEST_WORKER_ID) { }\n", "JEST_WORKER_ID"),
     ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n', "os.Exit(0)"),
+    # Ends a Go test binary 0 before its tests run, spelt without `os.Exit`: every package
+    # must pass as a package since the must-fail canary has a package of its own.
+    ("calc/calc.go", 'package calc\n\nimport xos "os"\n', 'xos "os"'),
+    ("calc/calc.go", 'package calc\n\nimport (\n\t. "os"\n)\n', '. "os"'),
+    ("calc/calc.go", 'package calc\n\nimport (\n\tu "golang.org/x/sys/unix"\n)\n', "u "),
+    ("calc/calc.go", "package calc\n\nfunc init() { unix.Exit(0) }\n", "unix.Exit(0)"),
+    (
+        "calc/calc.go",
+        'package calc\n\n// #include <stdlib.h>\nimport "C"\n\nfunc init() { C.exit(0) }\n',
+        "C.exit(0)",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\nfunc init() { syscall.Exec("/bin/true", nil, nil) }\n',
+        "syscall.Exec(",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\nimport _ "unsafe"\n\n//go:linkname leave runtime.exit\nfunc leave(int32)\n',
+        "runtime.exit",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\nfunc init() { os.Args = []string{"x", "-h"}; flag.Parse() }\n',
+        "flag.Parse()",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\nvar f = flag.NewFlagSet("x", flag.ExitOnError)\n',
+        "flag.ExitOnError",
+    ),
     (
         "calc/calc.go",
         'package calc\n\nimport "testing"\n\nvar T = testing.Testing()\n',
@@ -336,6 +367,9 @@ ORDINARY = [
     ("src/main/java/tiny/Add.java", "// System.exit(0) is never called here\nclass Add {}\n"),
     ("src/main/java/tiny/Vm.java", "class Vm {\n  void stop() { machine.halt(); }\n}\n"),
     ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(2) }\n'),
+    ("calc/calc.go", 'package calc\n\nimport (\n\t"os"\n\t_ "embed"\n\tstr "strings"\n)\n'),
+    ("calc/calc.go", 'package calc\n\nvar f = flag.NewFlagSet("x", flag.ContinueOnError)\n'),
+    ("cmd/tool/main.go", "package main\n\nfunc main() { flag.Parse() }\n"),
     ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),
     ("lib/calc.js", "expect.extend({ toBeEven(x) { return { pass: x % 2 === 0 } } });\n"),

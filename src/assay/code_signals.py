@@ -369,8 +369,25 @@ GO = Language(
     (
         Rule(
             "ends the process from a package that is not main",
-            # Called, or taken as a value to call under another name (`e := os.Exit`).
-            r"\b(?:os|syscall)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))",
+            # Called, or taken as a value to call under another name (`e := os.Exit`);
+            # or the process replaced (its status is then the new program's), or
+            # runtime's exit pulled in by a linkname, or the C library's through cgo. Every
+            # Go package's binary must exit 0
+            # to pass, and these end one 0 before its tests run.
+            r"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))"
+            r"|\b(?:syscall|unix)\.Exec\b|\bC\.(?:_?exit|_Exit|exec\w*)\b"
+            r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*",
+            unless=r"(?m)^\s*package\s+main\b",
+        ),
+        Rule(
+            "imports a package that ends the process under another name",
+            # `xos.Exit(0)` and a dot import's `Exit(0)` spell no `os.`.
+            r"^\s*(?:import\s+)?(?!import\s)(?:[A-Za-z]\w*|\.)\s+\"(?:os|syscall|flag"
+            r"|golang\.org/x/sys/unix|github\.com/spf13/pflag)\"",
+        ),
+        Rule(
+            "parses flags that end the process (-h exits 0 under flag.ExitOnError)",
+            r"\bp?flag\.(?:Parse\s*\(|CommandLine\b|ExitOnError\b)",
             unless=r"(?m)^\s*package\s+main\b",
         ),
         Rule(
