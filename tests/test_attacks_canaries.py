@@ -1791,6 +1791,7 @@ ENDS_0 = {
     "alias": ('xos "os"', "xos.", "xos.Exit(0)", 'xos "os"'),
     "dot": ('. "os"', "", "Exit(0)", '. "os"'),
     "cgo": ('"os"', "os.", "C.exit(0)", "C.exit(0)"),
+    "cgo-preamble": ('"os"', "os.", "C.leave()", "exit(0);"),
     "exec": ('"os"\n\t"syscall"', "os.", 'syscall.Exec("/bin/true", nil, nil)', "syscall.Exec"),
     "flag-help": (
         '"flag"\n\t"os"',
@@ -1806,7 +1807,10 @@ def test_go_package_that_forges_a_pass_and_ends_0_otherwise_is_a_signal(
     tmp_path: Path, spelling: str
 ) -> None:
     imports, os_, ends, quoted = ENDS_0[spelling]
-    cgo = '// #include <stdlib.h>\nimport "C"\n\n' if spelling == "cgo" else ""
+    cgo = {
+        "cgo": '// #include <stdlib.h>\nimport "C"\n\n',
+        "cgo-preamble": '// #include <stdlib.h>\n// static void leave(void) {\n//   exit(0);\n// }\nimport "C"\n\n',
+    }.get(spelling, "")
     forged = FORGES_A_PASS_THEN_ENDS_0.format(cgo=cgo, imports=imports, os=os_, ends=ends)
     repo = change_on_base(tmp_path / "repo", GO_BASE, {"calc.go": forged}, dedent=False)
     report = verify_change(repo)

@@ -271,6 +271,16 @@ REACHES = [
     ),
     (
         "calc/calc.go",
+        'package calc\n\n// static void leave(void) {\n//   exit(0);\n// }\nimport "C"\n',
+        "exit(0);",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\n// __attribute__((constructor))\n// static void f(void) {}\nimport "C"\n',
+        "constructor",
+    ),
+    (
+        "calc/calc.go",
         'package calc\n\nfunc init() { syscall.Exec("/bin/true", nil, nil) }\n',
         "syscall.Exec(",
     ),
@@ -369,6 +379,7 @@ ORDINARY = [
     ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(2) }\n'),
     ("calc/calc.go", 'package calc\n\nimport (\n\t"os"\n\t_ "embed"\n\tstr "strings"\n)\n'),
     ("calc/calc.go", 'package calc\n\nvar f = flag.NewFlagSet("x", flag.ContinueOnError)\n'),
+    ("calc/calc.go", "package calc\n\n// exit(0) and atexit( are C, and this file has none\n"),
     ("cmd/tool/main.go", "package main\n\nfunc main() { flag.Parse() }\n"),
     ("src/lib.rs", "use std::process::exit;\npub fn die() { exit(1) }\n"),
     ("bin/cli.js", "#!/usr/bin/env node\nprocess.exit(main());\n"),

@@ -354,6 +354,16 @@ _NATIVE_RULES = (
     Rule("makes raw system calls", r"\bsyscall\s*\(|\b__asm__\b|\basm\s*(?:volatile\s*)?\("),
 )
 
+#: A Go file that builds C into its package: `import "C"`, alone or first in a group.
+_CGO = r'(?m)^\s*import\s*(?:\(\s*)?"C"'
+
+
+def _in_cgo_preamble(rule: Rule) -> Rule:
+    """`rule` for C in a Go file's cgo preamble: the `//` lines above `import "C"` are
+    read as the C they are (an `exit(0)` there ended a test binary unseen)."""
+    return replace(rule, comments=True, also=_CGO)
+
+
 NATIVE = Language(
     "native",
     (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".m", ".mm"),
@@ -436,8 +446,7 @@ GO = Language(
         ),
         # A cgo preamble is C, built into the test binary: what NATIVE looks for in it that
         # Go code does not spell (a Go function named `write` is no stand-in).
-        _NATIVE_RULES[0],
-        _NATIVE_RULES[1],
+        *(_in_cgo_preamble(_NATIVE_RULES[at]) for at in (0, 1, 3, 4)),
         Rule("stands in for one of the C library's functions", r"\b__(?:wrap|real)_\w+"),
         _LINKS_INTO_TESTS,
         *_SHARED,
