@@ -8,8 +8,9 @@ vitest that `process.argv` names) and changes it only to add a setup file of ass
 `test.setupFiles`, to keep vitest from collecting assay's own files as tests (vitest's
 default exclusions kept), and to undo `bail` (the must-fail canary must not stop the run);
 a configuration with `projects` has each project resolved as vitest resolves it and given
-the same (`vitest_projects`). vitest collects the tests a setup file registers as tests of each test file, before the
-file's own: every test file the report lists must list both canaries, once each.
+the same (`vitest_projects`). vitest collects the tests a setup file registers as tests
+of each test file, before the file's own: every test file the report lists must list both
+canaries, once each.
 
 A run that selects tests by name (`-t`) or by project gets none: a canary would not be
 selected.

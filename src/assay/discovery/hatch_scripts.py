@@ -7,13 +7,13 @@ command it runs is recognised as a CI line's would be, and run from the project'
 environment: `cov = ["test-cov", "cov-report"]`, `test-cov = "coverage run -m pytest
 {args:tests}"` is `pytest tests`.
 
-Scripts live in `[tool.hatch.envs.NAME.scripts]` (hatch.toml's `[envs.NAME.scripts]`), a string or a list of strings each; a
-command whose first word names another script of the environment runs that script with
-the rest as its arguments; `{args}` and `{args:default}` take the arguments the script
-was called with; a command starting `- `, or one the shell makes succeed (`|| true`),
-ignores its failure, so it is no check. hatch runs each command through a shell, so
-`a && b` is two. A command with any other placeholder (`{root}`, `{matrix:...}`) is left
-out: its words are unknown.
+Scripts live in `[tool.hatch.envs.NAME.scripts]` (hatch.toml's `[envs.NAME.scripts]`), a
+string or a list of strings each; a command whose first word names another script of the
+environment runs that script with the rest as its arguments; `{args}` and
+`{args:default}` take the arguments the script was called with; a command starting `- `,
+or one the shell makes succeed (`|| true`), ignores its failure, so it is no check. hatch
+runs each command through a shell, so `a && b` is two. A command with any other
+placeholder (`{root}`, `{matrix:...}`) is left out: its words are unknown.
 """
 
 from __future__ import annotations
