@@ -490,6 +490,7 @@ def install_steps(root: Path) -> list[Check]:
         hatch_requirements,
         nox_requirements,
         project_extras,
+        rebuilds_at_import,
         requirement_file_arguments,
         requirement_files,
         setup_py_tests_require,
@@ -572,9 +573,23 @@ def install_steps(root: Path) -> list[Check]:
             # then usually does (idna 3.20's `[all]` holds pytest and hypothesis).
             extras = catch_all_extra(root)
         target = "." + (f"[{','.join(extras)}]" if extras else "")
+        isolation: tuple[str, ...] = ()
+        if rebuilds_at_import(root):
+            steps.append(
+                install_step(
+                    "python-build-env",
+                    (*pip, *build_requirements(root)),
+                    manifest,
+                    "its build backend builds the project again at import, with these",
+                )
+            )
+            isolation = ("--no-build-isolation",)
         steps.append(
             install_step(
-                "python", (*pip, "-e", target), manifest, "the project and its test extras"
+                "python",
+                (*pip, *isolation, "-e", target),
+                manifest,
+                "the project and its test extras",
             )
         )
     return steps

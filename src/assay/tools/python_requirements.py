@@ -512,6 +512,20 @@ def build_requirements(root: Path) -> tuple[str, ...]:
     return (*declared, *(("wheel",) if uses_setuptools and not has_wheel else ()))
 
 
+#: Build backends whose editable install runs the build again when the project is imported,
+#: with the tools the build environment had: meson-python's loader calls the `ninja` of
+#: pip's isolated build environment, deleted once the install is done, so every import
+#: failed (`FileNotFoundError: .../pip-build-env-.../bin/ninja`). The project is then built
+#: in its own environment, as meson-python's documentation asks (`--no-build-isolation`).
+REBUILT_AT_IMPORT = frozenset({"mesonpy"})
+
+
+def rebuilds_at_import(root: Path) -> bool:
+    """Whether the project's build backend is one of `REBUILT_AT_IMPORT`."""
+    system = read_pyproject(root).get("build-system")
+    return isinstance(system, dict) and system.get("build-backend") in REBUILT_AT_IMPORT
+
+
 #: pre-commit hook repositories of Python linters and type checkers, and the package whose
 #: version their `rev` is.
 PRE_COMMIT_PACKAGES = {
