@@ -22,7 +22,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from assay.canaries import (
@@ -332,16 +332,21 @@ _CHANNEL_HOLDS = """\
 """
 
 
+def _package_events(result: ProcessResult) -> Iterator[tuple[str, object, object]]:
+    """(package, test, action) of each `go test -json` event that names its package."""
+    for event in json_lines(result.stdout.text):
+        package = event.get("Package")
+        if isinstance(package, str):
+            yield package, event.get("Test"), event.get("Action")
+
+
 def _failed_packages(result: ProcessResult, canaries: Sequence[Canary]) -> frozenset[str] | None:
     """The groups whose package failed as a whole; None when a package failed that no
     canary was reported in (one that did not build: it may be any unreported group)."""
     group_of = {c.name: c.group for c in canaries}
     reported: dict[str, str] = {}
     failed: set[str] = set()
-    for event in json_lines(result.stdout.text):
-        package, test, action = event.get("Package"), event.get("Test"), event.get("Action")
-        if not isinstance(package, str):
-            continue
+    for package, test, action in _package_events(result):
         if isinstance(test, str) and test in group_of:
             reported[package] = group_of[test]
         elif not test and action == "fail":
@@ -361,10 +366,7 @@ def _canary_package_checks(
     packages: set[str] = set()
     others: dict[str, str] = {}
     failed: set[str] = set()
-    for event in json_lines(result.stdout.text):
-        package, test, action = event.get("Package"), event.get("Test"), event.get("Action")
-        if not isinstance(package, str):
-            continue
+    for package, test, action in _package_events(result):
         if test == failing:
             packages.add(package)
         elif isinstance(test, str) and test:
