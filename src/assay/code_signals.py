@@ -466,7 +466,7 @@ RUST = Language(
             # Called, or taken as a value to call under another name (a red team's:
             # `let leave: fn(i32) -> ! = std::process::exit; leave(0)`), or imported under
             # another name (`use std::process::exit as leave`). Any path's last segment
-            # counts, spaced or not (round rt39's `use std::process as host; host::exit(0)`
+            # counts, spaced or not (a red team's `use std::process as host; host::exit(0)`
             # and `std::process:: exit(0)`).
             r"^(?!\s*(?:pub(?:\([^)]*\))?\s+)?use\b).*::\s*_?exit\b"
             r"(?!\s*\(\s*-?[1-9]\d*\s*\))|\b_?exit\s+as\s+\w",
