@@ -68,6 +68,12 @@ def test_hatch_tomls_environments_declare_what_the_checks_need(tmp_path: Path) -
     assert (declared.file, declared.args) == ("hatch.toml", ("pytest", "mypy>=0.991"))
 
 
+def test_environments_that_are_no_table_declare_nothing(tmp_path: Path) -> None:
+    """`[tool.hatch] envs = [1]` is no table of environments: nothing, not a crash."""
+    write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n\n[tool.hatch]\nenvs = [1]\n'})
+    assert hatch_requirements(tmp_path) is None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("test", "status"),

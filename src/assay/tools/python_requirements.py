@@ -406,8 +406,8 @@ def hatch_requirements(root: Path) -> Declared | None:
 
     tool = read_pyproject(root).get("tool")
     hatch = tool.get("hatch") if isinstance(tool, dict) else None
-    envs = dict(hatch.get("envs") or {}) if isinstance(hatch, dict) else {}
-    envs = envs if all(isinstance(k, str) for k in envs) else {}
+    declared = hatch.get("envs") if isinstance(hatch, dict) else None
+    envs = dict(declared) if isinstance(declared, dict) else {}
     source = "pyproject.toml"
     hatch_toml = _text(root, HATCH_TOML)
     if hatch_toml is not None and (own := hatch_envs(hatch_toml, ("envs",))):
