@@ -178,3 +178,44 @@ def test_a_backend_module_changed_is_not(tmp_path: Path, wheels: dict[str, bytes
     text = wheels["mesonpy"].replace(b"import ", b"import sys, ", 1) + MESON_INIT.encode()
     problem = _loader(tmp_path, text, MESON_LINE)
     assert "no known release of an editable loader" in (problem or ""), problem
+
+
+# --------------------------------------------------------------------------- editables' bootstrap
+
+BOOTSTRAP = "_editable_impl_calc"
+
+
+def _bootstrap(root: Path, *maps: str, owned: tuple[str, ...] = ()) -> str | None:
+    site = root / SITE
+    site.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(
+        ["from editables.redirector import RedirectingFinder as F", "F.install()", *maps]
+    )
+    (site / f"{BOOTSTRAP}.py").write_text(text)
+    files = {f"{SITE}/{BOOTSTRAP}.py", *(f"{SITE}/{name}" for name in owned)}
+    tree = str(root / "tree")
+    inside = lambda p: p.startswith(tree + "/")
+    return startup_line_problem(root, SITE, f"import {BOOTSTRAP}", files, inside)
+
+
+def test_the_editables_bootstrap_is_believed(tmp_path: Path) -> None:
+    mapped = f"F.map_module('calc', {str(tmp_path / 'tree/calc/__init__.py')!r})"
+    assert _bootstrap(tmp_path, mapped) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("F.map_module('calc', '/elsewhere/calc.py')", "maps a module to /elsewhere/calc.py"),
+        ("F.map_module('calc', '/x'); import os", "which is not a mapping of a module"),
+        ("F.map_module(name='calc', path='/x')", "which is not a mapping of a module"),
+        ("import os", "its bootstrap runs `import os`"),
+    ],
+)
+def test_a_bootstrap_doing_more_is_not(tmp_path: Path, line: str, said: str) -> None:
+    assert said in (_bootstrap(tmp_path, line) or "")
+
+
+def test_a_bootstrap_whose_install_brings_its_own_editables_is_not(tmp_path: Path) -> None:
+    problem = _bootstrap(tmp_path, owned=("editables/redirector.py",))
+    assert "brings its own `editables`" in (problem or "")

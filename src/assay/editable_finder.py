@@ -13,8 +13,8 @@ setuptools renders from its template with three data lines (`MAPPING`, `NAMESPAC
 a path or that line, and the finder's text only when it is, letter for letter but for its
 data, a template some setuptools writes; its data are literals whose paths lie in the
 tree. Compiled projects' backends (meson-python, scikit-build-core) import a loader of
-their own instead (`assay.editable_loaders`). Read as text and literals on the host, never
-run.
+their own instead (`assay.editable_loaders`), and the `editables` package a bootstrap
+(`assay.editables_bootstrap`). Read as text and literals on the host, never run.
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ def startup_line_problem(
         return f"the module it imports, {found['module']}, could not be read"
     if found["call"] == "install" and found["module"].startswith(FINDER_PREFIX):
         return _finder_problem(text.decode("utf-8", "replace"), inside)
+    from assay.editables_bootstrap import IMPORT_LINE, bootstrap_problem
+
+    if found["call"] is None and text.startswith(IMPORT_LINE.encode()):
+        return bootstrap_problem(text.decode("utf-8", "replace"), site, owned, inside)
     from assay.editable_loaders import loader_problem
 
     return loader_problem(text, found["call"])
