@@ -2336,8 +2336,17 @@ pub fn add(a: i32, b: i32) -> Sum {
         "use std::process as host;\n    host::exit(0);",
         "std::process:: exit(0);",
         "use std::process::*;\n    exit(0);",
+        # The exit's name supplied to a macro: no line says `exit(`.
+        "macro_rules! leave { ($f:ident) => { std::process::$f(0) }; }\n    leave!(exit);",
     ],
-    ids=["exit-as-a-value", "exec", "module-as-another-name", "spaced-path", "glob-import"],
+    ids=[
+        "exit-as-a-value",
+        "exec",
+        "module-as-another-name",
+        "spaced-path",
+        "glob-import",
+        "named-by-a-macro",
+    ],
 )
 def test_cargo_run_forged_without_a_known_spelling_is_not_verified(
     tmp_path: Path, leave: str

@@ -142,6 +142,14 @@ REACHES = [
     # Round rt39: through the module under another name, and with the rest of the module.
     ("src/lib.rs", "use std::process as host;\npub fn f() { host::exit(0) }\n", "host::exit(0)"),
     ("src/lib.rs", "use std::process::*;\npub fn f() { exit(0) }\n", "exit(0)"),
+    # An exit whose name a macro supplies: `leave!(exit)` expands to `std::process::exit(0)`,
+    # or paste's `[<ex it>]` glues the name together.
+    (
+        "src/lib.rs",
+        "macro_rules! leave {\n    ($f:ident) => { std::process::$f(0) };\n}\n",
+        "::$f(0)",
+    ),
+    ("src/lib.rs", "paste::paste! { std::process::[<ex it>](0) }\n", "::[<ex it>](0)"),
     (
         "src/lib.rs",
         (

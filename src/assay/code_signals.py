@@ -473,6 +473,13 @@ RUST = Language(
             unless_path=_RUST_BINARY,
         ),
         Rule(
+            "calls a function whose name a macro supplies, which may end the process",
+            # `macro_rules! leave { ($f:ident) => { std::process::$f(0) } }` then
+            # `leave!(exit)`, or paste's `[<ex it>]`: the exit's name is in no line.
+            r"::\s*(?:\$\w+|\[<[^\]]*>\])\s*\(",
+            unless_path=_RUST_BINARY,
+        ),
+        Rule(
             "replaces the process with another program (whose exit is then the test's)",
             # A red team's: the test binary exec'ing `printf` of libtest's lines for a
             # passing run, exiting 0 with no exit call of its own.
