@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from assay.untrusted_files import read_untrusted
 
-__all__ = ["missing_submodule"]
+__all__ = ["missing_submodule", "submodule_paths"]
 
 #: A file that could not be opened, as Python (`No such file or directory: '/x'`), node
 #: (`ENOENT: no such file or directory, open '/x'`) and Go (`open x: no such file or
@@ -37,7 +37,7 @@ MAX_GITMODULES_BYTES = 256 * 1024
 def missing_submodule(outputs: Iterable[str], cwd: str) -> str | None:
     """The submodule (its path in the repository) whose absence explains every file the
     `outputs` (one per failure) could not find, when each names one; else None."""
-    submodules = _submodule_paths(cwd)
+    submodules = submodule_paths(cwd)
     absent = [p for p in submodules if _not_checked_out(cwd, p)]
     if not absent:
         return None
@@ -61,7 +61,8 @@ def _within(root: str, missing: str, submodules: list[str]) -> str | None:
     return next((s for s in submodules if rel == s or rel.startswith(s + "/")), None)
 
 
-def _submodule_paths(root: str) -> list[str]:
+def submodule_paths(root: str) -> list[str]:
+    """The paths `.gitmodules` at `root` names, each inside the tree (normalised)."""
     data = read_untrusted(root, ".gitmodules", limit=MAX_GITMODULES_BYTES)
     if not isinstance(data, bytes):
         return []

@@ -25,6 +25,7 @@ from assay.discovery.model import (
     Source,
     report,
 )
+from assay.discovery.nested_projects import nested_projects
 from assay.discovery.pre_commit_mypy import mypy_hook_args
 from assay.discovery.python_envs import StatedRun, mypy_stated_in_tox
 from assay.discovery.ruff_config_files import config_files, exclusion_patterns
@@ -141,12 +142,12 @@ def tool_candidates(
     env: ProjectEnv,
     root_dirs: set[str],
     code: tuple[str, ...] = (),
-    ruff_configs: tuple[str, ...] = (),
+    ruff_left_out: tuple[str, ...] = (),
     mypy_in_tox: StatedRun | None = None,
     mypy_hook: tuple[str, ...] | None = None,
 ) -> list[Candidate]:
-    """Native commands for configured tools (`code`: `project_code`'s; `ruff_configs`:
-    `ruff_config_files.config_files`'; `mypy_in_tox`: `mypy_stated_in_tox`'s; `mypy_hook`:
+    """Native commands for configured tools (`code`: `project_code`'s; `ruff_left_out`: the
+    paths `ruff check .` leaves out, `_unlinted_by_ruff`'s; `mypy_in_tox`: `mypy_stated_in_tox`'s; `mypy_hook`:
     `pre_commit_mypy.mypy_hook_args`'). Pure."""
     found = []
     for config in configs:
@@ -156,7 +157,7 @@ def tool_candidates(
             argv = env.python_module("pytest")
             found.append(_configured(config, Kind.TEST, argv, subcommand=None))
         elif config.tool == "ruff":
-            args = ruff_check_args(env, ruff_configs)
+            args = ruff_check_args(env, ruff_left_out)
             found.append(
                 _configured(
                     config, Kind.LINT, env.python_tool("ruff", *args), subcommand=("check",)
@@ -182,9 +183,10 @@ def tool_candidates(
 
 
 def ruff_check_args(env: ProjectEnv, config_files: tuple[str, ...]) -> tuple[str, ...]:
-    """`check .`, its walk leaving out the virtualenvs ruff does not skip by itself and the
-    configuration files it would lint beside the Python (`assay.discovery.ruff_config_files`).
-    """
+    """`check .`, its walk leaving out the virtualenvs ruff does not skip by itself, and the
+    configuration files it would lint beside the Python (`assay.discovery.ruff_config_files`)
+    and other projects nested in the tree (`assay.discovery.nested_projects`), both given
+    in `config_files`."""
     venvs = [d for d in env.venv_dirs if d not in RUFF_DEFAULT_EXCLUDES]
     excluded = [*venvs, *exclusion_patterns(config_files)]
     return ("check", ".", *(("--extend-exclude", ",".join(excluded)) if excluded else ()))
@@ -443,11 +445,11 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     root_dirs = {n for n in root_names if files.is_dir(n)}
     code = project_code(files, root_names, env) if any(c.tool == "mypy" for c in configs) else ()
     ruff = any(c.tool == "ruff" for c in configs)
-    ruff_configs = config_files(files, skip=env.venv_dirs) if ruff else ()
+    ruff_left_out = _unlinted_by_ruff(files, env) if ruff else ()
     mypy = any(c.tool == "mypy" for c in configs)
     mypy_in_tox = mypy_stated_in_tox(texts) if mypy else None
     mypy_hook = mypy_hook_args(Path(files.root)) if mypy and not mypy_in_tox else None
-    found = tool_candidates(configs, env, root_dirs, code, ruff_configs, mypy_in_tox, mypy_hook)
+    found = tool_candidates(configs, env, root_dirs, code, ruff_left_out, mypy_in_tox, mypy_hook)
     if not any(c.tool == "pytest" for c in configs):
         found += (
             _unittest(files, env, root_dirs)
@@ -455,6 +457,14 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
             or _root_unittest(files, env)
         )
     return report(NAME, found, dropped=dropped, errors=errors)
+
+
+def _unlinted_by_ruff(files: RepoFiles, env: ProjectEnv) -> tuple[str, ...]:
+    """What the composed `ruff check .` leaves out: other projects nested in the tree, and
+    the configuration files outside them."""
+    nested = nested_projects(files, skip=env.venv_dirs)
+    configs = config_files(files, skip=(*env.venv_dirs, *nested))
+    return (*nested, *configs)
 
 
 def _turned_off_by_pytest_enabler(pyproject: str | None) -> frozenset[str]:
