@@ -497,12 +497,20 @@ def _uvu(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
 #: failure again: `  title` on a line of its own, its place (`test.js:66`), the source
 #: around it, the difference, and `› file://test.js:66:4`.
 _AVA_FAIL = re.compile(r"^\s*[✘✖×] \[fail\]: (?P<title>.+?)\s*$")
+#: ava 3's reporter off a terminal: `  ✖ title` alone, the recap alike. Its word on the run
+#: takes that form too (`✖ test.js exited with a non-zero exit code: 1`, `✖ Timed out while
+#: running tests`), but only a test's title heads a block of the recap.
+_AVA3_FAIL = re.compile(r"^  ✖ (?P<title>\S.*?)\s*$")
 _AVA_RULE = re.compile(r"^\s*─\s*$")
 
 
 def _ava(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """Each `✘ [fail]: title`, with the block its recap after the `─` rule gives it."""
+    """Each `✘ [fail]: title`, with the block its recap after the `─` rule gives it; where
+    there is none, each ava 3 `✖ title` that the recap names."""
     titles = list(dict.fromkeys(m["title"] for line in lines if (m := _AVA_FAIL.match(line))))
+    ava3 = not titles
+    if ava3:
+        titles = list(dict.fromkeys(m["title"] for line in lines if (m := _AVA3_FAIL.match(line))))
     if not titles:
         return
     details: dict[str, list[str]] = {}
@@ -523,7 +531,8 @@ def _ava(lines: Sequence[str]) -> Iterator[tuple[str, str]]:
             elif current is not None:
                 current.append(line)
     for title in titles:
-        yield title, "\n".join(_ava_said(details.get(title, ())))
+        if not ava3 or title in details:
+            yield title, "\n".join(_ava_said(details.get(title, ())))
 
 
 _AVA_SOURCE = re.compile(r"^\s+\d+: |^\s*\S+:\d+\s*$")  # `   65:   t.is(...)`, `  test.js:66`
