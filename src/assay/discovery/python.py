@@ -6,6 +6,7 @@ native command is planned, run by the project's own interpreter.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import shlex
@@ -453,6 +454,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     if not any(c.tool == "pytest" for c in configs):
         found += (
             _unittest(files, env, root_dirs)
+            or _setup_py_test_command(files, env)
             or _setup_py_test_suite(files, env)
             or _root_unittest(files, env)
         )
@@ -524,6 +526,45 @@ def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Ca
         package = files.is_file(f"{test_dir}/__init__.py")
         return [unittest_candidate(test_dir, paths[0], env, package)]
     return []
+
+
+#: Interpreter options a setup.py test command may pass before its script: warnings and
+#: bytes warnings, which change no test's outcome unless the project asks them to.
+_SCRIPT_OPTION = re.compile(r"-W\S+|-bb?")
+
+
+def _setup_py_test_command(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
+    """The script setup.py's own `test` command runs (what `setup.py test` ran), when it is
+    a file of the tree: simplejson 3.19.3's runs `simplejson/tests/__init__.py`, whose
+    `main` runs every test again without the C speedups, and the doctests of its modules
+    and index.rst. pytest's discovery runs neither: a wrong value in the pure-Python
+    encoder was VERIFIED, where the maintainers' command fails it."""
+    from assay.tools.setup_py import setup_test_argv
+
+    text = files.read_text("setup.py")
+    argv = setup_test_argv(text) if text is not None else None
+    if argv is None:
+        return []
+    options = list(itertools.takewhile(_SCRIPT_OPTION.fullmatch, argv))
+    script, *args = argv[len(options) :] or ("",)
+    if not (
+        script.endswith(".py")
+        and not script.startswith(("-", "/"))
+        and ".." not in script.split("/")
+        and files.is_file(script)
+    ):
+        return []
+    return [
+        Candidate(
+            kind=Kind.TEST,
+            argv=(env.python, *options, script, *args),
+            tool="shell",  # the project's own runner, run as tox runs `python runtests.py`
+            ecosystem=Ecosystem.PYTHON,
+            origin=Origin.PYTHON_CONFIG,
+            source=Source("setup.py", line_of(text or "", r"sys\.executable")),
+            reason=f"setup.py's test command runs {script}, and no test runner is configured",
+        )
+    ]
 
 
 def _setup_py_test_suite(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
