@@ -369,6 +369,8 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
         COLLECTION_FAILURE,
         FAIL_FAST_FLAGS,
         FAILED_OUTCOMES,
+        INTERNAL_ERROR,
+        PYTEST_INTERNAL,
         relative,
     )
 
@@ -381,6 +383,10 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
         why = (failed[0].message or "")[len(prefix) :]
         return f"{shown} could not be collected{more}: {why}"
+    if [c.name for c in failed] == [PYTEST_INTERNAL]:
+        # pytest itself crashed, and ended the run: naming its report's entry said nothing.
+        why = relative(evidence, (failed[0].message or "").removeprefix(INTERNAL_ERROR + ": "))
+        return f"pytest stopped on an internal error: {why}"
     said = f"{tests.failed + tests.errors} of {tests.executed} tests failed"
     first = next((c.name for c in failed), None)
     if first is not None:

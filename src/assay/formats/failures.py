@@ -17,6 +17,10 @@ FAILED_OUTCOMES = frozenset({"failed", "error", "errors"})
 #: The message pytest's JUnit report gives a module it could not collect (the parser adds
 #: the error that stopped it: `collection failure: ModuleNotFoundError: ...`).
 COLLECTION_FAILURE = "collection failure"
+#: The message, and the test's name, pytest's JUnit report gives its own crash (an
+#: INTERNALERROR: a plugin's hook raised; the parser adds the error and where it was raised).
+INTERNAL_ERROR = "internal error"
+PYTEST_INTERNAL = "pytest::internal"
 
 _NOISE = ("=== RUN", "--- FAIL", "=== CONT", "=== PAUSE")
 

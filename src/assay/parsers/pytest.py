@@ -17,7 +17,7 @@ from xml.etree.ElementTree import Element
 import defusedxml.ElementTree as SafeET
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
-from assay.formats.failures import COLLECTION_FAILURE
+from assay.formats.failures import COLLECTION_FAILURE, INTERNAL_ERROR
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, report_path
 from assay.parsers._text import combined, count_cases, relative
@@ -362,6 +362,8 @@ def _error_message(error: Element) -> str:
     No module named 'x'`)."""
     message = error.get("message") or ""
     text = error.text or ""
+    if message == INTERNAL_ERROR:
+        return _internal_error(text)
     if message != COLLECTION_FAILURE:
         return message or text[:500]
     said = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
@@ -371,6 +373,27 @@ def _error_message(error: Element) -> str:
         else next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
     )
     return f"{message}: {last[:300]}" if last else message
+
+
+#: A frame of a Python traceback: '  File "/w/src/pluggy/_callers.py", line 103, in _multicall'.
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"\n]{1,1024})", line (?P<line>\d{1,7}), in ')
+
+
+def _internal_error(text: str) -> str:
+    """pytest's own crash as `internal error: AttributeError: ... (raised below
+    /w/src/pluggy/_callers.py:103)`: the error, and the innermost frame outside pytest and
+    installed code, which pluggy 1.5.0's broken `get_result` was (the note had said "1 of
+    1 tests failed: pytest::internal", no word of what broke)."""
+    lines = [line.removeprefix("INTERNALERROR>").rstrip() for line in text.splitlines()]
+    error = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    frames = [m for line in lines if (m := _TRACEBACK_FRAME.match(line))]
+    own = [
+        f"{m['file']}:{m['line']}"
+        for m in frames
+        if not {"_pytest", "site-packages", "dist-packages"} & set(m["file"].split("/"))
+    ]
+    place = f" (raised below {own[-1]})" if own else ""
+    return f"{INTERNAL_ERROR}: {error[:300]}{place}" if error else INTERNAL_ERROR
 
 
 def _case(element: Element) -> TestCase:
