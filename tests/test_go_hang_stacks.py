@@ -56,6 +56,25 @@ def test_the_line_a_hung_go_test_spins_on_is_named(tmp_path: Path) -> None:
     ), report["note"]
 
 
+#: The loop in a method of a pointer receiver, as go-toml's lexer's is: the dump's frame
+#: reads `example.com/calc.(*Lexer).Next(0xc000012345)`.
+SPINS_IN_A_METHOD = (
+    "package calc\n\ntype Lexer struct{ n int }\n\n//go:noinline\n"
+    "func (l *Lexer) Next() int {\n\tfor l.n >= 0 {\n\t\tl.n = l.n*1 + 0\n\t}\n\treturn l.n\n}\n\n"
+    "func Double(x int) int {\n\tl := &Lexer{n: x}\n\treturn l.Next() * 2\n}\n"
+)
+
+
+def test_a_method_a_hung_go_test_spins_in_is_named_with_its_receiver(tmp_path: Path) -> None:
+    """go-toml 1.9.4 spinning in `(*tomlLexer).next` was "stuck at lexer.go:830 in
+    github.com/pelletier/go-toml.": the receiver's parentheses ended the name."""
+    report, _ = verify(tmp_path, SPINS_IN_A_METHOD)
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert "(stuck at calc.go:7 in example.com/calc.(*Lexer).Next)" in report["note"], report[
+        "note"
+    ]
+
+
 def test_a_test_binary_that_ignores_sigquit_is_still_stopped(tmp_path: Path) -> None:
     report, took = verify(tmp_path, IGNORES_SIGQUIT)
     assert report["status"] == "INDETERMINATE", report["note"]

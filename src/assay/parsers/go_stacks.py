@@ -13,10 +13,13 @@ import re
 
 #: "goroutine 7 [sleep]:" begins a goroutine's stack.
 _GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]*\]:$")
-#: A frame's function line, "example.com/calc.TestSlow(0x0?)", and its place below it,
+#: A frame's function line, "example.com/calc.TestSlow(0x0?)" or a method's,
+#: "example.com/calc.(*Lexer).Next(0xc000012345)", and its place below it,
 #: "\t/w/calc/calc_test.go:14 +0x25"; no control characters.
 _FUNCTION = re.compile(
-    r"^(?:created by )?(?P<func>[^\s()\x00-\x1f]{1,300})\(.*\)(?: in goroutine \d+)?$"
+    r"^(?:created by )?(?P<func>[^\s()\x00-\x1f]{1,300}?"
+    r"(?:\(\*?[^\s()\x00-\x1f]{1,200}\)\.[^\s()\x00-\x1f]{1,200})?)"
+    r"\(.*\)(?: in goroutine \d+)?$"
 )
 #: A SIGQUIT's dump adds each frame's registers: " fp=0xc000036770 sp=0xc000036768 pc=0x4f4fc2".
 _PLACE = re.compile(
