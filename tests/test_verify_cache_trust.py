@@ -84,3 +84,50 @@ def test_what_the_key_leaves_out_of_the_source_no_check_can_read(tmp_path: Path)
     assert report["status"] == "FAILED", report["note"]
     assert "as when first verified" not in done.stdout
     assert "PermissionError" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("in_git", [False, True], ids=["tree", "environment"])
+def test_a_write_through_a_shared_mapping_is_a_new_tree(tmp_path: Path, in_git: bool) -> None:
+    """A page written through a `MAP_SHARED` mapping stays writable until it is written
+    back, and the writes to it meanwhile move neither time: an add broken so after its
+    honest bytes were verified kept every field of the file's stat, and the verdict of
+    the passing test was given again from the cache; so did a test in `.git` (keyed, as
+    an environment is, by its entries' stats) whose expectation was broken so."""
+    import mmap
+    import os
+    import subprocess
+    import time
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    test = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    if in_git:
+        mapped_file, honest, broken = repo / ".git" / "t" / "test_calc.py", b"== 5", b"== 6"
+        mapped_file.parent.mkdir()
+        mapped_file.write_text(test)
+        (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
+    else:
+        mapped_file, honest, broken = repo / "calc.py", b"a + b", b"a - b"
+        (repo / "tests" / "test_calc.py").write_text(test)
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"))
+
+    def status() -> str:
+        done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
+        return str(json.loads(done.stdout)["status"])
+
+    fd = os.open(mapped_file, os.O_RDWR)
+    try:
+        mapped = mmap.mmap(fd, os.fstat(fd).st_size, mmap.MAP_SHARED)
+        mapped[:] = mapped[:]  # the page is dirty and writable from here on
+        time.sleep(3.5)  # past the window in which a stat is not trusted at all
+        assert status() == "VERIFIED"
+        at = mapped.find(honest)
+        mapped[at : at + len(broken)] = broken
+        assert status() == "FAILED"
+        mapped.close()
+    finally:
+        os.close(fd)

@@ -50,6 +50,7 @@ from typing import Any
 from assay._version import __version__
 from assay.errors import AssayError
 from assay.evidence import CheckerId
+from assay.mapped_writes import SyncedStats
 from assay.source_layout import FileIdentity, SourceLayout, file_identity, scan_source
 from assay.state_dir import default_cache_dir
 from assay.untrusted_files import Link, OpenFile, Refused, chunks, open_untrusted
@@ -166,11 +167,12 @@ def _files_digest(
     whole `listing` as a name for the result."""
     known = _memoised(memo, memo_root)
     fresh: dict[str, tuple[str, bytes]] = {}
+    synced = SyncedStats()
     digest = hashlib.sha256()
     for rel in sorted(layout.dirs):
         digest.update(b"dir\0" + _encode(rel) + b"\0")
     for rel in sorted(layout.files):
-        value = _file_digest(root, rel, layout.stats[rel], known, fresh, settled_before)
+        value = _file_digest(root, rel, layout.stats[rel], known, fresh, settled_before, synced)
         digest.update(b"file\0" + _encode(rel) + b"\0" + value + b"\0")
     files = digest.digest()
     if memo is not None:
@@ -215,7 +217,7 @@ def _tree_listing(layout: SourceLayout) -> bytes:
     dirs = sorted(layout.dirs)
     files = sorted(layout.files)
     stats = [layout.stats[rel] for rel in files]
-    listing = hashlib.sha256(b"assay-listing/3\0%d\0%d\0" % (len(dirs), len(files)))
+    listing = hashlib.sha256(b"assay-listing/4\0%d\0%d\0" % (len(dirs), len(files)))
     listing.update(_encode("\0".join(dirs)) + b"\0")
     listing.update(_encode("\0".join(files)) + b"\0")
     # The fields of `_stat_identity`; times can be negative, the rest cannot.
@@ -255,6 +257,7 @@ def _file_digest(
     known: dict[str, tuple[str, bytes]],
     fresh: dict[str, tuple[str, bytes]],
     settled_before: int,
+    synced: SyncedStats,
 ) -> bytes:
     """One entry's digest, from the memo when the file's stat identity (`listed`: as the
     walk that listed it saw it) is the one it was hashed with. The change time cannot be
@@ -264,7 +267,7 @@ def _file_digest(
     if remembered is not None and _stat_identity(listed) == remembered[0]:
         fresh[rel] = remembered
         return remembered[1]
-    value, identity = _entry_digest(root, rel)
+    value, identity = _entry_digest(root, rel, synced)
     if identity is not None and identity[1] < settled_before:
         fresh[rel] = (identity[0], value)
     return value
@@ -277,18 +280,24 @@ _SIGNED_IDENTITY = operator.attrgetter("st_mtime_ns", "st_ctime_ns")
 def _stat_identity(info: os.stat_result) -> str:
     """What changes whenever a file's content does: the change time cannot be set by
     anyone but the kernel, and a file replaced is a new inode."""
-    return (  # `2:`: a digest remembered before the permission bits counted is not used
-        f"2:{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_size}"
+    # `3:`: a digest remembered before the permission bits counted, or before a file's
+    # pages were written back as it was looked at (`assay.mapped_writes`), is not used.
+    return (
+        f"3:{info.st_dev}:{info.st_ino}:{info.st_mode}:{info.st_size}"
         f":{info.st_mtime_ns}:{info.st_ctime_ns}"
     )
 
 
-def _entry_digest(root: Path, rel: str) -> tuple[bytes, tuple[str, int] | None]:
+def _entry_digest(
+    root: Path, rel: str, synced: SyncedStats
+) -> tuple[bytes, tuple[str, int] | None]:
     """One entry's kind and content, reached without following any link: a link is its
     target, never what it points at. What cannot be hashed safely (a FIFO, a device, a
     path through a link) raises `CacheError`: the key could not vouch for it, and two
     trees that differ there must not share a key. For a regular file that did not change
-    while it was read, also its stat identity and change time (for the memo)."""
+    while it was read, and whose stat vouches for its bytes (`assay.mapped_writes`: a
+    page written through a shared mapping and not yet written back takes further writes
+    without a trace), also its stat identity and change time (for the memo)."""
     with open_untrusted(root, rel, single_link=False) as found:
         if found is None:
             return b"missing", None  # deleted while being listed: a state of its own
@@ -297,13 +306,14 @@ def _entry_digest(root: Path, rel: str) -> tuple[bytes, tuple[str, int] | None]:
         if isinstance(found, Refused):
             raise CacheError(f"the workspace cannot be keyed: {found.reason}")
         try:
+            vouched = synced.vouch(found.fd)  # before the stat: later writes move it
             before = os.fstat(found.fd)
             file_hash = _hash_open(found)
             after = os.fstat(found.fd)
         except OSError as exc:
             raise CacheError(f"the workspace cannot be keyed: {rel}: {exc.strerror}") from exc
         identity = _stat_identity(before)
-        steady = identity == _stat_identity(after)
+        steady = vouched and identity == _stat_identity(after)
         # The permission bits: set-id bits do not survive the copy's change of owner.
         permissions = b"%03o:" % (before.st_mode & 0o777)
         return permissions + file_hash, (identity, before.st_ctime_ns) if steady else None
@@ -386,13 +396,21 @@ def environment_fingerprint(
     try:
         top = _open_beneath(Path(root), rel)
         try:
+            since = None
             if remembered is not None:
                 interpreters = _unchanged_since(top, remembered.settled_ns)
                 if interpreters == remembered.interpreters:
                     return remembered.fingerprint
+                if interpreters is None:  # not a memo of an older identity's: see below
+                    since = remembered.settled_ns
                 os.lseek(top, 0, os.SEEK_SET)  # walked again, from the start
             fingerprint = hashlib.sha256(b"assay-environment/2\0")
             walk = _EnvironmentWalk(Path(root), rel, fingerprint.update)
+            if memo is not None:
+                # What changed since the last walk (all, without one) is written back, so
+                # that its stat moves with every later write (`assay.mapped_writes`); the
+                # rest was written back by that walk.
+                walk.write_back = _WriteBack(since)
             walk.tree(top, "")
         finally:
             os.close(top)
@@ -401,7 +419,7 @@ def environment_fingerprint(
     except OSError as exc:
         raise CacheError(f"the environment {rel} cannot be keyed: {exc}") from exc
     digest = fingerprint.digest()
-    if memo is not None:
+    if memo is not None and walk.write_back is not None and walk.write_back.vouched:
         settled_ns = started_ns - int(RACY_SECONDS * 1e9)
         remember = _RememberedEnvironment(digest, settled_ns, walk.interpreters.digest())
         with contextlib.suppress(CacheError):  # not remembering costs time only
@@ -496,6 +514,7 @@ class _EnvironmentWalk:
     into: Callable[[bytes], None]
     interpreters: Any = field(default_factory=hashlib.sha256)
     """The identities of the interpreters its virtualenvs lead to (`_unchanged_since`)."""
+    write_back: _WriteBack | None = None
 
     def tree(self, fd: int, prefix: str) -> None:
         """Every entry beneath `fd`, files by their stat identity."""
@@ -509,6 +528,8 @@ class _EnvironmentWalk:
                 continue
             info = entry.stat(follow_symlinks=False)
             seen.append(_described(path, info))
+            if self.write_back is not None and stat.S_ISREG(info.st_mode):
+                self.write_back.file(fd, entry.name, info)
             if stat.S_ISDIR(info.st_mode):
                 with _entered(fd, entry.name) as child:
                     self.tree(child, path + "/")
@@ -522,6 +543,33 @@ class _EnvironmentWalk:
                 seen.append(identity)
                 self.interpreters.update(identity + b"\0")
         self.into(b"\0".join(seen) + b"\0")
+
+
+@dataclass(slots=True)
+class _WriteBack:
+    """Writes back the files of an environment changed at or after `since` (every file,
+    with None), so that no page a mapping wrote stays writable without a trace."""
+
+    since: int | None
+    synced: SyncedStats = field(default_factory=SyncedStats)
+    vouched: bool = True
+    """Whether every file's stat now moves with each write to it."""
+
+    def file(self, fd: int, name: str, info: os.stat_result) -> None:
+        if self.since is not None and info.st_ctime_ns < self.since:
+            return
+        try:
+            opened = os.open(name, _FILE_FLAGS, dir_fd=fd)
+        except OSError:
+            self.vouched = False
+            return
+        try:
+            self.vouched = self.synced.vouch(opened) and self.vouched
+        finally:
+            os.close(opened)
+
+
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def _listing(fd: int) -> list[os.DirEntry[str]]:
