@@ -131,3 +131,25 @@ def test_a_write_through_a_shared_mapping_is_a_new_tree(tmp_path: Path, in_git: 
         mapped.close()
     finally:
         os.close(fd)
+
+
+@pytest.mark.slow
+def test_the_host_variables_a_check_sees_are_part_of_the_key(tmp_path: Path) -> None:
+    """A bubblewrap check sees the caller's TZ (and LANG, LC_*...): a test of local time
+    that passed under UTC was VERIFIED again from the cache under a TZ it fails under."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (repo / "tests" / "test_utc.py").write_text(
+        "import time\n\ndef test_utc():\n"
+        "    assert time.strftime('%z', time.localtime(0)) == '+0000'\n"
+    )
+
+    def status(tz: str) -> str:
+        env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"), TZ=tz)
+        done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
+        return str(json.loads(done.stdout)["status"])
+
+    assert status("UTC") == "VERIFIED"
+    assert status("Asia/Tokyo") == "FAILED"
+    assert status("UTC") == "VERIFIED"

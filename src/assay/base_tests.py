@@ -367,8 +367,15 @@ def _cache_key(
         "checks": [c.to_dict() for c in checks],
         "environments": environments,
     }
+    from assay.environment import inherited_by_checks
+
     key = cache_key(
-        digest, plan, [c for c in checkers if c], session.name, workspace_path=workspace.path
+        digest,
+        plan,
+        [c for c in checkers if c],
+        session.name,
+        workspace_path=workspace.path,
+        host_env=inherited_by_checks(session.sandbox.name),
     )
     return hashlib.sha256(f"{BASE_CACHE_SCHEMA}:{key}".encode()).hexdigest()
 

@@ -11,7 +11,9 @@ The key (`cache_key`) is made of exactly these:
   `node_modules`, `.tox`, `.nox`), by a fingerprint of what is installed
   (`environment_fingerprint`: every entry's stat identity, the small files that record
   installs, a virtualenv's interpreter);
-- the plan, every checker's identity and version, the sandbox backend and assay's version.
+- the plan, every checker's identity and version, the sandbox backend and assay's version;
+- the host's variables the checks see (a bubblewrap check sees `TZ`, `LANG`, `LC_*` and a
+  few more of them: `environment.inherited_by_checks`).
 
 Nothing else is: a change on the host beyond the checkers' probed identities (a shared
 library, a tool's plugin installed outside the workspace) is not seen. Only terminal,
@@ -618,13 +620,15 @@ def cache_key(
     *,
     workspace_path: str | os.PathLike[str] | None = None,
     assay_version: str = __version__,
+    host_env: Mapping[str, str] | None = None,
 ) -> str:
     """The cache key: `workspace` is a `workspace_digest`, `plan` any JSON-able value,
     `sandbox` the evidence string of the backend (`bwrap 0.8.0`).
 
     `workspace_path`: the directory the checkers were identified in. A checker found
     there (`.venv/bin/pytest`) is keyed by its path inside it: each run's workspace has a
-    new name, and what is installed there is in `workspace` already."""
+    new name, and what is installed there is in `workspace` already. `host_env`: the
+    host's variables the checks see (`environment.inherited_by_checks`)."""
     material = {
         "schema": KEY_SCHEMA,
         "workspace": workspace,
@@ -634,6 +638,8 @@ def cache_key(
         ),
         "sandbox": sandbox,
         "assay": assay_version,
+        # Only when given: the keys of callers that do not pass it stay as they were.
+        **({"host_env": dict(host_env)} if host_env is not None else {}),
     }
     encoded = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(encoded.encode()).hexdigest()

@@ -87,6 +87,40 @@ _HOME_RELATIVE_TOOL_DIRS = {
 }
 
 
+#: The backends whose checks see only `MINIMAL_ALLOWLIST` of the host's variables; the
+#: others hand on the whole scrubbed environment.
+_MINIMAL_BACKENDS = frozenset({"auto", "bwrap"})
+#: What the scrubbed environment hands on that says where the caller's shell is, or where
+#: assay keeps its state and finds its server, and nothing about how a check runs: a
+#: verdict is the same whichever directory it was asked for from.
+_CALLERS_STATE = frozenset(
+    {
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "_",
+        "ASSAY_CACHE_DIR",
+        "ASSAY_WORKSPACE_DIR",
+        "ASSAY_SERVER",
+        "ASSAY_NO_SERVER",
+        "ASSAY_NO_PROBE_CACHE",
+        "ASSAY_DEBUG",
+    }
+)
+
+
+def inherited_by_checks(sandbox: str) -> dict[str, str]:
+    """The host's variables that the checks of a `sandbox` backend (as `--sandbox` names
+    it) see, HOME aside (each check's is its own): what a verdict depends on beyond the
+    tree, the plan and the tools, so the verdict cache keys on it (a test of local time
+    passed under one TZ and fails under another)."""
+    policy = EnvPolicy.MINIMAL if sandbox in _MINIMAL_BACKENDS else EnvPolicy.SCRUB
+    env = build_env(policy, home="")
+    for unkeyed in ("HOME", "USERPROFILE", *_CALLERS_STATE):
+        env.pop(unkeyed, None)
+    return env
+
+
 def looks_secret(name: str) -> bool:
     return SECRET_NAME.search(name) is not None
 

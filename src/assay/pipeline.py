@@ -1177,6 +1177,7 @@ def _cache_lookup(
     if digest_before is None or None in checkers:
         return None, None  # a missing tool's verdict is not worth caching
     from assay.cache import CacheError, VerdictCache, cache_key, workspace_digest
+    from assay.environment import inherited_by_checks
 
     workspace = session.workspace
     copied_as = workspace.provisioned.copied_as if workspace and workspace.provisioned else None
@@ -1193,6 +1194,7 @@ def _cache_lookup(
             [c for c in checkers if c],
             session.name,
             workspace_path=session.root,
+            host_env=inherited_by_checks(options.sandbox),
         )
     except (CacheError, OSError):
         return None, None
@@ -1271,8 +1273,11 @@ def _judging_options(options: VerifyOptions) -> dict[str, Any]:
     Left out: the cache's own settings, and `deadline_s`: a report is stored only when every
     check finished (one cut short is inconclusive, never stored), and then it does not
     depend on how much of the budget was left."""
+    from assay.environment import inherited_by_checks
+
     return {
         "sandbox": options.sandbox,
+        "host_env": inherited_by_checks(options.sandbox),
         "canaries": options.plants_canaries,
         "timeout_s": options.timeout_s,
         "kinds": sorted(k.value for k in options.kinds) if options.kinds else None,
