@@ -322,6 +322,28 @@ REACHES = [
         "os.Exit(c)",
     ),
     ("src/lib.rs", 'pub const P: &str = "/proc/self/fd/1";\n', "/proc/self/fd/1"),
+    # A main package's test binary runs its inits and initialisers, never its main; and a
+    # package is main by its clause, not by a line of a raw string.
+    (
+        "cmd/tool/main.go",
+        'package main\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n',
+        "os.Exit(0)",
+    ),
+    (
+        "cmd/tool/main.go",
+        "package main\n\nvar _ = stop()\n\nfunc stop() int { main(); return 0 }\n",
+        "main()",
+    ),
+    (
+        "cmd/tool/main.go",
+        'package main\n\nfunc main() {\n\ts := "}"\n\t_ = s\n}\n\nfunc init() { os.Exit(0) }\n',
+        "os.Exit(0)",
+    ),
+    (
+        "calc/calc.go",
+        'package calc\n\nimport "os"\n\nconst doc = `\npackage main\n`\n\nfunc init() { os.Exit(0) }\n',
+        "os.Exit(0)",
+    ),
     ("pyproject.toml", "[project.entry-points.pytest11]\nforge = 'calc'\n", "pytest11"),
     # Round four: code the runtime runs that the scan read otherwise (a `//` line inside a
     # template literal, a `#` line inside an f-string, an identifier escape, a fullwidth
@@ -400,6 +422,13 @@ ORDINARY = [
     ("calc.py", "class Missing(LookupError, KeyError):\n    pass\n"),
     ("calc.py", "import mockito_like\nmocked = False\n"),
     ("cmd/tool/main.go", 'package main\n\nimport "os"\n\nfunc main() { os.Exit(run()) }\n'),
+    (
+        "cmd/tool/main.go",
+        (
+            "// Command tool.\npackage main\n\nfunc main() {\n\tif done {\n\t\tos.Exit(0)\n\t}\n"
+            '\tflag.Parse() // "}"\n\tos.Exit(run())\n}\n'
+        ),
+    ),
     ("src/main.rs", "fn main() { std::process::exit(run()) }\n"),
     ("src/bin/tool.rs", "fn main() { std::process::exit(run()) }\n"),
     ("calc.py", "import pluggy\n\nhookspec = pluggy.HookspecMarker('myapp')\n"),

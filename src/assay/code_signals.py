@@ -16,7 +16,8 @@ Left out on purpose, because ordinary code does them:
 - an exit with a non-zero number written out (`os.Exit(1)`, `process.exit(2)`): a run
   that ends so fails, it cannot pass;
 - `process.exit` in a node file that starts with `#!` (an executable script), `os.Exit` in
-  a Go `main` package, `process::exit` in a Rust binary's entry (any `main.rs`, `src/bin/`,
+  a Go `main` package's `func main` (not its `init`, which its test binary runs),
+  `process::exit` in a Rust binary's entry (any `main.rs`, `src/bin/`,
   `build.rs`, `examples/`, `benches/`), `System.exit` in a Java file that declares a `main`.
   A binary crate's other modules are still matched:
   telling them from a library's would take reading its manifest, and they are rare;
@@ -81,6 +82,9 @@ class Rule:
     """When set and the file's path matches it, the rule does not apply (a Rust binary)."""
     comments: bool = False
     """Whether whole-line comments are matched too: a directive to a checker is one."""
+    outside_go_main: bool = False
+    """When set, the lines of a Go main package's `func main` are not matched: a command
+    ends itself there, and its test binary never runs it (`assay.go_main_body`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,16 +382,19 @@ GO = Language(
     r"//(?!go:linkname|\s*#cgo\b)",
     (
         Rule(
-            "ends the process from a package that is not main",
+            "ends the process outside a command's main",
             # Called, or taken as a value to call under another name (`e := os.Exit`);
             # or the process replaced (its status is then the new program's), or
             # runtime's exit pulled in by a linkname, or the C library's through cgo. Every
-            # Go package's binary must exit 0
-            # to pass, and these end one 0 before its tests run.
+            # Go package's binary must exit 0 to pass, and these end one 0 before its
+            # tests run: a main package's too, from an init, a package-level initialiser
+            # or a helper either calls (only `func main` is never run by its tests); and
+            # so does calling that main, or taking it as a value, from anywhere else.
             r"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))"
             r"|\b(?:syscall|unix)\.Exec\b|\bC\.(?:_?exit|_Exit|exec\w*)\b"
-            r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*",
-            unless=r"(?m)^\s*package\s+main\b",
+            r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*"
+            r"|(?<![\w.])(?<!func\s)main\s*\(\s*\)|(?<![=!<>])=\s*main\s*(?:[;,)]|$)",
+            outside_go_main=True,
         ),
         Rule(
             "imports a package that ends the process under another name",
@@ -398,7 +405,7 @@ GO = Language(
         Rule(
             "parses flags that end the process (-h exits 0 under flag.ExitOnError)",
             r"\bp?flag\.(?:Parse\s*\(|CommandLine\b|ExitOnError\b)",
-            unless=r"(?m)^\s*package\s+main\b",
+            outside_go_main=True,
         ),
         Rule(
             "reaches into the testing package's internals",
@@ -962,14 +969,25 @@ def _numbered_matches(
     rules: list[tuple[Rule, _Compiled]], language: Language, text: str
 ) -> Iterator[tuple[int, str, int]]:
     comment = _comment(language)
+    main_lines = _go_main_lines(rules, text)
     for number, piece in _pieces(text):
         # A `{`: the line may be inside a template literal or an f-string, and runs.
         only_directives = comment.match(piece) is not None and "{" not in piece
         for index, (rule, compiled) in enumerate(rules):
             if only_directives and not rule.comments:
                 continue
+            if rule.outside_go_main and number in main_lines:
+                continue
             if compiled.line.search(piece):
                 yield index, piece, number
+
+
+def _go_main_lines(rules: list[tuple[Rule, _Compiled]], text: str) -> frozenset[int]:
+    if not any(rule.outside_go_main for rule, _ in rules):
+        return frozenset()
+    from assay.go_main_body import main_body_lines
+
+    return main_body_lines(text)
 
 
 def _excerpt(piece: str, pattern: re.Pattern[str]) -> str:
