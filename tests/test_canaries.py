@@ -420,9 +420,33 @@ def test_go_must_fail_package_is_tested_where_the_patterns_leave_it_out(
     )
 
 
+def test_go_packages_are_the_words_go_reads_as_packages(tmp_path: Path) -> None:
+    """go 1.19 ends the package list at its first flag, and hands a later word that is not
+    a flag (`./b`), and all after it, to the test binaries: `b` is not tested."""
+    write(
+        tmp_path,
+        {
+            "go.mod": "module m\n",
+            "a/a_test.go": GO_TEST.format("a"),
+            "b/b_test.go": GO_TEST.format("b"),
+        },
+    )
+    argv = ("go", "test", "./a", "-v", "./b")
+    decided = plant_go_test(_request(tmp_path, argv, "go"))
+    assert isinstance(decided, Planting) and decided.edit_argv is not None
+    groups = {c.group for c in decided.canaries if c.must_pass}
+    assert groups == {"a"}, groups
+    (failing,) = [c for c in decided.canaries if not c.must_pass]
+    assert decided.edit_argv(argv) == ("go", "test", f"./{failing.group}", "./a", "-v", "./b")
+
+
 def test_go_runs_that_select_tests_get_no_canary(tmp_path: Path) -> None:
     write(tmp_path, {"go.mod": "module m\n", "a_test.go": GO_TEST.format("m")})
     decided = plant_go_test(_request(tmp_path, ("go", "test", "-run", "TestX", "./..."), "go"))
+    assert isinstance(decided, NoCanary) and "-run" in decided.why
+    # The test binaries' own flags, handed over after -args, select too.
+    argv = ("go", "test", "./...", "-args", "-test.run", "TestX")
+    decided = plant_go_test(_request(tmp_path, argv, "go"))
     assert isinstance(decided, NoCanary) and "-run" in decided.why
     decided = plant_go_test(_request(tmp_path, ("go", "test", "-count", "3", "."), "go"))
     assert isinstance(decided, Planting) and decided.repeats == 3

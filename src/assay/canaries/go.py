@@ -23,6 +23,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from assay.canaries import (
@@ -59,6 +60,24 @@ _VALUED = frozenset(
         *("C", "overlay", "pgo", "buildmode"),
     }
 )
+#: `go test` switches (flags that take no value), as go 1.19 and later define them.
+_SWITCHES = frozenset(
+    {
+        *("a", "n", "x", "v", "race", "msan", "asan", "linkshared", "trimpath", "work"),
+        *("buildvcs", "modcacherw", "c", "i", "cover", "json", "benchmem", "failfast"),
+        *("short", "fullpath"),
+    }
+)
+#: The test binary's flags `go test` takes as its own, spelled `-name` or `-test.name`.
+_PASSED = frozenset(
+    {
+        *("bench", "benchmem", "benchtime", "blockprofile", "blockprofilerate", "count"),
+        *("coverprofile", "cpu", "cpuprofile", "failfast", "fuzz", "fuzzminimizetime"),
+        *("fuzztime", "list", "memprofile", "memprofilerate", "mutexprofile"),
+        *("mutexprofilefraction", "outputdir", "parallel", "run", "short", "shuffle"),
+        *("skip", "timeout", "trace", "v"),
+    }
+)
 #: Flags that select tests by name: a canary would not be selected.
 _SELECTING = frozenset({"run", "skip", "list"})
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
@@ -72,7 +91,8 @@ def plant_go_test(request: PlantRequest) -> Planting | NoCanary:
     argv = request.check.argv
     if argv[1:2] != ("test",):
         return NoCanary("the command is not `go test`")
-    flags, patterns = _read_args(argv[2:])
+    read = _read_args(argv[2:])
+    flags, patterns = read.flags, read.patterns
     if selecting := _SELECTING & flags.keys():
         return NoCanary(f"the run selects tests by name (-{min(selecting)})")
     try:
@@ -163,52 +183,95 @@ def _printed_without(
     return theirs.sub("", text)
 
 
-def _read_args(args: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """`go test`'s flags (name -> value, "" for a switch) and package patterns."""
+@dataclass(frozen=True, slots=True)
+class _Args:
+    """`go test`'s arguments as go reads them."""
+
+    flags: dict[str, str]
+    """Name -> value ("" for a switch): go's own, and the test binary's `-test.` ones."""
+    patterns: list[str]
+    first: int
+    """Where the first pattern is (the arguments' length when there is none)."""
+    end: int
+    """Where go stops reading: the rest goes to the test binaries as it is."""
+
+
+def _read_args(args: Sequence[str]) -> _Args:
+    """`args` read as go 1.19's `testFlags` reads them: the package list is the first run
+    of words that are not flags, and it ends at the next flag; after it, go still reads
+    flags, but a word that is neither a flag nor the value of an unknown one (`go test ./a
+    -v ./b`'s `./b`) hands it and everything after it to the test binaries. An unknown
+    flag ends the package list even before it starts, and `-args` or `--` hands over the
+    rest. What the binaries are handed is read for their own `-test.` flags."""
     flags: dict[str, str] = {}
     patterns: list[str] = []
-    at = 0
+    listed = in_list = after_unknown = False
+    first, at, to_binary = len(args), 0, []
     while at < len(args):
         arg = args[at]
-        at += 1
-        if arg == "-args":
-            break  # everything after it goes to the test binaries
-        if not arg.startswith("-"):
+        was_after_unknown, after_unknown = after_unknown, False
+        if arg == "--":
+            break
+        if len(arg) < 2 or not arg.startswith("-"):
+            if listed and not in_list:
+                if not was_after_unknown:
+                    break  # a word for the binaries, and so is every one after it
+                to_binary.append(arg)  # taken for the unknown flag's value, as go takes it
+                at += 1
+                continue
+            first = min(first, at)
+            listed = in_list = True
             patterns.append(arg)
+            at += 1
             continue
-        name, eq, value = arg.lstrip("-").partition("=")
-        name = name.removeprefix("test.")
+        in_list = False
+        at += 1
+        name, eq, value = arg.removeprefix("-").removeprefix("-").partition("=")
+        if name.startswith("test.") and name[len("test.") :] in _PASSED:
+            name = name[len("test.") :]
+        elif name not in _VALUED and name not in _SWITCHES:
+            listed = True  # go: any word after an unknown flag may be its value
+            if name == "args":
+                binary = _with_binary_flags(flags, [*to_binary, *args[at:]])
+                return _Args(binary, patterns, first, at - 1)
+            to_binary.append(arg)
+            after_unknown = not eq
+            continue
         if not eq and name in _VALUED and at < len(args):
             value = args[at]
             at += 1
         flags[name] = value
-    return flags, patterns
+    return _Args(_with_binary_flags(flags, to_binary), patterns, first, at)
+
+
+def _with_binary_flags(flags: dict[str, str], args: Sequence[str]) -> dict[str, str]:
+    """`flags` and the `-test.` flags of `args`, read as a test binary's flag package reads
+    its arguments: up to the first word that is not a flag."""
+    found = dict(flags)
+    at = 0
+    while at < len(args) and args[at].startswith("-") and args[at] not in ("-", "--"):
+        name, eq, value = args[at].removeprefix("-").removeprefix("-").partition("=")
+        at += 1
+        if not name.startswith("test."):
+            continue
+        name = name.removeprefix("test.")
+        if not eq and name in _VALUED and at < len(args):
+            value = args[at]
+            at += 1
+        found[name] = value
+    return found
 
 
 def _also_testing(package: str, argv: tuple[str, ...]) -> tuple[str, ...]:
     """`argv` (a `go test`, behind any wrapper) testing `package` too: first in its list
-    of packages (go takes the arguments after the list's first flag for the binaries), or
-    beside `.` where it named none."""
+    of packages, or beside `.` where it named none (before what go hands the binaries)."""
     at = argv.index("test", 1) + 1
-    args = argv[at:]
-    stop = args.index("-args") if "-args" in args else len(args)
-    _, patterns = _read_args(args[:stop])
-    if patterns:
-        first = at + _first_pattern(args)
+    read = _read_args(argv[at:])
+    if read.patterns:
+        first = at + read.first
         return (*argv[:first], package, *argv[first:])
-    return (*argv[: at + stop], ".", package, *argv[at + stop :])
-
-
-def _first_pattern(args: Sequence[str]) -> int:
-    """Where `_read_args` finds the first package pattern in `args`."""
-    at = 0
-    while at < len(args):
-        arg = args[at]
-        if not arg.startswith("-"):
-            return at
-        name, eq, _ = arg.lstrip("-").partition("=")
-        at += 2 if not eq and name.removeprefix("test.") in _VALUED else 1
-    return at
+    stop = at + read.end
+    return (*argv[:stop], ".", package, *argv[stop:])
 
 
 def _package_dirs(request: PlantRequest, patterns: Sequence[str]) -> dict[Path, bool] | NoCanary:
