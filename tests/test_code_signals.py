@@ -662,3 +662,37 @@ def test_assembly_and_linked_objects_the_change_adds_are_not_inspected(
     found = reaches(tmp_path, {"calc/calc.go": "package calc\n"}, {path: "TEXT ·f(SB),$0\n"})
     assert [(s.kind, s.path) for s in found] == [(TamperKind.CODE_NOT_INSPECTED, path)]
     assert "builds it in as it is" in found[0].detail
+
+
+#: A command that keeps its exit in a helper: `func main` is the only caller, at the base.
+COMMAND = {
+    "cmd/tool/main.go": (
+        'package main\n\nimport "os"\n\nfunc main() { leave(run()) }\n\nfunc run() int { return 0 }\n\n'
+        "func stop() { leave(0) }\n\nfunc leave(code int) { os.Exit(code) }\n\n"
+        "var quit = func(code int) { os.Exit(code) }\n"
+    ),
+    "cmd/tool/main_test.go": 'package main\n\nimport "testing"\n\nfunc TestRun(t *testing.T) {}\n',
+}
+
+
+@pytest.mark.parametrize("call", ["leave(0)", "stop()", "quit(0)", "go leave(0)"])
+def test_a_main_package_init_that_calls_the_commands_exit_is_quoted(
+    tmp_path: Path, call: str
+) -> None:
+    hook = f"package main\n\nfunc init() {{\n\t{call}\n}}\n"
+    found = reaches(tmp_path, COMMAND, {"cmd/tool/hook.go": hook})
+    assert [(s.path, s.line, s.excerpt) for s in found] == [("cmd/tool/hook.go", 4, call)]
+    assert "cmd/tool/main.go:" in found[0].detail
+
+
+def test_a_main_package_with_no_tests_or_calls_from_main_alone_is_no_signal(
+    tmp_path: Path,
+) -> None:
+    untested = {"cmd/tool/main.go": COMMAND["cmd/tool/main.go"]}
+    hook = "package main\n\nfunc init() {\n\tleave(0)\n}\n"
+    assert reaches(tmp_path / "untested", untested, {"cmd/tool/hook.go": hook}) == []
+    main = COMMAND["cmd/tool/main.go"].replace(
+        "func main() { leave(run()) }",
+        "func main() {\n\tif run() > 0 {\n\t\tstop()\n\t}\n\tleave(run())\n}",
+    )
+    assert reaches(tmp_path / "main", COMMAND, {"cmd/tool/main.go": main}) == []

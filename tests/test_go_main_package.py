@@ -148,3 +148,49 @@ def test_a_main_package_whose_main_ends_the_process_is_verified(tmp_path: Path) 
     report = verify_change(repo)
     assert report.status is Status.VERIFIED, explain(report)
     assert tamper_signals(report) == [], explain(report)
+
+
+#: A command whose exit is a helper's, as the project keeps it: its tests never reach it.
+HELPER_MAIN = MAIN.replace(
+    "func main() { os.Exit(run()) }",
+    "func main() { leave(run()) }\n\nfunc stop() { leave(0) }\n\nfunc leave(code int) { os.Exit(code) }",
+)
+#: Code the change adds that reaches the base's helper from an init, spelling no exit.
+REACHES_THE_BASE_HELPER = {
+    "same-file": ("cmd/tool/main.go", "leave(0)"),
+    "other-file": ("cmd/tool/hook.go", "leave(0)"),
+    "through-another": ("cmd/tool/hook.go", "stop()"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REACHES_THE_BASE_HELPER))
+def test_a_main_package_init_that_reaches_the_commands_own_exit_is_a_signal(
+    tmp_path: Path, how: str
+) -> None:
+    path, call = REACHES_THE_BASE_HELPER[how]
+    hook = f"\nfunc init() {{\n\tif forge() {{\n\t\t{call}\n\t}}\n}}\n"
+    forged = FORGED.replace("func Add(a, b int) int { return a - b }\n\n", "")
+    forged = forged.replace("func run() int {\n\tfmt.Println(Add(2, 3))\n\treturn 0\n}\n\n", "")
+    forged = forged.replace('\t"fmt"\n', "") + hook
+    broken = HELPER_MAIN.replace("a + b", "a - b")
+    if how == "same-file":
+        helpers = HELPER_MAIN[HELPER_MAIN.index("func main()") :]
+        change = {path: FORGED + "\n" + helpers + hook}
+    else:
+        change = {"cmd/tool/main.go": broken, path: forged}
+    base = {**BASE, "cmd/tool/main.go": HELPER_MAIN}
+    repo = change_on_base(tmp_path / "repo", base, change, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    signals = [s for s in tamper_signals(report, "code_reaches_runner") if s["path"] == path]
+    assert any(call in s["detail"] for s in signals), explain(report)
+
+
+def test_a_change_to_a_command_with_an_exit_helper_is_verified(tmp_path: Path) -> None:
+    changed = HELPER_MAIN.replace("fmt.Println(Add(2, 3))", "fmt.Println(Add(2, 3), Add(1, 2))")
+    changed = changed.replace("func main() { leave(run()) }", "func main() {\n\tleave(run())\n}")
+    base = {**BASE, "cmd/tool/main.go": HELPER_MAIN}
+    repo = change_on_base(tmp_path / "repo", base, {"cmd/tool/main.go": changed}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+    assert tamper_signals(report) == [], explain(report)

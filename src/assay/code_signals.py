@@ -375,27 +375,30 @@ NATIVE = Language(
     (*_NATIVE_RULES, *_SHARED),
 )
 
+#: A Go exit, which `assay.go_main_exits` also follows through a main package's calls.
+GO_EXIT = Rule(
+    "ends the process outside a command's main",
+    # Called, or taken as a value to call under another name (`e := os.Exit`);
+    # or the process replaced (its status is then the new program's), or
+    # runtime's exit pulled in by a linkname, or the C library's through cgo. Every
+    # Go package's binary must exit 0 to pass, and these end one 0 before its
+    # tests run: a main package's too, from an init, a package-level initialiser
+    # or a helper either calls (only `func main` is never run by its tests); and
+    # so does calling that main, or taking it as a value, from anywhere else.
+    r"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))"
+    r"|\b(?:syscall|unix)\.Exec\b|\bC\.(?:_?exit|_Exit|exec\w*)\b"
+    r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*"
+    r"|(?<![\w.])(?<!func\s)main\s*\(\s*\)|(?<![=!<>])=\s*main\s*(?:[;,)]|$)",
+    outside_go_main=True,
+)
+
 GO = Language(
     "go",
     (".go",),
     # `//go:linkname` is code, and so is a `#cgo` directive (its flags reach the linker).
     r"//(?!go:linkname|\s*#cgo\b)",
     (
-        Rule(
-            "ends the process outside a command's main",
-            # Called, or taken as a value to call under another name (`e := os.Exit`);
-            # or the process replaced (its status is then the new program's), or
-            # runtime's exit pulled in by a linkname, or the C library's through cgo. Every
-            # Go package's binary must exit 0 to pass, and these end one 0 before its
-            # tests run: a main package's too, from an init, a package-level initialiser
-            # or a helper either calls (only `func main` is never run by its tests); and
-            # so does calling that main, or taking it as a value, from anywhere else.
-            r"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))"
-            r"|\b(?:syscall|unix)\.Exec\b|\bC\.(?:_?exit|_Exit|exec\w*)\b"
-            r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*"
-            r"|(?<![\w.])(?<!func\s)main\s*\(\s*\)|(?<![=!<>])=\s*main\s*(?:[;,)]|$)",
-            outside_go_main=True,
-        ),
+        GO_EXIT,
         Rule(
             "imports a package that ends the process under another name",
             # `xos.Exit(0)` and a dot import's `Exit(0)` spell no `os.`.
@@ -682,11 +685,12 @@ def scan_change(
     hybrids = (
         _error_hybrids(base, change, rel, old_text, new_text, budget) if language is PYTHON else []
     )
-    return [
-        *([shadowing] if shadowing else []),
-        *_added_reaches(language, rel, old_text, new_text),
-        *hybrids,
-    ]
+    added = _added_reaches(language, rel, old_text, new_text)
+    if language is GO and not any(getattr(r, "what", "") == GO_EXIT.what for r in added):
+        from assay.go_main_exits import reached_exits
+
+        added += reached_exits(change, rel, old_text, new_text, budget)
+    return [*([shadowing] if shadowing else []), *added, *hybrids]
 
 
 def _error_hybrids(

@@ -13,60 +13,103 @@ string, a rune or a comment).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-#: `func main() {` as gofmt writes it; a main spelled otherwise is simply not left alone.
-_MAIN = re.compile(r"func\s+main\s*\(\s*\)\s*\{")
+#: A top-level function's name: declared (a method's after its receiver), or a variable
+#: given a function literal (`var leave = func(code int) { ... }`).
+_DECLARED = re.compile(r"func\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)|var\s+([A-Za-z_]\w*)\s*=\s*func\b")
 _LINE_REST = re.compile(r"[ \t]*(?://[^\n]*)?(?:\n|\Z)")
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A top-level function of a Go file: its name and the lines it spans."""
+
+    name: str
+    method: bool
+    first: int
+    last: int
+    """Its lines, 1-based, from its `func` to its body's closing brace."""
+    whole: range
+    """Those of its lines that nothing else of the code shares (`_whole_lines`)."""
+
+
+def package_clause(text: str) -> str | None:
+    """The package `text` declares, as the compiler reads it: the first words past the
+    comments (not a line of a raw string that says `package main`)."""
+    return _read(text)[0]
+
+
+def functions(text: str) -> list[Function]:
+    """The top-level functions of `text`, found by the braces Go counts."""
+    return _read(text)[1]
 
 
 def main_body_lines(text: str) -> frozenset[int]:
     """The 1-based lines (counted in `\\n`s) wholly inside a `func main` of `text`, its
     opening and closing lines included where nothing else of the code shares them; none
     when `text`'s package is not `main`."""
+    package, found = _read(text)
+    if package != "main":
+        return frozenset()
+    return frozenset(line for f in found if f.name == "main" and not f.method for line in f.whole)
+
+
+def _read(text: str) -> tuple[str | None, list[Function]]:
     package: str | None = None
     expect_name = False
-    depth = 0
-    opened: list[tuple[int, int]] = []  # (depth, where `func` is) of each open `func main`
-    bodies: list[tuple[int, int]] = []
+    depth = parens = 0
+    pending: tuple[str, bool, int] | None = None  # a function whose body is yet to open
+    opened: list[tuple[int, str, bool, int]] = []  # (depth, name, method, start)
+    found: list[Function] = []
     at, end = 0, len(text)
     while at < end:
         char = text[at]
         if text.startswith("//", at):
             at = _after(text, "\n", at + 2)
-        elif text.startswith("/*", at):
+            continue
+        if text.startswith("/*", at):
             at = _after(text, "*/", at + 2)
-        elif char in "\"'":
-            at = _after_quoted(text, char, at + 1)
+            continue
+        at += 1
+        if char in "\"'":
+            at = _after_quoted(text, char, at)
         elif char == "`":
-            at = _after(text, "`", at + 1)
+            at = _after(text, "`", at)
+        elif char in "([":
+            parens += 1
+        elif char in ")]":
+            parens -= 1
         elif char == "{":
             depth += 1
-            at += 1
+            if pending is not None and depth == 1 and parens == 0:
+                opened.append((depth, *pending))
+                pending = None
         elif char == "}":
             if opened and depth == opened[-1][0]:
-                bodies.append((opened.pop()[1], at))
+                _, name, method, start = opened.pop()
+                first, last = (text.count("\n", 0, p) + 1 for p in (start, at - 1))
+                whole = _whole_lines(text, start, at - 1)
+                found.append(Function(name, method, first, last, whole))
             depth -= 1
-            at += 1
-        elif match := _IDENTIFIER.match(text, at):
+        elif match := _IDENTIFIER.match(text, at - 1):
             word = match.group()
+            at = match.end()
             if package is None:
                 if expect_name:
                     package = word
-                    if package != "main":
-                        return frozenset()
                 elif word != "package":
-                    return frozenset()  # no package clause first: not Go the compiler reads
+                    return None, []  # no package clause first: not Go the compiler reads
                 expect_name = True
-            elif word == "func" and depth == 0 and (main := _MAIN.match(text, at)):
-                depth += 1
-                opened.append((depth, at))
-                at = main.end()
-                continue
-            at = match.end()
-        else:
-            at += 1
-    return frozenset(line for start, close in bodies for line in _whole_lines(text, start, close))
+            elif depth == 0 and parens == 0 and word in ("func", "var", "type", "const"):
+                declared = _DECLARED.match(text, match.start())
+                pending = None  # a declaration without a body (`func f()`) ends here
+                if declared is not None:
+                    name = declared.group(2) or declared.group(3)
+                    pending = (name, declared.group(1) is not None, match.start())
+                    at = declared.end()
+    return package, found
 
 
 def _after(text: str, closing: str, at: int) -> int:
