@@ -272,6 +272,7 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
     install beside them), the others dated by the tree at `dated_from`; None when the plan
     runs none that needs installing. The lockfile wins: it is the environment the
     maintainers' `uv run` or `poetry run` checks in, where a hook's pin is their editor's."""
+    from assay.discovery.pre_commit_hooks import hooked_packages
     from assay.tools.python_requirements import (
         PRE_COMMIT_CONFIG,
         locked_versions,
@@ -280,7 +281,9 @@ def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _P
         requirement_name,
     )
 
-    wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)}
+    # The hooks CI runs are planned only once their pinned release is here: installed
+    # before the plan is made again, they are.
+    wanted = {_PACKAGE_OF.get(word, word) for word in _tool_words(planned)} | hooked_packages(root)
     wanted -= _NOT_INSTALLED | {""}
     # Linters a task runner's recipe or a tox environment runs, beside the plan's own: held
     # to the tree's date where the project's requirements install them, not installed here.

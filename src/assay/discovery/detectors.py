@@ -21,6 +21,7 @@ from assay.discovery import (
     meson,
     native_builds,
     node,
+    pre_commit_hooks,
     python,
     python_envs,
 )
@@ -35,6 +36,7 @@ DETECTORS: tuple[tuple[str, Detector], ...] = (
     (node.NAME, node.detect),
     (python.NAME, python.detect),
     (python_envs.NAME, python_envs.detect),
+    (pre_commit_hooks.NAME, pre_commit_hooks.detect),
     # Before make: a declared CTest, Automake or Meson suite outranks a root Makefile's
     # targets, and one of them is checked (`native_builds`).
     (cmake.NAME, cmake.detect),

@@ -619,13 +619,21 @@ _PRE_COMMIT_CI = re.compile(r"^ci:", re.MULTILINE)
 
 def pre_commit_runs_in_ci(root: Path) -> bool:
     """Whether the project's CI runs its pre-commit hooks: a CI file that names pre-commit,
-    or a `ci:` section for pre-commit.ci. Hooks only a developer runs pin what their editor
+    a `ci:` section for pre-commit.ci, or the README's badge of its results. Hooks only a developer runs pin what their editor
     checks; their pins go stale while CI installs the tools afresh (inflect 7.6.0 pins
     ruff 0.12.0, and its CI's tox runs ruff through pytest-ruff, unpinned)."""
     config = _text(root, PRE_COMMIT_CONFIG)
     if config is not None and _PRE_COMMIT_CI.search(config):
         return True
+    if config is not None and any(_PRE_COMMIT_CI_BADGE in _bytes(root, r) for r in _READMES):
+        return True
     return any(_RUNS_PRE_COMMIT.search(text) for text in ci_texts(root))
+
+
+#: pre-commit.ci's status badge, which a project's README shows where the service runs its
+#: hooks without a `ci:` section (pytest-mock 3.14.1).
+_PRE_COMMIT_CI_BADGE = b"results.pre-commit.ci/badge/"
+_READMES = ("README.md", "README.rst", "README", "README.txt")
 
 
 def ci_texts(root: Path, skip: Collection[str] = ()) -> Iterator[bytes]:

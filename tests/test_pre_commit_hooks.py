@@ -1,0 +1,187 @@
+"""A project's pre-commit hooks of known tools, where its CI runs them, are checks, run as
+the hook runs them and only at the release its `rev` pins: termcolor type-checks only
+through its mypy hook, and a type error in its code was VERIFIED."""
+
+from __future__ import annotations
+
+import textwrap
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from assay.plan import plan_repository
+from tests.cli import installed_and_verified, path_with_venv, verified_json
+from tests.repos import commit_all, write_dedented
+
+MYPY = version("mypy")
+RUFF = version("ruff")
+
+#: No [tool.mypy], no ruff configuration: only the hooks say these tools run.
+PROJECT = {
+    "pyproject.toml": """
+        [project]
+        name = "hooked"
+        version = "0.1"
+        [tool.pytest.ini_options]
+        pythonpath = ["src"]
+    """,
+    "src/hooked/__init__.py": """
+        def double(x: int) -> int:
+            return 2 * x
+    """,
+    "tests/test_hooked.py": """
+        from hooked import double
+
+
+        def test_double() -> None:
+            assert double(2) == 4
+    """,
+    "docs/conf.py": "project = 'left out by the hook'\n",
+}
+
+
+def hooks(mypy: str, ruff: str, *, ci: bool = True) -> str:
+    section = "ci:\n          autoupdate_schedule: monthly" if ci else ""
+    return f"""
+        {section}
+        repos:
+          - repo: https://github.com/pre-commit/mirrors-mypy
+            rev: v{mypy}
+            hooks:
+              - id: mypy
+                args: [--strict]
+                exclude: ^docs/
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v{ruff}
+            hooks:
+              - id: ruff-format
+                files: ^(src|tests)/
+          - repo: local
+            hooks:
+              - id: mine
+                name: mine
+                entry: ./check.sh
+                language: system
+    """
+
+
+def _appended(rel: str, text: str) -> dict[str, str]:
+    return {rel: textwrap.dedent(PROJECT[rel]).lstrip("\n") + text}
+
+
+TYPE_ERROR = _appended("src/hooked/__init__.py", '\n\nLIMIT: int = "3"\n')
+UNFORMATTED = _appended("tests/test_hooked.py", "\n\nNAMES = [ 'a' ]\n")
+
+
+@pytest.fixture(autouse=True)
+def venv_tools_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan reads the release of the tool on PATH, as `assay` run from here finds it."""
+    monkeypatch.setenv("PATH", path_with_venv())
+
+
+def project(root: Path, config: str, *changes: dict[str, str]) -> Path:
+    files = {**PROJECT, ".pre-commit-config.yaml": config}
+    for change in changes:
+        files.update(change)
+    return write_dedented(root, files)
+
+
+def checks(report: dict[str, object]) -> dict[str, str]:
+    found = report["checks"]
+    assert isinstance(found, list)
+    return {c["name"]: c["verdict"] for c in found}
+
+
+def test_hooks_at_the_tools_release_here_are_planned_as_the_hook_runs_them(tmp_path: Path) -> None:
+    plan = plan_repository(project(tmp_path, hooks(MYPY, RUFF)))
+    argvs = {c.name: c.argv for c in plan.checks}
+    assert argvs["mypy"][-3:] == ("--strict", "src/hooked/__init__.py", "tests/test_hooked.py")
+    assert argvs["ruff-format"][-5:-2] == ("format", "--force-exclude", "--check")
+    assert "docs/conf.py" not in argvs["ruff-format"]
+
+
+def test_hooks_ci_does_not_run_are_no_checks(tmp_path: Path) -> None:
+    plan = plan_repository(project(tmp_path, hooks(MYPY, RUFF, ci=False)))
+    assert not {"mypy", "ruff-format"} & {c.name for c in plan.checks}
+
+
+def test_a_hook_whose_expression_may_never_end_is_left_out_saying_so(tmp_path: Path) -> None:
+    config = hooks(MYPY, RUFF).replace("exclude: ^docs/", "exclude: ^(a+)+$")
+    plan = plan_repository(project(tmp_path, config))
+    assert "mypy" not in {c.name for c in plan.checks}
+    assert any("pre-commit hook mypy" in n and "never end" in n for n in plan.notes), plan.notes
+
+
+@pytest.mark.slow
+def test_a_type_error_fails_through_the_mypy_hook_at_its_release(tmp_path: Path) -> None:
+    clean = verified_json(project(tmp_path / "clean", hooks(MYPY, RUFF)), tmp_path / "s1")
+    assert clean["status"] == "VERIFIED", clean["note"]
+    assert checks(clean) == {
+        "compileall": "pass",
+        "mypy": "pass",
+        "ruff-format": "pass",
+        "pytest": "pass",
+    }
+    wrong = verified_json(
+        project(tmp_path / "wrong", hooks(MYPY, RUFF), TYPE_ERROR), tmp_path / "s2"
+    )
+    assert wrong["status"] == "FAILED", wrong["note"]
+    assert checks(wrong)["mypy"] == "fail"
+    assert "Incompatible types in assignment" in str(wrong["note"])
+    unformatted = project(tmp_path / "unformatted", hooks(MYPY, RUFF), UNFORMATTED)
+    report = verified_json(unformatted, tmp_path / "s3")
+    assert report["status"] == "FAILED", report["note"]
+    assert checks(report)["ruff-format"] == "fail"
+
+
+@pytest.mark.slow
+def test_a_hook_at_another_release_than_the_tool_here_is_left_out_with_a_note(
+    tmp_path: Path,
+) -> None:
+    repo = project(tmp_path / "repo", hooks("1.0.0", RUFF), TYPE_ERROR)
+    report = verified_json(repo, tmp_path / "state")
+    assert report["status"] == "VERIFIED", report["note"]
+    assert "mypy" not in checks(report)
+    notes = report["plan"]["notes"]  # type: ignore[index]
+    assert any(f"pins mypy 1.0.0 and the mypy here is {MYPY}" in n for n in notes), notes
+    assert any("pre-commit hooks not run: mine" in n for n in notes), notes
+
+
+@pytest.mark.slow
+def test_install_installs_the_hooks_release_and_runs_it(tmp_path: Path) -> None:
+    """For real: pip from the index. mypy 1.13.0 and ruff 0.8.0 are no release this
+    machine's tools are, so only the install makes the hooks run."""
+    clean = installed_and_verified(project(tmp_path / "clean", hooks("1.13.0", "0.8.0")), tmp_path)
+    versions = {c["checker"]["tool"]: c["checker"]["version"] for c in clean["checks"]}
+    assert clean["status"] == "VERIFIED", clean["note"]
+    assert (versions["mypy"], versions["ruff"]) == ("1.13.0", "0.8.0"), versions
+    wrong = project(tmp_path / "wrong", hooks("1.13.0", "0.8.0"), TYPE_ERROR)
+    report = installed_and_verified(wrong, tmp_path)
+    assert report["status"] == "FAILED", report["note"]
+    assert checks(report)["mypy"] == "fail"
+
+
+@pytest.mark.slow
+def test_a_change_to_the_hooks_is_the_bases_under_protect(tmp_path: Path) -> None:
+    """A change that excludes its own type error from the hook, or pins a release that is
+    not here so that the hook is left out, is checked with the base's hooks."""
+    repo = commit_all(project(tmp_path / "repo", hooks(MYPY, RUFF)))
+    for config in (
+        hooks(MYPY, RUFF).replace("exclude: ^docs/", "exclude: ^(docs|src|tests)/"),
+        hooks("1.0.0", RUFF),
+    ):
+        commit_all(project(repo, config, TYPE_ERROR), "change")
+        report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD~1")
+        assert report["status"] == "FAILED", report["note"]
+        assert checks(report)["mypy"] == "fail"
+        commit_all(project(repo, hooks(MYPY, RUFF)), "back")
+
+
+def test_a_readme_badge_of_pre_commit_ci_says_its_ci_runs_the_hooks(tmp_path: Path) -> None:
+    """pytest-mock 3.14.1 has pre-commit.ci run its hooks with no `ci:` section: its README
+    shows the service's badge."""
+    repo = project(tmp_path, hooks(MYPY, RUFF, ci=False))
+    badge = "[![pre-commit.ci](https://results.pre-commit.ci/badge/github/o/hooked/main.svg)]\n"
+    write_dedented(repo, {"README.md": badge})
+    assert {"mypy", "ruff-format"} <= {c.name for c in plan_repository(repo).checks}
