@@ -185,3 +185,25 @@ def test_a_readme_badge_of_pre_commit_ci_says_its_ci_runs_the_hooks(tmp_path: Pa
     badge = "[![pre-commit.ci](https://results.pre-commit.ci/badge/github/o/hooked/main.svg)]\n"
     write_dedented(repo, {"README.md": badge})
     assert {"mypy", "ruff-format"} <= {c.name for c in plan_repository(repo).checks}
+
+
+@pytest.mark.slow
+def test_a_hooked_tool_that_breaks_in_its_own_code_fails_nothing(tmp_path: Path) -> None:
+    """For real: black 21.5b0 imports `click._unicodefun`, which click 8.1 removed; at its
+    pin it dies on import. That says nothing of the code: UNVERIFIED, naming the crash,
+    where it was FAILED."""
+    black = """
+        ci:
+          autoupdate_schedule: monthly
+        repos:
+          - repo: https://github.com/psf/black
+            rev: 21.5b0
+            hooks:
+              - id: black
+    """
+    repo = project(tmp_path / "repo", black)
+    report = installed_and_verified(repo, tmp_path)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert checks(report)["black"] == "unverified"
+    assert "black broke in its own installed code" in report["note"], report["note"]
+    assert "cannot import name '_unicodefun'" in report["note"], report["note"]

@@ -427,10 +427,17 @@ def _installed_code_only(check: Check, parsed: ParsedOutput) -> Diagnostic | Non
     return errors[0] if in_python_packages else None
 
 
+#: The kinds of check whose tool's own crash says nothing of the code: a linter or type
+#: checker pinned by a pre-commit hook at a release its dependencies have since broken
+#: (black 21.5b0 under click 8.1: `cannot import name '_unicodefun'`) as well as a runner.
+_TOOL_KINDS = frozenset({Kind.TEST, Kind.LINT, Kind.TYPECHECK})
+
+
 def _runner_broken_here(check: Check, result: ProcessResult, parsed: ParsedOutput) -> str | None:
-    """Where a test runner broke in its own installed code before any test ran
-    (`runner_broken_here`): it cannot run here, which says nothing of the code."""
-    if check.kind is not Kind.TEST or result.exit_code in (0, None) or not result.cwd:
+    """Where a test runner, linter or type checker broke in its own installed code (a
+    runner before any test ran; `runner_broken_here`): it cannot run here, which says
+    nothing of the code."""
+    if check.kind not in _TOOL_KINDS or result.exit_code in (0, None) or not result.cwd:
         return None
     if parsed.tests is not None and parsed.tests.executed:
         return None
@@ -828,11 +835,12 @@ def _note(
         case Cause.TOOLCHAIN_MISSING if (
             where := _runner_broken_here(check, result, parsed)
         ) is not None:
+            before = " before any test ran" if check.kind is Kind.TEST else ""
             return (
-                f"{check.name} broke in its own installed code before any test ran "
-                f"({where}): the runner cannot run on this interpreter, which says nothing "
-                "of the code. Install a release of it that does, or name the command that "
-                "runs the tests (`[tool.assay.commands]`), then verify again."
+                f"{check.name} broke in its own installed code{before} ({where}): it "
+                "cannot run here, which says nothing of the code. Install a release of it "
+                "that does, or name the command to run (`[tool.assay.commands]`), then "
+                "verify again."
             )
         case Cause.TOOLCHAIN_MISSING if (found := _installed_code_only(check, parsed)) is not None:
             return (
