@@ -107,10 +107,22 @@ def test_hooks_ci_does_not_run_are_no_checks(tmp_path: Path) -> None:
 
 
 def test_a_hook_whose_expression_may_never_end_is_left_out_saying_so(tmp_path: Path) -> None:
-    config = hooks(MYPY, RUFF).replace("exclude: ^docs/", "exclude: ^(a+)+$")
-    plan = plan_repository(project(tmp_path, config))
+    """`(a|aa)+$` on a name of sixty `a`s and a `b` backtracks for longer than the universe
+    has existed; the plan still comes, in the budget's time, without the hook."""
+    config = hooks(MYPY, RUFF).replace("exclude: ^docs/", "exclude: (a|aa)+$")
+    repo = project(tmp_path, config, {f"src/hooked/{'a' * 60}b.py": "X = 1\n"})
+    plan = plan_repository(repo)
     assert "mypy" not in {c.name for c in plan.checks}
     assert any("pre-commit hook mypy" in n and "never end" in n for n in plan.notes), plan.notes
+
+
+def test_expressions_re_finds_quickly_are_evaluated(tmp_path: Path) -> None:
+    """Bounded repetitions in a row (`x{0,500}` three times: seconds a path with `re`)
+    and three unbounded ones are matched as pre-commit matches them."""
+    config = hooks(MYPY, RUFF).replace("exclude: ^docs/", "exclude: ^d{0,500}o{0,500}.*c.*s.*/")
+    plan = plan_repository(project(tmp_path, config))
+    mypy = next(c for c in plan.checks if c.name == "mypy")
+    assert "docs/conf.py" not in mypy.argv and "src/hooked/__init__.py" in mypy.argv
 
 
 @pytest.mark.slow

@@ -11,15 +11,16 @@ out what no repository tracks: virtualenvs, caches, build output, and the versio
 the build backend writes (humanize's sdist ships the `_version.py` hatch-vcs wrote, which
 its git ignores and black would reformat).
 
-The expressions are the repository's, and a search with nested repetition can take
-exponential time: one whose repetition is repeated, with a back-reference, or with more
-than two unbounded repetitions is not evaluated, nor a path over 512 characters, and the
-hook is left out.
+The expressions are the repository's, and a search can take exponential time
+(`(x+x+)+y`, or bounded repetitions in a row, `x{0,500}x{0,500}x{0,500}y`: eight
+seconds a path with Python's `re`). They are evaluated by the `regex` package, in its
+`re`-compatible mode, whose searches take a deadline: all of one plan's matching gets
+`MATCH_BUDGET_S`, and a hook whose selection has not been made by then is left out.
 """
 
 from __future__ import annotations
 
-import re
+import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,9 @@ _UNTRACKED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-pa
 _MAX_DEPTH = 32
 _MAX_DIRS = 20_000
 _MAX_EXPRESSION = 2_000
-#: Unbounded repetitions an expression may hold (`.*`, `+`): each multiplies a search's cost
-#: by the path's length (`^($|.*\.bin)`, `(?x)^(docs/.*|tests/data/.*)$` are the common ones).
-_MAX_UNBOUNDED = 2
-#: Longer paths are not matched: with the repetitions above, their cost grows as a cube.
-_MAX_PATH = 512
+#: Seconds all of one plan's hooks' expressions may take to choose their files: a
+#: selection not made by then leaves its hook out (a thousand paths take milliseconds).
+MATCH_BUDGET_S = 2.0
 
 
 class UnsafeExpression(ValueError):
@@ -63,6 +62,7 @@ class HookFiles:
         self._config = config
         self._generated = frozenset(generated_version_files(Path(files.root)))
         self._listed: list[str] | None = None
+        self._deadline: float | None = None
 
     def files(self, hook: Mapping[Any, Any], types_or: frozenset[str]) -> tuple[str, ...]:
         """The paths pre-commit hands `hook` (its configuration entry), whose repository's
@@ -77,18 +77,35 @@ class HookFiles:
         every = _types(hook.get("types"), frozenset({"file"}))
         some = _types(hook.get("types_or"), types_or)
         none = _types(hook.get("exclude_types"), frozenset())
+        if self._deadline is None:
+            self._deadline = time.monotonic() + MATCH_BUDGET_S
         chosen = []
-        for path in self._paths():
-            if len(path) > _MAX_PATH:
-                raise UnsafeExpression(f"a path of {len(path)} characters is not matched here")
-            if not all(
-                wanted.search(path) and not unwanted.search(path) for wanted, unwanted in matchers
-            ):
-                continue
-            tags = _TYPES.get(path[path.rfind(".") :], frozenset()) if "." in path else frozenset()
-            if every <= tags and (not some or some & tags) and not none & tags:
-                chosen.append(path)
+        try:
+            for path in self._paths():
+                if not all(
+                    self._found(wanted, path) and not self._found(unwanted, path)
+                    for wanted, unwanted in matchers
+                ):
+                    continue
+                tags = (
+                    _TYPES.get(path[path.rfind(".") :], frozenset()) if "." in path else frozenset()
+                )
+                if every <= tags and (not some or some & tags) and not none & tags:
+                    chosen.append(path)
+        except TimeoutError:
+            raise UnsafeExpression(
+                f"its `files` or `exclude` took more than {MATCH_BUDGET_S:g} s to choose "
+                "its files: not evaluated further, as its search may never end"
+            ) from None
         return tuple(chosen)
+
+    def _found(self, pattern: Any, path: str) -> bool:
+        """Whether `pattern` finds something in `path` before the plan's deadline passes;
+        raises `TimeoutError` once it has."""
+        left = (self._deadline or 0.0) - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return pattern.search(path, timeout=left) is not None
 
     def _paths(self) -> list[str]:
         if self._listed is None:
@@ -124,22 +141,15 @@ def _types(value: object, default: frozenset[str]) -> frozenset[str]:
     return frozenset(value)
 
 
-def _expression(value: object, default: str) -> re.Pattern[str]:
+def _expression(value: object, default: str) -> Any:
+    """The `regex` pattern of a `files` or `exclude` value (`re`'s syntax)."""
+    import regex
+
     if value is None:
         value = default
     if not isinstance(value, str) or len(value) > _MAX_EXPRESSION:
         raise UnsafeExpression("its `files` or `exclude` is no expression evaluated here")
-    bare = re.sub(r"\\.", "", value)
-    if (
-        re.search(r"\\[1-9]|\(\?P=", value)
-        or re.search(r"\)[*+{]", bare)
-        or len(re.findall(r"[*+]|\{\d*,\}", bare)) > _MAX_UNBOUNDED
-    ):
-        raise UnsafeExpression(
-            f"its `files` or `exclude` ({value[:80]}) repeats a repetition or refers back: "
-            "not evaluated, as its search may never end"
-        )
     try:
-        return re.compile(value)
-    except (re.error, RecursionError, OverflowError) as exc:
+        return regex.compile(value, flags=regex.VERSION0)
+    except (regex.error, RecursionError, OverflowError, ValueError) as exc:
         raise UnsafeExpression(f"its `files` or `exclude` does not compile: {exc}") from None
