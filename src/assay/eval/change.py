@@ -78,12 +78,28 @@ def take_change(workspace: Path, base_repo: Path, scratch: Path, patch: Path) ->
     skipped = copy_out(workspace, snapshot)
     env = {"GIT_INDEX_FILE": str(scratch / "agent.index"), "GIT_WORK_TREE": str(snapshot)}
     git(base_repo, "read-tree", "HEAD", env=env)
-    git(base_repo, "add", "--all", env=env)
+    skipped += _add_all(base_repo, env)
     common = ("--cached", "--binary", "--full-index", "--no-renames", "--no-ext-diff")
     git(base_repo, "diff", *common, f"--output={patch}", "HEAD", env=env)
     names = git(base_repo, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD", env=env)
     files = tuple(sorted(n for n in names.stdout.text.split("\0") if n))
     return Change(patch_bytes=patch.stat().st_size, files=files, skipped=tuple(skipped))
+
+
+def _add_all(base_repo: Path, env: dict[str, str]) -> list[str]:
+    """Stage the snapshot whole; the paths git refuses to hold (`.GIT/`, `git~1/`, a
+    linked `.gitmodules`) are left out and named, as a FIFO is: they are no change git
+    can carry, and an agent that made one must not turn its attempt into an error."""
+    added = run_git(base_repo, "add", "--all", "--ignore-errors", env=env)
+    if added.exit_code == 0:
+        return []
+    left = git(base_repo, "ls-files", "--others", "--exclude-standard", "-z", env=env)
+    refused = [path for path in left.stdout.text.split("\0") if path]
+    told = added.stderr.text
+    if added.timed_out or not refused or any(f"invalid path '{p}'" not in told for p in refused):
+        why = added.start_error or told.strip()[-500:] or f"exit {added.exit_code}"
+        raise GitFailed(f"git add failed: {why}")
+    return [f"{path}: a path git refuses to hold" for path in refused]
 
 
 def apply_change(repo: Path, patch: Path, change: Change, protected: tuple[str, ...]) -> Change:
@@ -115,6 +131,20 @@ def _refused(change: Change, excluded: tuple[str, ...], why: str) -> Change:
     return Change(change.patch_bytes, change.files, excluded, change.skipped, refused=why)
 
 
+def git_refused_at(rel: str, *, link: bool) -> str | None:
+    """The part of `rel` git would refuse to hold, None when it holds all of it: a `.git`
+    in any case or in NTFS's spellings (`.GIT`, `.git.`, `git~1`, `.git:x`, `a\\.git`), or
+    a link named `.gitmodules`."""
+    parts = rel.split("/")
+    for depth, part in enumerate(parts, 1):
+        for piece in part.split("\\"):
+            if piece.split(":")[0].rstrip(" .").lower() in (".git", "git~1"):
+                return "/".join(parts[:depth])
+    if link and parts[-1].lower() == ".gitmodules":
+        return rel
+    return None
+
+
 def copy_out(workspace: Path, dest: Path) -> list[str]:
     """Copy `workspace`'s regular files and links into `dest`, following no link; returns
     what was left out and why."""
@@ -123,6 +153,8 @@ def copy_out(workspace: Path, dest: Path) -> list[str]:
         if name in NEVER_COPIED:
             continue
         info = os.lstat(workspace / name)
+        if _refused_by_git(name, stat.S_ISLNK(info.st_mode), skipped):
+            continue
         if not stat.S_ISDIR(info.st_mode):
             _copy_entry(workspace, name, dest, skipped)
             continue
@@ -134,11 +166,24 @@ def copy_out(workspace: Path, dest: Path) -> list[str]:
         for entry in entries:
             if NEVER_COPIED.intersection(entry.path.split("/")):
                 continue
+            if _refused_by_git(entry.path, entry.kind == "link", skipped):
+                continue
             if entry.kind == "dir":
                 (dest / entry.path).mkdir(exist_ok=True)
             else:
                 _copy_entry(workspace, entry.path, dest, skipped)
     return skipped
+
+
+def _refused_by_git(rel: str, link: bool, skipped: list[str]) -> bool:
+    """Leave out, naming it once, what git cannot hold: no diff carries it."""
+    refused = git_refused_at(rel, link=link)
+    if refused is None:
+        return False
+    note = f"{refused}: a path git refuses to hold"
+    if note not in skipped:
+        skipped.append(note)
+    return True
 
 
 def _copy_entry(workspace: Path, rel: str, dest: Path, skipped: list[str]) -> None:
