@@ -40,6 +40,9 @@ CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 #: A longer line is skipped (a stream-json line holds one message, tool output included).
 MAX_LINE_BYTES = 8 * 1024 * 1024
+#: The most a count or amount the agent reports is taken at (JSON's exact integers): a
+#: larger one, or NaN or infinity, is no usage and broke the float maths of limits and plots.
+MAX_REPORTED = 2**53
 
 
 @dataclass(slots=True)
@@ -159,7 +162,7 @@ class OutputReader:
             self._sum_steps()
             return True
         total = _claude_usage(event.get("usage"))
-        cost = _number(event.get("total_cost_usd"))
+        cost = reported_amount(event.get("total_cost_usd"))
         if total is None and cost is None and not isinstance(event.get("is_error"), bool):
             return False
         self.format = CLAUDE_CODE
@@ -169,7 +172,7 @@ class OutputReader:
             total.turns = self.usage.turns
             self.usage = total
         self.usage.cost_usd = cost
-        self.usage.turns = _count(event.get("num_turns"))
+        self.usage.turns = reported_count(event.get("num_turns"))
         if isinstance(event.get("is_error"), bool):
             self.usage.is_error = event["is_error"]
         return True
@@ -196,8 +199,8 @@ class OutputReader:
         usage = event.get("usage")
         if not isinstance(usage, dict):
             return False
-        read = [_count(usage.get(k)) for k in ("input_tokens", "cached_input_tokens")]
-        written = _count(usage.get("output_tokens"))
+        read = [reported_count(usage.get(k)) for k in ("input_tokens", "cached_input_tokens")]
+        written = reported_count(usage.get("output_tokens"))
         if read[0] is None and written is None:
             return False
         self.format = CODEX
@@ -212,7 +215,7 @@ def _claude_usage(value: object) -> Usage | None:
     if not isinstance(value, dict):
         return None
     counts = {
-        key: _count(value.get(key))
+        key: reported_count(value.get(key))
         for key in (
             "input_tokens",
             "output_tokens",
@@ -233,13 +236,16 @@ def _claude_usage(value: object) -> Usage | None:
     )
 
 
-def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+def reported_count(value: object) -> int | None:
+    """`value` as a count of the agent's account, None when it is no such count."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_REPORTED:
         return None
     return value
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+def reported_amount(value: object) -> float | None:
+    """`value` as an amount (dollars) of the agent's account, None when it is no such
+    amount (NaN and infinity compare false here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if value != float("inf") else None
+    return float(value) if 0 <= value <= MAX_REPORTED else None

@@ -61,7 +61,7 @@ from typing import Any, Protocol
 
 from assay.errors import AssayError
 from assay.eval.agent_limits import limit_exceeded, unenforceable
-from assay.eval.agent_output import OutputReader
+from assay.eval.agent_output import OutputReader, reported_amount, reported_count
 from assay.eval.agent_stream import OutputStream, kill_child_naming
 from assay.eval.change import AGENT_DIR
 from assay.eval.failures import Stage, StageError
@@ -429,11 +429,20 @@ def read_telemetry(sandbox: Sandbox, workspace: Workspace) -> tuple[dict[str, An
         types = TELEMETRY_FIELDS.get(key)
         if types is None or isinstance(value, bool) or not isinstance(value, types):
             dropped.append(str(key)[:40])
-        elif isinstance(value, int | float) and value < 0:
-            dropped.append(key)
+        elif types == (int,):
+            _keep(values, dropped, key, reported_count(value))
+        elif types == (int, float):
+            _keep(values, dropped, key, reported_amount(value))
         else:
             values[key] = value
     return values, f"telemetry fields dropped: {', '.join(dropped)}" if dropped else ""
+
+
+def _keep(values: dict[str, Any], dropped: list[str], key: str, value: object) -> None:
+    if value is None:
+        dropped.append(key)
+    else:
+        values[key] = value
 
 
 def _with_telemetry(
