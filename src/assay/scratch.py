@@ -40,6 +40,8 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from assay.deep_removal import remove_deep
+
 #: Names a directory to make workspaces in (read by `assay.sandbox.provision` too).
 WORKSPACE_DIR_ENV = "ASSAY_WORKSPACE_DIR"
 #: RAM-backed places workspaces go when they have room (`assay.sandbox.provision.scratch_dir`).
@@ -186,7 +188,14 @@ def describe_sweep(removed: Sequence[str]) -> str:
 
 def remove_scratch(path: str | os.PathLike[str]) -> None:
     """Remove the directory `path` and everything in it, read-only parts included,
-    following no symlink; raises OSError when something is left."""
+    following no symlink, at any depth; raises OSError when something is left."""
+    try:
+        _remove_scratch(path)
+    except RecursionError:
+        remove_deep(path)
+
+
+def _remove_scratch(path: str | os.PathLike[str]) -> None:
     try:
         shutil.rmtree(path)
         return

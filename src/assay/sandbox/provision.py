@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assay.deep_removal import remove_deep
 from assay.errors import AssayError
 from assay.sandbox.base import CleanupError, ProvisionError, Workspace, new_run_id
 from assay.scratch import make_scratch
@@ -693,10 +694,14 @@ def remove_tree(path: str | os.PathLike[str]) -> None:
         except OSError as retry_exc:
             errors.append(f"{failed}: {retry_exc.strerror or retry_exc}")
 
-    if sys.version_info >= (3, 12):  # onerror is deprecated there
-        shutil.rmtree(path, onexc=on_error)
-    else:
-        shutil.rmtree(path, onerror=lambda func, failed, info: on_error(func, failed, info[1]))
+    try:
+        if sys.version_info >= (3, 12):  # onerror is deprecated there
+            shutil.rmtree(path, onexc=on_error)
+        else:
+            shutil.rmtree(path, onerror=lambda func, failed, info: on_error(func, failed, info[1]))
+    except RecursionError:
+        remove_deep(path)
+        return
     if errors:
         raise OSError(f"could not remove {len(errors)} path(s) under {path}: {errors[0]}")
     if os.path.lexists(path):
