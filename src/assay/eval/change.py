@@ -13,6 +13,7 @@ applied; the attempt records it as tampering.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -30,6 +31,9 @@ AGENT_DIR = ".assay-agent"
 NEVER_COPIED = frozenset({".git", AGENT_DIR})
 #: What a change never carries: build and test artefacts the agent's runs leave behind.
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/")
+#: A deeper entry is left out of a change: no fix needs it, and the verification's walks
+#: of the tree take a frame of Python's recursion per folder.
+MAX_DEPTH = 256
 #: A larger diff is refused (it is not a fix; reading it whole would be the harness's risk).
 MAX_PATCH_BYTES = 64 * 1024 * 1024
 
@@ -163,15 +167,29 @@ def copy_out(workspace: Path, dest: Path) -> list[str]:
         if isinstance(entries, Refused) or entries is None:
             skipped.append(f"{name}: {entries.reason if entries else 'vanished'}")
             continue
+        too_long: list[str] = []
         for entry in entries:
             if NEVER_COPIED.intersection(entry.path.split("/")):
                 continue
             if _refused_by_git(entry.path, entry.kind == "link", skipped):
                 continue
-            if entry.kind == "dir":
-                (dest / entry.path).mkdir(exist_ok=True)
-            else:
-                _copy_entry(workspace, entry.path, dest, skipped)
+            if any(entry.path.startswith(f"{folder}/") for folder in too_long):
+                continue
+            if entry.path.count("/") >= MAX_DEPTH:
+                skipped.append(f"{entry.path}: deeper than {MAX_DEPTH} folders")
+                too_long.append(entry.path)
+                continue
+            try:
+                if entry.kind == "dir":
+                    (dest / entry.path).mkdir(exist_ok=True)
+                else:
+                    _copy_entry(workspace, entry.path, dest, skipped)
+            except OSError as exc:
+                # A path too long to name here is no file a diff could carry either.
+                if exc.errno != errno.ENAMETOOLONG:
+                    raise
+                skipped.append(f"{entry.path}: its path is too long to copy")
+                too_long.append(entry.path)
     return skipped
 
 
