@@ -154,6 +154,20 @@ def test_verify_with_reruns_names_a_flaky_test_and_does_not_pass(tmp_path: Path)
     assert "test_math::test_flaky" in check["note"]
 
 
+def test_reruns_past_the_bound_are_a_tool_error_not_a_call_without_end(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", FAILING)
+
+    async def use(session: ClientSession) -> Any:
+        with anyio.fail_after(60):  # a failing test run again 10**30 times never answers
+            return await session.call_tool(
+                "verify", {"path": str(repo), "rerun_failures": 10**30, "all_tests": True}
+            )
+
+    result = with_server(tmp_path, use)
+    assert result.is_error
+    assert "rerun_failures must be a whole number from 0 to 10" in result.content[0].text
+
+
 def test_verify_of_no_directory_is_a_tool_error_not_a_pass(tmp_path: Path) -> None:
     async def use(session: ClientSession) -> Any:
         return await session.call_tool("verify", {"path": str(tmp_path / "missing")})

@@ -58,6 +58,9 @@ class VerifyUsageError(AssayError):
 
 #: The backends `VerifyOptions.sandbox` names (as `--sandbox` spells them).
 SANDBOXES = ("auto", "bwrap", "local", "none")
+#: The most reruns a failing test gets (a task's `rerun_failures` has the same bound): a
+#: caller's 10**30 kept a failing test running again until its deadline, or for ever.
+MAX_RERUN_FAILURES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +125,11 @@ class VerifyOptions:
         if (
             isinstance(self.rerun_failures, bool)
             or not isinstance(self.rerun_failures, int)
-            or self.rerun_failures < 0
+            or not 0 <= self.rerun_failures <= MAX_RERUN_FAILURES
         ):
             raise VerifyUsageError(
-                f"rerun_failures must be a whole number >= 0, got {self.rerun_failures!r}"
+                f"rerun_failures must be a whole number from 0 to {MAX_RERUN_FAILURES}, "
+                f"got {self.rerun_failures!r}"
             )
         if not isinstance(self.install_commands, tuple) or not all(
             isinstance(c, str) and c.strip() for c in self.install_commands
