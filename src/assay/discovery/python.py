@@ -453,10 +453,10 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     found = tool_candidates(configs, env, root_dirs, code, ruff_left_out, mypy_in_tox, mypy_hook)
     if not any(c.tool == "pytest" for c in configs):
         found += (
-            _unittest(files, env, root_dirs)
+            _unittest(files, env, root_dirs, dropped)
             or _setup_py_test_command(files, env)
             or _setup_py_test_suite(files, env)
-            or _root_unittest(files, env)
+            or _root_unittest(files, env, dropped)
         )
     return report(NAME, found, dropped=dropped, errors=errors)
 
@@ -510,11 +510,13 @@ def test_files(
     return paths
 
 
-def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Candidate]:
+def _unittest(
+    files: RepoFiles, env: ProjectEnv, root_dirs: set[str], dropped: list[Dropped]
+) -> list[Candidate]:
     """A unittest suite in the first conventional test directory that has test files: at
     the root, or under `src/` (decorator's `src/tests/test.py`). Files named as pytest
     collects them first; else as unittest's own discovery does (`test*.py`: `test.py`,
-    Django's `tests.py`)."""
+    Django's `tests.py`). None, and why in `dropped`, where the files are scripts."""
     for test_dir in _test_dirs(files, root_dirs):
         paths = test_files(files, test_dir) or test_files(files, test_dir, _unittest_finds)
         if not paths:
@@ -524,8 +526,34 @@ def _unittest(files: RepoFiles, env: ProjectEnv, root_dirs: set[str]) -> list[Ca
         if test_style(list(texts.values())) != "unittest":
             return []
         package = files.is_file(f"{test_dir}/__init__.py")
-        return [unittest_candidate(test_dir, paths[0], env, package)]
+        candidate = unittest_candidate(test_dir, paths[0], env, package)
+        return _unless_scripts(candidate, texts, dropped)
     return []
+
+
+#: `unittest.main()` at a module's top level, outside any `if __name__ == "__main__":`.
+_MAIN_ON_IMPORT = re.compile(r"^(?:unittest\.)?main\(", re.MULTILINE)
+
+
+def _unless_scripts(
+    candidate: Candidate, texts: dict[str, str], dropped: list[Dropped]
+) -> list[Candidate]:
+    """`candidate`, unless a test file it would import runs unittest.main() on import:
+    discovery's import then parses discovery's own arguments, exits 2, and every such
+    module is an error (ply's tests/testlex.py, run by its Makefile's `python
+    tests/testlex.py`, was FAILED pristine). Left out so the project's own command runs."""
+    for path, text in sorted(texts.items()):
+        bare_main = "from unittest import" in text and re.search(r"\bmain\b", text)
+        match = _MAIN_ON_IMPORT.search(text)
+        if match and (match.group().startswith("unittest.") or bare_main):
+            line = text.count("\n", 0, match.start()) + 1
+            why = (
+                f"{path}:{line} calls unittest.main() when imported: the file is a script, "
+                "and discovery's import would run it with discovery's own arguments"
+            )
+            dropped.append(Dropped(candidate.command, Source(path, line), why))
+            return []
+    return [candidate]
 
 
 #: Interpreter options a setup.py test command may pass before its script: warnings and
@@ -593,7 +621,7 @@ def _setup_py_test_suite(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
     ]
 
 
-def _root_unittest(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
+def _root_unittest(files: RepoFiles, env: ProjectEnv, dropped: list[Dropped]) -> list[Candidate]:
     """unittest's own discovery from the root, when the tests are a module there that only
     it finds (`test*.py`: jsonpointer's `tests.py`, whose `load_tests` adds the package's
     doctests), and no test directory or `test_suite` said where they are."""
@@ -607,18 +635,17 @@ def _root_unittest(files: RepoFiles, env: ProjectEnv) -> list[Candidate]:
     texts, _ = files.read_texts(paths[:MAX_TEST_FILES_READ])
     if test_style(list(texts.values())) != "unittest":
         return []
-    return [
-        Candidate(
-            kind=Kind.TEST,
-            argv=env.python_module("unittest"),
-            tool="unittest",
-            ecosystem=Ecosystem.PYTHON,
-            origin=Origin.PYTHON_CONFIG,
-            source=Source(paths[0], 1),
-            reason=f"{paths[0]} holds unittest test cases, which unittest's discovery from "
-            "the root loads (pytest's naming does not), and no test runner is configured",
-        )
-    ]
+    candidate = Candidate(
+        kind=Kind.TEST,
+        argv=env.python_module("unittest"),
+        tool="unittest",
+        ecosystem=Ecosystem.PYTHON,
+        origin=Origin.PYTHON_CONFIG,
+        source=Source(paths[0], 1),
+        reason=f"{paths[0]} holds unittest test cases, which unittest's discovery from "
+        "the root loads (pytest's naming does not), and no test runner is configured",
+    )
+    return _unless_scripts(candidate, texts, dropped)
 
 
 def _test_dirs(files: RepoFiles, root_dirs: set[str]) -> list[str]:
