@@ -252,10 +252,14 @@ def test_git_directory_is_read_only(fake_home: Path, host_dir: Path) -> None:
     sandbox = make_sandbox()
     with sandbox.workspace(repo) as ws:
         assert (ws.path / ".git").is_symlink()  # not copied: the source's, shown read-only
-        targets = [".git/config", ".git/hooks/pre-commit", ".git/HEAD"]
+        targets = [".git/config", ".git/HEAD", ".git/info/exclude"]
         result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, *targets], timeout=30)
         got = outcome(result)
         assert all(v != "written" for v in got.values()), got
+        # A hook installer's hooks and state are written, into the run's own directories.
+        private = [".git/hooks/pre-commit", ".git/info/lefthook.checksum"]
+        result = sandbox.run(ws, [PYTHON, "-c", TRY_WRITE, *private], timeout=30)
+        assert set(outcome(result).values()) == {"written"}, outcome(result)
         # ...while git itself still reads the repository...
         log = sandbox.run(ws, ["git", "log", "--format=%s"], timeout=30)
         assert log.exit_code == 0, log.stderr.text
@@ -265,6 +269,7 @@ def test_git_directory_is_read_only(fake_home: Path, host_dir: Path) -> None:
         assert outcome(result) == {"a.py": "written"}
     assert (repo / ".git" / "config").read_bytes() == config_before
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert not (repo / ".git" / "info" / "lefthook.checksum").exists()
     assert (repo / "a.py").read_text() == "x = 1\n"
 
 

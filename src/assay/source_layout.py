@@ -49,6 +49,12 @@ PACKAGE_MANIFESTS: frozenset[str] = frozenset(
 )
 #: The repository's own state, looked for at the project root only.
 GIT_DIR = ".git"
+#: What a git hook installer writes in a `.git` a backend shows read-only: the hooks, and
+#: in info/ its own state (lefthook's checksum, run from npm's `prepare` by `npm ci`). A
+#: clone's are writable, so a backend gives each run these private and writable instead,
+#: info/ keeping the host's entries read-only (git reads info/exclude).
+GIT_WRITABLE_DIRS: frozenset[str] = frozenset({"hooks", "info"})
+GIT_KEPT_DIRS: frozenset[str] = frozenset({"info"})
 
 
 @dataclass(frozen=True, slots=True)

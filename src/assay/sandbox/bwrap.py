@@ -6,7 +6,8 @@ toolchain parts of a home the tool declarations name, such as `~/.cargo/bin` or 
 environments, the homes `TOOLCHAIN_HOME_VARS` name, and every hop of the links to each
 located tool), with credential files and configs that hold a token masked; its workspace
 read-write (with `.git` and the environments it links to read-only, see `provision`, but
-for the cache directories tools write inside `node_modules`, empty and private to each run);
+for the cache directories tools write inside `node_modules` and the hooks and info/ a git
+hook installer writes in `.git`, private to each run);
 the source tree read-only; and fresh, size-limited tmpfs mounts for /tmp (holding its
 HOME), /var/tmp, /run and /dev/shm. The real homes are empty and read-only but for the
 toolchain parts shown in them. Nothing else of the host exists there: no other
@@ -73,7 +74,7 @@ from assay.sandbox.provision import (
     remove_workspace,
 )
 from assay.scratch import drop_made_ahead, make_like, make_scratch, tagged_name
-from assay.source_layout import ENV_WRITABLE_CACHES
+from assay.source_layout import ENV_WRITABLE_CACHES, GIT_DIR, GIT_KEPT_DIRS, GIT_WRITABLE_DIRS
 from assay.tools.index import PACKAGE_MANAGER_HOMES
 
 #: Where HOME points inside the sandbox (on the private /tmp, so it starts empty every run).
@@ -877,6 +878,10 @@ class BwrapSandbox(Sandbox):
                 caches = ENV_WRITABLE_CACHES.get(posixpath.basename(rel))
                 if caches:
                     root.with_private_caches(os.path.join(source, rel), caches, self._limits)
+                elif rel == GIT_DIR:
+                    root.with_private_caches(
+                        os.path.join(source, rel), GIT_WRITABLE_DIRS, self._limits, GIT_KEPT_DIRS
+                    )
             for host, seen in _relative_homes(env, source, str(workspace.path)):
                 root.mirror(host, seen)
         root.bind(["--bind"], str(workspace.path))
@@ -1000,6 +1005,18 @@ class BwrapSandbox(Sandbox):
         return env
 
 
+def _entries(path: str, skip: Collection[str] = ()) -> list[os.DirEntry[str]] | None:
+    """The entries of the host directory `path` but those named in `skip`; None where it is
+    no directory (a link, a file, nothing) or cannot be listed."""
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            return None
+        with os.scandir(path) as listing:
+            return [e for e in listing if e.name not in skip]
+    except OSError:
+        return None
+
+
 class _RootLayout:
     """bwrap arguments that build the sandbox's root one mount at a time.
 
@@ -1033,33 +1050,37 @@ class _RootLayout:
             return
         self.add([*how, path, path], path, fresh=False)
 
-    def with_private_caches(self, path: str, caches: Collection[str], limits: Limits) -> None:
+    def with_private_caches(
+        self, path: str, caches: Collection[str], limits: Limits, kept: Collection[str] = ()
+    ) -> None:
         """Show the host directory `path` read-only, entry by entry, with an empty writable
-        directory of each name in `caches` in place of whatever the host has there.
+        directory of each name in `caches` in place of whatever the host has there; of
+        those, each in `kept` shows the host's entries in it, read-only.
 
         A fresh filesystem at `path` holds a read-only bind of each entry (a link is made
         anew as a link, so its target resolves as on the host), is then made read-only
         itself, so no entry can be added, removed or renamed, and gets one small private
         tmpfs per cache. Names, never contents, are read from the host."""
-        try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                return
-            with os.scandir(path) as listing:
-                entries = [e for e in listing if e.name not in caches]
-        except OSError:
+        entries = _entries(path, skip=caches)
+        if entries is None:
             return  # shown as the enclosing bind shows it
         self.tmpfs(path, "0755", _LISTING_TMPFS_BYTES)
+        self._entries_read_only(path, entries)
+        for name in sorted(caches):
+            self.args += ["--perms", "0755", "--dir", os.path.join(path, name)]
+        self.args += ["--remount-ro", path]
+        for name in sorted(caches):
+            self.tmpfs(os.path.join(path, name), "1777", limits.tmpfs_bytes)
+            inner = _entries(os.path.join(path, name)) if name in kept else None
+            self._entries_read_only(os.path.join(path, name), inner or [])
+
+    def _entries_read_only(self, path: str, entries: list[os.DirEntry[str]]) -> None:
         for entry in entries:
             inside = os.path.join(path, entry.name)
             if entry.is_symlink():
                 self.args += ["--symlink", os.readlink(entry.path), inside]
             elif entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
                 self.add(["--ro-bind", inside, inside], inside, fresh=False)
-        for name in sorted(caches):
-            self.args += ["--perms", "0755", "--dir", os.path.join(path, name)]
-        self.args += ["--remount-ro", path]
-        for name in sorted(caches):
-            self.tmpfs(os.path.join(path, name), "1777", limits.tmpfs_bytes)
 
     def mirror(self, host: str, inside: str) -> None:
         """Show the host directory `host` read-only at `inside` as well, where that lies in a
