@@ -148,6 +148,38 @@ _ESLINT_TOTAL = re.compile(
     r"|\d+ errors? and \d+ warnings? potentially fixable\b.*)\s*$"
 )
 
+#: A bundler's closing count of the errors that stopped its build: esbuild's `Build failed
+#: with 1 error:` (its JavaScript API's thrown error, as tsup prints it too), webpack's
+#: `webpack 5.90.0 compiled with 2 errors in 310 ms`. dotenv's `npm test` builds with esbuild
+#: first, and a syntax error in lib/main.js read as "1 of 1 tests failed".
+_BUILD_TOTAL = re.compile(
+    r"^(?:\w*Error: )?Build failed with \d+ errors?:?\s*$|^.*\bcompiled with \d+ errors?\b.*$"
+)
+#: esbuild's errors as that thrown error lists them: `lib/main.js:25:8: ERROR: Expected
+#: identifier but found "="`.
+_ESBUILD_ERROR = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): ERROR: (?P<msg>\S.*?)\s*$",
+    re.MULTILINE,
+)
+
+
+def _esbuild_errors(text: str, cwd: str) -> list[Diagnostic]:
+    """esbuild's errors (`_ESBUILD_ERROR`), each once, the first `_MAX_FINDINGS`."""
+    found: dict[tuple[str, str, str, str], Diagnostic] = {}
+    for error in _ESBUILD_ERROR.finditer(text):
+        key = (error["file"], error["line"], error["col"], error["msg"])
+        found.setdefault(
+            key,
+            Diagnostic(
+                message=error["msg"],
+                file=relative(error["file"], cwd),
+                line=int(error["line"]),
+                column=int(error["col"]),
+                tool="esbuild",
+            ),
+        )
+    return list(found.values())[:_MAX_FINDINGS]
+
 
 #: ESLint's stylish findings, as snazzy (`standard | snazzy`) prints them too, under the
 #: file they are in: `  90:26  error  Parsing error: Unexpected token {  null` (snazzy's
@@ -258,9 +290,11 @@ _MARKED = {
     "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
     # Not a linter's finding at a place (tsd's `✖  952:8  Cannot find name`) or its total
     # (eslint's `✖ 3 problems`): slugify's 20 passing tests read as 200 of 220 failed. Nor
-    # ava's own timeout (`ava_timed_out`): no test failed, one hung.
+    # ava's own timeout (`ava_timed_out`): no test failed, one hung. Nor esbuild's
+    # diagnostic (`✘ [ERROR] Expected identifier`): a build error (`_esbuild_errors`).
     "failed": re.compile(
-        r"^\s*[✗✘✕✖×] +(?!\d+:\d+\b|\d+ problems?\b|Timed out while running tests)\S",
+        r"^\s*[✗✘✕✖×] +(?!\d+:\d+\b|\d+ problems?\b|Timed out while running tests"
+        r"|\[(?:ERROR|WARNING)\] )\S",
         re.MULTILINE,
     ),
 }
@@ -326,7 +360,7 @@ def parse_counts(text: str) -> TestCounts | None:
         seen = True
     tail = text.splitlines()[-200:]
     for line in tail:
-        if _LINT_TOTAL.fullmatch(line) or _ESLINT_TOTAL.match(line):
+        if _LINT_TOTAL.fullmatch(line) or _ESLINT_TOTAL.match(line) or _BUILD_TOTAL.match(line):
             continue
         for number, word in _COUNT.findall(line):
             key = _KEYS.get(word, word)
@@ -428,7 +462,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     if result.exit_code not in (0, None):
         findings = _stylish_findings(text, result.cwd)
         if not findings and not failed:  # failing tests say why; a test may print such lines
-            findings = _coded_findings(text, result.cwd)
+            findings = _coded_findings(text, result.cwd) or _esbuild_errors(text, result.cwd)
     linted = result.exit_code not in (0, None) and (
         _lint_errors(text) or any(f.severity == "error" for f in findings)
     )
