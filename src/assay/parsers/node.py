@@ -357,7 +357,7 @@ def parse_node_test(check: Check, result: ProcessResult, report_dir: Path | None
         # `timeout!` is node-tap's, cut short by assay's deadline (npm/ini: two files timed
         # out by node-tap, then killed before its closing plan; read as "2 of 2 failed").
         if tap.tap and (tap.plans or tap.hung):
-            parsed = _with_plain_tap(parsed, tap)
+            parsed = _with_plain_tap(parsed, tap, cut=result.timed_out)
         if result.timed_out and not parsed.hung_tests and (suite := uvu_running(text)):
             parsed = dataclasses.replace(parsed, hung_tests=(suite,))
         if result.timed_out and not parsed.hung_tests and (block := tape_running(text)):
@@ -480,12 +480,18 @@ def mocha_running(text: str) -> str | None:
     return f"{path} > its first test"
 
 
-def _with_plain_tap(parsed: ParsedOutput, tap: TapRun) -> ParsedOutput:
+def _with_plain_tap(parsed: ParsedOutput, tap: TapRun, *, cut: bool = False) -> ParsedOutput:
     """A TAP stream with no closing counts (node-tap: `1..N` and `# time=`), counted by its
     top-level results. A plan that promised more results than came (a run that died), or a
     `Bail out!`, is an error; failures another summary counted beyond the stream's own
-    `not ok`s stay counted; a test node-tap stopped at its deadline is named, not counted."""
-    errors = max(0, tap.planned - tap.results) + int(tap.bailed)
+    `not ok`s stay counted; a test node-tap stopped at its deadline is named, not counted.
+    A stream `cut` at assay's deadline owes nothing of its plan: the subtest it was in
+    hung (dotenv's `tap run` with a loop in parse: "7 of 7 tests failed" for its plan of 7,
+    where node-tap had begun tests/test-config-import.js and printed nothing more)."""
+    owed = 0 if cut and tap.unfinished else max(0, tap.planned - tap.results)
+    errors = owed + int(tap.bailed)
+    if cut and tap.unfinished and not tap.hung:
+        tap = dataclasses.replace(tap, hung=[tap.unfinished])
     tests = TestCounts(
         passed=tap.passed,
         failed=tap.failed,

@@ -259,6 +259,9 @@ class TapRun:
     bailed: bool = False
     failures: list[TestCase] = field(default_factory=list)
     hung: list[str] = field(default_factory=list)
+    #: The `# Subtest:` the stream ended inside, by the subtests it is nested in: where a
+    #: run stopped at a deadline was (node-tap prints a file's header as it starts it).
+    unfinished: str | None = None
 
     @property
     def results(self) -> int:
@@ -333,6 +336,7 @@ def tap_run(text: str, cwd: str) -> TapRun:
         else:
             run.failed += 1
     del run.failures[MAX_FAILURES:]
+    run.unfinished = " > ".join(open_at[d][0] for d in sorted(open_at)) or None
     return run
 
 
