@@ -640,7 +640,7 @@ def test_importing_compiles_no_pattern() -> None:
     probe = (
         "import assay.code_signals as c; "
         "assert c._compiled.cache_info().currsize == 0; "
-        "assert c._comment.cache_info().currsize == 0"
+        "assert c.comment_pattern.cache_info().currsize == 0"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
 

@@ -705,7 +705,7 @@ def _error_hybrids(
     old_modules = _tree_modules(base, rel, budget) if base is not None else None
     new_modules = _tree_modules(change, rel, budget)
     return [
-        Reach(rel, line, _excerpt(_line(lines, line), _ANYTHING), WHAT.format(kinds=kinds))
+        Reach(rel, line, excerpt(_line(lines, line), _ANYTHING), WHAT.format(kinds=kinds))
         for line, kinds in added_error_hybrids(old, new, old_modules, new_modules)
     ]
 
@@ -910,7 +910,7 @@ def _added_reaches(language: Language, rel: str, old: str, new: str) -> list[Rea
             more[index] += 1
         else:
             rule, compiled = rules[index]
-            first[index] = Reach(rel, number, _excerpt(piece, compiled.line), rule.what)
+            first[index] = Reach(rel, number, excerpt(piece, compiled.line), rule.what)
     found = sorted(
         (replace(reach, more=more[index]) for index, reach in first.items()),
         key=lambda reach: reach.line,
@@ -940,7 +940,7 @@ def _compiled(language: Language) -> tuple[_Compiled, ...]:
 
 
 @functools.cache
-def _comment(language: Language) -> re.Pattern[str]:
+def comment_pattern(language: Language) -> re.Pattern[str]:
     return re.compile(language.comment)
 
 
@@ -957,7 +957,7 @@ def _applies(compiled: _Compiled, rel: str, text: str) -> bool:
 _PIECE = re.compile(r"[^\n\r\u2028\u2029\x85]+")
 
 
-def _pieces(text: str) -> Iterator[tuple[int, str]]:
+def line_pieces(text: str) -> Iterator[tuple[int, str]]:
     """Each line's text, stripped, with its 1-based number counted in `\\n`s; lazily,
     so that a file of a million lines is never a list of a million strings."""
     number, counted_to = 1, 0
@@ -972,9 +972,9 @@ def _pieces(text: str) -> Iterator[tuple[int, str]]:
 def _numbered_matches(
     rules: list[tuple[Rule, _Compiled]], language: Language, text: str
 ) -> Iterator[tuple[int, str, int]]:
-    comment = _comment(language)
+    comment = comment_pattern(language)
     main_lines = _go_main_lines(rules, text)
-    for number, piece in _pieces(text):
+    for number, piece in line_pieces(text):
         # A `{`: the line may be inside a template literal or an f-string, and runs.
         only_directives = comment.match(piece) is not None and "{" not in piece
         for index, (rule, compiled) in enumerate(rules):
@@ -994,7 +994,7 @@ def _go_main_lines(rules: list[tuple[Rule, _Compiled]], text: str) -> frozenset[
     return main_body_lines(text)
 
 
-def _excerpt(piece: str, pattern: re.Pattern[str]) -> str:
+def excerpt(piece: str, pattern: re.Pattern[str]) -> str:
     """The line, shortened around what matched when it is long, safe for a terminal."""
     text = piece
     if len(text) > QUOTE_MAX_CHARS:
@@ -1012,7 +1012,10 @@ __all__ = [
     "NotInspected",
     "Reach",
     "Rule",
+    "comment_pattern",
+    "excerpt",
     "language_of",
+    "line_pieces",
     "scan_change",
     "source_text",
 ]

@@ -23,9 +23,9 @@ from assay.code_signals import (
     GO_EXIT,
     Budget,
     Reach,
-    _comment,
-    _excerpt,
-    _pieces,
+    comment_pattern,
+    excerpt,
+    line_pieces,
 )
 from assay.go_main_body import Function, functions, main_body_lines, package_clause
 from assay.untrusted_files import read_untrusted
@@ -49,13 +49,13 @@ def reached_exits(change: Path, rel: str, old: str, new: str, budget: Budget) ->
         return []
     names = re.compile(r"\b(" + "|".join(map(re.escape, sorted(ending))) + r")\b")
     inside_main = main_body_lines(new)
-    before = Counter(piece for _, piece in _pieces(old))
+    before = Counter(piece for _, piece in line_pieces(old))
     found: list[Reach] = []
-    for number, piece in _pieces(new):
+    for number, piece in line_pieces(new):
         if before[piece] > 0:
             before[piece] -= 1
             continue
-        if number in inside_main or _comment(GO).match(piece):
+        if number in inside_main or comment_pattern(GO).match(piece):
             continue
         call = next((m for m in names.finditer(piece) if not _declares(piece, m.start())), None)
         if call is None:
@@ -67,7 +67,7 @@ def reached_exits(change: Path, rel: str, old: str, new: str, budget: Budget) ->
                 found[0].path, found[0].line, found[0].excerpt, found[0].what, found[0].more + 1
             )
         else:
-            found.append(Reach(rel, number, _excerpt(piece, names), what))
+            found.append(Reach(rel, number, excerpt(piece, names), what))
     return found
 
 
@@ -108,7 +108,7 @@ def _ending_functions(sources: dict[str, str]) -> dict[str, str]:
     """Name -> `path:line` of the exit it reaches, for each top-level function of the
     package that ends the process outside `main`, or calls one that does."""
     exit_line = re.compile(GO_EXIT.pattern)
-    comment = _comment(GO)
+    comment = comment_pattern(GO)
     bodies: list[tuple[Function, str]] = []
     ending: dict[str, str] = {}
     for path, text in sources.items():
