@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.discovery.files import RepoFiles
+from assay.errors import AssayError
 from assay.tools.python_version_files import generated_version_files
 
 __all__ = ["HookFiles", "UnsafeExpression"]
@@ -49,7 +50,7 @@ _MAX_EXPRESSION = 2_000
 MATCH_BUDGET_S = 2.0
 
 
-class UnsafeExpression(ValueError):
+class UnsafeExpression(AssayError, ValueError):
     """A hook's file selection that is not evaluated here."""
 
 
