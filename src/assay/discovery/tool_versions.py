@@ -58,13 +58,15 @@ def _in_tree(root: Path, prefix: str, package: str) -> str | None:
 
 
 def _versions(names: list[str], package: str) -> set[str]:
-    stem = re.sub(r"[-_.]+", "_", package).lower()
+    from assay.base_requirements import normalise
+
+    stem = normalise(package)
     found = set()
     for name in names:
         base = name.removesuffix(".dist-info")
         if base != name and "-" in base:
             project, _, version = base.partition("-")
-            if re.sub(r"[-_.]+", "_", project).lower() == stem:
+            if normalise(project) == stem:
                 found.add(version)
     return found
 
