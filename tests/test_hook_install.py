@@ -49,10 +49,10 @@ def settings_of(project: Path) -> dict[str, Any]:
     return document
 
 
-def ours(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def ours(settings: dict[str, Any], event: str = "Stop") -> list[dict[str, Any]]:
     return [
         entry
-        for group in settings.get("hooks", {}).get("Stop", [])
+        for group in settings.get("hooks", {}).get(event, [])
         for entry in group["hooks"]
         if "assay hook claude-code" in entry["command"]
     ]
@@ -93,7 +93,30 @@ def test_uninstall_removes_only_its_own_entry(project: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert settings_of(project) == EXISTING
     again = hook(project, "uninstall", "claude-code")
-    assert again.returncode == 0 and "no assay Stop hook" in again.stdout
+    assert again.returncode == 0 and "no assay hook in" in again.stdout
+
+
+def test_protect_installs_the_prompt_hook_too_and_each_install_says_which(project: Path) -> None:
+    assert hook(project, "install", "claude-code", "--protect").returncode == 0
+    settings = settings_of(project)
+    (stop,) = ours(settings)
+    (prompt,) = ours(settings, "UserPromptSubmit")
+    assert stop == {
+        "type": "command",
+        "command": "assay hook claude-code --protect",
+        "timeout": 600,
+    }
+    assert prompt == {**stop, "timeout": 90}
+    assert {"hooks": [OTHER_STOP]} in settings["hooks"]["Stop"]
+
+    assert hook(project, "install", "claude-code").returncode == 0  # protection taken off
+    settings = settings_of(project)
+    assert [e["command"] for e in ours(settings)] == ["assay hook claude-code"]
+    assert "UserPromptSubmit" not in settings["hooks"]
+
+    hook(project, "install", "claude-code", "--protect")
+    assert hook(project, "uninstall", "claude-code").returncode == 0
+    assert settings_of(project) == EXISTING
 
 
 def test_install_creates_the_file_and_uninstall_leaves_it_empty(tmp_path: Path) -> None:

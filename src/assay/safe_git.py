@@ -132,6 +132,8 @@ class Repository:
     """`time.monotonic()` by which every command must have ended."""
     overrides: tuple[tuple[str, str], ...] = ()
     """Configuration emptying the repository's own drivers (`driver_overrides`)."""
+    variables: tuple[tuple[str, str], ...] = ()
+    """Git variables of assay's own choosing (`GIT_INDEX_FILE`, an identity), set last."""
 
     def argv(self, *args: str) -> list[str]:
         """The full argv of `git ARGS` on this repository, safety configuration included."""
@@ -149,6 +151,7 @@ class Repository:
         for index, (key, value) in enumerate(self.overrides):
             env[f"GIT_CONFIG_KEY_{index}"] = key
             env[f"GIT_CONFIG_VALUE_{index}"] = value
+        env.update(self.variables)
         return env
 
     def output(self, *args: str, limit: int) -> bytes:
@@ -166,7 +169,7 @@ class Repository:
             raise GitError(f"a ref does not start with '-': {ref!r}")
         out = self.output("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", limit=256)
         oid = out.decode("ascii", "replace").strip()
-        if not _is_oid(oid):
+        if not is_oid(oid):
             raise GitError(f"git rev-parse answered {out[:100]!r}, not a commit id")
         return oid
 
@@ -179,7 +182,7 @@ class Repository:
                 continue
             meta, tab, name = record.partition(b"\t")
             fields = meta.decode("ascii", "replace").split(" ")
-            if not tab or len(fields) != 3 or not _is_oid(fields[2]):
+            if not tab or len(fields) != 3 or not is_oid(fields[2]):
                 raise GitError(f"git ls-tree wrote an entry it should not: {record[:200]!r}")
             try:
                 mode = int(fields[0], 8)
@@ -561,7 +564,7 @@ def _why(child: _Child, stderr: IO[bytes]) -> str:
     return f" (exit {code})" if code is not None else ""
 
 
-def _is_oid(text: str) -> bool:
+def is_oid(text: str) -> bool:
     """A full object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits."""
     return _OID.fullmatch(text) is not None
 

@@ -49,15 +49,24 @@ def hook_group() -> None:
     """Agent hooks: block a completion claim until the project is VERIFIED."""
 
 
+_protect = click.option(
+    "--protect",
+    is_flag=True,
+    help="Judge the work against the tree as it was when the prompt was given "
+    "(`verify --base --protect`), recorded by the same command at UserPromptSubmit.",
+)
+
+
 @hook_group.command("claude-code")
 @_max_blocks
 @_deadline
-def claude_code_command(max_blocks: int, deadline: float) -> None:
+@_protect
+def claude_code_command(max_blocks: int, deadline: float, protect: bool) -> None:
     """Claude Code Stop hook: reads the event on stdin, prints a block decision unless
     the project is VERIFIED."""
     from assay.hooks.stop_hook import StopHookArgs, run
 
-    sys.exit(run(StopHookArgs(max_blocks, deadline)))
+    sys.exit(run(StopHookArgs(max_blocks, deadline, protect)))
 
 
 @hook_group.command("gate")
@@ -107,17 +116,20 @@ _scope = [
     default=None,
     help="The command the hook runs (default: assay hook claude-code).",
 )
-def install_command(target: str, scope: str, command: str | None) -> None:
-    """Add the Stop hook to Claude Code's settings, keeping everything already there."""
+@_protect
+def install_command(target: str, scope: str, command: str | None, protect: bool) -> None:
+    """Add the Stop hook (with --protect, the UserPromptSubmit hook too) to Claude Code's
+    settings, keeping everything already there."""
     from assay.hooks import settings
 
     path = settings.settings_path(scope)
     try:
-        changed = settings.install(path, command or settings.DEFAULT_COMMAND)
+        changed = settings.install(path, command or settings.DEFAULT_COMMAND, protect=protect)
     except settings.SettingsError as exc:
         _fail(str(exc))
+    what = "the Stop and UserPromptSubmit hooks" if protect else "the Stop hook"
     click.echo(
-        f"assay: {'installed the Stop hook in' if changed else 'already installed in'} {path}"
+        f"assay: {'installed ' + what + ' in' if changed else 'already installed in'} {path}"
     )
 
 
@@ -126,7 +138,7 @@ def install_command(target: str, scope: str, command: str | None) -> None:
 @_scope[0]
 @_scope[1]
 def uninstall_command(target: str, scope: str) -> None:
-    """Remove assay's Stop hook from Claude Code's settings, and nothing else."""
+    """Remove assay's hooks from Claude Code's settings, and nothing else."""
     from assay.hooks import settings
 
     path = settings.settings_path(scope)
@@ -134,9 +146,7 @@ def uninstall_command(target: str, scope: str) -> None:
         removed = settings.uninstall(path)
     except settings.SettingsError as exc:
         _fail(str(exc))
-    click.echo(
-        f"assay: {'removed the Stop hook from' if removed else 'no assay Stop hook in'} {path}"
-    )
+    click.echo(f"assay: {'removed its hooks from' if removed else 'no assay hook in'} {path}")
 
 
 def _fail(message: str) -> None:

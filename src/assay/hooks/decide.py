@@ -29,24 +29,28 @@ class Decision:
     notice: str = ""
 
 
-def verify_reason(directory: Path, deadline_s: float | None) -> str | None:
-    """None when the project `directory` is in is VERIFIED; else why not, as the stop's
-    reason. Never raises for the project: errors of the verification are reasons too."""
+def verify_reason(
+    directory: Path, deadline_s: float | None, *, base: str | None = None
+) -> str | None:
+    """None when the project `directory` is in is VERIFIED (against commit `base` with
+    `--protect`, when given); else why not, as the stop's reason. Never raises for the
+    project: errors of the verification are reasons too."""
     from assay.pipeline import VerifyOptions, VerifyUsageError, verify
     from assay.repo_root import project_root
 
     if not directory.is_dir():
         return f"assay: {directory} is not a directory; nothing could be verified."
     root = str(project_root(directory.resolve()).root)
+    options = VerifyOptions(deadline_s=deadline_s, base=base, protect=base is not None)
     try:
-        report = verify(root, VerifyOptions(deadline_s=deadline_s))
+        report = verify(root, options)
     except VerifyUsageError as exc:
         return f"assay: the project at {root} could not be verified: {exc}"
     if report.verified:
         return None
     from assay.hooks.reason import unverified_reason
 
-    return unverified_reason(report, root)
+    return unverified_reason(report, root, base=base)
 
 
 def decide(

@@ -23,13 +23,14 @@ _LOCATION = re.compile(r"^\s*([\w./\\-]+\.\w+):(\d+)\b")
 _MAX_LOCATIONS = 5
 
 
-def reproduce_command(root: str) -> str:
-    return f"assay verify {shlex.quote(root)}"
+def reproduce_command(root: str, base: str | None = None) -> str:
+    against = "" if base is None else f" --base {base} --protect"
+    return f"assay verify {shlex.quote(root)}{against}"
 
 
-def unverified_reason(report: Report, root: str) -> str:
-    """Why `report` (not VERIFIED) for the project at `root` holds the stop, and how to
-    see it again."""
+def unverified_reason(report: Report, root: str, *, base: str | None = None) -> str:
+    """Why `report` (not VERIFIED) for the project at `root` (against commit `base`,
+    with `--protect`) holds the stop, and how to see it again."""
     lines = [f"assay: the project is {report.status.value}, not VERIFIED, so the work is not done."]
     if report.note:
         lines.append(report.note)
@@ -41,7 +42,11 @@ def unverified_reason(report: Report, root: str) -> str:
         for evidence in failing:
             lines += _check_lines(evidence, shown)
     lines.append("")
-    lines.append(f"Reproduce: {reproduce_command(root)}")
+    if base is not None:
+        lines.append(
+            f"The tests and the plan are those of the tree when the prompt was given ({base})."
+        )
+    lines.append(f"Reproduce: {reproduce_command(root, base)}")
     text = "\n".join(lines)
     if len(text) > MAX_REASON_CHARS:
         text = text[: MAX_REASON_CHARS - 40].rstrip() + "\n... (cut; run the command above)"

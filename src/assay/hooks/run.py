@@ -10,6 +10,13 @@ from assay.hooks.watchdog import Answer
 
 __all__ = ["run_hook"]
 
+_NO_BASE = (
+    "assay: --protect judges the work against the tree as it was when the prompt was given, "
+    "and none was recorded for this session, so nothing was verified. "
+    "`assay hook install claude-code --protect` adds the UserPromptSubmit hook that records "
+    "it; it takes effect from the next prompt."
+)
+
 
 def run_hook(
     key: str,
@@ -19,10 +26,12 @@ def run_hook(
     max_blocks: int,
     deadline_s: float,
     continuing: bool = False,
+    protect: bool = False,
 ) -> int:
     """Verify the project at `directory` and `say` the decision for caller `key`; the
-    exit code `say` chose. Every way this can go wrong ends in a decision: a block
-    within the cap, never a traceback and never a pass."""
+    exit code `say` chose. With `protect`, against the base recorded at the caller's
+    prompt (`assay.hooks.prompt_base`). Every way this can go wrong ends in a decision: a
+    block within the cap, never a traceback and never a pass."""
 
     def late() -> Decision:
         why = (
@@ -37,11 +46,37 @@ def run_hook(
         return say(Decision(block=False, notice=notice))
     answer = Answer(say, late)
     answer.arm(deadline_s)
+    unprotected = ""
     try:
-        why_not = verify_reason(directory, deadline_s)
+        if protect:
+            why_not, unprotected = _protected_reason(key, directory, deadline_s)
+        else:
+            why_not = verify_reason(directory, deadline_s)
     except Exception as exc:  # the hook's own error: fail closed, within the cap
         why_not = f"assay could not finish ({type(exc).__name__}: {exc}); nothing was verified."
-    return answer.give(decide(key, why_not, max_blocks=max_blocks, continuing=continuing))
+    decision = decide(key, why_not, max_blocks=max_blocks, continuing=continuing)
+    if unprotected and not decision.block and not decision.notice:
+        decision = Decision(block=False, notice=f"assay verified the project, but {unprotected}")
+    return answer.give(decision)
+
+
+def _protected_reason(key: str, directory: Path, deadline_s: float) -> tuple[str | None, str]:
+    """Why the work is not VERIFIED against its prompt's base (None: it is), and, when no
+    base could be kept (no git repository), what was left unprotected."""
+    from assay.hooks.prompt_base import base_for
+
+    base = base_for(key)
+    if base is None:
+        return _NO_BASE, ""
+    if base.error:
+        return (
+            f"assay: the tree at the prompt could not be recorded ({base.error}); nothing was verified.",
+            "",
+        )
+    if base.unprotected:
+        why = f"the tests were not protected: {base.unprotected}."
+        return verify_reason(directory, deadline_s), why
+    return verify_reason(Path(base.root), deadline_s, base=base.commit), ""
 
 
 def _in_a_project(directory: Path) -> bool:

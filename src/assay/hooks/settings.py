@@ -1,9 +1,10 @@
-"""Claude Code's settings file: assay's Stop hook added or removed, nothing else touched.
+"""Claude Code's settings file: assay's hooks added or removed, nothing else touched.
 
-The hook is one entry in `hooks.Stop[*].hooks`, recognised by its command (`... assay
-hook claude-code ...`). Installing twice leaves one entry; uninstalling removes only
-that entry (and a group or list it leaves empty). A file that is not the JSON object
-Claude Code reads is an error and is left exactly as it was.
+The hook is one entry in `hooks.Stop[*].hooks`, and with `--protect` one more in
+`hooks.UserPromptSubmit[*].hooks` (where the base is recorded), each recognised by its
+command (`... assay hook claude-code ...`). Installing twice leaves one entry per event;
+uninstalling removes only those entries (and a group or list they leave empty). A file
+that is not the JSON object Claude Code reads is an error and is left exactly as it was.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ DEFAULT_COMMAND = "assay hook claude-code"
 #: Seconds Claude Code gives the hook; verification's own budget is below it
 #: (`assay.hooks.decide.DEFAULT_DEADLINE_S`), so the hook answers before it is killed.
 HOOK_TIMEOUT_S = 600
+#: With `--protect`, the event at which the base is recorded, and the time it is given
+#: (above `assay.hooks.prompt_base.SNAPSHOT_TIMEOUT_S`).
+PROMPT_EVENT = "UserPromptSubmit"
+PROMPT_TIMEOUT_S = 90
+#: The events assay's entries may be under: the stop, and the prompt.
+EVENTS = ("Stop", PROMPT_EVENT)
 #: An entry this module wrote: its command runs `assay hook claude-code`.
 _OURS = re.compile(r"(^|[\s/\"'])assay(\.exe)?[\"']?\s+hook\s+claude-code(\s|$)")
 
@@ -53,44 +60,63 @@ def is_ours(entry: object) -> bool:
     )
 
 
-def install(path: Path, command: str = DEFAULT_COMMAND) -> bool:
-    """Add the Stop hook running `command` to `path`; False when it was already there as is."""
+def install(path: Path, command: str = DEFAULT_COMMAND, *, protect: bool = False) -> bool:
+    """Add the hook running `command` to `path`: at Stop, and with `protect` at
+    UserPromptSubmit too (`--protect` added to the command, and removed from neither
+    event without it); False when it was already there as is."""
     if not _OURS.search(command):
         raise SettingsError(f"the command must run `assay hook claude-code`, got {command!r}")
+    if protect and "--protect" not in command.split():
+        command = f"{command} --protect"
     settings = _read(path)
-    stop = _stop_groups(settings, path, create=True)
-    assert stop is not None  # created when missing
-    wanted = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-    found = [(group, entry) for group in stop for entry in _entries(group, path) if is_ours(entry)]
-    if len(found) == 1 and found[0][1] == wanted:
-        return False
-    for group, entry in found:  # an older or duplicated entry of ours: replaced by one
-        group["hooks"].remove(entry)
-    stop[:] = [g for g in stop if not _emptied(g, found)]
-    stop.append({"hooks": [wanted]})
-    _write(path, settings)
-    return True
+    changed = False
+    for event in EVENTS:
+        wanted = event == "Stop" or protect
+        timeout = PROMPT_TIMEOUT_S if event == PROMPT_EVENT else HOOK_TIMEOUT_S
+        entry = {"type": "command", "command": command, "timeout": timeout} if wanted else None
+        changed |= _put(settings, path, event, entry)
+    if changed:
+        _write(path, settings)
+    return changed
 
 
 def uninstall(path: Path) -> bool:
-    """Remove assay's Stop hook from `path`; False when there was none (file untouched)."""
+    """Remove assay's hooks from `path`; False when there were none (file untouched)."""
     if not path.exists():
         return False
     settings = _read(path)
-    stop = _stop_groups(settings, path, create=False)
-    if stop is None:
+    changed = False
+    for event in EVENTS:
+        changed |= _put(settings, path, event, None)
+    if changed:
+        _write(path, settings)
+    return changed
+
+
+def _put(settings: dict[str, Any], path: Path, event: str, wanted: dict[str, Any] | None) -> bool:
+    """Make `wanted` (None: nothing) assay's one entry of `event`; whether that changed it."""
+    groups = _event_groups(settings, path, event, create=wanted is not None)
+    if groups is None:
         return False
-    found = [(group, entry) for group in stop for entry in _entries(group, path) if is_ours(entry)]
-    if not found:
+    found = [
+        (group, entry)
+        for group in groups
+        for entry in _entries(group, path, event)
+        if is_ours(entry)
+    ]
+    if wanted is not None and len(found) == 1 and found[0][1] == wanted:
         return False
-    for group, entry in found:
+    if wanted is None and not found:
+        return False
+    for group, entry in found:  # an older or duplicated entry of ours: replaced by one
         group["hooks"].remove(entry)
-    stop[:] = [g for g in stop if not _emptied(g, found)]
-    if not stop:
-        del settings["hooks"]["Stop"]
+    groups[:] = [g for g in groups if not _emptied(g, found)]
+    if wanted is not None:
+        groups.append({"hooks": [wanted]})
+    if not groups:
+        del settings["hooks"][event]
         if not settings["hooks"]:
             del settings["hooks"]
-    _write(path, settings)
     return True
 
 
@@ -121,7 +147,9 @@ def _read(path: Path) -> dict[str, Any]:
     return settings
 
 
-def _stop_groups(settings: dict[str, Any], path: Path, *, create: bool) -> list[Any] | None:
+def _event_groups(
+    settings: dict[str, Any], path: Path, event: str, *, create: bool
+) -> list[Any] | None:
     hooks = settings.get("hooks")
     if hooks is None:
         if not create:
@@ -129,20 +157,20 @@ def _stop_groups(settings: dict[str, Any], path: Path, *, create: bool) -> list[
         hooks = settings["hooks"] = {}
     if not isinstance(hooks, dict):
         raise SettingsError(f"{path}: `hooks` is not an object; it was left as it is")
-    stop = hooks.get("Stop")
-    if stop is None:
+    groups = hooks.get(event)
+    if groups is None:
         if not create:
             return None
-        stop = hooks["Stop"] = []
-    if not isinstance(stop, list):
-        raise SettingsError(f"{path}: `hooks.Stop` is not a list; it was left as it is")
-    return stop
+        groups = hooks[event] = []
+    if not isinstance(groups, list):
+        raise SettingsError(f"{path}: `hooks.{event}` is not a list; it was left as it is")
+    return groups
 
 
-def _entries(group: object, path: Path) -> list[Any]:
+def _entries(group: object, path: Path, event: str) -> list[Any]:
     if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
         raise SettingsError(
-            f"{path}: an entry of `hooks.Stop` is not a hook group; it was left as it is"
+            f"{path}: an entry of `hooks.{event}` is not a hook group; it was left as it is"
         )
     return list(group.get("hooks", []))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from assay.errors import AssayError
 from assay.state_dir import default_cache_dir
 
-__all__ = ["STALE_CHAIN_S", "BlockChain", "StateError", "chain_for"]
+__all__ = ["STALE_CHAIN_S", "BlockChain", "StateError", "chain_for", "record_path", "write_record"]
 
 #: Seconds after its last block past which a chain no longer counts for a fresh stop.
 STALE_CHAIN_S = 3600.0
@@ -54,32 +54,39 @@ class BlockChain:
             raise StateError(f"could not reset {self.path}: {exc.strerror or exc}") from None
 
     def _save(self) -> None:
-        import tempfile  # here: only a block writes, and a hook starts at every stop
+        write_record(self.path, {"blocks": self.blocks, "last_block": self.last_block})
 
-        document = {"blocks": self.blocks, "last_block": self.last_block}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Written beside and renamed over: a reader never sees half a file.
-            fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".chain-")
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(document, out)
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(temporary)
-            raise StateError(
-                f"could not record a block in {self.path}: {exc.strerror or exc}"
-            ) from None
+
+def write_record(path: Path, document: dict[str, object]) -> None:
+    """Write `document` as JSON to `path`, whole or not at all; `StateError` if it cannot."""
+    import tempfile  # here: only a write needs it, and a hook starts at every stop
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside and renamed over: a reader never sees half a file.
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".record-")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(document, out)
+        os.replace(temporary, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(temporary)
+        raise StateError(f"could not write {path}: {exc.strerror or exc}") from None
 
 
 def state_directory() -> Path:
     return default_cache_dir() / "hooks"
 
 
+def record_path(key: str, directory: Path | None = None, *, kind: str = "") -> Path:
+    """Where the record of `kind` (empty: the block chain) for `key` is kept."""
+    name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return (directory or state_directory()) / f"{kind}{name}.json"
+
+
 def chain_for(key: str, directory: Path | None = None) -> BlockChain:
     """The chain recorded for `key` (a session id, or any caller's name for itself)."""
-    name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    path = (directory or state_directory()) / f"{name}.json"
+    path = record_path(key, directory)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -1,0 +1,136 @@
+"""`assay hook claude-code --protect`: the stop judged against the tree at the prompt.
+
+A plain Stop hook verifies the tree the agent leaves, tests included: an agent that
+weakens the test of the function it broke gets its stop through. With `--protect` the
+same command, installed at UserPromptSubmit too, records the tree when the prompt is
+given (a commit written through a private index) and verifies each stop with `--base
+<that commit> --protect`. Real repositories, the real console script, the real sandbox.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.repos import git_repo
+from tests.test_hook_claude_code import hook, output, stop_event
+
+PROJECT = {
+    "pyproject.toml": '[project]\nname = "tiny"\nversion = "0"\n',
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+BROKEN = "def add(a, b):\n    return a - b\n"
+WEAKENED = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == add(2, 3)\n"
+
+
+def prompt_event(project: Path, session: str = "s-1") -> dict[str, Any]:
+    return {**stop_event(project, session), "hook_event_name": "UserPromptSubmit", "prompt": "go"}
+
+
+def git(project: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(project), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def prompt(project: Path, state: Path, session: str = "s-1") -> None:
+    done = hook(prompt_event(project, session), state, "--protect")
+    assert done.stdout == ""  # a prompt hook's stdout would be handed to the model
+
+
+def test_a_weakened_test_passes_the_plain_hook_and_is_blocked_under_protect(
+    tmp_path: Path,
+) -> None:
+    project = git_repo(tmp_path / "p", PROJECT)
+    prompt(project, tmp_path / "state")
+    (project / "calc.py").write_text(BROKEN)
+    (project / "test_calc.py").write_text(WEAKENED)
+
+    assert output(hook(stop_event(project), tmp_path / "plain")) == {}  # the forgery
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert "test_calc::test_add" in said["reason"]
+    assert "--protect" in said["reason"]  # the command that reproduces it
+
+
+def test_honest_work_goes_through_and_the_repository_is_left_as_it_was(tmp_path: Path) -> None:
+    project = git_repo(tmp_path / "p", {**PROJECT, "calc.py": BROKEN})
+    before = (git(project, "status", "--porcelain"), git(project, "for-each-ref"))
+    index = (project / ".git" / "index").read_bytes()
+    prompt(project, tmp_path / "state")
+    assert (git(project, "status", "--porcelain"), git(project, "for-each-ref")) == before
+    assert (project / ".git" / "index").read_bytes() == index
+
+    (project / "calc.py").write_text(PROJECT["calc.py"])
+    assert output(hook(stop_event(project), tmp_path / "state", "--protect")) == {}
+
+
+def test_uncommitted_tests_at_the_prompt_are_part_of_the_base(tmp_path: Path) -> None:
+    project = git_repo(tmp_path / "p", {k: v for k, v in PROJECT.items() if k != "test_calc.py"})
+    (project / "test_calc.py").write_text(PROJECT["test_calc.py"])  # the user's, not added
+    prompt(project, tmp_path / "state")
+    (project / "calc.py").write_text(BROKEN)
+    (project / "test_calc.py").write_text(WEAKENED)
+
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block" and "test_calc::test_add" in said["reason"]
+
+
+def test_a_prompt_while_stops_are_blocked_keeps_the_base(tmp_path: Path) -> None:
+    project = git_repo(tmp_path / "p", PROJECT)
+    state = tmp_path / "state"
+    prompt(project, state)
+    (project / "calc.py").write_text(BROKEN)
+    assert output(hook(stop_event(project), state, "--protect"))["decision"] == "block"
+
+    (project / "test_calc.py").write_text(WEAKENED)
+    prompt(project, state)  # mid-chain: a message cannot launder the work into the base
+    said = output(hook(stop_event(project, active=True), state, "--protect"))
+    assert said["decision"] == "block" and "test_calc::test_add" in said["reason"]
+
+    (project / "calc.py").write_text(PROJECT["calc.py"])
+    assert output(hook(stop_event(project, active=True), state, "--protect")) == {}
+    (project / "test_calc.py").write_text(PROJECT["test_calc.py"].replace("5", "6"))
+    prompt(project, state)  # a new piece of work: the base is the tree now
+    said = output(hook(stop_event(project), state, "--protect"))
+    assert said["decision"] == "block" and "assert 5 == 6" in said["reason"]
+
+
+def test_a_stop_with_no_recorded_base_blocks_and_says_how_to_record_one(tmp_path: Path) -> None:
+    project = git_repo(tmp_path / "p", PROJECT)
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert "UserPromptSubmit" in said["reason"]
+    assert "assay hook install claude-code --protect" in said["reason"]
+
+
+def test_a_project_outside_git_is_verified_plainly_and_the_user_told(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    for name, text in PROJECT.items():
+        (project / name).write_text(text)
+    prompt(project, tmp_path / "state")
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert "decision" not in said
+    assert "not protected" in said["systemMessage"]
+
+
+def test_the_repository_cannot_make_the_snapshot_run_its_programs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    evil = f"sh -c 'touch {marker}; cat'"
+    project = git_repo(tmp_path / "p", {**PROJECT, ".gitattributes": "* filter=evil\n"})
+    with (project / ".git" / "config").open("a") as config:
+        config.write(
+            f'[filter "evil"]\n\tclean = {evil}\n\trequired = true\n'
+            f"[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = {evil}\n"
+            f"[core]\n\tfsmonitor = {evil}\n"
+        )
+    (project / "calc.py").write_text(BROKEN)  # changed: git must hash it
+    prompt(project, tmp_path / "state")
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert not marker.exists()
+    assert said["decision"] == "block"  # recorded, and the change judged against it
+    assert "test_calc::test_add" in said["reason"]
