@@ -134,3 +134,16 @@ def test_the_repository_cannot_make_the_snapshot_run_its_programs(tmp_path: Path
     assert not marker.exists()
     assert said["decision"] == "block"  # recorded, and the change judged against it
     assert "test_calc::test_add" in said["reason"]
+
+
+def test_the_generic_gate_judges_against_the_base_it_is_given(tmp_path: Path) -> None:
+    from tests.test_hook_gate import gate
+
+    project = git_repo(tmp_path / "p", PROJECT)
+    base = git(project, "rev-parse", "HEAD").strip()
+    (project / "calc.py").write_text(BROKEN)
+    (project / "test_calc.py").write_text(WEAKENED)
+    assert gate(tmp_path / "plain", str(project)).returncode == 0  # the forgery
+    done = gate(tmp_path / "state", str(project), "--base", base)
+    assert done.returncode == 2
+    assert "test_calc::test_add" in done.stderr and f"--base {base} --protect" in done.stderr

@@ -74,9 +74,18 @@ def claude_code_command(max_blocks: int, deadline: float, protect: bool) -> None
 @click.option(
     "--session", default=None, help=f"Whose blocks are counted (else ${SESSION_VAR}, else PATH)."
 )
+@click.option(
+    "--base",
+    "base",
+    default=None,
+    metavar="REF",
+    help="Judge the work against commit REF, with its plan and tests (`verify --base REF --protect`).",
+)
 @_max_blocks
 @_deadline
-def gate_command(path: str, session: str | None, max_blocks: int, deadline: float) -> None:
+def gate_command(
+    path: str, session: str | None, base: str | None, max_blocks: int, deadline: float
+) -> None:
     """Generic agent gate: exit 2 with the reason on stderr unless PATH is VERIFIED."""
     from pathlib import Path
 
@@ -91,7 +100,7 @@ def gate_command(path: str, session: str | None, max_blocks: int, deadline: floa
             click.echo(for_terminal(text), err=True)
         return BLOCK_EXIT if decision.block else 0
 
-    sys.exit(run_hook(key, Path(path), say, max_blocks=max_blocks, deadline_s=deadline))
+    sys.exit(run_hook(key, Path(path), say, max_blocks=max_blocks, deadline_s=deadline, base=base))
 
 
 _scope = [

@@ -27,11 +27,13 @@ def run_hook(
     deadline_s: float,
     continuing: bool = False,
     protect: bool = False,
+    base: str | None = None,
 ) -> int:
     """Verify the project at `directory` and `say` the decision for caller `key`; the
-    exit code `say` chose. With `protect`, against the base recorded at the caller's
-    prompt (`assay.hooks.prompt_base`). Every way this can go wrong ends in a decision: a
-    block within the cap, never a traceback and never a pass."""
+    exit code `say` chose. Against commit `base` with `--protect` when given; with
+    `protect`, against the base recorded at the caller's prompt
+    (`assay.hooks.prompt_base`). Every way this can go wrong ends in a decision: a block
+    within the cap, never a traceback and never a pass."""
 
     def late() -> Decision:
         why = (
@@ -51,7 +53,7 @@ def run_hook(
         if protect:
             why_not, unprotected = _protected_reason(key, directory, deadline_s)
         else:
-            why_not = verify_reason(directory, deadline_s)
+            why_not = verify_reason(directory, deadline_s, base=base)
     except Exception as exc:  # the hook's own error: fail closed, within the cap
         why_not = f"assay could not finish ({type(exc).__name__}: {exc}); nothing was verified."
     decision = decide(key, why_not, max_blocks=max_blocks, continuing=continuing)
