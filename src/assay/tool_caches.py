@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.filetree import walk
 from assay.state_dir import default_cache_dir
 
 
@@ -110,7 +111,7 @@ def hand_over(directory: Path, uid: int | None) -> None:
     if uid is None:
         return
     os.lchown(directory, uid, uid)
-    for top, dirs, files in os.walk(directory):
+    for top, dirs, files in walk(directory):
         for name in (*dirs, *files):
             with contextlib.suppress(FileNotFoundError):
                 os.lchown(os.path.join(top, name), uid, uid)
@@ -120,7 +121,7 @@ def _size(directory: Path) -> int:
     """The bytes the files under `directory` hold (0 when there is none yet); links are
     not followed."""
     total = 0
-    for top, _dirs, files in os.walk(directory):
+    for top, _dirs, files in walk(directory):
         for name in files:
             total += os.lstat(os.path.join(top, name)).st_size
     return total

@@ -54,6 +54,7 @@ from pathlib import Path
 
 from assay import probe_bwrap
 from assay.environment import EnvPolicy, build_env
+from assay.filetree import walk
 from assay.process import ProcessResult, Started, StartFailure, run_process
 from assay.sandbox import cgroup, identity, launch, nofollow, seccomp, standby
 from assay.sandbox.base import (
@@ -572,7 +573,7 @@ class BwrapSandbox(Sandbox):
         # link is followed.
         try:
             os.chown(path, uid, uid, follow_symlinks=False)
-            for top, dirs, files in os.walk(path, onerror=_raise):
+            for top, dirs, files in walk(path, onerror=_raise):
                 for name in (*dirs, *files):
                     os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
         except OSError as exc:
