@@ -134,6 +134,57 @@ def test_a_write_through_a_shared_mapping_is_a_new_tree(tmp_path: Path, in_git: 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("in_git", [False, True], ids=["tree", "environment"])
+def test_a_write_through_a_later_mapping_on_tmpfs_is_a_new_tree(in_git: bool) -> None:
+    """On tmpfs a page read through a shared mapping is mapped writable at once: writing
+    it then, and unmapping, moves neither time of the file. Measured here: a test in
+    `.git` (an environment, keyed by its entries' stats) broken so after its tree was
+    VERIFIED was given the cached VERIFIED again."""
+    import mmap
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="assay-test-tmpfs-", dir="/dev/shm"))
+    try:
+        repo = top / "repo"
+        (repo / "tests").mkdir(parents=True)
+        (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+        (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        test = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        if in_git:
+            mapped_file, honest, broken = repo / ".git" / "t" / "test_calc.py", b"== 5", b"== 6"
+            mapped_file.parent.mkdir()
+            mapped_file.write_text(test)
+            (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
+        else:
+            mapped_file, honest, broken = repo / "calc.py", b"a + b", b"a - b"
+            (repo / "tests" / "test_calc.py").write_text(test)
+        env = assay_env(ASSAY_CACHE_DIR=str(top / "cache"))
+
+        def status() -> str:
+            done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
+            return str(json.loads(done.stdout)["status"])
+
+        assert status() == "VERIFIED"
+        before = os.stat(mapped_file)
+        fd = os.open(mapped_file, os.O_RDWR)
+        try:
+            with mmap.mmap(fd, before.st_size, mmap.MAP_SHARED) as mapped:
+                at = mapped.find(honest)  # the read maps the page writable
+                mapped[at : at + len(broken)] = broken
+        finally:
+            os.close(fd)
+        after = os.stat(mapped_file)
+        assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
+        assert status() == "FAILED"
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.slow
 def test_the_host_variables_a_check_sees_are_part_of_the_key(tmp_path: Path) -> None:
     """A bubblewrap check sees the caller's TZ (and LANG, LC_*...): a test of local time
     that passed under UTC was VERIFIED again from the cache under a TZ it fails under."""

@@ -398,6 +398,9 @@ def environment_fingerprint(
     try:
         top = _open_beneath(Path(root), rel)
         try:
+            if not SyncedStats().stats_can_vouch(top):
+                # Keyed by its entries' stats, which do not show every write there.
+                raise CacheError(f"the environment {rel} is on tmpfs, where no stat is proof")
             since = None
             if remembered is not None:
                 interpreters = _unchanged_since(top, remembered.settled_ns)

@@ -6,8 +6,10 @@ on a page that was clean: once written, the page stays writable until it is writ
 So a stat taken after the file's dirty pages are written back vouches for the bytes read
 after it: writing a page back makes it read-only again, and the next write through any
 mapping moves the change time. `sync_file_range` does only that (6 us a clean file here);
-`fsync` also flushes the disk's cache, 1-3 ms a file. tmpfs and its kin write nothing back: a page once written through
-a mapping stays writable, and no stat there vouches for what a file holds.
+`fsync` also flushes the disk's cache, 1-3 ms a file. tmpfs and its kin write nothing
+back, and map a page writable at its first read through a shared mapping: a write then,
+even through a mapping made after the stat, moves neither time, and no stat there
+vouches for what a file holds.
 """
 
 from __future__ import annotations
@@ -33,6 +35,16 @@ class SyncedStats:
             self._write_back = _page_writer()
         try:
             self._write_back(fd)
+            device = os.fstat(fd).st_dev
+        except OSError:
+            return False
+        return self._filesystem(device) not in _NEVER_WRITTEN_BACK
+
+    def stats_can_vouch(self, fd: int) -> bool:
+        """Whether any stat on the filesystem of open `fd` can vouch for a file's bytes:
+        not on tmpfs and its kin, where a page read through a shared mapping is mapped
+        writable at once, and written through it, then unmapped, moves neither time."""
+        try:
             device = os.fstat(fd).st_dev
         except OSError:
             return False
