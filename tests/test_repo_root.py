@@ -43,3 +43,16 @@ def test_a_directory_without_a_project_file_is_still_its_nearest_project(tmp_pat
     below = top / "src" / "pkg"
     below.mkdir(parents=True)
     assert project_root(below).root == top
+
+
+def test_a_repository_git_cannot_read_is_still_the_top(tmp_path: Path) -> None:
+    """A broken `.git/HEAD` made git deny the repository, and the walk went on up to
+    the project around it: the Stop hook verified the enclosing project, not the work."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / "pyproject.toml").write_text("[project]\nname = 'outer'\n")
+    inner = outer / "work"
+    subprocess.run(["git", "init", "-q", str(inner)], check=True)
+    (inner / "tests").mkdir()
+    (inner / ".git" / "HEAD").write_text("not a ref\n")
+    assert project_root((inner / "tests").resolve()).root == inner.resolve()

@@ -60,7 +60,7 @@ def project_root(start: Path) -> RootChoice:
     """The project `start` (an absolute, resolved directory) is in (see the module docstring)."""
     if _project_file(start) is not None:
         return RootChoice(start)
-    top = _git_toplevel(start)
+    top = _git_toplevel(start) or _nearest_git_entry(start)
     here = start
     while here != here.parent and (top is None or here != top):
         here = here.parent
@@ -85,6 +85,16 @@ def _project_file(directory: Path) -> str | None:
     for name in PROJECT_FILES:
         if os.path.lexists(directory / name):
             return name
+    return None
+
+
+def _nearest_git_entry(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding a `.git` entry: the top of a
+    repository git could not read (a broken HEAD must not make the project around it
+    the one verified)."""
+    for here in (start, *start.parents):
+        if os.path.lexists(here / ".git"):
+            return here
     return None
 
 
