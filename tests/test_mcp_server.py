@@ -66,11 +66,11 @@ def slow_repo_files(marker: str) -> dict[str, str]:
 Session = Callable[[ClientSession], Awaitable[Any]]
 
 
-def with_server(tmp_path: Path, use: Session, **env: str) -> Any:
-    """Start `assay mcp` under the SDK's stdio client, initialise, and run `use` on it."""
+def with_server(tmp_path: Path, use: Session, *args: str, **env: str) -> Any:
+    """Start `assay mcp ARGS` under the SDK's stdio client, initialise, and run `use` on it."""
     params = StdioServerParameters(
         command=ASSAY,
-        args=["mcp"],
+        args=["mcp", *args],
         env=assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"), **env),
     )
 
@@ -166,6 +166,26 @@ def test_reruns_past_the_bound_are_a_tool_error_not_a_call_without_end(tmp_path:
     result = with_server(tmp_path, use)
     assert result.is_error
     assert "rerun_failures must be a whole number from 0 to 10" in result.content[0].text
+
+
+@pytest.mark.parametrize("sandbox", ["none", "local"])
+def test_a_client_cannot_ask_for_less_confinement_than_the_operator_allows(
+    tmp_path: Path, sandbox: str
+) -> None:
+    escaped = tmp_path / "escaped"
+    test = f"def test_out():\n    open({str(escaped)!r}, 'w').write('host')\n"
+    repo = git_repo(tmp_path / "repo", {**PASSING, "test_math.py": test})
+
+    async def use(session: ClientSession) -> Any:
+        return await session.call_tool("verify", {"path": str(repo), "sandbox": sandbox})
+
+    refused = with_server(tmp_path, use)
+    assert refused.is_error
+    assert f"assay mcp --allow-sandbox {sandbox}" in refused.content[0].text
+    assert not escaped.exists()
+    allowed = with_server(tmp_path, use, "--allow-sandbox", "none")
+    assert not allowed.is_error
+    assert escaped.exists()  # what the refusal kept off the host: both reach it
 
 
 def test_verify_of_no_directory_is_a_tool_error_not_a_pass(tmp_path: Path) -> None:

@@ -10,12 +10,19 @@ INSTALL_HINT = "pip install 'assay[mcp]'"
 
 
 @click.command("mcp")
-def mcp_command() -> None:
+@click.option(
+    "--allow-sandbox",
+    type=click.Choice(["local", "none"]),
+    default=None,
+    help="Let clients ask verify for this weaker sandbox (default: refused; the "
+    "repository's code is not to run unconfined on a client's say).",
+)
+def mcp_command(allow_sandbox: str | None) -> None:
     """Serve verify, plan and probe as MCP tools over stdio (for agents' MCP clients)."""
     from assay.mcp.front import main
 
     # The console entry goes to the front without click; this is the same server.
-    if code := main():
+    if code := main(allow_sandbox or "auto"):
         raise click.exceptions.Exit(code)
 
 

@@ -136,8 +136,9 @@ def _private_copy(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
 
 
-def main() -> int:
-    """Serve `assay mcp` over stdio; the exit status."""
+def main(allow_sandbox: str = "auto") -> int:
+    """Serve `assay mcp` over stdio, clients allowed sandboxes down to `allow_sandbox`;
+    the exit status."""
     client_in, client_out = _private_copy(0), _private_copy(1)
     sdk_in, to_sdk = os.pipe()
     from_sdk, sdk_out = os.pipe()
@@ -165,7 +166,7 @@ def main() -> int:
     except KeyboardInterrupt:  # SIGTERM while loading: the command line's way out
         return _interrupted()
     try:
-        serve()
+        serve(allow_sandbox)
     except KeyboardInterrupt:
         return _interrupted()
     _write_all(1, _END)  # the SDK's transport has given fd 1 back: the pipe again

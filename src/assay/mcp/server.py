@@ -127,7 +127,24 @@ def _refused(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def build_server() -> MCPServer[Any]:
+#: How much of its confinement each sandbox gives up, against `auto`'s.
+_WEAKNESS = {"auto": 0, "bwrap": 0, "local": 1, "none": 2}
+
+
+def sandbox_refusal(asked: str, allowed: str) -> str | None:
+    """Why a client may not have sandbox `asked` when the operator allowed down to
+    `allowed` (None: it may). The repository is hostile: a client, which may be the very
+    agent whose work is verified, does not get to run it unconfined on its own say."""
+    if _WEAKNESS.get(asked, 0) <= _WEAKNESS.get(allowed, 0):
+        return None
+    return (
+        f"sandbox {asked!r} is refused: it runs the repository's own code with less "
+        f"confinement than {'bubblewrap' if allowed == 'auto' else repr(allowed)}, and "
+        f"only whoever starts this server can allow that (`assay mcp --allow-sandbox {asked}`)"
+    )
+
+
+def build_server(allow_sandbox: str = "auto") -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer(
         name=NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -157,6 +174,8 @@ def build_server() -> MCPServer[Any]:
         `rerun_failures` runs failing tests again in fresh processes, up to that many times:
         a check whose every failure passes on a rerun is INDETERMINATE, its flaky tests named.
         """
+        if (refusal := sandbox_refusal(sandbox, allow_sandbox)) is not None:
+            return _refused(refusal)
         arguments = {
             "path": path,
             "kinds": kinds,
@@ -195,6 +214,7 @@ def build_server() -> MCPServer[Any]:
     return server
 
 
-def serve() -> None:
-    """Serve over stdio until the client goes away."""
-    build_server().run("stdio")
+def serve(allow_sandbox: str = "auto") -> None:
+    """Serve over stdio until the client goes away; clients may ask for sandboxes down
+    to `allow_sandbox` (`local`, `none`), none weaker."""
+    build_server(allow_sandbox).run("stdio")
