@@ -219,3 +219,45 @@ def test_a_hooked_tool_that_breaks_in_its_own_code_fails_nothing(tmp_path: Path)
     assert checks(report)["black"] == "unverified"
     assert "black broke in its own installed code" in report["note"], report["note"]
     assert "cannot import name '_unicodefun'" in report["note"], report["note"]
+
+
+def import_hooks(isort: str, ruff: str) -> str:
+    return f"""
+        ci:
+          autoupdate_schedule: monthly
+        repos:
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v{ruff}
+            hooks:
+              - id: ruff-format
+          - repo: https://github.com/PyCQA/isort
+            rev: {isort}
+            hooks:
+              - id: isort
+    """
+
+
+UNSORTED = {"src/hooked/paths.py": "import sys\nimport os\n\nSEP = os.sep + sys.platform\n"}
+
+
+def test_every_hook_ci_runs_is_a_check_not_one_formatter_per_language(tmp_path: Path) -> None:
+    """CI runs every hook: with ruff's formatter chosen, isort's hook was outranked, and a
+    change only isort rejects was VERIFIED."""
+    repo = project(tmp_path, import_hooks(version("isort"), RUFF), UNSORTED)
+    assert {"ruff-format", "isort"} <= {c.name for c in plan_repository(repo).checks}
+    report = verified_json(repo, tmp_path / "state")
+    assert report["status"] == "FAILED", report["note"]
+    assert checks(report)["isort"] == "fail"
+
+
+@pytest.mark.slow
+def test_install_runs_a_hook_at_its_pin_where_path_has_another_release(tmp_path: Path) -> None:
+    """`--install` puts isort 5.13.2 in `.venv`; the plan looked for isort on PATH only
+    (this machine's, another release), and left the hook out."""
+    report = installed_and_verified(
+        project(tmp_path, import_hooks("5.13.2", "0.8.0"), UNSORTED), tmp_path
+    )
+    assert report["status"] == "FAILED", report["note"]
+    assert checks(report)["isort"] == "fail"
+    (isort,) = [c for c in report["checks"] if c["name"] == "isort"]
+    assert isort["argv"][0] == ".venv/bin/isort"  # the pin --install put there

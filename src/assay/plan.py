@@ -40,6 +40,7 @@ from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
 from assay.gopath_layout import in_gopath_mode
 from assay.rust_check_cfg import allowing_undeclared_cfgs, undeclared_cfgs_note
 from assay.tools import TOOLS, tool_spec
+from assay.tools.python_requirements import PRE_COMMIT_CONFIG
 from assay.verdict import Kind
 
 #: Version of the plan JSON document.
@@ -343,9 +344,21 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
                 runner = os.path.basename(words[0]) if words else "lint"
                 candidate = replace(candidate, name=f"{runner}-format")
             picked.append(candidate)
+        elif _another_hook(candidate, picked):
+            picked.append(candidate)
         else:
             left_out.append(_outranked(candidate, best[candidate.ecosystem]))
     return picked, left_out
+
+
+def _another_hook(candidate: Candidate, picked: list[Candidate]) -> bool:
+    """Whether `candidate` is a pre-commit hook of a tool no picked check runs (by its
+    check's name: a hook's tool is `shell` to the planner). CI runs every hook, so each is
+    a gate of its own: a change isort rejects fails it though black passes (black beside
+    isort, the commonest pair, ran black alone)."""
+    return candidate.source.file == PRE_COMMIT_CONFIG and all(
+        p.check_name != candidate.check_name for p in picked
+    )
 
 
 def _with_uncovered_pytest(

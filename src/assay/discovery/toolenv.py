@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import ProjectEnv
+from assay.discovery.pre_commit_hooks import HOOKS
 from assay.tools import NODE_BIN_WORDS, VENV_TOOL_WORDS, Ecosystem, ecosystem_spec
 
 #: In-tree virtualenv directory names, most conventional first (uv, poetry with
@@ -26,11 +27,14 @@ NODE_TOOLS = tuple(sorted(NODE_BIN_WORDS))
 PYTHON_TOOLS = tuple(sorted(VENV_TOOL_WORDS))
 
 #: Python programs looked up in every environment the project keeps (its virtualenvs, tox's):
-#: the declared tools and the Python checks whose output is read generically (flake8, pylint).
+#: the declared tools, the Python checks whose output is read generically (flake8, pylint),
+#: and the tools of the pre-commit hooks CI runs (isort: else the one on PATH, of another
+#: release than the hook's pin `--install` put in `.venv`, was found and the hook left out).
 ENVIRONMENT_TOOLS = tuple(
     sorted(
         VENV_TOOL_WORDS
         | {w for c in ecosystem_spec(Ecosystem.PYTHON).generic_commands for w in c.words}
+        | {hook.executable for hook in HOOKS.values()}
     )
 )
 
