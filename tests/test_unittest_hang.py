@@ -32,10 +32,11 @@ def test_the_test_begun_and_not_ended_is_the_one_running(stderr: str, running: s
 
 
 HANGS = (
-    "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+    "import unittest\n\nfrom tests.wait import wait\n\n\nclass T(unittest.TestCase):\n"
     "    def test_a(self):\n        pass\n\n"
-    "    def test_hangs(self):\n        while True:\n            time.sleep(0.1)\n"
+    "    def test_hangs(self):\n        wait()\n"
 )
+WAIT = "import time\n\n\ndef wait():\n    while True:\n        time.sleep(0.1)\n"
 
 
 def test_a_hung_unittest_test_is_named_for_real(tmp_path: Path) -> None:
@@ -45,6 +46,7 @@ def test_a_hung_unittest_test_is_named_for_real(tmp_path: Path) -> None:
             "tox.ini": "[tox]\nenvlist = py\n\n[testenv]\ncommands = python -m unittest -v\n",
             "tests/__init__.py": "",
             "tests/test_x.py": HANGS,
+            "tests/wait.py": WAIT,
         },
     )
     env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
@@ -52,4 +54,17 @@ def test_a_hung_unittest_test_is_named_for_real(tmp_path: Path) -> None:
     no_traceback(done)
     report = json.loads(done.stdout)
     assert report["status"] == "INDETERMINATE", report["note"]
-    assert "while running tests.test_x.T.test_hangs" in report["note"], report["note"]
+    # faulthandler's dump at the deadline's SIGTERM names the line it was stuck on.
+    running = "while running tests.test_x.T.test_hangs (stuck at tests/wait.py:6 in wait)"
+    assert running in report["note"], report["note"]
+
+
+def test_a_dump_that_begins_on_the_hung_tests_line_is_read() -> None:
+    from assay.parsers.python_stacks import stuck_at
+
+    stderr = (
+        "test_b (t.T.test_b) ... Current thread 0x00007f00 (most recent call first):\n"
+        '  File "/w/calc.py", line 3 in add\n'
+        '  File "/w/t.py", line 8 in test_b\n'
+    )
+    assert stuck_at(stderr, "/w") == "calc.py:3 in add"

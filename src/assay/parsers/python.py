@@ -19,6 +19,7 @@ from assay.parsers._text import (
     strip_ansi,
     to_int,
 )
+from assay.parsers.python_stacks import stuck_at
 from assay.process import ProcessResult
 
 # compileall:  *** Error compiling './a.py'...  /  File "./a.py", line 2  /  SyntaxError: invalid syntax
@@ -284,6 +285,8 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
     if ran is None:
         # Stopped before its summary: at assay's deadline, the test its listing had begun.
         running = unittest_running(strip_ansi(result.stderr.text)) if result.timed_out else None
+        if running and (place := stuck_at(result.stderr.text, result.cwd)) is not None:
+            running = f"{running} (stuck at {place})"
         return ParsedOutput(hung_tests=(running,) if running else ())
     cases = unittest_listing(strip_ansi(result.stderr.text))
     failed, errors, failing = _failing_tests(

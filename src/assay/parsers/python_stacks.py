@@ -13,8 +13,11 @@ import os
 import re
 
 #: A thread's header in faulthandler's dump: "Current thread 0x00007f... (most recent
-#: call first):" or "Thread 0x...".
-_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):$")
+#: call first):" or "Thread 0x...", at the end of a line: a dump to a stream the run was
+#: writing to starts where the run left off (`test_add (t.T.test_add) ... Current thread`).
+_THREAD = re.compile(
+    r"(?:^|\s)(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):$"
+)
 #: One of its frames: '  File "/w/pkg/mod.py", line 3 in spin'; no control characters.
 _FRAME = re.compile(
     r'^ {2}File "(?P<file>[^"\x00-\x1f\x7f]{1,1024})", line (?P<line>\d{1,7}) in (?P<func>[\w<>.]{1,200})$'
@@ -31,7 +34,7 @@ def stuck_at(dump: str, cwd: str) -> str | None:
     first thread with such a frame), or None."""
     threads: list[list[tuple[str, str, str]]] = []
     for line in dump.splitlines()[:DUMP_LINES_MAX]:
-        if _THREAD.match(line):
+        if _THREAD.search(line):
             threads.append([])
         elif threads and (frame := _FRAME.match(line)):
             threads[-1].append((frame["file"], frame["line"], frame["func"]))

@@ -55,6 +55,13 @@ _UNSHADOWED_IMPORT = (
     "c and sys.path.insert(0,os.getcwd())"
 )
 UNSHADOWED_MODULE_BOOTSTRAP = _UNSHADOWED_IMPORT + ";runpy._run_module_as_main(m)"
+#: unittest, started so, with faulthandler dumping every thread's stack to stderr as the
+#: deadline's SIGTERM reaches it (then ending it as the signal would have): the line the
+#: test that hung was stuck on (`assay.parsers.python_stacks`).
+UNSHADOWED_UNITTEST_BOOTSTRAP = (
+    _UNSHADOWED_IMPORT + ";import faulthandler as f,signal;hasattr(f,'register') and"
+    " f.register(signal.SIGTERM,all_threads=True,chain=True)" + ";runpy._run_module_as_main(m)"
+)
 #: Beside a pytest report: each test's id as it started (`UNSHADOWED_PYTEST_BOOTSTRAP`).
 STARTED_SUFFIX = ".started"
 #: In that record, before a collector's id: pytest began collecting it (importing a test
@@ -124,11 +131,12 @@ def unshadowed(argv: Sequence[str]) -> tuple[str, ...]:
         and argv[2] in _runner_modules()
         and _INTERPRETER_NAME.fullmatch(Path(argv[0]).name)
     ):
-        bootstrap = (
-            UNSHADOWED_PYTEST_BOOTSTRAP if argv[2] == "pytest" else UNSHADOWED_MODULE_BOOTSTRAP
-        )
+        bootstrap = _BOOTSTRAPS.get(argv[2], UNSHADOWED_MODULE_BOOTSTRAP)
         return (argv[0], "-c", bootstrap, *argv[2:])
     return tuple(argv)
+
+
+_BOOTSTRAPS = {"pytest": UNSHADOWED_PYTEST_BOOTSTRAP, "unittest": UNSHADOWED_UNITTEST_BOOTSTRAP}
 
 
 def _runner_modules() -> frozenset[str]:
