@@ -84,7 +84,7 @@ def declared_by_base(repository: Path, ref: str) -> Declared:
     (with `problem` saying why) when they cannot be read."""
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.resolve_commit(ref)
+        commit = git.project_tree(git.resolve_commit(ref))
         files: dict[str, bytes] = {}
         for path in _manifest_paths(_names(git, commit, ""), _subdirs(git, commit)):
             files[path] = git.output(
@@ -119,7 +119,7 @@ def declared_in_tree(root: Path) -> Declared:
 
 def _names(git: Repository, commit: str, directory: str) -> list[str]:
     spec = f"{commit}:{directory}" if directory else commit
-    out = git.output("ls-tree", "-z", "--name-only", spec, limit=LISTING_MAX_BYTES)
+    out = git.output("ls-tree", "-z", "--name-only", "--full-tree", spec, limit=LISTING_MAX_BYTES)
     return [n.decode("utf-8", "replace") for n in out.split(b"\0") if n]
 
 

@@ -124,8 +124,10 @@ def _base_lockfile(repository: Path, base: str) -> bytes | None:
 
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.resolve_commit(base)
-        listed = git.output("ls-tree", "-z", "--name-only", commit, "--", LOCKFILE, limit=4096)
+        commit = git.project_tree(git.resolve_commit(base))
+        listed = git.output(
+            "ls-tree", "-z", "--name-only", "--full-tree", commit, "--", LOCKFILE, limit=4096
+        )
         if not listed.strip(b"\0"):
             return None
         return git.output("cat-file", "blob", f"{commit}:{LOCKFILE}", limit=_LOCKFILE_MAX_BYTES)

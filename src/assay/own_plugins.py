@@ -47,9 +47,11 @@ def own_plugin_files(
         return {}
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.resolve_commit(ref)
+        commit = git.project_tree(git.resolve_commit(ref))
         candidates = [p for m in modules for p in module_paths(m)]
-        listed = git.output("ls-tree", "-z", "--name-only", commit, "--", *candidates, limit=65536)
+        listed = git.output(
+            "ls-tree", "-z", "--name-only", "--full-tree", commit, "--", *candidates, limit=65536
+        )
         pinned: dict[str, str] = {}
         for name in (n.decode("utf-8", "replace") for n in listed.split(b"\0") if n):
             data = git.output("cat-file", "blob", f"{commit}:{name}", limit=MODULE_MAX_BYTES)

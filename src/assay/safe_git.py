@@ -173,6 +173,22 @@ class Repository:
             raise GitError(f"git rev-parse answered {out[:100]!r}, not a commit id")
         return oid
 
+    def project_tree(self, commit: str) -> str:
+        """What of `commit` is the project at this repository's path: the commit itself
+        at the top of the working tree, else the id of the tree at that path in it (a
+        package of a monorepo). A tree id serves where a commit does for `tree`, for
+        `ls-tree --full-tree` and as `ID:path`. `GitError` when the commit has no such
+        directory."""
+        prefix = self.output("rev-parse", "--show-prefix", limit=64 * 1024)
+        at = prefix.decode("utf-8", "surrogateescape").strip().rstrip("/")
+        if not at:
+            return commit
+        out = self.output("rev-parse", "--verify", "--quiet", f"{commit}:{at}", limit=256)
+        tree = out.decode("ascii", "replace").strip()
+        if not is_oid(tree):
+            raise GitError(f"{commit} has no directory {at!r}")
+        return tree
+
     def tree(self, commit: str, *, limit: int) -> list[TreeEntry]:
         """Every entry of `commit`'s tree, directories before what they hold."""
         out = self.output("ls-tree", "-r", "-t", "-z", "--full-tree", commit, limit=limit)

@@ -420,7 +420,8 @@ def export_commit(repo: str | os.PathLike[str], ref: str, dest: str | os.PathLik
     dst = Path(dest)
     dst.mkdir(parents=True, exist_ok=True)
     try:
-        entries = git.tree(commit, limit=TREE_LISTING_LIMIT_BYTES)
+        # At `repo`'s own path in the commit: a package of a monorepo is verified alone.
+        entries = git.tree(git.project_tree(commit), limit=TREE_LISTING_LIMIT_BYTES)
         paths = [_tree_path(entry.path, commit) for entry in entries]
         _write_tree(git, dst, entries, paths)
     except GitError as exc:
