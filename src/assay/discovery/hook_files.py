@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
-from pathlib import Path
 from typing import Any
 
 from assay.discovery.files import RepoFiles
 from assay.errors import AssayError
-from assay.tools.python_version_files import generated_version_files
 
 __all__ = ["HookFiles", "UnsafeExpression"]
 
@@ -57,11 +55,19 @@ class UnsafeExpression(AssayError, ValueError):
 class HookFiles:
     """The tree's candidate files, listed once, and the choice of them for each hook."""
 
-    def __init__(self, files: RepoFiles, venv_dirs: Collection[str], config: Mapping[Any, Any]):
+    def __init__(
+        self,
+        files: RepoFiles,
+        venv_dirs: Collection[str],
+        config: Mapping[Any, Any],
+        generated: Collection[str],
+    ):
+        """`files`: the tree whose files are chosen; `generated`: the version files its
+        build writes, as the plan's own tree configures them (never the change's)."""
         self._files = files
         self._venvs = frozenset(venv_dirs)
         self._config = config
-        self._generated = frozenset(generated_version_files(Path(files.root)))
+        self._generated = frozenset(generated)
         self._listed: list[str] | None = None
         self._deadline: float | None = None
 

@@ -236,6 +236,9 @@ class ProjectEnv:
     """Whether the project's golangci-lint runs govet (`.golangci.yml` may turn it off):
     where it does, `go vet` stands in for a golangci-lint run (`workflow_actions`)."""
     notes: tuple[str, ...] = ()
+    tree: str | None = None
+    """The tree the checks run in and the environment lies in, where the plan is read from
+    another (the base commit's, under `--protect`): what the change holds is listed there."""
 
     @property
     def in_tree_python(self) -> bool:

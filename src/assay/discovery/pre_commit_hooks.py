@@ -39,6 +39,7 @@ from assay.discovery.model import (
 from assay.discovery.pre_commit_mypy import MIRROR_ARGS
 from assay.discovery.text import line_of
 from assay.discovery.tool_versions import tool_version
+from assay.tools.python_version_files import generated_version_files
 from assay.verdict import Kind
 
 NAME = "pre-commit-hooks"
@@ -118,7 +119,11 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         return report(NAME)
     text = files.read_text(PRE_COMMIT_CONFIG) or ""
     pins = pre_commit_pins(root)
-    listing = HookFiles(files, env.venv_dirs, config)
+    # The hooks are the plan's tree's; what they check is the tree they run in, with the
+    # tools installed there: under --protect a module the change adds is handed to them too.
+    ran_in = Path(env.tree) if env.tree is not None else root
+    handed = RepoFiles(str(ran_in)) if env.tree is not None else files
+    listing = HookFiles(handed, env.venv_dirs, config, generated_version_files(root))
     found: list[Candidate] = []
     notes: list[str] = []
     for package, hook_id, entry, hook in _hooks(config):
@@ -126,7 +131,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         what = f"pre-commit hook {hook_id} ({package})"
         why = _left_out(entry)
         pin = pins.get(package)
-        have = tool_version(env, root, package, hook.executable) if pin else None
+        have = tool_version(env, ran_in, package, hook.executable) if pin else None
         if why is None and pin is None:
             why = "its `rev` names no release of the tool"
         if why is None and have != pin:

@@ -147,6 +147,7 @@ def with_installed(env: ProjectEnv, installed: RepoFiles) -> ProjectEnv:
         found,
         package_manager=env.package_manager,
         package_manager_source=env.package_manager_source,
+        tree=installed.root,
     )
 
 

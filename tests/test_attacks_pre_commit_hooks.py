@@ -1,0 +1,118 @@
+"""Attacks through the pre-commit hooks assay runs as checks, under `--base REF --protect`.
+
+The hooks are the base's, but what they check is the change's tree, with the tools
+installed there: a module the change adds is handed to mypy and ruff as
+`pre-commit run --all-files` hands it in CI (it was VERIFIED with a type error, the base's
+list of files naming only the base's modules), and a hook's tool installed in the
+workspace's virtualenv is read there, not in the base's export, which has none (under
+`--install --protect` every hook was left out, a type error VERIFIED).
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from assay.pipeline import VerifyOptions, base_plan
+from tests.cli import path_with_venv, verified_json
+from tests.repos import commit_all, write_dedented
+
+MYPY = version("mypy")
+RUFF = version("ruff")
+
+BASE = {
+    "pyproject.toml": """
+        [project]
+        name = "hooked"
+        version = "0.1"
+        [tool.pytest.ini_options]
+        pythonpath = ["src"]
+    """,
+    "src/hooked/__init__.py": """
+        def double(x: int) -> int:
+            return 2 * x
+    """,
+    "tests/test_hooked.py": """
+        from hooked import double
+
+
+        def test_double() -> None:
+            assert double(2) == 4
+    """,
+    ".pre-commit-config.yaml": f"""
+        ci:
+          autoupdate_schedule: monthly
+        repos:
+          - repo: https://github.com/pre-commit/mirrors-mypy
+            rev: v{MYPY}
+            hooks:
+              - id: mypy
+                args: [--strict]
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v{RUFF}
+            hooks:
+              - id: ruff-check
+    """,
+}
+#: A module no other imports (a console script's): only the hook's list of files reaches it.
+ADDED_MODULE = {
+    "src/hooked/cli.py": """
+        import os
+
+
+        def main() -> int:
+            count: int = "three"
+            return count
+    """,
+}
+
+
+@pytest.fixture(autouse=True)
+def venv_tools_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan reads the release of the tool on PATH, as `assay` run from here finds it."""
+    monkeypatch.setenv("PATH", path_with_venv())
+
+
+@pytest.mark.slow
+def test_a_module_the_change_adds_is_handed_to_the_bases_hooks(tmp_path: Path) -> None:
+    repo = commit_all(write_dedented(tmp_path / "repo", BASE))
+    write_dedented(repo, ADDED_MODULE)
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "FAILED", report["note"]
+    verdicts = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert verdicts["mypy"] == "fail" and verdicts["ruff"] == "fail", verdicts
+    assert "src/hooked/cli.py:5: Incompatible types in assignment" in report["note"]
+
+
+def test_a_version_file_the_change_declares_does_not_hide_its_module(tmp_path: Path) -> None:
+    """Which file the build writes (and no repository tracks) is the base's to say."""
+    base = write_dedented(tmp_path / "base", BASE)
+    declared = {
+        "pyproject.toml": BASE["pyproject.toml"]
+        + '[tool.setuptools_scm]\nversion_file = "src/hooked/cli.py"\n'
+    }
+    change = write_dedented(tmp_path / "change", {**BASE, **ADDED_MODULE, **declared})
+    plan = base_plan(base, change, VerifyOptions(), installed=change)
+    argvs = {c.name: c.argv for c in plan.checks}
+    assert "src/hooked/cli.py" in argvs["mypy"] and "src/hooked/cli.py" in argvs["ruff"]
+
+
+def test_the_hooks_tool_is_read_where_it_is_installed(tmp_path: Path) -> None:
+    """`--install --protect` plans at the base's export, with the workspace's virtualenv:
+    the release of the hook's tool is read from that virtualenv's install records."""
+    base = write_dedented(tmp_path / "base", BASE)
+    workspace = write_dedented(tmp_path / "workspace", {**BASE, **ADDED_MODULE})
+    lib = f".venv/lib/python3.{sys.version_info.minor}/site-packages"
+    write_dedented(workspace, {".venv/pyvenv.cfg": "home = /usr/bin\n"})
+    for name in ("python", "mypy", "ruff"):
+        write_dedented(workspace, {f".venv/bin/{name}": ""})
+    for dist in (f"mypy-{MYPY}", f"ruff-{RUFF}"):
+        write_dedented(workspace, {f"{lib}/{dist}.dist-info/METADATA": ""})
+    plan = base_plan(base, workspace, VerifyOptions(), installed=workspace)
+    argvs = {c.name: c.argv for c in plan.checks}
+    assert {"mypy", "ruff"} <= set(argvs), plan.notes
+    assert argvs["mypy"][:3] == (".venv/bin/python", "-m", "mypy")
+    assert "src/hooked/cli.py" in argvs["mypy"]
