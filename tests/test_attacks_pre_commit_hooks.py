@@ -116,3 +116,25 @@ def test_the_hooks_tool_is_read_where_it_is_installed(tmp_path: Path) -> None:
     assert {"mypy", "ruff"} <= set(argvs), plan.notes
     assert argvs["mypy"][:3] == (".venv/bin/python", "-m", "mypy")
     assert "src/hooked/cli.py" in argvs["mypy"]
+
+
+@pytest.mark.slow
+def test_the_hooks_the_workspace_holds_are_the_bases(tmp_path: Path) -> None:
+    """`--install` installs each hook's tool at the `rev` the workspace's configuration
+    pins: a change that pinned mypy 1.13.0 had it installed, and the base's 2.4.1 hook was
+    left out for the release it found, its type error VERIFIED. The configuration is
+    restored from the base: the base's own test, reading it, sees the base's pin."""
+    reads_pin = {
+        "tests/test_pin.py": f"""
+            from pathlib import Path
+
+
+            def test_mypy_is_pinned_at_its_release() -> None:
+                assert "rev: v{MYPY}" in Path(".pre-commit-config.yaml").read_text()
+        """
+    }
+    repo = commit_all(write_dedented(tmp_path / "repo", {**BASE, **reads_pin}))
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    (repo / ".pre-commit-config.yaml").write_text(config.replace(f"v{MYPY}", "v1.13.0"))
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "VERIFIED", report["note"]
