@@ -138,3 +138,48 @@ def test_the_hooks_the_workspace_holds_are_the_bases(tmp_path: Path) -> None:
     (repo / ".pre-commit-config.yaml").write_text(config.replace(f"v{MYPY}", "v1.13.0"))
     report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
     assert report["status"] == "VERIFIED", report["note"]
+
+
+ISORT_BASE = {
+    **BASE,
+    ".pre-commit-config.yaml": f"""
+        ci:
+          autoupdate_schedule: monthly
+        repos:
+          - repo: https://github.com/PyCQA/isort
+            rev: {version("isort")}
+            hooks:
+              - id: isort
+    """,
+}
+UNSORTED = {
+    "src/hooked/__init__.py": """
+        import sys
+        import os
+
+
+        def double(x: int) -> int:
+            return 2 * x + 0 * len(sys.argv) * len(os.sep)
+    """,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {".isort.cfg": "[settings]\nskip_glob = src/*\n"},
+        {".editorconfig": "root = true\n[*.py]\nskip_glob = src/*\n"},
+        {"pyproject.toml": BASE["pyproject.toml"] + '[tool.isort]\nskip_glob = ["src/*"]\n'},
+    ],
+    ids=[".isort.cfg", ".editorconfig", "tool.isort"],
+)
+def test_isorts_settings_are_the_bases(tmp_path: Path, settings: dict[str, str]) -> None:
+    """isort's hook reads its settings from the first of `.isort.cfg`, pyproject.toml's
+    `[tool.isort]`, setup.cfg, tox.ini and `.editorconfig` that has some, and its
+    `--filter-files` skips what they skip: each, set by the change, passed unsorted imports."""
+    repo = commit_all(write_dedented(tmp_path / "repo", ISORT_BASE))
+    write_dedented(repo, {**UNSORTED, **settings})
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "FAILED", report["note"]
+    assert "isort failed" in report["note"], report["note"]

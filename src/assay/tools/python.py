@@ -661,6 +661,10 @@ ECOSYSTEM = EcosystemSpec(
         "**/.flake8",
         "**/.pylintrc",
         "**/pylintrc",
+        # isort's own files, where its pre-commit hook finds its settings: a `skip_glob`
+        # of the change's passed its unsorted imports (`--filter-files` honours it).
+        "**/.isort.cfg",
+        "**/.editorconfig",
     ),
     config_sections={
         "pyproject.toml": (
@@ -677,6 +681,9 @@ ECOSYSTEM = EcosystemSpec(
             "tool.ty",
             "tool.pylint",
             "tool.black",
+            "tool.isort",
+            # Flake8-pyproject's: flake8's settings where that plugin is installed.
+            "tool.flake8",
         )
     },
     markers=TamperMarkers(
