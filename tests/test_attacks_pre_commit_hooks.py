@@ -183,3 +183,20 @@ def test_isorts_settings_are_the_bases(tmp_path: Path, settings: dict[str, str])
     report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
     assert report["status"] == "FAILED", report["note"]
     assert "isort failed" in report["note"], report["note"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "directive", ["# mypy: ignore_errors", "# mypy: warn-unreachable, ignore-errors"]
+)
+def test_mypy_turned_off_for_a_file_however_spelt_is_not_verified(
+    tmp_path: Path, directive: str
+) -> None:
+    """mypy reads `_` for `-` in a directive's options, in any order: each of these passed
+    the base's mypy hook over a type error, where `# mypy: ignore-errors` was a signal."""
+    repo = commit_all(write_dedented(tmp_path / "repo", BASE))
+    module = repo / "src/hooked/__init__.py"
+    module.write_text(f"{directive}\n{module.read_text()}\nLIMIT: int = '3'\n")
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert f"turns a type checker or linter off for the whole file: {directive}" in report["note"]

@@ -364,6 +364,9 @@ REACHES = [
     # A checker turned off for a whole file: the configuration is the base's under --protect,
     # and the type error below it passed.
     ("calc.py", "# mypy: ignore-errors\nX: int = 'a'\n", "mypy: ignore-errors"),
+    ("calc.py", "# mypy: ignore_errors\nX: int = 'a'\n", "mypy: ignore_errors"),
+    ("calc.py", "# mypy: warn-unreachable, ignore-errors\nX: int = 'a'\n", "ignore-errors"),
+    ("calc.py", '# mypy: strict, disable_error_code="assignment"\n', "disable_error_code"),
     ("calc.py", "# type: ignore\nX: int = 'a'\n", "type: ignore"),
     ("calc.py", "# ruff: noqa\nimport os\n", "ruff: noqa"),
     ("lib/calc.ts", "// @ts-nocheck\nexport const x: number = 'a';\n", "@ts-nocheck"),

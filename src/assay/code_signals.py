@@ -221,7 +221,9 @@ PYTHON = Language(
         ),
         Rule(
             _CHECKER_OFF,
-            r"^#\s*(?:mypy:\s*(?:ignore-errors|disable-error-code)|type:\s*ignore\s*(?:\[[^\]]*\])?\s*$"
+            # mypy reads a directive's options in any order, `_` for `-`.
+            r"^#\s*(?:mypy:.*?\b(?:ignore[-_]errors|disable[-_]error[-_]code)\b"
+            r"|type:\s*ignore\s*(?:\[[^\]]*\])?\s*$"
             r"|(?:ruff|flake8):\s*noqa\s*$|pyright:\s*(?:basic|ignore)\b|pylint:\s*skip-file\b"
             r"|pylint:\s*disable\s*=\s*all\b)",
             comments=True,
