@@ -200,3 +200,19 @@ def test_mypy_turned_off_for_a_file_however_spelt_is_not_verified(
     report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
     assert report["status"] == "INDETERMINATE", report["note"]
     assert f"turns a type checker or linter off for the whole file: {directive}" in report["note"]
+
+
+def test_files_the_change_adds_beyond_the_cap_are_all_handed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook handed more files than one run takes is left out of a tree's own plan; a
+    change that added 4,001 modules beside its type error had the base's hooks left out
+    so, and was VERIFIED. Where the change's tree is listed, each is handed."""
+    monkeypatch.setattr("assay.discovery.pre_commit_hooks.MAX_FILES", 3)
+    base = write_dedented(tmp_path / "base", BASE)
+    added = {f"src/hooked/gen/m{i}.py": f"X = {i}\n" for i in range(3)}
+    change = write_dedented(tmp_path / "change", {**BASE, **added})
+    plan = base_plan(base, change, VerifyOptions(), installed=change)
+    argvs = {c.name: c.argv for c in plan.checks}
+    assert {"mypy", "ruff"} <= set(argvs), plan.notes
+    assert all(rel in argvs["mypy"] for rel in added)
