@@ -216,6 +216,16 @@ def test_a_bootstrap_doing_more_is_not(tmp_path: Path, line: str, said: str) -> 
     assert said in (_bootstrap(tmp_path, line) or "")
 
 
+@pytest.mark.parametrize("mapped", ["tree/docs/right_calc.py", "tree/calc/right.py", "tree/calc"])
+def test_a_bootstrap_mapping_a_module_to_another_file_is_not(tmp_path: Path, mapped: str) -> None:
+    line = f"F.map_module('calc', {str(tmp_path / mapped)!r})"
+    assert "which is not a file of that name" in (_bootstrap(tmp_path, line) or "")
+
+
+def test_a_bootstrap_mapping_a_module_to_its_file_is_believed(tmp_path: Path) -> None:
+    assert _bootstrap(tmp_path, f"F.map_module('calc', {str(tmp_path / 'tree/calc.py')!r})") is None
+
+
 def test_a_bootstrap_whose_install_brings_its_own_editables_is_not(tmp_path: Path) -> None:
     problem = _bootstrap(tmp_path, owned=("editables/redirector.py",))
     assert "brings its own `editables`" in (problem or "")

@@ -80,3 +80,45 @@ def test_a_line_the_change_adds_to_the_bootstrap_is_not_believed(tmp_path: Path)
     report = verify_change(repo, install=True)
     assert report.status is Status.INDETERMINATE, explain(report)
     assert "its bootstrap runs `import sys, types" in report.note, report.note
+
+
+#: `BASE` laid out under `src/`, whose directory is on no import path but the install's.
+SRC_BASE = {
+    **{k: v for k, v in BASE.items() if k != "calc/__init__.py"},
+    "pyproject.toml": BASE["pyproject.toml"].replace(
+        "dev-mode-exact = true", 'dev-mode-exact = true\n        packages = ["src/calc"]'
+    ),
+    "src/calc/__init__.py": BASE["calc/__init__.py"],
+}
+#: The change's hook: the bootstrap `editables` writes, `calc` mapped to a right copy.
+HOOK_MAPS_ELSEWHERE = """\
+import editables
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+written = editables.EditableProject.bootstrap_file
+editables.EditableProject.bootstrap_file = lambda self: written(self).replace(
+    "src/calc/__init__.py", "docs/right_calc.py"
+)
+
+
+class CustomBuildHook(BuildHookInterface):
+    pass
+"""
+
+
+def test_a_module_the_bootstrap_maps_to_another_file_is_not_believed(tmp_path: Path) -> None:
+    """Each line a mapping into the tree, but `calc` mapped to `docs/right_calc.py`: the
+    tests imported that right copy while `src/calc/__init__.py` was wrong (VERIFIED)."""
+    change = {
+        "hatch_build.py": HOOK_MAPS_ELSEWHERE,
+        "docs/right_calc.py": FIXED["calc/__init__.py"],
+    }
+    report = verify_change(change_on_base(tmp_path / "repo", SRC_BASE, change), install=True)
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert "maps calc to" in report.note and "not a file of that name" in report.note
+
+
+def test_an_honest_src_layout_editables_install_is_verified(tmp_path: Path) -> None:
+    fixed = {"src/calc/__init__.py": FIXED["calc/__init__.py"]}
+    report = verify_change(change_on_base(tmp_path / "repo", SRC_BASE, fixed), install=True)
+    assert report.status is Status.VERIFIED, explain(report)
