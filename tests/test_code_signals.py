@@ -359,6 +359,15 @@ REACHES = [
         "syscall.Syscall(",
     ),
     ("src/lib.rs", '#[no_mangle]\npub extern "C" fn write() {}\n', "no_mangle"),
+    # An exit status is its code's low byte: 256 ends the process 0.
+    (
+        "calc/calc.go",
+        'package calc\n\nimport "os"\n\nfunc init() { os.Exit(256) }\n',
+        "os.Exit(256)",
+    ),
+    ("calc.py", "import os\nos._exit(512)\n", "os._exit(512)"),
+    ("src/lib.rs", "pub fn f() { std::process::exit(-256) }\n", "exit(-256)"),
+    ("lib/calc.js", "process.exit(256);\n", "process.exit(256)"),
     ("src/lib.rs", '#[path = "platform.txt"]\nmod out;\n', "path ="),
     ("src/lib.rs", 'pub fn f() { unsafe { core::arch::asm!("nop") } }\n', "asm!"),
     # A checker turned off for a whole file: the configuration is the base's under --protect,
@@ -401,6 +410,8 @@ ORDINARY = [
     ("calc.py", "import sys\nsys.stdout = open('log.txt', 'w')\n"),
     ("calc.py", "# os._exit(0) is never called here\n"),
     ("calc.py", "import os\n\n\ndef die():\n    os._exit(1)\n"),
+    ("calc.py", "import os\n\n\ndef die():\n    os._exit(255)\n"),
+    ("calc/calc.go", 'package calc\n\nimport "os"\n\nfunc Die() { os.Exit(-1) }\n'),
     ("lib/calc.js", "if (!ok) { process.exit(1); }\n"),
     ("src/main/java/tiny/Cli.java", "class Cli {\n  void f() { System.exit(1); }\n}\n"),
     (

@@ -123,8 +123,12 @@ _SUMMARY = (
 #: What a directive that turns a checker off for a whole file is said to do.
 _CHECKER_OFF = "turns a type checker or linter off for the whole file"
 
-#: After an exit's opening parenthesis: not a non-zero number written out (which fails the run).
-_NOT_A_FAILURE = r"(?!\s*-?[1-9]\d*\s*\))"
+#: An exit status that is a failure: the process's status is its code's low byte, so
+#: `exit(256)` (or 512, or -256) ends it 0 (a red team's Go init's `os.Exit(256)`: `go test`
+#: said ok for a package whose tests never ran).
+_FAILING_STATUS = r"-?(?:[1-9]\d?|1\d\d|2[0-4]\d|25[0-5])"
+#: After an exit's opening parenthesis: not a failing status written out (which fails the run).
+_NOT_A_FAILURE = rf"(?!\s*{_FAILING_STATUS}\s*\))"
 
 _SHARED = (
     Rule("reaches into /proc", _PROC),
@@ -387,7 +391,7 @@ GO_EXIT = Rule(
     # tests run: a main package's too, from an init, a package-level initialiser
     # or a helper either calls (only `func main` is never run by its tests); and
     # so does calling that main, or taking it as a value, from anywhere else.
-    r"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*-?[1-9]\d*\s*\))"
+    rf"\b(?:os|syscall|unix)\.Exit\b(?!\s*\(\s*{_FAILING_STATUS}\s*\))"
     r"|\b(?:syscall|unix)\.Exec\b|\bC\.(?:_?exit|_Exit|exec\w*)\b"
     r"|//go:linkname\s+\S+\s+\S+\.\w*(?:[eE]xit|[eE]xec)\w*"
     r"|(?<![\w.])(?<!func\s)main\s*\(\s*\)|(?<![=!<>])=\s*main\s*(?:[;,)]|$)",
@@ -481,7 +485,7 @@ RUST = Language(
             # counts, spaced or not (a red team's `use std::process as host; host::exit(0)`
             # and `std::process:: exit(0)`).
             r"^(?!\s*(?:pub(?:\([^)]*\))?\s+)?use\b).*::\s*_?exit\b"
-            r"(?!\s*\(\s*-?[1-9]\d*\s*\))|\b_?exit\s+as\s+\w",
+            rf"(?!\s*\(\s*{_FAILING_STATUS}\s*\))|\b_?exit\s+as\s+\w",
             unless_path=_RUST_BINARY,
         ),
         Rule(
