@@ -368,6 +368,15 @@ REACHES = [
     ("calc.py", "import os\nos._exit(512)\n", "os._exit(512)"),
     ("src/lib.rs", "pub fn f() { std::process::exit(-256) }\n", "exit(-256)"),
     ("lib/calc.js", "process.exit(256);\n", "process.exit(256)"),
+    (
+        "calc/calc.go",
+        (
+            "package calc\n\n/*\n#include <stdlib.h>\n"
+            "static void leave(void) { void (*f)(int) = exit; f(0); }\n"
+            '*/\nimport "C"\n'
+        ),
+        "= exit;",
+    ),
     ("src/lib.rs", '#[path = "platform.txt"]\nmod out;\n', "path ="),
     ("src/lib.rs", 'pub fn f() { unsafe { core::arch::asm!("nop") } }\n', "asm!"),
     # A checker turned off for a whole file: the configuration is the base's under --protect,

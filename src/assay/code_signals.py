@@ -358,7 +358,11 @@ _NATIVE_RULES = (
     ),
     Rule(
         "ends the process",
-        r"(?<![\w.>])(?:exit|_exit|_Exit|quick_exit)\s*\(" + _NOT_A_FAILURE,
+        # Called, or taken as a value to call under another name (a red team's cgo
+        # preamble: `void (*f)(int) = exit; f(0);` in a function an init called).
+        r"(?<![\w.>])(?:__builtin_)?(?:exit|_exit|_Exit|quick_exit)\s*\("
+        + _NOT_A_FAILURE
+        + r"|(?:[=(,&?:]|\breturn\b)\s*(?:__builtin_)?(?:exit|_exit|_Exit|quick_exit)\s*[;,):]",
         unless=r"\bint\s+main\s*\(",
     ),
     Rule("makes raw system calls", r"\bsyscall\s*\(|\b__asm__\b|\basm\s*(?:volatile\s*)?\("),
