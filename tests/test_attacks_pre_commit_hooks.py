@@ -216,3 +216,53 @@ def test_files_the_change_adds_beyond_the_cap_are_all_handed(
     argvs = {c.name: c.argv for c in plan.checks}
     assert {"mypy", "ruff"} <= set(argvs), plan.notes
     assert all(rel in argvs["mypy"] for rel in added)
+
+
+@pytest.mark.slow
+def test_a_settings_file_the_hooks_args_name_is_the_bases(tmp_path: Path) -> None:
+    """`--config-file=ci/types.cfg` in the mypy hook's `args`: a change that set
+    `ignore_errors` there passed its type error through the base's hook."""
+    config = BASE[".pre-commit-config.yaml"].replace(
+        "args: [--strict]", "args: [--strict, --config-file=ci/types.cfg]"
+    )
+    base = {**BASE, ".pre-commit-config.yaml": config, "ci/types.cfg": "[mypy]\n"}
+    repo = commit_all(write_dedented(tmp_path / "repo", base))
+    module = repo / "src/hooked/__init__.py"
+    module.write_text(module.read_text() + "\n\nLIMIT: int = '3'\n")
+    (repo / "ci/types.cfg").write_text("[mypy]\nignore_errors = True\n")
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "FAILED", report["note"]
+    assert "Incompatible types in assignment" in report["note"], report["note"]
+
+
+def test_the_files_hooks_name_as_settings_are_read_from_their_args(tmp_path: Path) -> None:
+    from assay.discovery.hook_config_files import hook_config_files
+
+    config = """
+        repos:
+          - repo: https://github.com/pre-commit/mirrors-mypy
+            rev: v1.0.0
+            hooks:
+              - id: mypy
+                args: [--config-file, ci/types.cfg, --strict]
+          - repo: https://github.com/astral-sh/ruff-pre-commit
+            rev: v0.8.0
+            hooks:
+              - id: ruff
+                args: [--config=lint/ruff.toml, --config, "lint.ignore = ['E501']"]
+          - repo: https://github.com/PyCQA/isort
+            rev: 5.13.2
+            hooks:
+              - id: isort
+                args: [--settings-path=conf, --sp, ../outside.cfg]
+    """
+    repo = write_dedented(tmp_path, {".pre-commit-config.yaml": config})
+    found = hook_config_files(repo)
+    assert found == (
+        "ci/types.cfg",
+        "ci/types.cfg/**",
+        "lint/ruff.toml",
+        "lint/ruff.toml/**",
+        "conf",
+        "conf/**",
+    ), found

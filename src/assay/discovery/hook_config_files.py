@@ -1,0 +1,71 @@
+"""The configuration files a project's pre-commit hooks name in their `args`.
+
+A hook may read its tool's settings from a file of any name (`--config-file=ci/types.cfg`
+for mypy): under `--protect` that file decides what the base's hook checks as much as a
+`mypy.ini` does, and a change that set `ignore_errors` in it passed its own type error.
+So each file a hook of a Python tool names so is protected with the files the tools find
+by their usual names. Read from the base's tree, as paths relative to its root.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["hook_config_files"]
+
+#: The options that name a settings file, for every tool whose hooks assay runs.
+_NAMING = frozenset(
+    {
+        "--config-file",  # mypy
+        "--config",  # ruff, black, flake8
+        "--append-config",  # flake8
+        "--settings-file",  # isort
+        "--settings-path",
+        "--sp",
+    }
+)
+#: Most files taken from one configuration.
+_MAX_FILES = 64
+
+
+def hook_config_files(root: Path) -> tuple[str, ...]:
+    """The files the pre-commit hooks of Python tools at `root` name as their settings (a
+    directory isort's `--settings-path` names, with everything in it), as patterns."""
+    from assay.tools.python_requirements import pre_commit_tools, read_pre_commit_config
+
+    found: list[str] = []
+    for _, repo in pre_commit_tools(read_pre_commit_config(root)):
+        hooks = repo.get("hooks")
+        for hook in hooks if isinstance(hooks, list) else ():
+            args = hook.get("args") if isinstance(hook, dict) else None
+            if isinstance(args, list):
+                found += _named(a for a in args if isinstance(a, str))
+    return tuple(dict.fromkeys(found))[:_MAX_FILES]
+
+
+def _named(args: Iterable[str]) -> list[str]:
+    words = list(args)
+    named: list[str] = []
+    for at, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if option not in _NAMING:
+            continue
+        if not eq:
+            value = words[at + 1] if at + 1 < len(words) else ""
+        path = _relative(value)
+        if path is not None:
+            named += (path, f"{path}/**")  # a file, or a directory of settings files
+    return named
+
+
+def _relative(value: str) -> str | None:
+    """`value` as a path inside the tree, or None: ruff's `--config` also takes a setting
+    (`lint.ignore = ["E501"]`), which names no file."""
+    if not value or "=" in value or value.startswith("/"):
+        return None
+    path = posixpath.normpath(value)
+    if path == "." or path.startswith(".."):
+        return None
+    return path
