@@ -236,7 +236,7 @@ def test_a_settings_file_the_hooks_args_name_is_the_bases(tmp_path: Path) -> Non
 
 
 def test_the_files_hooks_name_as_settings_are_read_from_their_args(tmp_path: Path) -> None:
-    from assay.discovery.hook_config_files import hook_config_files
+    from assay.discovery.named_settings import hook_config_files
 
     config = """
         repos:
@@ -266,3 +266,31 @@ def test_the_files_hooks_name_as_settings_are_read_from_their_args(tmp_path: Pat
         "conf",
         "conf/**",
     ), found
+
+
+@pytest.mark.slow
+def test_a_settings_file_a_ci_step_names_is_the_bases(tmp_path: Path) -> None:
+    """`mypy --config-file ci/types.cfg src` in a workflow: the same file, named by a
+    planned command rather than a hook, set to `ignore_errors` by the change."""
+    workflow = """
+        name: ci
+        on: [push]
+        jobs:
+          lint:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: actions/checkout@v4
+              - run: mypy --config-file ci/types.cfg src
+    """
+    base = {
+        **{k: v for k, v in BASE.items() if k != ".pre-commit-config.yaml"},
+        ".github/workflows/ci.yml": workflow,
+        "ci/types.cfg": "[mypy]\nstrict = True\n",
+    }
+    repo = commit_all(write_dedented(tmp_path / "repo", base))
+    module = repo / "src/hooked/__init__.py"
+    module.write_text(module.read_text() + "\n\nLIMIT: int = '3'\n")
+    (repo / "ci/types.cfg").write_text("[mypy]\nignore_errors = True\n")
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "FAILED", report["note"]
+    assert "Incompatible types in assignment" in report["note"], report["note"]

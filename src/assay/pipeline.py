@@ -305,8 +305,10 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         digest = _source_digest(root, options)
         if digest is not None and (hit := _remembered_hit(root, digest, options)) is not None:
             return hit  # nothing was discovered, planned, provisioned, copied or probed
-        if restore is not None:
+        if restore is not None and protected is not None:
             the_plan = base_plan(restore.base, root, options, installed=root)
+            protected = _with_named_settings(protected, the_plan)
+            restore = replace(restore, protected=protected)
         else:
             the_plan = make_plan(root, options)
         manager = _package_manager(restore.base if restore is not None else root, options)
@@ -440,8 +442,8 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     files its tests name: the base's, because the change must not choose what guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
-    from assay.discovery.hook_config_files import hook_config_files
     from assay.discovery.js_runner_setup import js_setup_files
+    from assay.discovery.named_settings import hook_config_files
     from assay.discovery.python import pytest_test_files
     from assay.protect import protected_set
     from assay.test_data import named_test_data
@@ -457,6 +459,16 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
         *hook_config_files(base_dir),
     )
     return protected_set(extra=(*named, *named_test_data(base_dir, protected_set(extra=named))))
+
+
+def _with_named_settings(protected: ProtectedSet, the_plan: Plan) -> ProtectedSet:
+    """`protected` with the settings files the base's planned commands name by an option
+    (`mypy --config-file ci/types.cfg` in a CI step: a change set `ignore_errors` there)."""
+    from assay.discovery.named_settings import named_settings
+
+    named = [p for check in the_plan.checks for p in named_settings(check.argv)]
+    fresh = tuple(p for p in dict.fromkeys(named) if p not in protected.patterns)
+    return replace(protected, patterns=(*protected.patterns, *fresh)) if fresh else protected
 
 
 @dataclass

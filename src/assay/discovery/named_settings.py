@@ -1,10 +1,10 @@
-"""The configuration files a project's pre-commit hooks name in their `args`.
+"""The settings files a project's commands and pre-commit hooks name by an option.
 
-A hook may read its tool's settings from a file of any name (`--config-file=ci/types.cfg`
-for mypy): under `--protect` that file decides what the base's hook checks as much as a
-`mypy.ini` does, and a change that set `ignore_errors` in it passed its own type error.
-So each file a hook of a Python tool names so is protected with the files the tools find
-by their usual names. Read from the base's tree, as paths relative to its root.
+A tool may read its settings from a file of any name (`--config-file=ci/types.cfg` for
+mypy, in a CI step or a hook's `args`): under `--protect` that file decides what the
+base's check checks as much as a `mypy.ini` does, and a change that set `ignore_errors` in
+it passed its own type error. So each file the base's plan and hooks name so is protected
+with the files the tools find by their usual names, as paths relative to the root.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["hook_config_files"]
+__all__ = ["hook_config_files", "named_settings"]
 
 #: The options that name a settings file, for every tool whose hooks assay runs.
 _NAMING = frozenset(
@@ -24,6 +24,7 @@ _NAMING = frozenset(
         "--settings-file",  # isort
         "--settings-path",
         "--sp",
+        "--rcfile",  # pylint
     }
 )
 #: Most files taken from one configuration.
@@ -41,11 +42,12 @@ def hook_config_files(root: Path) -> tuple[str, ...]:
         for hook in hooks if isinstance(hooks, list) else ():
             args = hook.get("args") if isinstance(hook, dict) else None
             if isinstance(args, list):
-                found += _named(a for a in args if isinstance(a, str))
+                found += named_settings(a for a in args if isinstance(a, str))
     return tuple(dict.fromkeys(found))[:_MAX_FILES]
 
 
-def _named(args: Iterable[str]) -> list[str]:
+def named_settings(args: Iterable[str]) -> list[str]:
+    """The settings files `args` (a command's words) names, as protected patterns."""
     words = list(args)
     named: list[str] = []
     for at, word in enumerate(words):
