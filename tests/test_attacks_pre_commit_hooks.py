@@ -294,3 +294,34 @@ def test_a_settings_file_a_ci_step_names_is_the_bases(tmp_path: Path) -> None:
     report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
     assert report["status"] == "FAILED", report["note"]
     assert "Incompatible types in assignment" in report["note"], report["note"]
+
+
+@pytest.mark.slow
+def test_a_package_directory_named_build_is_handed_to_the_hooks(tmp_path: Path) -> None:
+    """Only the root's `build` and `dist` are build output: CI's flake8 lints a package's
+    `build/` module directory, which was handed to no hook and VERIFIED with an unused
+    import, while the root's `build/` is still left out."""
+    config = f"""
+        ci:
+          autoupdate_schedule: monthly
+        repos:
+          - repo: https://github.com/PyCQA/flake8
+            rev: {version("flake8")}
+            hooks:
+              - id: flake8
+    """
+    repo = commit_all(
+        write_dedented(tmp_path / "repo", {**BASE, ".pre-commit-config.yaml": config})
+    )
+    write_dedented(
+        repo,
+        {
+            "src/hooked/build/__init__.py": "",
+            "src/hooked/build/impl.py": "import os\n",
+            "build/lib/hooked/stale.py": "import sys\n",
+        },
+    )
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "FAILED", report["note"]
+    assert "src/hooked/build/impl.py:1: 'os' imported but unused" in report["note"]
+    assert "stale.py" not in report["note"], report["note"]

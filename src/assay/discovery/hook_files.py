@@ -39,7 +39,10 @@ _TYPES = {
 }
 _KNOWN_TYPES = frozenset().union(*_TYPES.values())
 #: Directories no repository tracks, or that are not the project's code.
-_UNTRACKED = frozenset({"node_modules", "__pycache__", "build", "dist", "site-packages"})
+_UNTRACKED = frozenset({"node_modules", "__pycache__", "site-packages"})
+#: Build output, at the root only: a package's own `build` module directory is code (a
+#: change's `src/hooked/build/impl.py` was handed to no hook, where CI's flake8 lints it).
+_BUILD_OUTPUT = frozenset({"build", "dist"})
 _MAX_DEPTH = 32
 _MAX_DIRS = 20_000
 _MAX_EXPRESSION = 2_000
@@ -132,6 +135,7 @@ class HookFiles:
         return not (
             name.startswith(".")
             or name in _UNTRACKED
+            or (path == name and name in _BUILD_OUTPUT)
             or name.endswith(".egg-info")
             or path in self._venvs
         )
