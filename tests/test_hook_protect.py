@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.repos import git_repo
 from tests.test_hook_claude_code import hook, output, stop_event
 
@@ -147,3 +149,24 @@ def test_the_generic_gate_judges_against_the_base_it_is_given(tmp_path: Path) ->
     done = gate(tmp_path / "state", str(project), "--base", base)
     assert done.returncode == 2
     assert "test_calc::test_add" in done.stderr and f"--base {base} --protect" in done.stderr
+
+
+def test_large_untracked_files_are_left_out_of_the_base_and_names_are_taken_literally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.hooks.prompt_base import MAX_UNTRACKED_BYTES, base_for
+
+    project = git_repo(tmp_path / "p", PROJECT)
+    (project / "sub").mkdir()
+    (project / "sub" / "data.bin").write_bytes(b"\0" * (MAX_UNTRACKED_BYTES + 1))
+    (project / "sub" / "[ab].py").write_text("x = 1\n")  # a pattern, were it one
+    (project / "sub" / "a.py").write_text("y = 2\n")
+    state = tmp_path / "state"
+    done = hook(prompt_event(project / "sub"), state, "--protect")
+    assert done.stdout == ""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(state))  # where the hook recorded it
+    base = base_for("claude-code:s-1")
+    assert base is not None and base.commit, base
+    names = set(git(project, "ls-tree", "-r", "--name-only", base.commit).split())
+    assert {"sub/[ab].py", "sub/a.py", "calc.py", "test_calc.py"} <= names
+    assert "sub/data.bin" not in names

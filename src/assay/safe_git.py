@@ -154,10 +154,11 @@ class Repository:
         env.update(self.variables)
         return env
 
-    def output(self, *args: str, limit: int) -> bytes:
-        """Run `git ARGS` to completion; its stdout, raw. Raises `GitError` on a non-zero
-        exit, the deadline, or more than `limit` bytes of output."""
-        with self._spawn(args, stdin=None) as child:
+    def output(self, *args: str, limit: int, stdin: IO[bytes] | None = None) -> bytes:
+        """Run `git ARGS` to completion (reading `stdin`, a file, when given); its stdout,
+        raw. Raises `GitError` on a non-zero exit, the deadline, or more than `limit`
+        bytes of output."""
+        with self._spawn(args, stdin=stdin) as child:
             data = child.stdout.read(limit + 1)
             if len(data) > limit:
                 raise GitError(f"git {args[0]} wrote more than {limit} bytes")

@@ -16,6 +16,7 @@ cannot be laundered into the base by a message sent mid-chain.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -42,6 +43,11 @@ _IDENTITY = (
     ("GIT_COMMITTER_EMAIL", "assay@localhost"),
 )
 _RECORD_KIND = "base-"
+#: Untracked files larger than this, or past this many, are left out of the base.
+MAX_UNTRACKED_BYTES = 4 << 20
+MAX_UNTRACKED_FILES = 50_000
+#: The listed names are paths, not patterns (a file named `*.py` is that file).
+_LITERAL = ("GIT_LITERAL_PATHSPECS", "1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,26 @@ def _snapshot_or_why(root: Path) -> PromptBase:
         return PromptBase(str(root), error=f"the tree could not be written into git: {exc}")
 
 
+def _untracked_to_keep(repo: Repository) -> list[bytes]:
+    """The untracked files the ignore rules do not hide (`repo` at the top of its working
+    tree), but for those too large to be the code or tests the base is for (data a prompt would
+    otherwise write into the object store each time), and past `MAX_UNTRACKED_FILES`."""
+    listing = repo.output("ls-files", "-z", "--others", "--exclude-standard", limit=64 << 20)
+    kept: list[bytes] = []
+    for name in listing.split(b"\0"):
+        if not name:
+            continue
+        try:
+            size = os.lstat(os.path.join(os.fsencode(repo.path), name)).st_size
+        except OSError:
+            continue  # gone since it was listed
+        if size <= MAX_UNTRACKED_BYTES:
+            kept.append(name)
+            if len(kept) == MAX_UNTRACKED_FILES:
+                break
+    return kept
+
+
 def _snapshot(repo: Repository) -> str:
     """A commit of the working tree as it is on disk, made through a private index."""
     from assay.safe_git import GitError, is_oid
@@ -110,10 +136,28 @@ def _snapshot(repo: Repository) -> str:
     with tempfile.TemporaryDirectory(prefix="assay-base-") as scratch:
         # A fresh index, not a copy of the repository's: its stat data would vouch for a
         # file's content without git reading it, and whoever wrote the index chose both.
-        private = replace(repo, variables=(("GIT_INDEX_FILE", f"{scratch}/index"), *_IDENTITY))
+        top = repo.output("rev-parse", "--show-toplevel", limit=64 * 1024).strip()
+        private = replace(
+            repo,
+            path=Path(os.fsdecode(top)),  # names below are the top's
+            variables=(("GIT_INDEX_FILE", f"{scratch}/index"), *_IDENTITY),
+        )
         if head is not None:
             private.output("read-tree", head, limit=_OID_LIMIT)
-        private.output("add", "--all", "--", ":/", limit=1 << 20)
+        private.output("add", "--update", limit=1 << 20)  # what HEAD tracks, as it is now
+        untracked = _untracked_to_keep(private)
+        if untracked:
+            with tempfile.TemporaryFile() as listing:
+                listing.write(b"\0".join(untracked))
+                listing.seek(0)
+                literal = replace(private, variables=(*private.variables, _LITERAL))
+                literal.output(
+                    "add",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                    limit=1 << 20,
+                    stdin=listing,
+                )
         tree = private.output("write-tree", limit=_OID_LIMIT).decode("ascii").strip()
         parent = ("-p", head) if head is not None else ()
         message = "assay: the working tree when the prompt was submitted"
