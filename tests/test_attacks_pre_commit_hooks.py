@@ -325,3 +325,32 @@ def test_a_package_directory_named_build_is_handed_to_the_hooks(tmp_path: Path) 
     assert report["status"] == "FAILED", report["note"]
     assert "src/hooked/build/impl.py:1: 'os' imported but unused" in report["note"]
     assert "stale.py" not in report["note"], report["note"]
+
+
+def test_a_change_too_wide_to_list_is_no_plan_that_leaves_the_hooks_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing stops at 20,000 directories: a change that adds more, listed before
+    `src`, handed the base's hooks nothing, and they were left out without a word."""
+    monkeypatch.setattr("assay.discovery.hook_files._MAX_DIRS", 5)
+    base = write_dedented(tmp_path / "base", BASE)
+    change = write_dedented(tmp_path / "change", {**BASE, **ADDED_MODULE})
+    for i in range(6):
+        (change / f"a{i}").mkdir()
+    plan = base_plan(base, change, VerifyOptions(), installed=change)
+    assert not {"mypy", "ruff"} & {c.name for c in plan.checks}
+    assert any("mypy" in u and "more than 5 directories" in u for u in plan.unplanned), plan
+
+
+@pytest.mark.slow
+def test_a_module_deeper_than_the_listing_goes_does_not_drop_the_bases_hooks(
+    tmp_path: Path,
+) -> None:
+    """The listing stops 32 folders down: a change's module with a type error deeper than
+    that was handed to no hook, and VERIFIED."""
+    repo = commit_all(write_dedented(tmp_path / "repo", BASE))
+    deep = "src/hooked/" + "d/" * 32
+    write_dedented(repo, {deep + "cli.py": ADDED_MODULE["src/hooked/cli.py"]})
+    report = verified_json(repo, tmp_path / "state", "--protect", "--base", "HEAD")
+    assert report["status"] == "INDETERMINATE", report["note"]
+    assert "pre-commit hook mypy (mypy) could not be run on the change" in report["note"]

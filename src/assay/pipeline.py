@@ -363,7 +363,7 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         require_tests=the_plan.require_tests,
         missing_kinds=the_plan.missing,
         config_errors=the_plan.errors,
-        run_errors=record.run_errors,
+        run_errors=(*record.run_errors, *the_plan.unplanned),
         plan=the_plan.to_dict(),
         record=record,
     )

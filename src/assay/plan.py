@@ -124,6 +124,9 @@ class Plan:
     dropped: tuple[Dropped, ...] = ()
     errors: tuple[str, ...] = ()
     """Sources that exist but could not be read or parsed."""
+    unplanned: tuple[str, ...] = ()
+    """Checks the project runs that the tree judged kept from being planned
+    (`DetectorReport.unplanned`): the verdict is never VERIFIED with any."""
     notes: tuple[str, ...] = ()
     env: ProjectEnv | None = None
     detectors: tuple[tuple[str, str], ...] = ()
@@ -189,6 +192,7 @@ class Plan:
             "detectors": [{"detector": d, "outcome": o} for d, o in self.detectors],
             "dropped": [d.to_dict() for d in self.dropped],
             "errors": list(self.errors),
+            "unplanned": list(self.unplanned),
             "notes": list(self.notes),
         }
 
@@ -208,6 +212,7 @@ def plan(discovery: Discovery, options: PlanOptions | None = None) -> Plan:
         env=discovery.env,
         detectors=detectors,
         errors=discovery.errors,
+        unplanned=discovery.unplanned,
         config_error=discovery.config_error,
         root_problem=discovery.root_problem,
     )

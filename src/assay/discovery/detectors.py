@@ -71,6 +71,10 @@ class Discovery:
     def errors(self) -> tuple[str, ...]:
         return tuple(e for r in self.reports for e in r.errors)
 
+    @property
+    def unplanned(self) -> tuple[str, ...]:
+        return tuple(u for r in self.reports for u in r.unplanned)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "root": self.root,

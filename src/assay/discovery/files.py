@@ -108,16 +108,20 @@ class RepoFiles:
         *,
         depth: int,
         max_dirs: int,
+        cut: Callable[[], None] | None = None,
     ) -> Iterator[str]:
         """The files whose name is `wanted`, breadth first from the root, entering only the
         directories `enters` (their name and path) allows; none past `depth` levels or
-        `max_dirs` directories (a hostile tree must not make discovery a crawl)."""
+        `max_dirs` directories (a hostile tree must not make discovery a crawl). `cut`
+        is called when a directory is left unlisted for either bound."""
         level, visited = ["."], 0
         for _ in range(depth):
             below: list[str] = []
             for directory in level:
                 visited += 1
                 if visited > max_dirs:
+                    if cut is not None:
+                        cut()
                     return
                 for name, kind in self.list_kinds(directory):
                     path = name if directory == "." else f"{directory}/{name}"
@@ -126,6 +130,8 @@ class RepoFiles:
                     elif kind == "dir" and enters(name, path):
                         below.append(path)
             level = below
+        if level and cut is not None:
+            cut()
 
     def _kind(self, entry: os.DirEntry[str], rel: str) -> str:
         try:

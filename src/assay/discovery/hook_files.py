@@ -55,6 +55,11 @@ class UnsafeExpression(AssayError, ValueError):
     """A hook's file selection that is not evaluated here."""
 
 
+class UnchosenFiles(UnsafeExpression):
+    """The files a hook is handed could not all be chosen, for what the tree holds: more
+    directories than are listed, or paths its expressions did not get through in time."""
+
+
 class HookFiles:
     """The tree's candidate files, listed once, and the choice of them for each hook."""
 
@@ -72,6 +77,7 @@ class HookFiles:
         self._config = config
         self._generated = frozenset(generated)
         self._listed: list[str] | None = None
+        self._cut = False
         self._deadline: float | None = None
 
     def files(self, hook: Mapping[Any, Any], types_or: frozenset[str]) -> tuple[str, ...]:
@@ -90,8 +96,14 @@ class HookFiles:
         if self._deadline is None:
             self._deadline = time.monotonic() + MATCH_BUDGET_S
         chosen = []
+        paths = self._paths()
+        if self._cut:
+            raise UnchosenFiles(
+                f"the tree has more than {_MAX_DIRS} directories, or folders deeper than "
+                f"{_MAX_DEPTH}, that are not listed: the files it would be handed are not known"
+            )
         try:
-            for path in self._paths():
+            for path in paths:
                 if not all(
                     self._found(wanted, path) and not self._found(unwanted, path)
                     for wanted, unwanted in matchers
@@ -103,7 +115,7 @@ class HookFiles:
                 if every <= tags and (not some or some & tags) and not none & tags:
                     chosen.append(path)
         except TimeoutError:
-            raise UnsafeExpression(
+            raise UnchosenFiles(
                 f"its `files` or `exclude` took more than {MATCH_BUDGET_S:g} s to choose "
                 "its files: not evaluated further, as its search may never end"
             ) from None
@@ -126,10 +138,14 @@ class HookFiles:
                     self._enters,
                     depth=_MAX_DEPTH,
                     max_dirs=_MAX_DIRS,
+                    cut=self._was_cut,
                 )
                 if path not in self._generated
             )
         return self._listed
+
+    def _was_cut(self) -> None:
+        self._cut = True
 
     def _enters(self, name: str, path: str) -> bool:
         return not (

@@ -170,6 +170,10 @@ class DetectorReport:
     errors: tuple[str, ...] = ()
     """Problems with the source, each naming the file (`package.json: not valid JSON ...`)."""
     notes: tuple[str, ...] = ()
+    unplanned: tuple[str, ...] = ()
+    """Checks the project runs that the tree under judgement kept from being planned
+    (`--protect`: the base's hooks, handed a change's tree they could not list): each
+    keeps the verdict from VERIFIED."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,6 +183,7 @@ class DetectorReport:
             "dropped": [d.to_dict() for d in self.dropped],
             "errors": list(self.errors),
             "notes": list(self.notes),
+            "unplanned": list(self.unplanned),
         }
 
 
@@ -189,6 +194,7 @@ def report(
     dropped: list[Dropped] | tuple[Dropped, ...] = (),
     errors: list[str] | tuple[str, ...] = (),
     notes: list[str] | tuple[str, ...] = (),
+    unplanned: list[str] | tuple[str, ...] = (),
 ) -> DetectorReport:
     """A report whose outcome follows from its content: any error wins, then any candidate."""
     if errors:
@@ -204,6 +210,7 @@ def report(
         dropped=tuple(dropped),
         errors=tuple(errors),
         notes=tuple(notes),
+        unplanned=tuple(unplanned),
     )
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from assay.discovery.command_lines import recognise
 from assay.discovery.files import RepoFiles
-from assay.discovery.hook_files import HookFiles, UnsafeExpression
+from assay.discovery.hook_files import HookFiles, UnchosenFiles, UnsafeExpression
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -126,6 +126,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
     listing = HookFiles(handed, env.venv_dirs, config, generated_version_files(root))
     found: list[Candidate] = []
     notes: list[str] = []
+    unplanned: list[str] = []
     for package, hook_id, entry, hook in _hooks(config):
         source = Source(PRE_COMMIT_CONFIG, line_of(text, rf"id:\s*['\"]?{re.escape(hook_id)}\b"))
         what = f"pre-commit hook {hook_id} ({package})"
@@ -142,6 +143,13 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
             )
         try:
             chosen = listing.files(entry, hook.types) if why is None else ()
+        except UnchosenFiles as refused:
+            if env.tree is not None:
+                # The change's tree decided it: a change that added 20,000 folders would
+                # otherwise drop the base's hooks, and its type error with them.
+                unplanned.append(f"{what} could not be run on the change: {refused}")
+                continue
+            why, chosen = str(refused), ()
         except UnsafeExpression as refused:
             why = str(refused)
             chosen = ()
@@ -160,7 +168,7 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
             f"pre-commit hooks not run: {', '.join(others)} (a local or system hook, or one "
             "of a repository whose tool assay does not run)"
         )
-    return report(NAME, found, notes=notes)
+    return report(NAME, found, notes=notes, unplanned=unplanned)
 
 
 #: Most other hooks named in the note.
