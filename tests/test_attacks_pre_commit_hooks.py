@@ -19,29 +19,13 @@ import pytest
 from assay.pipeline import VerifyOptions, base_plan
 from tests.cli import path_with_venv, verified_json
 from tests.repos import commit_all, write_dedented
+from tests.test_pre_commit_hooks import PROJECT
 
 MYPY = version("mypy")
 RUFF = version("ruff")
 
 BASE = {
-    "pyproject.toml": """
-        [project]
-        name = "hooked"
-        version = "0.1"
-        [tool.pytest.ini_options]
-        pythonpath = ["src"]
-    """,
-    "src/hooked/__init__.py": """
-        def double(x: int) -> int:
-            return 2 * x
-    """,
-    "tests/test_hooked.py": """
-        from hooked import double
-
-
-        def test_double() -> None:
-            assert double(2) == 4
-    """,
+    **{rel: text for rel, text in PROJECT.items() if rel != "docs/conf.py"},
     ".pre-commit-config.yaml": f"""
         ci:
           autoupdate_schedule: monthly

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,37 @@ def test_what_the_key_leaves_out_of_the_source_no_check_can_read(tmp_path: Path)
     assert "PermissionError" in done.stdout
 
 
+def _adder(repo: Path, in_git: bool) -> tuple[Path, bytes, bytes]:
+    """A tested `add` in a git repository at `repo`; the file to write through a mapping
+    (`calc.py`, or with `in_git` the test itself, kept in `.git` and linked from `tests`),
+    its honest bytes and what breaks it."""
+    import subprocess
+
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    test = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    if not in_git:
+        (repo / "tests" / "test_calc.py").write_text(test)
+        return repo / "calc.py", b"a + b", b"a - b"
+    mapped_file = repo / ".git" / "t" / "test_calc.py"
+    mapped_file.parent.mkdir()
+    mapped_file.write_text(test)
+    (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
+    return mapped_file, b"== 5", b"== 6"
+
+
+def _status_of(repo: Path, cache: Path) -> Callable[[], str]:
+    env = assay_env(ASSAY_CACHE_DIR=str(cache))
+
+    def status() -> str:
+        done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
+        return str(json.loads(done.stdout)["status"])
+
+    return status
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("in_git", [False, True], ids=["tree", "environment"])
 def test_a_write_through_a_shared_mapping_is_a_new_tree(tmp_path: Path, in_git: bool) -> None:
@@ -96,28 +128,11 @@ def test_a_write_through_a_shared_mapping_is_a_new_tree(tmp_path: Path, in_git: 
     an environment is, by its entries' stats) whose expectation was broken so."""
     import mmap
     import os
-    import subprocess
     import time
 
     repo = tmp_path / "repo"
-    (repo / "tests").mkdir(parents=True)
-    (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    test = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    if in_git:
-        mapped_file, honest, broken = repo / ".git" / "t" / "test_calc.py", b"== 5", b"== 6"
-        mapped_file.parent.mkdir()
-        mapped_file.write_text(test)
-        (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
-    else:
-        mapped_file, honest, broken = repo / "calc.py", b"a + b", b"a - b"
-        (repo / "tests" / "test_calc.py").write_text(test)
-    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "cache"))
-
-    def status() -> str:
-        done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
-        return str(json.loads(done.stdout)["status"])
+    mapped_file, honest, broken = _adder(repo, in_git)
+    status = _status_of(repo, tmp_path / "cache")
 
     fd = os.open(mapped_file, os.O_RDWR)
     try:
@@ -143,30 +158,13 @@ def test_a_write_through_a_later_mapping_on_tmpfs_is_a_new_tree(in_git: bool) ->
     import mmap
     import os
     import shutil
-    import subprocess
     import tempfile
 
     top = Path(tempfile.mkdtemp(prefix="assay-test-tmpfs-", dir="/dev/shm"))
     try:
         repo = top / "repo"
-        (repo / "tests").mkdir(parents=True)
-        (repo / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
-        (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-        test = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)
-        if in_git:
-            mapped_file, honest, broken = repo / ".git" / "t" / "test_calc.py", b"== 5", b"== 6"
-            mapped_file.parent.mkdir()
-            mapped_file.write_text(test)
-            (repo / "tests" / "test_calc.py").symlink_to("../.git/t/test_calc.py")
-        else:
-            mapped_file, honest, broken = repo / "calc.py", b"a + b", b"a - b"
-            (repo / "tests" / "test_calc.py").write_text(test)
-        env = assay_env(ASSAY_CACHE_DIR=str(top / "cache"))
-
-        def status() -> str:
-            done = assay("verify", "--json", "--kind", "test", str(repo), timeout=120, env=env)
-            return str(json.loads(done.stdout)["status"])
+        mapped_file, honest, broken = _adder(repo, in_git)
+        status = _status_of(repo, top / "cache")
 
         assert status() == "VERIFIED"
         before = os.stat(mapped_file)
