@@ -8,7 +8,8 @@ that is not a stop -- everything the hook does up to where verification would be
 (start, read stdin, parse, answer), without click. For reference: input that is not
 JSON (the decision path: the block counted and printed), and `assay hook --help` (the
 click command group). `python -c "import click"` is printed too: the part of the
-figure that is the command-line library, not assay. Prints one line per figure and exits non-zero when a command
+figure that is the command-line library, not assay. And `--protect`'s recording of the
+tree at a prompt, against `git stash create` on the same tree of 540 files. Prints one line per figure and exits non-zero when a command
 did not behave as the figure assumes.
 """
 
@@ -55,6 +56,48 @@ def median(
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
+PROMPT = "assay hook claude-code --protect, a prompt"
+#: The tree the prompt's snapshot is taken of: files tracked, some changed, some untracked.
+TRACKED, CHANGED, UNTRACKED = 500, 20, 20
+
+
+def _prompt_figures(
+    scratch: str, repeat: int, env: dict[str, str]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The prompt hook's recording of the tree (`--protect`), and `git stash create` on the
+    same tree: the git command nearest to it (a commit of the working tree's tracked
+    changes, written to the object store, touching nothing else)."""
+    repo = os.path.join(scratch, "repo")
+    os.makedirs(os.path.join(repo, "pkg"))
+    for i in range(TRACKED):
+        with open(os.path.join(repo, "pkg", f"m{i}.py"), "w") as out:
+            out.write(f"def f{i}(x):\n    return x + {i}\n")
+    with open(os.path.join(repo, "pyproject.toml"), "w") as out:
+        out.write('[project]\nname = "bench"\nversion = "0"\n')
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-C", repo]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    for i in range(CHANGED):
+        with open(os.path.join(repo, "pkg", f"m{i}.py"), "a") as out:
+            out.write("# changed\n")
+    for i in range(UNTRACKED):
+        with open(os.path.join(repo, "pkg", f"new{i}.py"), "w") as out:
+            out.write("y = 1\n")
+    event = json.dumps(
+        {"session_id": "bench", "cwd": repo, "hook_event_name": "UserPromptSubmit"}
+    ).encode()
+    prompt = median([ASSAY, "hook", "claude-code", "--protect"], repeat, env, event)
+    os.environ["ASSAY_CACHE_DIR"] = env["ASSAY_CACHE_DIR"]  # where the hook recorded it
+    from assay.hooks.prompt_base import base_for
+
+    recorded = base_for("claude-code:bench")
+    if recorded is None or not recorded.commit:
+        sys.exit(f"the prompt hook recorded no base: {recorded}")
+    stash = median([*git, "stash", "create"], repeat, env)
+    return prompt, stash
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -66,6 +109,7 @@ def main() -> None:
         base = median([PYTHON, "-c", "pass"], args.repeat, env)
         # What every click command pays before assay's own code runs: the floor.
         click_floor = median([PYTHON, "-c", "import click"], args.repeat, env)
+        prompt, stash = _prompt_figures(state, args.repeat, env)
         other_event = json.dumps(
             {"session_id": "bench", "cwd": state, "hook_event_name": "Notification"}
         ).encode()
@@ -95,6 +139,11 @@ def main() -> None:
                 verdict = "met" if took < GOAL_S else f"not met on the wall ({on_cpu} on CPU)"
                 line += f"   goal < {GOAL_S * 1000:.0f} ms: {verdict}"
         print(line)
+    print(
+        f"{PROMPT:<44} wall {prompt[0] * 1000:>6.1f} ms  cpu {prompt[1] * 1000:>6.1f} ms"
+        f"   ratio {prompt[0] / stash[0]:.2f}x wall against `git stash create` "
+        f"({stash[0] * 1000:.1f} ms), which records the tracked changes alone"
+    )
 
 
 if __name__ == "__main__":
