@@ -96,11 +96,12 @@ def _snapshot_or_why(root: Path) -> PromptBase:
 
     try:
         repo = open_repository(root, timeout=SNAPSHOT_TIMEOUT_S)
-        repo.output("rev-parse", "--show-toplevel", limit=64 * 1024)
+        top = repo.output("rev-parse", "--show-toplevel", limit=64 * 1024).strip()
     except (GitError, OSError) as exc:
         return PromptBase(str(root), unprotected=f"{root} is in no git repository ({exc})")
     try:
-        return PromptBase(str(root), commit=_snapshot(repo))
+        # Every name below is the top's.
+        return PromptBase(str(root), commit=_snapshot(replace(repo, path=Path(os.fsdecode(top)))))
     except (GitError, OSError) as exc:
         return PromptBase(str(root), error=f"the tree could not be written into git: {exc}")
 
@@ -126,7 +127,8 @@ def _untracked_to_keep(repo: Repository) -> list[bytes]:
 
 
 def _snapshot(repo: Repository) -> str:
-    """A commit of the working tree as it is on disk, made through a private index."""
+    """A commit of the working tree as it is on disk, made through a private index
+    (`repo` at the top of its working tree)."""
     from assay.safe_git import GitError, is_oid
 
     try:
@@ -136,12 +138,7 @@ def _snapshot(repo: Repository) -> str:
     with tempfile.TemporaryDirectory(prefix="assay-base-") as scratch:
         # A fresh index, not a copy of the repository's: its stat data would vouch for a
         # file's content without git reading it, and whoever wrote the index chose both.
-        top = repo.output("rev-parse", "--show-toplevel", limit=64 * 1024).strip()
-        private = replace(
-            repo,
-            path=Path(os.fsdecode(top)),  # names below are the top's
-            variables=(("GIT_INDEX_FILE", f"{scratch}/index"), *_IDENTITY),
-        )
+        private = replace(repo, variables=(("GIT_INDEX_FILE", f"{scratch}/index"), *_IDENTITY))
         if head is not None:
             private.output("read-tree", head, limit=_OID_LIMIT)
         private.output("add", "--update", limit=1 << 20)  # what HEAD tracks, as it is now
