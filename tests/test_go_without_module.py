@@ -183,3 +183,27 @@ def test_a_package_from_before_modules_carries_its_canaries_under_protect(
     canaries = test.extra["canaries"]
     assert canaries["finding"].startswith("as planted"), canaries
     assert sorted(c["must"] for c in canaries["tests"]) == ["fail", "pass"], canaries
+
+
+#: pkg/errors' Makefile: its test target names the package by its import path.
+MAKEFILE = "PKGS := github.com/x/quote/quote\n\ntest:\n\tgo test $(PKGS)\n"
+
+
+@pytest.mark.parametrize(("body", "status"), [('"\'" + s + "\'"', "VERIFIED"), ("s", "FAILED")])
+def test_a_make_target_running_go_without_a_go_mod_runs_at_the_trees_import_path(
+    tmp_path: Path, body: str, status: str
+) -> None:
+    """pkg/errors: `make test` ran `go test github.com/pkg/errors` in module mode, which
+    refused it ("go.mod file not found"), and its clean tree was INDETERMINATE."""
+    repo = _external_tests(tmp_path / "repo", body, **{"Makefile": MAKEFILE, ".travis.yml": ""})
+    (check,) = plan_repository(repo).checks
+    assert check.argv == ("make", "test"), check
+    assert check.env == {"GO111MODULE": "off", "ASSAY_GO_IMPORT_PATH": "github.com/x/quote"}
+    report = verify(repo, tmp_path / "state")
+    assert report["status"] == status, report["note"]
+
+
+def test_a_make_target_of_a_tree_without_go_is_left_as_it_is(tmp_path: Path) -> None:
+    repo = write(tmp_path, {"Makefile": "test:\n\t./run-tests\n", "run-tests": "#!/bin/sh\n"})
+    (check,) = plan_repository(repo).checks
+    assert check.argv == ("make", "test") and check.env == {}, check

@@ -4,7 +4,9 @@ import path inside a GOPATH.
 A tree with no go.mod (nor go.work) is refused by module mode ("cannot find main module"),
 whatever command its CI states: go-spew's Travis `go test -v -race -tags safe ./spew` was
 INDETERMINATE on its clean tree and on a change that broke it. Every go check at the root
-of such a tree runs with `GO111MODULE=off`, as the fallback's `go test ./...` does. Its
+of such a tree runs with `GO111MODULE=off`, as the fallback's `go test ./...` does, and so
+does a make target there, whose recipe's go commands inherit it: pkg/errors' `make test`
+(`go test github.com/pkg/errors`) was INDETERMINATE for "go.mod file not found". Its
 tests import their own package by its full path (`github.com/davecgh/go-spew/spew`), which
 GOPATH mode finds only under `$GOPATH/src`: where the tree's import path is known (Travis's
 `go_import_path`, or the one its packages import themselves by), the check runs from a link at that
@@ -40,6 +42,9 @@ _EXTERNAL_TEST = re.compile(r"^package\s+\w+_test\b", re.MULTILINE)
 _QUOTED = re.compile(r"\"([^\"\s]+)\"")
 _PATH = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[\w.~-]+)+")
 
+#: The tools whose checks run go at a tree's root: go itself, and make's recipes.
+_RUN_GO = frozenset({"go", "make"})
+
 #: How far the search for Go files goes: a hostile tree must not make planning a crawl.
 _MAX_DEPTH = 6
 _MAX_DIRS = 200
@@ -47,15 +52,20 @@ _MAX_FILES = 300
 
 
 def in_gopath_mode(check: Check, root: str) -> Check:
-    """`check` in GOPATH mode when it is a go command run at the root of a tree with no
-    go.mod nor go.work, carrying the tree's import path where one is known."""
-    if check.tool != "go" or check.cwd != "." or check.env.get("GO111MODULE", "off") != "off":
+    """`check` in GOPATH mode when it is a go command, or a make target in a tree with Go
+    tests, run at the root of a tree with no go.mod nor go.work, carrying the tree's import
+    path where one is known."""
+    if check.tool not in _RUN_GO or check.cwd != ".":
+        return check
+    if check.env.get("GO111MODULE", "off") != "off":
         return check
     from assay.discovery.files import RepoFiles
 
     files = RepoFiles(root)
     if files.lexists("go.mod") or files.lexists("go.work"):
         return check
+    if check.tool != "go" and not _go_files(files):
+        return check  # a Makefile of C, say: no go command of its asks for modules
     env = {**check.env, "GO111MODULE": "off"}
     path = _import_path(files)
     if path is not None:

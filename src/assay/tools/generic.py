@@ -6,7 +6,11 @@ identified, a command the repository names is identified by the digest of its fi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from assay.gopath_layout import IMPORT_PATH_ENV, gopath_wrapper
 from assay.tools.index import SHELL
+from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
     SCRIPT_KINDS,
     Command,
@@ -26,12 +30,23 @@ def _target(rest: list[str]) -> Match | None:
     return None
 
 
+def _make(request: Request) -> Instrumented:
+    """`make TARGET` as it is; in a Go tree from before modules (`in_gopath_mode`), from
+    its import path in a GOPATH of its own, as a go check there runs, since the recipe's
+    go commands name the tree's packages by that path (`go test github.com/pkg/errors`)."""
+    planned = request.runs(request.argv)
+    if IMPORT_PATH_ENV not in planned.env:
+        return planned
+    return replace(planned, wrapper=("sh", "-c", gopath_wrapper('exec "$0" "$@"')))
+
+
 MAKE = ToolSpec(
     name="make",
     ecosystem=Ecosystem.GENERIC,
     binaries=("make", "gmake"),
     install_hint="install make (Debian: `apt-get install make`)",
     commands=(Command(("make", "gmake"), match=_target),),
+    instrument=_make,
     wrapper=True,
     # The recipes are the commands: a change to one is a change to what the check runs.
     config_files=("**/Makefile", "**/makefile", "**/GNUmakefile", "**/*.mk"),
