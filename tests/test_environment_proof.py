@@ -409,6 +409,43 @@ def test_the_proof_reads_a_linked_environment_where_the_workspace_links_to(
     assert not elsewhere.proven
 
 
+NOXFILE = b"""
+import nox
+
+@nox.session
+def lint(session):
+    session.install("-r", "dev-requirements.txt")
+    session.install(".")
+    session.install("pytest", "pytest-tiny>=0.1")
+"""
+HATCH_ENVS = b"""
+[envs.default]
+dependencies = ["pytest"]
+[envs.lint]
+extra-dependencies = ["pytest-tiny"]
+"""
+
+
+@pytest.mark.parametrize(
+    "manifests",
+    [
+        {"noxfile.py": NOXFILE},
+        {"hatch.toml": HATCH_ENVS},
+        {"pyproject.toml": HATCH_ENVS.replace(b"[envs.", b"[tool.hatch.envs.")},
+    ],
+    ids=["noxfile", "hatch.toml", "pyproject-hatch"],
+)
+def test_what_nox_and_hatch_install_is_declared_and_its_plugin_proven(
+    tree: Path, manifests: dict[str, bytes]
+) -> None:
+    """pyproject-hooks' noxfile installs pre-commit, which brings a pytest plugin: the
+    environment `--install --protect` built from it was refused as undeclared."""
+    declared = declared_in(manifests)
+    assert {"pytest", "pytest-tiny"} <= declared.names, declared
+    assert problem_paths(tree, declared=declared) == []
+    assert problem_paths(tree, declared=declared_in({"noxfile.py": b"import nox\n"})) != []
+
+
 def test_a_setup_py_deeper_than_the_parser_goes_declares_nothing() -> None:
     deep = {"setup.py": ("x = " + "-" * 100_000 + "1\n").encode()}
     assert declared_in(deep).names == frozenset()

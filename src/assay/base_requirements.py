@@ -3,7 +3,9 @@
 Under `--protect` an installed distribution that loads code by itself into every run (a
 `.pth` file, a `sitecustomize` module, a pytest plugin entry point) is accepted only when
 the base asks for it: named by its manifests (pyproject.toml, setup.cfg, setup.py,
-requirement files, tox's deps, lockfiles), or required by a distribution that is. Its
+requirement files, tox's deps, nox's `session.install`, hatch's environments, lockfiles),
+or required by a distribution that is: whatever `--install` installs from them is so
+declared. Its
 install record can be written by whoever wrote its files; the base cannot be.
 
 The files are read from the commit through `assay.safe_git` (no filter, driver or hook
@@ -38,6 +40,8 @@ ROOT_MANIFESTS = (
     "setup.cfg",
     "setup.py",
     "tox.ini",
+    "noxfile.py",
+    "hatch.toml",
     "uv.lock",
     "poetry.lock",
     "pdm.lock",
@@ -166,6 +170,10 @@ def declared_in(files: Mapping[str, bytes]) -> Declared:
             requirements += _setup_py(text, projects, entry_points)
         elif base == "tox.ini":
             requirements += _tox(text)
+        elif base == "noxfile.py":
+            requirements += _nox(text)
+        elif base == "hatch.toml":
+            requirements += _hatch_envs(_table(_toml(text).get("envs")))
         elif base in ("uv.lock", "poetry.lock", "pdm.lock", "pylock.toml"):
             names += _lock_names(text)
         elif base == "Pipfile":
@@ -239,6 +247,16 @@ def _pyproject(
     for group in _table(_table(tool.get("pdm")).get("dev-dependencies")).values():
         found += _strings(group)
     found += _strings(_table(tool.get("uv")).get("dev-dependencies"))
+    found += _hatch_envs(_table(_table(tool.get("hatch")).get("envs")))
+    return found
+
+
+def _hatch_envs(envs: Mapping[str, object]) -> list[str]:
+    """Every hatch environment's `dependencies` and `extra-dependencies`."""
+    found: list[str] = []
+    for env in envs.values():
+        found += _strings(_table(env).get("dependencies"))
+        found += _strings(_table(env).get("extra-dependencies"))
     return found
 
 
@@ -328,6 +346,25 @@ def _tox(text: str) -> list[str]:
         if section.startswith("testenv") and parser.has_option(section, "deps"):
             found += parser.get(section, "deps").splitlines()
     return found
+
+
+def _nox(text: str) -> list[str]:
+    """The literal words of every `session.install(...)` in a noxfile: pyproject-hooks'
+    lint session installs pre-commit, which brings virtualenv and platformdirs (a pytest
+    plugin), and `--install --protect` refused the environment it had built itself."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [
+        arg.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "install"
+        for arg in node.args
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    ]
 
 
 def _lock_names(text: str) -> list[str]:
