@@ -523,8 +523,14 @@ def test_jest_counts_every_test_file_that_failed_to_load_and_says_why(tmp_path: 
     # After the tests: a test's failure is the one a note names first.
     passed, first, second = parsed.test_cases
     assert passed.outcome == "passed"
-    assert (first.name, first.outcome, first.message) == ("a.test.js", "error", None)
+    # Marked as a module pytest could not collect is: the note says the file ran no test.
+    assert (first.name, first.outcome, first.message) == (
+        "a.test.js",
+        "error",
+        "collection failure",
+    )
     assert second.message is not None and "ENOENT: no such file" in second.message
+    assert second.message.startswith("collection failure: ")
     # It stands for no test of the file's: no test is listed in it.
     assert first.file is None and second.file is None
 

@@ -381,8 +381,8 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
         # nothing of why (h11's, termcolor's collection errors).
         shown = relative(evidence, failed[0].name)
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-        why = (failed[0].message or "")[len(prefix) :]
-        return f"{shown} could not be collected{more}: {why}"
+        why = headline((failed[0].message or "")[len(prefix) :])
+        return f"{shown} could not be collected{more}: {relative(evidence, why)}"
     if [c.name for c in failed] == [PYTEST_INTERNAL]:
         # pytest itself crashed, and ended the run: naming its report's entry said nothing.
         why = relative(evidence, (failed[0].message or "").removeprefix(INTERNAL_ERROR + ": "))
@@ -400,9 +400,9 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
 
 
 #: A line that states an error (`error: ...`, `error[E0308]: ...`, `x.c:3:1: error: ...`,
-#: `fatal: ...`), as against the progress a build prints first ("Compiling", "Blocking
+#: `fatal: ...`, oxc's `[PARSE_ERROR] ...` under vite's `Transform failed`), as against the progress a build prints first ("Compiling", "Blocking
 #: waiting for file lock").
-_ERROR_LINE = r"(?i)^(?:error|fatal)\b|^\S+:\d+(?::\d+)?: (?:fatal )?error\b"
+_ERROR_LINE = r"(?i)^(?:error|fatal)\b|^\S+:\d+(?::\d+)?: (?:fatal )?error\b|^\[[A-Z_]*ERROR\] "
 #: The location line under an error: rustc's and clippy's `  --> src/lib.rs:252:33`, and
 #: rolldown's (ariadne's) `╭─[ src/cookie/parse.ts:34:28 ]`.
 _LOCATION = r"^\s*(?:--> (\S+)|╭─\[ (\S+) \])$"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.formats.failures import COLLECTION_FAILURE
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, generic, report_path
 from assay.parsers._text import (
@@ -282,9 +283,13 @@ def parse_script_runner(
 def _unloaded(file: str | None, said: object, cwd: str) -> TestCase:
     """A test file that failed to load, so that no test in it ran (a syntax error, a module
     or a data file it could not find), as one error named after the file, with why. It
-    stands for no test of the file's (`file` is left unset: no test is listed in it)."""
+    stands for no test of the file's (`file` is left unset: no test is listed in it). Its
+    message is marked as a module pytest could not collect is, so that the note says the
+    file ran no test: @open-draft/until's parse error in src/index.ts read as "1 of 1 tests
+    failed: src/until.test.ts"."""
     why = message(strip_ansi(said), cwd) if isinstance(said, str) and said.strip() else None
-    return TestCase(name=file or "?", outcome="error", message=why)
+    marked = f"{COLLECTION_FAILURE}: {why}" if why else COLLECTION_FAILURE
+    return TestCase(name=file or "?", outcome="error", message=marked)
 
 
 #: The failure a runner gives a test it stopped at its own per-test timeout: jest's
