@@ -1483,8 +1483,12 @@ ROOT_UNITTEST = {
         # test.py is found the same way; a test named as pytest collects it keeps pytest.
         ({"tests.py": None, "test.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "unittest")),
         ({"tests.py": None, "test_p.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "pytest")),
-        # pytest's style, or no unittest at all: not unittest's to run.
-        ({"tests.py": "import pytest\n\ndef test_double():\n    pass\n"}, None),
+        # pytest's style, or no unittest at all: not unittest's to run; pytest's, pointed
+        # at it where it defines a test (its name is not one pytest collects by itself).
+        (
+            {"tests.py": "import pytest\n\ndef test_double():\n    pass\n"},
+            ("python3", "-m", "pytest", "tests.py"),
+        ),
         ({"tests.py": "CASES = [1, 2]\n"}, None),
         # A test directory or setup.py's test_suite says where the tests are first.
         ({"tests/test_p.py": ROOT_UNITTEST["tests.py"]}, ("python3", "-m", "unittest", "discover")),

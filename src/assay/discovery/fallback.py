@@ -7,9 +7,11 @@ kinds and ecosystems nothing else answered.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable, Iterable, Sequence
 
-from assay.discovery.files import RepoFiles
+from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.model import (
     Candidate,
     DetectorReport,
@@ -67,6 +69,38 @@ def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None
             not (_pytest_skips(name) or path in skipped) and not files.lexists(f"{path}/pyvenv.cfg")
         ),
     )
+
+
+#: Test modules named so that pytest's default patterns (`test_*.py`, `*_test.py`) pass
+#: them over: webencodings keeps its tests in webencodings/tests.py, which its maintainers
+#: ran as `py.test webencodings/tests.py`, and pytest from the root collects nothing.
+UNPATTERNED_TEST_MODULES = ("tests.py", "test.py")
+#: A test pytest would collect from a module it is pointed at.
+_DEFINES_A_TEST = re.compile(r"^(?:def test\w*\s*\(|class Test\w*\b)", re.MULTILINE)
+#: How many such modules are read before the search gives up.
+_UNPATTERNED_READ_MAX = 20
+
+
+def unpatterned_test_module(files: RepoFiles, skip: Iterable[str] = ()) -> str | None:
+    """The first `tests.py` or `test.py` that defines a test pytest collects once named
+    (`def test_...`, `class Test...`), breadth first as `test_file_anywhere`, or None."""
+    skipped = set(skip)
+    found = files.breadth_first(
+        lambda name: name in UNPATTERNED_TEST_MODULES,
+        lambda name, path: (
+            not (_pytest_skips(name) or path in skipped) and not files.lexists(f"{path}/pyvenv.cfg")
+        ),
+        depth=TEST_SEARCH_DEPTH,
+        max_dirs=TEST_SEARCH_MAX_DIRS,
+    )
+    for path in itertools.islice(found, _UNPATTERNED_READ_MAX):
+        try:
+            text = files.read_text(path)
+        except UnreadableFile:
+            continue
+        if text is not None and _DEFINES_A_TEST.search(text):
+            return path
+    return None
 
 
 def _first_file(
@@ -127,10 +161,15 @@ _EXCLUDED_PREFIX = "(^|/)("
 
 
 def python_defaults(
-    evidence: str, env: ProjectEnv, targets: tuple[str, ...], test_file: str | None
+    evidence: str,
+    env: ProjectEnv,
+    targets: tuple[str, ...],
+    test_file: str | None,
+    unpatterned: str | None = None,
 ) -> list[Candidate]:
     """compileall (a syntax check of the project's code, `targets`: `compile_targets`')
-    and, when a test file exists (`test_file`, the first found), pytest. Pure."""
+    and, when a test file exists (`test_file`, the first found), pytest; else, where a
+    test module pytest's patterns miss exists (`unpatterned`), pytest pointed at it. Pure."""
     excluded = "|".join(d.replace(".", r"\.") for d in (*env.venv_dirs, *COMPILE_EXCLUDE))
     pattern = f"{_EXCLUDED_PREFIX}{excluded})(/|$)"
     found = [
@@ -156,6 +195,19 @@ def python_defaults(
                 reason=f"Python project with tests ({test_file}, ...) and no configured "
                 "runner: pytest's default discovery from the root finds them "
                 "(it also runs unittest test cases)",
+            )
+        )
+    elif unpatterned is not None:
+        found.append(
+            Candidate(
+                kind=Kind.TEST,
+                argv=env.python_module("pytest", unpatterned),
+                tool="pytest",
+                ecosystem=Ecosystem.PYTHON,
+                origin=Origin.FALLBACK,
+                source=Source(unpatterned),
+                reason=f"Python tests in {unpatterned}, a name pytest's default discovery "
+                "passes over, and no configured runner: pytest is pointed at it",
             )
         )
     return found
@@ -253,7 +305,9 @@ def detect(files: RepoFiles, env: ProjectEnv) -> DetectorReport:
         tests = test_file_anywhere(files, env.venv_dirs) or (
             f"{test_dirs[0]}/" if test_dirs else None
         )
-        found += python_defaults(evidence, env, compile_targets(files, env), tests)
+        unpatterned = None if tests else unpatterned_test_module(files, env.venv_dirs)
+        targets = compile_targets(files, env)
+        found += python_defaults(evidence, env, targets, tests, unpatterned)
     node_test_dirs = {d: files.list_dir(d) for d in NODE_TEST_DIRS if d in root_dirs}
     found += node_defaults(root_names, node_test_dirs)
     if "go.mod" not in root_names:
