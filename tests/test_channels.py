@@ -319,6 +319,19 @@ def test_a_check_without_test_names_is_held_to_its_count() -> None:
     assert compare(base, [_evidence("make-test", {}, passed=6)]) == ()
 
 
+def test_a_check_without_test_names_counts_its_failing_tests_as_run() -> None:
+    """pkg/errors' `make test` (go test -v, read as text) with a changed message: 11 of its
+    51 tests failed, and the note also said 11 of the base's 51 passing tests were not
+    executed. A failing test is the change's verdict to give, not a missing one."""
+    check = Check(name="make-test", kind=Kind.TEST, argv=("make", "test"))
+    base = [BaseCheck.of(_evidence("make-test", {}, passed=51))]
+    failing = evidence_for(check, Cause.EXIT_NONZERO, tests=TestCounts(passed=40, failed=11))
+    assert compare(base, [failing]) == ()
+    fewer = evidence_for(check, Cause.EXIT_NONZERO, tests=TestCounts(passed=30, errors=11))
+    (found,) = compare(base, [fewer])
+    assert found.test == "10 of its 51 passing tests", found
+
+
 def test_a_check_that_names_only_its_failures_is_held_to_its_count() -> None:
     """unittest without `-v` names the tests that failed and no other: the one the change
     fixed goes unnamed in its run, which is no reason to call it missing."""

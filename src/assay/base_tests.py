@@ -160,15 +160,16 @@ def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotE
     show run.
 
     Matched by check name, then by test name; a base check without per-test names is
-    matched by its count of passing tests."""
+    matched by its count of passing tests, against the change's count of tests run: one
+    that fails now ran."""
     by_name = {e.check.name: e for e in change if e.check.kind is Kind.TEST}
     found: list[NotExecuted] = []
     for at_base in base:
         evidence = by_name.get(at_base.name)
         if not at_base.passed and not at_base.failed:
-            passing = evidence.tests.passed if evidence is not None and evidence.tests else 0
-            if passing < at_base.passed_count:
-                lost = at_base.passed_count - passing
+            ran = evidence.tests.executed if evidence is not None and evidence.tests else 0
+            if ran < at_base.passed_count:
+                lost = at_base.passed_count - ran
                 test = f"{lost} of its {at_base.passed_count} passing tests"
                 found.append(NotExecuted(at_base.name, test, "missing"))
             continue
