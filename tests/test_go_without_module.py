@@ -198,7 +198,8 @@ def test_a_make_target_running_go_without_a_go_mod_runs_at_the_trees_import_path
     repo = _external_tests(tmp_path / "repo", body, **{"Makefile": MAKEFILE, ".travis.yml": ""})
     (check,) = plan_repository(repo).checks
     assert check.argv == ("make", "test"), check
-    assert check.env == {"GO111MODULE": "off", "ASSAY_GO_IMPORT_PATH": "github.com/x/quote"}
+    assert check.env["GO111MODULE"] == "off", check
+    assert check.env["ASSAY_GO_IMPORT_PATH"] == "github.com/x/quote", check
     report = verify(repo, tmp_path / "state")
     assert report["status"] == status, report["note"]
 

@@ -401,9 +401,20 @@ def target_candidates(
                 stated=tuple(stated_words(r) for r in runs.hits),
                 widens=tuple((runner, name) for name in _test_variants(target, makefile)),
                 goals=(target.name,) if runner == "make" else (),
+                env=_verbose_go_tests(kind, runs),
             )
         )
     return found, dropped
+
+
+def _verbose_go_tests(kind: Kind, runs: TargetRuns) -> dict[str, str]:
+    """`GOFLAGS=-v` for a test target whose recipe runs `go test`: without -v go prints
+    only the tests that failed, and a package that passed as one `ok` line, so pkg/errors'
+    `make test` with a changed message read as "11 of 11 tests failed" and lost at the base
+    "1 of its 1 passing tests". go applies the flag only to the commands that know it."""
+    if kind is Kind.TEST and any(hit.name == "go-test" for hit in runs.hits):
+        return {"GOFLAGS": "-v"}
+    return {}
 
 
 def _test_variants(target: Target, makefile: Makefile) -> tuple[str, ...]:

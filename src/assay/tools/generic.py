@@ -6,6 +6,7 @@ identified, a command the repository names is identified by the digest of its fi
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from assay.gopath_layout import IMPORT_PATH_ENV, gopath_wrapper
@@ -35,6 +36,11 @@ def _make(request: Request) -> Instrumented:
     its import path in a GOPATH of its own, as a go check there runs, since the recipe's
     go commands name the tree's packages by that path (`go test github.com/pkg/errors`)."""
     planned = request.runs(request.argv)
+    if (caller := os.environ.get("GOFLAGS", "").strip()) and "GOFLAGS" in planned.env:
+        # The caller's flags stand, with the target's after them.
+        planned = replace(
+            planned, env={**planned.env, "GOFLAGS": f"{caller} {planned.env['GOFLAGS']}"}
+        )
     if IMPORT_PATH_ENV not in planned.env:
         return planned
     return replace(planned, wrapper=("sh", "-c", gopath_wrapper('exec "$0" "$@"')))
