@@ -30,9 +30,15 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
     sandbox refusal fails every check: its reason is printed once)."""
     name = evidence.check.name
     if evidence.diagnostics:
+        # The errors first, each warning marked as one: minimist's eslint run listed four
+        # of its "No magic number" warnings above the parse error that failed it.
+        errors = [d for d in evidence.diagnostics if d.severity == "error"]
+        ordered = errors + [d for d in evidence.diagnostics if d.severity != "error"]
         return [
-            f"  {name}: {f'{d.place}: ' if d.file else ''}{relative(evidence, d.message)}"
-            for d in evidence.diagnostics[:5]
+            f"  {name}: {f'{d.place}: ' if d.file else ''}"
+            f"{'' if d.severity == 'error' or not errors else f'{d.severity}: '}"
+            f"{relative(evidence, d.message)}"
+            for d in ordered[:5]
         ]
     failed = [c for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES]
     lines = []
