@@ -63,3 +63,37 @@ def test_the_callers_goflags_stand_with_the_targets_after_them(
     assert instrument(check, None, tmp_path).env["GOFLAGS"] == "-v"
     monkeypatch.setenv("GOFLAGS", "-mod=vendor")
     assert instrument(check, None, tmp_path).env["GOFLAGS"] == "-mod=vendor -v"
+
+
+def test_a_make_target_running_go_test_stopped_at_the_deadline_names_the_hung_test(
+    tmp_path: Path,
+) -> None:
+    """pkg/errors' `make test` with a loop in Error() was stopped as "a hang" and named
+    nothing: go -v's `=== RUN` with no result, and the dump go prints on SIGQUIT, name it."""
+    from assay.verdict import Status
+    from tests.attacks import explain
+    from tests.test_js_hang_named import _stopped
+
+    spins = "func() int { for n >= 0 { n = (n + 1) % 5 }; return n }()"
+    report = _stopped(_tree(tmp_path / "repo", spins))
+    assert report.status is Status.INDETERMINATE, explain(report)
+    # go inlines Double: the frame may be the test's own.
+    assert "while running TestDouble (stuck at calc.go:3 in example.com/calc." in report.note, (
+        report.note
+    )
+
+
+def test_a_hung_tests_place_below_a_gopath_link_is_named_from_the_tree() -> None:
+    from assay.parsers.go_verbose_text import running_tests
+
+    text = (
+        "=== RUN   TestWrap\n--- PASS: TestWrap (0.00s)\n=== RUN   TestNew\n"
+        "SIGQUIT: quit\n\ngoroutine 7 [running]:\n"
+        "github.com/pkg/errors.(*fundamental).Error(...)\n"
+        "\t/tmp/tmp.Ab/src/github.com/pkg/errors/errors.go:126\n"
+        "github.com/pkg/errors.TestNew(0xc000)\n"
+        "\t/tmp/tmp.Ab/src/github.com/pkg/errors/errors_test.go:30 +0x1d\n"
+    )
+    (named,) = running_tests(text, "/w", "github.com/pkg/errors")
+    assert named == "TestNew (stuck at errors.go:126 in github.com/pkg/errors.(*fundamental).Error)"
+    assert running_tests(text, "/w") == ("TestNew",)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from assay.evidence import Check, Diagnostic, TestCase, TestCounts
+from assay.gopath_layout import IMPORT_PATH_ENV
 from assay.parsers import ParsedOutput
 from assay.parsers._text import combined, relative, strip_ansi
 from assay.parsers.crash import (
@@ -17,6 +18,7 @@ from assay.parsers.crash import (
     shell_crash,
 )
 from assay.parsers.go import timed_out_tests
+from assay.parsers.go_verbose_text import running_tests
 from assay.process import ProcessResult
 from assay.verdict import Kind
 
@@ -458,6 +460,9 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
             if not crashes:
                 crashed = shell_crash(check.argv, result.exit_code, check.tool)
                 crashes = (crashed,) if crashed is not None else ()
+    if not hung and result.timed_out and check.kind is Kind.TEST:
+        # Stopped at assay's deadline: a `go test -v` behind make names what it was running.
+        hung = running_tests(text, result.cwd or "", check.env.get(IMPORT_PATH_ENV))
     findings: list[Diagnostic] = []
     if result.exit_code not in (0, None):
         findings = _stylish_findings(text, result.cwd)
