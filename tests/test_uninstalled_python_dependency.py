@@ -63,7 +63,9 @@ def test_a_declared_module_mypy_cannot_find_is_unverified(tmp_path: Path) -> Non
     assert report["status"] == "UNVERIFIED", report["note"]
     (mypy,) = [c for c in report["checks"] if c["name"] == "mypy"]
     assert (mypy["verdict"], mypy["cause"]) == ("unverified", "toolchain_missing")
-    assert f"could not find the module {ABSENT}, which pyproject.toml declares" in mypy["note"]
+    assert (
+        f"could not find the module {ABSENT}, which the project's manifests declare" in mypy["note"]
+    )
 
 
 def test_after_the_install_steps_the_note_does_not_offer_them(tmp_path: Path) -> None:
@@ -129,6 +131,18 @@ def _test_repo(root: Path, *, declared: bool, wrong: bool = False) -> Path:
     )
 
 
+def test_a_module_only_a_requirement_file_declares_is_unverified_too(tmp_path: Path) -> None:
+    """pyproject-hooks 1.2.0: its tests import testpath, which only dev-requirements.txt
+    declares, and its run without --install was FAILED, the module not installed."""
+    repo = _test_repo(tmp_path / "repo", declared=False)
+    write(repo, {"dev-requirements.txt": f"pytest\n{ABSENT.replace('_', '-')}\n"})
+    done = assay("verify", "--json", "--no-cache", "--kind", "test", str(repo), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr  # the tests' own is in stdout
+    report = json.loads(done.stdout)
+    assert report["status"] == "UNVERIFIED", report["note"]
+    assert f"could not find the module {ABSENT}" in report["note"], report["note"]
+
+
 @pytest.mark.parametrize("runner", ["pytest", "unittest"])
 def test_tests_that_cannot_import_a_declared_module_are_unverified(
     tmp_path: Path, runner: str
@@ -142,7 +156,9 @@ def test_tests_that_cannot_import_a_declared_module_are_unverified(
     assert report["status"] == "UNVERIFIED", report["note"]
     (test,) = [c for c in report["checks"] if c["kind"] == "test"]
     assert (test["verdict"], test["cause"]) == ("unverified", "toolchain_missing"), test
-    assert f"could not find the module {ABSENT}, which pyproject.toml declares" in test["note"]
+    assert (
+        f"could not find the module {ABSENT}, which the project's manifests declare" in test["note"]
+    )
 
 
 _UNITTEST_COMMAND = '[commands]\ntest = "python3 -m unittest discover -s tests -t ."\n'

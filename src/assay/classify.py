@@ -818,8 +818,8 @@ def _note(
             module := _python_dependency_not_installed(check, result, parsed)
         ) is not None:
             return (
-                f"{check.name} could not find the module {module}, which pyproject.toml "
-                "declares (perhaps only for other Python releases or platforms): it is not "
+                f"{check.name} could not find the module {module}, which the project's "
+                "manifests declare (perhaps only for other Python releases or platforms): it is not "
                 "installed where the check runs, so what needs it was not checked. Install "
                 "the project's dependencies, then verify again." + INSTALL_WAY_OUT
             )

@@ -10,11 +10,13 @@ so it follows `import tomli`, a dependency declared `tomli; python_version < '3.
 3.11 environment never installs). The check could not be made (`toolchain_missing`,
 UNVERIFIED), as when a node check cannot load a declared package.
 
-Only modules pyproject.toml declares count (its dependencies, extras, dependency groups and
-Poetry's tables, as `base_requirements.declared_in` reads them), by the name they are
-imported under, and not the project's own package; a module nothing declares (a change
+Only modules the project's manifests at the root declare count (pyproject.toml's
+dependencies, extras, dependency groups and Poetry's tables, setup.py's, tox's deps, nox's
+installs, requirement files: as `base_requirements.declared_in_tree` reads them; pyproject-
+hooks' tests import testpath, which only its dev-requirements.txt declares), by the name they
+are imported under, and not the project's own package; a module nothing declares (a change
 that imports a new one, or misspells one) stays a failure, as does any other finding beside
-them. pyproject.toml is read as untrusted (no links, bounded).
+them. The manifests are read as untrusted (no links, bounded).
 
 pytest's own configuration may name a module too: a `filterwarnings` entry whose category is
 a dependency's (humanize 4.11.0's `ignore:...:coverage.exceptions.CoverageWarning`, after an
@@ -28,10 +30,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
-from assay.base_requirements import MANIFEST_MAX_BYTES, declared_in, normalise
+from assay.base_requirements import declared_in_tree, normalise
 from assay.evidence import Diagnostic
-from assay.untrusted_files import read_untrusted
 
 __all__ = [
     "uninstalled_filter_module",
@@ -48,7 +50,7 @@ _UNRESOLVED = (
 
 def uninstalled_python_dependency(diagnostics: Sequence[Diagnostic], cwd: str) -> str | None:
     """The first module the errors in `diagnostics` could not import, when every error is
-    such an import of a module the pyproject.toml at `cwd` declares; else None."""
+    such an import of a module the manifests at `cwd` declare; else None."""
     errors = [d for d in diagnostics if d.severity == "error"]
     modules = [_unresolved(d.message) for d in errors]
     if not modules or None in modules:
@@ -66,7 +68,7 @@ _NOT_FOUND = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
 
 def uninstalled_test_import(output: str, cwd: str) -> str | None:
     """The first module a test run's output says could not be imported, when every such
-    module is one the pyproject.toml at `cwd` declares; else None. The caller makes sure no
+    module is one the manifests at `cwd` declare; else None. The caller makes sure no
     test ran and none failed: only collection broke."""
     names = sorted(set(_NOT_FOUND.findall(output)))
     if not names:
@@ -110,9 +112,8 @@ def _unresolved(message: str) -> str | None:
 
 
 def _declared(cwd: str) -> frozenset[str]:
-    """The normalised names of the distributions the pyproject.toml at `cwd` requires, the
+    """The normalised names of the distributions the manifests at `cwd` require, the
     project's own left out: a top-level module is most often published under its name
     (`tomli`; `typing_extensions` as `typing-extensions`)."""
-    data = read_untrusted(cwd, "pyproject.toml", limit=MANIFEST_MAX_BYTES)
-    declared = declared_in({"pyproject.toml": data} if isinstance(data, bytes) else {})
+    declared = declared_in_tree(Path(cwd))
     return declared.names - declared.projects
