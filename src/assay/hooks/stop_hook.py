@@ -122,7 +122,6 @@ def _record_base(key: str, cwd: str) -> int:
     from pathlib import Path
 
     from assay.hooks.prompt_base import record_base
-    from assay.hooks.state import StateError
     from assay.repo_root import project_root
 
     directory = Path(cwd)
@@ -131,8 +130,10 @@ def _record_base(key: str, cwd: str) -> int:
         return 0
     try:
         record_base(key, project_root(directory.resolve()).root)
-    except (StateError, OSError) as exc:
-        sys.stderr.write(f"assay hook claude-code: no base recorded: {exc}\n")
+    except Exception as exc:  # the stop says it: it finds no base, or an older one
+        sys.stderr.write(
+            f"assay hook claude-code: no base recorded ({type(exc).__name__}: {exc})\n"
+        )
     return 0
 
 
