@@ -55,20 +55,23 @@ def _pytest_skips(name: str) -> bool:
     )
 
 
+def _pytest_enters(files: RepoFiles, skip: Iterable[str]) -> Callable[[str, str], bool]:
+    """Whether pytest's discovery from the root enters a directory (its name and path):
+    not one it skips by name, one of `skip` (the project's virtualenvs), or any other
+    virtualenv (a directory with a `pyvenv.cfg`)."""
+    skipped = set(skip)
+    return lambda name, path: (
+        not (_pytest_skips(name) or path in skipped or files.lexists(f"{path}/pyvenv.cfg"))
+    )
+
+
 def test_file_anywhere(files: RepoFiles, skip: Iterable[str] = ()) -> str | None:
     """The first Python test file (`test_*.py`, `*_test.py`) pytest's own discovery from
     the root would collect, breadth first, or None; `skip`: the project's virtualenvs.
 
     Tests inside the package (`toolz/tests/`) are found as well as `tests/`; a virtualenv
     (any directory with a `pyvenv.cfg`) is passed over as pytest passes it over."""
-    skipped = set(skip)
-    return _first_file(
-        files,
-        _is_test_file,
-        lambda name, path: (
-            not (_pytest_skips(name) or path in skipped) and not files.lexists(f"{path}/pyvenv.cfg")
-        ),
-    )
+    return _first_file(files, _is_test_file, _pytest_enters(files, skip))
 
 
 #: Test modules named so that pytest's default patterns (`test_*.py`, `*_test.py`) pass
@@ -84,12 +87,9 @@ _UNPATTERNED_READ_MAX = 20
 def unpatterned_test_module(files: RepoFiles, skip: Iterable[str] = ()) -> str | None:
     """The first `tests.py` or `test.py` that defines a test pytest collects once named
     (`def test_...`, `class Test...`), breadth first as `test_file_anywhere`, or None."""
-    skipped = set(skip)
     found = files.breadth_first(
         lambda name: name in UNPATTERNED_TEST_MODULES,
-        lambda name, path: (
-            not (_pytest_skips(name) or path in skipped) and not files.lexists(f"{path}/pyvenv.cfg")
-        ),
+        _pytest_enters(files, skip),
         depth=TEST_SEARCH_DEPTH,
         max_dirs=TEST_SEARCH_MAX_DIRS,
     )
