@@ -119,6 +119,15 @@ def test_protect_installs_the_prompt_hook_too_and_each_install_says_which(projec
     assert settings_of(project) == EXISTING
 
 
+def test_a_given_command_with_protect_installs_the_prompt_hook_too(project: Path) -> None:
+    """Else its every stop would find no base recorded, and block until the cap."""
+    command = "/opt/bin/assay hook claude-code --protect --max-blocks 5"
+    assert hook(project, "install", "claude-code", "--command", command).returncode == 0
+    settings = settings_of(project)
+    assert [e["command"] for e in ours(settings)] == [command]
+    assert [e["command"] for e in ours(settings, "UserPromptSubmit")] == [command]
+
+
 def test_install_creates_the_file_and_uninstall_leaves_it_empty(tmp_path: Path) -> None:
     assert hook(tmp_path, "install", "claude-code").returncode == 0
     assert len(ours(settings_of(tmp_path))) == 1

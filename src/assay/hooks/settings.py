@@ -66,7 +66,9 @@ def install(path: Path, command: str = DEFAULT_COMMAND, *, protect: bool = False
     event without it); False when it was already there as is."""
     if not _OURS.search(command):
         raise SettingsError(f"the command must run `assay hook claude-code`, got {command!r}")
-    if protect and "--protect" not in command.split():
+    if "--protect" in command.split():
+        protect = True  # a stop judged so needs the prompt's base recorded
+    elif protect:
         command = f"{command} --protect"
     settings = _read(path)
     changed = False
