@@ -305,9 +305,9 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
         digest = _source_digest(root, options)
         if digest is not None and (hit := _remembered_hit(root, digest, options)) is not None:
             return hit  # nothing was discovered, planned, provisioned, copied or probed
-        if restore is not None and protected is not None:
+        if restore is not None:
             the_plan = base_plan(restore.base, root, options, installed=root)
-            protected = _with_named_settings(protected, the_plan)
+            protected = _with_named_settings(restore.protected, the_plan)
             restore = replace(restore, protected=protected)
         else:
             the_plan = make_plan(root, options)
