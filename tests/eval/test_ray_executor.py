@@ -28,7 +28,12 @@ from tests.test_startup import _imported, _loaded
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
+    # One worker runs them all (`--dist loadgroup`): the module's cluster is started once,
+    # and never beside another worker's.
+    pytest.mark.xdist_group("ray-cluster"),
+]
 
 #: What an attempt's result is, whichever executor ran it (not where or when).
 SAME = ("outcome", "status", "score", "error", "agent_exit_code", "tests", "tampering")
