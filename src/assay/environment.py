@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from assay.option_values import option_values
+
 
 class EnvPolicy(enum.StrEnum):
     """How much of the host environment a child inherits."""
@@ -251,14 +253,7 @@ def _refusal(name: str, value: str, root: str) -> str | None:
 
 def _node_preloads(value: str) -> list[str]:
     """The module paths NODE_OPTIONS preloads (`--require X`, `-r X`, `--import=X` ...)."""
-    words = value.split()
-    paths = []
-    for at, word in enumerate(words):
-        flag, eq, inline = word.partition("=")
-        if flag in _NODE_PRELOAD_FLAGS:
-            target = inline if eq else (words[at + 1] if at + 1 < len(words) else "")
-            paths.append(target.strip("'\""))
-    return paths
+    return [target.strip("'\"") for target in option_values(value.split(), _NODE_PRELOAD_FLAGS)]
 
 
 def _inside(path: str, root: str) -> bool:

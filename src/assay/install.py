@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import Check
+from assay.option_values import first_value
 from assay.tools import install_steps as _declared_steps
 from assay.tools.spec import INSTALL_TIMEOUT_S
 
@@ -258,12 +259,7 @@ def served_checks(step: Check, planned: Sequence[Check]) -> frozenset[str] | Non
 
 def _manifest_path(argv: Sequence[str]) -> str:
     """The manifest a cargo command builds: its `--manifest-path`, else `Cargo.toml`."""
-    for i, arg in enumerate(argv):
-        if arg == "--manifest-path" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--manifest-path="):
-            return arg.partition("=")[2]
-    return "Cargo.toml"
+    return first_value(argv, {"--manifest-path"}) or "Cargo.toml"
 
 
 def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:

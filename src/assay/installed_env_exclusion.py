@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.option_values import last_value
 from assay.untrusted_files import read_untrusted
 
 __all__ = ["exclude_from_lint_walks", "exclude_installed_env", "flake8_exclusions", "runs_tool"]
@@ -87,7 +88,7 @@ def exclude_from_lint_walks(
                 option = f"{_OPTION}={','.join(dict.fromkeys([*excluded, *new]))}"
                 check = replace(check, argv=_with_option(check.argv, option))
         elif wanted and runs_tool(check.argv, "ruff"):
-            given = _last_value(check.argv, _RUFF_OPTION)
+            given = last_value(check.argv, {_RUFF_OPTION}, stop_at_double_dash=True)
             walked = _ruff_paths(check.argv)
             reached = [p for p in wanted if _walk_reaches(walked, p)]
             if new := [p for p in reached if given is None or p not in _split(given)]:
@@ -182,12 +183,14 @@ def flake8_exclusions(root: Path, check: Check, option: str) -> list[str]:
     workspace at `root`, as patterns that mean the same on its command line (relative to
     the check's directory)."""
     argv = check.argv
-    given = _last_value(argv, f"--{option}")
+    given = last_value(argv, {f"--{option}"}, stop_at_double_dash=True)
     if given is not None:
         return _split(given)
     default = list(FLAKE8_DEFAULT_EXCLUDE) if option == "exclude" else []
     found = (
-        None if "--isolated" in argv else _config(root, check.cwd, _last_value(argv, "--config"))
+        None
+        if "--isolated" in argv
+        else _config(root, check.cwd, last_value(argv, {"--config"}, stop_at_double_dash=True))
     )
     if found is None or not found[0].has_section("flake8"):
         return default
@@ -227,18 +230,6 @@ def _with_option(argv: tuple[str, ...], option: str) -> tuple[str, ...]:
         at = argv.index("--")
         return (*argv[:at], option, *argv[at:])
     return (*argv, option)
-
-
-def _last_value(argv: Sequence[str], option: str) -> str | None:
-    value = None
-    for at, word in enumerate(argv):
-        if word == "--":
-            break
-        if word == option and at + 1 < len(argv):
-            value = argv[at + 1]
-        elif word.startswith(option + "="):
-            value = word[len(option) + 1 :]
-    return value
 
 
 def _split(value: str) -> list[str]:

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.option_values import first_value
 from assay.tool_caches import ToolCache
 
 #: The variable mypy reads its default cache directory from.
@@ -188,13 +189,8 @@ def _up_to_root(cwd: str) -> list[str] | None:
 
 def _config_file(check: Check) -> str | None:
     """The configuration file a mypy command names (`--config-file X`)."""
-    argv = list(check.argv)
-    for at, word in enumerate(argv):
-        if word == "--config-file" and at + 1 < len(argv):
-            return os.path.normpath(os.path.join(check.cwd, argv[at + 1]))
-        if word.startswith("--config-file="):
-            return os.path.normpath(os.path.join(check.cwd, word.split("=", 1)[1]))
-    return None
+    named = first_value(check.argv, {"--config-file"})
+    return None if named is None else os.path.normpath(os.path.join(check.cwd, named))
 
 
 def _names_code(text: str, path: str, section: str) -> bool:

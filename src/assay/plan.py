@@ -38,6 +38,7 @@ from assay.discovery.command_lines import project_argv, recognise
 from assay.discovery.python_envs import IN_PLACE_BUILD_TOOL
 from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
 from assay.gopath_layout import in_gopath_mode
+from assay.option_values import first_value, option_values
 from assay.rust_check_cfg import allowing_undeclared_cfgs, undeclared_cfgs_note
 from assay.tools import TOOLS, tool_spec
 from assay.tools.python_requirements import PRE_COMMIT_CONFIG
@@ -514,15 +515,11 @@ def _variant(candidate: Candidate) -> str:
     if candidate.tool == "go" and (where := os.path.normpath(candidate.cwd)) != ".":
         parts.append(where.replace("/", "-"))
     valued = _GO_TAGS if candidate.tool == "go" else _CARGO_FEATURES
-    for at, word in enumerate(words):
-        if word == "--":
-            break
-        option, _, value = word.partition("=")
-        if option in valued:
-            given = value if "=" in word else (words[at + 1] if at + 1 < len(words) else "")
-            parts += [v for v in re.split(r"[,\s]+", given) if v]
-        elif candidate.tool == "cargo" and word in _CARGO_SWITCHES:
-            parts.append(word.lstrip("-"))
+    for given in option_values(words, valued, stop_at_double_dash=True):
+        parts += [v for v in re.split(r"[,\s]+", given) if v]
+    if candidate.tool == "cargo":
+        own = words[: words.index("--")] if "--" in words else words  # the rest: the tests'
+        parts += [word.lstrip("-") for word in own if word in _CARGO_SWITCHES]
     return "-".join(sorted(set(parts)))
 
 
@@ -610,15 +607,7 @@ def _for_this_target(candidates: list[Candidate]) -> tuple[list[Candidate], list
 
 def _cargo_target(candidate: Candidate) -> str | None:
     """The `--target` a cargo command names, or None."""
-    words = list(candidate.argv)
-    for at, word in enumerate(words):
-        if word == "--":
-            return None
-        if word == "--target" and at + 1 < len(words):
-            return words[at + 1]
-        if word.startswith("--target="):
-            return word.partition("=")[2]
-    return None
+    return first_value(candidate.argv, {"--target"}, stop_at_double_dash=True)
 
 
 def _only_formats(candidate: Candidate) -> bool:

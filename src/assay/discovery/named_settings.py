@@ -13,6 +13,8 @@ import posixpath
 from collections.abc import Iterable
 from pathlib import Path
 
+from assay.option_values import option_values
+
 __all__ = ["hook_config_files", "named_settings"]
 
 #: The options that name a settings file, for every tool whose hooks assay runs.
@@ -48,14 +50,8 @@ def hook_config_files(root: Path) -> tuple[str, ...]:
 
 def named_settings(args: Iterable[str]) -> list[str]:
     """The settings files `args` (a command's words) names, as protected patterns."""
-    words = list(args)
     named: list[str] = []
-    for at, word in enumerate(words):
-        option, eq, value = word.partition("=")
-        if option not in _NAMING:
-            continue
-        if not eq:
-            value = words[at + 1] if at + 1 < len(words) else ""
+    for value in option_values(list(args), _NAMING):
         path = _relative(value)
         if path is not None:
             named += (path, f"{path}/**")  # a file, or a directory of settings files

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from assay.evidence import Check
+from assay.option_values import option_values
 from assay.tools.env_names import runs_no_tests
 from assay.tools.instrumented import Instrumented, Request
 from assay.tools.spec import (
@@ -309,15 +310,9 @@ def _tox_runs(rest: list[str]) -> Match | None:
 
 def _named_envs(rest: list[str]) -> list[str]:
     """The environments or sessions `-e a,b` / `--session=x` name (comma-separated)."""
-    names: list[str] = []
-    for at, word in enumerate(rest):
-        option, eq, value = word.partition("=")
-        if option not in _TOX_ENV_OPTIONS:
-            continue
-        if not eq:
-            value = rest[at + 1] if at + 1 < len(rest) else ""
-        names += [name for name in value.split(",") if name]
-    return names
+    return [
+        name for value in option_values(rest, _TOX_ENV_OPTIONS) for name in value.split(",") if name
+    ]
 
 
 # --------------------------------------------------------------------------- declarations
