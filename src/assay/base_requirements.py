@@ -31,7 +31,6 @@ READ_TIMEOUT_S = 60.0
 #: The largest manifest read (a lockfile of a large project is a few MiB).
 MANIFEST_MAX_BYTES = 16 * 1024 * 1024
 #: The largest listing of a directory of the base read for manifest names.
-LISTING_MAX_BYTES = 4 * 1024 * 1024
 #: Directories whose `*.txt` files are requirement files.
 REQUIREMENT_DIRS = ("requirements", "requirements.d", "reqs")
 #: Manifests read whole, by name, at the repository root.
@@ -88,12 +87,13 @@ def declared_by_base(repository: Path, ref: str) -> Declared:
     (with `problem` saying why) when they cannot be read."""
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.project_tree(git.resolve_commit(ref))
+        tree = git.project_tree(git.resolve_commit(ref))
         files: dict[str, bytes] = {}
-        for path in _manifest_paths(_names(git, commit, ""), _subdirs(git, commit)):
-            files[path] = git.output(
-                "cat-file", "blob", f"{commit}:{path}", limit=MANIFEST_MAX_BYTES
-            )
+        for path in _manifest_paths(git.names(tree) or [], _subdirs(git, tree)):
+            data = git.blob_at(tree, path, limit=MANIFEST_MAX_BYTES)
+            if data is None:
+                raise GitError(f"{path} is no file of the base")
+            files[path] = data
     except GitError as exc:
         return Declared(problem=f"the base's manifests could not be read: {exc}")
     return declared_in(files)
@@ -121,20 +121,12 @@ def declared_in_tree(root: Path) -> Declared:
     return declared_in(files)
 
 
-def _names(git: Repository, commit: str, directory: str) -> list[str]:
-    spec = f"{commit}:{directory}" if directory else commit
-    out = git.output("ls-tree", "-z", "--name-only", "--full-tree", spec, limit=LISTING_MAX_BYTES)
-    return [n.decode("utf-8", "replace") for n in out.split(b"\0") if n]
-
-
-def _subdirs(git: Repository, commit: str) -> dict[str, list[str]]:
+def _subdirs(git: Repository, tree: str) -> dict[str, list[str]]:
     """The names in each requirement directory the base has."""
     found: dict[str, list[str]] = {}
     for directory in REQUIREMENT_DIRS:
-        try:
-            found[directory] = _names(git, commit, directory)
-        except GitError:
-            continue  # no such directory
+        if (names := git.names(tree, directory)) is not None:
+            found[directory] = names
     return found
 
 

@@ -124,13 +124,8 @@ def _base_lockfile(repository: Path, base: str) -> bytes | None:
 
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.project_tree(git.resolve_commit(base))
-        listed = git.output(
-            "ls-tree", "-z", "--name-only", "--full-tree", commit, "--", LOCKFILE, limit=4096
-        )
-        if not listed.strip(b"\0"):
-            return None
-        return git.output("cat-file", "blob", f"{commit}:{LOCKFILE}", limit=_LOCKFILE_MAX_BYTES)
+        tree = git.project_tree(git.resolve_commit(base))
+        return git.blob_at(tree, LOCKFILE, limit=_LOCKFILE_MAX_BYTES)
     except GitError:
         return None
 

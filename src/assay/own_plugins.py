@@ -47,15 +47,12 @@ def own_plugin_files(
         return {}
     try:
         git = open_repository(repository, timeout=READ_TIMEOUT_S)
-        commit = git.project_tree(git.resolve_commit(ref))
-        candidates = [p for m in modules for p in module_paths(m)]
-        listed = git.output(
-            "ls-tree", "-z", "--name-only", "--full-tree", commit, "--", *candidates, limit=65536
-        )
+        tree = git.project_tree(git.resolve_commit(ref))
         pinned: dict[str, str] = {}
-        for name in (n.decode("utf-8", "replace") for n in listed.split(b"\0") if n):
-            data = git.output("cat-file", "blob", f"{commit}:{name}", limit=MODULE_MAX_BYTES)
-            pinned[str(workspace / name)] = hashlib.sha256(data).hexdigest()
+        for name in dict.fromkeys(p for m in modules for p in module_paths(m)):
+            data = git.blob_at(tree, name, limit=MODULE_MAX_BYTES)
+            if data is not None:
+                pinned[str(workspace / name)] = hashlib.sha256(data).hexdigest()
     except GitError:
         return {}
     return pinned

@@ -38,14 +38,15 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, TypeVar
 
 from assay import reaper
 from assay.environment import EnvPolicy, build_env
 from assay.errors import AssayError
+from assay.git_objects import Hasher, ObjectMismatch, commit_tree, parse_tree
 
 #: Added to a minimal environment for every git command.
 SAFE_ENV: Mapping[str, str] = {
@@ -91,6 +92,11 @@ DRIVER_OVERRIDES: Mapping[str, tuple[tuple[str, str], ...]] = {
 CONFIG_LIMIT_BYTES = 16 * 1024 * 1024
 #: Bytes per read when streaming an object to a file.
 STREAM_CHUNK = 1024 * 1024
+#: Bounds on a commit object, and on one tree object, read whole.
+_HEADER_OBJECT_LIMIT = 16 * 1024 * 1024
+_TREE_OBJECT_LIMIT = 64 * 1024 * 1024
+_TREE_MODE, _GITLINK_MODE = 0o040000, 0o160000
+_T = TypeVar("_T")
 #: How much of git's stderr an error quotes (its last bytes: git dies with the reason).
 STDERR_QUOTE_BYTES = 1000
 
@@ -175,38 +181,93 @@ class Repository:
         return oid
 
     def project_tree(self, commit: str) -> str:
-        """What of `commit` is the project at this repository's path: the commit itself
-        at the top of the working tree, else the id of the tree at that path in it (a
-        package of a monorepo). A tree id serves where a commit does for `tree`, for
-        `ls-tree --full-tree` and as `ID:path`. `GitError` when the commit has no such
-        directory."""
+        """The id of the tree that is the project at this repository's path in `commit`:
+        the commit's root tree at the top of the working tree, else the tree at that path
+        in it (a package of a monorepo). Every object on the way is checked
+        (`read_object`). `GitError` when the commit has no such directory."""
         prefix = self.output("rev-parse", "--show-prefix", limit=64 * 1024)
-        at = prefix.decode("utf-8", "surrogateescape").strip().rstrip("/")
-        if not at:
-            return commit
-        out = self.output("rev-parse", "--verify", "--quiet", f"{commit}:{at}", limit=256)
-        tree = out.decode("ascii", "replace").strip()
-        if not is_oid(tree):
-            raise GitError(f"{commit} has no directory {at!r}")
+        at = os.fsencode(os.fsdecode(prefix).strip()).strip(b"/")
+        kind, data = self.read_object(commit, limit=_HEADER_OBJECT_LIMIT)
+        if kind != "commit":
+            raise GitError(f"{commit} is a {kind}, not a commit")
+        tree = _checked(commit_tree, data)
+        for part in at.split(b"/") if at else ():
+            found = self._entry(tree, part)
+            if found is None or found[0] != _TREE_MODE:
+                raise GitError(f"{commit} has no directory {os.fsdecode(at)!r}")
+            tree = found[1]
         return tree
 
-    def tree(self, commit: str, *, limit: int) -> list[TreeEntry]:
-        """Every entry of `commit`'s tree, directories before what they hold."""
-        out = self.output("ls-tree", "-r", "-t", "-z", "--full-tree", commit, limit=limit)
-        entries = []
-        for record in out.split(b"\0"):
-            if not record:
-                continue
-            meta, tab, name = record.partition(b"\t")
-            fields = meta.decode("ascii", "replace").split(" ")
-            if not tab or len(fields) != 3 or not is_oid(fields[2]):
-                raise GitError(f"git ls-tree wrote an entry it should not: {record[:200]!r}")
-            try:
-                mode = int(fields[0], 8)
-            except ValueError:
-                raise GitError(f"git ls-tree wrote a bad mode: {record[:200]!r}") from None
-            entries.append(TreeEntry(mode, fields[1], fields[2], os.fsdecode(name)))
+    def read_object(self, oid: str, *, limit: int) -> tuple[str, bytes]:
+        """The kind and bytes of object `oid`, checked to hash to `oid`: git serves a
+        rewritten loose object under its old name (`assay.git_objects`)."""
+        with self.objects([oid]) as stream:
+            header = stream.header(oid)
+            return header.kind, stream.read(header, limit=limit)
+
+    def tree(self, tree: str, *, limit: int) -> list[TreeEntry]:
+        """Every entry of `tree` (a tree id), directories before what they hold, each
+        tree read as checked bytes (`read_object`), at most `limit` bytes of them."""
+        entries: list[TreeEntry] = []
+        level: list[tuple[str, str]] = [(tree, "")]
+        budget = limit
+        while level:
+            below: list[tuple[str, str]] = []
+            with self.objects(oid for oid, _ in level) as stream:
+                for oid, prefix in level:
+                    header = stream.header(oid)
+                    if header.kind != "tree":
+                        raise GitError(f"{prefix or oid!r} names a {header.kind}, not a tree")
+                    if header.size > budget:
+                        raise GitError(f"the trees of {tree} hold more than {limit} bytes")
+                    budget -= header.size
+                    data = stream.read(header, limit=header.size)
+                    for mode, name, child in _checked(parse_tree, data, len(oid)):
+                        path = prefix + os.fsdecode(name)
+                        entries.append(TreeEntry(mode, _kind_of(mode), child, path))
+                        if mode == _TREE_MODE:
+                            below.append((child, path + "/"))
+            level = below
         return entries
+
+    def names(self, tree: str, directory: str = "") -> list[str] | None:
+        """The names in `directory` (`/`-separated) of `tree`; None if it has none."""
+        for part in (p for p in directory.split("/") if p):
+            found = self._entry(tree, os.fsencode(part))
+            if found is None or found[0] != _TREE_MODE:
+                return None
+            tree = found[1]
+        _, data = self._tree_object(tree)
+        return [os.fsdecode(name) for _, name, _ in _checked(parse_tree, data, len(tree))]
+
+    def blob_at(self, tree: str, path: str, *, limit: int) -> bytes | None:
+        """The bytes of the file at `path` in `tree`, checked; None when there is none."""
+        *dirs, leaf = path.split("/")
+        for part in dirs:
+            found = self._entry(tree, os.fsencode(part))
+            if found is None or found[0] != _TREE_MODE:
+                return None
+            tree = found[1]
+        found = self._entry(tree, os.fsencode(leaf))
+        if found is None or found[0] & 0o170000 not in (0o100000, 0o120000):
+            return None
+        kind, data = self.read_object(found[1], limit=limit)
+        if kind != "blob":
+            raise GitError(f"{path!r} names a {kind}, not a blob")
+        return data
+
+    def _entry(self, tree: str, name: bytes) -> tuple[int, str] | None:
+        _, data = self._tree_object(tree)
+        for mode, entry, oid in _checked(parse_tree, data, len(tree)):
+            if entry == name:
+                return mode, oid
+        return None
+
+    def _tree_object(self, tree: str) -> tuple[str, bytes]:
+        kind, data = self.read_object(tree, limit=_TREE_OBJECT_LIMIT)
+        if kind != "tree":
+            raise GitError(f"{tree} is a {kind}, not a tree")
+        return kind, data
 
     @contextlib.contextmanager
     def objects(self, oids: Iterable[str]) -> Iterator[ObjectStream]:
@@ -255,25 +316,46 @@ class ObjectStream:
         data = self._out.read(header.size)
         if len(data) != header.size:
             raise GitError(f"git cat-file stopped inside object {header.oid}")
-        self._end(header)
+        hasher = _hasher(header)
+        hasher.update(data)
+        self._end(header, hasher)
         return data
 
     def write_to(self, header: ObjectHeader, fd: int) -> None:
         """Copy the object's bytes into the open file `fd`, a chunk at a time."""
         remaining = header.size
+        hasher = _hasher(header)
         while remaining:
             chunk = self._out.read(min(remaining, STREAM_CHUNK))
             if not chunk:
                 raise GitError(f"git cat-file stopped inside object {header.oid}")
+            hasher.update(chunk)
             view = memoryview(chunk)
             while view:
                 view = view[os.write(fd, view) :]
             remaining -= len(chunk)
-        self._end(header)
+        self._end(header, hasher)
 
-    def _end(self, header: ObjectHeader) -> None:
+    def _end(self, header: ObjectHeader, hasher: Hasher) -> None:
         if self._out.read(1) != b"\n":
             raise GitError(f"git cat-file did not end object {header.oid} where it said")
+        _checked(hasher.check)
+
+
+def _hasher(header: ObjectHeader) -> Hasher:
+    return _checked(Hasher, header.oid, header.kind, header.size)
+
+
+def _checked(function: Callable[..., _T], *args: Any) -> _T:
+    """`function(*args)`, an object that is not what its id names raised as a `GitError`."""
+    try:
+        return function(*args)
+    except ObjectMismatch as exc:
+        raise GitError(str(exc)) from None
+
+
+def _kind_of(mode: int) -> str:
+    return {_TREE_MODE: "tree", _GITLINK_MODE: "commit"}.get(mode, "blob")
 
 
 class _Child:

@@ -407,10 +407,11 @@ _MOUNT_ESCAPE = re.compile(r"\\([0-7]{3})")
 def export_commit(repo: str | os.PathLike[str], ref: str, dest: str | os.PathLike[str]) -> str:
     """Write the tree of `ref` in the git repository `repo` into `dest`; return the commit id.
 
-    The files hold the blobs' bytes exactly: the tree is listed with `git ls-tree` and
-    the blobs read with one `git cat-file --batch`, plumbing that applies no filter,
-    end-of-line or ident conversion, export attribute or hook, so nothing the repository's
-    configuration or attributes name runs (see `assay.safe_git`). Files are written here,
+    The files hold the blobs' bytes exactly: the trees and blobs are read with `git
+    cat-file --batch`, plumbing that applies no filter, end-of-line or ident conversion,
+    export attribute or hook, so nothing the repository's configuration or attributes name
+    runs (see `assay.safe_git`), and each object is hashed again, so one rewritten in the
+    object store is refused (`assay.git_objects`). Files are written here,
     never through a symlink; the repository's index, worktree and HEAD are never touched.
     """
     from assay.safe_git import GitError
