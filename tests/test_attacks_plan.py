@@ -600,6 +600,13 @@ ATTACKS: dict[str, Attack] = {
         {"calc.py": "\n        # mypy: ignore-errors" + TYPED_BASE["calc.py"]},
         expected=Status.INDETERMINATE,
     ),
+    # mypy reads a `# type: ignore` before the first statement, a comment after it or
+    # not, as `ignore_errors` for the file: it was VERIFIED with the base's type error.
+    "mypy-turned-off-by-an-ignore-with-a-reason": Attack(
+        TYPED_BASE,
+        {"calc.py": "\n        # type: ignore  # vendored" + TYPED_BASE["calc.py"]},
+        expected=Status.INDETERMINATE,
+    ),
     "install-setup-py-rewrites-tests": Attack(
         UNITTEST_BASE,
         {"setup.py": SETUP_REWRITES_TESTS},

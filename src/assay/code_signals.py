@@ -225,11 +225,15 @@ PYTHON = Language(
         ),
         Rule(
             _CHECKER_OFF,
-            # mypy reads a directive's options in any order, `_` for `-`.
+            # mypy reads a directive's options in any order, `_` for `-`. Each as its tool
+            # reads it, a comment after it included: a file's leading type-ignore with a
+            # reason after it, and ruff's file-wide noqa followed by `-- legacy` or in
+            # capitals, turned their checker off as the bare ones do; pylint finds its own
+            # anywhere in a comment. A file-wide noqa that names codes is not all of it.
             r"^#\s*(?:mypy:.*?\b(?:ignore[-_]errors|disable[-_]error[-_]code)\b"
-            r"|type:\s*ignore\s*(?:\[[^\]]*\])?\s*$"
-            r"|(?:ruff|flake8):\s*noqa\s*$|pyright:\s*(?:basic|ignore)\b|pylint:\s*skip-file\b"
-            r"|pylint:\s*disable\s*=\s*all\b)",
+            r"|type:\s*ignore\s*(?:\[[^\]#]*\]\s*)?(?:#.*)?$"
+            r"|(?i:(?:ruff|flake8)\s*[:=]\s*noqa)(?!\w|\s*:)|pyright:\s*(?:basic|ignore)\b"
+            r"|.*\bpylint:\s*(?:skip-file\b|disable\s*=\s*all\b))",
             comments=True,
         ),
         *_SHARED,
@@ -305,7 +309,10 @@ JAVASCRIPT = Language(
         ),
         Rule(
             _CHECKER_OFF,
-            r"@ts-nocheck\b|/\*\s*eslint-disable\s*\*/|^//\s*eslint-disable\s*$",
+            # As eslint and oxlint read a block comment: with rules named, a `-- reason`,
+            # or over several lines, `/* eslint-disable -- legacy */` is the whole file.
+            r"@ts-nocheck\b|(?:^|/\*)\s*\**\s*(?:eslint|oxlint)-disable(?![\w-])"
+            r"|^//\s*eslint-disable\s*$|\bbiome-ignore-(?:all|start)\b",
             comments=True,
         ),
         Rule(
