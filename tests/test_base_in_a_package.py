@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.base_requirements import declared_by_base
-from tests.cli import verified_json
+from tests.cli import assay, assay_env, no_traceback, verified_json
 from tests.repos import git_repo
 
 PACKAGE = {
@@ -43,3 +43,22 @@ def test_the_base_declares_what_the_package_declares(tmp_path: Path) -> None:
     declared = declared_by_base(repo / "pkg", "HEAD")
     assert declared.problem is None
     assert declared.names == frozenset({"tiny"}) and declared.read == ("pyproject.toml",)
+
+
+def test_a_package_directory_the_change_made_a_link_to_another_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The package's place in the repository picks its base: `pkg` moved aside, broken,
+    and made a link to a sibling package whose tests pass had that sibling judged, against
+    its own base, VERIFIED for `pkg`."""
+    other = {f"other/{name[4:]}": text for name, text in PACKAGE.items() if name[:4] == "pkg/"}
+    repo = git_repo(tmp_path / "repo", {**PACKAGE, **other})
+    (repo / "pkg").rename(repo / "pkg_impl")
+    (repo / "pkg_impl" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (repo / "pkg").symlink_to("other")
+
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    done = assay("verify", "--base", "HEAD", "--protect", str(repo / "pkg"), env=env)
+    no_traceback(done)
+    assert done.returncode == 2, done.stdout
+    assert "a link inside the repository" in done.stderr

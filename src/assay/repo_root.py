@@ -111,3 +111,24 @@ def _git_toplevel(start: Path) -> Path | None:
         return None
     top = Path(text).resolve()
     return top if start == top or top in start.parents else None
+
+
+def link_inside_repository(path: Path) -> Path | None:
+    """The first symbolic link on the way from the top of `path`'s git repository down to
+    `path` (None: there is none, or no repository). Under `--base` the directory's place
+    in the repository picks the base's directory it is judged against: a package
+    directory the working tree made a link to another package's had that package judged,
+    against its own base, for the one named."""
+    named = Path(os.path.abspath(path))
+    try:
+        top = _git_toplevel(named.resolve())
+    except (OSError, RuntimeError):
+        return None
+    if top is None:
+        return None
+    for here in (named, *named.parents):
+        if here.resolve() == top:
+            return None  # links above the repository are the user's own layout
+        if here.is_symlink():
+            return here
+    return None
