@@ -170,3 +170,19 @@ def test_large_untracked_files_are_left_out_of_the_base_and_names_are_taken_lite
     names = set(git(project, "ls-tree", "-r", "--name-only", base.commit).split())
     assert {"sub/[ab].py", "sub/a.py", "calc.py", "test_calc.py"} <= names
     assert "sub/data.bin" not in names
+
+
+def test_a_stop_from_a_directory_in_no_project_is_judged_where_the_prompt_was(
+    tmp_path: Path,
+) -> None:
+    """The stop's cwd is wherever the agent's shell last went: one that left every project
+    had a broken change's stop let through, "nothing to verify"."""
+    project = git_repo(tmp_path / "p", PROJECT)
+    prompt(project, tmp_path / "state")
+    (project / "calc.py").write_text(BROKEN)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    said = output(hook(stop_event(elsewhere), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert "test_calc::test_add" in said["reason"]

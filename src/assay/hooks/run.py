@@ -42,6 +42,10 @@ def run_hook(
         )
         return decide(key, why, max_blocks=max_blocks, continuing=continuing)
 
+    if protect and (recorded := _recorded_root(key)) is not None:
+        # Where the prompt was given: a stop's cwd is wherever the agent's shell last went,
+        # and one moved out of every project let a broken change's stop through unjudged.
+        directory = recorded
     if directory.is_dir() and not _in_a_project(directory):
         # A user-wide hook also sees chats outside any project: nothing there to gate.
         notice = f"assay: {directory} is in no project (no project file, no git repository); nothing to verify."
@@ -79,6 +83,14 @@ def _protected_reason(key: str, directory: Path, deadline_s: float) -> tuple[str
         why = f"the tests were not protected: {base.unprotected}."
         return verify_reason(directory, deadline_s), why
     return verify_reason(Path(base.root), deadline_s, base=base.commit), ""
+
+
+def _recorded_root(key: str) -> Path | None:
+    """The project the base recorded at `key`'s prompt is of; None when none was recorded."""
+    from assay.hooks.prompt_base import base_for
+
+    base = base_for(key)
+    return None if base is None else Path(base.root)
 
 
 def _in_a_project(directory: Path) -> bool:
