@@ -186,3 +186,23 @@ def test_a_stop_from_a_directory_in_no_project_is_judged_where_the_prompt_was(
     said = output(hook(stop_event(elsewhere), tmp_path / "state", "--protect"))
     assert said["decision"] == "block"
     assert "test_calc::test_add" in said["reason"]
+
+
+def test_a_repository_assay_will_not_read_blocks_instead_of_going_unprotected(
+    tmp_path: Path,
+) -> None:
+    """An alternates file naming a directory outside the tree leaves git working for the
+    user, but assay refuses to read such a repository: taken for "no repository", the
+    stop was verified plainly and the agent's weakened test let its broken add through."""
+    project = git_repo(tmp_path / "p", PROJECT)
+    (tmp_path / "store").mkdir()
+    alternates = project / ".git" / "objects" / "info" / "alternates"
+    alternates.parent.mkdir(exist_ok=True)
+    alternates.write_text(f"{tmp_path / 'store'}\n")
+    prompt(project, tmp_path / "state")
+    (project / "calc.py").write_text(BROKEN)
+    (project / "test_calc.py").write_text(WEAKENED)
+
+    said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert "alternates" in said["reason"]

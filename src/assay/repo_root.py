@@ -60,7 +60,7 @@ def project_root(start: Path) -> RootChoice:
     """The project `start` (an absolute, resolved directory) is in (see the module docstring)."""
     if _project_file(start) is not None:
         return RootChoice(start)
-    top = _git_toplevel(start) or _nearest_git_entry(start)
+    top = _git_toplevel(start) or nearest_git_entry(start)
     here = start
     while here != here.parent and (top is None or here != top):
         here = here.parent
@@ -88,7 +88,7 @@ def _project_file(directory: Path) -> str | None:
     return None
 
 
-def _nearest_git_entry(start: Path) -> Path | None:
+def nearest_git_entry(start: Path) -> Path | None:
     """The nearest directory at or above `start` holding a `.git` entry: the top of a
     repository git could not read (a broken HEAD must not make the project around it
     the one verified)."""

@@ -98,6 +98,12 @@ def _snapshot_or_why(root: Path) -> PromptBase:
         repo = open_repository(root, timeout=SNAPSHOT_TIMEOUT_S)
         top = repo.output("rev-parse", "--show-toplevel", limit=64 * 1024).strip()
     except (GitError, OSError) as exc:
+        from assay.repo_root import nearest_git_entry
+
+        if nearest_git_entry(root) is not None:
+            # A repository assay will not read (alternates out of the tree, a broken HEAD)
+            # is not "no repository": that let the agent's own tests judge its stop.
+            return PromptBase(str(root), error=f"its git repository could not be read ({exc})")
         return PromptBase(str(root), unprotected=f"{root} is in no git repository ({exc})")
     try:
         # Every name below is the top's.
