@@ -600,6 +600,30 @@ ATTACKS: dict[str, Attack] = {
         {"calc.py": "\n        # mypy: ignore-errors" + TYPED_BASE["calc.py"]},
         expected=Status.INDETERMINATE,
     ),
+    # A CI step names pytest's settings by `-c`, a file no default protects: the change
+    # put a right copy of the module first on the path there (VERIFIED, the bug kept).
+    "pytest-settings-named-by-c": Attack(
+        {
+            **PY_BASE,
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            ".github/workflows/ci.yml": """
+                name: ci
+                on: [push]
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: pip install pytest
+                      - run: python -m pytest -c ci/testing.ini
+            """,
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\n",
+        },
+        {
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\npythonpath = ../shadow\n",
+            "shadow/calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    ),
     # mypy reads a `# type: ignore` before the first statement, a comment after it or
     # not, as `ignore_errors` for the file: it was VERIFIED with the base's type error.
     "mypy-turned-off-by-an-ignore-with-a-reason": Attack(

@@ -29,6 +29,24 @@ _NAMING = frozenset(
         "--rcfile",  # pylint
     }
 )
+#: Short options that name a settings file only in the command of one tool: elsewhere
+#: `-c` is code (`python -c`, `sh -c`) or a flag (`gcc -c calc.c`, `go test -c`), and the
+#: word after it the change's own code, which restoring from the base would hide. A CI
+#: step's `python -m pytest -c ci/testing.ini` read a settings file no default protects:
+#: a change that set `pythonpath` there to a right copy of the module passed its broken one.
+#: Each names a file, never a directory of them: `tsc -p packages/calc` names the code's own
+#: directory, whose `tsconfig.json` is protected by its name already.
+_TOOL_NAMING = {
+    "pytest": ("-c",),
+    "py.test": ("-c",),
+    "eslint": ("-c",),
+    "jest": ("-c",),
+    "vitest": ("-c",),
+    "golangci-lint": ("-c",),
+    "tsc": ("-p", "--project"),
+}
+#: How many words in the tool is named: `python3 -m pytest`, `npx --no eslint`.
+_TOOL_WORDS = 4
 #: Most files taken from one configuration.
 _MAX_FILES = 64
 
@@ -50,12 +68,37 @@ def hook_config_files(root: Path) -> tuple[str, ...]:
 
 def named_settings(args: Iterable[str]) -> list[str]:
     """The settings files `args` (a command's words) names, as protected patterns."""
+    words = list(args)
     named: list[str] = []
-    for value in option_values(list(args), _NAMING):
+    for value in option_values(words, _NAMING):
         path = _relative(value)
         if path is not None:
             named += (path, f"{path}/**")  # a file, or a directory of settings files
+    short = _tool_options(words)
+    for value in (*option_values(words, short), *_attached(words, short)):
+        path = _relative(value)
+        if path is not None:
+            named.append(path)
     return named
+
+
+def _tool_options(words: list[str]) -> tuple[str, ...]:
+    """The short options naming a settings file for the tool `words` runs, if one of
+    `_TOOL_NAMING`'s."""
+    for word in words[:_TOOL_WORDS]:
+        if (options := _TOOL_NAMING.get(posixpath.basename(word))) is not None:
+            return options
+    return ()
+
+
+def _attached(words: list[str], options: tuple[str, ...]) -> list[str]:
+    """The values written onto a short option, `-cci/testing.ini`, as argparse reads them."""
+    return [
+        word[len(o) :]
+        for word in words
+        for o in options
+        if not o.startswith("--") and word.startswith(o) and word[len(o) :][:1] not in ("", "=")
+    ]
 
 
 def _relative(value: str) -> str | None:
