@@ -206,3 +206,18 @@ def test_a_repository_assay_will_not_read_blocks_instead_of_going_unprotected(
     said = output(hook(stop_event(project), tmp_path / "state", "--protect"))
     assert said["decision"] == "block"
     assert "alternates" in said["reason"]
+
+
+def test_a_package_the_change_made_a_link_to_another_blocks_its_stop(tmp_path: Path) -> None:
+    """The prompt was given in `pkg`; the change moved it aside, broken, and made `pkg` a
+    link to a sibling whose tests pass: resolved, the stop judged the sibling, VERIFIED."""
+    files = {f"{d}/{name}": text for d in ("pkg", "other") for name, text in PROJECT.items()}
+    repo = git_repo(tmp_path / "repo", files)
+    prompt(repo / "pkg", tmp_path / "state")
+    (repo / "pkg" / "calc.py").write_text(BROKEN)
+    (repo / "pkg").rename(repo / "pkg_impl")
+    (repo / "pkg").symlink_to("other")
+
+    said = output(hook(stop_event(repo / "pkg"), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert "a link inside the repository" in said["reason"]

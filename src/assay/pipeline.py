@@ -294,14 +294,10 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
     except RuntimeError:  # Python 3.11's word for a symlink loop on the way
         raise VerifyUsageError(f"{path}: a symlink loop, not a directory") from None
     if options.base is not None:
-        from assay.repo_root import link_inside_repository
+        from assay.repo_root import linked_base_refusal
 
-        if (link := link_inside_repository(path)) is not None:
-            raise VerifyUsageError(
-                f"{path} is reached through {link}, a link inside the repository: under "
-                "--base the directory judged must be where the base has it, not a link to "
-                "another; nothing was verified"
-            )
+        if (refusal := linked_base_refusal(path)) is not None:
+            raise VerifyUsageError(refusal)
     with _base_tree(root, options.base) as base_dir:
         protected = _protected(base_dir, options) if base_dir is not None else None
         restore = None

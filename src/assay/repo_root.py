@@ -132,3 +132,15 @@ def link_inside_repository(path: Path) -> Path | None:
         if here.is_symlink():
             return here
     return None
+
+
+def linked_base_refusal(path: Path) -> str | None:
+    """Why `path` cannot be judged against a base (`link_inside_repository`); None: it can."""
+    link = link_inside_repository(path)
+    if link is None:
+        return None
+    return (
+        f"{path} is reached through {link}, a link inside the repository: under --base the "
+        "directory judged must be where the base has it, not a link to another; nothing was "
+        "verified"
+    )

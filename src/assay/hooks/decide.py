@@ -40,6 +40,12 @@ def verify_reason(
 
     if not directory.is_dir():
         return f"assay: {directory} is not a directory; nothing could be verified."
+    if base is not None:
+        from assay.repo_root import linked_base_refusal
+
+        # Before it is resolved: the link would be followed, out of sight.
+        if (refusal := linked_base_refusal(directory)) is not None:
+            return f"assay: {refusal}."
     root = str(project_root(directory.resolve()).root)
     options = VerifyOptions(deadline_s=deadline_s, base=base, protect=base is not None)
     try:
