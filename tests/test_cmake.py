@@ -52,6 +52,7 @@ CALC = {
         "int mul(int a, int b) { volatile int x = 1; while (x) {} return a * b; }\n"
     ),
     "compile": "int add(int a, int b) { return a + b }\nint mul(int a, int b) { return a * b; }\n",
+    "wrong_add": "int add(int a, int b) { return a - b; }\nint mul(int a, int b) { return a * b; }\n",
 }
 
 
@@ -309,6 +310,27 @@ def test_a_real_cmake_project(
         "calc.c",
         "tests",
     ]
+
+
+@needs_cmake
+def test_a_ctest_run_stopped_at_its_first_failure_says_so(tmp_path: Path) -> None:
+    # jansson's first test failing read "1 of 1 tests failed: test_array" of its 215, as if
+    # the suite held one test: ctest counts only what it ran before --stop-on-failure.
+    from tests.test_go_cache import verify
+
+    report = verify(cmake_repo(tmp_path / "repo", "wrong_add"), tmp_path / "state")
+    assert report["status"] == "FAILED", explain(report)
+    stopped = "1 of 1 tests failed: add; --stop-on-failure stops the run at its first failure"
+    assert stopped in report["note"], report["note"]
+
+
+def test_each_runners_stop_at_the_first_failure_is_read() -> None:
+    from assay.formats.failures import fail_fast_flag
+
+    assert fail_fast_flag(("ctest", "--stop-on-failure")) == "--stop-on-failure"
+    assert fail_fast_flag(("meson", "test", "--maxfail", "1")) == "--maxfail 1"
+    assert fail_fast_flag(("pytest", "-x")) == "-x"
+    assert fail_fast_flag(("meson", "test", "--maxfail", "3")) is None
 
 
 @needs_cmake

@@ -367,10 +367,10 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
     tests failed" alone reads as if the suite held a single test."""
     from assay.formats.failures import (
         COLLECTION_FAILURE,
-        FAIL_FAST_FLAGS,
         FAILED_OUTCOMES,
         INTERNAL_ERROR,
         PYTEST_INTERNAL,
+        fail_fast_flag,
         relative,
     )
 
@@ -393,9 +393,9 @@ def _failed_tests(evidence: Evidence, tests: TestCounts) -> str:
         shown = relative(evidence, first)
         shown = shown if len(shown) <= 160 else shown[:157] + "..."
         said += f", the first {shown}" if tests.failed + tests.errors > 1 else f": {shown}"
-    stopped_by = sorted(FAIL_FAST_FLAGS & set(evidence.check.argv))
-    if stopped_by:
-        said += f"; {stopped_by[0]} stops the run at its first failure"
+    stopped_by = fail_fast_flag(evidence.check.argv)
+    if stopped_by is not None:
+        said += f"; {stopped_by} stops the run at its first failure"
     return said
 
 

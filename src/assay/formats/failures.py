@@ -11,7 +11,7 @@ from assay.evidence import Evidence
 from assay.verdict import Kind, Verdict
 
 #: Flags with which a test run stops at its first failure.
-FAIL_FAST_FLAGS = frozenset({"-x", "--exitfirst"})
+FAIL_FAST_FLAGS = frozenset({"-x", "--exitfirst", "--stop-on-failure"})
 #: How runners report a test that did not pass (`TestCase.outcome`).
 FAILED_OUTCOMES = frozenset({"failed", "error", "errors"})
 #: The message pytest's JUnit report gives a module it could not collect (the parser adds
@@ -64,6 +64,18 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
     return lines
 
 
+def fail_fast_flag(argv: tuple[str, ...] | list[str]) -> str | None:
+    """The flag in `argv` that stops its run at the first failing test (pytest's `-x`,
+    ctest's `--stop-on-failure`, meson test's `--maxfail 1`), as written; else None."""
+    named = sorted(FAIL_FAST_FLAGS & set(argv))
+    if named:
+        return named[0]
+    for at, arg in enumerate(argv):
+        if arg == "--maxfail=1" or (arg == "--maxfail" and list(argv[at + 1 : at + 2]) == ["1"]):
+            return "--maxfail 1"
+    return None
+
+
 def fail_fast_line(evidence: Evidence) -> str | None:
     """Said under a failed test run that stopped at its first failure (the quick gate's
     fast path), with how to see every test. Not for a runner that was never identified
@@ -72,10 +84,11 @@ def fail_fast_line(evidence: Evidence) -> str | None:
         return None
     if evidence.checker is None:
         return None
-    if not FAIL_FAST_FLAGS & set(evidence.check.argv):
+    flag = fail_fast_flag(evidence.check.argv)
+    if flag is None:
         return None
     return (
-        f"  {evidence.check.name}: stopped at the first failure (-x); "
+        f"  {evidence.check.name}: stopped at the first failure ({flag}); "
         "run `assay verify --all` to see every test's outcome"
     )
 
