@@ -324,6 +324,18 @@ def test_a_ctest_run_stopped_at_its_first_failure_says_so(tmp_path: Path) -> Non
     assert stopped in report["note"], report["note"]
 
 
+@needs_cmake
+def test_a_test_ctest_stopped_at_its_timeout_is_shown_hung_not_failed(tmp_path: Path) -> None:
+    # jansson's loop in its number lexer was INDETERMINATE, shown "ctest: FAILED test_chaos".
+    from tests.cli import assay as run_assay
+
+    repo = cmake_repo(tmp_path / "repo", "hang")
+    done = run_assay("verify", str(repo), "--timeout", "6", "--no-cache", timeout=120)
+    assert "INDETERMINATE" in done.stdout, done.stdout + done.stderr
+    assert "ctest: HUNG mul" in done.stdout, done.stdout
+    assert "FAILED mul" not in done.stdout, done.stdout
+
+
 def test_each_runners_stop_at_the_first_failure_is_read() -> None:
     from assay.formats.failures import fail_fast_flag
 

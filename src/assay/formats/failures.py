@@ -41,9 +41,11 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
             for d in ordered[:5]
         ]
     failed = [c for c in evidence.test_cases if c.outcome in FAILED_OUTCOMES]
+    hung = _hung_messages()
     lines = []
     for case in failed[:5]:
-        lines.append(f"  {name}: FAILED {relative(evidence, case.name)}")
+        said = "HUNG" if case.message in hung else "FAILED"
+        lines.append(f"  {name}: {said} {relative(evidence, case.name)}")
         message = [
             line.strip()
             for line in relative(evidence, case.message or "").splitlines()
@@ -62,6 +64,15 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
         shown.add(reason)
         lines += ["  | " + line for line in reason.splitlines()]
     return lines
+
+
+def _hung_messages() -> frozenset[str]:
+    """The messages the parsers give a test its runner stopped at its own per-test timeout:
+    such a test hung, and is no failure (jansson's loop read "FAILED test_chaos" under an
+    INDETERMINATE verdict)."""
+    from assay.parsers import ctest, go, meson
+
+    return frozenset({ctest.HUNG_MESSAGE, go.HUNG_MESSAGE, meson.HUNG_MESSAGE})
 
 
 def fail_fast_flag(argv: tuple[str, ...] | list[str]) -> str | None:

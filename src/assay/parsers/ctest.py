@@ -35,7 +35,7 @@ _PER_TEST = re.compile(
 )
 _NO_TESTS = re.compile(r"^\s*No tests were found", re.MULTILINE)
 _TIMEOUT = "Timeout"
-_HUNG_MESSAGE = "stopped at ctest's per-test timeout: it hung"
+HUNG_MESSAGE = "stopped at ctest's per-test timeout: it hung"
 
 
 def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
@@ -127,7 +127,7 @@ def _as_hung(case: TestCase) -> TestCase:
         outcome="error",
         file=case.file,
         duration_s=case.duration_s,
-        message=_HUNG_MESSAGE,
+        message=HUNG_MESSAGE,
     )
 
 
@@ -140,7 +140,7 @@ def _counts(
         return None
     passed = sum(c.outcome == "passed" for c in cases)
     failed = sum(c.outcome == "failed" for c in cases)
-    errors = sum(c.outcome == "error" and c.message != _HUNG_MESSAGE for c in cases)
+    errors = sum(c.outcome == "error" and c.message != HUNG_MESSAGE for c in cases)
     skipped = sum(c.outcome == "skipped" for c in cases)
     if summary is not None:
         failed = max(failed + errors, summary[0] - hung) - errors

@@ -67,7 +67,7 @@ _ACTIONS = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 _TIMED_OUT = re.compile(r"^panic: test timed out after \S+$", re.MULTILINE)
 _RUNNING_HEADER = re.compile(r"^running tests:$", re.MULTILINE)
 _RUNNING_TEST = re.compile(r"^\s+(\S+) \([^()]*\)$")
-_HUNG_MESSAGE = "stopped at go test's -timeout: it hung"
+HUNG_MESSAGE = "stopped at go test's -timeout: it hung"
 _EXITED_MESSAGE = "its test binary exited while it ran, with no result for it\n"
 #: The most of a failed test's output kept as its message: its last lines.
 _MESSAGE_CHARS = 500
@@ -156,7 +156,7 @@ def parse_test_json(check: Check, result: ProcessResult, report_dir: Path | None
             outcome=outcome,
             file=None,
             duration_s=durations.get((package, test)),
-            message=_HUNG_MESSAGE
+            message=HUNG_MESSAGE
             if outcome == "error"
             else _last_lines("".join(output.get((package, test), [])))
             if outcome == "failed"

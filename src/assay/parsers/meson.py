@@ -45,11 +45,11 @@ _PER_TEST = re.compile(
     re.MULTILINE,
 )
 _NO_TESTS = re.compile(r"^No tests defined\.", re.MULTILINE)
-_HUNG_MESSAGE = "stopped at meson's per-test timeout: it hung"
+HUNG_MESSAGE = "stopped at meson's per-test timeout: it hung"
 _INTERRUPTED_MESSAGE = (
     "stopped by meson before it ended (--maxfail was reached, or the run stopped)"
 )
-_MESSAGES = {"TIMEOUT": _HUNG_MESSAGE, "INTERRUPT": _INTERRUPTED_MESSAGE}
+_MESSAGES = {"TIMEOUT": HUNG_MESSAGE, "INTERRUPT": _INTERRUPTED_MESSAGE}
 
 _OUTCOMES = {
     "OK": "passed",
@@ -79,7 +79,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         # "Summary of Failures" prints each failing test's line again: once per name.
         printed = {m[1]: _case(m[1], m[2]) for m in _PER_TEST.finditer(text)}
         cases = tuple(printed.values())
-    hung = tuple(c.name for c in cases if c.message == _HUNG_MESSAGE)
+    hung = tuple(c.name for c in cases if c.message == HUNG_MESSAGE)
     summary = _summary(text)
     tests = _counts(cases, source, summary) if cases or summary else None
     readings: tuple[Reading, ...] = ()
@@ -140,7 +140,7 @@ def _counts(cases: tuple[TestCase, ...], source: str, summary: dict[str, int]) -
     """Counts from the cases, hung tests left out (a timeout is a hang, not a failure);
     failures raised to what the summary says (a log rewritten at exit cannot take back the
     printed line)."""
-    listed = count_cases((c for c in cases if c.message != _HUNG_MESSAGE), source)
+    listed = count_cases((c for c in cases if c.message != HUNG_MESSAGE), source)
     said = summary.get("Fail", 0) + summary.get("Unexpected Pass", 0) - _interrupted(cases)
     failed = max(listed.failed, said)
     # Output kept within a bound may have lost per-test lines: the printed total stands.
