@@ -557,6 +557,19 @@ def test_cargo_and_go(tmp_path: Path) -> None:
     assert any("go build" in d.what and "covered by go test" in d.reason for d in go.dropped)
 
 
+def test_a_cargo_test_goes_quiet_longer_than_libtest_takes_to_name_a_hung_test(
+    tmp_path: Path,
+) -> None:
+    """libtest names a test still running after 60 s in full; stopped for silence at 60 s
+    too, heck's hung test was named by its thread, cut to 15 bytes, one run in two."""
+    write(tmp_path, {"Cargo.toml": "[package]\nname = 'x'\nversion = '0.1.0'\n"})
+    silence = {c.name: c.no_output_timeout_s for c in plan_repository(tmp_path).checks}
+    assert silence["cargo-check"] == DEFAULT_TIMEOUT_S
+    assert silence["cargo-test"] is not None and silence["cargo-test"] > 60
+    stated = plan_repository(tmp_path, PlanOptions(timeout_s=30)).checks
+    assert {c.no_output_timeout_s for c in stated} == {None}
+
+
 def _go_ci(*steps: str) -> str:
     runs = "".join(f"      - run: {step}\n" for step in steps)
     return (

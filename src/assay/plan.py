@@ -936,6 +936,13 @@ def _package_scripts(root: str, cwd: str) -> Mapping[str, str] | None:
     return manifest.scripts if manifest is not None else None
 
 
+#: A cargo test's silence limit: past libtest's 60 s, after which it names each test still
+#: running in full (`test snake::tests::test1 has been running for over 60 seconds`). Stopped
+#: at 60 s as well, the race went either way, and the loser was named by its thread, whose
+#: name Linux cuts to 15 bytes (`snake::tests::t...`): heck's hung snake tests, twice.
+_LIBTEST_SILENCE_S = DEFAULT_TIMEOUT_S + 5
+
+
 def _to_check(
     candidate: Candidate, options: PlanOptions, configured_timeout: float | None, env: ProjectEnv
 ) -> Check:
@@ -956,6 +963,8 @@ def _to_check(
     ]
     if stated:
         timeout, no_output_timeout = stated[0], None
+    elif candidate.tool == "cargo" and candidate.kind is Kind.TEST:
+        timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, _LIBTEST_SILENCE_S
     else:
         timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S
     return Check(
