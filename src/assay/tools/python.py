@@ -56,12 +56,23 @@ _UNSHADOWED_IMPORT = (
     "c and sys.path.insert(0,os.getcwd())"
 )
 UNSHADOWED_MODULE_BOOTSTRAP = _UNSHADOWED_IMPORT + ";runpy._run_module_as_main(m)"
+#: A process forked from the runner (a `multiprocessing` pool's worker) drops the dump the
+#: runner registered, unless a handler of the project's own replaced it: else a worker a
+#: test ends with SIGTERM dumps its stack, frozen at the fork inside that test, where the
+#: deadline's dump is looked for (toolz's `test_fold` made a loop in `frequencies` read
+#: as stuck in `test_fold`). Python-level: faulthandler stands as SIG_DFL to `getsignal`.
+_NO_DUMP_IN_FORKS = (
+    "hasattr(os,'register_at_fork') and os.register_at_fork(after_in_child=lambda:"
+    "signal.getsignal(signal.SIGTERM)==signal.SIG_DFL and f.unregister(signal.SIGTERM))"
+)
 #: unittest, started so, with faulthandler dumping every thread's stack to stderr as the
 #: deadline's SIGTERM reaches it (then ending it as the signal would have): the line the
 #: test that hung was stuck on (`assay.parsers.python_stacks`).
 UNSHADOWED_UNITTEST_BOOTSTRAP = (
     _UNSHADOWED_IMPORT + ";import faulthandler as f,signal;hasattr(f,'register') and"
-    " f.register(signal.SIGTERM,all_threads=True,chain=True)" + ";runpy._run_module_as_main(m)"
+    " (f.register(signal.SIGTERM,all_threads=True,chain=True),"
+    + _NO_DUMP_IN_FORKS
+    + ");runpy._run_module_as_main(m)"
 )
 #: Beside a pytest report: each test's id as it started (`UNSHADOWED_PYTEST_BOOTSTRAP`).
 STARTED_SUFFIX = ".started"
@@ -97,6 +108,7 @@ UNSHADOWED_PYTEST_BOOTSTRAP = _UNSHADOWED_IMPORT + (
     f"            self.stacks = xml and open(xml + '{STACKS_SUFFIX}', 'w')\n"
     "            self.stacks and faulthandler.register(\n"
     "                signal.SIGTERM, file=self.stacks, all_threads=True, chain=True)\n"
+    f"            f = faulthandler; self.stacks and {_NO_DUMP_IN_FORKS}\n"
     "        except Exception: pass\n"
     "    def pytest_runtest_logstart(self, nodeid, location):\n"
     "        try: self.out and self.out.write(nodeid + '\\n')\n"
