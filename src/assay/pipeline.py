@@ -1081,10 +1081,21 @@ def _install_failed(
             "then verify again."
         )
         return replace(evidence, note=note)
-    note = (
-        f"install step {evidence.check.name} did not succeed ({_how_it_ended(evidence)}); "
-        f"{unrun}. Check the lockfile and the network, or set the environment up yourself."
-    )
+    typed = _type_error_in_project(evidence, root)
+    if typed is not None:
+        # Named over the last error line, which was another script's noise (path-to-regexp's
+        # `ts-scripts install`: "could not lock config file .git/config").
+        note = (
+            f"install step {evidence.check.name} did not succeed: {typed.place}: "
+            f"{typed.message.rstrip('.')} ({typed.code}), a type error in the project's own code, with "
+            "dependencies resolved today from package.json's ranges, not a lockfile: their "
+            f"types may be what broke it; {unrun}. Verify from a lockfile to have it judged."
+        )
+    else:
+        note = (
+            f"install step {evidence.check.name} did not succeed ({_how_it_ended(evidence)}); "
+            f"{unrun}. Check the lockfile and the network, or set the environment up yourself."
+        )
     return replace(evidence, verdict=Verdict.INCONCLUSIVE, cause=Cause.START_FAILED, note=note)
 
 
@@ -1140,6 +1151,21 @@ def _syntax_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | Non
         # setuptools' build_ext compiling the project's extension module
         or c_compile_error_in(said, str(root), outside)
     )
+
+
+def _type_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | None:
+    """tsc's first error in a TypeScript source of the project that a failed install step
+    printed (npm's `prepare` building it), where `_syntax_error_in_project` held the code
+    unjudged: dependencies from ranges."""
+    if evidence.result is None:
+        return None
+    from assay.install import MADE_ENV
+    from assay.parsers._text import combined
+    from assay.parsers.node import ts_syntax_error_in
+    from assay.tools import DEPENDENCY_DIR
+
+    said = combined(evidence.result)
+    return ts_syntax_error_in(said, str(root), (MADE_ENV, DEPENDENCY_DIR), type_errors=True)
 
 
 @contextlib.contextmanager
