@@ -754,13 +754,21 @@ class T(unittest.TestCase):
 """
 
 
+#: A test with a docstring: its first line comes between the failure's header and rule.
+_DESCRIBED = """
+    def test_described(self):
+        "Its first line comes between the header and the rule."
+        self.assertEqual(12, 11)
+"""
+
+
 @pytest.mark.parametrize("verbose", [True, False])
 def test_unittest_failures_carry_their_file_and_exception(tmp_path: Path, verbose: bool) -> None:
     """tomli's four failing unittest cases were named with no message: each failure's block
     in unittest's listing has the test's file and the exception it ended with."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "__init__.py").write_text("")
-    (tmp_path / "tests" / "test_fail.py").write_text(FAILING)
+    (tmp_path / "tests" / "test_fail.py").write_text(FAILING + _DESCRIBED)
     argv = [sys.executable, "-m", "unittest", *(["-v"] if verbose else []), "tests.test_fail"]
     done = subprocess.run(
         argv, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=60
@@ -782,6 +790,8 @@ def test_unittest_failures_carry_their_file_and_exception(tmp_path: Path, verbos
     ), wrong.message
     assert (chained.outcome, chained.message) == ("error", "ValueError: no key in the table")
     assert subtests.message == "AssertionError: 0 != 5", subtests.message
+    # more-itertools' test_ilen has a docstring: it was named with no message.
+    assert cases["test_described"].message == "AssertionError: 12 != 11", done.stderr
     if verbose:
         assert cases["test_plain"].message is None
 

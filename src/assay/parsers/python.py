@@ -408,8 +408,12 @@ def _failure_details(text: str, cwd: str) -> dict[str, tuple[str | None, str | N
         name = where if where.endswith("." + method) else f"{where}.{method}"
         if name in found:
             continue  # a later subtest of the same test
+        rest = lines[at + 1 :]
+        # Past the header's rule, which a test's docstring comes before (its first line:
+        # more-itertools' test_ilen was named with no message).
+        start = next((i for i, b in enumerate(rest[:2]) if b in _UNITTEST_RULES), 0) + 1
         block: list[str] = []
-        for body in lines[at + 2 :]:  # past the header's rule
+        for body in rest[start:]:
             if body in _UNITTEST_RULES:
                 break
             block.append(body)
