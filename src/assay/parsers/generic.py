@@ -289,7 +289,9 @@ def _lint_errors(text: str) -> bool:
 # A mark and a test's name, one line per test, as hand-rolled harnesses print them
 # (picocolors' `node tests/test.js`): read only from a stream that names no summary.
 _MARKED = {
-    "passed": re.compile(r"^\s*[✓✔√] +\S", re.MULTILINE),
+    # Not vitest's line for a whole file (`✓ src/cases.spec.ts (0 test) 3ms`): a run that
+    # hung after one counted "1 passed" of a file with no test (path-to-regexp).
+    "passed": re.compile(r"^\s*[✓✔√] +(?!\S+\.[cm]?[jt]sx? \(\d+ tests?\b)\S", re.MULTILINE),
     # Not a linter's finding at a place (tsd's `✖  952:8  Cannot find name`) or its total
     # (eslint's `✖ 3 problems`): slugify's 20 passing tests read as 200 of 220 failed. Nor
     # ava's own timeout (`ava_timed_out`): no test failed, one hung. Nor esbuild's
