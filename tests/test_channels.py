@@ -381,3 +381,23 @@ def test_unexecuted_base_tests_keep_the_change_from_verified(cause: Cause, statu
     assert "t::test_add (skipped)" in report.note
     again = RunRecord.from_dict(report.record.to_dict())
     assert again.base_tests == record.base_tests
+
+
+def test_tests_a_failed_run_never_reached_are_counted_not_listed() -> None:
+    """BurntSushi/toml's go test ended at a panic in one test: the note named ten of the
+    1,060 tests it never reached before anything else. One it ran and skipped is named."""
+    evidence = evidence_for(
+        Check(name="go-test", kind=Kind.TEST, argv=("t",)),
+        Cause.EXIT_NONZERO,
+        tests=TestCounts(passed=1, failed=1),
+    )
+    never = [{"check": "go-test", "test": f"p.Test{i}", "now": "missing"} for i in range(12)]
+    skipped = {"check": "go-test", "test": "p.TestSkipped", "now": "skipped"}
+    record = RunRecord(base_tests={"not_executed": [*never, skipped]})
+    report = aggregate([evidence], record=record)
+    assert report.status is Status.FAILED
+    assert "p.Test0" not in report.note, report.note
+    assert "go-test: p.TestSkipped (skipped)" in report.note, report.note
+    assert "go-test failed, and its run did not reach 12 tests that passed at the base" in (
+        report.note
+    ), report.note

@@ -7,6 +7,8 @@ that could not be removed) is an input to it, and nothing edits a status afterwa
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,7 +142,8 @@ def aggregate(
     if status is Status.VERIFIED and unexecuted:
         status, note = Status.INDETERMINATE, _not_executed_note(unexecuted)
     elif status is not Status.VERIFIED and checks and unexecuted:
-        note = f"{note} {_not_executed_note(unexecuted)}".strip()
+        failed = frozenset(e.check.name for e in checks if e.verdict is Verdict.FAIL)
+        note = f"{note} {_not_executed_note(unexecuted, failed)}".strip()
     if status is not Status.VERIFIED and checks and config_errors:
         note = f"{note} Unreadable configuration: {'; '.join(config_errors)}".strip()
     return Report(status=status, checks=checks, note=note, plan=dict(plan or {}), record=record)
@@ -150,24 +153,48 @@ def aggregate(
 NOT_EXECUTED_IN_NOTE = 10
 
 
-def not_executed_at_base(record: RunRecord | None) -> list[str]:
+def not_executed_at_base(record: RunRecord | None) -> list[tuple[str, str]]:
     """Tests that passed at the base and that the change's run did not execute
-    (`record.base_tests`, `assay.base_tests`), one `check: test (now)` line each. Not
-    seen run is not seen failing: such a change is INDETERMINATE, not FAILED."""
+    (`record.base_tests`, `assay.base_tests`), as (check, `test (now)`). Not seen run is
+    not seen failing: such a change is INDETERMINATE, not FAILED."""
     found = ((record and record.base_tests) or {}).get("not_executed") or []
     return [
-        f"{t.get('check')}: {t.get('test')} ({t.get('now')})"
+        (str(t.get("check")), f"{t.get('test')} ({t.get('now')})")
         for t in found
         if isinstance(t, Mapping)
     ]
 
 
-def _not_executed_note(found: list[str]) -> str:
-    shown = "; ".join(found[:NOT_EXECUTED_IN_NOTE])
-    extra = len(found) - NOT_EXECUTED_IN_NOTE
-    more = f" (and {extra} more)" if extra > 0 else ""
-    # Not counted here: a base run known only by its counts is one entry for all it lost.
-    return f"Tests that passed at the base were not executed by the change's run: {shown}{more}."
+#: A base run known only by its counts: one entry for all it lost (`assay.base_tests`).
+_COUNTED = re.compile(r"\d+ of its \d+ passing tests ")
+
+
+def _not_executed_note(found: list[tuple[str, str]], failed: frozenset[str] = frozenset()) -> str:
+    """The unexecuted tests named, but those a check that failed (`failed`) did not run at
+    all counted: a failed run that stopped early leaves out the rest (BurntSushi/toml's go
+    test, ended by a panic in one test, named ten of the 1,060 it never reached). A test it
+    ran and skipped is still named."""
+    folded = [
+        (check, test)
+        for check, test in found
+        if check in failed and test.endswith(" (missing)") and not _COUNTED.match(test)
+    ]
+    listed = [f"{check}: {test}" for check, test in found if (check, test) not in set(folded)]
+    lost = Counter(check for check, _ in folded)
+    said = []
+    if listed:
+        shown = "; ".join(listed[:NOT_EXECUTED_IN_NOTE])
+        extra = len(listed) - NOT_EXECUTED_IN_NOTE
+        more = f" (and {extra} more)" if extra > 0 else ""
+        # Not counted here: a base run known only by its counts is one entry for all it lost.
+        said.append(
+            f"Tests that passed at the base were not executed by the change's run: {shown}{more}."
+        )
+    said.extend(
+        f"{check} failed, and its run did not reach {n} test{'s' * (n != 1)} that passed at the base."
+        for check, n in lost.items()
+    )
+    return " ".join(said)
 
 
 #: Most tampering findings named in a note; the run record has every one.
