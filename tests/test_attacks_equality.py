@@ -457,6 +457,59 @@ def test_an_honest_container_is_verified(tmp_path: Path) -> None:
     assert report.status is Status.VERIFIED, explain(report)
 
 
+#: sqlparse's token types (after pygments'): a tuple whose `in` asks for a prefix, so the
+#: root, empty, holds every token type. Its pristine run was `report_tampered`.
+TOKEN_TYPES = """\
+class _TokenType(tuple):
+    def __contains__(self, item):
+        return item is not None and (self is item or item[:len(self)] == self)
+
+    def __getattr__(self, name):
+        if name.startswith('__'):
+            raise AttributeError(name)
+        new = _TokenType(self + (name,))
+        setattr(self, name, new)
+        return new
+
+
+Token = _TokenType()
+Keyword = Token.Keyword
+"""
+TOKEN_BASE = {
+    "pyproject.toml": PYPROJECT,
+    "tokens.py": TOKEN_TYPES,
+    "test_tokens.py": (
+        "from tokens import Keyword, Token\n\n\n"
+        "def test_a_keyword_is_a_token():\n    assert Keyword in Token\n"
+        "    assert Token not in Keyword\n"
+    ),
+}
+#: The same types, their `in` made to hold anything.
+TOKENS_HOLD_ANYTHING = TOKEN_TYPES.replace(
+    "return item is not None and (self is item or item[:len(self)] == self)", "return True"
+)
+
+
+def test_token_types_holding_their_prefixes_are_verified(tmp_path: Path) -> None:
+    change = {"tokens.py": TOKEN_TYPES + "Name = Token.Name\n"}
+    repo = change_on_base(tmp_path / "repo", TOKEN_BASE, change, dedent=False)
+    report = verify_change(repo)
+    assert report.status is Status.VERIFIED, explain(report)
+
+
+def test_token_types_holding_anything_are_report_tampered(tmp_path: Path) -> None:
+    base = {
+        **TOKEN_BASE,
+        "test_tokens.py": TOKEN_BASE["test_tokens.py"].replace(
+            "    assert Token not in Keyword\n", ""
+        ),
+    }
+    repo = change_on_base(
+        tmp_path / "repo", base, {"tokens.py": TOKENS_HOLD_ANYTHING}, dedent=False
+    )
+    _assert_caught(verify_change(repo), "pytest", "tokens._TokenType")
+
+
 #: unittest's `assertDictEqual` asks `!=`: a dict subclass never unequal to anything.
 NE_BASE = {
     "calc.py": "def counts(text):\n    return {}\n",

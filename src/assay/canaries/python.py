@@ -528,7 +528,7 @@ def _equal_to_unlike(cls, value):
     # A container made empty holds nothing: one that says it holds what it never saw.
     if "__contains__" in vars(cls):
         for probe in (*unlike, 7**99, _UNLIKE_NUMBER, _UNLIKE_OF[str], 100, "a"):
-            if _says(cls.__contains__, value, probe, bool):
+            if _says(cls.__contains__, value, probe, bool) and not _a_prefix_of_it(cls, probe):
                 return True
     if _orders_itself(cls):
         for number in (*_NUMBERS, *(-n for n in _NUMBERS)):
@@ -544,6 +544,27 @@ def _equal_to_unlike(cls, value):
 _SMALL = 2 + int.from_bytes(_os.urandom(1), "big") % 98
 #: The numbers a difference or an order is asked about: one never seen, ordinary ones.
 _NUMBERS = (_UNLIKE_NUMBER, _ORDINARY_OF[float], _SMALL + 0.5)
+
+
+#: Made holding one of these, a value of a prefix-holding class holds no probe.
+_HOLDING_A_STRANGER = {
+    tuple: lambda: (object(),), str: lambda: "held, never 7e300 seen", bytes: lambda: b"held, 7e300",
+}
+
+
+def _a_prefix_of_it(cls, probe):
+    # Whether `in` of `cls` asks for a prefix, as a token type's does (pygments', sqlparse's
+    # `_TokenType`: `Keyword in Token`): made empty it holds every probe of its own built-in
+    # type, honestly, and made holding a stranger it holds none. (sqlparse's own tuple
+    # probe made its pristine run `report_tampered`.) A probe of another type is no prefix.
+    for base, stranger in _HOLDING_A_STRANGER.items():
+        if base in cls.__mro__ and type(probe) is base:
+            try:
+                holding = base.__new__(cls, stranger())
+            except Exception:
+                return False
+            return not _says(cls.__contains__, holding, probe, bool)
+    return False
 
 
 def _orders_itself(cls):
