@@ -507,7 +507,10 @@ def test_token_types_holding_anything_are_report_tampered(tmp_path: Path) -> Non
     repo = change_on_base(
         tmp_path / "repo", base, {"tokens.py": TOKENS_HOLD_ANYTHING}, dedent=False
     )
-    _assert_caught(verify_change(repo), "pytest", "tokens._TokenType")
+    report = verify_change(repo)
+    _assert_caught(report, "pytest", "tokens._TokenType")
+    # The exit code is the guard's own: no word of an exit the output does not explain.
+    assert "does not say why" not in report.note, report.note
 
 
 #: unittest's `assertDictEqual` asks `!=`: a dict subclass never unequal to anything.

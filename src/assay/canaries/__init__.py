@@ -410,7 +410,7 @@ class Reading:
             "These are tests assay planted in the run (one must fail, one must pass); "
             "nothing the run reports is believed."
         )
-        if evidence.note and evidence.cause is not Cause.EXIT_ZERO:
+        if evidence.note and evidence.cause is not Cause.EXIT_ZERO and not _guards_exit(evidence):
             note = f"{note} {evidence.note}"
         return replace(
             evidence,
@@ -419,6 +419,18 @@ class Reading:
             note=note,
             reason=failure_reason(evidence.check, result, Cause.REPORT_TAMPERED),
         )
+
+
+def _guards_exit(evidence: Evidence) -> bool:
+    """Whether the run ended with the exit code of the Python guard planted beside the
+    tests, unexplained by its output: the guard's own end, which the note of what it found
+    says already (sqlparse's run under --protect read "pytest exited 86 and its output does
+    not say why" after it)."""
+    from assay.canaries.python import GUARD_EXIT
+
+    result = evidence.result
+    ended = result is not None and result.exit_code == GUARD_EXIT
+    return ended and evidence.cause is Cause.UNRECOGNIZED_FAILURE
 
 
 def _read(planting: Planting, result: ProcessResult, parsed: ParsedOutput) -> Reading:
