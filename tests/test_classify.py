@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 
 import pytest
@@ -149,3 +150,25 @@ def test_the_reason_is_the_output_a_person_reads() -> None:
     events = result(1, out='{"Action":"output","Output":"--- FAIL: TestA\\n"}\n')
     printed = ParsedOutput(failure_recognized=True, printed="--- FAIL: TestA\n")
     assert classify(check(Kind.TEST), events, printed).reason == "--- FAIL: TestA"
+
+
+def test_a_file_the_compiler_was_given_at_the_deadline_is_being_compiled_not_run() -> None:
+    """BurntSushi/toml's `go test`, slow to build in a loaded sandbox, was stopped while Go's
+    compiler held `internal/toml-test/json.go`: the note said "while running" that file."""
+    compile_argv = (
+        "/usr/lib/go-1.19/pkg/tool/linux_amd64/compile",
+        "-o",
+        "/tmp/go-build1/b004/_pkg_.a",
+        "-p",
+        "github.com/BurntSushi/toml/internal/toml-test",
+        "/w/internal/toml-test/json.go",
+        "/w/internal/toml-test/runner.go",
+    )
+    stopped = dataclasses.replace(
+        process_result(("go", "test", "./..."), cwd="/w", exit_code=None, timed_out=True),
+        signal=signal.SIGKILL,
+        running_at_deadline=(compile_argv,),
+    )
+    note = classify(check(Kind.TEST), stopped).note
+    assert "while compiling internal/toml-test/json.go (the compiler was still running" in note
+    assert "while running" not in note, note

@@ -564,6 +564,8 @@ def _while_running(parsed: ParsedOutput, result: ProcessResult, check: Check) ->
             return f", while running {', '.join(threads)} (its test thread was still running then)"
         if files := _files_running(result):
             return f", while running {', '.join(files)} (its process was still running then)"
+        if files := _files_running(result, compiling=True):
+            return f", while compiling {', '.join(files)} (the compiler was still running then)"
         return ""
     named = ", ".join(parsed.hung_tests[:5])
     more = f" and {len(parsed.hung_tests) - 5} more" if len(parsed.hung_tests) > 5 else ""
@@ -578,15 +580,24 @@ _SCRIPT_NAME = re.compile(r"[^/\s]+\.[A-Za-z][A-Za-z0-9]*")
 _MAX_FILES_RUNNING = 3
 
 
-def _files_running(result: ProcessResult) -> list[str]:
+#: Compilers a test run starts (`go test` builds first: Go's tools under `pkg/tool/`, gcc's
+#: and rustc): a file one was given is being compiled, not run.
+_COMPILERS = re.compile(r"(?:^|/)(?:pkg/tool/[^/]+/(?:compile|asm|link|cgo)|cc1|cc1plus|rustc)$")
+
+
+def _files_running(result: ProcessResult, *, compiling: bool = False) -> list[str]:
     """The project's files the run's processes were running when its deadline stopped it
     (`ProcessResult.running_at_deadline`), relative to its directory: a `node --test` file
     that hangs prints nothing until it ends (@fastify/error with a loop in `toString`: "npm-
     test was killed at its deadline", the file unnamed, where `node test/index.test.js`
-    still ran). Only the first file each process names, none under installed packages."""
+    still ran). Only the first file each process names, none under installed packages.
+    With `compiling`, those a compiler was given instead: BurntSushi/toml's `go test`, slow
+    to build in a loaded sandbox, read as a hang "while running internal/toml-test/json.go"."""
     root = result.cwd.rstrip("/") + "/"
     files: list[str] = []
     for argv in result.running_at_deadline:
+        if bool(argv and _COMPILERS.search(argv[0])) is not compiling:
+            continue
         for word in argv:
             if word.startswith("-") or (word.startswith("/") and not word.startswith(root)):
                 continue  # an option, or a file outside the project (`/usr/bin/node`)
