@@ -179,7 +179,8 @@ def _not_executed_note(found: list[tuple[str, str]], failed: frozenset[str] = fr
         for check, test in found
         if check in failed and test.endswith(" (missing)") and not _COUNTED.match(test)
     ]
-    listed = [f"{check}: {test}" for check, test in found if (check, test) not in set(folded)]
+    kept = set(found) - set(folded)
+    listed = [f"{check}: {test}" for check, test in found if (check, test) in kept]
     lost = Counter(check for check, _ in folded)
     said = []
     if listed:
