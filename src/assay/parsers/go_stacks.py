@@ -100,7 +100,7 @@ def _with_descendants(own: list[_Goroutine], goroutines: list[_Goroutine]) -> li
         ids = {g.id for g in family}
         functions = {f for g in family for f, _, _ in g.frames}
         for g in goroutines:
-            if g in family or g.creator is None:
+            if g.id in ids or g.creator is None:  # by id: a dataclass's == compares frames
                 continue
             if (g.parent in ids) if g.parent is not None else (g.creator in functions):
                 family.append(g)
