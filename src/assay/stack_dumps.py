@@ -7,6 +7,13 @@ first signal, ends it without a word. Only the run's leaves (`reaper.leaf_comman
 asked, each through a pidfd opened after its command line was read again, so that a pid
 reused since the leaves were looked at is never signalled.
 
+A Go program's dump traces each goroutine from the thread the signal reached, and one
+running on another thread only as "goroutine running on other thread; stack unavailable":
+sent to the process, the signal went to whichever thread the kernel chose, and a test
+spinning on another one was named nowhere, one loaded run in a few. So the signal is sent
+to the thread that has used the most processor among those running (`tgkill`, which
+refuses a thread of any other process), where there is one; else to the process.
+
 What a dump says is the hung code's own output: it only names a place beside a verdict
 that is a hang already. A process that ignores the signal is waited on no longer than
 `DUMP_WAIT_SECONDS`, and then killed with the rest.
@@ -20,11 +27,12 @@ from collections.abc import Sequence
 
 from assay import reaper
 
-#: Longest wait for the asked processes to print their stacks and exit.
-DUMP_WAIT_SECONDS = 1.0
+#: Longest wait for the asked processes to print their stacks and exit (a dump comes in
+#: milliseconds on an idle machine; with the cores busy, a second was sometimes not enough).
+DUMP_WAIT_SECONDS = 2.0
 #: After they exited, how long what relays their output (`go test`) may take to pass the
 #: rest on, unless it exits first.
-RELAY_SECONDS = 0.3
+RELAY_SECONDS = 1.0
 
 
 def dump_signal(argv: Sequence[str]) -> signal.Signals | None:
@@ -57,9 +65,47 @@ def ask_for_stacks(leaves: Sequence[reaper.Leaf]) -> list[int]:
             if reaper.command_line(leaf.pid) != leaf.argv:
                 os.close(fd)  # gone, and its pid perhaps another process's since
                 continue
-            signal.pidfd_send_signal(fd, sig)
+            thread = _busiest_running_thread(leaf.pid)
+            # The main thread is the pidfd's to signal; another, tgkill's, which signals it
+            # only while it is a thread of that pid (both numbers reused at once, never).
+            if thread is None or thread == leaf.pid or not _send_to_thread(leaf.pid, thread, sig):
+                signal.pidfd_send_signal(fd, sig)
         except OSError:
             os.close(fd)
             continue
         asked.append(fd)
     return asked
+
+
+def _busiest_running_thread(pid: int) -> int | None:
+    """The thread of `pid` in the running state that has used the most processor time (the
+    one spinning, in a hung test), or None when none is running."""
+    best: tuple[int, int] | None = None
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if t.isdigit()]
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) < 13 or fields[0] != b"R":
+            continue
+        used = int(fields[11]) + int(fields[12])  # utime + stime, in clock ticks
+        if best is None or used > best[0]:
+            best = (used, tid)
+    return None if best is None else best[1]
+
+
+def _send_to_thread(pid: int, tid: int, sig: signal.Signals) -> bool:
+    """Send `sig` to thread `tid` of process `pid` only; whether it was sent."""
+    try:
+        import ctypes
+
+        tgkill = ctypes.CDLL(None, use_errno=True).tgkill
+    except (OSError, AttributeError):
+        return False
+    return bool(tgkill(pid, tid, int(sig)) == 0)
