@@ -8,6 +8,7 @@ workspace a check ran in is a temporary copy, its path means nothing to the read
 from __future__ import annotations
 
 from assay.evidence import Evidence
+from assay.option_values import option_values
 from assay.verdict import Kind, Verdict
 
 #: Flags with which a test run stops at its first failure.
@@ -81,10 +82,7 @@ def fail_fast_flag(argv: tuple[str, ...] | list[str]) -> str | None:
     named = sorted(FAIL_FAST_FLAGS & set(argv))
     if named:
         return named[0]
-    for at, arg in enumerate(argv):
-        if arg == "--maxfail=1" or (arg == "--maxfail" and list(argv[at + 1 : at + 2]) == ["1"]):
-            return "--maxfail 1"
-    return None
+    return "--maxfail 1" if "1" in option_values(argv, {"--maxfail"}) else None
 
 
 def fail_fast_line(evidence: Evidence) -> str | None:
