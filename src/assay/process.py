@@ -351,7 +351,10 @@ class _Execution:
             if exit_fd is not None:
                 pipes.unwatch(exit_fd)
         leaves: list[reaper.Leaf] = []
+        said_by_deadline = None
         if timed_out:
+            pipes.pump(0)  # what was written before the deadline and not read yet
+            said_by_deadline = (self.out.result(), self.err.result())
             leaves = reaper.leaf_commands(proc.pid, self.marker, since=self.since)
             self._await_stacks(leaves, pipes, proc.pid)
             self._terminate(proc.pid, pipes)
@@ -396,6 +399,7 @@ class _Execution:
             address_space_bytes=address_space,
             running_at_deadline=tuple(leaf.argv for leaf in leaves),
             threads_at_deadline=tuple(leaf.threads for leaf in leaves),
+            said_by_deadline=said_by_deadline,
         )
 
     def _await_stacks(self, leaves: Sequence[reaper.Leaf], pipes: _Pipes, pid: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from assay.output import CapturedOutput
@@ -66,6 +66,13 @@ class ProcessResult:
     threads_at_deadline: tuple[tuple[str, ...], ...] = ()
     """Beside each of `running_at_deadline`: the names of its threads but the first (a Rust
     test binary's are its running tests)."""
+    said_by_deadline: tuple[CapturedOutput, CapturedOutput] | None = field(
+        default=None, compare=False
+    )
+    """When a deadline stopped the run: its stdout and stderr as they stood then, before
+    the signals that ended it. A runner reports a test process the deadline's TERM killed
+    as a failed test (`node --test`), and only what it said before is the code's doing.
+    Not stored: read while the run is judged."""
 
     @property
     def started(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check
@@ -58,10 +59,22 @@ def parse_output(
     check: Check, result: ProcessResult, report_dir: Path | None = None
 ) -> ParsedOutput:
     """Parse `result` as the output of `check.tool`; unknown tools get the generic text reader."""
+    parsed = _parsed(check, result, report_dir)
+    said = result.said_by_deadline
+    if said is None or parsed.tests is None or not parsed.tests.any_failed:
+        return parsed
+    # A deadline stopped the run: its failed tests count only where the runner reported
+    # them before it. After, it reports what the deadline's signals killed. A report file
+    # is written at a run's end: one the deadline stopped wrote it after, if at all.
+    before = _parsed(check, replace(result, stdout=said[0], stderr=said[1]), None)
+    if before.tests is not None and before.tests.any_failed:
+        return parsed
+    return replace(parsed, tests=before.tests, test_cases=before.test_cases)
+
+
+def _parsed(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
     try:
         parsed = parser_for(check.tool)(check, result, report_dir)
     except Exception:
         return ParsedOutput()
-    if not isinstance(parsed, ParsedOutput):
-        return ParsedOutput()
-    return parsed
+    return parsed if isinstance(parsed, ParsedOutput) else ParsedOutput()
