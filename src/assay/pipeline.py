@@ -443,13 +443,15 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     """Every ecosystem's protected paths, plus those the base's own configuration names
     (`protect`), where the base's pytest configuration keeps its tests (`testpaths`,
     `python_files`), the setup files its JS runners' configuration names, the settings
-    files its pre-commit hooks name, the files its TypeScript configurations extend, and the data
+    files its pre-commit hooks name, the files its TypeScript configurations and its linters'
+    and type checkers' settings extend, and the data
     files its tests name: the base's, because the change must not choose what guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
     from assay.discovery.js_runner_setup import js_setup_files
     from assay.discovery.named_settings import hook_config_files
     from assay.discovery.python import pytest_test_files
+    from assay.discovery.settings_extends import extended_settings
     from assay.discovery.tsconfig_extends import extended_configs
     from assay.protect import protected_set
     from assay.test_data import named_test_data
@@ -463,6 +465,7 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
         *pytest_test_files(files),
         *js_setup_files(files),
         *extended_configs(files),
+        *extended_settings(files),
         *hook_config_files(base_dir),
     )
     return protected_set(extra=(*named, *named_test_data(base_dir, protected_set(extra=named))))
