@@ -444,12 +444,14 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     (`protect`), where the base's pytest configuration keeps its tests (`testpaths`,
     `python_files`), the setup files its JS runners' configuration names, the settings
     files its pre-commit hooks name, the files its TypeScript configurations and its linters'
-    and type checkers' settings extend, and the data
-    files its tests name: the base's, because the change must not choose what guards it."""
+    and type checkers' settings extend, the modules its pytest configuration loads as plugins,
+    and the data files its tests name: the base's, because the change must not choose what
+    guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
     from assay.discovery.js_runner_setup import js_setup_files
     from assay.discovery.named_settings import hook_config_files
+    from assay.discovery.pytest_plugin_modules import pytest_plugin_modules
     from assay.discovery.python import pytest_test_files
     from assay.discovery.settings_extends import extended_settings
     from assay.discovery.tsconfig_extends import extended_configs
@@ -466,9 +468,20 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
         *js_setup_files(files),
         *extended_configs(files),
         *extended_settings(files),
+        *pytest_plugin_modules(files, own=_own_pytest_plugins(base_dir)),
         *hook_config_files(base_dir),
     )
     return protected_set(extra=(*named, *named_test_data(base_dir, protected_set(extra=named))))
+
+
+def _own_pytest_plugins(base_dir: Path) -> frozenset[str]:
+    """The modules of the `pytest11` entry points the base declares for itself: the
+    project's own plugin, which is its code (`assay.own_plugins`), not its tests'."""
+    from assay.base_requirements import declared_in_tree
+    from assay.install_records import entry_point_module
+
+    entry_points = declared_in_tree(base_dir).entry_points
+    return frozenset(entry_point_module(v) for group, _, v in entry_points if group == "pytest11")
 
 
 def _with_named_settings(protected: ProtectedSet, the_plan: Plan) -> ProtectedSet:
