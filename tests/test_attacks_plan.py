@@ -624,6 +624,57 @@ ATTACKS: dict[str, Attack] = {
             "shadow/calc.py": "def add(a, b):\n    return a + b\n",
         },
     ),
+    # The same file named by the `PYTEST_ADDOPTS` a CI step sets, not by a word of its
+    # command: the right copy first on the path there was VERIFIED too.
+    "pytest-settings-named-by-pytest-addopts": Attack(
+        {
+            **PY_BASE,
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            ".github/workflows/ci.yml": """
+                name: ci
+                on: [push]
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: pip install pytest
+                      - env:
+                          PYTEST_ADDOPTS: -c ci/testing.ini
+                        run: python -m pytest
+            """,
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\n",
+        },
+        {
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\npythonpath = ../shadow\n",
+            "shadow/calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    ),
+    # The same file named by `-c` in a step that runs in a directory of its own: the
+    # name is the directory's, `pkg/ci/testing.ini`.
+    "pytest-settings-named-by-c-in-a-working-directory": Attack(
+        {
+            **{f"pkg/{path}": text for path, text in PY_BASE.items()},
+            "pkg/pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            ".github/workflows/ci.yml": """
+                name: ci
+                on: [push]
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: pip install pytest
+                      - working-directory: pkg
+                        run: python -m pytest -c ci/testing.ini
+            """,
+            "pkg/ci/testing.ini": "[pytest]\ntestpaths = ../tests\n",
+        },
+        {
+            "pkg/ci/testing.ini": "[pytest]\ntestpaths = ../tests\npythonpath = ../shadow\n",
+            "pkg/shadow/calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    ),
     # mypy reads a `# type: ignore` before the first statement, a comment after it or
     # not, as `ignore_errors` for the file: it was VERIFIED with the base's type error.
     "mypy-turned-off-by-an-ignore-with-a-reason": Attack(

@@ -486,10 +486,11 @@ def _own_pytest_plugins(base_dir: Path) -> frozenset[str]:
 
 def _with_named_settings(protected: ProtectedSet, the_plan: Plan) -> ProtectedSet:
     """`protected` with the settings files the base's planned commands name by an option
-    (`mypy --config-file ci/types.cfg` in a CI step: a change set `ignore_errors` there)."""
-    from assay.discovery.named_settings import named_settings
+    (`mypy --config-file ci/types.cfg` in a CI step: a change set `ignore_errors` there) or
+    in the options their environment gives pytest (`PYTEST_ADDOPTS`)."""
+    from assay.discovery.named_settings import check_settings
 
-    named = [p for check in the_plan.checks for p in named_settings(check.argv)]
+    named = [p for c in the_plan.checks for p in check_settings(c.argv, c.env, c.cwd)]
     fresh = tuple(p for p in dict.fromkeys(named) if p not in protected.patterns)
     return replace(protected, patterns=(*protected.patterns, *fresh)) if fresh else protected
 

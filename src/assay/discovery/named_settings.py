@@ -10,12 +10,13 @@ with the files the tools find by their usual names, as paths relative to the roo
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from assay.option_values import option_values
 
-__all__ = ["hook_config_files", "named_settings"]
+__all__ = ["check_settings", "hook_config_files", "named_settings"]
 
 #: The options that name a settings file, for every tool whose hooks assay runs.
 _NAMING = frozenset(
@@ -64,6 +65,29 @@ def hook_config_files(root: Path) -> tuple[str, ...]:
             if isinstance(args, list):
                 found += named_settings(a for a in args if isinstance(a, str))
     return tuple(dict.fromkeys(found))[:_MAX_FILES]
+
+
+def check_settings(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
+    """The settings files a planned check names, as protected patterns relative to the
+    root: by its words, and by the options pytest reads from `PYTEST_ADDOPTS` (a CI
+    step's `PYTEST_ADDOPTS: -c ci/testing.ini`: a change set `pythonpath` there to a right
+    copy of the module its broken one failed), each relative to the directory it runs in."""
+    named = named_settings(argv)
+    if addopts := env.get("PYTEST_ADDOPTS"):
+        named += named_settings(["pytest", *_split(addopts)])
+    found = []
+    for path in named:
+        joined = posixpath.normpath(posixpath.join(cwd or ".", path))
+        if joined != "." and not joined.startswith(".."):
+            found.append(joined)
+    return found
+
+
+def _split(value: str) -> list[str]:
+    try:
+        return shlex.split(value)
+    except ValueError:
+        return value.split()
 
 
 def named_settings(args: Iterable[str]) -> list[str]:
