@@ -184,6 +184,11 @@ CONFIG_HELPER_BASES: dict[str, dict[str, str]] = {
         "test/calc.test.js": JEST_TEST.replace("  expect(add(1, 1)).toBeEven();\n", ""),
     },
 }
+# The base's jest configuration names a preset by its path.
+CONFIG_HELPER_BASES["preset"] = {
+    **CONFIG_HELPER_BASES["root"],
+    "jest.config.js": "module.exports = { preset: './config/jest.base.js' };\n",
+}
 # A workspace whose package's configuration loads a base shared by the packages.
 CONFIG_HELPER_BASES["shared"] = {
     "package.json": json.dumps(
