@@ -415,3 +415,26 @@ def test_a_linter_a_declared_pytest_plugin_runs_is_held_to_the_trees_date(
     assert unpinned == {"pytest", *held}, unpinned
     (tools,) = [s for s in steps if s.name == "install-python-tools"]
     assert all(f"{tool}<=1.0" in tools.argv for tool in held), tools.argv
+
+
+def test_a_change_judged_against_a_base_has_the_base_commits_date(tmp_path: Path) -> None:
+    """A change's commit dated 2019 had mypy 0.982 check it under `--base --protect
+    --install`, which does not know `truthy-function`: an `if is_empty:` was VERIFIED."""
+    from assay.pipeline import VerifyOptions, _dating
+    from assay.sandbox import export_commit
+
+    repo = write(tmp_path / "repo", {"a.py": "x = 1\n"})
+    git(repo, "init", "-q")
+    base_stamp = "2026-11-01T00:00:00+00:00"
+    for stamp, text in ((base_stamp, "x = 1\n"), ("2019-01-01T00:00:00+00:00", "x = 2\n")):
+        write(repo, {"a.py": text})
+        git(repo, "add", "-A")
+        env = {**os.environ, "GIT_COMMITTER_DATE": stamp}
+        git(repo, "commit", "-qm", "work", env=env)
+    base_files = tmp_path / "base"
+    export_commit(repo, "HEAD~1", base_files)
+    options = VerifyOptions(base="HEAD~1", protect=True)
+    assert tree_date(_dating(repo, options, base_files)) == datetime.datetime.fromisoformat(
+        base_stamp
+    )
+    assert _dating(repo, VerifyOptions(), None) == repo

@@ -26,6 +26,7 @@ from assay.tools.spec import INSTALL_TIMEOUT_S
 
 if TYPE_CHECKING:
     from assay.probe import ProbeFailure
+    from assay.tool_era import Dating
     from assay.tools.python_requirements import DEV_GROUPS, DEV_REQUIREMENT_PATTERNS
 
 __all__ = [
@@ -102,7 +103,7 @@ def command_steps(commands: Sequence[str]) -> list[Check]:
     ]
 
 
-def install_steps(root: Path, *, dated_from: Path | None = None) -> list[Check]:
+def install_steps(root: Path, *, dated_from: Path | Dating | None = None) -> list[Check]:
     """The install steps for the project at `root`, in order; empty when nothing is needed.
 
     Where a Python environment is made, the linters, type checkers and test runner the
@@ -262,7 +263,9 @@ def _manifest_path(argv: Sequence[str]) -> str:
     return first_value(argv, {"--manifest-path"}) or "Cargo.toml"
 
 
-def _planned_tools(root: Path, planned: Sequence[Check], dated_from: Path) -> _PlannedTools | None:
+def _planned_tools(
+    root: Path, planned: Sequence[Check], dated_from: Path | Dating
+) -> _PlannedTools | None:
     """The Python tools `planned` (the plan for `root`) runs, pinned where the project's
     lockfile pins them, else where its pre-commit configuration does (with what its hooks
     install beside them), the others dated by the tree at `dated_from`; None when the plan
@@ -384,7 +387,7 @@ def _held(step: Check) -> Check:
     return replace(step, argv=("sh", "-c", script, "sh", *step.argv), reason=reason)
 
 
-def _era(root: Path, tools: set[str]) -> tuple[str, dict[str, str]] | None:
+def _era(root: Path | Dating, tools: set[str]) -> tuple[str, dict[str, str]] | None:
     """The tree's date (with what kept a tool below a release) and the releases of `tools`
     as of it (`assay.tool_era`); None when it cannot be learnt, or no tool had a release by
     then."""

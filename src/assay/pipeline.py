@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from assay.plan_memo import RememberedPlan
     from assay.protect import ProtectedSet
     from assay.session import Restore, Session
+    from assay.tool_era import Dating
 
 
 class VerifyUsageError(AssayError):
@@ -429,7 +430,7 @@ def _install_at_base(
         env,
         why=why,
         commands=options.install_commands,
-        dated_from=root,
+        dated_from=_dating(root, options, session.root),
         package_manager=manager,
         expires=expires,
     )
@@ -437,6 +438,17 @@ def _install_at_base(
     if failed is not None:
         raise RuntimeError(f"its install step {failed.check.name} did not succeed ({failed.cause})")
     return env
+
+
+def _dating(root: Path, options: VerifyOptions, base_files: Path | None) -> Path | Dating:
+    """Whose date decides the releases of the tools nothing pins: the source tree's, or
+    under `--base` the base's (its files, and its commit's date, read hashed): the change's
+    own commit date is its author's to choose."""
+    if options.base is None or base_files is None:
+        return root
+    from assay.tool_era import Dating
+
+    return Dating(base_files, root, options.base)
 
 
 def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
@@ -558,7 +570,9 @@ class _Run:
                     env,
                     why=rebuilt,
                     commands=self.options.install_commands,
-                    dated_from=self.root,
+                    dated_from=_dating(
+                        self.root, self.options, self.restore.base if self.restore else None
+                    ),
                     package_manager=self.package_manager,
                     installed_tools=tools,
                     expires=self.expires,
@@ -917,7 +931,7 @@ def _install(
     *,
     why: str = "",
     commands: Sequence[str] = (),
-    dated_from: Path | None = None,
+    dated_from: Path | Dating | None = None,
     package_manager: Provided | None = None,
     installed_tools: InstalledTools | None = None,
     expires: float | None = None,
@@ -927,7 +941,8 @@ def _install(
     setup.py that never returns held a `--deadline 90` run for the step's own 900 s);
     `why` is noted on the first step (why an environment had to be built);
     `dated_from`: the source tree, whose date decides the releases of tools nothing pins
-    (`assay.tool_era`; the workspace's `.git` may not be readable by assay);
+    (`assay.tool_era`; the workspace's `.git` may not be readable by assay), or under
+    `--base` the base (`_dating`);
     `package_manager`: the project's, from assay's cache, on the steps' PATH;
     `installed_tools` hears of each step that succeeded."""
     from assay.install import command_steps, install_steps, served_checks

@@ -30,6 +30,7 @@ import re
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,24 +74,44 @@ def fetch_json(url: str) -> Any:
     return json.loads(body)
 
 
-def tree_date(root: Path, *, fetch: Fetch = fetch_json) -> datetime.datetime | None:
+@dataclass(frozen=True, slots=True)
+class Dating:
+    """A tree whose date is another commit's: a change judged against a base (`--base`)
+    has the base's tools. The change's own date is its author's to choose (a commit dated
+    2019 had mypy 0.982 check it, which does not know `truthy-function`, and an `if
+    is_empty:` was VERIFIED)."""
+
+    files: Path
+    """The tree read for an sdist's PKG-INFO and the tools' configuration (the base's)."""
+    repository: Path
+    """The git repository that holds `ref`."""
+    ref: str
+    """The commit whose committer date is the tree's (read hashed, `assay.safe_git`)."""
+
+
+def tree_date(root: Path | Dating, *, fetch: Fetch = fetch_json) -> datetime.datetime | None:
     """When the tree at `root` was made: its PyPI release's time for an sdist, committed
     or not (an sdist unpacked and put under git has a commit made today, and today's
-    linters failed code its maintainers' passed), else its HEAD commit's; None when
-    neither can be learnt."""
-    released = _released(root, fetch)
-    if released is None and (root / ".git").exists():
-        return _head_committed(root)
-    return released
+    linters failed code its maintainers' passed), else its HEAD commit's (a `Dating`'s
+    commit's); None when neither can be learnt."""
+    files = root.files if isinstance(root, Dating) else root
+    released = _released(files, fetch)
+    if released is not None:
+        return released
+    if isinstance(root, Dating):
+        return _committed(root.repository, root.ref)
+    return _committed(root, "HEAD") if (root / ".git").exists() else None
 
 
-def _head_committed(root: Path) -> datetime.datetime | None:
+def _committed(root: Path, ref: str) -> datetime.datetime | None:
     from assay.safe_git import GitError, open_repository
 
     try:
         git = open_repository(root, timeout=GIT_TIMEOUT_S)
-        commit = git.output("cat-file", "commit", git.resolve_commit("HEAD"), limit=1 << 20)
+        kind, commit = git.read_object(git.resolve_commit(ref), limit=1 << 20)
     except GitError:
+        return None
+    if kind != "commit":
         return None
     for line in commit.split(b"\n\n", 1)[0].splitlines():
         found = re.fullmatch(rb"committer .*> (\d{1,12}) [+-]\d{4}", line)
@@ -134,7 +155,7 @@ def _same_version(text: str, wanted: Version) -> bool:
         return False
 
 
-def ceilings(root: Path, tools: Iterable[str]) -> dict[str, str]:
+def ceilings(root: Path | Dating, tools: Iterable[str]) -> dict[str, str]:
     """`tool -> release`: the first release of each of `tools` that would check the tree
     at `root` otherwise than any before it did, with the tree unchanged: ruff's widened
     default selection, where the tree's configuration was written for the old one
@@ -143,7 +164,8 @@ def ceilings(root: Path, tools: Iterable[str]) -> dict[str, str]:
         return {}
     from assay.ruff_selection import DEFAULTS_WIDENED, written_for_old_defaults
 
-    return {"ruff": DEFAULTS_WIDENED} if written_for_old_defaults(root) else {}
+    files = root.files if isinstance(root, Dating) else root
+    return {"ruff": DEFAULTS_WIDENED} if written_for_old_defaults(files) else {}
 
 
 def tools_as_of(
