@@ -650,6 +650,30 @@ ATTACKS: dict[str, Attack] = {
             "shadow/calc.py": "def add(a, b):\n    return a + b\n",
         },
     ),
+    # pytest reads more arguments from a file a CI step names by `@`: the change put the
+    # right copy first on the path there (`-o pythonpath=shadow`).
+    "pytest-arguments-read-from-a-response-file": Attack(
+        {
+            **PY_BASE,
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            ".github/workflows/ci.yml": """
+                name: ci
+                on: [push]
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: pip install pytest
+                      - run: python -m pytest @ci/pytest.args
+            """,
+            "ci/pytest.args": "tests\n",
+        },
+        {
+            "ci/pytest.args": "-o\npythonpath=shadow\ntests\n",
+            "shadow/calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    ),
     # The same file named by `-c` in a step that runs in a directory of its own: the
     # name is the directory's, `pkg/ci/testing.ini`.
     "pytest-settings-named-by-c-in-a-working-directory": Attack(

@@ -46,6 +46,11 @@ _TOOL_NAMING = {
     "golangci-lint": ("-c",),
     "tsc": ("-p", "--project"),
 }
+#: Tools that read more of their arguments from a file named `@file` (argparse's
+#: `fromfile_prefix_chars`): a CI step's `python -m pytest @ci/pytest.args` read its
+#: arguments from a file no default protects, and a change that added `-o
+#: pythonpath=shadow` there had a right copy of the module tested in its broken one's place.
+_RESPONSE_FILE_TOOLS = frozenset({"pytest", "py.test", "mypy"})
 #: How many words in the tool is named: `python3 -m pytest`, `npx --no eslint`.
 _TOOL_WORDS = 4
 #: Most files taken from one configuration.
@@ -103,7 +108,14 @@ def named_settings(args: Iterable[str]) -> list[str]:
         path = _relative(value)
         if path is not None:
             named.append(path)
+    if _runs_one_of(words, _RESPONSE_FILE_TOOLS):
+        responses = (_relative(w[1:]) for w in words if w.startswith("@"))
+        named += (path for path in responses if path is not None)
     return named
+
+
+def _runs_one_of(words: list[str], tools: frozenset[str]) -> bool:
+    return any(posixpath.basename(word) in tools for word in words[:_TOOL_WORDS])
 
 
 def _tool_options(words: list[str]) -> tuple[str, ...]:
