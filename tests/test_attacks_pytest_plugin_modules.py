@@ -51,6 +51,31 @@ def test_a_change_to_a_plugin_module_addopts_loads_is_undone(tmp_path: Path) -> 
     assert "test_mean" in report["note"], report["note"]
 
 
+def test_a_change_to_a_plugin_module_a_ci_step_loads_is_undone(tmp_path: Path) -> None:
+    """The same module named by a CI step's `python -m pytest -p support.cases`."""
+    workflow = (
+        "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: pip install pytest\n"
+        "      - run: python -m pytest -p support.cases\n"
+    )
+    base = {
+        **BASE,
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1.0"\n',
+        ".github/workflows/ci.yml": workflow,
+    }
+    repo = commit_all(write(tmp_path / "repo", base))
+    write(
+        repo,
+        {
+            "support/cases.py": CASES.format(1.5, 2.0, 2.5),
+            "calc.py": "def mean(xs):\n    return sum(xs) / (len(xs) + 1)\n",
+        },
+    )
+    report = verified_json(repo, tmp_path / "state", "--base", "HEAD", "--protect")
+    assert report["status"] == "FAILED", report["note"]
+    assert "test_mean" in report["note"], report["note"]
+
+
 def test_the_plugins_config_and_conftests_name_are_found(tmp_path: Path) -> None:
     root = write(
         tmp_path / "t",

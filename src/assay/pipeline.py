@@ -313,7 +313,7 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
             return hit  # nothing was discovered, planned, provisioned, copied or probed
         if restore is not None:
             the_plan = base_plan(restore.base, root, options, installed=root)
-            protected = _with_named_settings(restore.protected, the_plan)
+            protected = _with_named_settings(restore.protected, the_plan, restore.base)
             restore = replace(restore, protected=protected)
         else:
             the_plan = make_plan(root, options)
@@ -496,13 +496,19 @@ def _own_pytest_plugins(base_dir: Path) -> frozenset[str]:
     return frozenset(entry_point_module(v) for group, _, v in entry_points if group == "pytest11")
 
 
-def _with_named_settings(protected: ProtectedSet, the_plan: Plan) -> ProtectedSet:
+def _with_named_settings(protected: ProtectedSet, the_plan: Plan, base_dir: Path) -> ProtectedSet:
     """`protected` with the settings files the base's planned commands name by an option
     (`mypy --config-file ci/types.cfg` in a CI step: a change set `ignore_errors` there) or
-    in the options their environment gives pytest (`PYTEST_ADDOPTS`)."""
+    in the options their environment gives pytest (`PYTEST_ADDOPTS`), and the modules of
+    the tree their pytest loads as plugins (`-p support.cases`, `PYTEST_PLUGINS`)."""
+    from assay.discovery.files import RepoFiles
     from assay.discovery.named_settings import check_settings
+    from assay.discovery.pytest_plugin_modules import check_plugin_modules
 
     named = [p for c in the_plan.checks for p in check_settings(c.argv, c.env, c.cwd)]
+    files, own = RepoFiles(str(base_dir)), _own_pytest_plugins(base_dir)
+    for c in the_plan.checks:  # and the pytest plugins they load from the tree
+        named += check_plugin_modules(files, c.argv, c.env, c.cwd, own)
     fresh = tuple(p for p in dict.fromkeys(named) if p not in protected.patterns)
     return replace(protected, patterns=(*protected.patterns, *fresh)) if fresh else protected
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from assay.discovery.files import RepoFiles, UnreadableFile
 from assay.discovery.python import pytest_setting
 from assay.filetree import walk_files
 
-__all__ = ["pytest_plugin_modules"]
+__all__ = ["check_plugin_modules", "pytest_plugin_modules"]
 
 #: Most conftest files read, and most modules named.
 _MAX_CONFTESTS = 256
@@ -32,13 +32,37 @@ _MAX_MODULES = 64
 def pytest_plugin_modules(files: RepoFiles, own: Iterable[str] = ()) -> tuple[str, ...]:
     """The tree's files (relative to its root) of the plugins the base's pytest
     configuration and conftest files load by name, but for the modules in `own`."""
-    skipped = frozenset(own)
     names = [*_addopts_plugins(pytest_setting(files, "addopts") or ()), *_conftest_plugins(files)]
+    return _files_of(files, names, frozenset(own), "")
+
+
+def check_plugin_modules(
+    files: RepoFiles,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    own: Iterable[str] = (),
+) -> tuple[str, ...]:
+    """The tree's files of the plugins a planned pytest command loads by name: `-p` in
+    its words or its `PYTEST_ADDOPTS`, and its `PYTEST_PLUGINS`, from the directory it
+    runs in (a CI step's `python -m pytest -p support.cases`), but for the modules in
+    `own`."""
+    if not any(posixpath.basename(word) in ("pytest", "py.test") for word in argv[:4]):
+        return ()
+    words = [*argv, *env.get("PYTEST_ADDOPTS", "").split()]
+    names = [*_addopts_plugins(words), *env.get("PYTEST_PLUGINS", "").split(",")]
+    return _files_of(files, [n.strip() for n in names], frozenset(own), cwd)
+
+
+def _files_of(
+    files: RepoFiles, names: Iterable[str], own: frozenset[str], cwd: str
+) -> tuple[str, ...]:
     found: list[str] = []
+    top = "" if cwd in ("", ".") else posixpath.normpath(cwd) + "/"
     for name in dict.fromkeys(names):
-        if name in skipped or not name.replace(".", "").replace("_", "").isalnum():
+        if not name or name in own or not name.replace(".", "").replace("_", "").isalnum():
             continue
-        found += (p for p in _module_files(name) if files.is_file(p))
+        found += (p for p in (top + m for m in _module_files(name)) if files.is_file(p))
     return tuple(dict.fromkeys(found))[:_MAX_MODULES]
 
 
