@@ -88,6 +88,59 @@ def test_a_change_to_the_module_eslint_config_imports_is_undone(tmp_path: Path) 
     assert "'count' is not defined" in report["note"], report["note"]
 
 
+MYPY_PLUGIN = """from mypy.plugin import Plugin
+
+
+class UnitsPlugin(Plugin):
+    pass
+
+
+def plugin(version):
+    return UnitsPlugin
+"""
+# A plugin that makes `int` and `str` Any: mypy then finds no type error anywhere.
+MYPY_PLUGIN_BLIND = """from mypy.plugin import Plugin
+from mypy.types import AnyType, TypeOfAny
+
+
+class UnitsPlugin(Plugin):
+    def get_type_analyze_hook(self, fullname):
+        if fullname in ("builtins.str", "builtins.int"):
+            return lambda ctx: AnyType(TypeOfAny.special_form)
+        return None
+
+
+def plugin(version):
+    return UnitsPlugin
+"""
+MYPY_BASE = {
+    "pyproject.toml": (
+        '[project]\nname = "calc"\nversion = "0.1.0"\n\n'
+        '[tool.mypy]\nfiles = ["calc.py"]\nplugins = ["tools/mypy_units.py"]\n'
+    ),
+    "tools/mypy_units.py": MYPY_PLUGIN,
+    "calc.py": (
+        "def add(a: int, b: int) -> int:\n    return a + b\n\n\n"
+        "def label(n: int) -> str:\n    return 'n=' + str(n)\n"
+    ),
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+
+
+def test_a_change_to_a_mypy_plugin_the_base_names_is_undone(tmp_path: Path) -> None:
+    repo = commit_all(write(tmp_path / "repo", MYPY_BASE))
+    write(
+        repo,
+        {
+            "tools/mypy_units.py": MYPY_PLUGIN_BLIND,
+            "calc.py": MYPY_BASE["calc.py"].replace("'n=' + str(n)", "n + 1"),
+        },
+    )
+    report = verified_json(repo, tmp_path / "state", "--base", "HEAD", "--protect")
+    assert report["status"] == "FAILED", report["note"]
+    assert "Incompatible return value type" in report["note"], report["note"]
+
+
 def test_what_settings_extend_is_followed_from_file_to_file(tmp_path: Path) -> None:
     root = write(
         tmp_path / "t",
@@ -113,6 +166,9 @@ def test_what_settings_extend_is_followed_from_file_to_file(tmp_path: Path) -> N
             "biome.json": '{"extends": ["./biome.base.json", "@org/biome-config", "//"]}\n',
             "biome.base.json": "{}\n",
             "ruff.toml": 'extend = "../outside.toml"\n',
+            "mypy.ini": "[mypy]\nplugins = tools/units.py, checks.plugin:entry, pydantic.mypy\n",
+            "tools/units.py": "",
+            "src/checks/plugin.py": "",
         },
     )
     assert sorted(extended_settings(RepoFiles(str(root)))) == [
@@ -122,6 +178,8 @@ def test_what_settings_extend_is_followed_from_file_to_file(tmp_path: Path) -> N
         "lint/legacy.js",
         "lint/more.json",
         "lint/tests.yml",
+        "src/checks/plugin.py",
+        "tools/units.py",
         "types/base.json",
         "types/root.json",
     ]

@@ -1,5 +1,8 @@
 """The files a linter's or type checker's settings extend or load, from the tree.
 
+(mypy's `plugins` too: a plugin file the base's `[tool.mypy]` names decides what each
+type is.)
+
 `ruff.toml`, `.eslintrc.json`, `eslint.config.js`, `biome.json` and `pyrightconfig.json`
 are protected by their names, but what they say may live in a file of any name they
 extend or load: ruff's `extend = "config/ruff-base.toml"`, pyright's and basedpyright's
@@ -23,7 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from assay.discovery.files import RepoFiles, UnreadableFile
-from assay.discovery.text import load_jsonc, load_yaml
+from assay.discovery.text import load_ini, load_jsonc, load_yaml
 from assay.filetree import walk_files
 
 __all__ = ["extended_settings"]
@@ -37,6 +40,8 @@ _JSON_EXTENDS = ("biome.json", "biome.jsonc", ".oxlintrc.json", "oxlintrc.json")
 _ESLINTRC = tuple(
     f".eslintrc{ext}" for ext in ("", ".json", ".yml", ".yaml", ".js", ".cjs", ".mjs")
 )
+#: mypy's configuration files that are INI, with the section each keeps mypy's settings in.
+_MYPY_INI = {"mypy.ini": "mypy", ".mypy.ini": "mypy", "setup.cfg": "mypy"}
 _FLAT = tuple(f"eslint.config.{ext}" for ext in ("js", "mjs", "cjs", "ts", "mts", "cts"))
 #: Extensions node tries for a module named without one, as eslint resolves `extends`.
 _JS_EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json")
@@ -85,6 +90,8 @@ def _kind_by_name(name: str) -> str | None:
         return "eslintrc"
     if name in _FLAT:
         return "module"
+    if name in _MYPY_INI:
+        return "mypy"
     if name in ("pyproject.toml", "package.json"):
         return name
     return None
@@ -106,16 +113,24 @@ def _named_by(files: RepoFiles, path: str, kind: str) -> Iterator[tuple[str, str
             table = tools.get(name)
             if isinstance(table, dict):
                 yield from _settings_paths(files, here, table.get("extends"), "pyright")
+        mypy = tools.get("mypy")
+        if isinstance(mypy, dict):
+            yield from _mypy_plugins(files, here, _strings(mypy.get("plugins")))
+    elif kind == "mypy":
+        parser, error = load_ini(text, path)
+        if error is None and parser.has_section("mypy"):
+            value = parser.get("mypy", "plugins", fallback="")
+            yield from _mypy_plugins(files, here, value.replace("\n", ",").split(","))
     elif kind == "ruff":
         yield from _settings_paths(files, here, _toml(text).get("extend"), "ruff")
     elif kind == "pyright":
         document = _toml(text) if path.endswith(".toml") else _json(text)
-        value = document.get("extends") if isinstance(document, dict) else None
-        yield from _settings_paths(files, here, value, "pyright")
+        extends = document.get("extends") if isinstance(document, dict) else None
+        yield from _settings_paths(files, here, extends, "pyright")
     elif kind == "json":
         document = _json(text)
-        value = document.get("extends") if isinstance(document, dict) else None
-        yield from _settings_paths(files, here, value, "json", package_names=False)
+        extends = document.get("extends") if isinstance(document, dict) else None
+        yield from _settings_paths(files, here, extends, "json", package_names=False)
     elif kind == "package.json":
         package = _json(text)
         config = package.get("eslintConfig") if isinstance(package, dict) else None
@@ -124,6 +139,35 @@ def _named_by(files: RepoFiles, path: str, kind: str) -> Iterator[tuple[str, str
         yield from _eslintrc(files, path, text)
     elif kind == "module":
         yield from _loaded_modules(files, path, text)
+
+
+def _mypy_plugins(files: RepoFiles, here: str, values: list[str]) -> Iterator[tuple[str, str]]:
+    """The tree's files of the plugins mypy's `plugins` names: a path (`tools/units.py`,
+    from the configuration's directory) or a module at the root or under `src/`; not a
+    module of the project's own name (pydantic's `pydantic.mypy` is its code). A plugin
+    decides what each type is (one that made `int` and `str` Any hid a type error)."""
+    own = _own_name(files)
+    for value in values:
+        entry = value.strip().rsplit(":", 1)[0] if value.count(":") == 1 else value.strip()
+        if entry.endswith(".py"):
+            yield from ((path, "plugin") for path, _ in _settings_paths(files, here, entry, ""))
+        elif (
+            entry
+            and entry.split(".")[0] != own
+            and entry.replace(".", "").replace("_", "").isalnum()
+        ):
+            stem = entry.replace(".", "/")
+            for top in ("", "src/"):
+                for tail in (".py", "/__init__.py"):
+                    if files.is_file(f"{top}{stem}{tail}"):
+                        yield f"{top}{stem}{tail}", "plugin"
+
+
+def _own_name(files: RepoFiles) -> str:
+    """The project's name as a module would spell it (pyproject's `project.name`)."""
+    project = _toml(_text(files, "pyproject.toml") or "").get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    return name.replace("-", "_").replace(".", "_").lower() if isinstance(name, str) else ""
 
 
 def _eslintrc(files: RepoFiles, path: str, text: str) -> Iterator[tuple[str, str]]:
