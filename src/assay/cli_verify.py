@@ -185,7 +185,7 @@ def _write_formats(report: Report, junit_path: str | None, sarif_path: str | Non
 
 def _print_report(report: Report, *, printed: set[str]) -> None:
     """The report for a person; `printed`: summary lines already shown as checks ended."""
-    from assay.formats import tampering_lines
+    from assay.formats import base_line, tampering_lines
     from assay.formats.failures import fail_fast_line, failure_lines, skipped_lines
     from assay.report import summary_line
     from assay.terminal import for_terminal
@@ -203,6 +203,8 @@ def _print_report(report: Report, *, printed: set[str]) -> None:
             say(line)
         if (stopped := fail_fast_line(evidence)) is not None:
             say(stopped)
+    if (base := base_line(report)) is not None:
+        say(base)
     for line in tampering_lines(report):
         say(line)
     say(f"{report.status.value}" + (" (cached)" if report.record.cached else ""))

@@ -299,6 +299,11 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
 
         if (refusal := linked_base_refusal(path)) is not None:
             raise VerifyUsageError(refusal)
+    named_base = options.base
+    if options.base is not None:
+        # Resolved once, before anything of the change runs: the base's tree, its plan and
+        # its tests are then all of one commit, whatever a ref names meanwhile.
+        options = replace(options, base=_base_commit(root, options.base))
     with _base_tree(root, options.base) as base_dir:
         protected = _protected(base_dir, options) if base_dir is not None else None
         restore = None
@@ -358,6 +363,7 @@ def _verify(path: Path, options: VerifyOptions, progress: Progress | None = None
     the_plan = ran.plan
     record = replace(
         session.record,
+        base=_base_named(named_base, options.base),
         tampering=tampering,
         base_tests=_base_tests(root, options, ran.evidence, tools, expires),
         install=ran.install,
@@ -1204,6 +1210,23 @@ def _type_error_in_project(evidence: Evidence, root: Path) -> Diagnostic | None:
 
     said = combined(evidence.result)
     return ts_syntax_error_in(said, str(root), (MADE_ENV, DEPENDENCY_DIR), type_errors=True)
+
+
+def _base_commit(root: Path, base: str) -> str:
+    """The full id of the commit `base` names in the repository at `root`."""
+    from assay.sandbox import resolve_commit
+
+    try:
+        return resolve_commit(root, base)
+    except Exception as exc:  # a bad ref is a usage problem: say which
+        raise VerifyUsageError(f"could not read --base {base!r} from {root}: {exc}") from exc
+
+
+def _base_named(named: str | None, commit: str | None) -> dict[str, str] | None:
+    """The base as the run record keeps it: the name it was given and the commit read."""
+    if named is None or commit is None:
+        return None
+    return {"named": named, "commit": commit}
 
 
 @contextlib.contextmanager

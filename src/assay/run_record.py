@@ -10,6 +10,8 @@ In JSON it is the report's `extra` object, under these keys (each present only w
 set, so `"cached" in report["extra"]` means what it says):
 
     sandbox        str    the backend that ran the checks (`bwrap 0.8.0`, `local`, `none`)
+    base           object {"named": str, "commit": str}: the `--base` given and the full id
+                   of the commit it named, read once before anything of the change ran
     tampering      object `assay.tamper.TamperReport.to_dict()`, with `--base`
     base_tests     object `assay.base_tests.BaseTests.to_dict()`: the base's tests run at the
                    base, and those that passed there the change did not execute, with `--base`
@@ -89,6 +91,9 @@ class RunRecord:
     """How a run went, apart from its checks' evidence (see the module docstring)."""
 
     sandbox: str | None = None
+    base: Mapping[str, str] | None = None
+    """With `--base`: the name it was given (`named`) and the commit it named (`commit`),
+    read once before anything of the change ran."""
     tampering: Mapping[str, Any] | None = None
     base_tests: Mapping[str, Any] | None = None
     protected: Restored | None = None
@@ -116,6 +121,7 @@ class RunRecord:
         document: dict[str, Any] = dict(self.unknown)
         values: dict[str, Any] = {
             "sandbox": self.sandbox,
+            "base": dict(self.base) if self.base is not None else None,
             "tampering": dict(self.tampering) if self.tampering is not None else None,
             "base_tests": dict(self.base_tests) if self.base_tests is not None else None,
             "protected": self.protected.to_dict() if self.protected else None,
@@ -139,6 +145,7 @@ class RunRecord:
         a known key does not hold what it should."""
         known = {
             "sandbox",
+            "base",
             "tampering",
             "base_tests",
             "protected",
@@ -158,6 +165,7 @@ class RunRecord:
         install = data.get("install")
         return cls(
             sandbox=_optional_str(data.get("sandbox")),
+            base=_optional_words(data.get("base")),
             tampering=_optional_mapping(data.get("tampering")),
             base_tests=_optional_mapping(data.get("base_tests")),
             protected=(
@@ -188,6 +196,11 @@ class RunRecord:
 
 def _optional_str(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _optional_words(value: object) -> Mapping[str, str] | None:
+    mapping = _optional_mapping(value)
+    return None if mapping is None else {str(k): str(v) for k, v in mapping.items()}
 
 
 def _optional_mapping(value: object) -> Mapping[str, Any] | None:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from assay.formats.junit import render_junit as render_junit
     from assay.formats.plan_text import render_plan as render_plan
+    from assay.formats.report_text import base_line as base_line
     from assay.formats.report_text import tampering_lines as tampering_lines
     from assay.formats.sarif import render_sarif as render_sarif
     from assay.formats.sarif import to_sarif as to_sarif
@@ -21,12 +22,20 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "render_junit": "assay.formats.junit",
     "render_plan": "assay.formats.plan_text",
+    "base_line": "assay.formats.report_text",
     "tampering_lines": "assay.formats.report_text",
     "render_sarif": "assay.formats.sarif",
     "to_sarif": "assay.formats.sarif",
 }
 
-__all__ = ["render_junit", "render_plan", "render_sarif", "tampering_lines", "to_sarif"]
+__all__ = [
+    "base_line",
+    "render_junit",
+    "render_plan",
+    "render_sarif",
+    "tampering_lines",
+    "to_sarif",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""The lines a person reads about tampering, under a report's checks (pure).
+"""The lines a person reads about the base and tampering, under a report's checks (pure).
 
 Every signal `--base` found and every protected file the change's code rewrote during
 the run is shown, whatever the status: a reader sees what the change did to its own
@@ -34,3 +34,17 @@ def tampering_lines(report: Report) -> list[str]:
     if lines and not tampering_counted(record):
         lines.append(f"{PREFIX} not counted against the verdict: undone, or files a run adds")
     return lines
+
+
+def base_line(report: Report) -> str | None:
+    """The commit a `--base` given by name stood for, and why that name is no anchor: a
+    ref is a file of the repository, which work that could run commands could move."""
+    base = report.record.base or {}
+    named, commit = base.get("named"), base.get("commit")
+    if not named or not commit or named.lower() == commit.lower():
+        return None
+    return (
+        f"base: {named} named commit {commit}; a name is read from the repository, which "
+        "work that could run commands could have changed: to judge such work, pass the "
+        "commit id recorded before it began"
+    )
