@@ -37,6 +37,7 @@ from assay.discovery import Candidate, Discovery, Dropped, Ecosystem, Origin, Pr
 from assay.discovery.command_lines import project_argv, recognise
 from assay.discovery.python_envs import IN_PLACE_BUILD_TOOL
 from assay.evidence import DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S, Check
+from assay.go_packages import covers, go_package_patterns, patterns_name
 from assay.gopath_layout import in_gopath_mode
 from assay.option_values import first_value, option_values
 from assay.rust_check_cfg import allowing_undeclared_cfgs, undeclared_cfgs_note
@@ -344,6 +345,10 @@ def choose(candidates: list[Candidate]) -> tuple[list[Candidate], list[Dropped]]
             variants[candidate.ecosystem].add(variant)
             name = f"{candidate.check_name}-{_short(variant) or 'default'}"
             picked.append(replace(candidate, name=name))
+        elif ours is not None and _other_go_packages(candidate, ours, picked):
+            packages = patterns_name(go_package_patterns(candidate.argv))
+            suffix = "-".join(part for part in (_variant(candidate), packages) if part)
+            picked.append(replace(candidate, name=f"{candidate.check_name}-{_short(suffix)}"))
         elif ours is not None and _also_formats(candidate, ours, picked):
             if candidate.check_name == ours.check_name:  # `ruff format --check`, `ruff check`
                 words = _tool_words(candidate.argv)
@@ -433,6 +438,26 @@ def _another_build(candidate: Candidate, chosen: Candidate, seen: set[str]) -> b
         and candidate.tool == chosen.tool
         and _variant(candidate) not in seen
     )
+
+
+def _other_go_packages(candidate: Candidate, chosen: Candidate, picked: list[Candidate]) -> bool:
+    """Whether the project runs `candidate` on Go packages no picked run of its build
+    variant reaches: gomarkdown's CI runs `go test -v . && go test -v ./ast && ...`, and a
+    change only `./ast`'s tests catch failed CI and was VERIFIED by `go test -v .` alone."""
+    if not (
+        candidate.tool == chosen.tool == "go"
+        and candidate.origin < Origin.MANIFEST
+        and candidate.kind in (Kind.BUILD, Kind.TEST, Kind.LINT)
+    ):
+        return False
+    variant = _variant(candidate)
+    reached = [
+        pattern
+        for run in picked
+        if run.tool == "go" and _variant(run) == variant
+        for pattern in go_package_patterns(run.argv)
+    ]
+    return not covers(reached, go_package_patterns(candidate.argv))
 
 
 def _also_formats(candidate: Candidate, chosen: Candidate, picked: list[Candidate]) -> bool:

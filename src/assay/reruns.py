@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.evidence import Check, Evidence
+from assay.go_packages import GO_VALUED
 from assay.verdict import Cause, Kind
 
 if TYPE_CHECKING:
@@ -304,18 +305,6 @@ def _unittest_rerun(check: Check, tests: Sequence[str]) -> Check | None:
 
 #: A Go test's reported name: its package's import path, a dot, the test, its subtests.
 _GO_TEST = re.compile(r"^(?P<package>.+?)\.(?P<test>(?:Test|Fuzz|Example)[^/]*)(?:/.*)?$")
-#: `go test` and build flags that take the next argument as their value (unless `-f=v`).
-_GO_VALUED = frozenset(
-    {
-        "-p", "-covermode", "-coverpkg", "-asmflags", "-buildmode", "-buildvcs", "-compiler",
-        "-gccgoflags", "-gcflags", "-installsuffix", "-ldflags", "-mod", "-modfile",
-        "-overlay", "-pgo", "-pkgdir", "-tags", "-toolexec", "-exec", "-o", "-vet", "-bench",
-        "-benchtime", "-count", "-cpu", "-fuzz", "-fuzztime", "-fuzzminimizetime", "-list",
-        "-parallel", "-run", "-skip", "-shuffle", "-timeout", "-blockprofile",
-        "-blockprofilerate", "-coverprofile", "-cpuprofile", "-memprofile",
-        "-memprofilerate", "-mutexprofile", "-mutexprofilefraction", "-outputdir", "-trace",
-    }
-)  # fmt: skip
 
 
 def _go_tests(failing: Iterable[str]) -> dict[str, list[str]] | None:
@@ -345,7 +334,7 @@ def _go_rerun(check: Check, package: str, tests: Sequence[str], at: int) -> Chec
         if not arg.startswith("-"):
             continue  # a package pattern: replaced by the one package
         name = "-" + arg.lstrip("-").partition("=")[0]
-        valued = name in _GO_VALUED and "=" not in arg
+        valued = name in GO_VALUED and "=" not in arg
         value = [rest.pop(0)] if valued and rest else []
         if name != "-run":
             flags.extend([arg, *value])
