@@ -23,6 +23,7 @@ from assay.parsers._text import combined, strip_ansi, strip_colours
 from assay.parsers.crash import no_network, read_only_write, sanitizer_without_room
 from assay.process import ProcessResult, StartFailure
 from assay.tools import tool_spec
+from assay.unbuilt_extension import unbuilt_extension_skips
 from assay.verdict import Cause, Kind
 
 #: Longest failure reason kept for a person or an agent to read.
@@ -143,6 +144,8 @@ def _cause(
                 return Cause.REPORT_MISMATCH
             if tests is None or tests.executed == 0:
                 return Cause.NO_TESTS_OBSERVED
+            if _unbuilt_extension(result, parsed) is not None:
+                return Cause.TOOLCHAIN_MISSING
         return Cause.EXIT_ZERO
     if parsed.tool_crashed is not None:
         return Cause.UNRECOGNIZED_FAILURE  # it stopped in its own code: nothing was judged
@@ -229,6 +232,14 @@ def _installed_copies(
     if parsed.tests is not None and parsed.tests.passed:
         return ()  # some tests ran: what failed is theirs to say
     return tuple(installed_copies_named(combined(result), result.cwd))
+
+
+def _unbuilt_extension(result: ProcessResult, parsed: ParsedOutput) -> tuple[str, int] | None:
+    """The project's own extension module tests of a passing run skipped for want of, and
+    how many (`assay.unbuilt_extension`)."""
+    if not result.cwd or not parsed.test_cases:
+        return None
+    return unbuilt_extension_skips(parsed.test_cases, result.cwd)
 
 
 def _own_distribution_not_installed(
@@ -724,6 +735,14 @@ def _note(
                 f"{check.name} could not import {package}, the project's own package under "
                 "src/: it is not installed in this environment. Install the project (`pip "
                 "install -e .`), then verify again." + INSTALL_WAY_OUT
+            )
+        case Cause.TOOLCHAIN_MISSING if (unbuilt := _unbuilt_extension(result, parsed)) is not None:
+            extension, skipped = unbuilt
+            return (
+                f"{check.name} skipped {skipped} test(s) that could not import {extension}, the "
+                "extension module the project's setup.py builds: it is not built in this "
+                "environment, and the code those tests check did not run. Build the project in "
+                "place (`pip install -e .`), then verify again." + INSTALL_WAY_OUT
             )
         case Cause.TOOLCHAIN_MISSING if (
             dist := _own_distribution_not_installed(check, result, parsed)
