@@ -35,9 +35,10 @@ _JS_HEADER = r"^(?: ?Exception during run: )?(\[?)(?:file://)?(\S+\.[cm]?[jt]sx?
 # gcc and clang: `file.c:4:3: error: message`; the driver's `collect2: error: ...`.
 _CC_LOCATED = r"^([^\s:][^:]*):(\d+):(?:(\d+):)? (?:fatal )?error: (.+)$"
 _CC_DRIVER = r"^(cc1\w*|collect2|ld(?:\.\w+)?|cc|c\+\+|gcc|g\+\+|clang\+*): (?:fatal )?error: (.+)$"
-# The Go compiler and vet: `./version.go:605:3: syntax error: ...` (a test's own `t.Error`
-# lines are indented and carry no column).
-_GO_LOCATED = r"^(?:vet: )?(\S+\.go):(\d+):(\d+): (.+)$"
+# The Go compiler and vet: `./version.go:605:3: syntax error: ...`; a file the cover tool
+# rewrote (`go test -cover`, `-coverpkg`) is compiled through line directives, its errors
+# without a column (`sub.go:4: cannot use ...`). A test's own `t.Error` lines are indented.
+_GO_LOCATED = r"^(?:vet: )?(\S+\.go):(\d+):(?:(\d+):)? (.+)$"
 # tsc, plain and --pretty: `x.ts(4,3): error TS2322: message`, `x.ts:4:3 - error TS2322: ...`
 _TSC_LOCATED = r"^([^\s:(][^:(]*)(?:\((\d+),(\d+)\):|:(\d+):(\d+) -) error (TS\d+): (.+)$"
 

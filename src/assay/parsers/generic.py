@@ -18,7 +18,7 @@ from assay.parsers.crash import (
     shell_crash,
 )
 from assay.parsers.go import timed_out_tests
-from assay.parsers.go_verbose_text import running_tests
+from assay.parsers.go_verbose_text import failed_tests, running_tests
 from assay.process import ProcessResult
 from assay.verdict import Kind
 
@@ -474,7 +474,9 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
         _lint_errors(text) or any(f.severity == "error" for f in findings)
     )
     cases: tuple[TestCase, ...] = ()
-    if failed and check.kind is Kind.TEST and _UNITTEST_RAN.search(text):
+    if failed and check.kind is Kind.TEST and "--- FAIL: " in text:
+        cases = failed_tests(text)
+    elif failed and check.kind is Kind.TEST and _UNITTEST_RAN.search(text):
         # unittest's summary counted the failures; its listing names them.
         from assay.parsers.python import unittest_failures
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from assay.evidence import TestCase
 from assay.parsers.go_stacks import stuck_in
 
 _STARTED = re.compile(r"^=== RUN\s+(\S+)\s*$", re.MULTILINE)
@@ -32,3 +33,43 @@ def running_tests(text: str, cwd: str, import_path: str | None = None) -> tuple[
         place = stuck_in(text, frame[1], test, cwd) if frame else None
         named.append(f"{test} (stuck at {place})" if place else test)
     return tuple(named)
+
+
+_FAILED = re.compile(r"^(?P<indent>\s*)--- FAIL: (?P<name>\S+)", re.MULTILINE)
+#: A package's closing line, after its tests' lines: `FAIL\texample.com/calc\t0.01s`.
+_PACKAGE_END = re.compile(r"^(?:FAIL|ok  )\t(\S+)", re.MULTILINE)
+_MESSAGE_CHARS = 500
+
+
+def failed_tests(text: str) -> tuple[TestCase, ...]:
+    """The tests a `go test` run printed as text (behind make) marked `--- FAIL`, each named
+    as go test -json's are (`package.TestX`) with what it logged: goldmark's `make test`
+    with a changed tag was "2 of 689 tests failed" naming neither."""
+    cases = []
+    for failed in _FAILED.finditer(text):
+        name = failed["name"]
+        package = _PACKAGE_END.search(text, failed.end())
+        cases.append(
+            TestCase(
+                name=f"{package[1]}.{name}" if package else name,
+                outcome="failed",
+                message=_logged(text, name, failed.start(), failed.end(), failed["indent"]),
+            )
+        )
+    return tuple(cases)
+
+
+def _logged(text: str, name: str, start: int, end: int, indent: str) -> str | None:
+    """What test `name` logged: with -v, between its `=== RUN` and its `--- FAIL` line;
+    without, the lines indented below that line."""
+    run = text.rfind(f"=== RUN   {name}\n", 0, start)
+    if run != -1:
+        body = text[text.index("\n", run) + 1 : start]
+    else:
+        below = re.match(rf"(?:{re.escape(indent)}\s+(?!--- )[^\n]*\n|\n)*", text[end + 1 :])
+        body = below[0] if below else ""
+    lines = [
+        line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("=== ")
+    ]
+    logged = "\n".join(lines)[-_MESSAGE_CHARS:]
+    return logged or None
