@@ -18,6 +18,7 @@ from assay.plan import PlanOptions, plan
 from assay.verdict import Kind
 from tests.repos import commit_all, write_dedented
 from tests.results import process_result
+from tests.test_go_cache import verify
 from tests.test_verify_e2e import VENV_BIN, Assay, explain, verdicts
 
 needs_meson = pytest.mark.skipif(
@@ -329,3 +330,22 @@ def test_a_change_that_marks_its_failing_test_should_fail_is_caught_under_protec
     protected = assay.verify(repo, "--timeout", "30", "--base", "HEAD~1", "--protect")
     assert protected["status"] == "FAILED", explain(protected)
     assert verdicts(protected)["meson-test"] == ("fail", "exit_nonzero"), explain(protected)
+
+
+@needs_meson
+def test_a_compile_error_is_named_from_the_root_once_for_every_target_it_broke(
+    tmp_path: Path,
+) -> None:
+    # ninja compiles in the build directory and names sources from there (`../calc.c`);
+    # each test program compiles calc.c itself, as inih's do with ini.c.
+    both = """
+        foreach name : ['add', 'mul']
+          test(name, executable('test_' + name, 'test_' + name + '.c', '../calc.c'))
+        endforeach
+    """
+    repo = meson_repo(tmp_path / "repo", "compile", **{"tests/meson.build": both})
+    report = verify(repo, tmp_path / "state")
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["status"] == "FAILED", explain(report)
+    found = [(d["file"], d["line"]) for d in checks["meson-build"]["diagnostics"]]
+    assert found == [("calc.c", 1)], found

@@ -355,23 +355,38 @@ def read_only_write(text: str) -> str | None:
     return None
 
 
+# A build tool that compiles in another directory says so first (`ninja -C build`, as
+# `meson compile` runs it; `make -C sub`); its compiler names files relative to there.
+_ENTERING = r"^(?:ninja|g?make(?:\[\d+\])?): (Entering|Leaving) directory [`'](/.*)'$"
+
+
 def _compiler_errors(lines: list[str], cwd: str, tool: str | None) -> list[Diagnostic]:
     found: list[Diagnostic] = []
+    directories: list[str] = []
     for line in lines:
         if len(found) >= MAX_COMPILER_ERRORS:
             break
+        if entering := _compiled(_ENTERING).match(line):
+            if entering[1] == "Entering":
+                directories.append(entering[2])
+            elif directories:
+                directories.pop()
+            continue
         located = _compiled(_CC_LOCATED).match(line) or _compiled(_GO_LOCATED).match(line)
         if located:
             file, number, column, message = located.groups()
-            found.append(
-                Diagnostic(
-                    message=message,
-                    file=relative(file, cwd),
-                    line=int(number),
-                    column=int(column) if column else None,
-                    tool=tool,
-                )
+            if directories and not os.path.isabs(file):
+                file = os.path.normpath(os.path.join(directories[-1], file))
+            diagnostic = Diagnostic(
+                message=message,
+                file=relative(file, cwd),
+                line=int(number),
+                column=int(column) if column else None,
+                tool=tool,
             )
+            # One source compiled into several targets (a library, each test) fails alike.
+            if diagnostic not in found:
+                found.append(diagnostic)
             continue
         tsc = _compiled(_TSC_LOCATED).match(line)
         if tsc:
