@@ -16,6 +16,8 @@ from assay.evidence import Check
 from assay.parsers import parse_output, report_path
 from assay.plan import PlanOptions, plan
 from assay.verdict import Kind
+from tests.cli import assay as run_assay
+from tests.cli import assay_env
 from tests.repos import commit_all, write_dedented
 from tests.results import process_result
 from tests.test_go_cache import verify
@@ -349,3 +351,28 @@ def test_a_compile_error_is_named_from_the_root_once_for_every_target_it_broke(
     assert report["status"] == "FAILED", explain(report)
     found = [(d["file"], d["line"]) for d in checks["meson-build"]["diagnostics"]]
     assert found == [("calc.c", 1)], found
+
+
+@needs_meson
+def test_the_tests_past_those_listed_are_counted_as_hung_when_they_hung(tmp_path: Path) -> None:
+    # Every test runs one loop, and meson stops each at its own timeout (inih's seven
+    # tests stuck in ini_lskip).
+    names = ", ".join(f"'t{n}'" for n in range(7))
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "meson.build": f"""
+                project('spin', 'c')
+                spin = executable('spin', 'spin.c')
+                foreach name : [{names}]
+                  test(name, spin, timeout: 1)
+                endforeach
+            """,
+            "spin.c": "int main(void) { volatile int x = 1; while (x) {} return 0; }\n",
+        },
+    )
+    env = assay_env(ASSAY_CACHE_DIR=str(tmp_path / "state"))
+    done = run_assay("verify", "--no-cache", str(repo), env=env, timeout=120)
+    assert done.stdout.count("meson-test: HUNG t") == 5, done.stdout
+    assert "meson-test: ... and 2 more hung tests" in done.stdout, done.stdout
+    assert "and 2 more did not finish within the runner's per-test timeout" in done.stdout

@@ -682,6 +682,8 @@ def _note(
             return f"{argv0} could not be started: {result.start_error}."
         case Cause.TIMEOUT if parsed.hung_tests and not result.timed_out:
             hung = ", ".join(parsed.hung_tests[:5])
+            if len(parsed.hung_tests) > 5:  # all of them, as `_while_running` counts them
+                hung += f" and {len(parsed.hung_tests) - 5} more"
             return (
                 f"{check.name}: {hung} did not finish within the runner's per-test timeout "
                 "(a hang, not a failure); raise the timeout if it is just slow."

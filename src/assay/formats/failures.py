@@ -7,7 +7,7 @@ workspace a check ran in is a temporary copy, its path means nothing to the read
 
 from __future__ import annotations
 
-from assay.evidence import Evidence
+from assay.evidence import Evidence, TestCase
 from assay.option_values import option_values
 from assay.verdict import Kind, Verdict
 
@@ -54,7 +54,7 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
         ]
         lines += [f"    {line}" for line in message[:5]]
     if len(failed) > 5:
-        lines.append(f"  {name}: ... and {len(failed) - 5} more failed tests")
+        lines.append(f"  {name}: ... and {_more(failed[5:], hung)}")
     if failed and any(c.message for c in failed):
         return lines
     if evidence.verdict is Verdict.INCONCLUSIVE and evidence.note:
@@ -65,6 +65,18 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
         shown.add(reason)
         lines += ["  | " + line for line in reason.splitlines()]
     return lines
+
+
+def _more(rest: list[TestCase], hung: frozenset[str]) -> str:
+    """The tests past those listed, by what they did: inih's seven tests that all hung in
+    one loop were listed as five HUNG "... and 2 more failed tests"."""
+    stuck = sum(1 for case in rest if case.message in hung)
+    counted = [(len(rest) - stuck, "failed"), (stuck, "hung")]
+    return " and ".join(
+        f"{number} more {word} test{'s' if number != 1 else ''}"
+        for number, word in counted
+        if number
+    )
 
 
 def _hung_messages() -> frozenset[str]:
