@@ -17,6 +17,7 @@ from assay.plan import PlanOptions, plan
 from assay.verdict import Kind
 from tests.repos import write_dedented
 from tests.results import process_result
+from tests.test_go_cache import verify
 from tests.test_verify_e2e import VENV_BIN, Assay, explain, verdicts
 
 needs_cmake = pytest.mark.skipif(
@@ -490,3 +491,33 @@ def test_a_wrong_value_under_an_option_one_ci_job_turns_off_fails(
     report = assay.verify(repo, "--no-cache")
     assert report["status"] == "FAILED", explain(report)
     assert verdicts(report)["ctest"] == ("fail", "exit_nonzero"), explain(report)
+
+
+@needs_cmake
+def test_a_failed_test_keeps_what_it_printed_as_its_message(tmp_path: Path) -> None:
+    # cxxopts' options test (Catch2) was FAILED with nothing of the assertion that failed.
+    repo = write_dedented(
+        tmp_path / "repo",
+        {
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.10)
+                project(calc C)
+                enable_testing()
+                add_executable(test_add test_add.c)
+                add_test(NAME add COMMAND test_add)
+            """,
+            "test_add.c": """
+                #include <stdio.h>
+                int add(int a, int b) { return a - b; }
+                int main(void) {
+                  if (add(2, 3) == 5) return 0;
+                  printf("test_add.c:4: FAILED: add(2, 3) == 5, got %d\\n", add(2, 3));
+                  return 1;
+                }
+            """,
+        },
+    )
+    report = verify(repo, tmp_path / "state")
+    (ctest,) = [c for c in report["checks"] if c["name"] == "ctest"]
+    (failed,) = [c for c in ctest["test_cases"] if c["outcome"] == "failed"]
+    assert failed["message"] == "test_add.c:4: FAILED: add(2, 3) == 5, got -1", failed

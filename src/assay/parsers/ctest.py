@@ -16,6 +16,7 @@ timeout from a failure, so the printed list says which tests hung.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from assay.evidence import Check, TestCase, TestCounts
@@ -56,6 +57,7 @@ def parse(check: Check, result: ProcessResult, report_dir: Path | None) -> Parse
     if not cases:
         cases = _printed_cases(text)
     cases = tuple(_as_hung(c) if c.name in hung else c for c in cases)
+    cases = _with_printed_output(cases, text)
     tests = _counts(cases, source, summary, len(hung))
     readings: tuple[Reading, ...] = ()
     if source == "junit" and summary is not None:
@@ -101,6 +103,34 @@ def _listed_failures(text: str) -> list[tuple[str, str]]:
 def _printed_cases(text: str) -> tuple[TestCase, ...]:
     """A case per `i/n Test #k: name ....   Passed` line."""
     return tuple(TestCase(name=m[1], outcome=_outcome(m[2])) for m in _PER_TEST.finditer(text))
+
+
+#: The most of a failed test's output kept as its message: its last lines.
+_MESSAGE_CHARS = 500
+
+
+def _with_printed_output(cases: tuple[TestCase, ...], text: str) -> tuple[TestCase, ...]:
+    """Each failed case with no message given what it printed, which `--output-on-failure`
+    puts under its result line: cxxopts' options test was FAILED with nothing of the
+    Catch2 assertion that failed in it."""
+    printed: dict[str, str] = {}
+    results = list(_PER_TEST.finditer(text))
+    for at, result in enumerate(results):
+        end = results[at + 1].start() if at + 1 < len(results) else len(text)
+        closing = _SUMMARY.search(text, result.end(), end)
+        body = text[result.end() : closing.start() if closing else end].split("\n")
+        lines = [line for line in body if line.strip() and not _NOT_OUTPUT.match(line)]
+        printed[result[1]] = "\n".join(lines)[-_MESSAGE_CHARS:]
+    return tuple(
+        replace(case, message=printed[case.name])
+        if case.outcome in ("failed", "error") and not case.message and printed.get(case.name)
+        else case
+        for case in cases
+    )
+
+
+#: ctest's own line between one result and the next: the next test's start.
+_NOT_OUTPUT = re.compile(r"^\s*Start +\d+: ")
 
 
 def _outcome(status: str) -> str:
