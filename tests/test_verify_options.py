@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from assay.evidence import Evidence
 from tests.cli import assay
 
 
@@ -34,6 +36,35 @@ def test_overall_deadline_cuts_the_run_short(tmp_path: Path) -> None:
     pytest_check = next(c for c in report["checks"] if c["name"] == "pytest")
     assert pytest_check["cause"] == "timeout"
     assert elapsed < 15, f"the 3 s budget took {elapsed:.1f} s"
+    # Stopped by the run's deadline before its own 60 s: the note says which, and the advice
+    # is the one that helps (a longer --timeout would not have).
+    assert "stopped at the run's overall deadline (--deadline)" in report["note"], report["note"]
+    assert "raise --deadline" in report["note"], report["note"]
+    assert pytest_check["extra"]["stopped_by"] == "run_deadline", pytest_check["extra"]
+
+
+def test_a_check_that_hung_by_itself_leads_one_the_run_deadline_cut() -> None:
+    """tiny-invariant: the tests hung at their own no-output limit, and the build of the last
+    stage was cut by what was left of --deadline; the note led with the build."""
+    from assay.classify import stopped_by_run_deadline
+    from assay.evidence import Check, evidence_for
+    from assay.report import aggregate
+    from assay.verdict import Cause, Kind
+    from tests.results import process_result
+
+    def timed_out(kind: Kind, name: str, silent_s: float | None) -> Evidence:
+        check = Check(name=name, kind=kind, argv=(name,))
+        ran = replace(process_result((name,), exit_code=None, timed_out=True), silent_s=silent_s)
+        note = f"{name} was killed at its deadline; raise the timeout if it is just slow."
+        return evidence_for(check, Cause.TIMEOUT, result=ran, note=note)
+
+    build = stopped_by_run_deadline(timed_out(Kind.BUILD, "yarn-build", None))
+    test = stopped_by_run_deadline(timed_out(Kind.TEST, "yarn-test", 60.0))
+    assert build.note.startswith("yarn-build was stopped at the run's overall deadline")
+    assert test.extra == {}, "stopped by its own no-output limit: the note stands"
+    note = aggregate([build, test]).note
+    assert note.startswith("yarn-test was killed at its deadline"), note
+    assert "Also inconclusive: yarn-build" in note, note
 
 
 @pytest.mark.slow

@@ -12,7 +12,16 @@ import re
 from dataclasses import replace
 
 from assay.channels import disagreement
-from assay.evidence import Check, CheckerId, Diagnostic, Evidence, evidence_for, project_first
+from assay.evidence import (
+    RUN_DEADLINE,
+    STOPPED_BY,
+    Check,
+    CheckerId,
+    Diagnostic,
+    Evidence,
+    evidence_for,
+    project_first,
+)
 from assay.own_package import (
     installed_copies_named,
     uninstalled_own_distribution,
@@ -667,6 +676,30 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in strip_colours(text))
 
 
+#: How the note of a check stopped at its deadline says so, and what it advises (`_note`).
+_KILLED = "was killed at its deadline"
+_RAISE_TIMEOUT = "; raise the timeout if it is just slow."
+
+
+def stopped_by_run_deadline(evidence: Evidence) -> Evidence:
+    """`evidence` of a check that what was left of the run's overall deadline (`--deadline`)
+    stopped before its own: said so, with the advice that fits, and marked, so that the
+    report leads with a check that hung by itself. A run's last stage is cut short by a
+    hang in an earlier one, and "raise the timeout" was the wrong advice for it."""
+    result = evidence.result
+    if (
+        evidence.cause is not Cause.TIMEOUT
+        or result is None
+        or not result.timed_out
+        or result.silent_s is not None  # its own no-output limit stopped it
+    ):
+        return evidence
+    note = evidence.note.replace(
+        _KILLED, "was stopped at the run's overall deadline (--deadline), before its own", 1
+    ).replace(_RAISE_TIMEOUT, "; raise --deadline if the run is just slow.", 1)
+    return replace(evidence, note=note, extra={**evidence.extra, STOPPED_BY: RUN_DEADLINE})
+
+
 def _note(
     check: Check,
     result: ProcessResult,
@@ -695,10 +728,7 @@ def _note(
                 "a fixed deadline with --timeout."
             )
         case Cause.TIMEOUT:
-            return (
-                f"{check.name} was killed at its deadline{_while_running(parsed, result, check)}; raise the "
-                "timeout if it is just slow."
-            )
+            return f"{check.name} {_KILLED}{_while_running(parsed, result, check)}{_RAISE_TIMEOUT}"
         case Cause.SANDBOX_UNAVAILABLE if result.stopped_for is not None:
             return (
                 f"{check.name} was stopped: {result.stopped_for}. Not a judgement of the "

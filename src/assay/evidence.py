@@ -100,6 +100,10 @@ class Check:
         )
 
 
+#: The key of `Evidence.extra` that says what stopped a check where its own limits did
+#: not; and its value for what was left of the run's overall deadline (`--deadline`).
+STOPPED_BY, RUN_DEADLINE = "stopped_by", "run_deadline"
+
 #: Directories an installed distribution's files live in.
 INSTALLED_DIRS = frozenset({"site-packages", "dist-packages", "node_modules"})
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay._version import __version__
-from assay.evidence import Evidence, TestCounts, project_first
+from assay.evidence import RUN_DEADLINE, STOPPED_BY, Evidence, TestCounts, project_first
 from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
@@ -325,7 +325,10 @@ _LEADS = (Kind.BUILD, Kind.TEST, Kind.TYPECHECK, Kind.LINT)
 
 
 def _explain(problems: list[Evidence]) -> str:
-    problems = sorted(problems, key=lambda e: _lead(e.check.kind))
+    # A check the run's overall deadline cut short says less than one that hung by itself.
+    problems = sorted(
+        problems, key=lambda e: (e.extra.get(STOPPED_BY) == RUN_DEADLINE, _lead(e.check.kind))
+    )
     first = problems[0]
     what = first.note or _default_note(first)
     others = [_named(e) for e in problems[1:]]

@@ -130,14 +130,16 @@ class Session:
                 )
             if under:
                 check = replace(check, env={**under, **check.env})
+            cut_short = False
             if expires is not None:
                 left = expires - time.monotonic()
                 if left <= 0:
                     note = "the run's overall deadline passed before this check could start"
                     return evidence_for(check, Cause.TIMEOUT, note=note, sandbox=self.name)
+                cut_short = check.timeout_s is None or left < check.timeout_s
                 check = replace(check, timeout_s=min(check.timeout_s or left, left))
             # One report directory for all checks: reports are named after their check.
-            return run_check(
+            done = run_check(
                 check,
                 root=workspace.path,
                 runner=runner,
@@ -146,6 +148,11 @@ class Session:
                 sandbox=self.name,
                 canaries=planted.get(check.name),
             )
+            if cut_short and done.cause is Cause.TIMEOUT:
+                from assay.classify import stopped_by_run_deadline
+
+                done = stopped_by_run_deadline(done)
+            return done
 
         tests = [check for check in checks if canaries and check.kind is Kind.TEST]
         if not tests:
