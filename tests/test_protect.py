@@ -135,6 +135,23 @@ def test_restoring_again_puts_back_rewrites_and_leaves_installed_trees_alone(
     assert (workspace / "calc.py").read_text() == "changed = True\n"
 
 
+def test_what_a_build_records_of_the_tests_is_removed_without_a_word(tmp_path: Path) -> None:
+    """semver and jOOR under --protect: cargo's fingerprints of the test targets and Maven's
+    compiled test classes were listed as added after the check stage, 11 to 20 a run."""
+    from assay.protect import is_build_record
+    from assay.protected_workspace import restore_again
+
+    fingerprint = "target/debug/.fingerprint/calc-1a2b/test-lib-calc.json"
+    base = write(tmp_path / "base", {"tests/test_a.py": "assert 1 == 2\n"})
+    workspace = write(tmp_path / "work", {"tests/test_a.py": "assert 1 == 2\n", fingerprint: "{}"})
+    done = restore_again(workspace, base, protected_set())
+    assert done.removed == (), done
+    assert not (workspace / fingerprint).exists()  # removed all the same
+    assert is_build_record("target/test-classes/org/x/CalcTest.class")
+    assert not is_build_record("tests/target/test_a.py")
+    assert not is_build_record(".fingerprint")
+
+
 def test_where_the_base_pytest_configuration_keeps_its_tests(tmp_path: Path) -> None:
     from assay.discovery.files import RepoFiles
     from assay.discovery.python import pytest_test_files

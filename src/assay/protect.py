@@ -120,6 +120,14 @@ def is_bytecode(relpath: str) -> bool:
     return "__pycache__" in relpath.split("/")[:-1]
 
 
+def is_build_record(relpath: str) -> bool:
+    """Whether `relpath` is what a build writes of the tests by itself every run: cargo's
+    fingerprints (`target/debug/.fingerprint/calc-1a2b/test-lib-calc.json`) and Maven's
+    compiled tests (`target/test-classes/...`). Removed as any file matching the protected
+    set is, but never worth a line of the report: 11 to 20 of them came with every run."""
+    return ".fingerprint" in relpath.split("/")[:-1] or "/target/test-classes/" in f"/{relpath}"
+
+
 def _bytecode_source(relpath: str) -> str | None:
     """`pkg/x.py` for `pkg/__pycache__/x.cpython-311.pyc` (any tag, pytest's too); else None."""
     directory, _, name = relpath.rpartition("/")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.filetree import walk_files
-from assay.protect import ProtectedSet, is_bytecode
+from assay.protect import ProtectedSet, is_build_record, is_bytecode
 from assay.sandbox.base import Sandbox, Workspace, sandbox_uid
 from assay.tamper import sections_differ
 from assay.untrusted_files import same_entry
@@ -104,11 +104,13 @@ def restore_again(
     """`restore_protected` once something of the change has run in `workspace` (its
     install steps, a build, a tool's probe): installed environments and build output are
     left alone (`_INSTALLED_OR_BUILT`), and byte-code of protected files is removed but
-    not reported (Python caches it there by itself; a planted one is gone all the same)."""
+    not reported (Python caches it there by itself; a planted one is gone all the same),
+    nor what a build records of the tests each run (`is_build_record`)."""
     done = restore_protected(
         workspace, base, protected, skip_dirs=_RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT
     )
-    return RestoreResult(done.restored, tuple(p for p in done.removed if not is_bytecode(p)))
+    reported = tuple(p for p in done.removed if not (is_bytecode(p) or is_build_record(p)))
+    return RestoreResult(done.restored, reported)
 
 
 #: A directory above a locked file: root's, writable by the sandbox's group, sticky.
