@@ -221,3 +221,29 @@ def test_a_package_the_change_made_a_link_to_another_blocks_its_stop(tmp_path: P
     said = output(hook(stop_event(repo / "pkg"), tmp_path / "state", "--protect"))
     assert said["decision"] == "block"
     assert "a link inside the repository" in said["reason"]
+
+
+def test_a_repository_made_in_the_package_after_the_prompt_blocks_its_stop(
+    tmp_path: Path,
+) -> None:
+    """The prompt was given in `pkg` of a monorepo whose root has a test of its own; the
+    change broke `pkg`, then made `pkg` a repository of its own with the monorepo's objects
+    copied in: the prompt's commit, read from that new top, was the monorepo's root, whose
+    test passed, and `pkg`'s own test was dropped as one the change had added."""
+    files = {
+        "pyproject.toml": (
+            '[project]\nname = "mono"\nversion = "0"\n\n'
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+        ),
+        "tests/test_meta.py": "def test_meta():\n    assert True\n",
+        **{f"pkg/{name}": text for name, text in PROJECT.items()},
+    }
+    repo = git_repo(tmp_path / "repo", files)
+    prompt(repo / "pkg", tmp_path / "state")
+    (repo / "pkg" / "calc.py").write_text(BROKEN)
+    git(repo / "pkg", "init", "-q")
+    subprocess.run(["cp", "-r", f"{repo}/.git/objects/.", f"{repo}/pkg/.git/objects/"], check=True)
+
+    said = output(hook(stop_event(repo / "pkg"), tmp_path / "state", "--protect"))
+    assert said["decision"] == "block"
+    assert f"was {repo} at the prompt and is {repo / 'pkg'} now" in said["reason"], said

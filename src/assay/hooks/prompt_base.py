@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # not `typing`: this module is loaded at every prompt
 if TYPE_CHECKING:
     from assay.safe_git import Repository
 
-__all__ = ["PromptBase", "base_for", "record_base"]
+__all__ = ["PromptBase", "base_for", "moved_repository", "record_base"]
 
 #: Seconds writing the tree into the object store may take (an untracked tree of
 #: generated files can be large); the installed hook is given more.
@@ -59,6 +59,8 @@ class PromptBase:
     commit: str = ""
     unprotected: str = ""
     error: str = ""
+    top: str = ""
+    """The top of the working tree `root` was in: the commit's paths are the top's."""
 
 
 def record_base(key: str, root: Path, *, now: float | None = None) -> PromptBase | None:
@@ -69,7 +71,7 @@ def record_base(key: str, root: Path, *, now: float | None = None) -> PromptBase
     if chain.blocks and chain.idle_for(now) <= STALE_CHAIN_S and base_for(key) is not None:
         return None
     base = _snapshot_or_why(root)
-    document: dict[str, object] = {"root": base.root, "commit": base.commit}
+    document: dict[str, object] = {"root": base.root, "commit": base.commit, "top": base.top}
     document |= {"unprotected": base.unprotected, "error": base.error, "recorded": now}
     write_record(record_path(key, kind=_RECORD_KIND), document)
     return base
@@ -85,7 +87,8 @@ def base_for(key: str) -> PromptBase | None:
         return None
     if not isinstance(document, dict):
         return None
-    fields = {name: document.get(name, "") for name in ("root", "commit", "unprotected", "error")}
+    names = ("root", "commit", "unprotected", "error", "top")
+    fields = {name: document.get(name, "") for name in names}
     if not all(isinstance(value, str) for value in fields.values()) or not fields["root"]:
         return None
     return PromptBase(**fields)
@@ -107,9 +110,29 @@ def _snapshot_or_why(root: Path) -> PromptBase:
         return PromptBase(str(root), unprotected=f"{root} is in no git repository ({exc})")
     try:
         # Every name below is the top's.
-        return PromptBase(str(root), commit=_snapshot(replace(repo, path=Path(os.fsdecode(top)))))
+        commit = _snapshot(replace(repo, path=Path(os.fsdecode(top))))
+        return PromptBase(str(root), commit=commit, top=os.fsdecode(top))
     except (GitError, OSError) as exc:
         return PromptBase(str(root), error=f"the tree could not be written into git: {exc}")
+
+
+def moved_repository(base: PromptBase) -> str | None:
+    """Why the project at the prompt is no longer in the working tree its base was taken
+    from, when it is not (None: it is, or the record is too old to say). A `.git` the agent
+    made in the project's directory, with the objects copied in, read the prompt's commit
+    from the top of the monorepo: the package's tests were dropped for the root's."""
+    if not base.top or not base.commit:
+        return None
+    from assay.safe_git import GitError, open_repository
+
+    try:
+        repo = open_repository(Path(base.root), timeout=SNAPSHOT_TIMEOUT_S)
+        top = os.fsdecode(repo.output("rev-parse", "--show-toplevel", limit=64 * 1024).strip())
+    except (GitError, OSError) as exc:
+        return f"the project's git repository can no longer be read ({exc})"
+    if top == base.top:
+        return None
+    return f"the project's git working tree was {base.top} at the prompt and is {top} now"
 
 
 def _untracked_to_keep(repo: Repository) -> list[bytes]:

@@ -69,7 +69,7 @@ def run_hook(
 def _protected_reason(key: str, directory: Path, deadline_s: float) -> tuple[str | None, str]:
     """Why the work is not VERIFIED against its prompt's base (None: it is), and, when no
     base could be kept (no git repository), what was left unprotected."""
-    from assay.hooks.prompt_base import base_for
+    from assay.hooks.prompt_base import base_for, moved_repository
 
     base = base_for(key)
     if base is None:
@@ -82,6 +82,8 @@ def _protected_reason(key: str, directory: Path, deadline_s: float) -> tuple[str
     if base.unprotected:
         why = f"the tests were not protected: {base.unprotected}."
         return verify_reason(directory, deadline_s), why
+    if (moved := moved_repository(base)) is not None:
+        return f"assay: {moved}; nothing was verified.", ""
     return verify_reason(Path(base.root), deadline_s, base=base.commit), ""
 
 
