@@ -456,6 +456,11 @@ def test_real_maven_hanging_test_is_indeterminate(tmp_path: Path) -> None:
     assert (test["verdict"], test["cause"]) == ("inconclusive", "timeout")
     # Stopped in the tests' JVM, not in a build still compiling when the deadline came.
     assert "surefirebooter" in str(test), test
+    # The JVM's thread dump, asked for at the deadline and kept by Surefire, names the test
+    # and its line (Maven runs quiet: nothing else did).
+    assert "while running tiny.AddTest.hangs (stuck at src/test/java/tiny/AddTest.java:" in str(
+        report["note"]
+    ), report["note"]
 
 
 #: A plugin version and a dependency version Debian's repository does not carry.

@@ -3,7 +3,8 @@
 A Go test binary prints every goroutine's stack when it is sent SIGQUIT, then exits; `go
 test` relays that as the running test's output, where the Go parser finds the line of the
 project's code the test was stuck on (`assay.parsers.go_stacks`). SIGTERM, the deadline's
-first signal, ends it without a word. Only the run's leaves (`reaper.leaf_commands`) are
+first signal, ends it without a word. A JVM prints its threads on SIGQUIT too, and goes
+on: Surefire's forked one, whose dump Surefire keeps (`assay.parsers.java_stacks`). Only the run's leaves (`reaper.leaf_commands`) are
 asked, each through a pidfd opened after its command line was read again, so that a pid
 reused since the leaves were looked at is never signalled.
 
@@ -36,10 +37,21 @@ RELAY_SECONDS = 1.0
 
 
 def dump_signal(argv: Sequence[str]) -> signal.Signals | None:
-    """The signal on which the program `argv` prints its stacks and exits, where known."""
-    if argv and _go_test_binary(argv):
+    """The signal on which the program `argv` prints its stacks, where known: a Go test
+    binary then exits; a JVM goes on (and is waited on no longer than a dump takes)."""
+    if argv and (_go_test_binary(argv) or _surefire_jvm(argv)):
         return signal.SIGQUIT
     return None
+
+
+def _surefire_jvm(argv: Sequence[str]) -> bool:
+    """`/usr/lib/jvm/.../bin/java -jar /w/target/surefire/surefirebooter123.jar ...`: the JVM
+    Maven's Surefire forks to run the tests, whose dump Surefire keeps in the reports'
+    `*.dumpstream` (`assay.parsers.java_stacks`)."""
+    return os.path.basename(argv[0]) == "java" and any(
+        os.path.basename(word).startswith("surefirebooter") and word.endswith(".jar")
+        for word in argv[1:]
+    )
 
 
 def _go_test_binary(argv: Sequence[str]) -> bool:
@@ -65,7 +77,9 @@ def ask_for_stacks(leaves: Sequence[reaper.Leaf]) -> list[int]:
             if reaper.command_line(leaf.pid) != leaf.argv:
                 os.close(fd)  # gone, and its pid perhaps another process's since
                 continue
-            thread = _busiest_running_thread(leaf.pid)
+            # A JVM blocks SIGQUIT in its Java threads (its own thread takes it): only Go's
+            # is sent to a thread.
+            thread = _busiest_running_thread(leaf.pid) if _go_test_binary(leaf.argv) else None
             # The main thread is the pidfd's to signal; another, tgkill's, which signals it
             # only while it is a thread of that pid (both numbers reused at once, never).
             if thread is None or thread == leaf.pid or not _send_to_thread(leaf.pid, thread, sig):

@@ -6,7 +6,8 @@ files written since the run began count. Maven's are also named with this run's
 suffix (`assay.tools.java.report_suffix`). Counts come only from the reports; the
 summary Maven prints can only add failures, never take them away. A failed test's
 place, the innermost frame of its own package in the report's stack trace, is a
-diagnostic where that file is one of the project's sources (`java_frames`).
+diagnostic where that file is one of the project's sources (`java_frames`); a hung
+test's, the test and the line its JVM's thread dump shows it on (`java_stacks`).
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ def parse_maven(check: Check, result: ProcessResult, report_dir: Path | None) ->
         from assay.tools.java import report_suffix
 
         suffix = report_suffix(report_dir, check)
-    return _parse_build(check, result, report_dir, _Reports("target/surefire-reports", suffix))
+    reports = _Reports("target/surefire-reports", suffix)
+    parsed = _parse_build(check, result, report_dir, reports)
+    hung = _hung_in_dump(check, result, reports) if result.timed_out and report_dir else None
+    return parsed if hung is None else replace(parsed, hung_tests=(hung,))
 
 
 def parse_gradle(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
@@ -228,24 +232,71 @@ def _placed(
     where = _project_dir(check, result)
     if isinstance(where, Refused):
         return ()
-    workspace, project = where
-    listed: dict[str, set[str]] = {}
+    sources = _Sources(*where)
     found: list[Diagnostic] = []
     for place in places:
-        for source_root in _SOURCE_ROOTS:
-            directory = "/".join(p for p in (source_root, place.package_dir) if p)
-            if directory not in listed:
-                names = list_untrusted(
-                    workspace, f"{project}/{directory}" if project else directory
-                )
-                listed[directory] = set(names) if isinstance(names, list) else set()
-            if place.file in listed[directory]:
-                message = f"{place.test}: {place.message}"
-                found.append(
-                    Diagnostic(message, f"{directory}/{place.file}", place.line, tool="junit")
-                )
-                break
+        if (path := sources.find(place.package_dir, place.file)) is not None:
+            found.append(
+                Diagnostic(f"{place.test}: {place.message}", path, place.line, tool="junit")
+            )
     return tuple(found)
+
+
+class _Sources:
+    """The project's Java sources, found by package and file name under the source roots
+    (`_SOURCE_ROOTS`), each directory listed once, following no link."""
+
+    def __init__(self, workspace: Path, project: str) -> None:
+        self.workspace, self.project = workspace, project
+        self.listed: dict[str, set[str]] = {}
+
+    def find(self, package_dir: str, file: str) -> str | None:
+        """`src/main/java/tiny/Add.java`, relative to the project; None in no source root."""
+        for source_root in _SOURCE_ROOTS:
+            directory = "/".join(p for p in (source_root, package_dir) if p)
+            if directory not in self.listed:
+                rel = f"{self.project}/{directory}" if self.project else directory
+                names = list_untrusted(self.workspace, rel)
+                self.listed[directory] = set(names) if isinstance(names, list) else set()
+            if file in self.listed[directory]:
+                return f"{directory}/{file}"
+        return None
+
+
+#: The most bytes of Surefire's dump streams read for a hung test's place.
+DUMP_STREAM_MAX_BYTES = 8 << 20
+
+
+def _hung_in_dump(check: Check, result: ProcessResult, reports: _Reports) -> str | None:
+    """The test a run stopped at the deadline was running, and where, as its JVM's thread
+    dump says (`java_stacks`); None when no dump of this run names one."""
+    from assay.parsers.java_stacks import dumped_lines, hung_test, main_thread_frames
+
+    where = _project_dir(check, result)
+    if isinstance(where, Refused):
+        return None
+    workspace, project = where
+    directory = f"{project}/{reports.directory}" if project else reports.directory
+    names = list_untrusted(workspace, directory)
+    if not isinstance(names, list):
+        return None
+    since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
+    said: list[str] = []
+    for name in sorted(n for n in names if n.endswith(".dumpstream")):
+        with open_untrusted(workspace, f"{directory}/{name}", what=f"dump {name}") as found:
+            if not isinstance(found, OpenFile) or os.fstat(found.fd).st_mtime < since:
+                continue
+            data = read_open(found, limit=DUMP_STREAM_MAX_BYTES)
+        if isinstance(data, bytes):
+            said.append(data.decode("utf-8", "replace"))
+    frames = main_thread_frames(dumped_lines("\n".join(said)))
+    sources = _Sources(workspace, project)
+    located = {
+        f"{f.package_dir}/{f.file}": path
+        for f in frames
+        if (path := sources.find(f.package_dir, f.file)) is not None
+    }
+    return hung_test(frames, located)
 
 
 def _without_suffix(case: TestCase, suffix: str) -> TestCase:
