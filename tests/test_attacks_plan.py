@@ -674,6 +674,31 @@ ATTACKS: dict[str, Attack] = {
             "shadow/calc.py": "def add(a, b):\n    return a + b\n",
         },
     ),
+    # The response file is the base's, and it names pytest's settings by `-c`: the change
+    # put the right copy first on the path in those settings.
+    "pytest-settings-named-in-a-response-file": Attack(
+        {
+            **PY_BASE,
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            ".github/workflows/ci.yml": """
+                name: ci
+                on: [push]
+                jobs:
+                  test:
+                    runs-on: ubuntu-latest
+                    steps:
+                      - uses: actions/checkout@v4
+                      - run: pip install pytest
+                      - run: python -m pytest @ci/pytest.args
+            """,
+            "ci/pytest.args": "-c\nci/testing.ini\n",
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\n",
+        },
+        {
+            "ci/testing.ini": "[pytest]\ntestpaths = ../tests\npythonpath = ../shadow\n",
+            "shadow/calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    ),
     # The same file named by `-c` in a step that runs in a directory of its own: the
     # name is the directory's, `pkg/ci/testing.ini`.
     "pytest-settings-named-by-c-in-a-working-directory": Attack(

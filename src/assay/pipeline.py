@@ -507,12 +507,19 @@ def _with_named_settings(protected: ProtectedSet, the_plan: Plan, base_dir: Path
     (`mypy --config-file ci/types.cfg` in a CI step: a change set `ignore_errors` there) or
     in the options their environment gives pytest (`PYTEST_ADDOPTS`), and the modules of
     the tree their pytest loads as plugins (`-p support.cases`, `PYTEST_PLUGINS`)."""
-    from assay.discovery.files import RepoFiles
+    from assay.discovery.files import RepoFiles, UnreadableFile
     from assay.discovery.named_settings import check_settings
     from assay.discovery.pytest_plugin_modules import check_plugin_modules
 
-    named = [p for c in the_plan.checks for p in check_settings(c.argv, c.env, c.cwd)]
     files, own = RepoFiles(str(base_dir)), _own_pytest_plugins(base_dir)
+
+    def read(rel: str) -> str | None:
+        try:
+            return files.read_text(rel)
+        except UnreadableFile:
+            return None
+
+    named = [p for c in the_plan.checks for p in check_settings(c.argv, c.env, c.cwd, read)]
     for c in the_plan.checks:  # and the pytest plugins they load from the tree
         named += check_plugin_modules(files, c.argv, c.env, c.cwd, own)
     fresh = tuple(p for p in dict.fromkeys(named) if p not in protected.patterns)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from assay.option_values import option_values
@@ -72,14 +72,29 @@ def hook_config_files(root: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))[:_MAX_FILES]
 
 
-def check_settings(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
+def check_settings(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    read: Callable[[str], str | None] | None = None,
+) -> list[str]:
     """The settings files a planned check names, as protected patterns relative to the
-    root: by its words, and by the options pytest reads from `PYTEST_ADDOPTS` (a CI
-    step's `PYTEST_ADDOPTS: -c ci/testing.ini`: a change set `pythonpath` there to a right
-    copy of the module its broken one failed), each relative to the directory it runs in."""
+    root: by its words, by the options pytest reads from `PYTEST_ADDOPTS` (a CI step's
+    `PYTEST_ADDOPTS: -c ci/testing.ini`: a change set `pythonpath` there to a right copy
+    of the module its broken one failed), and, with `read` (a file of the base's, by its
+    path from the root), by the words of the files it reads more arguments from (`-c
+    ci/testing.ini` in the base's `ci/pytest.args`), each relative to the directory it
+    runs in."""
     named = named_settings(argv)
     if addopts := env.get("PYTEST_ADDOPTS"):
         named += named_settings(["pytest", *_split(addopts)])
+    words = list(argv)
+    if read is not None and _runs_one_of(words, _RESPONSE_FILE_TOOLS):
+        tool = next(w for w in words[:_TOOL_WORDS] if posixpath.basename(w) in _RESPONSE_FILE_TOOLS)
+        for response in _response_files(words):
+            text = read(posixpath.normpath(posixpath.join(cwd or ".", response)))
+            if text is not None:
+                named += named_settings([tool, *_split(text)])
     found = []
     for path in named:
         joined = posixpath.normpath(posixpath.join(cwd or ".", path))
@@ -109,9 +124,14 @@ def named_settings(args: Iterable[str]) -> list[str]:
         if path is not None:
             named.append(path)
     if _runs_one_of(words, _RESPONSE_FILE_TOOLS):
-        responses = (_relative(w[1:]) for w in words if w.startswith("@"))
-        named += (path for path in responses if path is not None)
+        named += _response_files(words)
     return named
+
+
+def _response_files(words: list[str]) -> list[str]:
+    """The files `@file` words name, inside the tree."""
+    responses = (_relative(w[1:]) for w in words if w.startswith("@"))
+    return [path for path in responses if path is not None]
 
 
 def _runs_one_of(words: list[str], tools: frozenset[str]) -> bool:
