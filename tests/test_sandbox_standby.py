@@ -19,6 +19,7 @@ from assay.sandbox import BwrapOptions, BwrapSandbox, bwrap, nofollow, standby
 from tests.cli import ASSAY, assay_env
 from tests.processes import gone
 from tests.swapping import swapping, tools_and_secret
+from tests.test_warm_server import servers_lock
 
 PYTHON = sys.executable
 
@@ -191,6 +192,14 @@ def test_a_directory_the_command_cannot_enter_is_the_sandboxs_refusal(ahead: Pat
     assert "cannot enter" in result.start_error
 
 
+@pytest.fixture
+def _beside_other_servers() -> Iterator[None]:
+    """For a test that starts an `assay server` (`servers_lock`)."""
+    with servers_lock():
+        yield
+
+
+@pytest.mark.usefixtures("_beside_other_servers")
 def test_a_warm_runs_sandbox_is_built_before_its_client_starts(
     fake_home: Path, tmp_path: Path
 ) -> None:
@@ -331,6 +340,7 @@ def test_the_command_in_a_standby_gets_the_variables_a_fresh_start_gives_it(ahea
     assert in_standby == fresh
 
 
+@pytest.mark.usefixtures("_beside_other_servers")
 def test_warm_runs_leave_no_scratch_directory_behind(fake_home: Path, tmp_path: Path) -> None:
     """A worker's own ending (the standby, the cgroup and report directory made ahead and
     not taken) is not cut short when its client leaves with its answer: nothing of it is

@@ -7,12 +7,15 @@ served from `assay server status`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +25,32 @@ import pytest
 from tests.cli import ASSAY, assay, assay_env, no_traceback
 
 pytestmark = pytest.mark.slow
+
+#: Held by every test that runs an `assay server`, shared; by the one that changes assay's
+#: code, alone: every server stops when its code changes, and `-n`'s workers run tests at
+#: once (a server of another test stopped under it, one loaded run in a few).
+_SERVERS_LOCK = Path(tempfile.gettempdir()) / "assay-tests-servers.lock"
+
+
+@contextlib.contextmanager
+def servers_lock(*, alone: bool = False) -> Iterator[None]:
+    with open(_SERVERS_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _stops_every_server(test: Callable[..., None]) -> Callable[..., None]:
+    test.stops_every_server = True  # type: ignore[attr-defined]
+    return test
+
+
+@pytest.fixture(autouse=True)
+def _servers_apart(request: pytest.FixtureRequest) -> Iterator[None]:
+    with servers_lock(alone=getattr(request.function, "stops_every_server", False)):
+        yield
 
 
 @pytest.fixture
@@ -181,6 +210,7 @@ def test_a_client_started_with_other_interpreter_options_is_refused(
     assert _counts(server_env) == (0, 1)
 
 
+@_stops_every_server
 def test_a_server_whose_code_changed_stops_and_the_run_goes_cold(
     server_env: dict[str, str],
 ) -> None:
