@@ -263,7 +263,7 @@ class _Sources:
         return None
 
 
-#: The most bytes of Surefire's dump streams read for a hung test's place.
+#: The most bytes of Surefire's dump streams, all of them, read for a hung test's place.
 DUMP_STREAM_MAX_BYTES = 8 << 20
 
 
@@ -282,13 +282,15 @@ def _hung_in_dump(check: Check, result: ProcessResult, reports: _Reports) -> str
         return None
     since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
     said: list[str] = []
+    budget = DUMP_STREAM_MAX_BYTES  # for them all: the code under test can write many
     for name in sorted(n for n in names if n.endswith(".dumpstream")):
         with open_untrusted(workspace, f"{directory}/{name}", what=f"dump {name}") as found:
             if not isinstance(found, OpenFile) or os.fstat(found.fd).st_mtime < since:
                 continue
-            data = read_open(found, limit=DUMP_STREAM_MAX_BYTES)
+            data = read_open(found, limit=budget)
         if isinstance(data, bytes):
             said.append(data.decode("utf-8", "replace"))
+            budget -= len(data)
     frames = main_thread_frames(dumped_lines("\n".join(said)))
     sources = _Sources(workspace, project)
     located = {
