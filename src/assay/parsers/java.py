@@ -177,9 +177,19 @@ def _project_dir(check: Check, result: ProcessResult) -> tuple[Path, str] | Refu
     return workspace, "/".join(parts)
 
 
-def _read_reports(
-    check: Check, result: ProcessResult, reports: _Reports
-) -> tuple[TestCounts, tuple[TestCase, ...], list[FailurePlace]] | Refused | None:
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The names in a run's report directory, reached following no link."""
+
+    workspace: Path
+    project: str
+    """The project's path below `workspace` (`_project_dir`)."""
+    directory: str
+    """The report directory, below `workspace`."""
+    names: list[str]
+
+
+def _listed(check: Check, result: ProcessResult, reports: _Reports) -> _Listing | Refused | None:
     where = _project_dir(check, result)
     if isinstance(where, Refused):
         return where
@@ -188,8 +198,23 @@ def _read_reports(
     names = list_untrusted(workspace, directory)
     if not isinstance(names, list):
         return names
-    # Written since the run began: a report left in the tree is not this run's.
-    since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
+    return _Listing(workspace, project, directory, names)
+
+
+def _run_began(result: ProcessResult) -> float:
+    """When `result`'s run began, by the file clock, less a slack: a file older was left in
+    the tree by another run, not written by this one."""
+    return time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
+
+
+def _read_reports(
+    check: Check, result: ProcessResult, reports: _Reports
+) -> tuple[TestCounts, tuple[TestCase, ...], list[FailurePlace]] | Refused | None:
+    listed = _listed(check, result, reports)
+    if not isinstance(listed, _Listing):
+        return listed
+    workspace, directory, names = listed.workspace, listed.directory, listed.names
+    since = _run_began(result)
     budget = REPORT_MAX_BYTES
     cases: list[TestCase] = []
     places: list[FailurePlace] = []
@@ -272,18 +297,13 @@ def _hung_in_dump(check: Check, result: ProcessResult, reports: _Reports) -> str
     dump says (`java_stacks`); None when no dump of this run names one."""
     from assay.parsers.java_stacks import dumped_lines, hung_test, main_thread_frames
 
-    where = _project_dir(check, result)
-    if isinstance(where, Refused):
+    listed = _listed(check, result, reports)
+    if not isinstance(listed, _Listing):
         return None
-    workspace, project = where
-    directory = f"{project}/{reports.directory}" if project else reports.directory
-    names = list_untrusted(workspace, directory)
-    if not isinstance(names, list):
-        return None
-    since = time.time() - result.duration_s - REPORT_CLOCK_SLACK_S
+    workspace, directory, since = listed.workspace, listed.directory, _run_began(result)
     said: list[str] = []
     budget = DUMP_STREAM_MAX_BYTES  # for them all: the code under test can write many
-    for name in sorted(n for n in names if n.endswith(".dumpstream")):
+    for name in sorted(n for n in listed.names if n.endswith(".dumpstream")):
         with open_untrusted(workspace, f"{directory}/{name}", what=f"dump {name}") as found:
             if not isinstance(found, OpenFile) or os.fstat(found.fd).st_mtime < since:
                 continue
@@ -292,11 +312,9 @@ def _hung_in_dump(check: Check, result: ProcessResult, reports: _Reports) -> str
             said.append(data.decode("utf-8", "replace"))
             budget -= len(data)
     frames = main_thread_frames(dumped_lines("\n".join(said)))
-    sources = _Sources(workspace, project)
+    sources = _Sources(workspace, listed.project)
     located = {
-        f"{f.package_dir}/{f.file}": path
-        for f in frames
-        if (path := sources.find(f.package_dir, f.file)) is not None
+        f.source: path for f in frames if (path := sources.find(f.package_dir, f.file)) is not None
     }
     return hung_test(frames, located)
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 from assay.parsers.pytest import junit_root
 
-#: A frame as Java prints it: "\tat tiny.AddTest.wrong(AddTest.java:17)".
-_FRAME = re.compile(
-    r"^\s*at (?:[\w.$/@-]+/)?(?P<cls>[\w$]+(?:\.[\w$]+)*)\.[\w$<>]+\((?P<file>[\w$]+\.java):(?P<line>\d{1,7})\)$"
+#: A frame as Java prints it: "\tat tiny.AddTest.wrong(AddTest.java:17)", the module's
+#: prefix (`java.base@17/`) allowed.
+JAVA_FRAME = re.compile(
+    r"^\s*at (?:[\w.$/@-]+/)?(?P<cls>[\w$]+(?:\.[\w$]+)*)\.(?P<method>[\w$<>]+)"
+    r"\((?P<file>[\w$]+\.java):(?P<line>\d{1,7})\)$"
 )
 #: Lines of a failure's text looked at, and failures looked at in one report.
 FRAME_LINES_MAX = 200
@@ -67,7 +69,7 @@ def failure_places(data: bytes, suffix: str | None) -> list[FailurePlace]:
 
 def _innermost(text: str, package: str) -> tuple[str, str, int] | None:
     for raw in text.splitlines()[:FRAME_LINES_MAX]:
-        match = _FRAME.match(raw[:1000])
+        match = JAVA_FRAME.match(raw[:1000])
         if match is None:
             continue
         frame_package = match["cls"].rpartition(".")[0]

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from assay.parsers.java_frames import JAVA_FRAME
+
 #: One line of what the forked JVM wrote outside Surefire's protocol.
 _STREAM_LINE = re.compile(
     r"^Corrupted STDOUT by directly writing to native stream in forked JVM \d+\. "
@@ -25,11 +27,6 @@ _STREAM_LINE = re.compile(
 )
 #: The header of a thread in a dump: `"main" #1 prio=5 ...`.
 _THREAD = re.compile(r'^"(?P<name>[^"]*)"')
-#: A frame: "\tat tiny.Add.add(Add.java:5)", the module's prefix (`java.base@17/`) allowed.
-_FRAME = re.compile(
-    r"^\s*at (?:[\w.$/@-]+/)?(?P<cls>[\w$]+(?:\.[\w$]+)*)\.(?P<method>[\w$<>]+)"
-    r"\((?P<file>[\w$]+\.java):(?P<line>\d{1,7})\)$"
-)
 #: Frames of the main thread looked at (a deep recursion prints thousands).
 FRAMES_MAX = 400
 
@@ -50,6 +47,12 @@ class Frame:
         """The class's package as a directory (`tiny/sub`); `""` for the default package."""
         return self.cls.rpartition(".")[0].replace(".", "/")
 
+    @property
+    def source(self) -> str:
+        """Its source file by package directory (`tiny/Add.java`): how `hung_test` is told
+        where each is in the project."""
+        return f"{self.package_dir}/{self.file}"
+
 
 def dumped_lines(text: str) -> Iterator[str]:
     """The lines the forked JVM wrote outside Surefire's protocol, in order."""
@@ -68,7 +71,7 @@ def main_thread_frames(lines: Iterable[str]) -> list[Frame]:
             if in_main:
                 frames = []  # a later dump's
             continue
-        if in_main and len(frames) < FRAMES_MAX and (frame := _FRAME.match(line)):
+        if in_main and len(frames) < FRAMES_MAX and (frame := JAVA_FRAME.match(line)):
             cls, method, file = frame["cls"], frame["method"], frame["file"]
             frames.append(Frame(cls, method, file, int(frame["line"])))
     return frames
@@ -77,16 +80,12 @@ def main_thread_frames(lines: Iterable[str]) -> list[Frame]:
 def hung_test(frames: list[Frame], source_of: dict[str, str]) -> str | None:
     """`tiny.AddTest.adds (stuck at src/main/java/tiny/Add.java:5 in tiny.Add.add)`: the
     innermost frame of a test source and the innermost of any of the project's, each with
-    the path `source_of` gives its `Frame.package_dir`/`Frame.file` (those under the test
+    the path `source_of` gives its `Frame.source` (those under the test
     sources start with `src/test/`); None without a test among them."""
-    located = [(f, source_of[f"{f.package_dir}/{f.file}"]) for f in frames if _key(f) in source_of]
+    located = [(f, source_of[f.source]) for f in frames if f.source in source_of]
     tests = [f for f, path in located if path.startswith("src/test/")]
     if not tests:
         return None
     test = tests[0]
     stuck, path = located[0]
     return f"{test.cls}.{test.method} (stuck at {path}:{stuck.line} in {stuck.cls}.{stuck.method})"
-
-
-def _key(frame: Frame) -> str:
-    return f"{frame.package_dir}/{frame.file}"
