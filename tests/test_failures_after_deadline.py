@@ -71,6 +71,39 @@ def test_a_test_reported_failing_before_the_deadline_still_fails() -> None:
     assert classify(NODE_TEST, ran, parsed).cause is Cause.EXIT_NONZERO
 
 
+#: `node --test` over two files, as printed by hand: `a` failed before the deadline; `b`
+#: spun, and its process was killed by the deadline's SIGTERM a moment before the runner.
+FAILED_BEFORE = """\
+TAP version 13
+# Subtest: adds
+not ok 1 - adds
+  ---
+  duration_ms: 2.121473
+  location: '/w/test/a.test.js:3:1'
+  failureType: 'testCodeFailure'
+  error: |-
+    Expected values to be strictly equal:
+
+    2 !== 3
+
+  code: 'ERR_ASSERTION'
+  ...
+"""
+KILLED_AFTER = (
+    AFTER.replace("not ok 1", "not ok 2")
+    .replace("1..1", "1..2")
+    .replace("# tests 1\n# pass 0\n# fail 1", "# tests 2\n# pass 0\n# fail 2")
+)
+
+
+def test_only_the_failures_reported_before_the_deadline_are_counted() -> None:
+    ran = _stopped(FAILED_BEFORE, KILLED_AFTER)
+    parsed = parse_output(NODE_TEST, ran, None)
+    assert parsed.tests is not None and parsed.tests.failed == 1, parsed.tests
+    assert [case.name for case in parsed.test_cases if case.outcome == "failed"] == ["adds"]
+    assert classify(NODE_TEST, ran, parsed).cause is Cause.EXIT_NONZERO
+
+
 def test_what_was_said_by_the_deadline_is_not_stored() -> None:
     ran = _stopped(BEFORE, AFTER)
     stored = ProcessResult.from_dict(json.loads(json.dumps(ran.to_dict())))

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from assay.evidence import Check
+from assay.evidence import Check, TestCase
 from assay.parsed_output import ParsedOutput as ParsedOutput
 from assay.process import ProcessResult
 
@@ -67,9 +67,33 @@ def parse_output(
     # them before it. After, it reports what the deadline's signals killed. A report file
     # is written at a run's end: one the deadline stopped wrote it after, if at all.
     before = _parsed(check, replace(result, stdout=said[0], stderr=said[1]), None)
-    if before.tests is not None and before.tests.any_failed:
-        return parsed
-    return replace(parsed, tests=before.tests, test_cases=before.test_cases)
+    if before.tests is None or not before.tests.any_failed:
+        return replace(parsed, tests=before.tests, test_cases=before.test_cases)
+    # Some failed before it: those stand, with what the whole output says of them.
+    tests = replace(
+        parsed.tests,
+        failed=min(parsed.tests.failed, before.tests.failed),
+        errors=min(parsed.tests.errors, before.tests.errors),
+    )
+    return replace(parsed, tests=tests, test_cases=_failing_before(parsed, before))
+
+
+def _failing_before(parsed: ParsedOutput, before: ParsedOutput) -> tuple[TestCase, ...]:
+    """`parsed`'s test cases, of its failures only those `before` (what was said by the
+    deadline) names; when it names none, as many as it counts, first printed first (what
+    was said by the deadline begins the whole output)."""
+    from assay.formats.failures import FAILED_OUTCOMES
+
+    named = {case.name for case in before.test_cases if case.outcome in FAILED_OUTCOMES}
+    left = 0 if named or before.tests is None else before.tests.failed + before.tests.errors
+    kept = []
+    for case in parsed.test_cases:
+        if case.outcome in FAILED_OUTCOMES:
+            if case.name not in named and left == 0:
+                continue
+            left = max(left - 1, 0)
+        kept.append(case)
+    return tuple(kept)
 
 
 def _parsed(check: Check, result: ProcessResult, report_dir: Path | None) -> ParsedOutput:
