@@ -17,7 +17,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from assay.evidence import Evidence
@@ -136,10 +136,27 @@ def write(text: str, *, err: bool = False) -> None:
         return
     line = text + "\n"
     try:
-        stream.write(line)
-    except UnicodeEncodeError:
-        stream.buffer.write(line.encode("utf-8", "replace"))
-    stream.flush()
+        try:
+            stream.write(line)
+        except UnicodeEncodeError:
+            stream.buffer.write(line.encode("utf-8", "replace"))
+        stream.flush()
+    except BrokenPipeError:
+        _reader_gone(stream)
+
+
+def _reader_gone(stream: TextIO) -> None:
+    """The reader of `stream` closed it (`assay verify | head`): the rest of the output
+    goes nowhere, and the run goes on to its verdict and exit status. The descriptor is
+    pointed at /dev/null so that no later write or flush fails again."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 def _print_evidence(evidence: Evidence) -> None:
