@@ -67,6 +67,29 @@ def test_a_check_that_hung_by_itself_leads_one_the_run_deadline_cut() -> None:
     assert "Also inconclusive: yarn-build" in note, note
 
 
+def test_a_check_that_hung_by_itself_leads_one_the_run_deadline_kept_from_starting() -> None:
+    """The same run with less --deadline left: the last stage's build never started, and
+    the note led with it ("the run's overall deadline passed before this check could
+    start"), a build's failure ranking before a test's."""
+    from assay.classify import not_started_by_run_deadline
+    from assay.evidence import Check, evidence_for
+    from assay.report import aggregate
+    from assay.verdict import Cause, Kind
+    from tests.results import process_result
+
+    check = Check(name="yarn-test", kind=Kind.TEST, argv=("yarn", "test"))
+    ran = replace(process_result(("yarn",), exit_code=None, timed_out=True), silent_s=60.0)
+    note = "yarn-test was killed at its deadline; raise the timeout if it is just slow."
+    test = evidence_for(check, Cause.TIMEOUT, result=ran, note=note)
+    build = not_started_by_run_deadline(
+        Check(name="yarn-build", kind=Kind.BUILD, argv=("yarn",)), "bwrap"
+    )
+    assert build.cause is Cause.TIMEOUT and not build.passed
+    note = aggregate([build, test]).note
+    assert note.startswith("yarn-test was killed at its deadline"), note
+    assert "Also inconclusive: yarn-build" in note, note
+
+
 @pytest.mark.slow
 def test_kinds_without_tests_do_not_require_tests(tmp_path: Path) -> None:
     repo = tmp_path / "repo"

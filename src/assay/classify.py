@@ -700,6 +700,19 @@ def stopped_by_run_deadline(evidence: Evidence) -> Evidence:
     return replace(evidence, note=note, extra={**evidence.extra, STOPPED_BY: RUN_DEADLINE})
 
 
+def not_started_by_run_deadline(check: Check, sandbox: str | None) -> Evidence:
+    """Evidence of a check the run's overall deadline (`--deadline`) had passed before it
+    could start: marked as `stopped_by_run_deadline` marks one it cut, so that the report
+    leads with the check that hung by itself and used the time up."""
+    return evidence_for(
+        check,
+        Cause.TIMEOUT,
+        note="the run's overall deadline passed before this check could start",
+        sandbox=sandbox,
+        extra={STOPPED_BY: RUN_DEADLINE},
+    )
+
+
 def _note(
     check: Check,
     result: ProcessResult,

@@ -134,8 +134,9 @@ class Session:
             if expires is not None:
                 left = expires - time.monotonic()
                 if left <= 0:
-                    note = "the run's overall deadline passed before this check could start"
-                    return evidence_for(check, Cause.TIMEOUT, note=note, sandbox=self.name)
+                    from assay.classify import not_started_by_run_deadline
+
+                    return not_started_by_run_deadline(check, self.name)
                 cut_short = check.timeout_s is None or left < check.timeout_s
                 check = replace(check, timeout_s=min(check.timeout_s or left, left))
             # One report directory for all checks: reports are named after their check.
