@@ -221,8 +221,8 @@ def measure(name: str, repo: Path, env: dict[str, str], repeat: int) -> None:
     )
 
 
-def cache_hit_s(repo: Path, env: dict[str, str], repeat: int) -> float:
-    """The median time of `assay verify` on `repo` answered from the cache (checked)."""
+def cache_hit(repo: Path, env: dict[str, str]) -> Callable[[], object]:
+    """`assay verify` of `repo` made a cache hit (checked), to be timed."""
 
     def verify() -> dict[str, Any]:
         done = subprocess.run(
@@ -241,7 +241,12 @@ def cache_hit_s(repo: Path, env: dict[str, str], repeat: int) -> float:
     verify()  # remembers their digests
     if "cached" not in verify().get("extra", {}):
         raise SystemExit(f"assay verify {repo.name}: the run after a stored one was not a hit")
-    return median_of(repeat, verify)
+    return verify
+
+
+def cache_hit_s(repo: Path, env: dict[str, str], repeat: int) -> float:
+    """The median time of `assay verify` on `repo` answered from the cache (checked)."""
+    return median_of(repeat, cache_hit(repo, env))
 
 
 def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -> None:
@@ -265,7 +270,10 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
     python_s = median_of(
         repeat, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
     )
-    small_s = cache_hit_s(small, env, repeat)
+    # In turn, one of each: the machine's speed drifts, and the trees' ratios are the figure.
+    small_s, large_s, flat_s = medians_interleaved(
+        repeat, *(cache_hit(repo, env) for repo in (small, large, flat))
+    )
 
     def files(repo: Path) -> int:
         return sum(1 for p in repo.rglob("*") if p.is_file())
@@ -275,8 +283,7 @@ def measure_cache_hit_by_size(scratch: Path, env: dict[str, str], repeat: int) -
         f"  {files(small):5d} files   {small_s * 1000:8.0f} ms"
         f"   ratio {small_s / python_s:5.2f}x python -c pass"
     )
-    for label, repo in (("in 10 dirs", large), ("in one dir", flat)):
-        took = cache_hit_s(repo, env, repeat)
+    for label, repo, took in (("in 10 dirs", large, large_s), ("in one dir", flat, flat_s)):
         print(
             f"  {files(repo):5d} files {label}  {took * 1000:8.0f} ms   ratio"
             f" {took / python_s:5.2f}x python -c pass, {took / small_s:5.2f}x the small tree's hit"
@@ -303,10 +310,11 @@ def measure_warm_hits(env: dict[str, str], repeat: int, small: Path, large: Path
     """The same hits answered by `assay server` (checked to have been: every warm run must
     be one the server served)."""
     with RunningServer(env, small) as server:
-        small_s = cache_hit_s(small, server.env, repeat)
-        large_s = cache_hit_s(large, server.env, repeat)
+        small_s, large_s = medians_interleaved(
+            repeat, cache_hit(small, server.env), cache_hit(large, server.env)
+        )
         served = server.served()
-    expected = 2 * (repeat + 3)  # each: `cache_hit_s`'s three checked runs, `repeat` timed
+    expected = 2 * (repeat + 3)  # each: `cache_hit`'s three checked runs, `repeat` timed
     if served != expected:
         raise SystemExit(f"the server answered {served} of {expected} warm runs")
     print(
