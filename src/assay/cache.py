@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._version import __version__
+from assay.build_identity import assay_build
 from assay.errors import AssayError
 from assay.evidence import CheckerId
 from assay.mapped_writes import SyncedStats
@@ -622,7 +622,7 @@ def cache_key(
     sandbox: str,
     *,
     workspace_path: str | os.PathLike[str] | None = None,
-    assay_version: str = __version__,
+    assay_version: str | None = None,
     host_env: Mapping[str, str] | None = None,
 ) -> str:
     """The cache key: `workspace` is a `workspace_digest`, `plan` any JSON-able value,
@@ -631,7 +631,8 @@ def cache_key(
     `workspace_path`: the directory the checkers were identified in. A checker found
     there (`.venv/bin/pytest`) is keyed by its path inside it: each run's workspace has a
     new name, and what is installed there is in `workspace` already. `host_env`: the
-    host's variables the checks see (`environment.inherited_by_checks`)."""
+    host's variables the checks see (`environment.inherited_by_checks`). `assay_version`:
+    the assay keyed, this build of it (`assay.build_identity`) by default."""
     material = {
         "schema": KEY_SCHEMA,
         "workspace": workspace,
@@ -640,7 +641,7 @@ def cache_key(
             (c.tool, c.version, _checker_path(c.path, workspace_path)) for c in checkers
         ),
         "sandbox": sandbox,
-        "assay": assay_version,
+        "assay": assay_version or assay_build(),
         # Only when given: the keys of callers that do not pass it stay as they were.
         **({"host_env": dict(host_env)} if host_env is not None else {}),
     }

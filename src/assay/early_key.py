@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay._version import __version__
+from assay.build_identity import assay_build
 from assay.evidence import Check, CheckerId
 from assay.probe import ProbeCache, ProbeFailure, find_binary
 from assay.probe_record import fingerprint, record_key, search_path, settled
@@ -88,7 +88,7 @@ def early_key(digest: str, plan: Any, options: Mapping[str, Any], toolchain_dige
             "plan": plan,
             "options": options,
             "toolchains": toolchain_digest,
-            "assay": __version__,
+            "assay": assay_build(),
         }
     )
 

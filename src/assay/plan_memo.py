@@ -4,7 +4,7 @@ found without discovering or planning again (`pipeline._remembered_hit`).
 A plan is made from the tree alone and from the options that shape planning: discovery
 reads nothing outside the root and no host setting, and the tree's files and the
 fingerprints of its linked environments are all in its digest
-(`cache.workspace_digest`). So the root, the digest, those options and assay's version
+(`cache.workspace_digest`). So the root, the digest, those options and assay's build
 name the plan. What a plan does not decide -- each checker's version, the sandbox's
 binaries -- is read again on every hit (`early_key.toolchains`), as when the plan is made
 afresh, and the verdict is still looked up under the early key, which holds the plan.
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assay._version import __version__
+from assay.build_identity import assay_build
 from assay.evidence import Check
 from assay.verdict import Kind
 
@@ -46,8 +46,8 @@ class RememberedPlan:
 
 def plan_memo_key(root: str, digest: str, planning: Mapping[str, Any]) -> str:
     """The memo's key: the resolved `root`, the tree's `digest`, the `planning` options
-    (JSON-able) and assay's version."""
-    material = [PLAN_MEMO_SCHEMA, __version__, root, digest, planning]
+    (JSON-able) and assay's build (`assay.build_identity`)."""
+    material = [PLAN_MEMO_SCHEMA, assay_build(), root, digest, planning]
     encoded = json.dumps(material, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(encoded.encode()).hexdigest()
 

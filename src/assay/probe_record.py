@@ -289,11 +289,11 @@ def record_key(
     tool: str, toolchain: Toolchain, binary: str, module: str | None, env: Mapping[str, str] | None
 ) -> str:
     """The record key: which tool, run how, from which binary, under which steering env."""
-    from assay._version import __version__
+    from assay.build_identity import assay_build
 
     material = [
         PROBE_RECORD_SCHEMA,
-        __version__,  # a new assay may read versions differently
+        assay_build(),  # a changed assay may read versions differently
         tool,
         module,
         binary,

@@ -368,6 +368,9 @@ def _preload() -> None:
         package = importlib.import_module(package_name)
         for module in pkgutil.iter_modules(package.__path__, f"{package_name}."):
             importlib.import_module(module.name)
+    from assay.build_identity import assay_build
+
+    assay_build()  # once, for every worker: the server stops when assay's code changes
     dataclass_bytecode.save()
     pattern_code.save()
 
