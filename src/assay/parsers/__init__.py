@@ -85,13 +85,17 @@ def _failing_before(parsed: ParsedOutput, before: ParsedOutput) -> tuple[TestCas
     from assay.formats.failures import FAILED_OUTCOMES
 
     named = {case.name for case in before.test_cases if case.outcome in FAILED_OUTCOMES}
-    left = 0 if named or before.tests is None else before.tests.failed + before.tests.errors
-    kept = []
+    if named:
+        return tuple(
+            c for c in parsed.test_cases if c.outcome not in FAILED_OUTCOMES or c.name in named
+        )
+    counted = before.tests.failed + before.tests.errors if before.tests is not None else 0
+    kept, failures = [], 0
     for case in parsed.test_cases:
         if case.outcome in FAILED_OUTCOMES:
-            if case.name not in named and left == 0:
+            failures += 1
+            if failures > counted:
                 continue
-            left = max(left - 1, 0)
         kept.append(case)
     return tuple(kept)
 
