@@ -6,11 +6,13 @@ mid-evaluation, then `--resume`, records every attempt exactly once."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import textwrap
 import threading
 import time
@@ -30,10 +32,14 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
-    # One worker runs them all (`--dist loadgroup`): the module's cluster is started once,
-    # and never beside another worker's.
+    # Meant to have one worker run them all (`--dist loadgroup`); this pytest-xdist does
+    # not always honour it, so the cluster fixture below also takes a lock.
     pytest.mark.xdist_group("ray-cluster"),
 ]
+
+#: Held by a worker while its cluster is up: two clusters of two nodes each, side by
+#: side on a CI machine's cores, would each be starved of what its tests count on.
+_CLUSTER_LOCK = Path(tempfile.gettempdir()) / "assay-tests-ray-cluster.lock"
 
 #: What an attempt's result is, whichever executor ran it (not where or when).
 SAME = ("outcome", "status", "score", "error", "agent_exit_code", "tests", "tampering")
@@ -41,7 +47,14 @@ SAME = ("outcome", "status", "score", "error", "agent_exit_code", "tests", "tamp
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    """Two Ray nodes, one CPU each, and this process connected to them."""
+    """Two Ray nodes, one CPU each, and this process connected to them (no other worker's
+    cluster beside them)."""
+    with open(_CLUSTER_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released as the file closes
+        yield from _cluster()
+
+
+def _cluster() -> Iterator[str]:
     nodes = cluster_utils.Cluster(
         initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
     )
