@@ -21,6 +21,7 @@ from assay.formats.failures import COLLECTION_FAILURE, INTERNAL_ERROR
 from assay.parsed_output import Reading
 from assay.parsers import ParsedOutput, report_path
 from assay.parsers._text import combined, count_cases, relative
+from assay.parsers.doctest_failure import doctest_message
 from assay.parsers.report_file import Refused, read_report
 from assay.process import ProcessResult
 
@@ -403,7 +404,8 @@ def _case(element: Element) -> TestCase:
     for child in element:
         tag = child.tag
         if tag == "failure":
-            outcome, message = "failed", child.get("message") or (child.text or "")[:500]
+            said = child.get("message") or (child.text or "")[:500]
+            outcome, message = "failed", doctest_message(said)
         elif tag == "error":
             outcome, message = "error", _error_message(child)
         elif tag == "skipped" and outcome == "passed":
