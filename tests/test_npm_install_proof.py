@@ -262,3 +262,33 @@ def test_a_lockfile_that_swaps_a_package_the_base_locks_is_not_believed(tmp_path
     assert report.status is Status.INDETERMINATE, explain(report)
     said = "node_modules/is-number is locked at another version than the base locks it"
     assert said in report.note, report.note
+
+
+# A tree with no lockfile: `npm install` makes node_modules from the ranges (here a local
+# package, so nothing is fetched), and the note says that is why it is not believed.
+NO_LOCKFILE = {
+    "package.json": json.dumps(
+        {
+            "name": "calc",
+            "version": "1.0.0",
+            "scripts": {"test": "node --test"},
+            "dependencies": {"helper": "file:helper"},
+        }
+    ),
+    "helper/package.json": '{"name": "helper", "version": "1.0.0", "main": "index.js"}\n',
+    "helper/index.js": "module.exports = (a, b) => a + b\n",
+    "calc.js": "const add = require('helper')\nmodule.exports = (x) => add(x, x)\n",
+    "test/calc.test.js": (
+        "const test = require('node:test')\nconst assert = require('node:assert')\n"
+        "test('double', () => assert.strictEqual(require('../calc')(2), 4))\n"
+    ),
+}
+
+
+def test_node_modules_from_a_tree_without_a_lockfile_says_why_it_is_not_believed(
+    tmp_path: Path,
+) -> None:
+    repo = change_on_base(tmp_path / "repo", NO_LOCKFILE, {"README.md": "calc\n"})
+    report = verify_change(repo, install=True)
+    assert report.status is Status.INDETERMINATE, explain(report)
+    assert "the tree has no lockfile, so `npm install` resolved" in report.note, report.note

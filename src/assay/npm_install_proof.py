@@ -46,6 +46,8 @@ MODULES = "node_modules"
 #: A lockfile larger than this is not read (npm's for a large monorepo is a few MB).
 _LOCKFILE_MAX_BYTES = 64 * 1024 * 1024
 _NPM_CI = ("npm", "ci")
+#: The name of the install step that makes node_modules (`assay.tools.node.install_steps`).
+_STEP = "install-node"
 #: A package at the top of node_modules: `node_modules/name`, `node_modules/@scope/name`.
 _TOP_LEVEL = re.compile(r"^node_modules/(?:@[^/]+/)?[^/]+$")
 #: A package's name as npm allows it: nothing a shell or npm's options could read otherwise.
@@ -98,9 +100,12 @@ def hold_npm_install(
     hold it read-only, or say why not; None when no scriptless npm install made one.
     `repository` at `base` holds the lockfile it is held to."""
     workspace = session.workspace
-    made = [e for e in installed if e.passed and _is_scriptless(e.check)]
-    if workspace is None or not made:
+    if workspace is None:
         return None
+    made = [e for e in installed if e.passed and _is_scriptless(e.check)]
+    if not made:
+        other = next((e.check for e in installed if e.passed and e.check.name == _STEP), None)
+        return None if other is None else HeldInstall(why_not=_made_otherwise(other))
     if base is None:
         return HeldInstall(why_not="no base was given to hold the install to")
     why = npm_install_unproven(workspace.path, _base_lockfile(repository, base))
@@ -109,6 +114,19 @@ def hold_npm_install(
     if session.sandbox is None or not session.sandbox.hold(workspace, (MODULES,)):
         return HeldInstall(why_not="this sandbox cannot show it read-only to the checks")
     return HeldInstall(held=(MODULES,))
+
+
+def _made_otherwise(step: Check) -> str:
+    """Why the `node_modules` an install `step` other than npm's from a lockfile made is
+    not believed: the note said only "what the base's lockfile installs" of a tree that
+    had none (fast-content-type-parse, installed with `npm install` from its ranges)."""
+    command = " ".join(step.argv[:2])
+    if step.source == "package.json":
+        return (
+            f"the tree has no lockfile, so `{command}` resolved its dependencies' ranges "
+            "as the registry has them today, and nothing holds that to the base"
+        )
+    return f"it was made by `{command}` from {step.source}, not by npm from a {LOCKFILE}"
 
 
 def _is_scriptless(step: Check) -> bool:
