@@ -550,11 +550,61 @@ def _failed(parsed: ParsedOutput) -> list[str]:
 # --------------------------------------------------------------------------- A: plain TAP
 
 
-def test_node_tap_without_a_summary_counts_its_top_level_results() -> None:
+def test_node_tap_without_a_summary_counts_its_innermost_tests() -> None:
     parsed, verdict, _ = _read(_run(NODE_TAP_PASS, NODE_TAP_PASS_CWD, 0))
     assert parsed.tests is not None
-    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.errors) == (2, 0, 0)
+    # Five subtests of base.test.js, and event-emitter-leak.test.js with no subtest.
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.errors) == (6, 0, 0)
     assert not parsed.no_tests_reported
+    assert verdict is Verdict.PASS
+
+
+#: fast-content-type-parse-2.0.1-pristine: `npm run test:unit`'s stdout (tap 19), two of
+#: parse's 24 tests and one of safeParse's kept; node-tap's own closing counts assertions.
+NODE_TAP_NESTED = """\
+> fast-content-type-parse@2.0.1 test:unit
+> tap
+
+TAP version 14
+1..1
+# Subtest: test/index.test.js
+    # Subtest: parse
+        1..2
+        # Subtest: should parse basic type
+            1..1
+            ok 1 - should be equivalent strictly
+        ok 1 - should parse basic type # time=4.672ms
+
+        # Subtest: should parse parameters
+            1..2
+            ok 1 - should be equivalent strictly
+            ok 2 - should be equivalent
+        ok 2 - should parse parameters # time=1.679ms
+
+    ok 1 - parse # time=21.1ms
+
+    # Subtest: safeParse
+        1..1
+        # Subtest: should safeParse basic type
+            1..1
+            ok 1 - should be equivalent strictly
+        ok 1 - should safeParse basic type # time=1.093ms
+
+    ok 2 - safeParse # time=73.002ms
+
+    1..2
+ok 1 - test/index.test.js # time=1241.312ms
+
+# { total: 4, pass: 4 }
+# time=1289.986ms
+"""
+
+
+def test_node_tap_counts_the_tests_inside_a_files_groups_not_the_file() -> None:
+    """fast-content-type-parse's 48 tests in two groups of one file were "1 passed"."""
+    parsed, verdict, _ = _read(_run(NODE_TAP_NESTED, "/w", 0))
+    assert parsed.tests is not None
+    assert (parsed.tests.passed, parsed.tests.failed, parsed.tests.errors) == (3, 0, 0)
     assert verdict is Verdict.PASS
 
 
@@ -659,7 +709,7 @@ def test_node_tap_failures_are_named_by_their_subtests() -> None:
     parsed, verdict, _ = _read(_run(NODE_TAP_FAIL, NODE_TAP_FAIL_CWD, 1))
     assert verdict is Verdict.FAIL
     assert parsed.tests is not None
-    assert (parsed.tests.passed, parsed.tests.failed) == (1, 1)
+    assert (parsed.tests.passed, parsed.tests.failed) == (5, 1)
     (case,) = parsed.test_cases
     assert case.name == "test/base.test.js > undefined"
     assert case.message == "expected to throw\nat test/base.test.js:29:3"

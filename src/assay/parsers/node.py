@@ -497,18 +497,23 @@ def _with_plain_tap(parsed: ParsedOutput, tap: TapRun, *, cut: bool = False) -> 
     errors = owed + int(tap.bailed)
     if cut and tap.unfinished and not tap.hung:
         tap = dataclasses.replace(tap, hung=[tap.unfinished])
+    # Counted by the innermost tests where there are more of them than top-level results
+    # (node-tap: one per file); a plan owed or a bail-out still counts at the top level.
+    counted = tap.leaves if tap.leaves.total() > tap.results else tap.top_level
     tests = TestCounts(
-        passed=tap.passed,
-        failed=tap.failed,
+        passed=counted["passed"],
+        failed=counted["failed"],
         errors=errors,
-        skipped=tap.skipped,
+        skipped=counted["skipped"],
         source="text",
     )
     other = parsed.tests
     if other is not None:
+        # Another summary's failures that node-tap's hangs account for are not more.
+        mine, hangs = counted["failed"], max(counted["timed_out"], tap.timed_out)
         tests = dataclasses.replace(
             tests,
-            failed=tap.failed if other.failed <= tap.failed + tap.timed_out else other.failed,
+            failed=mine if other.failed <= mine + hangs else other.failed,
             errors=max(errors, other.errors),
         )
     return dataclasses.replace(
