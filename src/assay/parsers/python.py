@@ -332,7 +332,22 @@ def parse_unittest(check: Check, result: ProcessResult, report_dir: Path | None)
 
 # The header over each failure's traceback: "FAIL: test_t (m.T.test_t) (i=1)", the
 # parenthesised parameters only for a subtest (Python 3.10 and older name the class only).
-_UNITTEST_FAILURE = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<method>\w+) \((?P<where>[\w.]+)\)")
+_UNITTEST_FAILURE = re.compile(r"^(?P<kind>FAIL|ERROR): (?P<method>[\w.]+) \((?P<where>[\w.]+)\)")
+#: The test unittest makes of a test module it could not import: named by the module, as
+#: `tests.test_calc (unittest.loader._FailedTest.tests.test_calc)` (Python 3.11+), or
+#: `test_calc (unittest.loader._FailedTest)`.
+_FAILED_IMPORT = "unittest.loader._FailedTest."
+#: How unittest's listing says why: its own frames, then the module's, then the error.
+_FAILED_IMPORT_SAID = "ImportError: Failed to import test module:"
+
+
+def _test_name(method: str, where: str) -> str:
+    """The test's full name (Python 3.11+ names it in full; older ones its class only); a
+    module that could not be imported by its own name. pycparser's test module importing a
+    syntax error was named `tests.test_c_generator (unittest.loader._FailedTest...)`,
+    with no word of the error."""
+    name = where if where.endswith("." + method) else f"{where}.{method}"
+    return name.removeprefix(_FAILED_IMPORT)
 
 
 def _failing_tests(
@@ -351,7 +366,7 @@ def _failing_tests(
         if match := _UNITTEST_FAILURE.match(line):
             headers += 1
             method, where = match["method"], match["where"]
-            name = where if where.endswith("." + method) else f"{where}.{method}"
+            name = _test_name(method, where)
             if failing.get(name) != "FAIL":
                 failing[name] = match["kind"]
     if headers and headers == failures + errors:
@@ -405,7 +420,7 @@ def _failure_details(text: str, cwd: str) -> dict[str, tuple[str | None, str | N
         if header is None:
             continue
         method, where = header["method"], header["where"]
-        name = where if where.endswith("." + method) else f"{where}.{method}"
+        name = _test_name(method, where)
         if name in found:
             continue  # a later subtest of the same test
         rest = lines[at + 1 :]
@@ -422,6 +437,8 @@ def _failure_details(text: str, cwd: str) -> dict[str, tuple[str | None, str | N
 
 
 def _traceback_details(block: list[str], cwd: str) -> tuple[str | None, str | None]:
+    if block and block[0].startswith(_FAILED_IMPORT_SAID):
+        return _import_details(block, cwd)
     file = next((relative(m["file"], cwd) for b in block if (m := _TRACEBACK_FILE.match(b))), None)
     starts = [i for i, b in enumerate(block) if b == _TRACEBACK_START]
     if not starts:
@@ -435,9 +452,22 @@ def _traceback_details(block: list[str], cwd: str) -> tuple[str | None, str | No
     return file, message[:_MESSAGE_MAX] or None
 
 
+def _import_details(block: list[str], cwd: str) -> tuple[str | None, str | None]:
+    """A test module's failed import: the project's innermost frame (the first frames are
+    unittest's loader) and the error, placed there."""
+    frames = [m for b in block if (m := _TRACEBACK_FILE.match(b))]
+    places = [(relative(m["file"], cwd) or "", m["line"]) for m in frames]
+    own = [(path, line) for path, line in places if path and not path.startswith(("/", ".."))]
+    error = next((b for b in reversed(block) if b and not b.startswith(" ")), None)
+    if not own:
+        return None, error
+    file, line = own[-1]
+    return file, f"{error}\n    at {file}:{line}" if error else None
+
+
 # unittest -v:  "test_add (tests.test_calc.CalcTest.test_add) ... ok"; a docstring's first
 # line, or what the test wrote to stderr, may come between the name and the outcome.
-_UNITTEST_CASE = re.compile(r"^(?P<method>\w+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
+_UNITTEST_CASE = re.compile(r"^(?P<method>[\w.]+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
 _UNITTEST_OUTCOME = re.compile(
     r"(?:^|\.\.\. )(?P<outcome>ok|FAIL|ERROR|skipped\b.*|expected failure|unexpected success)"
     r"(?: \([\d.]+s\))?$"
@@ -513,7 +543,7 @@ def unittest_listing(text: str) -> tuple[TestCase, ...]:
             settle()
             method, where = match["method"], match["where"]
             # Python 3.11+ names the test in full; older ones name its class only.
-            name = where if where.endswith("." + method) else f"{where}.{method}"
+            name = _test_name(method, where)
             subtests, subtest_open = [], False
             line = match["rest"]
         if name is not None and (found := _UNITTEST_OUTCOME.search(line.strip())):
@@ -535,7 +565,7 @@ def unittest_running(text: str) -> str | None:
     if unittest_listing("\n".join(lines[last:])):
         return None  # it ended: the run stopped between tests
     method, where = match["method"], match["where"]
-    return where if where.endswith("." + method) else f"{where}.{method}"
+    return _test_name(method, where)
 
 
 def _verbose(argv: tuple[str, ...]) -> bool:
