@@ -7,6 +7,8 @@ workspace a check ran in is a temporary copy, its path means nothing to the read
 
 from __future__ import annotations
 
+import re
+
 from assay.evidence import Evidence, TestCase
 from assay.option_values import option_values
 from assay.verdict import Kind, Verdict
@@ -60,11 +62,23 @@ def failure_lines(evidence: Evidence, *, shown: set[str]) -> list[str]:
     if evidence.verdict is Verdict.INCONCLUSIVE and evidence.note:
         # Why no verdict (a hang names the test that hung): above the output's tail.
         lines.append(f"  {name}: {relative(evidence, evidence.note)}")
-    reason = relative(evidence, "\n".join(evidence.reason.strip().splitlines()[-15:]))
+    output = relative(evidence, evidence.reason.strip()).splitlines()
+    if evidence.verdict is Verdict.INCONCLUSIVE:
+        output = [line for line in output if not _DUMP_NOISE.match(line)]
+    reason = "\n".join(output[-15:])
     if reason and reason not in shown:
         shown.add(reason)
         lines += ["  | " + line for line in reason.splitlines()]
     return lines
+
+
+#: What a dump taken at a hang says of nothing in the project: a frame of the interpreter's
+#: own or installed code (faulthandler's; the project's frames are relative by now), a CPU
+#: register (go's SIGQUIT dump). pycparser's hung unittest run showed fifteen frames of
+#: unittest's suite runner, its clockwork's hung go test the registers.
+_DUMP_NOISE = re.compile(
+    r'^\s*File "(?:/|<)|^(?:r\d+|r[abcd]x|r[sd]i|r[sb]p|rip|rflags|[cdefgs]s)\s+0x[0-9a-f]+\s*$'
+)
 
 
 def _more(rest: list[TestCase], hung: frozenset[str]) -> str:
