@@ -100,6 +100,23 @@ def test_a_hung_test_is_named(tmp_path: Path, canaries: bool) -> None:
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
+def test_a_build_quiet_longer_than_the_limit_is_not_stopped_for_it(tmp_path: Path) -> None:
+    """A build, a type check or a lint prints nothing until it is done, however long a large
+    tree takes it (tsc, mypy, go vet): only a test run goes quiet when it hangs."""
+    repo = write(
+        tmp_path,
+        {
+            "Makefile": f"build:\n\t@sleep {QUIET_S + 3:g}\n",
+            "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+        },
+    )
+    report = verify(repo, VerifyOptions(sandbox="bwrap", use_cache=False))
+    assert [c.check.name for c in report.checks] == ["make-build", "pytest"], report.note
+    assert report.status is Status.VERIFIED, report.note
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
 def test_a_stated_deadline_is_fixed_however_much_is_printed(tmp_path: Path) -> None:
     status, _ = verified(write(tmp_path, SLOW_SUITE), timeout_s=2.0)
     assert status is Status.INDETERMINATE

@@ -981,14 +981,18 @@ def _to_check(
     ):
         reason += f"; interpreter: {env.python} ({env.python_source})"
     # The caller's deadline beats the command's own, which beats the configuration-wide one.
-    # Without any, the check runs while it keeps printing, as a slow suite does: a long
-    # real suite is not cut off, and a hung test is stopped once it goes quiet.
+    # Without any, a test check runs while it keeps printing, as a slow suite does: a long
+    # real suite is not cut off, and a hung test is stopped once it goes quiet. A build,
+    # type check or lint prints nothing until it is done, however long its tree takes
+    # (tsc, mypy, go vet over a large one): only the fixed deadline stops those.
     stated = [
         t for t in (options.timeout_s, candidate.timeout_s, configured_timeout) if t is not None
     ]
     if stated:
         timeout, no_output_timeout = stated[0], None
-    elif candidate.tool == "cargo" and candidate.kind is Kind.TEST:
+    elif candidate.kind is not Kind.TEST:
+        timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, None
+    elif candidate.tool == "cargo":
         timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, _LIBTEST_SILENCE_S
     else:
         timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, DEFAULT_TIMEOUT_S
