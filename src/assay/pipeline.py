@@ -463,7 +463,8 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     `python_files`), the setup files its JS runners' configuration names, the settings
     files its pre-commit hooks name, the files its TypeScript configurations and its linters'
     and type checkers' settings extend, the modules its pytest configuration loads as plugins,
-    and the data files its tests name: the base's, because the change must not choose what
+    the `__init__.py` files its test modules are imported through, and the data files its
+    tests name: the base's, because the change must not choose what
     guards it."""
     from assay.discovery.assay_config import detect
     from assay.discovery.files import RepoFiles
@@ -475,6 +476,7 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
     from assay.discovery.tsconfig_extends import extended_configs
     from assay.protect import protected_set
     from assay.test_data import named_test_data
+    from assay.test_packages import inits_above_tests
 
     files = RepoFiles(str(base_dir))
     found = detect(files)
@@ -489,7 +491,9 @@ def _protected(base_dir: Path, options: VerifyOptions) -> ProtectedSet:
         *pytest_plugin_modules(files, own=_own_pytest_plugins(base_dir)),
         *hook_config_files(base_dir),
     )
-    return protected_set(extra=(*named, *named_test_data(base_dir, protected_set(extra=named))))
+    tests = protected_set(extra=named)
+    named = (*named, *inits_above_tests(base_dir, tests))
+    return protected_set(extra=(*named, *named_test_data(base_dir, tests)))
 
 
 def _own_pytest_plugins(base_dir: Path) -> frozenset[str]:
