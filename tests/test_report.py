@@ -288,12 +288,12 @@ def test_tampering_lines_show_every_signal_and_whether_it_was_undone() -> None:
     record = RunRecord(
         tampering=_tampering(("protected_deleted", "tests/test_a.py")),
         protected=Restored(("tests/test_a.py",), ()),
-        rewritten=(Rewritten("the build stage", (), ("conftest.py",)),),
+        rewritten=(Rewritten("the build stage", (), ("tests/out/result.json",)),),
     )
     lines = tampering_lines(aggregate([PASSING_TESTS], record=record))
     assert lines == [
         "tampering: protected_deleted tests/test_a.py: assert True (restored from the base)",
-        "tampering: added after the build stage: conftest.py (removed)",
+        "tampering: added after the build stage: tests/out/result.json (removed)",
         "tampering: not counted against the verdict: undone, or files a run adds",
     ]
     assert tampering_lines(aggregate([PASSING_TESTS])) == []

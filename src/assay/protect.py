@@ -120,6 +120,15 @@ def is_bytecode(relpath: str) -> bool:
     return "__pycache__" in relpath.split("/")[:-1]
 
 
+def is_runner_loaded(relpath: str) -> bool:
+    """Whether `relpath` is a Python module: pytest and unittest find test modules,
+    `conftest.py` files and the packages they lie in as they collect, so one the code under
+    test writes mid-run into a directory not yet collected is run by the same run (a module
+    imported by the first test file wrote `tests/b/conftest.py`, which set `calc.add` to a
+    right copy before `tests/b/test_add.py` imported it)."""
+    return relpath.endswith(".py")
+
+
 def is_build_record(relpath: str) -> bool:
     """Whether `relpath` is what a build writes of the tests by itself every run: cargo's
     fingerprints (`target/debug/.fingerprint/calc-1a2b/test-lib-calc.json`) and Maven's

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.filetree import walk_files
-from assay.protect import ProtectedSet, is_build_record, is_bytecode
+from assay.protect import ProtectedSet, is_build_record, is_bytecode, is_runner_loaded
 from assay.sandbox.base import Sandbox, Workspace, sandbox_uid
 from assay.tamper import sections_differ
 from assay.untrusted_files import same_entry
@@ -105,11 +105,14 @@ def restore_again(
     install steps, a build, a tool's probe): installed environments and build output are
     left alone (`_INSTALLED_OR_BUILT`), and byte-code of protected files is removed but
     not reported (Python caches it there by itself; a planted one is gone all the same),
-    nor what a build records of the tests each run (`is_build_record`)."""
+    nor what a build records of the tests each run (`is_build_record`), unless it is a
+    module a runner could have imported (`is_runner_loaded`)."""
     done = restore_protected(
         workspace, base, protected, skip_dirs=_RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT
     )
-    reported = tuple(p for p in done.removed if not (is_bytecode(p) or is_build_record(p)))
+    reported = tuple(
+        p for p in done.removed if is_runner_loaded(p) or not (is_bytecode(p) or is_build_record(p))
+    )
     return RestoreResult(done.restored, reported)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from assay._version import __version__
 from assay.evidence import RUN_DEADLINE, STOPPED_BY, Evidence, TestCounts, project_first
+from assay.protect import is_runner_loaded
 from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
@@ -210,8 +211,11 @@ def tampering_counted(record: RunRecord) -> list[str]:
       on the base's file, whatever the change did to it;
     - every protected file of the base found modified or deleted after the change's code
       ran (`record.rewritten`): put back before the next stage, but written by code that
-      meant its verdict to be read from them. Protected files it added are shown, not
-      counted here: tests and snapshot writers add files of their own.
+      meant its verdict to be read from them;
+    - every Python module it added where the protected files are (`is_runner_loaded`): the
+      run that was under way when it was written may have imported it as it collected.
+      Other protected files it added are shown, not counted here: tests and snapshot
+      writers add files of their own.
     """
     undone: set[str] = set()
     if record.protected is not None:
@@ -219,6 +223,11 @@ def tampering_counted(record: RunRecord) -> list[str]:
     found = [signal_line(s) for s in _signals(record) if str(s.get("path", "")) not in undone]
     for rewrite in record.rewritten:
         found += [f"rewritten after {rewrite.after}: {path}" for path in rewrite.restored]
+        found += [
+            f"added after {rewrite.after}: {path}"
+            for path in rewrite.removed
+            if is_runner_loaded(path)
+        ]
     return found
 
 
