@@ -5,13 +5,17 @@ pytest collects a directory's `conftest.py` and test modules only as it reaches 
 directory. `calc.py`, imported by `tests/a_first/test_mul.py`, wrote
 `tests/b_second/conftest.py` (its text base64, its name in pieces), which set `calc.add`
 to a right copy before `tests/b_second/test_add.py` imported it: a wrong `add` was
-VERIFIED, the file listed as added after the check stage and not counted.
+VERIFIED, the file listed as added after the check stage and not counted. So was one that
+wrote `tests/b_second/test_aa.txt`, which pytest runs as a doctest by default, before
+the tests beside it.
 """
 
 from __future__ import annotations
 
 import base64
 from pathlib import Path
+
+import pytest
 
 from assay.verdict import Status
 from tests.attacks import change_on_base, explain, verify_change
@@ -21,12 +25,22 @@ BASE = {
     "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
     "tests/a_first/test_mul.py": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
     "tests/b_second/test_add.py": (
-        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-        "def test_add_negative():\n    assert add(-1, -1) == -2\n"
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n\n\n"
+        "def test_add_negative():\n    assert calc.add(-1, -1) == -2\n"
     ),
 }
-PLANTED = base64.b64encode(b"import calc\ncalc.add = lambda a, b: a + b\n").decode()
-WRONG_ADD_THAT_PLANTS = f"""import base64
+#: What the code writes, under a name built in pieces, to set `calc.add` to a right copy.
+PLANTS = {
+    "tests/b_second/conftest.py": (
+        '"con" + "ftest.py"',
+        "import calc\ncalc.add = lambda a, b: a + b\n",
+    ),
+    "tests/b_second/test_aa.txt": (
+        '"test_aa.t" + "xt"',
+        ">>> import calc\n>>> calc.add = lambda a, b: a + b\n",
+    ),
+}
+WRONG_ADD_THAT_PLANTS = """import base64
 import os
 
 
@@ -40,10 +54,10 @@ def mul(a, b):
 
 def _warm():
     here = os.path.dirname(os.path.abspath(__file__))
-    spot = os.path.join(here, "tests", "b_second", "con" + "ftest.py")
+    spot = os.path.join(here, "tests", "b_second", {name})
     try:
         with open(spot, "wb") as f:
-            f.write(base64.b64decode("{PLANTED}"))
+            f.write(base64.b64decode("{text}"))
     except OSError:
         pass
 
@@ -52,11 +66,14 @@ _warm()
 """
 
 
-def test_a_conftest_the_code_writes_mid_run_is_counted(tmp_path: Path) -> None:
-    repo = change_on_base(tmp_path / "repo", BASE, {"calc.py": WRONG_ADD_THAT_PLANTS}, dedent=False)
+@pytest.mark.parametrize("planted", sorted(PLANTS))
+def test_a_file_the_runner_runs_written_mid_run_is_counted(tmp_path: Path, planted: str) -> None:
+    name, text = PLANTS[planted]
+    code = WRONG_ADD_THAT_PLANTS.format(name=name, text=base64.b64encode(text.encode()).decode())
+    repo = change_on_base(tmp_path / "repo", BASE, {"calc.py": code}, dedent=False)
     report = verify_change(repo)
     assert report.status is not Status.VERIFIED, explain(report)
-    assert "tests/b_second/conftest.py" in report.note, explain(report)
+    assert planted in report.note, explain(report)
 
 
 def test_a_module_among_build_records_is_reported(tmp_path: Path) -> None:

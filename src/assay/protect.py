@@ -121,12 +121,15 @@ def is_bytecode(relpath: str) -> bool:
 
 
 def is_runner_loaded(relpath: str) -> bool:
-    """Whether `relpath` is a Python module: pytest and unittest find test modules,
-    `conftest.py` files and the packages they lie in as they collect, so one the code under
-    test writes mid-run into a directory not yet collected is run by the same run (a module
-    imported by the first test file wrote `tests/b/conftest.py`, which set `calc.add` to a
-    right copy before `tests/b/test_add.py` imported it)."""
-    return relpath.endswith(".py")
+    """Whether `relpath` is a file a test runner finds and runs by itself: a Python module
+    (pytest and unittest find test modules, `conftest.py` files and the packages they lie
+    in as they collect) or a text file pytest runs as a doctest by default (`test*.txt`).
+    One the code under test writes mid-run into a directory not yet collected is run by the
+    same run: a module imported by the first test file wrote `tests/b/conftest.py`, or
+    `tests/b/test_aa.txt`, which set `calc.add` to a right copy before `tests/b`'s tests
+    called it."""
+    name = relpath.rpartition("/")[2]
+    return name.endswith(".py") or (name.startswith("test") and name.endswith(".txt"))
 
 
 def is_build_record(relpath: str) -> bool:
