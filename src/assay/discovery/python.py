@@ -31,6 +31,7 @@ from assay.discovery.pre_commit_mypy import mypy_hook_args
 from assay.discovery.python_envs import StatedRun, mypy_stated_in_tox
 from assay.discovery.ruff_config_files import config_files, exclusion_patterns
 from assay.discovery.text import line_of, load_ini
+from assay.option_values import option_values
 from assay.verdict import Kind
 
 NAME = "python-config"
@@ -303,7 +304,8 @@ def pytest_setting(files: RepoFiles, key: str) -> tuple[str, ...] | None:
 def pytest_test_files(files: RepoFiles) -> tuple[str, ...]:
     """Where the configuration pytest reads at the root says its tests are, as patterns of
     `assay.protect`: each of `testpaths` whole (`checks/**`), and each `python_files`
-    pattern anywhere (`**/check_*.py`). A suite kept under names of its own is the suite.
+    pattern anywhere (`**/check_*.py`), and each `--doctest-glob` of its `addopts` (`**/*.rst`,
+    text files pytest runs as tests). A suite kept under names of its own is the suite.
 
     But not a `testpaths` entry that holds the project's code (`src`, the package itself
     with its tests inside, the root): protected whole, the change's code would be put back
@@ -318,8 +320,11 @@ def pytest_test_files(files: RepoFiles) -> tuple[str, ...]:
         and ".." not in path.split("/")
         and not _holds_code(files, path.strip("/"))
     ]
+    doctests = option_values(pytest_setting(files, "addopts") or (), ("--doctest-glob",))
     names = [
-        f"**/{name}" for name in pytest_setting(files, "python_files") or () if "/" not in name
+        f"**/{name}"
+        for name in (*(pytest_setting(files, "python_files") or ()), *doctests)
+        if "/" not in name
     ]
     return tuple(dict.fromkeys((*places, *names)))
 
