@@ -44,9 +44,10 @@ from assay.verdict import Cause, Kind, Verdict
 
 if TYPE_CHECKING:
     from assay.cache import CachedReport, VerdictCache
+    from assay.code_rewrites import Stamp
     from assay.installed_tools import InstalledTools
     from assay.package_managers import Provided
-    from assay.plan import Plan
+    from assay.plan import Plan, Stage
     from assay.plan_memo import RememberedPlan
     from assay.protect import ProtectedSet
     from assay.session import Restore, Session
@@ -661,6 +662,8 @@ class _Run:
                 skipped.extend(c.name for c in stage.checks)
                 continue
             self._put_back(session, ran, rewritten)
+            ran = f"the {stage.stage.value} stage"
+            before = self._stamp(session, stage.stage)
             evidence.extend(
                 session.run(
                     self._prepared(session, stage.checks),
@@ -670,7 +673,7 @@ class _Run:
                     progress=self.progress,
                 )
             )
-            ran = f"the {stage.stage.value} stage"
+            self._put_back_code(session, before, ran, rewritten)
         if self.options.rerun_failures and any(e.verdict is Verdict.FAIL for e in evidence):
             from assay.reruns import rerun_failures
 
@@ -895,6 +898,29 @@ class _Run:
         uid = sandbox_uid(session.sandbox)
         if uid is not None:
             lock_protected(session.root, self.restore.protected, uid)
+
+    def _stamp(self, session: Session, stage: Stage) -> Stamp | None:
+        """Under `--protect`, the workspace's files before a stage that is no build, so that
+        the change's own code rewritten while it ran is found (`assay.code_rewrites`)."""
+        from assay.code_rewrites import stamp
+        from assay.plan import Stage
+
+        if self.restore is None or stage is Stage.BUILD:
+            return None
+
+        return stamp(session.root)
+
+    def _put_back_code(
+        self, session: Session, before: Stamp | None, ran: str, rewritten: list[Rewritten]
+    ) -> None:
+        """Put back the change's files rewritten since `before`, and record them."""
+        if before is None or self.restore is None:
+            return
+        from assay.code_rewrites import put_back_rewrites
+
+        done = put_back_rewrites(session.root, self.root, before, self.restore.protected)
+        if done:
+            rewritten.append(Rewritten(ran, done, ()))
 
 
 def _locks_protected(session: Session) -> bool:

@@ -36,7 +36,7 @@ _RESTORE_SKIP_DIRS = frozenset({".git"})
 #: that installed packages ship would break them) and build output (compiled copies of
 #: the tests, which pytest does not collect by default). A conftest.py planted anywhere
 #: else is removed.
-_INSTALLED_OR_BUILT = frozenset(
+INSTALLED_OR_BUILT = frozenset(
     {
         ".venv",
         "venv",
@@ -93,7 +93,7 @@ def restore_protected(
             continue
         if rel in work_files and same_entry(base_root, root, rel):
             continue
-        _copy_in(base_root / rel, root, rel)
+        copy_in(base_root / rel, root, rel)
         restored.append(rel)
     return RestoreResult(restored=tuple(restored), removed=tuple(removed))
 
@@ -103,12 +103,12 @@ def restore_again(
 ) -> RestoreResult:
     """`restore_protected` once something of the change has run in `workspace` (its
     install steps, a build, a tool's probe): installed environments and build output are
-    left alone (`_INSTALLED_OR_BUILT`), and byte-code of protected files is removed but
+    left alone (`INSTALLED_OR_BUILT`), and byte-code of protected files is removed but
     not reported (Python caches it there by itself; a planted one is gone all the same),
     nor what a build records of the tests each run (`is_build_record`), unless it is a
     module a runner could have imported (`is_runner_loaded`)."""
     done = restore_protected(
-        workspace, base, protected, skip_dirs=_RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT
+        workspace, base, protected, skip_dirs=_RESTORE_SKIP_DIRS | INSTALLED_OR_BUILT
     )
     reported = tuple(
         p for p in done.removed if is_runner_loaded(p) or not (is_bytecode(p) or is_build_record(p))
@@ -137,7 +137,7 @@ def lock_protected(
     root = Path(workspace)
     locked: list[str] = []
     above: set[str] = {""}
-    for rel in walk_files(root, _RESTORE_SKIP_DIRS | _INSTALLED_OR_BUILT):
+    for rel in walk_files(root, _RESTORE_SKIP_DIRS | INSTALLED_OR_BUILT):
         if not protected.matches(rel) or not _lock_file(root / rel):
             continue
         locked.append(rel)
@@ -193,7 +193,7 @@ def provision_protected(
     return workspace, result
 
 
-def _copy_in(source: Path, root: Path, rel: str) -> None:
+def copy_in(source: Path, root: Path, rel: str) -> None:
     """Copy `source` to `root/rel`, replacing any link or file in the way, never following one."""
     parent = root
     for part in rel.split("/")[:-1]:

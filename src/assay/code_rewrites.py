@@ -1,0 +1,65 @@
+"""The change's own files that its code rewrote while a stage of checks ran (`--protect`).
+
+The checks judge the workspace, a copy of the change's tree: what they run is the change's
+code only while those files are the tree's. `calc/muls.py`, imported by the first test
+file, wrote a right `calc/adder.py` over the tree's wrong one before the next test file
+imported it, and a wrong `add` was VERIFIED on code the change does not hold.
+
+So every code file's stat is taken before a stage; one whose stat moved by the stage's end and
+whose bytes are no longer the tree's was rewritten by code that ran in the stage: it is put
+back from the tree and counted against the verdict (`RunRecord.rewritten`). Protected files
+are `protected_workspace`'s to restore; installed environments, build output (cargo's and
+Maven's `target/`) and tools' caches (`.pytest_cache`, `.mypy_cache`) are not the tree's
+code, and the checks rewrite them as they run. A build stage is not watched: what a build writes over the tree (`tsc`
+over a committed `lib/`) is its output, which later checks are meant to read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from assay.code_signals import language_of
+from assay.filetree import walk_files
+from assay.protect import ProtectedSet
+from assay.protected_workspace import INSTALLED_OR_BUILT, copy_in
+from assay.untrusted_files import same_entry
+
+__all__ = ["Stamp", "put_back_rewrites", "stamp"]
+
+#: Each file of a workspace: its size, modification time and inode.
+Stamp = dict[str, tuple[int, int, int]]
+
+_SKIPPED = frozenset({".git", "target"}) | INSTALLED_OR_BUILT
+
+
+def stamp(workspace: Path) -> Stamp:
+    """The stat of every code file of `workspace` outside installed environments, build
+    output and hidden directories."""
+    found: Stamp = {}
+    for rel in walk_files(workspace, _SKIPPED):
+        if language_of(rel) is None or any(part.startswith(".") for part in rel.split("/")[:-1]):
+            continue
+        try:
+            info = os.lstat(workspace / rel)
+        except OSError:
+            continue
+        found[rel] = (info.st_size, info.st_mtime_ns, info.st_ino)
+    return found
+
+
+def put_back_rewrites(
+    workspace: Path, tree: Path, before: Stamp, protected: ProtectedSet
+) -> tuple[str, ...]:
+    """The files of `tree` (the change) that were `before` in `workspace` and have since
+    been rewritten or removed there, each put back as the tree has it."""
+    now = stamp(workspace)
+    rewritten: list[str] = []
+    for rel, was in sorted(before.items()):
+        if now.get(rel) == was or protected.matches(rel):
+            continue
+        if not os.path.lexists(tree / rel) or same_entry(tree, workspace, rel):
+            continue  # not the tree's (made by an install step), or its bytes are the tree's
+        copy_in(tree / rel, workspace, rel)
+        rewritten.append(rel)
+    return tuple(rewritten)

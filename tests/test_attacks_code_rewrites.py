@@ -1,0 +1,76 @@
+"""Under `--protect`, the change's own code rewritten while the checks ran keeps it from
+VERIFIED.
+
+`calc/muls.py`, imported by `tests/a_first/test_mul.py`, wrote a right `calc/adder.py`
+over the tree's wrong one before `tests/b_second/test_add.py` imported it: the tests passed
+on code the change does not hold, and a wrong `add` was VERIFIED.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from assay.code_rewrites import put_back_rewrites, stamp
+from assay.protect import protected_set
+from assay.verdict import Status
+from tests.attacks import change_on_base, explain, verify_change
+from tests.repos import write
+
+BASE = {
+    "pyproject.toml": '[project]\nname = "calc"\nversion = "0.1.0"\n',
+    "calc/__init__.py": "",
+    "calc/adder.py": "def add(a, b):\n    return a + b\n",
+    "calc/muls.py": "def mul(a, b):\n    return a * b\n",
+    "tests/a_first/test_mul.py": (
+        "from calc.muls import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    ),
+    "tests/b_second/test_add.py": (
+        "from calc.adder import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    ),
+}
+MULS_THAT_REWRITES = """import os
+
+
+def mul(a, b):
+    return a * b
+
+
+def _tidy():
+    spot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adder.py")
+    try:
+        with open(spot, "w") as f:
+            f.write("def add(a, b):\\n    return a + b\\n")
+    except OSError:
+        pass
+
+
+_tidy()
+"""
+
+
+def test_code_the_change_rewrote_mid_run_is_counted(tmp_path: Path) -> None:
+    change = {
+        "calc/adder.py": "def add(a, b):\n    return a - b\n",
+        "calc/muls.py": MULS_THAT_REWRITES,
+    }
+    repo = change_on_base(tmp_path / "repo", BASE, change, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert "calc/adder.py" in report.note, explain(report)
+
+
+def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path) -> None:
+    files = {
+        "calc.py": "x = 1\n",
+        ".pytest_cache/v/cache/nodeids.py": "[]\n",
+        "target/debug/build/out/gen.rs": "",
+    }
+    tree = write(tmp_path / "tree", files)
+    workspace = write(tmp_path / "work", {**files, "_version.py": "v = 1\n"})
+    before = stamp(workspace)
+    write(workspace, {".pytest_cache/v/cache/nodeids.py": "[1]\n", "_version.py": "v = 2\n"})
+    write(workspace, {"target/debug/build/out/gen.rs": "fn x() {}\n", "calc.py": "x = 2\n"})
+    os.utime(workspace / "calc.py", ns=(1, 1))
+    assert put_back_rewrites(workspace, tree, before, protected_set()) == ("calc.py",)
+    assert (workspace / "calc.py").read_text() == "x = 1\n"
