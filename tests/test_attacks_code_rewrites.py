@@ -3,13 +3,16 @@ VERIFIED.
 
 `calc/muls.py`, imported by `tests/a_first/test_mul.py`, wrote a right `calc/adder.py`
 over the tree's wrong one before `tests/b_second/test_add.py` imported it: the tests passed
-on code the change does not hold, and a wrong `add` was VERIFIED.
+on code the change does not hold, and a wrong `add` was VERIFIED. So was an `add` that
+used `calc/_fast.py` when it was there, which `calc/muls.py` wrote.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import pytest
 
 from assay.code_rewrites import put_back_rewrites, stamp
 from assay.protect import protected_set
@@ -29,7 +32,7 @@ BASE = {
         "from calc.adder import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
     ),
 }
-MULS_THAT_REWRITES = """import os
+MULS_THAT_WRITES = """import os
 
 
 def mul(a, b):
@@ -37,7 +40,7 @@ def mul(a, b):
 
 
 def _tidy():
-    spot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "adder.py")
+    spot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "{name}")
     try:
         with open(spot, "w") as f:
             f.write("def add(a, b):\\n    return a + b\\n")
@@ -47,17 +50,23 @@ def _tidy():
 
 _tidy()
 """
+ADDERS = {
+    "calc/adder.py": "def add(a, b):\n    return a - b\n",
+    "calc/_fast.py": (
+        "def add(a, b):\n    try:\n        from calc._fast import add as fast\n"
+        "    except ImportError:\n        return a - b\n    return fast(a, b)\n"
+    ),
+}
 
 
-def test_code_the_change_rewrote_mid_run_is_counted(tmp_path: Path) -> None:
-    change = {
-        "calc/adder.py": "def add(a, b):\n    return a - b\n",
-        "calc/muls.py": MULS_THAT_REWRITES,
-    }
+@pytest.mark.parametrize("written", sorted(ADDERS))
+def test_code_the_change_wrote_mid_run_is_counted(tmp_path: Path, written: str) -> None:
+    muls = MULS_THAT_WRITES.format(name=written.rpartition("/")[2])
+    change = {"calc/adder.py": ADDERS[written], "calc/muls.py": muls}
     repo = change_on_base(tmp_path / "repo", BASE, change, dedent=False)
     report = verify_change(repo)
     assert report.status is not Status.VERIFIED, explain(report)
-    assert "calc/adder.py" in report.note, explain(report)
+    assert written in report.note, explain(report)
 
 
 def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path) -> None:
@@ -68,9 +77,13 @@ def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path
     }
     tree = write(tmp_path / "tree", files)
     workspace = write(tmp_path / "work", {**files, "_version.py": "v = 1\n"})
+    write(workspace, {"coverage/lcov-report/sorter.js": "", "tests/test_new.py": ""})
     before = stamp(workspace)
     write(workspace, {".pytest_cache/v/cache/nodeids.py": "[1]\n", "_version.py": "v = 2\n"})
     write(workspace, {"target/debug/build/out/gen.rs": "fn x() {}\n", "calc.py": "x = 2\n"})
+    write(workspace, {"coverage/lcov-report/prettify.js": "", "calc_fast.py": ""})
     os.utime(workspace / "calc.py", ns=(1, 1))
-    assert put_back_rewrites(workspace, tree, before, protected_set()) == ("calc.py",)
+    done = put_back_rewrites(workspace, tree, before, protected_set())
+    assert done == (("calc.py",), ("calc_fast.py",))
     assert (workspace / "calc.py").read_text() == "x = 1\n"
+    assert not (workspace / "calc_fast.py").exists()

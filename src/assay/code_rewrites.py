@@ -7,7 +7,9 @@ imported it, and a wrong `add` was VERIFIED on code the change does not hold.
 
 So every code file's stat is taken before a stage; one whose stat moved by the stage's end and
 whose bytes are no longer the tree's was rewritten by code that ran in the stage: it is put
-back from the tree and counted against the verdict (`RunRecord.rewritten`). Protected files
+back from the tree and counted against the verdict (`RunRecord.rewritten`). So is a Python
+module added that the tree does not hold, removed again: `calc/adder.py` importing
+`calc/_fast.py` when it is there, which `calc/muls.py` wrote, passed as well. Protected files
 are `protected_workspace`'s to restore; installed environments, build output (cargo's and
 Maven's `target/`) and tools' caches (`.pytest_cache`, `.mypy_cache`) are not the tree's
 code, and the checks rewrite them as they run. A build stage is not watched: what a build writes over the tree (`tsc`
@@ -50,9 +52,11 @@ def stamp(workspace: Path) -> Stamp:
 
 def put_back_rewrites(
     workspace: Path, tree: Path, before: Stamp, protected: ProtectedSet
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files of `tree` (the change) that were `before` in `workspace` and have since
-    been rewritten or removed there, each put back as the tree has it."""
+    been rewritten or removed there, each put back as the tree has it; and the Python
+    modules added there since that the tree does not hold, each removed (code imports a
+    module it finds; what else a run adds, a coverage report's `.js` included, is output)."""
     now = stamp(workspace)
     rewritten: list[str] = []
     for rel, was in sorted(before.items()):
@@ -62,4 +66,11 @@ def put_back_rewrites(
             continue  # not the tree's (made by an install step), or its bytes are the tree's
         copy_in(tree / rel, workspace, rel)
         rewritten.append(rel)
-    return tuple(rewritten)
+    added = [
+        rel
+        for rel in sorted(now.keys() - before.keys())
+        if rel.endswith(".py") and not protected.matches(rel) and not os.path.lexists(tree / rel)
+    ]
+    for rel in added:
+        (workspace / rel).unlink()
+    return tuple(rewritten), tuple(added)

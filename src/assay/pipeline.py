@@ -918,9 +918,9 @@ class _Run:
             return
         from assay.code_rewrites import put_back_rewrites
 
-        done = put_back_rewrites(session.root, self.root, before, self.restore.protected)
-        if done:
-            rewritten.append(Rewritten(ran, done, ()))
+        done, added = put_back_rewrites(session.root, self.root, before, self.restore.protected)
+        if done or added:
+            rewritten.append(Rewritten(ran, done, (), added))
 
 
 def _locks_protected(session: Session) -> bool:

@@ -212,7 +212,8 @@ def tampering_counted(record: RunRecord) -> list[str]:
     - every protected file of the base found modified or deleted after the change's code
       ran (`record.rewritten`): put back before the next stage, but written by code that
       meant its verdict to be read from them;
-    - every Python module it added where the protected files are (`is_runner_loaded`): the
+    - every code file it added that the change's tree does not hold (`added_code`), and
+      every Python module it added where the protected files are (`is_runner_loaded`): the
       run that was under way when it was written may have imported it as it collected.
       Other protected files it added are shown, not counted here: tests and snapshot
       writers add files of their own.
@@ -228,6 +229,7 @@ def tampering_counted(record: RunRecord) -> list[str]:
             for path in rewrite.removed
             if is_runner_loaded(path)
         ]
+        found += [f"added after {rewrite.after}: {path}" for path in rewrite.added_code]
     return found
 
 

@@ -16,9 +16,10 @@ set, so `"cached" in report["extra"]` means what it says):
     base_tests     object `assay.base_tests.BaseTests.to_dict()`: the base's tests run at the
                    base, and those that passed there the change did not execute, with `--base`
     protected      object {"restored": [path], "removed": [path]}, with `--protect`
-    rewritten      [object] {"after": str, "restored": [path], "removed": [path]}: protected
-                   files found rewritten after something of the change ran (`after`: the
-                   install steps, the tool probes, a stage), put back, with `--protect`
+    rewritten      [object] {"after": str, "restored": [path], "removed": [path], "added_code":
+                   [path]}: protected files (and the change's own code files) found
+                   rewritten after something of the change ran (`after`: the install steps,
+                   the tool probes, a stage), put back, with `--protect`
     workspace      object `assay.sandbox.provision.ProvisionRecord.to_dict()`
     limits         object `Sandbox.limits_in_force()`: what bounded the checks, and how
     install        [evidence] the install steps' evidence, with `--install`
@@ -62,9 +63,13 @@ class Rewritten:
     """Files of the base that had been modified or deleted."""
     removed: tuple[str, ...] = ()
     """Protected paths that had been added."""
+    added_code: tuple[str, ...] = ()
+    """Code files the change's tree does not hold, added while a stage ran, removed again
+    (`assay.code_rewrites`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"after": self.after, "restored": list(self.restored), "removed": list(self.removed)}
+        done = {"after": self.after, "restored": list(self.restored), "removed": list(self.removed)}
+        return {**done, "added_code": list(self.added_code)} if self.added_code else done
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rewritten:
@@ -72,6 +77,7 @@ class Rewritten:
             str(data["after"]),
             tuple(str(p) for p in data.get("restored", ())),
             tuple(str(p) for p in data.get("removed", ())),
+            tuple(str(p) for p in data.get("added_code", ())),
         )
 
 

@@ -30,7 +30,8 @@ def tampering_lines(report: Report) -> list[str]:
         lines += [
             f"{PREFIX} rewritten after {rewrite.after}: {p} (put back)" for p in rewrite.restored
         ]
-        lines += [f"{PREFIX} added after {rewrite.after}: {p} (removed)" for p in rewrite.removed]
+        added = (*rewrite.removed, *rewrite.added_code)
+        lines += [f"{PREFIX} added after {rewrite.after}: {p} (removed)" for p in added]
     if lines and not tampering_counted(record):
         lines.append(f"{PREFIX} not counted against the verdict: undone, or files a run adds")
     return lines
