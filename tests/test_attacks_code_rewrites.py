@@ -72,6 +72,7 @@ def test_code_the_change_wrote_mid_run_is_counted(tmp_path: Path, written: str) 
 def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path) -> None:
     files = {
         "calc.py": "x = 1\n",
+        "calc_again.py": "y = 1\n",
         ".pytest_cache/v/cache/nodeids.py": "[]\n",
         "target/debug/build/out/gen.rs": "",
     }
@@ -82,8 +83,12 @@ def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path
     write(workspace, {".pytest_cache/v/cache/nodeids.py": "[1]\n", "_version.py": "v = 2\n"})
     write(workspace, {"target/debug/build/out/gen.rs": "fn x() {}\n", "calc.py": "x = 2\n"})
     write(workspace, {"coverage/lcov-report/prettify.js": "", "calc_fast.py": ""})
-    os.utime(workspace / "calc.py", ns=(1, 1))
+    # Written and put back as it was, its modification time too: only its change time moved.
+    again = workspace / "calc_again.py"
+    was = again.stat()
+    again.write_text("y = 1\n")
+    os.utime(again, ns=(was.st_atime_ns, was.st_mtime_ns))
     done = put_back_rewrites(workspace, tree, before, protected_set())
-    assert done == (("calc.py",), ("calc_fast.py",))
+    assert done == (("calc.py", "calc_again.py"), ("calc_fast.py",))
     assert (workspace / "calc.py").read_text() == "x = 1\n"
     assert not (workspace / "calc_fast.py").exists()

@@ -5,9 +5,9 @@ code only while those files are the tree's. `calc/muls.py`, imported by the firs
 file, wrote a right `calc/adder.py` over the tree's wrong one before the next test file
 imported it, and a wrong `add` was VERIFIED on code the change does not hold.
 
-So every code file's stat is taken before a stage; one whose stat moved by the stage's end and
-whose bytes are no longer the tree's was rewritten by code that ran in the stage: it is put
-back from the tree and counted against the verdict (`RunRecord.rewritten`). So is a Python
+So every code file's stat is taken before a stage; one whose stat moved by the stage's end
+was written by what ran in the stage: it is put back from the tree and counted against the
+verdict (`RunRecord.rewritten`). So is a Python
 module added that the tree does not hold, removed again: `calc/adder.py` importing
 `calc/_fast.py` when it is there, which `calc/muls.py` wrote, passed as well. Protected files
 are `protected_workspace`'s to restore; installed environments, build output (cargo's and
@@ -29,8 +29,9 @@ from assay.untrusted_files import same_entry
 
 __all__ = ["Stamp", "put_back_rewrites", "stamp"]
 
-#: Each file of a workspace: its size, modification time and inode.
-Stamp = dict[str, tuple[int, int, int]]
+#: Each file of a workspace: its size, modification time, inode and change time (which no
+#: code can set back: a file rewritten and put back as it was, times and all, still moved).
+Stamp = dict[str, tuple[int, int, int, int]]
 
 _SKIPPED = frozenset({".git", "target"}) | INSTALLED_OR_BUILT
 
@@ -46,7 +47,7 @@ def stamp(workspace: Path) -> Stamp:
             info = os.lstat(workspace / rel)
         except OSError:
             continue
-        found[rel] = (info.st_size, info.st_mtime_ns, info.st_ino)
+        found[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
     return found
 
 
@@ -62,9 +63,12 @@ def put_back_rewrites(
     for rel, was in sorted(before.items()):
         if now.get(rel) == was or protected.matches(rel):
             continue
-        if not os.path.lexists(tree / rel) or same_entry(tree, workspace, rel):
-            continue  # not the tree's (made by an install step), or its bytes are the tree's
-        copy_in(tree / rel, workspace, rel)
+        if not os.path.lexists(tree / rel):
+            continue  # not the tree's: made by an install step
+        if not same_entry(tree, workspace, rel):
+            copy_in(tree / rel, workspace, rel)
+        # Counted even when its bytes are the tree's again: code that wrote a right copy
+        # and put the wrong one back at exit had the tests import the right one.
         rewritten.append(rel)
     added = [
         rel
