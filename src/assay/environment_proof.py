@@ -268,8 +268,11 @@ def launch_env(
     is started), but those the runs load themselves by name (`named`, `-p anyio`): older
     pytest (8.3) refuses a module registered under two names. An interpreter outside
     the tree keeps its own plugins: they are the host's, and the tree's directories on its
-    import path are checked all the same."""
-    env = {"PYTHONPYCACHEPREFIX": str(pycache)}
+    import path are checked all the same. No interpreter reads the user's site-packages
+    (`PYTHONNOUSERSITE`): the sandbox's home is writable, and a `.pth` file the code under
+    test wrote there ran at the start of every later Python process of the session (a
+    test's fresh interpreter imported a right `calc.add` from it)."""
+    env = {"PYTHONPYCACHEPREFIX": str(pycache), "PYTHONNOUSERSITE": "1"}
     if proof.venvs:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         loaded = {m for n, m in proof.pytest_entry_points if n in named or m in named}
