@@ -83,12 +83,14 @@ def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path
     write(workspace, {".pytest_cache/v/cache/nodeids.py": "[1]\n", "_version.py": "v = 2\n"})
     write(workspace, {"target/debug/build/out/gen.rs": "fn x() {}\n", "calc.py": "x = 2\n"})
     write(workspace, {"coverage/lcov-report/prettify.js": "", "calc_fast.py": ""})
+    write(workspace, {"calc/adder.cpython-311-x86_64-linux-gnu.so": "", "lib/report.txt": ""})
     # Written and put back as it was, its modification time too: only its change time moved.
     again = workspace / "calc_again.py"
     was = again.stat()
     again.write_text("y = 1\n")
     os.utime(again, ns=(was.st_atime_ns, was.st_mtime_ns))
     done = put_back_rewrites(workspace, tree, before, protected_set())
-    assert done == (("calc.py", "calc_again.py"), ("calc_fast.py",))
+    extension = "calc/adder.cpython-311-x86_64-linux-gnu.so"
+    assert done == (("calc.py", "calc_again.py"), (extension, "calc_fast.py"))
     assert (workspace / "calc.py").read_text() == "x = 1\n"
     assert not (workspace / "calc_fast.py").exists()

@@ -34,6 +34,9 @@ __all__ = ["Stamp", "put_back_rewrites", "stamp"]
 Stamp = dict[str, tuple[int, int, int, int]]
 
 _SKIPPED = frozenset({".git", "target"}) | INSTALLED_OR_BUILT
+#: What Python imports a module from: an extension module (`adder.so`, found before
+#: `adder.py`) or byte-code too, not only source.
+_IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
 
 
 def stamp(workspace: Path) -> Stamp:
@@ -41,7 +44,9 @@ def stamp(workspace: Path) -> Stamp:
     output and hidden directories."""
     found: Stamp = {}
     for rel in walk_files(workspace, _SKIPPED):
-        if language_of(rel) is None or any(part.startswith(".") for part in rel.split("/")[:-1]):
+        if not (language_of(rel) or rel.endswith(_IMPORTABLE)) or any(
+            part.startswith(".") for part in rel.split("/")[:-1]
+        ):
             continue
         try:
             info = os.lstat(workspace / rel)
@@ -56,7 +61,8 @@ def put_back_rewrites(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files of `tree` (the change) that were `before` in `workspace` and have since
     been rewritten or removed there, each put back as the tree has it; and the Python
-    modules added there since that the tree does not hold, each removed (code imports a
+    modules (source, byte-code or extension) added there since that the tree does not
+    hold, each removed (code imports a
     module it finds; what else a run adds, a coverage report's `.js` included, is output)."""
     now = stamp(workspace)
     rewritten: list[str] = []
@@ -73,7 +79,9 @@ def put_back_rewrites(
     added = [
         rel
         for rel in sorted(now.keys() - before.keys())
-        if rel.endswith(".py") and not protected.matches(rel) and not os.path.lexists(tree / rel)
+        if rel.endswith(_IMPORTABLE)
+        and not protected.matches(rel)
+        and not os.path.lexists(tree / rel)
     ]
     for rel in added:
         (workspace / rel).unlink()
