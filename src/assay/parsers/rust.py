@@ -24,6 +24,8 @@ _TEST_RESULT = re.compile(
 )
 # test tests::adds ... ok      test src/lib.rs - add (line 3) ... ok      (a doc-test)
 _TEST_LINE = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<outcome>ok|FAILED|ignored)\b")
+#: A test binary's first line: what follows up to its `test result:` line is its own.
+_RUNNING = re.compile(r"^running \d+ tests?$")
 _TEST_OUTCOME = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 _SEVERITY = {"error": "error", "warning": "warning", "note": "note", "help": "note"}
 
@@ -163,18 +165,31 @@ def _readings(
 
 
 def cargo_test_results(text: str) -> tuple[TestCounts | None, tuple[TestCase, ...]]:
-    """Sum of every `test result:` line (one per test binary, doc-tests included)."""
+    """Sum of every `test result:` line (one per test binary, doc-tests included), and of
+    the per-test lines of a binary that never printed its own: one stopped at the
+    deadline or killed mid-run still ran the tests it reported."""
     passed = failed = ignored = 0
     seen = False
     cases: list[TestCase] = []
+    unsummed: list[TestCase] = []
     for line in text.splitlines():
         if match := _TEST_RESULT.match(line):
             seen = True
             passed += int(match["passed"])
             failed += int(match["failed"])
             ignored += int(match["ignored"])
+            unsummed.clear()
+        elif _RUNNING.match(line):
+            unsummed.clear()
         elif match := _TEST_LINE.match(line):
-            cases.append(TestCase(name=match["name"], outcome=_TEST_OUTCOME[match["outcome"]]))
+            case = TestCase(name=match["name"], outcome=_TEST_OUTCOME[match["outcome"]])
+            cases.append(case)
+            unsummed.append(case)
+    if unsummed:
+        seen = True
+        passed += sum(case.outcome == "passed" for case in unsummed)
+        failed += sum(case.outcome == "failed" for case in unsummed)
+        ignored += sum(case.outcome == "skipped" for case in unsummed)
     if not seen:
         return None, tuple(cases)
     return TestCounts(passed=passed, failed=failed, skipped=ignored, source="text"), tuple(cases)
