@@ -618,16 +618,19 @@ def _files_running(result: ProcessResult, *, compiling: bool = False) -> list[st
     for argv in result.running_at_deadline:
         if bool(argv and _COMPILERS.search(argv[0])) is not compiling:
             continue
-        for word in argv:
+        for at, word in enumerate(argv):
             if word.startswith("-") or (word.startswith("/") and not word.startswith(root)):
                 continue  # an option, or a file outside the project (`/usr/bin/node`)
             rel = word.removeprefix(root)
             parts = [p for p in rel.split("/") if p not in ("", ".")]
+            # A program run by its path (`./test`), not looked up on PATH, is the project's
+            # own, whatever its name: parson's `make test` hung in `./test`, named nowhere.
+            own_program = at == 0 and "/" in word
             if (
                 not parts
                 or ".." in parts
                 or _INSTALLED_DIRS.intersection(parts)
-                or not _SCRIPT_NAME.fullmatch(parts[-1])
+                or not (own_program or _SCRIPT_NAME.fullmatch(parts[-1]))
             ):
                 continue
             name = strip_colours("/".join(parts))[:200]
