@@ -117,6 +117,29 @@ def test_a_build_quiet_longer_than_the_limit_is_not_stopped_for_it(tmp_path: Pat
 
 
 @pytest.mark.usefixtures("shrunk_defaults")
+def test_a_test_run_quiet_while_it_builds_is_not_stopped_for_it(tmp_path: Path) -> None:
+    """`go test -json` prints nothing while it builds the test binaries, a compiler process
+    after another: a cold cache's `-race` build outlasted the limit and the run was stopped
+    as hung. Here the tests' conftest starts program after program, quiet, for longer."""
+    build = (
+        "import subprocess, time\n\n"
+        f"_end = time.monotonic() + {QUIET_S + 3:g}\n"
+        "while time.monotonic() < _end:\n"
+        "    subprocess.run(['sleep', '0.2'], check=True)\n"
+    )
+    repo = write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+            "tests/conftest.py": build,
+            "tests/test_a.py": "def test_a():\n    assert 1 + 1 == 2\n",
+        },
+    )
+    status, note = verified(repo)
+    assert status is Status.VERIFIED, note
+
+
+@pytest.mark.usefixtures("shrunk_defaults")
 def test_a_stated_deadline_is_fixed_however_much_is_printed(tmp_path: Path) -> None:
     status, _ = verified(write(tmp_path, SLOW_SUITE), timeout_s=2.0)
     assert status is Status.INDETERMINATE

@@ -330,6 +330,9 @@ class _Execution:
             while not exited:
                 now = time.monotonic()
                 if (wait := deadlines.left(now)) is not None and wait <= 0:
+                    if deadlines.only_quiet(now) and self._building(proc.pid, deadlines):
+                        deadlines.heard(now)
+                        continue
                     timed_out = True
                     break
                 if self.watch is not None and now >= next_watch:
@@ -402,6 +405,14 @@ class _Execution:
             said_by_deadline=said_by_deadline,
         )
 
+    def _building(self, pid: int, deadlines: _Deadlines) -> bool:
+        """Whether the run, quiet for its whole no-output limit, is starting programs: a
+        build's compilers, one after another (`go test -json` prints nothing while it
+        builds the test binaries, and a cold cache's `-race` build outlasted the limit). A
+        hung test is stuck in what it started long before."""
+        lately = min(BUILDING_SECONDS, (deadlines.no_output_s or 0) / 4)
+        return reaper.started_lately(pid, self.marker, lately, since=self.since)
+
     def _await_stacks(self, leaves: Sequence[reaper.Leaf], pipes: _Pipes, pid: int) -> None:
         """Ask the leaves that print their stacks on a signal for them (`assay.stack_dumps`),
         and keep draining until they have exited and what relays their output has passed
@@ -437,6 +448,9 @@ class _Execution:
 
 #: How often a run's `watch` is asked whether it must stop.
 WATCH_SECONDS = 0.25
+#: A run quiet for its no-output limit is building, not hung, while a process of it
+#: started within this long (a quarter of the limit at most).
+BUILDING_SECONDS = 5.0
 #: How a launcher (bubblewrap, a shell) reports a command a deadline's sweep killed.
 _KILLED_EXIT_CODES = (128 + signal.SIGTERM, 128 + signal.SIGKILL)
 #: Without a pidfd, how often to look for the main process's exit.
@@ -461,6 +475,14 @@ class _Deadlines:
         if self.no_output_s is not None:
             ends.append(self.last_output + self.no_output_s)
         return min(ends) - now if ends else None
+
+    def only_quiet(self, now: float) -> bool:
+        """Whether the no-output limit has passed at `now` and the fixed deadline has not."""
+        return (
+            self.no_output_s is not None
+            and self.last_output + self.no_output_s <= now
+            and (self.fixed is None or now < self.fixed)
+        )
 
     def silence_that_stopped(self, timed_out: bool) -> float | None:
         """The no-output limit, when it, not the fixed deadline, ended the run."""

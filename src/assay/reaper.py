@@ -99,6 +99,18 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def started_lately(pgid: int, marker: str, seconds: float, *, since: int | None = None) -> bool:
+    """Whether a live process of the run started in the last `seconds`: it is starting
+    programs (a build's compilers, one per package), not stuck in one."""
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    lately = int((time.clock_gettime(time.CLOCK_BOOTTIME) - seconds) * ticks_per_s)
+    for found in _scan(pgid, marker, since):
+        started = start_ticks(found.pid) if found.alive else None
+        if started is not None and started >= lately:
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class _Found:
     """A process of the run, as one look at /proc saw it."""
