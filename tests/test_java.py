@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from assay.discovery.command_lines import recognise_line
-from assay.evidence import Check, CheckerId
+from assay.evidence import DEFAULT_TIMEOUT_S, Check, CheckerId
 from assay.instrument import instrument
 from assay.parsers import parse_output
 from assay.plan import PlanOptions, plan_repository
@@ -40,7 +40,7 @@ def argvs(root: Path) -> dict[str, tuple[str, ...]]:
 def test_a_pom_plans_maven_test_and_the_build_it_covers(tmp_path: Path) -> None:
     write_dedented(tmp_path, {"pom.xml": "<project/>"})
     found = plan_repository(tmp_path)
-    assert argvs(tmp_path) == {"maven-test": ("mvn", "-q", "test")}
+    assert argvs(tmp_path) == {"maven-test": ("mvn", "test")}
     assert {c.tool for c in found.checks} == {"maven"}
     assert any("mvn -q compile" in d.what and "covered by" in d.reason for d in found.dropped)
     only_build = plan_repository(tmp_path, PlanOptions(kinds=frozenset({Kind.BUILD})))
@@ -49,7 +49,7 @@ def test_a_pom_plans_maven_test_and_the_build_it_covers(tmp_path: Path) -> None:
 
 def test_the_maven_wrapper_is_used_when_the_project_has_one(tmp_path: Path) -> None:
     write_dedented(tmp_path, {"pom.xml": "<project/>", "mvnw": "#!/bin/sh\n"})
-    assert argvs(tmp_path) == {"maven-test": ("./mvnw", "-q", "test")}
+    assert argvs(tmp_path) == {"maven-test": ("./mvnw", "test")}
 
 
 @pytest.mark.parametrize(
@@ -66,6 +66,19 @@ def test_gradle_builds_plan_gradle_test(
 ) -> None:
     write_dedented(tmp_path, files)
     assert argvs(tmp_path) == {"gradle-test": expected}
+
+
+def test_only_a_runner_that_prints_as_tests_pass_is_stopped_for_going_quiet(
+    tmp_path: Path,
+) -> None:
+    """Surefire prints a line as each test class starts and ends; Gradle's test task prints
+    nothing until it is done, and a long suite's silence is not a hang's."""
+    write_dedented(tmp_path / "maven", {"pom.xml": "<project/>"})
+    write_dedented(tmp_path / "gradle", {"build.gradle": ""})
+    (maven,) = plan_repository(tmp_path / "maven").checks
+    (gradle,) = plan_repository(tmp_path / "gradle").checks
+    assert maven.no_output_timeout_s == DEFAULT_TIMEOUT_S
+    assert gradle.no_output_timeout_s is None
 
 
 @pytest.mark.parametrize(
@@ -98,7 +111,8 @@ def test_maven_runs_offline_against_a_configured_repository(
 ) -> None:
     monkeypatch.setenv(MAVEN_REPO_VAR, "/srv/m2")
     argv = instrument(MAVEN_TEST, MAVEN, tmp_path).argv
-    assert argv[0] == "mvn" and argv[-2:] == ("-q", "test")
+    # Not quiet: Surefire's line as each test class starts and ends is the run's progress.
+    assert argv[0] == "mvn" and argv[-1] == "test" and "-q" not in argv
     assert {"-B", "-o", "-Dmaven.repo.local=/srv/m2"} <= set(argv)
     suffix = report_suffix(tmp_path, MAVEN_TEST)
     assert f"-Dsurefire.reportNameSuffix={suffix}" in argv
@@ -447,6 +461,47 @@ def test_real_maven_failing_test_fails_with_surefire_counts(tmp_path: Path) -> N
     assert "AddTest.java:14: AddTest.wrong" in str(report["note"])
 
 
+#: A test class that takes `SLOW_CLASS_S` to pass, without a word: three of them.
+SLOW_CLASS = """\
+package tiny;
+
+import org.junit.Test;
+
+public class Slow%dTest {
+    @Test
+    public void takes_its_time() throws Exception {
+        Thread.sleep(%d);
+    }
+}
+"""
+SLOW_CLASS_S = 6
+
+
+@pytest.mark.slow
+def test_real_maven_suite_longer_than_the_no_output_limit_is_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mvn -q test` printed nothing until the run ended: a suite longer than the no-output
+    limit (here shrunk to 15 s; three classes of 6 s) was stopped as hung."""
+    from assay import plan as planning
+    from assay.pipeline import VerifyOptions
+    from assay.pipeline import verify as verify_in_process
+
+    monkeypatch.setenv("PATH", path_with_venv())
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(planning, "DEFAULT_TIMEOUT_S", 15.0)
+    repo = maven_project(tmp_path / "repo")
+    for n in range(3):
+        (repo / f"src/test/java/tiny/Slow{n}Test.java").write_text(
+            SLOW_CLASS % (n, SLOW_CLASS_S * 1000)
+        )
+    options = VerifyOptions(sandbox="bwrap", use_cache=False, cache_dir=str(tmp_path / "cache"))
+    report = verify_in_process(repo, options)
+    assert report.status.value == "VERIFIED", report.note
+    (test,) = [e for e in report.checks if e.check.name == "maven-test"]
+    assert test.tests is not None and test.tests.passed == 4, test.tests
+
+
 @pytest.mark.slow
 def test_real_maven_hanging_test_is_indeterminate(tmp_path: Path) -> None:
     repo = maven_project(tmp_path / "repo", more_tests=HANGS)
@@ -457,7 +512,7 @@ def test_real_maven_hanging_test_is_indeterminate(tmp_path: Path) -> None:
     # Stopped in the tests' JVM, not in a build still compiling when the deadline came.
     assert "surefirebooter" in str(test), test
     # The JVM's thread dump, asked for at the deadline and kept by Surefire, names the test
-    # and its line (Maven runs quiet: nothing else did).
+    # and its line (Surefire's own lines name its class only).
     assert "while running tiny.AddTest.hangs (stuck at src/test/java/tiny/AddTest.java:" in str(
         report["note"]
     ), report["note"]

@@ -968,6 +968,11 @@ def _package_scripts(root: str, cwd: str) -> Mapping[str, str] | None:
 _LIBTEST_SILENCE_S = DEFAULT_TIMEOUT_S + 5
 
 
+#: Test runners that print nothing as tests pass (Gradle's test task, unless the build
+#: configures its `testLogging`): a long suite's silence is not a hang's.
+_QUIET_TEST_RUNNERS = frozenset({"gradle"})
+
+
 def _to_check(
     candidate: Candidate, options: PlanOptions, configured_timeout: float | None, env: ProjectEnv
 ) -> Check:
@@ -990,7 +995,7 @@ def _to_check(
     ]
     if stated:
         timeout, no_output_timeout = stated[0], None
-    elif candidate.kind is not Kind.TEST:
+    elif candidate.kind is not Kind.TEST or candidate.tool in _QUIET_TEST_RUNNERS:
         timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, None
     elif candidate.tool == "cargo":
         timeout, no_output_timeout = DEFAULT_PRINTING_DEADLINE_S, _LIBTEST_SILENCE_S

@@ -79,6 +79,10 @@ def report_suffix(report_dir: Path, check: Check) -> str:
 # --------------------------------------------------------------------------- instrumenting
 
 
+#: Maven's flags that keep it from printing anything but errors.
+_QUIET_FLAGS = frozenset({"-q", "--quiet"})
+
+
 def _maven(request: Request) -> Instrumented:
     flags = ["-B", "-Dstyle.color=never"]
     repo = maven_repository()
@@ -86,6 +90,10 @@ def _maven(request: Request) -> Instrumented:
         flags += ["-o", f"-Dmaven.repo.local={repo}"]
     flags.append(f"-Dsurefire.reportNameSuffix={report_suffix(request.report_dir, request.check)}")
     argv = request.argv
+    if request.check.kind is Kind.TEST:
+        # Quiet, Maven prints nothing until the run ends (`maven_natives`): a CI step's
+        # `mvn -q verify` would go quiet for all of a long suite, as a hung test does.
+        argv = (argv[0], *(word for word in argv[1:] if word not in _QUIET_FLAGS))
     return request.runs((argv[0], *flags, *argv[1:]))
 
 
@@ -124,7 +132,11 @@ def _gradle_task(rest: list[str]) -> Match | None:
 def maven_natives(
     path: str, text: str, root_names: frozenset[str]
 ) -> tuple[list[Native], list[str]]:
-    """`mvn -q test`, and a compile that the test run makes redundant (it compiles first)."""
+    """`mvn test`, and a compile that the test run makes redundant (it compiles first).
+
+    Not `mvn -q test`: quiet, Maven prints nothing until the whole run ends, and a suite
+    longer than the no-output limit was stopped as hung; Surefire prints a line as each
+    test class starts and ends."""
     mvn = "./mvnw" if "mvnw" in root_names else "mvn"
     why = f"Maven project ({path})"
     return [
@@ -136,7 +148,7 @@ def maven_natives(
             name="maven-build",
             redundant_with=frozenset({"maven-test"}),
         ),
-        Native(Kind.TEST, (mvn, "-q", "test"), "maven", why, name="maven-test"),
+        Native(Kind.TEST, (mvn, "test"), "maven", why, name="maven-test"),
     ], []
 
 
