@@ -4,11 +4,14 @@ VERIFIED.
 `calc/muls.py`, imported by `tests/a_first/test_mul.py`, wrote a right `calc/adder.py`
 over the tree's wrong one before `tests/b_second/test_add.py` imported it: the tests passed
 on code the change does not hold, and a wrong `add` was VERIFIED. So was an `add` that
-used `calc/_fast.py` when it was there, which `calc/muls.py` wrote.
+used `calc/_fast.py` when it was there, which `calc/muls.py` wrote, one that read its
+offset from `calc/offset.json`, which `calc/muls.py` wrote right, and a `lib/adder.js` that
+used `lib/fast.js` when it was there, which `lib/muls.js` wrote.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -94,3 +97,91 @@ def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path
     assert done == (("calc.py", "calc_again.py"), (extension, "calc_fast.py"))
     assert (workspace / "calc.py").read_text() == "x = 1\n"
     assert not (workspace / "calc_fast.py").exists()
+
+
+OFFSET_READER = """import json
+import os
+
+
+def add(a, b):
+    with open(os.path.join(os.path.dirname(__file__), "offset.json")) as f:
+        return a + b + json.load(f)["offset"]
+"""
+
+
+def test_data_the_change_rewrote_mid_run_is_counted(tmp_path: Path) -> None:
+    base = {**BASE, "calc/offset.json": '{"offset": 0}\n'}
+    muls = MULS_THAT_WRITES.replace(
+        "def add(a, b):\\n    return a + b\\n", '{{\\"offset\\": 0}}\\n'
+    ).format(name="offset.json")
+    change = {"calc/adder.py": OFFSET_READER, "calc/offset.json": '{"offset": 1}\n'}
+    repo = change_on_base(tmp_path / "repo", base, {**change, "calc/muls.py": muls}, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert "calc/offset.json" in report.note, explain(report)
+
+
+NODE_TEST = """const test = require('node:test');
+const assert = require('node:assert');
+const {{ {name} }} = require('../lib/{module}');
+test('{name}', () => {{ assert.strictEqual({name}(2, 3), {value}); }});
+"""
+NODE_BASE = {
+    "package.json": json.dumps(
+        {"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test"}}
+    ),
+    "package-lock.json": json.dumps(
+        {
+            "name": "calc",
+            "version": "1.0.0",
+            "lockfileVersion": 3,
+            "requires": True,
+            "packages": {"": {"name": "calc", "version": "1.0.0"}},
+        }
+    ),
+    "lib/adder.js": "exports.add = (a, b) => a + b;\n",
+    "lib/muls.js": "exports.mul = (a, b) => a * b;\n",
+    "test/a_mul.test.js": NODE_TEST.format(name="mul", module="muls", value=6),
+    "test/b_add.test.js": NODE_TEST.format(name="add", module="adder", value=5),
+}
+NODE_ADDER = """const path = require('path');
+
+exports.add = (a, b) => {
+  try {
+    return require(path.join(__dirname, 'fast.js')).add(a, b);
+  } catch (e) {
+    return a - b;
+  }
+};
+"""
+NODE_MULS = """const fs = require('fs');
+const path = require('path');
+
+exports.mul = (a, b) => a * b;
+
+try {
+  fs.writeFileSync(path.join(__dirname, 'fast.js'), 'exports.add = (a, b) => a + b;\\n');
+} catch (e) {}
+"""
+
+
+def test_a_javascript_module_the_change_added_mid_run_is_counted(tmp_path: Path) -> None:
+    change = {"lib/adder.js": NODE_ADDER, "lib/muls.js": NODE_MULS}
+    repo = change_on_base(tmp_path / "repo", NODE_BASE, change, dedent=False)
+    report = verify_change(repo, install=True)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert "lib/fast.js" in report.note, explain(report)
+
+
+def test_output_beside_code_is_not_the_changes_code(tmp_path: Path) -> None:
+    files = {"calc/adder.py": "", "calc/offset.json": "{}", "coverage.xml": "<a/>", "x.js": ""}
+    tree = write(tmp_path / "tree", files)
+    workspace = write(tmp_path / "work", files)
+    before = stamp(workspace)
+    write(workspace, {"coverage.xml": "<b/>", "coverage/lcov-report/sorter.js": ""})
+    write(workspace, {"calc/offset.json": '{"o": 1}', "calc/deep/fast.js": "", "fast.js": ""})
+    done = put_back_rewrites(workspace, tree, before, protected_set())
+    assert done == (("calc/offset.json",), ("calc/deep/fast.js", "fast.js"))
+    assert (workspace / "calc/offset.json").read_text() == "{}"
+    assert (workspace / "coverage.xml").read_text() == "<b/>"
+    assert (workspace / "coverage/lcov-report/sorter.js").exists()

@@ -14,11 +14,20 @@ are `protected_workspace`'s to restore; installed environments, build output (ca
 Maven's `target/`) and tools' caches (`.pytest_cache`, `.mypy_cache`) are not the tree's
 code, and the checks rewrite them as they run. A build stage is not watched: what a build writes over the tree (`tsc`
 over a committed `lib/`) is its output, which later checks are meant to read.
+
+Code reads more than modules: a data file beside the tree's code (below a directory other
+than the root that holds some) is watched too. `calc/adder.py` read its offset from
+`calc/offset.json`, which `calc/muls.py` wrote right as the first test file imported it,
+and a wrong `add` was VERIFIED. So is a code file of any language added there or at the
+root: `lib/adder.js` used `lib/fast.js` when it was there, which `lib/muls.js` wrote. What
+a run writes at the root that is no code (`coverage.xml`, a JUnit report) and what it adds
+in directories of its own (`coverage/lcov-report/sorter.js`) is output.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from assay.code_signals import language_of
@@ -41,12 +50,17 @@ _IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
 
 def stamp(workspace: Path) -> Stamp:
     """The stat of every code file of `workspace` outside installed environments, build
-    output and hidden directories."""
+    output and hidden directories, and of every other file below a directory (not the
+    root) that holds code."""
+    files = [
+        rel
+        for rel in walk_files(workspace, _SKIPPED)
+        if not any(part.startswith(".") for part in rel.split("/")[:-1])
+    ]
+    code_dirs = _code_dirs(rel for rel in files if _is_code(rel))
     found: Stamp = {}
-    for rel in walk_files(workspace, _SKIPPED):
-        if not (language_of(rel) or rel.endswith(_IMPORTABLE)) or any(
-            part.startswith(".") for part in rel.split("/")[:-1]
-        ):
+    for rel in files:
+        if not (_is_code(rel) or _below(rel, code_dirs)):
             continue
         try:
             info = os.lstat(workspace / rel)
@@ -54,6 +68,21 @@ def stamp(workspace: Path) -> Stamp:
             continue
         found[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
     return found
+
+
+def _is_code(rel: str) -> bool:
+    return bool(language_of(rel)) or rel.endswith(_IMPORTABLE)
+
+
+def _code_dirs(code: Iterable[str]) -> frozenset[str]:
+    """The directories (not the root) that hold one of the files `code`."""
+    return frozenset(rel.rpartition("/")[0] for rel in code if "/" in rel)
+
+
+def _below(rel: str, dirs: frozenset[str]) -> bool:
+    """Whether `rel` lies in one of `dirs` or below one."""
+    parts = rel.split("/")[:-1]
+    return any("/".join(parts[:n]) in dirs for n in range(1, len(parts) + 1))
 
 
 def put_back_rewrites(
@@ -76,10 +105,16 @@ def put_back_rewrites(
         # Counted even when its bytes are the tree's again: code that wrote a right copy
         # and put the wrong one back at exit had the tests import the right one.
         rewritten.append(rel)
+    # Where the tree's code lies, a module added is one its code can load by a relative
+    # path; elsewhere only Python's, which an import finds on its own.
+    code_dirs = _code_dirs(rel for rel in before if _is_code(rel) and os.path.lexists(tree / rel))
     added = [
         rel
         for rel in sorted(now.keys() - before.keys())
-        if rel.endswith(_IMPORTABLE)
+        if (
+            rel.endswith(_IMPORTABLE)
+            or (_is_code(rel) and ("/" not in rel or _below(rel, code_dirs)))
+        )
         and not protected.matches(rel)
         and not os.path.lexists(tree / rel)
     ]
