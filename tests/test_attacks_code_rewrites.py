@@ -6,7 +6,9 @@ over the tree's wrong one before `tests/b_second/test_add.py` imported it: the t
 on code the change does not hold, and a wrong `add` was VERIFIED. So was an `add` that
 used `calc/_fast.py` when it was there, which `calc/muls.py` wrote, one that read its
 offset from `calc/offset.json`, which `calc/muls.py` wrote right, and a `lib/adder.js` that
-used `lib/fast.js` when it was there, which `lib/muls.js` wrote.
+used `lib/fast.js` when it was there, which `lib/muls.js` wrote; and an `add` that put
+`calc/.fast` (or `calc/target`) on `sys.path` and imported the `fastadd.py` that
+`calc/muls.py` wrote there.
 """
 
 from __future__ import annotations
@@ -185,3 +187,44 @@ def test_output_beside_code_is_not_the_changes_code(tmp_path: Path) -> None:
     assert (workspace / "calc/offset.json").read_text() == "{}"
     assert (workspace / "coverage.xml").read_text() == "<b/>"
     assert (workspace / "coverage/lcov-report/sorter.js").exists()
+
+
+PATH_ADDER = """import os
+import sys
+
+_HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "{where}")
+
+
+def add(a, b):
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+    try:
+        from fastadd import add as fast
+    except ImportError:
+        return a - b
+    return fast(a, b)
+"""
+
+
+@pytest.mark.parametrize("where", [".fast", "target"])
+def test_a_module_added_where_code_put_the_import_path_is_counted(
+    tmp_path: Path, where: str
+) -> None:
+    muls = MULS_THAT_WRITES.format(name=f"{where}/fastadd.py").replace(
+        "    try:\n", "    try:\n        os.makedirs(os.path.dirname(spot), exist_ok=True)\n"
+    )
+    change = {"calc/adder.py": PATH_ADDER.format(where=where), "calc/muls.py": muls}
+    repo = change_on_base(tmp_path / "repo", BASE, change, dedent=False)
+    report = verify_change(repo)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert f"calc/{where}/fastadd.py" in report.note, explain(report)
+
+
+def test_native_build_output_and_caches_are_not_added_code(tmp_path: Path) -> None:
+    tree = write(tmp_path / "tree", {"calc/adder.py": ""})
+    workspace = write(tmp_path / "work", {"calc/adder.py": ""})
+    before = stamp(workspace)
+    write(workspace, {"target/debug/libcalc.so": "", ".mypy_cache/3.11/calc.data.json": ""})
+    write(workspace, {"build/lib/calc/x.so": "", ".hidden/x.pyc": "", "target/x.py": ""})
+    done = put_back_rewrites(workspace, tree, before, protected_set())
+    assert done == ((), (".hidden/x.pyc", "target/x.py"))

@@ -22,6 +22,12 @@ and a wrong `add` was VERIFIED. So is a code file of any language added there or
 root: `lib/adder.js` used `lib/fast.js` when it was there, which `lib/muls.js` wrote. What
 a run writes at the root that is no code (`coverage.xml`, a JUnit report) and what it adds
 in directories of its own (`coverage/lcov-report/sorter.js`) is output.
+
+Code can put any directory on its import path: a Python module added in a hidden
+directory, or in build output (`calc/.fast/fastadd.py`, `target/fastadd.py`, which
+`calc/adder.py` put on `sys.path` and imported), counts as well; only installed
+environments are not looked in, and native build output (`target/debug/libcalc.so`) is the
+build's.
 """
 
 from __future__ import annotations
@@ -43,24 +49,26 @@ __all__ = ["Stamp", "put_back_rewrites", "stamp"]
 Stamp = dict[str, tuple[int, int, int, int]]
 
 _SKIPPED = frozenset({".git", "target"}) | INSTALLED_OR_BUILT
+#: Where a Python module added is not the change's: installed environments.
+_ENVIRONMENTS = frozenset({".git", ".venv", "venv", "node_modules", ".tox", ".nox", ".assay-deps"})
 #: What Python imports a module from: an extension module (`adder.so`, found before
 #: `adder.py`) or byte-code too, not only source.
 _IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
+_NATIVE = (".so", ".pyd")
 
 
 def stamp(workspace: Path) -> Stamp:
     """The stat of every code file of `workspace` outside installed environments, build
     output and hidden directories, and of every other file below a directory (not the
     root) that holds code."""
-    files = [
-        rel
-        for rel in walk_files(workspace, _SKIPPED)
-        if not any(part.startswith(".") for part in rel.split("/")[:-1])
-    ]
-    code_dirs = _code_dirs(rel for rel in files if _is_code(rel))
+    files = walk_files(workspace, _ENVIRONMENTS)
+    code_dirs = _code_dirs(rel for rel in files if _watched(rel) and _is_code(rel))
     found: Stamp = {}
     for rel in files:
-        if not (_is_code(rel) or _below(rel, code_dirs)):
+        if _watched(rel):
+            if not (_is_code(rel) or _below(rel, code_dirs)):
+                continue
+        elif not _python_module(rel):
             continue
         try:
             info = os.lstat(workspace / rel)
@@ -68,6 +76,20 @@ def stamp(workspace: Path) -> Stamp:
             continue
         found[rel] = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
     return found
+
+
+def _watched(rel: str) -> bool:
+    """Whether `rel` lies outside build output, caches and hidden directories, where what
+    the tree holds is its code and data."""
+    return not any(part in _SKIPPED or part.startswith(".") for part in rel.split("/")[:-1])
+
+
+def _python_module(rel: str) -> bool:
+    """Whether `rel`, outside where the tree's code lies, is a module Python can import
+    from a path code put on `sys.path` (not a native build's library)."""
+    if rel.endswith(_NATIVE):
+        return False
+    return rel.endswith(_IMPORTABLE)
 
 
 def _is_code(rel: str) -> bool:
@@ -96,7 +118,7 @@ def put_back_rewrites(
     now = stamp(workspace)
     rewritten: list[str] = []
     for rel, was in sorted(before.items()):
-        if now.get(rel) == was or protected.matches(rel):
+        if now.get(rel) == was or protected.matches(rel) or not _watched(rel):
             continue
         if not os.path.lexists(tree / rel):
             continue  # not the tree's: made by an install step
@@ -112,7 +134,8 @@ def put_back_rewrites(
         rel
         for rel in sorted(now.keys() - before.keys())
         if (
-            rel.endswith(_IMPORTABLE)
+            _python_module(rel)
+            or (_watched(rel) and rel.endswith(_NATIVE))
             or (_is_code(rel) and ("/" not in rel or _below(rel, code_dirs)))
         )
         and not protected.matches(rel)
