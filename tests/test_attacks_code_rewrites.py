@@ -8,7 +8,8 @@ used `calc/_fast.py` when it was there, which `calc/muls.py` wrote, one that rea
 offset from `calc/offset.json`, which `calc/muls.py` wrote right, and a `lib/adder.js` that
 used `lib/fast.js` when it was there, which `lib/muls.js` wrote; and an `add` that put
 `calc/.fast` (or `calc/target`) on `sys.path` and imported the `fastadd.py` that
-`calc/muls.py` wrote there.
+`calc/muls.py` wrote there; and a `lib/adder.js` that required a `fastadd` package that
+`lib/muls.js` wrote into `lib/node_modules`.
 """
 
 from __future__ import annotations
@@ -228,3 +229,43 @@ def test_native_build_output_and_caches_are_not_added_code(tmp_path: Path) -> No
     write(workspace, {"build/lib/calc/x.so": "", ".hidden/x.pyc": "", "target/x.py": ""})
     done = put_back_rewrites(workspace, tree, before, protected_set())
     assert done == ((), (".hidden/x.pyc", "target/x.py"))
+
+
+PACKAGE_ADDER = """exports.add = (a, b) => {
+  try {
+    return require('fastadd').add(a, b);
+  } catch (e) {
+    return a - b;
+  }
+};
+"""
+PACKAGE_MULS = """const fs = require('fs');
+const path = require('path');
+
+exports.mul = (a, b) => a * b;
+
+try {
+  const dir = path.join(__dirname, 'node_modules', 'fastadd');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'index.js'), 'exports.add = (a, b) => a + b;\\n');
+} catch (e) {}
+"""
+
+
+def test_a_package_the_change_added_mid_run_is_counted(tmp_path: Path) -> None:
+    change = {"lib/adder.js": PACKAGE_ADDER, "lib/muls.js": PACKAGE_MULS}
+    repo = change_on_base(tmp_path / "repo", NODE_BASE, change, dedent=False)
+    report = verify_change(repo, install=True)
+    assert report.status is not Status.VERIFIED, explain(report)
+    assert "lib/node_modules/fastadd/index.js" in report.note, explain(report)
+
+
+def test_packages_installed_before_and_tool_caches_are_not_added(tmp_path: Path) -> None:
+    installed = {"node_modules/left-pad/index.js": "", "lib/adder.js": ""}
+    tree = write(tmp_path / "tree", {"lib/adder.js": ""})
+    workspace = write(tmp_path / "work", installed)
+    before = stamp(workspace)
+    write(workspace, {"node_modules/.vite/deps/chunk.js": "", "node_modules/fast/i.js": ""})
+    done = put_back_rewrites(workspace, tree, before, protected_set())
+    assert done == ((), ("node_modules/fast/i.js",))
+    assert (workspace / "node_modules/left-pad/index.js").exists()

@@ -27,7 +27,9 @@ Code can put any directory on its import path: a Python module added in a hidden
 directory, or in build output (`calc/.fast/fastadd.py`, `target/fastadd.py`, which
 `calc/adder.py` put on `sys.path` and imported), counts as well; only installed
 environments are not looked in, and native build output (`target/debug/libcalc.so`) is the
-build's.
+build's. So does a package added in a `node_modules` (`lib/node_modules/fastadd/index.js`,
+which `require('fastadd')` in `lib/adder.js` found): what is installed there is in place
+before the stage, and a run adds nothing to it but its tools' hidden caches.
 """
 
 from __future__ import annotations
@@ -50,7 +52,11 @@ Stamp = dict[str, tuple[int, int, int, int]]
 
 _SKIPPED = frozenset({".git", "target"}) | INSTALLED_OR_BUILT
 #: Where a Python module added is not the change's: installed environments.
-_ENVIRONMENTS = frozenset({".git", ".venv", "venv", "node_modules", ".tox", ".nox", ".assay-deps"})
+_ENVIRONMENTS = frozenset({".git", ".venv", "venv", ".tox", ".nox", ".assay-deps"})
+#: Where node looks for the packages `require` names.
+_PACKAGES = "node_modules"
+#: Presence only: a file outside where the tree's code lies is looked for among those added.
+_PRESENT = (0, 0, 0, 0)
 #: What Python imports a module from: an extension module (`adder.so`, found before
 #: `adder.py`) or byte-code too, not only source.
 _IMPORTABLE = (".py", ".pyc", ".so", ".pyd")
@@ -65,10 +71,11 @@ def stamp(workspace: Path) -> Stamp:
     code_dirs = _code_dirs(rel for rel in files if _watched(rel) and _is_code(rel))
     found: Stamp = {}
     for rel in files:
-        if _watched(rel):
-            if not (_is_code(rel) or _below(rel, code_dirs)):
-                continue
-        elif not _python_module(rel):
+        if not _watched(rel):
+            if _python_module(rel) or _package_code(rel):
+                found[rel] = _PRESENT
+            continue
+        if not (_is_code(rel) or _below(rel, code_dirs)):
             continue
         try:
             info = os.lstat(workspace / rel)
@@ -90,6 +97,15 @@ def _python_module(rel: str) -> bool:
     if rel.endswith(_NATIVE):
         return False
     return rel.endswith(_IMPORTABLE)
+
+
+def _package_code(rel: str) -> bool:
+    """Whether `rel` is a code file of a package in a `node_modules`, outside its tools'
+    hidden caches (`node_modules/.cache`, `.vite`)."""
+    parts = rel.split("/")[:-1]
+    if _PACKAGES not in parts or any(part.startswith(".") for part in parts):
+        return False
+    return _is_code(rel)
 
 
 def _is_code(rel: str) -> bool:
@@ -135,6 +151,7 @@ def put_back_rewrites(
         for rel in sorted(now.keys() - before.keys())
         if (
             _python_module(rel)
+            or _package_code(rel)
             or (_watched(rel) and rel.endswith(_NATIVE))
             or (_is_code(rel) and ("/" not in rel or _below(rel, code_dirs)))
         )
