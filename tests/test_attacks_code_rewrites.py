@@ -4,12 +4,11 @@ VERIFIED.
 `calc/muls.py`, imported by `tests/a_first/test_mul.py`, wrote a right `calc/adder.py`
 over the tree's wrong one before `tests/b_second/test_add.py` imported it: the tests passed
 on code the change does not hold, and a wrong `add` was VERIFIED. So was an `add` that
-used `calc/_fast.py` when it was there, which `calc/muls.py` wrote, one that read its
-offset from `calc/offset.json`, which `calc/muls.py` wrote right, and a `lib/adder.js` that
-used `lib/fast.js` when it was there, which `lib/muls.js` wrote; and an `add` that put
-`calc/.fast` (or `calc/target`) on `sys.path` and imported the `fastadd.py` that
-`calc/muls.py` wrote there; and a `lib/adder.js` that required a `fastadd` package that
-`lib/muls.js` wrote into `lib/node_modules`.
+used `calc/_fast.py` when it was there, which `calc/muls.py` wrote; and one that read its
+offset from `calc/offset.json`, or `calc/override.json` when it was there, or put
+`calc/.fast` or `calc/target` on `sys.path` and imported what `calc/muls.py` wrote there;
+and a `lib/adder.js` that required `lib/fast.js`, or a `fastadd` package in
+`lib/node_modules`, which `lib/muls.js` wrote.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ import pytest
 
 from assay.code_rewrites import put_back_rewrites, stamp
 from assay.protect import protected_set
+from assay.report import Report
 from assay.verdict import Status
 from tests.attacks import change_on_base, explain, verify_change
 from tests.repos import write
@@ -102,26 +102,83 @@ def test_caches_and_files_the_tree_lacks_are_not_the_changes_code(tmp_path: Path
     assert not (workspace / "calc_fast.py").exists()
 
 
-OFFSET_READER = """import json
+#: Wrong by one for each file `calc/muls.py` did not write mid-run: the tree's offset, no
+#: override, no module on the paths it puts on `sys.path`.
+READING_ADDER = """import importlib
+import json
 import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def add(a, b):
-    with open(os.path.join(os.path.dirname(__file__), "offset.json")) as f:
-        return a + b + json.load(f)["offset"]
+    with open(os.path.join(_HERE, "offset.json")) as f:
+        total = a + b + json.load(f)["offset"]
+    if not os.path.exists(os.path.join(_HERE, "override.json")):
+        total += 1
+    for where in (".fast", "target"):
+        sys.path.insert(0, os.path.join(_HERE, where))
+        try:
+            importlib.import_module("fast_" + where.strip("."))
+        except ImportError:
+            total += 1
+    return total
+"""
+MULS_THAT_WRITES_DATA = """import os
+
+
+def mul(a, b):
+    return a * b
+
+
+def _tidy():
+    here = os.path.dirname(os.path.abspath(__file__))
+    written = {
+        "offset.json": '{"offset": 0}',
+        "override.json": "{}",
+        ".fast/fast_fast.py": "",
+        "target/fast_target.py": "",
+    }
+    for rel, text in written.items():
+        try:
+            os.makedirs(os.path.dirname(os.path.join(here, rel)), exist_ok=True)
+            with open(os.path.join(here, rel), "w") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+_tidy()
 """
 
 
-def test_data_the_change_rewrote_mid_run_is_counted(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def python_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     base = {**BASE, "calc/offset.json": '{"offset": 0}\n'}
-    muls = MULS_THAT_WRITES.replace(
-        "def add(a, b):\\n    return a + b\\n", '{{\\"offset\\": 0}}\\n'
-    ).format(name="offset.json")
-    change = {"calc/adder.py": OFFSET_READER, "calc/offset.json": '{"offset": 1}\n'}
-    repo = change_on_base(tmp_path / "repo", base, {**change, "calc/muls.py": muls}, dedent=False)
-    report = verify_change(repo)
-    assert report.status is not Status.VERIFIED, explain(report)
-    assert "calc/offset.json" in report.note, explain(report)
+    change = {
+        "calc/adder.py": READING_ADDER,
+        "calc/offset.json": '{"offset": 1}\n',
+        "calc/muls.py": MULS_THAT_WRITES_DATA,
+    }
+    repo = change_on_base(tmp_path_factory.mktemp("data") / "repo", base, change, dedent=False)
+    return verify_change(repo)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "calc/offset.json",
+        "calc/override.json",
+        "calc/.fast/fast_fast.py",
+        "calc/target/fast_target.py",
+    ],
+)
+def test_data_and_modules_the_change_wrote_mid_run_are_counted(
+    python_report: Report, written: str
+) -> None:
+    assert python_report.status is not Status.VERIFIED, explain(python_report)
+    assert written in python_report.note, explain(python_report)
 
 
 NODE_TEST = """const test = require('node:test');
@@ -129,33 +186,36 @@ const assert = require('node:assert');
 const {{ {name} }} = require('../lib/{module}');
 test('{name}', () => {{ assert.strictEqual({name}(2, 3), {value}); }});
 """
+NODE_LOCK = {
+    "name": "calc",
+    "version": "1.0.0",
+    "lockfileVersion": 3,
+    "requires": True,
+    "packages": {"": {"name": "calc", "version": "1.0.0"}},
+}
 NODE_BASE = {
     "package.json": json.dumps(
         {"name": "calc", "version": "1.0.0", "scripts": {"test": "node --test"}}
     ),
-    "package-lock.json": json.dumps(
-        {
-            "name": "calc",
-            "version": "1.0.0",
-            "lockfileVersion": 3,
-            "requires": True,
-            "packages": {"": {"name": "calc", "version": "1.0.0"}},
-        }
-    ),
+    "package-lock.json": json.dumps(NODE_LOCK),
     "lib/adder.js": "exports.add = (a, b) => a + b;\n",
     "lib/muls.js": "exports.mul = (a, b) => a * b;\n",
     "test/a_mul.test.js": NODE_TEST.format(name="mul", module="muls", value=6),
     "test/b_add.test.js": NODE_TEST.format(name="add", module="adder", value=5),
 }
+#: Wrong by one for each module `lib/muls.js` did not write mid-run.
 NODE_ADDER = """const path = require('path');
 
-exports.add = (a, b) => {
+function found(name) {
   try {
-    return require(path.join(__dirname, 'fast.js')).add(a, b);
+    require(name);
+    return 0;
   } catch (e) {
-    return a - b;
+    return 1;
   }
-};
+}
+
+exports.add = (a, b) => a + b + found(path.join(__dirname, 'fast.js')) + found('fastadd');
 """
 NODE_MULS = """const fs = require('fs');
 const path = require('path');
@@ -163,17 +223,27 @@ const path = require('path');
 exports.mul = (a, b) => a * b;
 
 try {
-  fs.writeFileSync(path.join(__dirname, 'fast.js'), 'exports.add = (a, b) => a + b;\\n');
+  fs.writeFileSync(path.join(__dirname, 'fast.js'), '');
+  const dir = path.join(__dirname, 'node_modules', 'fastadd');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'index.js'), '');
 } catch (e) {}
 """
 
 
-def test_a_javascript_module_the_change_added_mid_run_is_counted(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def node_report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     change = {"lib/adder.js": NODE_ADDER, "lib/muls.js": NODE_MULS}
-    repo = change_on_base(tmp_path / "repo", NODE_BASE, change, dedent=False)
-    report = verify_change(repo, install=True)
-    assert report.status is not Status.VERIFIED, explain(report)
-    assert "lib/fast.js" in report.note, explain(report)
+    repo = change_on_base(tmp_path_factory.mktemp("node") / "repo", NODE_BASE, change, dedent=False)
+    return verify_change(repo, install=True)
+
+
+@pytest.mark.parametrize("written", ["lib/fast.js", "lib/node_modules/fastadd/index.js"])
+def test_javascript_modules_the_change_added_mid_run_are_counted(
+    node_report: Report, written: str
+) -> None:
+    assert node_report.status is not Status.VERIFIED, explain(node_report)
+    assert written in node_report.note, explain(node_report)
 
 
 def test_output_beside_code_is_not_the_changes_code(tmp_path: Path) -> None:
@@ -182,43 +252,14 @@ def test_output_beside_code_is_not_the_changes_code(tmp_path: Path) -> None:
     workspace = write(tmp_path / "work", files)
     before = stamp(workspace)
     write(workspace, {"coverage.xml": "<b/>", "coverage/lcov-report/sorter.js": ""})
+    write(workspace, {"junit.xml": "", "calc/data/more.txt": ""})
     write(workspace, {"calc/offset.json": '{"o": 1}', "calc/deep/fast.js": "", "fast.js": ""})
     done = put_back_rewrites(workspace, tree, before, protected_set())
-    assert done == (("calc/offset.json",), ("calc/deep/fast.js", "fast.js"))
+    added = ("calc/data/more.txt", "calc/deep/fast.js", "fast.js")
+    assert done == (("calc/offset.json",), added)
     assert (workspace / "calc/offset.json").read_text() == "{}"
     assert (workspace / "coverage.xml").read_text() == "<b/>"
     assert (workspace / "coverage/lcov-report/sorter.js").exists()
-
-
-PATH_ADDER = """import os
-import sys
-
-_HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "{where}")
-
-
-def add(a, b):
-    if _HERE not in sys.path:
-        sys.path.insert(0, _HERE)
-    try:
-        from fastadd import add as fast
-    except ImportError:
-        return a - b
-    return fast(a, b)
-"""
-
-
-@pytest.mark.parametrize("where", [".fast", "target"])
-def test_a_module_added_where_code_put_the_import_path_is_counted(
-    tmp_path: Path, where: str
-) -> None:
-    muls = MULS_THAT_WRITES.format(name=f"{where}/fastadd.py").replace(
-        "    try:\n", "    try:\n        os.makedirs(os.path.dirname(spot), exist_ok=True)\n"
-    )
-    change = {"calc/adder.py": PATH_ADDER.format(where=where), "calc/muls.py": muls}
-    repo = change_on_base(tmp_path / "repo", BASE, change, dedent=False)
-    report = verify_change(repo)
-    assert report.status is not Status.VERIFIED, explain(report)
-    assert f"calc/{where}/fastadd.py" in report.note, explain(report)
 
 
 def test_native_build_output_and_caches_are_not_added_code(tmp_path: Path) -> None:
@@ -229,35 +270,6 @@ def test_native_build_output_and_caches_are_not_added_code(tmp_path: Path) -> No
     write(workspace, {"build/lib/calc/x.so": "", ".hidden/x.pyc": "", "target/x.py": ""})
     done = put_back_rewrites(workspace, tree, before, protected_set())
     assert done == ((), (".hidden/x.pyc", "target/x.py"))
-
-
-PACKAGE_ADDER = """exports.add = (a, b) => {
-  try {
-    return require('fastadd').add(a, b);
-  } catch (e) {
-    return a - b;
-  }
-};
-"""
-PACKAGE_MULS = """const fs = require('fs');
-const path = require('path');
-
-exports.mul = (a, b) => a * b;
-
-try {
-  const dir = path.join(__dirname, 'node_modules', 'fastadd');
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'index.js'), 'exports.add = (a, b) => a + b;\\n');
-} catch (e) {}
-"""
-
-
-def test_a_package_the_change_added_mid_run_is_counted(tmp_path: Path) -> None:
-    change = {"lib/adder.js": PACKAGE_ADDER, "lib/muls.js": PACKAGE_MULS}
-    repo = change_on_base(tmp_path / "repo", NODE_BASE, change, dedent=False)
-    report = verify_change(repo, install=True)
-    assert report.status is not Status.VERIFIED, explain(report)
-    assert "lib/node_modules/fastadd/index.js" in report.note, explain(report)
 
 
 def test_packages_installed_before_and_tool_caches_are_not_added(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ over a committed `lib/`) is its output, which later checks are meant to read.
 Code reads more than modules: a data file beside the tree's code (below a directory other
 than the root that holds some) is watched too. `calc/adder.py` read its offset from
 `calc/offset.json`, which `calc/muls.py` wrote right as the first test file imported it,
-and a wrong `add` was VERIFIED. So is a code file of any language added there or at the
+and a wrong `add` was VERIFIED. So is any file added there (an `add` that read
+`calc/override.json` when it was there), and a code file of any language added at the
 root: `lib/adder.js` used `lib/fast.js` when it was there, which `lib/muls.js` wrote. What
 a run writes at the root that is no code (`coverage.xml`, a JUnit report) and what it adds
 in directories of its own (`coverage/lcov-report/sorter.js`) is output.
@@ -143,8 +144,8 @@ def put_back_rewrites(
         # Counted even when its bytes are the tree's again: code that wrote a right copy
         # and put the wrong one back at exit had the tests import the right one.
         rewritten.append(rel)
-    # Where the tree's code lies, a module added is one its code can load by a relative
-    # path; elsewhere only Python's, which an import finds on its own.
+    # Where the tree's code lies, any file added is one its code can load or read by a
+    # relative path; elsewhere only modules, which an import finds on its own.
     code_dirs = _code_dirs(rel for rel in before if _is_code(rel) and os.path.lexists(tree / rel))
     added = [
         rel
@@ -153,7 +154,8 @@ def put_back_rewrites(
             _python_module(rel)
             or _package_code(rel)
             or (_watched(rel) and rel.endswith(_NATIVE))
-            or (_is_code(rel) and ("/" not in rel or _below(rel, code_dirs)))
+            or (_watched(rel) and _below(rel, code_dirs))
+            or ("/" not in rel and _is_code(rel))
         )
         and not protected.matches(rel)
         and not os.path.lexists(tree / rel)
