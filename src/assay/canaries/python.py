@@ -1,6 +1,6 @@
 """Canaries for Python's test runners: pytest and unittest.
 
-pytest: a module of assay's, in a directory of its own that no collection walks into,
+pytest: a module of assay's, in a directory of its own that collection is told to ignore,
 loaded as a plugin (`-p`) that appends its two tests to whatever the run collected, after
 every other plugin has selected and ordered (so `-k`, `-m`, `testpaths` and friends need
 not be understood here), and that therefore run last. Fail-fast flags are dropped: the
@@ -1200,8 +1200,11 @@ def plant_pytest(request: PlantRequest) -> Planting | NoCanary:
     path = request.relative(directory / f"{module}.py")
 
     def edit(argv: tuple[str, ...]) -> tuple[str, ...]:
-        # --maxfail=0 also undoes a -x the project's configuration adds.
-        return _before_report(_without_fail_fast(argv), ("--maxfail=0", "-p", module))
+        # --maxfail=0 also undoes a -x the project's configuration adds. A `norecursedirs`
+        # of the project's own drops pytest's `.*`, and plugins that collect every .py
+        # file (pytest-ruff, pytest-mypy) would judge the plugin as the project's code.
+        extra = ("--maxfail=0", "-p", module, f"--ignore={directory}")
+        return _before_report(_without_fail_fast(argv), extra)
 
     return Planting(
         files=(CanaryFile(path, text), ignored_by_git(request.relative(directory))),
