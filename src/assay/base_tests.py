@@ -202,10 +202,16 @@ def compare(base: Sequence[BaseCheck], change: Sequence[Evidence]) -> tuple[NotE
 _INDEXED_PART = re.compile(r"(?<=[\[-])([A-Za-z_]\w*?)\d+(?=[-\]])")
 
 
+#: The line a Rust doc-test starts on, in its name (`src/lib.rs - AutoCfg::probe_raw (line 371)`).
+_DOC_TEST_LINE = re.compile(r" \(line \d+\)$")
+
+
 def _without_indices(name: str) -> str:
     """`name` with the indices of its parameter id left out (`test_parse[4-19-expected#]`):
     the index of a case is its place in the parameter list, and a list built from a set
-    (isodate's TEST_CASES) is in another order in each process, as the hash seed is."""
+    (isodate's TEST_CASES) is in another order in each process, as the hash seed is. A
+    doc-test's line goes too: a comment added above it moves it (autocfg's probe_raw)."""
+    name = _DOC_TEST_LINE.sub(" (line #)", name)
     head, bracket, params = name.partition("[")
     return head + _INDEXED_PART.sub(r"\1#", bracket + params) if bracket else name
 
