@@ -31,15 +31,20 @@ _SEVERITY = {"error": "error", "warning": "warning", "note": "note", "help": "no
 
 
 def rustc_diagnostics(result: ProcessResult) -> list[Diagnostic]:
-    """From `--message-format=json` compiler messages when there are any, else from text."""
+    """From cargo's `--message-format=json` messages when it printed them, else from text."""
+    messages = [item for item in json_lines(result.stdout.text) if "reason" in item]
+    if not messages:
+        return list(dict.fromkeys(_from_text(combined(result), result.cwd)))
+    # Every compile's messages are in the JSON: rustc's text beside it is what the tests
+    # printed (autocfg's tests run rustc on probes that must not compile, and pass).
     diagnostics = [
         d
-        for item in json_lines(result.stdout.text)
+        for item in messages
         if item.get("reason") == "compiler-message"
         and (d := _from_json(item.get("message"), result.cwd)) is not None
     ]
     # One crate compiled as several targets (lib, lib test) reports the same problem per target.
-    return list(dict.fromkeys(diagnostics or _from_text(combined(result), result.cwd)))
+    return list(dict.fromkeys(diagnostics))
 
 
 def _from_json(message: Any, cwd: str) -> Diagnostic | None:
