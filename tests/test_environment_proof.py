@@ -223,6 +223,23 @@ def test_an_honest_venv_is_proven_and_its_declared_plugin_named(tree: Path) -> N
     assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1" and env["PYTEST_PLUGINS"] == "pytest_tiny"
 
 
+def test_a_plugin_the_bases_pre_commit_hook_installs_beside_its_tool_is_declared(
+    tree: Path,
+) -> None:
+    """`--install` installs a hook's `additional_dependencies` with its tool: tomli's
+    flake8 hook adds flake8-bugbear, whose entry point left the tree unproven."""
+    hooks = (
+        "repos:\n- repo: https://github.com/PyCQA/flake8\n  rev: 7.3.0\n  hooks:\n"
+        "  - id: flake8\n    additional_dependencies:\n    - pytest-tiny\n"
+    )
+    declared = declared_in(
+        {"pyproject.toml": pyproject("pytest").encode(), ".pre-commit-config.yaml": hooks.encode()}
+    )
+    assert problem_paths(tree, declared=declared) == []
+    undeclared = declared_in({"pyproject.toml": pyproject("pytest").encode()})
+    assert problem_paths(tree, declared=undeclared) != []
+
+
 def test_a_plugin_the_run_loads_by_name_is_not_named_again(tree: Path) -> None:
     """`-p tiny` loads the entry point itself; older pytest (8.3) refuses the same module
     named in `PYTEST_PLUGINS` too, as registered twice under two names."""

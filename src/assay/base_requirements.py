@@ -3,7 +3,8 @@
 Under `--protect` an installed distribution that loads code by itself into every run (a
 `.pth` file, a `sitecustomize` module, a pytest plugin entry point) is accepted only when
 the base asks for it: named by its manifests (pyproject.toml, setup.cfg, setup.py,
-requirement files, tox's deps, nox's `session.install`, hatch's environments, lockfiles),
+requirement files, tox's deps, nox's `session.install`, hatch's environments, lockfiles,
+what the pre-commit hooks of a Python tool add beside it),
 or required by a distribution that is: whatever `--install` installs from them is so
 declared. Its
 install record can be written by whoever wrote its files; the base cannot be.
@@ -47,6 +48,7 @@ ROOT_MANIFESTS = (
     "pylock.toml",
     "Pipfile",
     "Pipfile.lock",
+    ".pre-commit-config.yaml",
 )
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?")
@@ -172,6 +174,8 @@ def declared_in(files: Mapping[str, bytes]) -> Declared:
             names += _pipfile(text)
         elif base == "Pipfile.lock":
             names += _pipfile_lock(text)
+        elif base == ".pre-commit-config.yaml":
+            requirements += _pre_commit_additions(text)
         else:
             requirements += _requirement_lines(text)
     extras: dict[str, set[str]] = {}
@@ -381,6 +385,15 @@ def _pipfile_lock(text: str) -> list[str]:
     if not isinstance(data, dict):
         return []
     return [name for key in ("default", "develop") for name in _table(data.get(key))]
+
+
+def _pre_commit_additions(text: str) -> list[str]:
+    """What a Python tool's pre-commit hooks install beside it (flake8's plugins, mypy's
+    stubs): `--install` installs them with the tool, as the maintainers run it."""
+    from assay.tools.python_requirements import hook_additions, parse_pre_commit_config
+
+    added = hook_additions(parse_pre_commit_config(text))
+    return [requirement for requirements in added.values() for requirement in requirements]
 
 
 def _requirement_lines(text: str) -> list[str]:

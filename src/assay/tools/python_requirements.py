@@ -704,8 +704,13 @@ def pre_commit_additions(root: Path) -> dict[str, tuple[str, ...]]:
     """`package -> requirements` its pre-commit hooks install beside it
     (`additional_dependencies`: mypy's type stubs, flake8's plugins), which the tool
     the maintainers run has; only strings pip cannot take as options."""
+    return hook_additions(read_pre_commit_config(root))
+
+
+def hook_additions(config: Mapping[Any, Any]) -> dict[str, tuple[str, ...]]:
+    """`pre_commit_additions` of a parsed pre-commit configuration."""
     additions: dict[str, dict[str, None]] = {}
-    for package, repo in _pre_commit_tools(root):
+    for package, repo in pre_commit_tools(config):
         hooks = repo.get("hooks")
         for hook in hooks if isinstance(hooks, list) else ():
             extra = hook.get("additional_dependencies") if isinstance(hook, dict) else None
@@ -718,8 +723,11 @@ def pre_commit_additions(root: Path) -> dict[str, tuple[str, ...]]:
 def read_pre_commit_config(root: Path) -> dict[Any, Any]:
     """The project's pre-commit configuration, parsed; {} when there is none to read."""
     text = _text(root, PRE_COMMIT_CONFIG)
-    if text is None:
-        return {}
+    return {} if text is None else parse_pre_commit_config(text)
+
+
+def parse_pre_commit_config(text: str) -> dict[Any, Any]:
+    """A pre-commit configuration's text, parsed; {} when it does not parse."""
     import yaml  # only install planning and lint walks read pre-commit's file
 
     try:
