@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +55,19 @@ GIT_DIR = ".git"
 #: info/ keeping the host's entries read-only (git reads info/exclude).
 GIT_WRITABLE_DIRS: frozenset[str] = frozenset({"hooks", "info"})
 GIT_KEPT_DIRS: frozenset[str] = frozenset({"info"})
+
+
+def in_build_output(rel: str, files: Collection[str]) -> bool:
+    """Whether `rel`, one of `files` (a tree's `/`-separated paths), lies in build output
+    `scan_source` leaves out: a `target` directory at the root or beside a package
+    manifest (what a workspace never holds, and a build makes anew)."""
+    parts = rel.split("/")
+    for at, name in enumerate(parts[:-1]):
+        if name in BUILD_OUTPUT_DIRS:
+            parent = "/".join(parts[:at])
+            if not parent or any(f"{parent}/{m}" in files for m in PACKAGE_MANIFESTS):
+                return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from assay.code_signals import Budget, NotInspected, Reach, scan_change, source_
 from assay.dependency_swaps import is_manifest, is_vendored, manifest_swaps
 from assay.filetree import walk_files
 from assay.protect import ProtectedSet
+from assay.source_layout import in_build_output
 from assay.tools import ECOSYSTEMS
 from assay.untrusted_files import (
     Found,
@@ -152,8 +153,8 @@ def detect_tampering(
     top-level modules of the environment the checks will run in, which a new module of the
     change must not stand in for any more than for a distribution the base declares."""
     base_root, change_root = Path(base), Path(change)
-    base_files = set(walk_files(base_root))
-    change_files = set(walk_files(change_root))
+    base_files = _as_copied(walk_files(base_root))
+    change_files = _as_copied(walk_files(change_root))
     signals: list[TamperSignal] = []
     touched: list[str] = []
     budget = Budget()
@@ -197,6 +198,13 @@ def _normalised(name: str) -> str:
     from assay.base_requirements import normalise
 
     return normalise(name)
+
+
+def _as_copied(files: list[str]) -> set[str]:
+    """`files` less the build output a workspace never holds (`source_layout`): a `target/`
+    left by a `cargo test` run by hand is no file the change added to what is judged."""
+    listed = set(files)
+    return {rel for rel in files if not in_build_output(rel, listed)}
 
 
 def _others_modules(base: Path, base_files: set[str], installed: frozenset[str]) -> frozenset[str]:
