@@ -15,7 +15,6 @@ from typing import Any
 
 from assay._version import __version__
 from assay.evidence import RUN_DEADLINE, STOPPED_BY, Evidence, TestCounts, project_first
-from assay.protect import is_runner_loaded
 from assay.run_record import RunRecord
 from assay.verdict import Cause, Kind, Status, Verdict
 
@@ -223,6 +222,8 @@ def tampering_counted(record: RunRecord) -> list[str]:
         undone = {*record.protected.restored, *record.protected.removed}
     found = [signal_line(s) for s in _signals(record) if str(s.get("path", "")) not in undone]
     for rewrite in record.rewritten:
+        from assay.protect import is_runner_loaded  # with every declaration: `run` needs none
+
         found += [f"rewritten after {rewrite.after}: {path}" for path in rewrite.restored]
         found += [
             f"added after {rewrite.after}: {path}"
